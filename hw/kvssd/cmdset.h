@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The seam between the transport (ctrl.c, queues.c, dma.c: QEMU types) and
+ * the KV command set (kv.c, inline.c: no QEMU types, built and tested
+ * natively). The transport fetches an SQE, wraps its data pointer in a
+ * struct kvssd_dptr, calls kvssd_kv_execute(), and posts a CQE with the
+ * status, DW0 and DW1 it gets back, at done_ns when latency=on.
+ */
+#ifndef HW_KVSSD_CMDSET_H
+#define HW_KVSSD_CMDSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvftl/kvftl.h"
+#include "kvssd/ext.h"
+#include "kvssd/nvme_kv.h"
+
+/*
+ * The command's data pointer (PRP or SGL), as the transport resolves it.
+ * Each call moves @len bytes starting at byte @offset of the host buffer the
+ * command describes, and returns KVSSD_SC_SUCCESS or the NVMe status of the
+ * failure (DATA_XFER_ERROR for an address outside guest RAM, INVALID_PRP_OFFSET,
+ * the SGL statuses...). The transport counts the bytes in dma units.
+ */
+struct kvssd_dptr {
+    void *opaque;
+    uint16_t (*from_host)(void *opaque, uint64_t offset, void *buf, uint32_t len);
+    uint16_t (*to_host)(void *opaque, uint64_t offset, const void *buf, uint32_t len);
+};
+
+/* Tunables of the KV namespace that are not firmware parameters. */
+struct kvssd_ns_config {
+    uint32_t tag_table_entries;   /* open inline streams + staged keys, default 256; 1..4096 */
+    uint64_t inline_timeout_ns;   /* an idle stream expires after this (host clock), default 5 s */
+    bool ednek;                   /* Error on Deletion of Non-Existing Key (feature 20h) */
+};
+
+struct kvssd_ns;
+
+/*
+ * kvssd_ns_new() - the KV namespace over an opened firmware instance.
+ * @xfer: the transfer counters the namespace adds inline/key-stage counts to
+ *        (owned by the caller, read by the statistics log page).
+ * Returns NULL with a sentence in @err on a bad @cfg.
+ */
+struct kvssd_ns *kvssd_ns_new(struct kvftl *ftl, const struct kvssd_ns_config *cfg,
+                              struct kvssd_xfer_counters *xfer, char *err, size_t err_len);
+void kvssd_ns_free(struct kvssd_ns *ns);
+struct kvftl *kvssd_ns_ftl(struct kvssd_ns *ns);
+void kvssd_ns_set_ednek(struct kvssd_ns *ns, bool on);
+bool kvssd_ns_get_ednek(const struct kvssd_ns *ns);
+
+/* One I/O command in, one completion out. */
+struct kvssd_req {
+    const struct kvssd_sqe *sqe;
+    struct kvssd_dptr dptr;
+    uint64_t now_ns;      /* arrival, host clock (QEMU_CLOCK_VIRTUAL or a test clock) */
+    /* results */
+    uint16_t status;      /* (SCT << 8) | SC */
+    uint32_t dw0, dw1;
+    uint64_t done_ns;     /* simulated completion time */
+};
+
+/*
+ * kvssd_kv_execute() - decode, validate, run one KV or extension I/O command.
+ * Never aborts on guest input: every malformed command gets its status.
+ */
+void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req);
+
+/* kvssd_ns_expire() - free inline streams and staged keys idle since before now - timeout. */
+void kvssd_ns_expire(struct kvssd_ns *ns, uint64_t now_ns);
+
+/* kvssd_ns_reset() - controller reset: drop every open stream, staged key and iterator. */
+void kvssd_ns_reset(struct kvssd_ns *ns);
+
+/* The command-supported bitmap for the Commands Supported and Effects log (KV CSI). */
+bool kvssd_kv_opcode_supported(uint8_t opcode);
+
+#endif /* HW_KVSSD_CMDSET_H */

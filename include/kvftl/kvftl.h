@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvftl: the firmware of the emulated KV-SSD, as a plain C library.
+ *
+ * A hash-indexed FTL in the style of Samsung's KV-SSD: every key-value
+ * pair is a blob appended to a log of NAND pages through a NAND page
+ * buffer, placed at a configurable granularity (1 KiB like the PM983,
+ * finer like BandSlim), located through a multi-level hash index whose
+ * pages live in flash behind a DRAM cache, and reclaimed by garbage
+ * collection. Time is simulated: every call takes the request's arrival
+ * time in nanoseconds and returns its simulated completion time.
+ *
+ * Threading contract: a struct kvftl is single-threaded. The caller
+ * serialises every call on one instance (the QEMU device calls it from one
+ * thread; tests and benchmarks call it from one thread). Distinct instances
+ * share nothing and may be used from distinct threads.
+ *
+ * Status values are NVMe status fields as carried in a CQE's status field
+ * bits 15:1 shifted down by one: (SCT << 8) | SC. They are the KVSSD_SC_*
+ * values of <kvssd/nvme_kv.h>, so the device passes them through unchanged.
+ */
+#ifndef KVFTL_KVFTL_H
+#define KVFTL_KVFTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KVFTL_KEY_MIN_BYTES 1
+#define KVFTL_KEY_MAX_BYTES 255
+#define KVFTL_VALUE_MAX_BYTES (2u * 1024 * 1024)
+#define KVFTL_MAX_ITERATORS 16
+#define KVFTL_ITER_PREFIX_BYTES 4
+
+/* Store options: the standard NVMe KV Store Options bits (CDW11[15:8]). */
+#define KVFTL_STORE_ONLY_IF_EXISTS (1u << 0) /* fail with KEY_DOES_NOT_EXIST */
+#define KVFTL_STORE_ONLY_IF_ABSENT (1u << 1) /* fail with KEY_EXISTS */
+
+/* How values are placed in the NAND page buffer (BandSlim §3.3). */
+enum kvftl_packing {
+    KVFTL_PACK_BLOCK = 0,     /* every value at a 4 KiB boundary (block-SSD buffer) */
+    KVFTL_PACK_ALL = 1,       /* KAML: everything packed at the write pointer */
+    KVFTL_PACK_SELECTIVE = 2, /* inline values packed; DMA values at next 4 KiB, WP moves past */
+    KVFTL_PACK_BACKFILL = 3,  /* selective + inline values backfill the gaps (DMA Log Table) */
+};
+
+enum kvftl_gc_policy {
+    KVFTL_GC_GREEDY = 0,       /* victim = fewest valid bytes */
+    KVFTL_GC_COST_BENEFIT = 1, /* victim = max (1-u)*age / (1+u) */
+};
+
+/*
+ * Every tunable, with its unit in its name. kvftl_config_preset() fills the
+ * defaults documented beside each field (the "default" preset).
+ */
+struct kvftl_config {
+    /* NAND geometry */
+    uint32_t channels;           /* default 4 */
+    uint32_t dies_per_channel;   /* default 4 */
+    uint32_t blocks_per_die;     /* default 128 */
+    uint32_t pages_per_block;    /* default 128 */
+    uint32_t page_size_bytes;    /* default 16384; 4096..65536, power of two */
+
+    /* NAND timing */
+    uint64_t read_latency_ns;        /* tR, default 50000 */
+    uint64_t program_latency_ns;     /* tPROG, default 500000 */
+    uint64_t erase_latency_ns;       /* tBERS, default 3000000 */
+    uint64_t channel_bytes_per_us;   /* channel transfer rate, default 800 (= 800 MB/s) */
+    uint64_t dram_copy_bytes_per_us; /* controller memcpy rate for packing, default 2000 */
+
+    /* Value log and packing */
+    uint32_t placement_unit_bytes; /* blob alignment, default 1024; 1..4096, power of two */
+    enum kvftl_packing packing;    /* default KVFTL_PACK_ALL */
+    uint32_t buffer_entries;       /* NAND page buffer entries, default 64; 2..4096 */
+    uint32_t dlt_entries;          /* DMA Log Table entries, default = buffer_entries; <= buffer_entries */
+
+    /* Index */
+    uint64_t index_dram_bytes;     /* DRAM budget for cached index pages, default 64 MiB */
+    uint32_t index_page_bytes;     /* index page size in NAND, default = page_size_bytes */
+    bool bloom;                    /* Bloom filter for absent keys, default true */
+    uint32_t bloom_bits_per_key;   /* default 10 */
+    uint64_t max_keys;             /* reported as KV max number of keys; default derived from capacity */
+
+    /* Garbage collection */
+    uint32_t overprovision_percent;    /* default 7; 1..50 */
+    uint32_t gc_high_watermark_blocks; /* background GC below this many free blocks, default 8 */
+    uint32_t gc_low_watermark_blocks;  /* foreground GC (stalls writes) below this, default 3 */
+    enum kvftl_gc_policy gc_policy;    /* default KVFTL_GC_GREEDY */
+
+    /* Durability */
+    bool plp;                 /* page buffer is power-loss protected, default true */
+    const char *image_path;   /* NAND + checkpoint in this file (sparse); NULL = anonymous memory */
+};
+
+/*
+ * kvftl_config_preset() - fill @cfg with a named preset.
+ * @name: "default", "pm983" (32 KiB pages, 1 KiB placement, like the device of
+ *        the characterization paper) or "cosmos" (16 KiB pages, 4 channels x
+ *        8 ways, BandSlim's Cosmos+ OpenSSD testbed).
+ * Returns 0, or -1 with @cfg untouched if @name is unknown.
+ */
+int kvftl_config_preset(struct kvftl_config *cfg, const char *name);
+
+/*
+ * kvftl_config_check() - validate every field.
+ * Returns 0, or -1 with a sentence in @err naming the field, the bad value and
+ * the allowed range (e.g. "placement_unit_bytes is 3; it must be a power of
+ * two from 1 to 4096").
+ */
+int kvftl_config_check(const struct kvftl_config *cfg, char *err, size_t err_len);
+
+/* The result of every operation. */
+struct kvftl_cpl {
+    uint16_t status;      /* KVSSD_SC_* ((SCT << 8) | SC); 0 = success */
+    uint64_t done_ns;     /* simulated completion time, >= the arrival time */
+    uint32_t value_bytes; /* retrieve: the value's full size; store: bytes stored */
+    uint32_t xfer_bytes;  /* retrieve: bytes copied to the caller's buffer */
+};
+
+struct kvftl;
+
+/*
+ * kvftl_open() - create or mount a device.
+ * With cfg->image_path naming an existing image, the image is mounted: from
+ * its checkpoint after a clean close, otherwise by scanning the log (crash
+ * recovery). Otherwise the device starts empty.
+ * Returns the device, or NULL with a sentence in @err.
+ */
+struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_len);
+
+/* kvftl_close() - orderly shutdown: flush the page buffer, write a checkpoint, free. */
+void kvftl_close(struct kvftl *ftl);
+
+/* The configuration in force (after defaults were derived). */
+const struct kvftl_config *kvftl_get_config(const struct kvftl *ftl);
+
+struct kvftl_store_req {
+    const void *key;
+    uint32_t key_bytes;     /* 1..255 */
+    const void *value;
+    uint32_t value_bytes;   /* 0..KVFTL_VALUE_MAX_BYTES */
+    uint32_t options;       /* KVFTL_STORE_* */
+    uint32_t inline_bytes;  /* bytes of the value that arrived inline in commands;
+                             * the rest arrived by page-unit DMA. A value with any
+                             * DMA part is placed as a DMA value. */
+    uint64_t arrival_ns;
+};
+
+/*
+ * kvftl_store() - store (insert or overwrite) a key-value pair.
+ * Status: success; KEY_DOES_NOT_EXIST / KEY_EXISTS for the options;
+ * INVALID_KEY_SIZE, INVALID_VALUE_SIZE; CAPACITY_EXCEEDED when live data would
+ * not fit (nothing already stored is lost). The pair is durable on success
+ * when plp is on (it sits in the protected page buffer or in NAND).
+ */
+void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl);
+
+/*
+ * kvftl_retrieve() - copy up to @buf_bytes of the value, starting at
+ * @offset, into @buf. cpl->value_bytes is the full size, cpl->xfer_bytes what
+ * was copied (a short buffer gets a partial copy and success).
+ * Status: KEY_DOES_NOT_EXIST; INVALID_KEY_SIZE; INVALID_FIELD if @offset is
+ * beyond the value's size.
+ */
+void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes,
+                    void *buf, uint32_t offset, uint32_t buf_bytes,
+                    uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/* kvftl_delete() - Status: KEY_DOES_NOT_EXIST, INVALID_KEY_SIZE. */
+void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes,
+                  uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/* kvftl_exist() - Status: success if present, KEY_DOES_NOT_EXIST otherwise. */
+void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes,
+                 uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/* kvftl_flush() - program the page buffer to NAND (durable without PLP too). */
+void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/* kvftl_format() - erase every key; statistics are kept. */
+void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/*
+ * Iterators (Samsung's iterator buckets: keys grouped by their first 4 bytes;
+ * a key shorter than 4 bytes is zero-padded for grouping).
+ * A key matches when (first4(key) & mask) == (prefix & mask), first4 read as
+ * a big-endian 32-bit number (key byte 0 is the most significant byte).
+ * Semantics: every key live for the whole iteration is returned exactly once;
+ * a deleted key is never returned; a key stored after open may or may not be
+ * returned (documented in docs/protocol.md as "may be seen").
+ */
+enum kvftl_iter_kind {
+    KVFTL_ITER_KEYS = 0,
+    KVFTL_ITER_KEY_VALUES = 1,
+};
+
+/*
+ * kvftl_iter_open() - open a handle (0..KVFTL_MAX_ITERATORS-1) in *@handle.
+ * Status: ITERATOR_LIMIT when 16 are open, INVALID_FIELD for a bad kind.
+ */
+void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask,
+                     enum kvftl_iter_kind kind, uint64_t arrival_ns,
+                     uint32_t *handle, struct kvftl_cpl *cpl);
+
+/*
+ * Called once per entry by kvftl_iter_next(). @value is NULL for
+ * KVFTL_ITER_KEYS. Return 0 to take the entry, nonzero if it does not fit:
+ * iteration stops and that entry is offered first by the next call.
+ */
+typedef int (*kvftl_iter_emit_fn)(void *opaque, const void *key, uint32_t key_bytes,
+                                  const void *value, uint32_t value_bytes);
+
+/*
+ * kvftl_iter_next() - emit up to @max_entries entries.
+ * cpl->value_bytes = entries emitted. Status: success (possibly 0 entries only
+ * if the callback refused the first one), ITERATOR_END when nothing is left,
+ * INVALID_ITERATOR for a handle not open.
+ */
+void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
+                     kvftl_iter_emit_fn emit, void *opaque,
+                     uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
+/* kvftl_iter_close() - Status: INVALID_ITERATOR for a handle not open. */
+void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
+                      struct kvftl_cpl *cpl);
+
+/* Simulated latency percentiles of one operation kind, in ns. */
+struct kvftl_latency {
+    uint64_t count;
+    uint64_t p50_ns, p99_ns, p999_ns, max_ns;
+};
+
+enum kvftl_op {
+    KVFTL_OP_STORE, KVFTL_OP_RETRIEVE, KVFTL_OP_DELETE, KVFTL_OP_EXIST,
+    KVFTL_OP_ITERATE, KVFTL_OP__COUNT
+};
+
+struct kvftl_stats {
+    /* host traffic as the firmware saw it */
+    uint64_t host_bytes_in_inline;   /* value bytes that arrived inline */
+    uint64_t host_bytes_in_dma;      /* value bytes that arrived by DMA */
+    uint64_t host_bytes_out;         /* value bytes returned by retrieve/iterate */
+    uint64_t user_bytes_written;     /* key + value bytes of successful stores */
+    uint64_t stores, retrieves, deletes, exists, iterates;
+
+    /* NAND */
+    uint64_t nand_pages_read;
+    uint64_t nand_pages_programmed;  /* all programs: data, index, GC, checkpoint */
+    uint64_t nand_data_pages_programmed; /* value-log pages only */
+    uint64_t nand_blocks_erased;
+
+    /* value log and packing */
+    uint64_t memcpy_bytes;           /* bytes the controller copied to pack values */
+    uint64_t padding_bytes;          /* bytes left unused by placement */
+    uint64_t dlt_backfills;          /* inline values placed in a gap before a DMA value */
+    uint64_t live_keys;
+    uint64_t live_user_bytes;        /* key + value bytes of live pairs */
+    uint64_t live_nand_bytes;        /* NAND bytes held by live blobs, incl. headers and padding */
+
+    /* index */
+    uint64_t index_cache_hits, index_cache_misses;
+    uint64_t index_pages_evicted_dirty;
+    uint64_t bloom_negatives;        /* lookups answered by the Bloom filter */
+    uint64_t index_host_bytes;       /* host memory the index uses now */
+
+    /* GC */
+    uint64_t gc_runs;
+    uint64_t gc_relocated_bytes;
+    uint64_t gc_foreground_stalls;
+    uint64_t gc_stall_ns;
+    uint64_t free_blocks, total_blocks;
+
+    /* derived */
+    double write_amplification;   /* NAND bytes programmed / user bytes written */
+    double space_amplification;   /* live_nand_bytes / live_user_bytes */
+
+    /* simulated time */
+    uint64_t sim_now_ns;          /* latest completion time seen */
+    struct kvftl_latency latency[KVFTL_OP__COUNT];
+};
+
+/* kvftl_stats_get() - fill @st (all counters since open or the last reset). */
+void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st);
+
+/* kvftl_stats_reset() - zero the counters (not the live_* or free_* gauges). */
+void kvftl_stats_reset(struct kvftl *ftl);
+
+/*
+ * Test hooks (power-loss harness).
+ * kvftl_power_cut_after() arms a cut: after @nand_programs more page programs
+ * complete, every later program is lost (a torn write) and every operation
+ * fails with INTERNAL_ERROR until kvftl_power_cycle(). 0 disarms.
+ * kvftl_power_cycle() - cut power now (if not cut already) and mount again
+ * from what NAND holds, as after a crash: the page buffer survives iff plp is
+ * on. Returns 0, or -1 with a sentence in @err.
+ */
+void kvftl_power_cut_after(struct kvftl *ftl, uint64_t nand_programs);
+int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len);
+
+/*
+ * kvftl_check() - verify internal consistency (index vs value log, valid-byte
+ * accounting, free-block counts). Returns 0, or -1 with a sentence in @err.
+ */
+int kvftl_check(struct kvftl *ftl, char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVFTL_KVFTL_H */

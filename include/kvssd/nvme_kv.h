@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The standard NVMe Key Value Command Set (NVM Express KV Command Set
+ * Specification 1.0) as this device speaks it: opcodes, command dword
+ * layouts, status codes and the KV Identify Namespace structure.
+ *
+ * Defined once here; the device (hw/kvssd) and the host library
+ * (host/lib) both include it. All multi-byte fields are little endian.
+ * Our vendor extensions live in <kvssd/ext.h>.
+ */
+#ifndef KVSSD_NVME_KV_H
+#define KVSSD_NVME_KV_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Command Set Identifier of the KV command set (CC.CSS / CNS 03h / CNS 05h). */
+#define KVSSD_CSI_NVM 0x00
+#define KVSSD_CSI_KV 0x01
+
+/* I/O opcodes of the KV command set. Bit 0 set = host-to-device data. */
+enum kvssd_kv_opcode {
+    KVSSD_OPC_FLUSH = 0x00,
+    KVSSD_OPC_STORE = 0x01,    /* value by data pointer (PRP/SGL) */
+    KVSSD_OPC_RETRIEVE = 0x02, /* value to data pointer */
+    KVSSD_OPC_LIST = 0x06,     /* keys from a start key, to data pointer */
+    KVSSD_OPC_DELETE = 0x10,
+    KVSSD_OPC_EXIST = 0x14,
+};
+
+/*
+ * The 64-byte submission queue entry as 16 dwords. Dword numbering is the
+ * specification's: cdw[0] holds opcode (bits 7:0), fused/PSDT (15:8) and
+ * the command identifier (31:16); cdw[1] is the NSID.
+ */
+#define KVSSD_SQE_BYTES 64
+#define KVSSD_CQE_BYTES 16
+
+struct kvssd_sqe {
+    uint32_t cdw[16];
+};
+
+static inline uint8_t kvssd_sqe_opcode(const struct kvssd_sqe *sqe)
+{
+    return (uint8_t)(sqe->cdw[0] & 0xff);
+}
+
+/*
+ * Key field: up to 16 bytes, bytes 0-7 in CDW2-CDW3 and bytes 8-15 in
+ * CDW14-CDW15, each dword little endian (key byte 0 is the low byte of
+ * CDW2). Bytes past the key length are zero.
+ */
+#define KVSSD_KEY_INLINE_MAX 16
+
+static inline void kvssd_sqe_set_key(struct kvssd_sqe *sqe, const void *key, uint32_t len)
+{
+    uint8_t b[16] = {0};
+    memcpy(b, key, len > 16 ? 16 : len);
+    for (int i = 0; i < 2; i++) {
+        sqe->cdw[2 + i] = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 |
+                          (uint32_t)b[4 * i + 2] << 16 | (uint32_t)b[4 * i + 3] << 24;
+        sqe->cdw[14 + i] = (uint32_t)b[8 + 4 * i] | (uint32_t)b[9 + 4 * i] << 8 |
+                           (uint32_t)b[10 + 4 * i] << 16 | (uint32_t)b[11 + 4 * i] << 24;
+    }
+}
+
+static inline void kvssd_sqe_get_key(const struct kvssd_sqe *sqe, uint8_t key[16])
+{
+    for (int i = 0; i < 4; i++) {
+        uint32_t d = sqe->cdw[i < 2 ? 2 + i : 12 + i];
+        key[4 * i] = d & 0xff;
+        key[4 * i + 1] = (d >> 8) & 0xff;
+        key[4 * i + 2] = (d >> 16) & 0xff;
+        key[4 * i + 3] = (d >> 24) & 0xff;
+    }
+}
+
+/*
+ * Store (01h)     CDW10 = value size in bytes
+ *                 CDW11 bits 7:0 = key length, bits 15:8 = Store Options
+ * Retrieve (02h)  CDW10 = host buffer size in bytes; CDW11 bits 7:0 = key length
+ *                 CQE DW0 = the value's full size
+ * Delete (10h), Exist (14h)   CDW11 bits 7:0 = key length
+ * List (06h)      CDW10 = host buffer size; CDW11 bits 7:0 = start key length
+ *                 (0 = from the beginning); CQE DW0 = number of keys returned
+ */
+#define KVSSD_CDW11_KEY_LEN_MASK 0xffu
+#define KVSSD_CDW11_OPTIONS_SHIFT 8
+#define KVSSD_CDW11_OPTIONS_MASK 0xffu
+
+/* Store Options (CDW11 bits 15:8). */
+#define KVSSD_STORE_OPT_ONLY_IF_EXISTS (1u << 0) /* "must exist": else 87h */
+#define KVSSD_STORE_OPT_ONLY_IF_ABSENT (1u << 1) /* "must not exist": else 89h */
+#define KVSSD_STORE_OPT_VALID_MASK 0x03u
+
+static inline uint32_t kvssd_cdw11(uint32_t key_len, uint32_t options)
+{
+    return (key_len & KVSSD_CDW11_KEY_LEN_MASK) |
+           (options & KVSSD_CDW11_OPTIONS_MASK) << KVSSD_CDW11_OPTIONS_SHIFT;
+}
+
+/*
+ * List data returned to the host: a 4-byte number of returned keys, then
+ * per key a 2-byte key length, the key, and zero padding to a 4-byte
+ * boundary.
+ */
+#define KVSSD_LIST_HEADER_BYTES 4
+static inline uint32_t kvssd_list_entry_bytes(uint32_t key_len)
+{
+    return (2 + key_len + 3) & ~3u;
+}
+
+/*
+ * Status: a CQE's status field without the phase bit, i.e. (SCT << 8) | SC,
+ * as in QEMU's hw/nvme. Generic (SCT 0), command specific (SCT 1).
+ */
+#define KVSSD_SCT_GENERIC 0x0
+#define KVSSD_SCT_CMD_SPECIFIC 0x1
+#define KVSSD_SC_DNR 0x4000 /* Do Not Retry (status bit 15 after the phase bit) */
+
+enum kvssd_status {
+    KVSSD_SC_SUCCESS = 0x0000,
+    KVSSD_SC_INVALID_OPCODE = 0x0001,
+    KVSSD_SC_INVALID_FIELD = 0x0002,
+    KVSSD_SC_CID_CONFLICT = 0x0003,
+    KVSSD_SC_DATA_XFER_ERROR = 0x0004,
+    KVSSD_SC_ABORTED_POWER_LOSS = 0x0005,
+    KVSSD_SC_INTERNAL_ERROR = 0x0006,
+    KVSSD_SC_ABORT_REQUESTED = 0x0007,
+    KVSSD_SC_ABORTED_SQ_DELETION = 0x0008,
+    KVSSD_SC_INVALID_NSID = 0x000b,
+    KVSSD_SC_INVALID_SGL_SEG_DESCR = 0x000d,
+    KVSSD_SC_INVALID_NUM_SGL_DESCRS = 0x000e,
+    KVSSD_SC_DATA_SGL_LEN_INVALID = 0x000f,
+    KVSSD_SC_SGL_DESCR_TYPE_INVALID = 0x0011,
+    KVSSD_SC_INVALID_PRP_OFFSET = 0x0013,
+    KVSSD_SC_CMD_SEQ_ERROR = 0x000c,
+    KVSSD_SC_CAPACITY_EXCEEDED = 0x0081,
+    KVSSD_SC_NS_NOT_READY = 0x0082,
+    /* KV command set specific (SCT 1) */
+    KVSSD_SC_INVALID_VALUE_SIZE = 0x0185,
+    KVSSD_SC_INVALID_KEY_SIZE = 0x0186,
+    KVSSD_SC_KEY_DOES_NOT_EXIST = 0x0187,
+    KVSSD_SC_UNRECOVERED_ERROR = 0x0188,
+    KVSSD_SC_KEY_EXISTS = 0x0189,
+};
+
+static inline uint8_t kvssd_status_sct(uint16_t st) { return (st >> 8) & 0x7; }
+static inline uint8_t kvssd_status_sc(uint16_t st) { return st & 0xff; }
+
+/* Identify: CNS values the device answers. */
+enum kvssd_cns {
+    KVSSD_CNS_NS = 0x00,
+    KVSSD_CNS_CTRL = 0x01,
+    KVSSD_CNS_ACTIVE_NS_LIST = 0x02,
+    KVSSD_CNS_NS_DESCR_LIST = 0x03,
+    KVSSD_CNS_CSI_NS = 0x05,
+    KVSSD_CNS_CSI_CTRL = 0x06,
+    KVSSD_CNS_CSI_INDEPENDENT_NS = 0x08,
+    KVSSD_CNS_IO_CMD_SET_PROFILES = 0x1c,
+};
+
+/* KV format descriptor (16 bytes). */
+struct kvssd_kv_format {
+    uint16_t kvmkl;     /* max key length, bytes */
+    uint8_t rsvd2;
+    uint8_t kvfattr;
+    uint32_t kvmvl;     /* max value length, bytes */
+    uint32_t kvmnk;     /* max number of keys (0 = not reported) */
+    uint8_t rsvd12[4];
+} __attribute__((packed));
+
+/* KV Command Set Identify Namespace (CNS 05h, CSI 01h), 4096 bytes. */
+struct kvssd_id_ns_kv {
+    uint64_t nsze;        /* namespace size, bytes */
+    uint8_t rsvd8[8];
+    uint64_t nuse;        /* namespace utilization, bytes */
+    uint8_t nsfeat;
+    uint8_t nkvf;         /* number of KV formats - 1 (0 = one format) */
+    uint8_t nmic;
+    uint8_t rescap;
+    uint8_t fpi;
+    uint8_t rsvd37[3];
+    uint32_t novg;        /* namespace optimal value granularity, bytes */
+    uint32_t anagrpid;
+    uint8_t rsvd48[3];
+    uint8_t nsattr;
+    uint16_t nvmsetid;
+    uint16_t endgid;
+    uint8_t nguid[16];
+    uint64_t eui64;
+    struct kvssd_kv_format kvf[16]; /* at byte 72 */
+    uint8_t rsvd328[3512];
+    uint8_t vs[256];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct kvssd_kv_format) == 16, "KV format is 16 bytes");
+_Static_assert(sizeof(struct kvssd_id_ns_kv) == 4096, "KV identify namespace is 4096 bytes");
+
+/* Feature Identifier of the Key Value Configuration feature. */
+#define KVSSD_FID_KV_CONFIG 0x20
+/* Key Value Configuration CDW11 bit 0: Error on Deletion of Non-Existing Key. */
+#define KVSSD_KV_CONFIG_EDNEK (1u << 0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVSSD_NVME_KV_H */

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The README's test command. Installs what is missing on a Debian machine,
+# builds, and runs every suite: the firmware and command-set unit suites,
+# the model suite under AddressSanitizer/UBSan, the fuzz targets for a
+# bounded time, the device qtests and the guest end-to-end suite. Every
+# test case is reported as a TAP line; the last line is "N passed, N failed".
+# Exit status is non-zero when anything failed.
+#
+# Environment: BUILD_DIR (default build/), KVSSD_TEST_PHASES (space-separated
+# subset of: unit sanitize fuzz qtest guest; default all).
+set -u
+. "$(dirname "$0")/lib/common.sh"
+cd "$KVSSD_TOP"
+
+ensure_packages "${KVSSD_BUILD_PACKAGES[@]}"
+
+phases=${KVSSD_TEST_PHASES:-unit sanitize fuzz qtest guest}
+build=${BUILD_DIR:-$KVSSD_TOP/build}
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+# count_tap FILE - print "passed failed" for the TAP lines in FILE.
+count_tap() {
+    local p f
+    p=$(grep -c '^ok ' "$1")
+    f=$(grep -c '^not ok ' "$1")
+    echo "$p $f"
+}
+
+# meson_phase NAME BUILDDIR MESON-TEST-ARGS... - run meson test, turn its log into TAP.
+meson_phase() {
+    local name=$1 dir=$2
+    shift 2
+    meson test -C "$dir" --no-rebuild --print-errorlogs "$@" >"$results/$name.meson" 2>&1
+    python3 - "$dir/meson-logs/testlog.json" >"$results/$name.tap" <<'PY'
+import json, re, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    tap = [l for l in out.splitlines() if re.match(r"(not )?ok ", l)]
+    for l in tap:
+        print(re.sub(r"^(not )?ok \d+ - ", lambda m: (m.group(1) or "") + "ok - " + t["name"] + ": ", l))
+    if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not any(l.startswith("not ok") for l in tap):
+        print("not ok - %s: exited %s (%s)" % (t["name"], t.get("returncode"), t["result"]))
+PY
+}
+
+for phase in $phases; do
+    log "== phase: $phase"
+    case $phase in
+    unit)
+        if ! { meson setup "$build" -Dwerror=true --reconfigure >"$results/setup.log" 2>&1 ||
+               meson setup "$build" -Dwerror=true --wipe >"$results/setup.log" 2>&1; } ||
+           ! ninja -C "$build" >"$results/build.log" 2>&1; then
+            cat "$results/setup.log" "$results/build.log" 2>/dev/null | tail -40 >&2
+            echo "not ok - build: meson/ninja failed" >"$results/unit.tap"
+            continue
+        fi
+        meson_phase unit "$build"
+        ;;
+    sanitize)
+        # The firmware suites again under AddressSanitizer + UBSan.
+        san=${build}-asan
+        if ! { meson setup "$san" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+                 -Dhost_tools=false --reconfigure >"$results/san-setup.log" 2>&1 ||
+               meson setup "$san" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+                 -Dhost_tools=false --wipe >"$results/san-setup.log" 2>&1; } ||
+           ! ninja -C "$san" >"$results/san-build.log" 2>&1; then
+            tail -40 "$results/san-build.log" >&2
+            echo "not ok - sanitize: build failed" >"$results/sanitize.tap"
+            continue
+        fi
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            meson_phase sanitize "$san" --suite kvftl --suite model --suite cmdset --suite host
+        sed -i 's/^\(\(not \)\?ok - \)/\1[asan] /' "$results/sanitize.tap"
+        ;;
+    *)
+        runner=tests/$phase/run.sh
+        if [ ! -x "$runner" ]; then
+            log "   ($runner not present yet)"
+            continue
+        fi
+        BUILD_DIR=$build "$runner" >"$results/$phase.out" 2>"$results/$phase.err"
+        rc=$?
+        grep -E '^(not )?ok ' "$results/$phase.out" | sed "s/^\(\(not \)\?ok\) [0-9]* *-\?/\1 - $phase:/" >"$results/$phase.tap"
+        if [ $rc -ne 0 ] && ! grep -q '^not ok' "$results/$phase.tap"; then
+            echo "not ok - $phase: runner exited $rc" >>"$results/$phase.tap"
+            tail -20 "$results/$phase.err" >&2
+        fi
+        ;;
+    esac
+    cat "$results/$phase.tap" 2>/dev/null
+    read -r p f < <(count_tap "$results/$phase.tap" 2>/dev/null || echo "0 0")
+    log "   $phase: $p passed, $f failed"
+done
+
+cat "$results"/*.tap 2>/dev/null >"$results/all"
+read -r passed failed < <(count_tap "$results/all")
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

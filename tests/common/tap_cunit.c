@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "tap_cunit.h"
+
+#include <stdio.h>
+
+#include <CUnit/TestRun.h>
+
+static unsigned tap_number;
+static unsigned tap_failed;
+
+static void on_test_complete(const CU_pTest test, const CU_pSuite suite,
+                             const CU_pFailureRecord failures)
+{
+    tap_number++;
+    if (!failures) {
+        printf("ok %u - %s/%s\n", tap_number, suite->pName, test->pName);
+    } else {
+        tap_failed++;
+        printf("not ok %u - %s/%s\n", tap_number, suite->pName, test->pName);
+        for (CU_pFailureRecord f = failures; f; f = f->pNext) {
+            printf("# %s:%u: %s\n", f->strFileName ? f->strFileName : "?",
+                   f->uiLineNumber, f->strCondition ? f->strCondition : "?");
+        }
+    }
+    fflush(stdout);
+}
+
+static void on_suite_init_failure(const CU_pSuite suite)
+{
+    tap_number++;
+    tap_failed++;
+    printf("not ok %u - %s (suite initialisation failed)\n", tap_number, suite->pName);
+}
+
+int tap_cunit_run(void)
+{
+    unsigned total = 0;
+    for (CU_pSuite s = CU_get_registry()->pSuite; s; s = s->pNext) {
+        total += s->uiNumberOfTests;
+    }
+    printf("1..%u\n", total);
+    fflush(stdout);
+    CU_set_test_complete_handler(on_test_complete);
+    CU_set_suite_init_failure_handler(on_suite_init_failure);
+    CU_set_error_action(CUEA_IGNORE);
+    CU_run_all_tests();
+    unsigned ran = tap_number;
+    CU_cleanup_registry();
+    if (ran != total) {
+        printf("# planned %u tests, ran %u\n", total, ran);
+        return 1;
+    }
+    return tap_failed ? 1 : 0;
+}
