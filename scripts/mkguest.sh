@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Build (or reuse from the cache) the kvssd guest: a Debian kernel and an
+# initramfs with the NVMe driver modules, busybox, nvme-cli and our host
+# tools (libkvssd, kvssd, kvbench) built from this checkout.
+#
+# Nothing is installed on the host to get the kernel: its Debian package is
+# downloaded with `apt-get download` and unpacked with dpkg-deb -x. The guest
+# is cached under $KVSSD_CACHE/guest/<hash of every input>; a change to the
+# host tools (host/, include/, the meson files), to the guest init or to
+# this script gives a new hash and a rebuild.
+#
+# The last line of standard output is the guest directory, which holds
+# vmlinuz, initrd.gz and manifest (what went in). See docs/guest.md.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+usage() {
+    cat <<'EOF'
+usage: scripts/mkguest.sh [options]
+
+Builds the guest kernel + initramfs (cached) and prints its directory.
+
+options:
+  --debian-kernel SUITE  bookworm (Linux 6.1, default) or trixie (Linux 6.12):
+                         which Debian release's linux-image-amd64 to use
+  --no-tools             build the guest without libkvssd/kvssd/kvbench
+  --rebuild              ignore the cached guest and tools, build again
+  -h, --help             this text
+
+environment:
+  KERNEL=/path/vmlinuz MODULES=/lib/modules/<version>
+                         bring your own kernel: MODULES is its module tree
+                         (modules may be .ko, .ko.xz, .ko.zst or .ko.gz);
+                         when the NVMe driver is built in, MODULES may be
+                         omitted
+  KVSSD_CACHE            cache directory (default ~/.cache/kvssd)
+  BUILD_DIR              ignored (the tools are built in the cache)
+EOF
+}
+
+suite=bookworm
+with_tools=1
+rebuild=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --debian-kernel)
+        [ $# -ge 2 ] || die "--debian-kernel needs a value: bookworm or trixie"
+        suite=$2; shift ;;
+    --debian-kernel=*) suite=${1#*=} ;;
+    --no-tools) with_tools=0 ;;
+    --rebuild) rebuild=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+    esac
+    shift
+done
+case $suite in
+bookworm|trixie) ;;
+*) die "--debian-kernel '$suite' is not supported; use bookworm (Linux 6.1) or trixie (Linux 6.12)" ;;
+esac
+
+ensure_packages busybox-static cpio nvme-cli binutils xz-utils zstd gzip \
+    "${KVSSD_BUILD_PACKAGES[@]}"
+
+gcache=$KVSSD_CACHE/guest
+mkdir -p "$gcache"
+
+sha_files() { # sha_files FILE... - one hash over names and contents
+    local f
+    for f in "$@"; do
+        printf '%s\n' "$f"
+        sha256sum <"$f"
+    done | sha256sum | cut -c1-16
+}
+
+# ---- the kernel ----------------------------------------------------------
+# Sets kernel_image, module_dir and kernel_id.
+apt_opts=()
+debian_kernel() {
+    if [ "$suite" = trixie ]; then
+        # A second release's archive without touching the host's apt sources.
+        local list=$gcache/apt-trixie/sources.list
+        mkdir -p "$gcache/apt-trixie/lists/partial"
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$list"
+        apt_opts=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
+                  -o "Dir::State::Lists=$gcache/apt-trixie/lists")
+        if [ -z "$(ls "$gcache/apt-trixie/lists" 2>/dev/null | grep -v partial)" ] || [ $rebuild = 1 ]; then
+            log "apt-get update (trixie index, cached in $gcache/apt-trixie)"
+            apt-get "${apt_opts[@]}" update -q >&2 || die "apt-get update for trixie failed"
+        fi
+    fi
+    local pkg
+    pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null |
+          sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1)
+    [ -n "$pkg" ] || die "apt-cache does not name the kernel that linux-image-amd64 depends on (run apt-get update?)"
+    local kdir=$gcache/kernel-$pkg
+    if [ ! -f "$kdir/.done" ] || [ $rebuild = 1 ]; then
+        log "downloading $pkg"
+        rm -rf "$kdir"
+        mkdir -p "$kdir/deb"
+        (cd "$kdir/deb" &&
+            apt-get "${apt_opts[@]}" download "$pkg" >&2) || die "apt-get download $pkg failed"
+        dpkg-deb -x "$kdir"/deb/*.deb "$kdir/root"
+        rm -rf "$kdir/deb"
+        touch "$kdir/.done"
+    fi
+    kernel_image=$(ls "$kdir"/root/boot/vmlinuz-* | head -n1)
+    local rel=${kernel_image##*/vmlinuz-}
+    module_dir=$kdir/root/lib/modules/$rel
+    [ -d "$module_dir" ] || module_dir=$kdir/root/usr/lib/modules/$rel
+    [ -d "$module_dir" ] || die "$pkg has no module tree for $rel"
+    kernel_id=debian:$pkg
+}
+
+if [ -n "${KERNEL:-}" ]; then
+    [ -f "$KERNEL" ] || die "KERNEL=$KERNEL is not a file"
+    kernel_image=$(realpath "$KERNEL")
+    module_dir=${MODULES:+$(realpath "$MODULES")}
+    [ -z "$module_dir" ] || [ -d "$module_dir" ] || die "MODULES=$MODULES is not a directory"
+    kernel_id="user:$(sha256sum <"$kernel_image" | cut -c1-16):${module_dir:-none}"
+else
+    [ -z "${MODULES:-}" ] || die "MODULES is only used together with KERNEL"
+    debian_kernel
+fi
+
+# ---- which modules, in which order ----------------------------------------
+# The NVMe driver and the crypto providers the T10-PI code asks for by
+# algorithm name (not a depends= link, so we name them). Dependencies come
+# from each module's depends= (.modinfo, read with strings); a module built
+# into the kernel (modules.builtin) is skipped.
+module_roots=(crct10dif_generic crc64_rocksoft_generic nvme)
+
+module_file() { # module_file NAME - path of NAME's .ko[.xz|.zst|.gz], or nothing
+    local n=$1 alt
+    alt=$(echo "$n" | tr '_-' '-_')
+    find "$module_dir" \( -name "$n.ko" -o -name "$n.ko.*" -o -name "$alt.ko" -o -name "$alt.ko.*" \) \
+        -print -quit 2>/dev/null
+}
+module_builtin() {
+    local n=${1//_/-}
+    [ -f "$module_dir/modules.builtin" ] &&
+        sed 's|.*/||; s|\.ko$||; s|_|-|g' "$module_dir/modules.builtin" | grep -qx -- "$n"
+}
+module_modinfo() { # module_modinfo FILE - the module's strings (decompressed)
+    case $1 in
+    *.xz) xz -dc "$1" | strings ;;
+    *.zst) zstd -dqc "$1" | strings ;;
+    *.gz) gzip -dc "$1" | strings ;;
+    *) strings "$1" ;;
+    esac
+}
+declare -A seen=()
+load_order=()
+module_files=()
+visit_module() {
+    local n=${1//-/_} f dep
+    [ -n "${seen[$n]:-}" ] && return 0
+    seen[$n]=1
+    f=$(module_file "$1")
+    if [ -z "$f" ]; then
+        module_builtin "$1" && return 0
+        # A crypto provider may simply not exist in another kernel build.
+        [ "$1" = nvme ] && die "no nvme module in $module_dir and not built in"
+        log "note: module $1 not found in $module_dir (built in or not needed)"
+        return 0
+    fi
+    for dep in $(module_modinfo "$f" | sed -n 's/^depends=//p' | head -n1 | tr ',' ' '); do
+        visit_module "$dep"
+    done
+    load_order+=("$n")
+    module_files+=("$f")
+}
+if [ -n "$module_dir" ]; then
+    for r in "${module_roots[@]}"; do visit_module "$r"; done
+fi
+
+# ---- the host tools (built from this checkout) -----------------------------
+tools_dir=
+tools_note="not included (--no-tools)"
+if [ $with_tools = 1 ]; then
+    if [ ! -f "$KVSSD_TOP/host/meson.build" ]; then
+        log "warning: host/meson.build does not exist yet: the guest has no kvssd/kvbench"
+        tools_note="not included (host/ has no meson.build in this checkout)"
+    else
+        mapfile -t tool_inputs < <(cd "$KVSSD_TOP" &&
+            find meson.build meson_options.txt include host tests/common -type f \
+                 ! -name '*~' ! -name '*.swp' 2>/dev/null | LC_ALL=C sort)
+        tools_hash=$(cd "$KVSSD_TOP" && sha_files "${tool_inputs[@]}")
+        tools_dir=$gcache/tools-$tools_hash
+        if [ ! -f "$tools_dir/.done" ] || [ $rebuild = 1 ]; then
+            log "building the host tools with meson into $tools_dir"
+            rm -rf "$tools_dir"
+            mkdir -p "$tools_dir"
+            meson setup "$tools_dir/build" "$KVSSD_TOP" --prefix=/usr --libdir=lib/x86_64-linux-gnu \
+                -Dbuildtype=release -Dhost_tools=true -Dwerror=false >"$tools_dir/setup.log" 2>&1 ||
+                { tail -30 "$tools_dir/setup.log" >&2; die "meson setup of the host tools failed (log: $tools_dir/setup.log)"; }
+            # Build only what gets installed: a broken test elsewhere in the
+            # tree must not keep the guest from being built.
+            mapfile -t targets < <(meson introspect "$tools_dir/build" --targets |
+                python3 -c 'import json,sys,os
+for t in json.load(sys.stdin):
+    if t.get("installed"):
+        for f in t["filename"]: print(os.path.relpath(f, sys.argv[1]))' "$tools_dir/build")
+            [ ${#targets[@]} -gt 0 ] || die "the meson project installs nothing: no host tools to put in the guest"
+            ninja -C "$tools_dir/build" "${targets[@]}" >"$tools_dir/build.log" 2>&1 ||
+                { tail -30 "$tools_dir/build.log" >&2; die "building the host tools failed (log: $tools_dir/build.log)"; }
+            DESTDIR="$tools_dir/destdir" meson install -C "$tools_dir/build" --no-rebuild --quiet \
+                >"$tools_dir/install.log" 2>&1 ||
+                { tail -30 "$tools_dir/install.log" >&2; die "meson install of the host tools failed"; }
+            touch "$tools_dir/.done"
+        fi
+        tools_note="built from $KVSSD_TOP ($tools_hash)"
+    fi
+fi
+
+# ---- the guest ------------------------------------------------------------
+busybox=$(command -v busybox)
+nvme=$(command -v nvme)
+me_inputs=("$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP/scripts/guest/init")
+guest_hash=$( {
+    echo "$kernel_id"
+    printf '%s\n' "${load_order[@]}"
+    sha_files "$busybox" "$nvme" "${me_inputs[@]}"
+    echo "${tools_dir:-none}"
+} | sha256sum | cut -c1-16)
+guest=$gcache/$guest_hash
+if [ -f "$guest/.done" ] && [ $rebuild = 0 ]; then
+    log "guest: cached ($guest)"
+    echo "$guest"
+    exit 0
+fi
+
+log "building the guest initramfs in $guest"
+rm -rf "$guest"
+mkdir -p "$guest"
+root=$guest/root
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib/modules,proc,sys,dev,tmp,run,root,etc}
+
+install -m 0755 "$busybox" "$root/bin/busybox"
+for a in $("$busybox" --list); do
+    [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
+done
+install -m 0755 "$KVSSD_TOP/scripts/guest/init" "$root/init"
+
+# Modules, decompressed (busybox insmod reads plain .ko only).
+: >"$root/lib/modules/load-order"
+for i in "${!load_order[@]}"; do
+    f=${module_files[$i]}
+    out=$root/lib/modules/${load_order[$i]}.ko
+    case $f in
+    *.xz) xz -dc "$f" >"$out" ;;
+    *.zst) zstd -dqc "$f" >"$out" ;;
+    *.gz) gzip -dc "$f" >"$out" ;;
+    *) cp "$f" "$out" ;;
+    esac
+    echo "${load_order[$i]}" >>"$root/lib/modules/load-order"
+done
+
+# copy_libs FILE... - FILE's shared libraries (ldd), at their own paths.
+copy_libs() {
+    local lib
+    for lib in $(LD_LIBRARY_PATH=${tools_libpath:-} ldd "$@" 2>/dev/null |
+                 sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u); do
+        # Our own libraries come from the install tree, not from ldd.
+        [ -n "$tools_dir" ] && case $lib in "$tools_dir"/*) continue ;; esac
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+install -m 0755 "$nvme" "$root/usr/sbin/nvme"
+copy_libs "$nvme"
+
+if [ -n "$tools_dir" ]; then
+    cp -a "$tools_dir/destdir/." "$root/"
+    rm -rf "$root/usr/include" "$root/usr/lib/x86_64-linux-gnu/pkgconfig"
+    find "$root/usr/lib" -name '*.a' -delete 2>/dev/null || true
+    tools_libpath=$tools_dir/destdir/usr/lib/x86_64-linux-gnu
+    mapfile -t elfs < <(find "$tools_dir/destdir" -type f -exec sh -c \
+        'head -c4 "$1" | grep -q "ELF" && echo "$1"' _ {} \;)
+    [ ${#elfs[@]} -eq 0 ] || copy_libs "${elfs[@]}"
+fi
+# The dynamic loader itself.
+copy_libs "$busybox" 2>/dev/null || true
+[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || {
+    mkdir -p "$root/lib64"; cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"; }
+
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+    gzip -6 >"$guest/initrd.gz"
+cp "$kernel_image" "$guest/vmlinuz"
+{
+    echo "kernel: $kernel_id ($(basename "$kernel_image"))"
+    echo "modules: ${load_order[*]:-(none: built in)}"
+    echo "busybox: $("$busybox" 2>&1 | head -n1)"
+    echo "nvme-cli: $("$nvme" version 2>/dev/null | head -n1)"
+    echo "tools: $tools_note"
+    [ -z "$tools_dir" ] || (cd "$root" && find usr -path '*bin/*' -type f | sed 's/^/  /')
+} >"$guest/manifest"
+[ -n "$tools_dir" ] && echo yes >"$guest/has-tools" || echo no >"$guest/has-tools"
+rm -rf "$root"
+touch "$guest/.done"
+log "guest: $(du -h "$guest/initrd.gz" | cut -f1) initramfs, $(sed -n 's/^modules: //p' "$guest/manifest")"
+echo "$guest"

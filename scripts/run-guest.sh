@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Boot the kvssd guest (scripts/mkguest.sh) in QEMU with `-device kvssd`,
+# run a command or script inside it, stream its output, and exit with its
+# exit status. The guest powers off when the command ends, which gives the
+# device a controller shutdown, so an --image is checkpointed. See
+# docs/guest.md for every option.
+set -uo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+usage() {
+    cat <<'EOF'
+usage: scripts/run-guest.sh [options] [--] [COMMAND...]
+       scripts/run-guest.sh [options] --script FILE
+       scripts/run-guest.sh [options] --shell
+
+Runs COMMAND (its words joined by spaces and run by the guest's sh, like
+ssh does) or FILE inside a guest with a KV-SSD at /dev/ng0n1, streams its
+output and exits with its status: 124 when --timeout fired, 125 when the
+guest could not run it (QEMU failed, the guest did not boot, QEMU was killed).
+
+options:
+  --memory MIB        guest RAM in MiB, 128-65536 (default 1024)
+  --cpus N            vCPUs, 1-64 (default 2); each gets its own NVMe queue
+  --image FILE        keep the KV-SSD's NAND and checkpoint in FILE
+                      (device property image=); without it the device is in
+                      memory and starts empty
+  --prop NAME=VALUE   a -device kvssd property, repeatable
+                      (e.g. --prop packing=backfill); see
+                      `QEMU -device kvssd,help`
+  --latency           hold completions until their simulated NAND time
+                      (device property latency=on)
+  --second-device T   attach a second device after the KV-SSD: "nvme" (QEMU's
+                      stock NVMe, 1 GiB null backend, /dev/nvme1n1) or
+                      "kvssd" (a second KV-SSD in memory, /dev/ng1n1)
+  --device T          the first device: kvssd (default), nvme (QEMU's stock
+                      NVMe, for checking the guest without the KV-SSD) or none
+  --script FILE       run FILE (a sh script) instead of COMMAND
+  --file SRC[:DST]    copy host file SRC into the guest at DST (default
+                      /root/<name of SRC>), repeatable
+  --shell             an interactive shell on the console instead of a command
+  --timeout SECONDS   kill QEMU after this long, 1-86400 (default 1800)
+  --qemu PATH         qemu-system-x86_64 to use (default: $QEMU, else the
+                      binary scripts/build-qemu.sh builds)
+  --kernel K          guest kernel: bookworm (Debian's Linux 6.1, default),
+                      trixie (Debian's Linux 6.12), or a vmlinuz path (with
+                      MODULES=its module tree in the environment)
+  --accel A           auto (default: KVM if a probe boot works, else TCG),
+                      kvm or tcg
+  --pidfile FILE      write QEMU's pid to FILE
+  --log FILE          keep the whole console log (boot included) in FILE
+  --verbose           also stream the boot messages
+  -h, --help          this text
+
+environment: QEMU (as --qemu), KVSSD_ACCEL (as --accel), KVSSD_CACHE
+EOF
+}
+
+# number_in NAME VALUE MIN MAX - VALUE if it is an integer in [MIN, MAX].
+number_in() {
+    [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] ||
+        die "$1 '$2' is not valid: give a whole number from $3 to $4"
+}
+
+memory=1024
+cpus=2
+image=
+props=()
+latency=0
+second=
+first=kvssd
+script=
+files=()
+shell=0
+timeout_s=1800
+qemu=${QEMU:-}
+kernel=bookworm
+accel=${KVSSD_ACCEL:-auto}
+pidfile=
+logfile=
+verbose=0
+
+need() { [ "$2" -ge 2 ] || die "$1 needs a value (see --help)"; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --memory) need "$1" $#; memory=$2; shift ;;
+    --cpus) need "$1" $#; cpus=$2; shift ;;
+    --image) need "$1" $#; image=$2; shift ;;
+    --prop) need "$1" $#; props+=("$2"); shift ;;
+    --latency) latency=1 ;;
+    --second-device) need "$1" $#; second=$2; shift ;;
+    --device) need "$1" $#; first=$2; shift ;;
+    --script) need "$1" $#; script=$2; shift ;;
+    --file) need "$1" $#; files+=("$2"); shift ;;
+    --shell) shell=1 ;;
+    --timeout) need "$1" $#; timeout_s=$2; shift ;;
+    --qemu) need "$1" $#; qemu=$2; shift ;;
+    --kernel) need "$1" $#; kernel=$2; shift ;;
+    --accel) need "$1" $#; accel=$2; shift ;;
+    --pidfile) need "$1" $#; pidfile=$2; shift ;;
+    --log) need "$1" $#; logfile=$2; shift ;;
+    --verbose) verbose=1 ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; break ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) break ;;
+    esac
+    shift
+done
+
+number_in --memory "$memory" 128 65536
+number_in --cpus "$cpus" 1 64
+number_in --timeout "$timeout_s" 1 86400
+case $second in ''|nvme|kvssd) ;; *) die "--second-device '$second' is not valid: use nvme or kvssd" ;; esac
+case $first in kvssd|nvme|none) ;; *) die "--device '$first' is not valid: use kvssd, nvme or none" ;; esac
+case $accel in auto|kvm|tcg) ;; *) die "--accel '$accel' is not valid: use auto, kvm or tcg" ;; esac
+for p in "${props[@]}"; do
+    [[ $p =~ ^[a-z][a-z0-9_-]*=[^,]*$ ]] ||
+        die "--prop '$p' is not valid: write NAME=VALUE (a kvssd property name; no commas in VALUE)"
+done
+[ -z "$script" ] || [ -f "$script" ] || die "--script '$script' is not a file"
+if [ $shell = 1 ]; then
+    [ -z "$script" ] && [ $# -eq 0 ] || die "--shell takes no COMMAND or --script"
+else
+    [ -n "$script" ] || [ $# -gt 0 ] || die "nothing to run: give a COMMAND, --script FILE or --shell (see --help)"
+    [ -z "$script" ] || [ $# -eq 0 ] || die "give either a COMMAND or --script, not both"
+fi
+if [ "$first" != kvssd ]; then
+    [ -z "$image" ] && [ $latency = 0 ] && [ ${#props[@]} -eq 0 ] ||
+        die "--image, --latency and --prop apply to the KV-SSD; they cannot be used with --device $first"
+fi
+if [ -n "$image" ]; then
+    mkdir -p "$(dirname "$image")" || die "cannot create the directory of --image '$image'"
+    image=$(realpath "$image")
+    [[ $image != *,* ]] || die "--image '$image' contains a comma, which QEMU's option syntax cannot carry"
+fi
+
+ensure_packages seabios qemu-system-data cpio gzip
+
+# ---- QEMU --------------------------------------------------------------
+if [ -z "$qemu" ]; then
+    [ -x "$KVSSD_TOP/scripts/build-qemu.sh" ] ||
+        die "scripts/build-qemu.sh is not in this checkout yet; give --qemu PATH or QEMU=PATH"
+    bq_log=$(mktemp)
+    qemu=$("$KVSSD_TOP/scripts/build-qemu.sh" 2>"$bq_log" | tail -n1)
+    if [ -z "$qemu" ] || [ ! -x "$qemu" ]; then
+        tail -30 "$bq_log" >&2
+        rm -f "$bq_log"
+        die "scripts/build-qemu.sh did not produce a QEMU binary (its output is above)"
+    fi
+    rm -f "$bq_log"
+fi
+[ -x "$qemu" ] || qemu=$(command -v "$qemu" 2>/dev/null) || true
+[ -n "$qemu" ] && [ -x "$qemu" ] || die "QEMU '${QEMU:-$qemu}' is not an executable"
+
+# ---- the guest ---------------------------------------------------------
+case $kernel in
+bookworm|trixie) guest=$("$KVSSD_TOP/scripts/mkguest.sh" --debian-kernel "$kernel" | tail -n1) ;;
+*)
+    [ -f "$kernel" ] || die "--kernel '$kernel' is not valid: use bookworm, trixie or the path of a vmlinuz"
+    guest=$(KERNEL=$kernel "$KVSSD_TOP/scripts/mkguest.sh" | tail -n1) ;;
+esac
+[ -n "$guest" ] && [ -f "$guest/initrd.gz" ] || die "scripts/mkguest.sh did not build a guest"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-run.XXXXXX")
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+
+# ---- the per-run archive: /run.sh and --file files -----------------------
+mkdir -p "$work/run/root"
+if [ $shell = 0 ]; then
+    if [ -n "$script" ]; then
+        cp "$script" "$work/run/run.sh"
+    else
+        printf '%s\n' "$*" >"$work/run/run.sh"
+    fi
+fi
+for f in "${files[@]}"; do
+    src=${f%%:*}
+    dst=/root/$(basename "$src")
+    [[ $f == *:* ]] && dst=${f#*:}
+    [ -f "$src" ] || die "--file '$src' is not a file"
+    [[ $dst == /* ]] || die "--file destination '$dst' must be an absolute guest path"
+    mkdir -p "$work/run$(dirname "$dst")"
+    cp "$src" "$work/run$dst"
+done
+(cd "$work/run" && find . -mindepth 1 | cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$work/run.cpio.gz"
+cat "$guest/initrd.gz" "$work/run.cpio.gz" >"$work/initrd.gz"
+
+# ---- the command line ---------------------------------------------------
+wait_nodes=()
+devargs=()
+kv_opts() { # kv_opts ID [extra properties] - the -device kvssd argument
+    local a="kvssd,id=$1,serial=$1"
+    shift
+    local p
+    for p in "$@"; do a+=",$p"; done
+    echo "$a"
+}
+case $first in
+kvssd)
+    extra=()
+    [ -z "$image" ] || extra+=("image=$image")
+    [ $latency = 0 ] || extra+=("latency=on")
+    devargs+=(-device "$(kv_opts kvssd0 "${extra[@]}" "${props[@]}")")
+    wait_nodes+=(ng0n1) ;;
+nvme)
+    devargs+=(-blockdev "driver=null-co,node-name=stock0,size=1073741824,read-zeroes=on"
+              -device "nvme,serial=stock0,drive=stock0")
+    wait_nodes+=(nvme0n1) ;;
+esac
+ctrl=$([ "$first" = none ] && echo 0 || echo 1)
+case $second in
+nvme)
+    devargs+=(-blockdev "driver=null-co,node-name=stock1,size=1073741824,read-zeroes=on"
+              -device "nvme,serial=stock1,drive=stock1")
+    wait_nodes+=("nvme${ctrl}n1") ;;
+kvssd)
+    devargs+=(-device "$(kv_opts kvssd1)")
+    wait_nodes+=("ng${ctrl}n1") ;;
+esac
+
+append="console=ttyS0 quiet loglevel=3 panic=-1"
+[ ${#wait_nodes[@]} -eq 0 ] || append+=" kvssd.wait=$(IFS=,; echo "${wait_nodes[*]}")"
+[ $shell = 0 ] || append+=" kvssd.shell=1"
+
+# ---- accelerator: KVM only where a probe boot works ---------------------
+kvm_usable() {
+    [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+    local key verdict dir=$KVSSD_CACHE/kvm-probe
+    key=$( { echo "$qemu"; stat -c %Y "$qemu"; uname -r; echo "$guest"; } | sha256sum | cut -c1-16)
+    if [ -f "$dir/$key" ]; then
+        verdict=$(cat "$dir/$key")
+    else
+        # KVM hangs at "Booting from ROM" on some hosts: a short bounded boot
+        # decides, and the verdict is cached per QEMU binary, host kernel
+        # and guest.
+        log "probing KVM with a short boot (${KVSSD_KVM_PROBE_TIMEOUT:-30}s at most; cached in $dir)"
+        verdict=no
+        if "$0" --qemu "$qemu" --accel kvm --device none --memory 256 --cpus 1 \
+               --timeout "${KVSSD_KVM_PROBE_TIMEOUT:-30}" -- echo kvm-probe-ok 2>/dev/null |
+               grep -q '^kvm-probe-ok$'; then
+            verdict=yes
+        fi
+        mkdir -p "$dir" && echo $verdict >"$dir/$key"
+        log "KVM probe: $([ $verdict = yes ] && echo works || echo 'did not boot; using TCG')"
+    fi
+    [ "$verdict" = yes ]
+}
+if [ "$accel" = auto ]; then
+    if kvm_usable; then accel=kvm; else accel=tcg; fi
+fi
+accel_args=(-accel "$accel")
+[ "$accel" = tcg ] && accel_args=(-accel tcg,thread=multi)
+
+qargs=("${accel_args[@]}" -m "$memory" -smp "$cpus" -no-reboot -net none
+       -L /usr/share/seabios -L /usr/share/qemu
+       -kernel "$guest/vmlinuz" -initrd "$work/initrd.gz" -append "$append"
+       "${devargs[@]}")
+[ -z "$pidfile" ] || qargs+=(-pidfile "$pidfile")
+
+if [ $shell = 1 ]; then
+    # Interactive: the console is this terminal (Ctrl-A X quits QEMU).
+    exec "$qemu" "${qargs[@]}" -nographic
+fi
+
+# ---- run, stream, and collect the status --------------------------------
+log=${logfile:-$work/console.log}
+status_file=$work/status
+qemu_err=$work/qemu.err
+: >"$log"
+started_at=$SECONDS
+timeout -k 10 "$timeout_s" "$qemu" "${qargs[@]}" -display none -monitor none -serial stdio \
+    </dev/null 2>"$qemu_err" |
+    tr -d '\r' |
+    awk -v verbose=$verbose -v logf="$log" -v status="$status_file" '
+        { print >> logf; fflush(logf) }
+        /^KVSSD-GUEST-EXIT [0-9]+$/ { print $2 > status; close(status); started = 0; next }
+        /^KVSSD-GUEST-START$/ { started = 1; next }
+        /^KVSSD-GUEST-WARNING / { sub(/^KVSSD-GUEST-WARNING /, "guest warning: "); print > "/dev/stderr"; next }
+        started || verbose { print; fflush() }'
+rcs=("${PIPESTATUS[@]}")
+qemu_rc=${rcs[0]}
+
+if [ -s "$status_file" ]; then
+    exit "$(cat "$status_file")"
+fi
+if [ "$qemu_rc" = 124 ] || { [ "$qemu_rc" = 137 ] && [ $((SECONDS - started_at)) -ge "$timeout_s" ]; }; then
+    log "error: the guest did not finish within --timeout $timeout_s s; QEMU was stopped. Last console lines:"
+    tail -n 15 "$log" | sed 's/^/  | /' >&2
+    exit 124
+fi
+log "error: the guest ended without reporting the command's status (QEMU exit status $qemu_rc)."
+[ ! -s "$qemu_err" ] || { log "QEMU said:"; sed 's/^/  | /' "$qemu_err" >&2; }
+[ ! -s "$log" ] || { log "last console lines:"; tail -n 15 "$log" | sed 's/^/  | /' >&2; }
+exit 125
