@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inline (piggybacked) Store, BandSlim §3.2, and the bounded tag table it
+ * shares with staged long keys. No QEMU types.
+ *
+ * A stream is one Store whose value travels inside commands: a head (81h
+ * stock layout, 89h full layout) declares key, value size and options and
+ * carries the first bytes; transfer commands (85h, 8Dh) carry the tag, a
+ * sequence number and the next bytes. Linux picks the submission queue by
+ * CPU, so fragments of one stream may arrive on different queues in any
+ * order: reassembly is by tag and sequence number only. The command that
+ * delivers the last byte hands the value to kvftl_store() and completes
+ * with the Store's status.
+ *
+ * Memory is bounded: at most tag_table_entries streams and staged keys,
+ * each stream buffer sized by its declared value size (<= 2 MiB) and
+ * allocated once by its head; streams idle longer than inline_timeout_ns
+ * are freed, and their tags remembered in a small ring so that a late
+ * fragment gets INLINE_EXPIRED.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "cmdset.h"
+#include "kv_internal.h"
+
+/* ---- The tag table ------------------------------------------------------ */
+
+void kvssd_tags_init(struct kvssd_ns *ns)
+{
+    uint32_t n = ns->cfg.tag_table_entries;
+
+    ns->slots = g_new0(struct kvssd_slot, n);
+    ns->free_slots = g_new(uint16_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        ns->free_slots[i] = (uint16_t)(n - 1 - i); /* slot 0 is taken first */
+    }
+    ns->free_count = n;
+    for (uint32_t t = 0; t < KVSSD_MAX_TAGS; t++) {
+        ns->stream_slot[t] = KVSSD_SLOT_NONE;
+        ns->staged_slot[t] = KVSSD_SLOT_NONE;
+    }
+    ns->expired_next = 0;
+    ns->expired_count = 0;
+    ns->stream_bytes_held = 0;
+}
+
+static bool slot_idle(const struct kvssd_ns *ns, const struct kvssd_slot *s, uint64_t now_ns)
+{
+    return now_ns > s->last_ns && now_ns - s->last_ns > ns->cfg.inline_timeout_ns;
+}
+
+static void slot_release(struct kvssd_ns *ns, uint16_t idx)
+{
+    struct kvssd_slot *s = &ns->slots[idx];
+
+    if (s->kind == KVSSD_SLOT_STREAM) {
+        ns->stream_slot[s->tag] = KVSSD_SLOT_NONE;
+        ns->stream_bytes_held -= s->stream.alloc_bytes;
+        g_free(s->stream.value);
+        g_free(s->stream.seen);
+    } else if (s->kind == KVSSD_SLOT_STAGED_KEY) {
+        ns->staged_slot[s->tag] = KVSSD_SLOT_NONE;
+    } else {
+        return;
+    }
+    memset(s, 0, sizeof(*s));
+    ns->free_slots[ns->free_count++] = idx;
+}
+
+static void expired_remember(struct kvssd_ns *ns, uint16_t tag)
+{
+    ns->expired[ns->expired_next] = tag;
+    ns->expired_next = (ns->expired_next + 1) % KVSSD_EXPIRED_RING_ENTRIES;
+    if (ns->expired_count < KVSSD_EXPIRED_RING_ENTRIES) {
+        ns->expired_count++;
+    }
+}
+
+/* Index in the ring of @tag's most recent expiry, or -1. */
+static int expired_find(const struct kvssd_ns *ns, uint16_t tag)
+{
+    for (uint32_t i = 0; i < ns->expired_count; i++) {
+        uint32_t at = (ns->expired_next + KVSSD_EXPIRED_RING_ENTRIES - 1 - i) %
+                      KVSSD_EXPIRED_RING_ENTRIES;
+
+        if (ns->expired[at] == tag) {
+            return (int)at;
+        }
+    }
+    return -1;
+}
+
+/* A new head for @tag: forget that an earlier stream of it expired. */
+static void expired_forget(struct kvssd_ns *ns, uint16_t tag)
+{
+    uint16_t keep[KVSSD_EXPIRED_RING_ENTRIES];
+    uint32_t kept = 0;
+
+    if (expired_find(ns, tag) < 0) {
+        return;
+    }
+    for (uint32_t i = 0; i < ns->expired_count; i++) {
+        uint32_t at = (ns->expired_next + KVSSD_EXPIRED_RING_ENTRIES - ns->expired_count + i) %
+                      KVSSD_EXPIRED_RING_ENTRIES;
+
+        if (ns->expired[at] != tag) {
+            keep[kept++] = ns->expired[at];
+        }
+    }
+    memcpy(ns->expired, keep, kept * sizeof(keep[0]));
+    ns->expired_count = kept;
+    ns->expired_next = kept % KVSSD_EXPIRED_RING_ENTRIES;
+}
+
+static void stream_expire(struct kvssd_ns *ns, uint16_t idx)
+{
+    expired_remember(ns, ns->slots[idx].tag);
+    slot_release(ns, idx);
+}
+
+void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i < ns->cfg.tag_table_entries; i++) {
+        struct kvssd_slot *s = &ns->slots[i];
+
+        if (s->kind == KVSSD_SLOT_FREE || !slot_idle(ns, s, now_ns)) {
+            continue;
+        }
+        if (s->kind == KVSSD_SLOT_STREAM) {
+            stream_expire(ns, (uint16_t)i);
+        } else {
+            slot_release(ns, (uint16_t)i);
+        }
+    }
+}
+
+void kvssd_tags_reset(struct kvssd_ns *ns)
+{
+    for (uint32_t i = 0; i < ns->cfg.tag_table_entries; i++) {
+        slot_release(ns, (uint16_t)i);
+    }
+    ns->expired_next = 0;
+    ns->expired_count = 0;
+}
+
+void kvssd_tags_free(struct kvssd_ns *ns)
+{
+    kvssd_tags_reset(ns);
+    g_free(ns->slots);
+    g_free(ns->free_slots);
+    ns->slots = NULL;
+    ns->free_slots = NULL;
+}
+
+/* A free slot, expiring idle entries if the table is full; NONE if none. */
+static uint16_t slot_alloc(struct kvssd_ns *ns, enum kvssd_slot_kind kind, uint16_t tag,
+                           uint64_t now_ns)
+{
+    uint16_t idx;
+
+    if (ns->free_count == 0) {
+        kvssd_tags_expire(ns, now_ns);
+    }
+    if (ns->free_count == 0) {
+        return KVSSD_SLOT_NONE;
+    }
+    idx = ns->free_slots[--ns->free_count];
+    ns->slots[idx].kind = (uint8_t)kind;
+    ns->slots[idx].tag = tag;
+    ns->slots[idx].last_ns = now_ns;
+    return idx;
+}
+
+uint32_t kvssd_tags_in_use(const struct kvssd_ns *ns)
+{
+    return ns->cfg.tag_table_entries - ns->free_count;
+}
+
+uint64_t kvssd_tags_stream_bytes(const struct kvssd_ns *ns)
+{
+    return ns->stream_bytes_held;
+}
+
+/* ---- Staged long keys ---------------------------------------------------- */
+
+uint16_t kvssd_tags_stage_key(struct kvssd_ns *ns, uint32_t tag, const uint8_t *key,
+                              uint32_t key_bytes, uint64_t now_ns)
+{
+    uint16_t idx = ns->staged_slot[tag & KVSSD_TAG_MASK];
+
+    if (idx != KVSSD_SLOT_NONE) {
+        if (!slot_idle(ns, &ns->slots[idx], now_ns)) {
+            return KVSSD_SC_INLINE_TAG_IN_USE;
+        }
+        slot_release(ns, idx);
+    }
+    idx = slot_alloc(ns, KVSSD_SLOT_STAGED_KEY, (uint16_t)(tag & KVSSD_TAG_MASK), now_ns);
+    if (idx == KVSSD_SLOT_NONE) {
+        return KVSSD_SC_TAG_TABLE_FULL;
+    }
+    ns->slots[idx].key_bytes = key_bytes;
+    memcpy(ns->slots[idx].key, key, key_bytes);
+    ns->staged_slot[tag & KVSSD_TAG_MASK] = idx;
+    return KVSSD_SC_SUCCESS;
+}
+
+uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes,
+                             uint8_t *key, uint64_t now_ns)
+{
+    uint16_t idx = ns->staged_slot[tag & KVSSD_TAG_MASK];
+    struct kvssd_slot *s;
+
+    if (idx == KVSSD_SLOT_NONE) {
+        return KVSSD_SC_STAGED_KEY_UNKNOWN;
+    }
+    s = &ns->slots[idx];
+    if (slot_idle(ns, s, now_ns)) {
+        slot_release(ns, idx);
+        return KVSSD_SC_STAGED_KEY_UNKNOWN;
+    }
+    if (s->key_bytes != key_bytes) {
+        return KVSSD_SC_INVALID_KEY_SIZE;
+    }
+    memcpy(key, s->key, key_bytes);
+    slot_release(ns, idx);
+    return KVSSD_SC_SUCCESS;
+}
+
+/* ---- Inline commands ----------------------------------------------------- */
+
+/* Append the little-endian bytes of @n dwords of @sqe, in the order of @which. */
+static uint32_t gather_dwords(const struct kvssd_sqe *sqe, const uint8_t *which, uint32_t n,
+                              uint8_t *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        kvssd_put_le32(out + 4 * i, sqe->cdw[which[i]]);
+    }
+    return 4 * n;
+}
+
+static const uint8_t stock_head_dwords[] = {2, 3, 12, 13, 14, 15};
+static const uint8_t stock_xfer_dwords[] = {2, 3, 11, 12, 13, 14, 15};
+static const uint8_t full_head_dwords[] = {4, 5, 6, 7, 8, 9, 12, 13};
+
+/* The full layout head's payload: CDW11[31:8], CDW4..CDW9, CDW12, CDW13. */
+static void full_head_payload(const struct kvssd_sqe *sqe, uint8_t *out)
+{
+    uint32_t cdw11 = sqe->cdw[11];
+
+    out[0] = (cdw11 >> 8) & 0xff;
+    out[1] = (cdw11 >> 16) & 0xff;
+    out[2] = (cdw11 >> 24) & 0xff;
+    gather_dwords(sqe, full_head_dwords, G_N_ELEMENTS(full_head_dwords), out + 3);
+}
+
+static void stream_complete(struct kvssd_ns *ns, struct kvssd_req *req, uint16_t idx)
+{
+    struct kvssd_slot *s = &ns->slots[idx];
+
+    kvssd_kv_store_value(ns, req, s->key, s->key_bytes, s->stream.value,
+                         s->stream.value_bytes, s->stream.options,
+                         s->stream.value_bytes - s->stream.dma_bytes);
+    req->dw0 = s->stream.value_bytes;
+    req->dw1 = KVSSD_INLINE_DW1_STORED;
+    slot_release(ns, idx);
+}
+
+void kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req,
+                       enum kvssd_inline_layout layout)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint32_t cdw10 = sqe->cdw[10];
+    uint32_t cdw11 = sqe->cdw[11];
+    uint32_t value_bytes = cdw10 & KVSSD_INLINE_VSIZE_MASK;
+    uint32_t options = (cdw10 >> KVSSD_INLINE_OPT_SHIFT) & 0x3u;
+    uint32_t key_bytes = cdw10 >> KVSSD_INLINE_KLEN_SHIFT;
+    bool staged = layout == KVSSD_LAYOUT_STOCK && key_bytes > KVSSD_KEY_INLINE_MAX;
+    uint8_t payload[KVSSD_INLINE_HEAD_FULL_PAYLOAD];
+    uint8_t key[KVFTL_KEY_MAX_BYTES];
+    const uint8_t *head_value;
+    uint32_t head_cap, dma_bytes, inline_total, head_bytes, xfer_payload, rest;
+    uint16_t tag, idx = KVSSD_SLOT_NONE;
+    uint8_t *buf;
+    uint16_t st;
+
+    ns->xfer->inline_commands++;
+    if (layout == KVSSD_LAYOUT_STOCK) {
+        if (KVSSD_RESERVED(cdw11, KVSSD_TAG_MASK | KVSSD_INLINE_HYBRID) ||
+            (staged && (sqe->cdw[2] & ~KVSSD_TAG_MASK))) {
+            req->status = KVSSD_SC_INVALID_FIELD;
+            return;
+        }
+        tag = cdw11 & KVSSD_TAG_MASK;
+        dma_bytes = (cdw11 & KVSSD_INLINE_HYBRID) ? value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1) : 0;
+        xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
+    } else {
+        tag = cdw11 & KVSSD_INLINE_FULL_MAX_TAG;
+        dma_bytes = 0;
+        xfer_payload = KVSSD_INLINE_XFER_FULL_PAYLOAD;
+    }
+    if (options == (KVSSD_STORE_OPT_ONLY_IF_EXISTS | KVSSD_STORE_OPT_ONLY_IF_ABSENT)) {
+        req->status = KVSSD_SC_INVALID_FIELD;
+        return;
+    }
+    if (key_bytes == 0 || (layout == KVSSD_LAYOUT_FULL && key_bytes > KVSSD_KEY_INLINE_MAX)) {
+        req->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return;
+    }
+    if (value_bytes > KVFTL_VALUE_MAX_BYTES) {
+        req->status = KVSSD_SC_INVALID_VALUE_SIZE;
+        return;
+    }
+
+    /* An open stream of this tag, unless it has been idle too long. */
+    idx = ns->stream_slot[tag];
+    if (idx != KVSSD_SLOT_NONE) {
+        if (!slot_idle(ns, &ns->slots[idx], req->now_ns)) {
+            req->status = KVSSD_SC_INLINE_TAG_IN_USE;
+            return;
+        }
+        stream_expire(ns, idx);
+    }
+
+    /* Where key and value bytes sit in the head. */
+    if (layout == KVSSD_LAYOUT_FULL) {
+        uint8_t k[KVSSD_KEY_INLINE_MAX];
+
+        kvssd_sqe_get_key(sqe, k);
+        memcpy(key, k, key_bytes);
+        full_head_payload(sqe, payload);
+        head_value = payload;
+        head_cap = KVSSD_INLINE_HEAD_FULL_PAYLOAD;
+    } else if (staged) {
+        gather_dwords(sqe, stock_head_dwords + 1, G_N_ELEMENTS(stock_head_dwords) - 1, payload);
+        head_value = payload;
+        head_cap = KVSSD_INLINE_HEAD_PAYLOAD - 4;
+    } else {
+        gather_dwords(sqe, stock_head_dwords, G_N_ELEMENTS(stock_head_dwords), payload);
+        memcpy(key, payload, key_bytes);
+        head_value = payload + key_bytes;
+        head_cap = KVSSD_INLINE_HEAD_PAYLOAD - key_bytes;
+    }
+    inline_total = value_bytes - dma_bytes;
+    head_bytes = MIN(inline_total, head_cap);
+    rest = inline_total - head_bytes;
+
+    /*
+     * A stream that outlives this command needs a slot. A staged key's own
+     * slot is freed by taking it, so take the key first; a short key must
+     * find a slot before anything is consumed.
+     */
+    idx = KVSSD_SLOT_NONE;
+    if (staged) {
+        st = kvssd_tags_take_key(ns, sqe->cdw[2] & KVSSD_TAG_MASK, key_bytes, key, req->now_ns);
+        if (st != KVSSD_SC_SUCCESS) {
+            req->status = st;
+            return;
+        }
+    }
+    if (rest) {
+        idx = slot_alloc(ns, KVSSD_SLOT_STREAM, tag, req->now_ns);
+        if (idx == KVSSD_SLOT_NONE) {
+            req->status = KVSSD_SC_TAG_TABLE_FULL;
+            return;
+        }
+        buf = g_malloc(value_bytes);
+    } else {
+        buf = ns->scratch;
+    }
+
+    if (dma_bytes) {
+        st = req->dptr.from_host ? req->dptr.from_host(req->dptr.opaque, 0, buf, dma_bytes)
+                                 : KVSSD_SC_DATA_XFER_ERROR;
+        if (st != KVSSD_SC_SUCCESS) {
+            if (idx != KVSSD_SLOT_NONE) {
+                g_free(buf);
+                slot_release(ns, idx);
+            }
+            req->status = st;
+            return;
+        }
+    }
+    memcpy(buf + dma_bytes, head_value, head_bytes);
+    ns->xfer->inline_bytes += head_bytes;
+    expired_forget(ns, tag);
+
+    if (!rest) {
+        kvssd_kv_store_value(ns, req, key, key_bytes, buf, value_bytes, options, inline_total);
+        req->dw0 = value_bytes;
+        req->dw1 = KVSSD_INLINE_DW1_STORED;
+        return;
+    }
+
+    {
+        struct kvssd_slot *s = &ns->slots[idx];
+        struct kvssd_stream *sm = &s->stream;
+        uint32_t xfers = (rest + xfer_payload - 1) / xfer_payload;
+        uint32_t seen_bytes = (xfers + 8) / 8; /* bit per sequence 0..xfers */
+
+        s->key_bytes = key_bytes;
+        memcpy(s->key, key, key_bytes);
+        sm->layout = (uint8_t)layout;
+        sm->options = options;
+        sm->value_bytes = value_bytes;
+        sm->dma_bytes = dma_bytes;
+        sm->head_bytes = head_bytes;
+        sm->xfer_payload = xfer_payload;
+        sm->xfers = xfers;
+        sm->xfers_received = 0;
+        sm->received_bytes = dma_bytes + head_bytes;
+        sm->value = buf;
+        sm->seen = g_malloc0(seen_bytes);
+        sm->alloc_bytes = (size_t)value_bytes + seen_bytes;
+        ns->stream_bytes_held += sm->alloc_bytes;
+        ns->stream_slot[tag] = idx;
+        req->dw0 = sm->received_bytes;
+    }
+}
+
+void kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req,
+                       enum kvssd_inline_layout layout)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint32_t tag_seq = layout == KVSSD_LAYOUT_STOCK ? sqe->cdw[10] : sqe->cdw[1];
+    uint16_t tag = tag_seq & KVSSD_TAG_MASK;
+    uint32_t seq = tag_seq >> KVSSD_INLINE_SEQ_SHIFT;
+    uint8_t payload[KVSSD_INLINE_XFER_FULL_PAYLOAD];
+    uint16_t idx = ns->stream_slot[tag];
+    struct kvssd_stream *sm;
+    uint32_t offset, len;
+
+    ns->xfer->inline_commands++;
+    if (idx == KVSSD_SLOT_NONE || ns->slots[idx].stream.layout != layout) {
+        req->status = expired_find(ns, tag) >= 0 ? KVSSD_SC_INLINE_EXPIRED
+                                                 : KVSSD_SC_INLINE_UNKNOWN_TAG;
+        return;
+    }
+    if (slot_idle(ns, &ns->slots[idx], req->now_ns)) {
+        stream_expire(ns, idx);
+        req->status = KVSSD_SC_INLINE_EXPIRED;
+        return;
+    }
+    sm = &ns->slots[idx].stream;
+    if (seq == 0) {
+        req->status = KVSSD_SC_INLINE_BAD_SEQUENCE;
+        return;
+    }
+    if (seq > sm->xfers) {
+        /* Its bytes would lie past the value size the head declared. */
+        req->status = KVSSD_SC_INLINE_OVERFLOW;
+        return;
+    }
+    if (sm->seen[seq / 8] & (1u << (seq % 8))) {
+        req->status = KVSSD_SC_INLINE_BAD_SEQUENCE;
+        return;
+    }
+
+    if (layout == KVSSD_LAYOUT_STOCK) {
+        gather_dwords(sqe, stock_xfer_dwords, G_N_ELEMENTS(stock_xfer_dwords), payload);
+    } else {
+        for (uint32_t d = 2; d < 16; d++) {
+            kvssd_put_le32(payload + 4 * (d - 2), sqe->cdw[d]);
+        }
+    }
+    offset = sm->dma_bytes + sm->head_bytes + (seq - 1) * sm->xfer_payload;
+    len = MIN(sm->xfer_payload, sm->value_bytes - offset);
+    memcpy(sm->value + offset, payload, len);
+    sm->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
+    sm->xfers_received++;
+    sm->received_bytes += len;
+    ns->slots[idx].last_ns = req->now_ns;
+    ns->xfer->inline_bytes += len;
+
+    if (sm->xfers_received == sm->xfers) {
+        stream_complete(ns, req, idx);
+    } else {
+        req->dw0 = sm->received_bytes;
+    }
+}
