@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libkvssd - userspace driver for the emulated NVMe Key-Value SSD.
+ *
+ * Commands travel through the stock Linux NVMe passthrough path of a
+ * namespace's generic character device (/dev/ngXnY): synchronously through
+ * NVME_IOCTL_IO64_CMD (libnvme), asynchronously through io_uring
+ * (IORING_OP_URING_CMD). No kernel module is needed.
+ *
+ * The wire format is <kvssd/nvme_kv.h> and <kvssd/ext.h>; this header adds
+ * the library's view: a device handle, operations, transfer methods
+ * (prp / inline / hybrid / adaptive) and error codes.
+ *
+ * Conventions: every function returning int returns 0 (or a non-negative
+ * count) on success and a negative enum kvssd_err value on failure;
+ * kvssd_strerror() turns it into a sentence. When the device answered with
+ * an NVMe status, the status is available in the struct kvssd_result an
+ * operation fills (optional argument, may be NULL).
+ *
+ * Sizes: keys are 1..255 bytes (17..255 travel by a preceding Key Stage
+ * command), values 0 B .. 2 MiB.
+ */
+#ifndef KVSSD_LIBKVSSD_H
+#define KVSSD_LIBKVSSD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kvssd/ext.h>
+#include <kvssd/nvme_kv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KVSSD_KEY_MIN 1u
+#define KVSSD_KEY_MAX 255u
+#define KVSSD_VALUE_MAX (2u * 1024 * 1024)
+#define KVSSD_QUEUE_DEPTH_MAX 256u
+
+/**
+ * enum kvssd_err - library error codes (returned negated)
+ * @KVSSD_OK:                   success
+ * @KVSSD_ERR_INVALID_ARGUMENT: a library-side check failed (NULL pointer, bad mode, ...)
+ * @KVSSD_ERR_KEY_SIZE:         key length outside 1..255 (library) or status 86h
+ * @KVSSD_ERR_VALUE_SIZE:       value size outside 0..2 MiB (library) or status 85h
+ * @KVSSD_ERR_KEY_NOT_FOUND:    status 87h: the key does not exist
+ * @KVSSD_ERR_KEY_EXISTS:       status 89h: only-if-absent store of a present key
+ * @KVSSD_ERR_UNRECOVERED:      status 88h: unrecovered read error
+ * @KVSSD_ERR_CAPACITY:         status 81h: capacity exceeded
+ * @KVSSD_ERR_NOT_READY:        status 82h: namespace not ready
+ * @KVSSD_ERR_INVALID_OPCODE:   status 01h
+ * @KVSSD_ERR_INVALID_FIELD:    status 02h
+ * @KVSSD_ERR_TRANSFER:         data transfer / PRP / SGL errors (04h, 0Dh-13h)
+ * @KVSSD_ERR_INTERNAL:         status 06h: device internal error
+ * @KVSSD_ERR_ABORTED:          command aborted (05h, 07h, 08h)
+ * @KVSSD_ERR_INVALID_NSID:     status 0Bh
+ * @KVSSD_ERR_SEQUENCE:         status 0Ch: command sequence error
+ * @KVSSD_ERR_CID_CONFLICT:     status 03h
+ * @KVSSD_ERR_INLINE_UNKNOWN_TAG:  C0h: inline transfer for a tag with no open stream
+ * @KVSSD_ERR_INLINE_BAD_SEQUENCE: C1h: duplicate or out-of-range inline sequence
+ * @KVSSD_ERR_INLINE_OVERFLOW:  C2h: more inline bytes than the head declared
+ * @KVSSD_ERR_INLINE_TAG_IN_USE: C3h: head for a tag whose stream is open
+ * @KVSSD_ERR_INLINE_EXPIRED:   C4h: the device abandoned the stream
+ * @KVSSD_ERR_TAG_TABLE_FULL:   C5h: no free stream / staged-key slot (retry later)
+ * @KVSSD_ERR_STAGED_KEY_UNKNOWN: C6h: long key refers to a tag with no staged key
+ * @KVSSD_ERR_ITERATOR_LIMIT:   C7h: 16 iterators already open
+ * @KVSSD_ERR_INVALID_ITERATOR: C8h: iterator handle not open
+ * @KVSSD_ERR_ITERATOR_END:     C9h: nothing left to read (kvssd_iter_next() returns 0 instead)
+ * @KVSSD_ERR_NVME:             any other NVMe status (see struct kvssd_result)
+ * @KVSSD_ERR_SYSTEM:           a system call failed (errno kept in struct kvssd_result)
+ * @KVSSD_ERR_NO_DEVICE:        the path is not a KV namespace of this device
+ * @KVSSD_ERR_BUSY:             async queue full: poll completions, then retry
+ * @KVSSD_ERR_CONFIG:           malformed transfer-threshold config file
+ * @KVSSD_ERR_LAST:             number of codes
+ */
+enum kvssd_err {
+    KVSSD_OK = 0,
+    KVSSD_ERR_INVALID_ARGUMENT,
+    KVSSD_ERR_KEY_SIZE,
+    KVSSD_ERR_VALUE_SIZE,
+    KVSSD_ERR_KEY_NOT_FOUND,
+    KVSSD_ERR_KEY_EXISTS,
+    KVSSD_ERR_UNRECOVERED,
+    KVSSD_ERR_CAPACITY,
+    KVSSD_ERR_NOT_READY,
+    KVSSD_ERR_INVALID_OPCODE,
+    KVSSD_ERR_INVALID_FIELD,
+    KVSSD_ERR_TRANSFER,
+    KVSSD_ERR_INTERNAL,
+    KVSSD_ERR_ABORTED,
+    KVSSD_ERR_INVALID_NSID,
+    KVSSD_ERR_SEQUENCE,
+    KVSSD_ERR_CID_CONFLICT,
+    KVSSD_ERR_INLINE_UNKNOWN_TAG,
+    KVSSD_ERR_INLINE_BAD_SEQUENCE,
+    KVSSD_ERR_INLINE_OVERFLOW,
+    KVSSD_ERR_INLINE_TAG_IN_USE,
+    KVSSD_ERR_INLINE_EXPIRED,
+    KVSSD_ERR_TAG_TABLE_FULL,
+    KVSSD_ERR_STAGED_KEY_UNKNOWN,
+    KVSSD_ERR_ITERATOR_LIMIT,
+    KVSSD_ERR_INVALID_ITERATOR,
+    KVSSD_ERR_ITERATOR_END,
+    KVSSD_ERR_NVME,
+    KVSSD_ERR_SYSTEM,
+    KVSSD_ERR_NO_DEVICE,
+    KVSSD_ERR_BUSY,
+    KVSSD_ERR_CONFIG,
+    KVSSD_ERR_LAST
+};
+
+/**
+ * kvssd_strerror() - a sentence describing an error code
+ * @err: a value returned by a libkvssd function (negative) or an enum kvssd_err
+ *
+ * Return: a static string; never NULL ("unknown error" for foreign values).
+ */
+const char *kvssd_strerror(int err);
+
+/**
+ * kvssd_status_to_err() - map an NVMe status to a library error code
+ * @status: (SCT << 8) | SC as in <kvssd/nvme_kv.h>; DNR/More bits are ignored
+ *
+ * Return: 0 for success, else the negative enum kvssd_err value.
+ */
+int kvssd_status_to_err(uint16_t status);
+
+/**
+ * kvssd_status_str() - name of an NVMe / KV / extension status
+ * @status: (SCT << 8) | SC; DNR/More bits are ignored
+ *
+ * Return: a static string such as "KEY_DOES_NOT_EXIST (SCT 1h SC 87h)"'s name part.
+ */
+const char *kvssd_status_str(uint16_t status);
+
+/**
+ * struct kvssd_result - what one operation saw on the wire
+ * @status:   the NVMe status of the failing (or last) command, (SCT << 8) | SC
+ * @dw0:      CQE DW0 of the last command (Retrieve: the value's full size)
+ * @dw1:      CQE DW1 of the last command
+ * @commands: NVMe commands the operation issued (Key Stage, head, transfers)
+ * @sys_errno: errno when the error was KVSSD_ERR_SYSTEM
+ */
+struct kvssd_result {
+    uint16_t status;
+    uint32_t dw0;
+    uint32_t dw1;
+    uint32_t commands;
+    int sys_errno;
+};
+
+/* ------------------------------------------------------------------ */
+/* Command encoding (cmd.c): pure, no I/O                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct kvssd_cmd - one NVMe command ready to submit
+ * @sqe:      the 64-byte submission queue entry (CDW0 holds only the opcode;
+ *            the kernel assigns the command identifier)
+ * @data:     host buffer for the data pointer (PRP), or NULL
+ * @data_len: bytes of @data
+ * @admin:    true for an admin command (controller queue)
+ *
+ * Through Linux passthrough only opcode, NSID, CDW2, CDW3 and CDW10-15
+ * reach the device; CDW4-9 are filled by the kernel. The full-layout
+ * inline encoders set CDW1/CDW4-9 too; such commands need a driver that
+ * writes SQEs itself.
+ */
+struct kvssd_cmd {
+    struct kvssd_sqe sqe;
+    void *data;
+    uint32_t data_len;
+    bool admin;
+};
+
+/**
+ * kvssd_cmd_store() - Store (01h), value by data pointer
+ * @cmd: filled in
+ * @nsid: namespace
+ * @key: key bytes (used when @key_len <= 16)
+ * @key_len: 1..255
+ * @key_tag: staged-key tag when @key_len > 16 (from a preceding Key Stage)
+ * @value: value buffer (data pointer)
+ * @value_len: value bytes
+ * @options: KVSSD_STORE_OPT_* bits
+ */
+void kvssd_cmd_store(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                     uint32_t key_tag, const void *value, uint32_t value_len, uint32_t options);
+/** kvssd_cmd_retrieve() - Retrieve (02h) into @buf of @buf_len bytes (0 = size only). */
+void kvssd_cmd_retrieve(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                        uint32_t key_tag, void *buf, uint32_t buf_len);
+/** kvssd_cmd_delete() - Delete (10h). */
+void kvssd_cmd_delete(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                      uint32_t key_tag);
+/** kvssd_cmd_exist() - Exist (14h). */
+void kvssd_cmd_exist(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                     uint32_t key_tag);
+/** kvssd_cmd_list() - List (06h) from a start key (@key_len 0 = from the beginning). */
+void kvssd_cmd_list(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                    uint32_t key_tag, void *buf, uint32_t buf_len);
+/** kvssd_cmd_flush() - Flush (00h). */
+void kvssd_cmd_flush(struct kvssd_cmd *cmd, uint32_t nsid);
+/**
+ * kvssd_cmd_key_stage() - Key Stage (91h): stage a 17..255-byte key under @tag
+ *
+ * The data pointer carries the key itself (@key, @key_len bytes).
+ */
+void kvssd_cmd_key_stage(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
+                         uint32_t tag);
+/**
+ * kvssd_cmd_iter_open() - Iter Open (90h)
+ * @prefix: first 4 key bytes as a big-endian number (key byte 0 in bits 31:24)
+ * @mask: which bits of @prefix must match
+ * @with_values: entries carry values too
+ */
+void kvssd_cmd_iter_open(struct kvssd_cmd *cmd, uint32_t nsid, uint32_t prefix, uint32_t mask,
+                         bool with_values);
+/** kvssd_cmd_iter_read() - Iter Read (92h) of @handle into @buf. */
+void kvssd_cmd_iter_read(struct kvssd_cmd *cmd, uint32_t nsid, uint32_t handle, void *buf,
+                         uint32_t buf_len);
+/** kvssd_cmd_iter_close() - Iter Close (94h). */
+void kvssd_cmd_iter_close(struct kvssd_cmd *cmd, uint32_t nsid, uint32_t handle);
+
+/**
+ * kvssd_cmd_inline_head() - stock-layout inline head (81h)
+ * @key_tag: staged-key tag when @key_len > 16
+ * @stream_tag: the stream's tag (0..4095)
+ * @value_len: the whole value's size
+ * @hybrid: the data pointer carries the first (value_len & ~4095) bytes
+ * @tail: the bytes that travel inline (the whole value, or the hybrid tail)
+ * @tail_len: bytes of @tail
+ *
+ * Packs the key (when <= 16 bytes) then as many @tail bytes as fit into the
+ * payload area CDW2, CDW3, CDW12..CDW15.
+ *
+ * Return: number of @tail bytes carried by this head.
+ */
+uint32_t kvssd_cmd_inline_head(struct kvssd_cmd *cmd, uint32_t nsid, const void *key,
+                               uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
+                               uint32_t value_len, uint32_t options, bool hybrid,
+                               const void *page_data, const void *tail, uint32_t tail_len);
+/**
+ * kvssd_cmd_inline_xfer() - stock-layout inline transfer (85h)
+ * @seq: sequence number, 1..
+ * @bytes: the next value bytes; at most KVSSD_INLINE_XFER_PAYLOAD are taken
+ *
+ * Return: number of bytes carried.
+ */
+uint32_t kvssd_cmd_inline_xfer(struct kvssd_cmd *cmd, uint32_t nsid, uint32_t stream_tag,
+                               uint32_t seq, const void *bytes, uint32_t len);
+/**
+ * kvssd_cmd_inline_head_full() - BandSlim full-layout head (89h), keys <= 16 bytes
+ *
+ * Payload: CDW11[31:8], CDW4..CDW9, CDW12, CDW13 (35 bytes).
+ * Return: number of value bytes carried.
+ */
+uint32_t kvssd_cmd_inline_head_full(struct kvssd_cmd *cmd, uint32_t nsid, const void *key,
+                                    uint32_t key_len, uint32_t stream_tag, uint32_t value_len,
+                                    uint32_t options, const void *value, uint32_t len);
+/**
+ * kvssd_cmd_inline_xfer_full() - BandSlim full-layout transfer (8Dh)
+ *
+ * CDW1 = tag | seq << 12; payload CDW2..CDW15 (56 bytes).
+ * Return: number of value bytes carried.
+ */
+uint32_t kvssd_cmd_inline_xfer_full(struct kvssd_cmd *cmd, uint32_t stream_tag, uint32_t seq,
+                                    const void *bytes, uint32_t len);
+
+/** kvssd_cmd_identify() - admin Identify (06h) with @cns and @csi into a 4096-byte @buf. */
+void kvssd_cmd_identify(struct kvssd_cmd *cmd, uint32_t nsid, uint8_t cns, uint8_t csi, void *buf);
+/** kvssd_cmd_get_stats_log() - admin Get Log Page (02h), LID C0h, 4096 bytes into @log. */
+void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log);
+/** kvssd_cmd_reset_stats() - admin Set Features (09h), FID C0h. */
+void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd);
+/** kvssd_cmd_format() - admin Format NVM (80h) of @nsid (LBAF 0, no secure erase). */
+void kvssd_cmd_format(struct kvssd_cmd *cmd, uint32_t nsid);
+
+/* ------------------------------------------------------------------ */
+/* Transfer methods (transfer.c)                                       */
+/* ------------------------------------------------------------------ */
+
+/**
+ * enum kvssd_xfer_mode - how a Store moves its value
+ * @KVSSD_XFER_PRP:      Store (01h), the value by PRP DMA (baseline)
+ * @KVSSD_XFER_INLINE:   the whole value inside inline head + transfer commands
+ * @KVSSD_XFER_HYBRID:   whole 4 KiB pages by PRP in the head, the tail inline
+ *                       (a value of whole pages only, or under one page,
+ *                       degenerates to PRP resp. inline)
+ * @KVSSD_XFER_ADAPTIVE: BandSlim §3.2: inline up to alpha*threshold1 bytes;
+ *                       above it hybrid when the value is past a 4 KiB
+ *                       multiple by at most beta*threshold2 bytes; else PRP
+ */
+enum kvssd_xfer_mode {
+    KVSSD_XFER_PRP,
+    KVSSD_XFER_INLINE,
+    KVSSD_XFER_HYBRID,
+    KVSSD_XFER_ADAPTIVE,
+};
+
+/**
+ * struct kvssd_xfer_config - adaptive transfer thresholds
+ * @threshold1_bytes: value size where inline stops beating PRP (default 128)
+ * @threshold2_bytes: bytes past a 4 KiB multiple where PRP starts beating
+ *                    hybrid (default 64)
+ * @alpha: scale of threshold1 (default 1.0; > 1 favours inline)
+ * @beta: scale of threshold2 (default 1.0; > 1 favours hybrid)
+ */
+struct kvssd_xfer_config {
+    uint32_t threshold1_bytes;
+    uint32_t threshold2_bytes;
+    double alpha;
+    double beta;
+};
+
+#define KVSSD_DEFAULT_THRESHOLD1_BYTES 128u
+#define KVSSD_DEFAULT_THRESHOLD2_BYTES 64u
+/* Where kvbench calibrate writes and kvssd_open() reads the thresholds. */
+#define KVSSD_DEFAULT_CONFIG_PATH "/etc/kvssd/transfer.conf"
+#define KVSSD_CONFIG_ENV "KVSSD_TRANSFER_CONFIG"
+
+/** kvssd_xfer_config_default() - the defaults above. */
+void kvssd_xfer_config_default(struct kvssd_xfer_config *cfg);
+/**
+ * kvssd_xfer_config_load() - read an INI file with a [transfer] group
+ * @path: file to read
+ * @cfg: updated with the keys present (threshold1_bytes, threshold2_bytes, alpha, beta)
+ * @errbuf: a sentence naming the bad line on failure (may be NULL)
+ *
+ * Return: 0, -KVSSD_ERR_SYSTEM (cannot read; errno set) or -KVSSD_ERR_CONFIG.
+ */
+int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char *errbuf,
+                           size_t errlen);
+/** kvssd_xfer_config_save() - write @cfg as an INI file. Return 0 or -KVSSD_ERR_SYSTEM. */
+int kvssd_xfer_config_save(const char *path, const struct kvssd_xfer_config *cfg,
+                           const char *comment);
+/**
+ * kvssd_xfer_choose() - the method a Store of @value_len bytes uses
+ * @mode: requested mode; PRP/INLINE/HYBRID are returned as is except that
+ *        HYBRID falls back to PRP for whole pages and to INLINE below a page
+ *
+ * Return: KVSSD_XFER_PRP, KVSSD_XFER_INLINE or KVSSD_XFER_HYBRID.
+ */
+enum kvssd_xfer_mode kvssd_xfer_choose(enum kvssd_xfer_mode mode,
+                                       const struct kvssd_xfer_config *cfg, uint32_t value_len);
+/** kvssd_xfer_mode_name() - "prp", "inline", "hybrid", "adaptive". */
+const char *kvssd_xfer_mode_name(enum kvssd_xfer_mode mode);
+/** kvssd_xfer_mode_parse() - the inverse; returns -1 for an unknown name. */
+int kvssd_xfer_mode_parse(const char *name);
+/**
+ * kvssd_store_commands() - NVMe commands a Store issues
+ * @method: PRP, INLINE or HYBRID (as returned by kvssd_xfer_choose())
+ *
+ * Return: the count including the Key Stage command for keys > 16 bytes.
+ */
+uint32_t kvssd_store_commands(enum kvssd_xfer_mode method, uint32_t key_len, uint32_t value_len);
+
+/**
+ * struct kvssd_store_plan - a Store split into the commands that carry it
+ *
+ * Fill with kvssd_store_plan_init(), then call kvssd_store_plan_next() until
+ * it returns false. Commands come in submission order: Key Stage (long
+ * keys), then the Store or the inline head, then transfers by sequence.
+ * The plan holds pointers to the caller's key and value.
+ */
+struct kvssd_store_plan {
+    uint32_t nsid;
+    const uint8_t *key;
+    uint32_t key_len;
+    uint32_t key_tag;
+    uint32_t stream_tag;
+    const uint8_t *value;
+    uint32_t value_len;
+    uint32_t options;
+    enum kvssd_xfer_mode method;
+    /* progress */
+    uint32_t next_index; /* commands produced */
+    uint32_t inline_off; /* value offset of the next inline byte */
+    uint32_t seq;        /* next transfer sequence number */
+    uint32_t total;      /* commands in the plan */
+};
+
+/**
+ * kvssd_store_plan_init() - split a Store
+ * @key_tag: staged-key tag (used when @key_len > 16)
+ * @stream_tag: inline stream tag (used for INLINE / HYBRID)
+ * @method: PRP, INLINE or HYBRID
+ *
+ * Return: 0, -KVSSD_ERR_KEY_SIZE, -KVSSD_ERR_VALUE_SIZE or -KVSSD_ERR_INVALID_ARGUMENT.
+ */
+int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void *key,
+                          uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
+                          const void *value, uint32_t value_len, uint32_t options,
+                          enum kvssd_xfer_mode method);
+/** kvssd_store_plan_next() - encode the next command; false when the plan is done. */
+bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd);
+
+/* ------------------------------------------------------------------ */
+/* Devices (dev.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+struct kvssd_dev;
+
+/**
+ * struct kvssd_dev_info - what Identify told about a KV namespace
+ * @path: the generic char device opened (/dev/ngXnY)
+ * @ctrl_path: the controller char device (/dev/nvmeX)
+ * @nsid: namespace identifier
+ * @model, @serial, @firmware: from Identify Controller
+ * @nsze_bytes, @nuse_bytes: namespace size and utilization
+ * @max_key_bytes, @max_value_bytes, @max_keys: KV format 0 limits
+ * @optimal_value_granularity_bytes: NOVG
+ */
+struct kvssd_dev_info {
+    char path[64];
+    char ctrl_path[64];
+    uint32_t nsid;
+    char model[41];
+    char serial[21];
+    char firmware[9];
+    uint64_t nsze_bytes;
+    uint64_t nuse_bytes;
+    uint32_t max_key_bytes;
+    uint32_t max_value_bytes;
+    uint32_t max_keys;
+    uint32_t optimal_value_granularity_bytes;
+};
+
+/**
+ * kvssd_open() - open a KV namespace
+ * @path: its generic char device, e.g. "/dev/ng0n1"
+ * @devp: the handle, on success
+ *
+ * Learns the NSID (NVME_IOCTL_ID), identifies controller and namespace,
+ * checks the namespace speaks the KV command set, and loads the transfer
+ * thresholds from $KVSSD_TRANSFER_CONFIG or KVSSD_DEFAULT_CONFIG_PATH when
+ * present. The transfer mode starts as KVSSD_XFER_ADAPTIVE.
+ *
+ * Return: 0, -KVSSD_ERR_SYSTEM (open/ioctl failed; errno set),
+ * -KVSSD_ERR_NO_DEVICE (not a KV namespace) or -KVSSD_ERR_CONFIG.
+ */
+int kvssd_open(const char *path, struct kvssd_dev **devp);
+/** kvssd_close() - close the handle (NULL is allowed). */
+void kvssd_close(struct kvssd_dev *dev);
+/** kvssd_dev_info() - identify data learned by kvssd_open(). */
+const struct kvssd_dev_info *kvssd_dev_info(const struct kvssd_dev *dev);
+/**
+ * kvssd_discover() - list the KV namespaces of this machine
+ * @paths: array of @max buffers of 64 bytes, filled with /dev/ngXnY paths
+ *
+ * Walks the NVMe topology with libnvme's scan API (namespaces whose CSI is
+ * KV) and, for namespaces without a block driver that the scan does not
+ * report, probes each /dev/ng* char device with Identify.
+ *
+ * Return: number of namespaces found (may exceed @max), or a negative error.
+ */
+int kvssd_discover(char (*paths)[64], int max);
+/** kvssd_set_xfer_mode() - method Stores use from now on. */
+void kvssd_set_xfer_mode(struct kvssd_dev *dev, enum kvssd_xfer_mode mode);
+enum kvssd_xfer_mode kvssd_get_xfer_mode(const struct kvssd_dev *dev);
+/** kvssd_set_xfer_config() - replace the adaptive thresholds. */
+void kvssd_set_xfer_config(struct kvssd_dev *dev, const struct kvssd_xfer_config *cfg);
+const struct kvssd_xfer_config *kvssd_get_xfer_config(const struct kvssd_dev *dev);
+
+/**
+ * kvssd_tag_alloc() - reserve a tag for an inline stream or a staged key
+ * Return: a tag 0..4095, or -KVSSD_ERR_TAG_TABLE_FULL. Thread safe.
+ */
+int kvssd_tag_alloc(struct kvssd_dev *dev);
+/** kvssd_tag_free() - release a tag from kvssd_tag_alloc(). */
+void kvssd_tag_free(struct kvssd_dev *dev, uint32_t tag);
+
+/* ------------------------------------------------------------------ */
+/* Synchronous operations (sync.c); thread safe on one handle          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * kvssd_submit() - issue one command and wait for it
+ * @res: status, DW0, DW1 (may be NULL)
+ *
+ * Return: 0, the mapped negative error of a non-zero status, or -KVSSD_ERR_SYSTEM.
+ */
+int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_result *res);
+
+/**
+ * kvssd_store() - store a key-value pair
+ * @options: 0, KVSSD_STORE_OPT_ONLY_IF_EXISTS or KVSSD_STORE_OPT_ONLY_IF_ABSENT
+ *
+ * The transfer method follows kvssd_set_xfer_mode(). Return: 0 or an error;
+ * -KVSSD_ERR_KEY_NOT_FOUND / -KVSSD_ERR_KEY_EXISTS when an option refused.
+ */
+int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const void *value,
+                uint32_t value_len, uint32_t options, struct kvssd_result *res);
+/**
+ * kvssd_retrieve() - read a value (whole or its first @buf_len bytes)
+ * @buf: destination; may be NULL when @buf_len is 0 (size only)
+ * @value_len: the value's full size (may be NULL)
+ *
+ * Return: 0 or an error (-KVSSD_ERR_KEY_NOT_FOUND for a missing key).
+ * min(@buf_len, *@value_len) bytes of @buf are valid.
+ */
+int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, void *buf,
+                   uint32_t buf_len, uint32_t *value_len, struct kvssd_result *res);
+/** kvssd_delete() - delete a key. */
+int kvssd_delete(struct kvssd_dev *dev, const void *key, uint32_t key_len,
+                 struct kvssd_result *res);
+/** kvssd_exist() - 0 when the key exists, -KVSSD_ERR_KEY_NOT_FOUND when not. */
+int kvssd_exist(struct kvssd_dev *dev, const void *key, uint32_t key_len,
+                struct kvssd_result *res);
+/**
+ * kvssd_list() - keys from a start key, raw List data
+ * @start: start key (NULL/0 = from the beginning)
+ * @buf: receives the List data (see kvssd_list_parse())
+ *
+ * Return: number of keys returned, or an error.
+ */
+int kvssd_list(struct kvssd_dev *dev, const void *start, uint32_t start_len, void *buf,
+               uint32_t buf_len, struct kvssd_result *res);
+/**
+ * kvssd_list_parse() - walk List data
+ * @off: cursor; start at 0
+ *
+ * Return: 1 with @key/@key_len set, 0 at the end, -KVSSD_ERR_TRANSFER if
+ * the data is malformed.
+ */
+int kvssd_list_parse(const void *buf, uint32_t buf_len, uint32_t *off, const uint8_t **key,
+                     uint32_t *key_len);
+/** kvssd_flush() - Flush (00h). */
+int kvssd_flush(struct kvssd_dev *dev, struct kvssd_result *res);
+/** kvssd_format() - Format NVM of the namespace through the controller: erases everything. */
+int kvssd_format(struct kvssd_dev *dev, struct kvssd_result *res);
+/** kvssd_get_stats() - read the statistics log page (LID C0h). */
+int kvssd_get_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log, struct kvssd_result *res);
+/** kvssd_reset_stats() - Set Features C0h: zero every counter. */
+int kvssd_reset_stats(struct kvssd_dev *dev, struct kvssd_result *res);
+
+/**
+ * struct kvssd_iter - a prefix iterator (Iter Open/Read/Close)
+ *
+ * Opaque to callers except through the functions below.
+ */
+struct kvssd_iter {
+    struct kvssd_dev *dev;
+    uint32_t handle;
+    bool with_values;
+    bool at_end;
+    uint8_t *buf;
+    uint32_t buf_len;
+    uint32_t filled; /* bytes of entries in buf */
+    uint32_t off;    /* cursor into the entries */
+    uint32_t left;   /* entries left in buf */
+    uint8_t prefix[KVSSD_KEY_MAX]; /* bytes past the 4th are matched on the host */
+    uint32_t prefix_len;
+};
+
+/**
+ * kvssd_iter_open() - open a prefix iterator
+ * @prefix: the prefix bytes (0..4 are significant; longer prefixes are
+ *          filtered on the host by kvssd_iter_next())
+ * @buf_len: bytes per Iter Read batch (e.g. 64 KiB)
+ *
+ * Return: 0 or an error (-KVSSD_ERR_ITERATOR_LIMIT when 16 are open).
+ */
+int kvssd_iter_open(struct kvssd_dev *dev, struct kvssd_iter *it, const void *prefix,
+                    uint32_t prefix_len, bool with_values, uint32_t buf_len);
+/**
+ * kvssd_iter_next() - the next entry
+ *
+ * Return: 1 with @key (and @value when opened with values) pointing into
+ * the iterator's buffer (valid until the next call), 0 at the end, or an error.
+ */
+int kvssd_iter_next(struct kvssd_iter *it, const uint8_t **key, uint32_t *key_len,
+                    const uint8_t **value, uint32_t *value_len);
+/** kvssd_iter_close() - Iter Close and free the buffer. */
+int kvssd_iter_close(struct kvssd_iter *it);
+/**
+ * kvssd_iter_parse_entry() - decode one Iter Read entry (pure, for tests)
+ * Return: bytes the entry occupies (padded), or 0 if it overruns @len.
+ */
+uint32_t kvssd_iter_parse_entry(const uint8_t *p, uint32_t len, bool with_values,
+                                const uint8_t **key, uint32_t *key_len, const uint8_t **value,
+                                uint32_t *value_len);
+/** kvssd_prefix_word() - CDW10/CDW11 of Iter Open for a prefix of 0..4 significant bytes. */
+void kvssd_prefix_word(const void *prefix, uint32_t prefix_len, uint32_t *word, uint32_t *mask);
+
+/* ------------------------------------------------------------------ */
+/* Asynchronous operations (async.c): one queue per thread            */
+/* ------------------------------------------------------------------ */
+
+struct kvssd_queue;
+
+/**
+ * kvssd_cb - completion callback
+ * @arg: the caller's argument
+ * @err: 0 or a negative enum kvssd_err
+ * @res: status, DW0 (Retrieve: full value size), commands issued
+ */
+typedef void (*kvssd_cb)(void *arg, int err, const struct kvssd_result *res);
+
+/**
+ * kvssd_queue_create() - an io_uring for passthrough commands
+ * @depth: 1..256 commands in flight (and operations outstanding)
+ *
+ * Return: 0, -KVSSD_ERR_INVALID_ARGUMENT (depth out of range) or
+ * -KVSSD_ERR_SYSTEM (io_uring_queue_init failed; errno set).
+ */
+int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp);
+void kvssd_queue_destroy(struct kvssd_queue *q);
+/**
+ * kvssd_store_async() - queue a Store; @cb runs from kvssd_queue_poll()
+ *
+ * @key and @value must stay valid until the callback. Return: 0,
+ * -KVSSD_ERR_BUSY when @depth operations are outstanding, or a size error.
+ */
+int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
+                      uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg);
+int kvssd_retrieve_async(struct kvssd_queue *q, const void *key, uint32_t key_len, void *buf,
+                         uint32_t buf_len, kvssd_cb cb, void *arg);
+int kvssd_delete_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
+                       void *arg);
+int kvssd_exist_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
+                      void *arg);
+/**
+ * kvssd_queue_poll() - submit what is queued, reap completions, run callbacks
+ * @min_ops: wait until at least this many operations completed (0 = don't wait)
+ *
+ * Return: operations completed, or -KVSSD_ERR_SYSTEM.
+ */
+int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops);
+/** kvssd_queue_outstanding() - operations queued and not yet completed. */
+unsigned kvssd_queue_outstanding(const struct kvssd_queue *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVSSD_LIBKVSSD_H */

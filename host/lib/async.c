@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Asynchronous operations through io_uring passthrough: IORING_OP_URING_CMD
+ * with NVME_URING_CMD_IO on a ring set up with IORING_SETUP_SQE128 |
+ * IORING_SETUP_CQE32 (the NVMe command lives in the SQE's second half, the
+ * 64-bit result in the CQE's big_cqe[0]).
+ *
+ * An operation may need several commands (Key Stage, inline head,
+ * transfers). Commands are issued in order as ring slots free up; a Key
+ * Stage is a barrier (the KV command waits for it to complete). One queue
+ * belongs to one thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/nvme_ioctl.h>
+#include <liburing.h>
+
+#include "kvssd_priv.h"
+
+enum aop_kind { AOP_STORE, AOP_RETRIEVE, AOP_DELETE, AOP_EXIST };
+
+struct aop {
+    enum aop_kind kind;
+    const uint8_t *key;
+    uint32_t key_len;
+    uint32_t key_tag;
+    uint32_t stream_tag;
+    enum kvssd_xfer_mode method;
+    struct kvssd_store_plan plan; /* AOP_STORE */
+    void *buf;                    /* AOP_RETRIEVE */
+    uint32_t buf_len;
+    uint32_t issued, completed, total;
+    int err;
+    struct kvssd_result res;
+    kvssd_cb cb;
+    void *arg;
+    struct aop *next; /* free list or active list */
+    bool active;
+};
+
+struct kvssd_queue {
+    struct kvssd_dev *dev;
+    struct io_uring ring;
+    unsigned depth;
+    unsigned inflight; /* commands in the ring */
+    unsigned outstanding; /* operations not yet called back */
+    struct aop *ops;
+    struct aop *free;
+    struct aop *active; /* operations with commands left to issue, FIFO */
+    struct aop *active_tail;
+    unsigned to_submit;
+};
+
+int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp)
+{
+    struct kvssd_queue *q;
+    int rc;
+
+    if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    q = calloc(1, sizeof(*q));
+    if (!q)
+        return -KVSSD_ERR_SYSTEM;
+    q->ops = calloc(depth, sizeof(*q->ops));
+    if (!q->ops) {
+        free(q);
+        return -KVSSD_ERR_SYSTEM;
+    }
+    rc = io_uring_queue_init(depth, &q->ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+    if (rc < 0) {
+        free(q->ops);
+        free(q);
+        errno = -rc;
+        return -KVSSD_ERR_SYSTEM;
+    }
+    q->dev = dev;
+    q->depth = depth;
+    for (unsigned i = 0; i < depth; i++) {
+        q->ops[i].next = q->free;
+        q->free = &q->ops[i];
+    }
+    *qp = q;
+    return 0;
+}
+
+void kvssd_queue_destroy(struct kvssd_queue *q)
+{
+    if (!q)
+        return;
+    /* let commands in flight finish so that no buffer is written after free */
+    while (q->inflight && kvssd_queue_poll(q, 1) >= 0 && q->outstanding)
+        ;
+    io_uring_queue_exit(&q->ring);
+    free(q->ops);
+    free(q);
+}
+
+unsigned kvssd_queue_outstanding(const struct kvssd_queue *q)
+{
+    return q->outstanding;
+}
+
+static void active_push(struct kvssd_queue *q, struct aop *op)
+{
+    op->next = NULL;
+    op->active = true;
+    if (q->active_tail)
+        q->active_tail->next = op;
+    else
+        q->active = op;
+    q->active_tail = op;
+}
+
+static struct aop *aop_get(struct kvssd_queue *q)
+{
+    struct aop *op = q->free;
+    if (!op)
+        return NULL;
+    q->free = op->next;
+    memset(op, 0, sizeof(*op));
+    return op;
+}
+
+static bool long_key(const struct aop *op)
+{
+    return op->key_len > KVSSD_KEY_INLINE_MAX;
+}
+
+/* The op's next command; false when it has issued all of them. */
+static bool aop_next_cmd(struct kvssd_queue *q, struct aop *op, struct kvssd_cmd *cmd)
+{
+    uint32_t nsid = q->dev->info.nsid;
+
+    if (op->issued >= op->total)
+        return false;
+    if (op->kind == AOP_STORE)
+        return kvssd_store_plan_next(&op->plan, cmd);
+    if (long_key(op) && op->issued == 0) {
+        kvssd_cmd_key_stage(cmd, nsid, op->key, op->key_len, op->key_tag);
+        return true;
+    }
+    switch (op->kind) {
+    case AOP_RETRIEVE:
+        kvssd_cmd_retrieve(cmd, nsid, op->key, op->key_len, op->key_tag, op->buf, op->buf_len);
+        break;
+    case AOP_DELETE:
+        kvssd_cmd_delete(cmd, nsid, op->key, op->key_len, op->key_tag);
+        break;
+    default:
+        kvssd_cmd_exist(cmd, nsid, op->key, op->key_len, op->key_tag);
+        break;
+    }
+    return true;
+}
+
+/* May the op issue its next command now? Not past an error or an unfinished Key Stage. */
+static bool aop_ready(const struct aop *op)
+{
+    if (op->err || op->issued >= op->total)
+        return false;
+    return !(long_key(op) && op->issued == 1 && op->completed == 0);
+}
+
+static void prep_uring_cmd(struct kvssd_queue *q, struct io_uring_sqe *sqe,
+                           const struct kvssd_cmd *cmd, uint64_t user_data)
+{
+    const uint32_t *d = cmd->sqe.cdw;
+    struct nvme_uring_cmd *uc;
+
+    memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command occupies the second half */
+    sqe->opcode = IORING_OP_URING_CMD;
+    sqe->fd = q->dev->fd;
+    sqe->cmd_op = NVME_URING_CMD_IO;
+    uc = (struct nvme_uring_cmd *)sqe->cmd;
+    uc->opcode = kvssd_sqe_opcode(&cmd->sqe);
+    uc->nsid = d[1];
+    uc->cdw2 = d[2];
+    uc->cdw3 = d[3];
+    uc->addr = (uint64_t)(uintptr_t)cmd->data;
+    uc->data_len = cmd->data_len;
+    uc->cdw10 = d[10];
+    uc->cdw11 = d[11];
+    uc->cdw12 = d[12];
+    uc->cdw13 = d[13];
+    uc->cdw14 = d[14];
+    uc->cdw15 = d[15];
+    io_uring_sqe_set_data64(sqe, user_data);
+}
+
+/* Fill free ring slots from the active operations, oldest first. */
+static void pump(struct kvssd_queue *q)
+{
+    struct aop *prev = NULL, *op = q->active;
+
+    while (op && q->inflight < q->depth) {
+        struct kvssd_cmd cmd;
+        while (q->inflight < q->depth && aop_ready(op)) {
+            /* the SQ ring has depth slots, so inflight < depth leaves one free */
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+            if (!sqe || !aop_next_cmd(q, op, &cmd))
+                return;
+            uint64_t ud = (uint64_t)(op - q->ops) << 32 | op->issued;
+            prep_uring_cmd(q, sqe, &cmd, ud);
+            op->issued++;
+            q->inflight++;
+            q->to_submit++;
+        }
+        struct aop *next = op->next;
+        if (op->issued >= op->total || op->err) {
+            /* nothing left to issue: leave the active list */
+            if (prev)
+                prev->next = next;
+            else
+                q->active = next;
+            if (q->active_tail == op)
+                q->active_tail = prev;
+            op->active = false;
+            op->next = NULL;
+        } else {
+            prev = op;
+        }
+        op = next;
+    }
+}
+
+static void aop_finish(struct kvssd_queue *q, struct aop *op)
+{
+    if (op->kind == AOP_STORE) {
+        if (!op->err && op->method != KVSSD_XFER_PRP &&
+            !(op->res.dw1 & KVSSD_INLINE_DW1_STORED))
+            op->err = -KVSSD_ERR_NVME;
+        kvssd_store_tags_free(q->dev, op->key_len, op->method, op->key_tag, op->stream_tag);
+    } else if (long_key(op)) {
+        kvssd_tag_free(q->dev, op->key_tag);
+    }
+    op->res.commands = op->issued;
+    q->outstanding--;
+    kvssd_cb cb = op->cb;
+    void *arg = op->arg;
+    int err = op->err;
+    struct kvssd_result res = op->res;
+    op->next = q->free;
+    q->free = op;
+    if (cb)
+        cb(arg, err, &res);
+}
+
+static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *done)
+{
+    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    struct aop *op = &q->ops[ud >> 32];
+    uint32_t index = (uint32_t)ud;
+    uint64_t result = cqe->big_cqe[0];
+
+    q->inflight--;
+    op->completed++;
+    if (cqe->res < 0) {
+        if (!op->err) {
+            op->err = -KVSSD_ERR_SYSTEM;
+            op->res.sys_errno = -cqe->res;
+        }
+    } else {
+        uint16_t st = (uint16_t)cqe->res;
+        if (st && !op->err) {
+            op->err = kvssd_status_to_err(st);
+            op->res.status = st & 0x7ff;
+            op->res.dw0 = (uint32_t)result;
+            op->res.dw1 = (uint32_t)(result >> 32);
+        } else if (!op->err && index == op->total - 1) {
+            op->res.status = 0;
+            op->res.dw0 = (uint32_t)result;
+            op->res.dw1 = (uint32_t)(result >> 32);
+        }
+    }
+    /* done when every issued command is back and nothing more will be issued */
+    if (op->completed == op->issued && (op->err || op->issued == op->total)) {
+        if (op->active) {
+            /* remove from the active list before recycling */
+            struct aop *p = NULL, *c = q->active;
+            while (c && c != op) {
+                p = c;
+                c = c->next;
+            }
+            if (c) {
+                if (p)
+                    p->next = c->next;
+                else
+                    q->active = c->next;
+                if (q->active_tail == c)
+                    q->active_tail = p;
+            }
+            op->active = false;
+        }
+        aop_finish(q, op);
+        (*done)++;
+    }
+}
+
+int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops)
+{
+    int done = 0;
+
+    for (;;) {
+        pump(q);
+        if (q->to_submit) {
+            int rc = io_uring_submit(&q->ring);
+            if (rc < 0) {
+                errno = -rc;
+                return -KVSSD_ERR_SYSTEM;
+            }
+            q->to_submit -= (unsigned)rc < q->to_submit ? (unsigned)rc : q->to_submit;
+        }
+        struct io_uring_cqe *cqe;
+        unsigned seen = 0;
+        while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
+            complete_one(q, cqe, &done);
+            io_uring_cqe_seen(&q->ring, cqe);
+            seen++;
+        }
+        if ((unsigned)done >= min_ops || q->outstanding == 0)
+            return done;
+        if (!seen) {
+            if (!q->inflight)
+                continue; /* a barrier was released; pump again */
+            int rc = io_uring_wait_cqe(&q->ring, &cqe);
+            if (rc < 0 && rc != -EINTR) {
+                errno = -rc;
+                return -KVSSD_ERR_SYSTEM;
+            }
+        }
+    }
+}
+
+static int aop_start(struct kvssd_queue *q, struct aop *op)
+{
+    q->outstanding++;
+    active_push(q, op);
+    pump(q);
+    return 0;
+}
+
+int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
+                      uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg)
+{
+    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+        return -KVSSD_ERR_KEY_SIZE;
+    if (value_len > KVSSD_VALUE_MAX)
+        return -KVSSD_ERR_VALUE_SIZE;
+    struct aop *op = aop_get(q);
+    if (!op)
+        return -KVSSD_ERR_BUSY;
+    op->kind = AOP_STORE;
+    op->key = key;
+    op->key_len = key_len;
+    op->method = kvssd_xfer_choose(q->dev->mode, &q->dev->xfer, value_len);
+    int rc = kvssd_store_tags(q->dev, key_len, op->method, &op->key_tag, &op->stream_tag);
+    if (!rc) {
+        rc = kvssd_store_plan_init(&op->plan, q->dev->info.nsid, key, key_len, op->key_tag,
+                                   op->stream_tag, value, value_len, options, op->method);
+        if (rc)
+            kvssd_store_tags_free(q->dev, key_len, op->method, op->key_tag, op->stream_tag);
+    }
+    if (rc) {
+        op->next = q->free;
+        q->free = op;
+        return rc;
+    }
+    op->total = op->plan.total;
+    op->cb = cb;
+    op->arg = arg;
+    return aop_start(q, op);
+}
+
+static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *key,
+                        uint32_t key_len, void *buf, uint32_t buf_len, kvssd_cb cb, void *arg)
+{
+    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+        return -KVSSD_ERR_KEY_SIZE;
+    if (!key || (buf_len && !buf))
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    struct aop *op = aop_get(q);
+    if (!op)
+        return -KVSSD_ERR_BUSY;
+    op->kind = kind;
+    op->key = key;
+    op->key_len = key_len;
+    op->buf = buf;
+    op->buf_len = buf_len;
+    op->total = 1;
+    if (long_key(op)) {
+        int t = kvssd_tag_alloc(q->dev);
+        if (t < 0) {
+            op->next = q->free;
+            q->free = op;
+            return t;
+        }
+        op->key_tag = (uint32_t)t;
+        op->total = 2;
+    }
+    op->cb = cb;
+    op->arg = arg;
+    return aop_start(q, op);
+}
+
+int kvssd_retrieve_async(struct kvssd_queue *q, const void *key, uint32_t key_len, void *buf,
+                         uint32_t buf_len, kvssd_cb cb, void *arg)
+{
+    return key_op_async(q, AOP_RETRIEVE, key, key_len, buf, buf_len, cb, arg);
+}
+
+int kvssd_delete_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
+                       void *arg)
+{
+    return key_op_async(q, AOP_DELETE, key, key_len, NULL, 0, cb, arg);
+}
+
+int kvssd_exist_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
+                      void *arg)
+{
+    return key_op_async(q, AOP_EXIST, key, key_len, NULL, 0, cb, arg);
+}

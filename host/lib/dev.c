@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Opening a KV namespace by its generic char device, discovering KV
+ * namespaces with libnvme's topology scan, and the tag allocator shared by
+ * inline streams and staged keys.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <libnvme.h>
+
+#include "kvssd_priv.h"
+
+/* Copy a space-padded Identify string and drop the padding. */
+static void id_string(char *dst, const char *src, size_t n)
+{
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    for (size_t i = n; i > 0 && (dst[i - 1] == ' ' || dst[i - 1] == '\0'); i--)
+        dst[i - 1] = '\0';
+}
+
+/* "/dev/ng0n1" -> "/dev/nvme0"; empty when the name does not parse. */
+static void ctrl_path_of(const char *path, char *out, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    unsigned ctrl, ns;
+    base = base ? base + 1 : path;
+    out[0] = '\0';
+    if (sscanf(base, "ng%un%u", &ctrl, &ns) == 2)
+        snprintf(out, len, "/dev/nvme%u", ctrl);
+}
+
+/* Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits. */
+static int identify_kv(int fd, uint32_t nsid, struct kvssd_dev_info *info)
+{
+    struct kvssd_id_ns_kv *id = NULL;
+    struct nvme_id_ctrl *ctrl = NULL;
+    struct kvssd_cmd cmd;
+    struct kvssd_result res;
+    int rc;
+
+    if (posix_memalign((void **)&id, 4096, sizeof(*id)) ||
+        posix_memalign((void **)&ctrl, 4096, sizeof(*ctrl))) {
+        free(id);
+        return -KVSSD_ERR_SYSTEM;
+    }
+    memset(id, 0, sizeof(*id));
+    memset(ctrl, 0, sizeof(*ctrl));
+    kvssd_cmd_identify(&cmd, nsid, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, id);
+    rc = kvssd_submit_ioctl(fd, &cmd, &res);
+    if (rc == -KVSSD_ERR_SYSTEM)
+        goto out;
+    if (rc || id->kvf[0].kvmkl == 0) {
+        rc = -KVSSD_ERR_NO_DEVICE; /* answers, but not as a KV namespace */
+        goto out;
+    }
+    info->nsze_bytes = id->nsze;
+    info->nuse_bytes = id->nuse;
+    info->max_key_bytes = id->kvf[0].kvmkl;
+    info->max_value_bytes = id->kvf[0].kvmvl;
+    info->max_keys = id->kvf[0].kvmnk;
+    info->optimal_value_granularity_bytes = id->novg;
+
+    kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_CTRL, KVSSD_CSI_NVM, ctrl);
+    if (kvssd_submit_ioctl(fd, &cmd, &res) == 0) {
+        id_string(info->model, ctrl->mn, sizeof(ctrl->mn));
+        id_string(info->serial, ctrl->sn, sizeof(ctrl->sn));
+        id_string(info->firmware, ctrl->fr, sizeof(ctrl->fr));
+    }
+    rc = 0;
+out:
+    free(id);
+    free(ctrl);
+    return rc;
+}
+
+static int probe(const char *path, int *fdp, uint32_t *nsidp, struct kvssd_dev_info *info)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -KVSSD_ERR_SYSTEM;
+    int nsid = ioctl(fd, NVME_IOCTL_ID);
+    if (nsid <= 0) {
+        int e = errno;
+        close(fd);
+        errno = e ? e : ENOTTY;
+        return nsid < 0 ? -KVSSD_ERR_SYSTEM : -KVSSD_ERR_NO_DEVICE;
+    }
+    int rc = identify_kv(fd, (uint32_t)nsid, info);
+    if (rc) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return rc;
+    }
+    *fdp = fd;
+    *nsidp = (uint32_t)nsid;
+    return 0;
+}
+
+int kvssd_open(const char *path, struct kvssd_dev **devp)
+{
+    struct kvssd_dev *dev;
+    int rc;
+
+    if (!path || !devp)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    dev = calloc(1, sizeof(*dev));
+    if (!dev)
+        return -KVSSD_ERR_SYSTEM;
+    dev->ctrl_fd = -1;
+    rc = probe(path, &dev->fd, &dev->info.nsid, &dev->info);
+    if (rc) {
+        free(dev);
+        return rc;
+    }
+    snprintf(dev->info.path, sizeof(dev->info.path), "%s", path);
+    ctrl_path_of(path, dev->info.ctrl_path, sizeof(dev->info.ctrl_path));
+    dev->mode = KVSSD_XFER_ADAPTIVE;
+    kvssd_xfer_config_default(&dev->xfer);
+
+    const char *cfg = getenv(KVSSD_CONFIG_ENV);
+    if (cfg && *cfg) {
+        rc = kvssd_xfer_config_load(cfg, &dev->xfer, NULL, 0);
+    } else if (access(KVSSD_DEFAULT_CONFIG_PATH, R_OK) == 0) {
+        rc = kvssd_xfer_config_load(KVSSD_DEFAULT_CONFIG_PATH, &dev->xfer, NULL, 0);
+    }
+    if (rc) {
+        kvssd_close(dev);
+        return rc;
+    }
+    *devp = dev;
+    return 0;
+}
+
+void kvssd_close(struct kvssd_dev *dev)
+{
+    if (!dev)
+        return;
+    close(dev->fd);
+    if (dev->ctrl_fd >= 0)
+        close(dev->ctrl_fd);
+    free(dev);
+}
+
+const struct kvssd_dev_info *kvssd_dev_info(const struct kvssd_dev *dev)
+{
+    return &dev->info;
+}
+
+static int add_path(char (*paths)[64], int max, int n, const char *path)
+{
+    for (int i = 0; i < n && i < max; i++)
+        if (!strcmp(paths[i], path))
+            return n;
+    if (n < max)
+        snprintf(paths[n], 64, "%s", path);
+    return n + 1;
+}
+
+int kvssd_discover(char (*paths)[64], int max)
+{
+    nvme_root_t r;
+    nvme_host_t h;
+    nvme_subsystem_t s;
+    nvme_ctrl_t c;
+    nvme_ns_t ns;
+    int n = 0;
+    char path[64];
+
+    /* 1. libnvme's view of the topology: namespaces reporting CSI KV */
+    r = nvme_create_root(NULL, LOG_ERR);
+    if (r) {
+        if (nvme_scan_topology(r, NULL, NULL) == 0) {
+            nvme_for_each_host(r, h) {
+                nvme_for_each_subsystem(h, s) {
+                    nvme_subsystem_for_each_ctrl(s, c) {
+                        nvme_ctrl_for_each_ns(c, ns) {
+                            const char *g = nvme_ns_get_generic_name(ns);
+                            if (nvme_ns_get_csi(ns) != NVME_CSI_KV || !g)
+                                continue;
+                            snprintf(path, sizeof(path), "/dev/%s", g);
+                            n = add_path(paths, max, n, path);
+                        }
+                    }
+                }
+            }
+        }
+        nvme_free_tree(r);
+    }
+
+    /*
+     * 2. A KV namespace has no block driver, so older libnvme scans (which
+     * walk block devices) may not see it: probe every generic char device.
+     */
+    glob_t g;
+    if (glob("/dev/ng*n*", 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            struct kvssd_dev_info info;
+            int fd;
+            uint32_t nsid;
+            memset(&info, 0, sizeof(info));
+            if (probe(g.gl_pathv[i], &fd, &nsid, &info) == 0) {
+                close(fd);
+                n = add_path(paths, max, n, g.gl_pathv[i]);
+            }
+        }
+        globfree(&g);
+    }
+    return n;
+}
+
+void kvssd_set_xfer_mode(struct kvssd_dev *dev, enum kvssd_xfer_mode mode)
+{
+    dev->mode = mode;
+}
+
+enum kvssd_xfer_mode kvssd_get_xfer_mode(const struct kvssd_dev *dev)
+{
+    return dev->mode;
+}
+
+void kvssd_set_xfer_config(struct kvssd_dev *dev, const struct kvssd_xfer_config *cfg)
+{
+    dev->xfer = *cfg;
+}
+
+const struct kvssd_xfer_config *kvssd_get_xfer_config(const struct kvssd_dev *dev)
+{
+    return &dev->xfer;
+}
+
+/*
+ * A bitmap of 4096 tags claimed with atomic fetch-or; the rotating hint
+ * keeps a just-freed tag from being reused at once, so a late completion of
+ * an abandoned stream cannot be confused with a new one.
+ */
+int kvssd_tag_alloc(struct kvssd_dev *dev)
+{
+    uint32_t start = atomic_fetch_add(&dev->tag_hint, 1);
+    for (uint32_t i = 0; i < KVSSD_MAX_TAGS; i++) {
+        uint32_t tag = (start + i) % KVSSD_MAX_TAGS;
+        uint64_t bit = 1ull << (tag % 64);
+        uint64_t old = atomic_fetch_or(&dev->tags[tag / 64], bit);
+        if (!(old & bit))
+            return (int)tag;
+    }
+    return -KVSSD_ERR_TAG_TABLE_FULL;
+}
+
+void kvssd_tag_free(struct kvssd_dev *dev, uint32_t tag)
+{
+    tag &= KVSSD_TAG_MASK;
+    atomic_fetch_and(&dev->tags[tag / 64], ~(1ull << (tag % 64)));
+}
+
+int kvssd_store_tags(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mode method,
+                     uint32_t *key_tag, uint32_t *stream_tag)
+{
+    int t;
+    *key_tag = 0;
+    *stream_tag = 0;
+    if (key_len > KVSSD_KEY_INLINE_MAX) {
+        if ((t = kvssd_tag_alloc(dev)) < 0)
+            return t;
+        *key_tag = (uint32_t)t;
+    }
+    if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID) {
+        if ((t = kvssd_tag_alloc(dev)) < 0) {
+            if (key_len > KVSSD_KEY_INLINE_MAX)
+                kvssd_tag_free(dev, *key_tag);
+            return t;
+        }
+        *stream_tag = (uint32_t)t;
+    }
+    return 0;
+}
+
+void kvssd_store_tags_free(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mode method,
+                           uint32_t key_tag, uint32_t stream_tag)
+{
+    if (key_len > KVSSD_KEY_INLINE_MAX)
+        kvssd_tag_free(dev, key_tag);
+    if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID)
+        kvssd_tag_free(dev, stream_tag);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Transfer methods (BandSlim §3.2): which of PRP, inline and hybrid a Store
+ * uses, and how a Store is split into Key Stage + head + transfer commands
+ * in the stock layout (the only one Linux passthrough can carry). Pure: no
+ * I/O besides reading and writing the threshold config file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kvssd/libkvssd.h>
+
+#define PAGE_MASK (KVSSD_HYBRID_PAGE_BYTES - 1u)
+
+void kvssd_xfer_config_default(struct kvssd_xfer_config *cfg)
+{
+    cfg->threshold1_bytes = KVSSD_DEFAULT_THRESHOLD1_BYTES;
+    cfg->threshold2_bytes = KVSSD_DEFAULT_THRESHOLD2_BYTES;
+    cfg->alpha = 1.0;
+    cfg->beta = 1.0;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static void set_err(char *errbuf, size_t errlen, const char *fmt, const char *path, int line,
+                    const char *what)
+{
+    if (errbuf && errlen)
+        snprintf(errbuf, errlen, fmt, path, line, what);
+}
+
+/*
+ * The config is an INI file with one [transfer] group; keys of other groups
+ * are ignored so that kvbench can keep its own notes beside them.
+ */
+int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char *errbuf,
+                           size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char line[256], group[64] = "";
+    int lineno = 0, rc = 0;
+
+    if (!f) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -KVSSD_ERR_SYSTEM;
+    }
+    struct kvssd_xfer_config c = *cfg;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#' || *s == ';')
+            continue;
+        if (*s == '[') {
+            char *e = strchr(s, ']');
+            if (!e) {
+                set_err(errbuf, errlen, "%s:%d: unterminated group header \"%s\"", path, lineno, s);
+                rc = -KVSSD_ERR_CONFIG;
+                break;
+            }
+            *e = '\0';
+            snprintf(group, sizeof(group), "%s", s + 1);
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            set_err(errbuf, errlen, "%s:%d: \"%s\" is not key=value", path, lineno, s);
+            rc = -KVSSD_ERR_CONFIG;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1), *end;
+        if (strcmp(group, "transfer") != 0)
+            continue;
+        errno = 0;
+        if (!strcmp(key, "threshold1_bytes") || !strcmp(key, "threshold2_bytes")) {
+            unsigned long v = strtoul(val, &end, 10);
+            if (errno || end == val || *end || v > KVSSD_VALUE_MAX || val[0] == '-') {
+                set_err(errbuf, errlen, "%s:%d: %s must be 0..2097152 bytes", path, lineno, key);
+                rc = -KVSSD_ERR_CONFIG;
+                break;
+            }
+            if (key[9] == '1')
+                c.threshold1_bytes = (uint32_t)v;
+            else
+                c.threshold2_bytes = (uint32_t)v;
+        } else if (!strcmp(key, "alpha") || !strcmp(key, "beta")) {
+            double v = strtod(val, &end);
+            if (errno || end == val || *end || !(v >= 0.0) || v > 1e6) {
+                set_err(errbuf, errlen, "%s:%d: %s must be a number 0..1000000", path, lineno, key);
+                rc = -KVSSD_ERR_CONFIG;
+                break;
+            }
+            if (key[0] == 'a')
+                c.alpha = v;
+            else
+                c.beta = v;
+        } else {
+            set_err(errbuf, errlen, "%s:%d: unknown key \"%s\" in [transfer]", path, lineno, key);
+            rc = -KVSSD_ERR_CONFIG;
+            break;
+        }
+    }
+    fclose(f);
+    if (!rc)
+        *cfg = c;
+    return rc;
+}
+
+int kvssd_xfer_config_save(const char *path, const struct kvssd_xfer_config *cfg,
+                           const char *comment)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -KVSSD_ERR_SYSTEM;
+    if (comment)
+        fprintf(f, "# %s\n", comment);
+    fprintf(f, "[transfer]\nthreshold1_bytes=%u\nthreshold2_bytes=%u\nalpha=%g\nbeta=%g\n",
+            cfg->threshold1_bytes, cfg->threshold2_bytes, cfg->alpha, cfg->beta);
+    if (fclose(f))
+        return -KVSSD_ERR_SYSTEM;
+    return 0;
+}
+
+enum kvssd_xfer_mode kvssd_xfer_choose(enum kvssd_xfer_mode mode,
+                                       const struct kvssd_xfer_config *cfg, uint32_t value_len)
+{
+    uint32_t tail = value_len & PAGE_MASK;
+
+    switch (mode) {
+    case KVSSD_XFER_PRP:
+    case KVSSD_XFER_INLINE:
+        return mode;
+    case KVSSD_XFER_HYBRID:
+        if (value_len < KVSSD_HYBRID_PAGE_BYTES)
+            return KVSSD_XFER_INLINE; /* no whole page to DMA */
+        return tail ? KVSSD_XFER_HYBRID : KVSSD_XFER_PRP;
+    case KVSSD_XFER_ADAPTIVE:
+    default:
+        if ((double)value_len <= cfg->alpha * cfg->threshold1_bytes)
+            return KVSSD_XFER_INLINE;
+        if (value_len > KVSSD_HYBRID_PAGE_BYTES && tail &&
+            (double)tail <= cfg->beta * cfg->threshold2_bytes)
+            return KVSSD_XFER_HYBRID;
+        return KVSSD_XFER_PRP;
+    }
+}
+
+static const char *const mode_names[] = {"prp", "inline", "hybrid", "adaptive"};
+
+const char *kvssd_xfer_mode_name(enum kvssd_xfer_mode mode)
+{
+    return (unsigned)mode < 4 ? mode_names[mode] : "unknown";
+}
+
+int kvssd_xfer_mode_parse(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, mode_names[i]))
+            return i;
+    return -1;
+}
+
+static uint32_t head_capacity(uint32_t key_len)
+{
+    /* a long key's tag takes CDW2; a short key takes its own bytes */
+    return key_len <= KVSSD_KEY_INLINE_MAX ? KVSSD_INLINE_HEAD_PAYLOAD - key_len
+                                           : KVSSD_INLINE_HEAD_PAYLOAD - 4;
+}
+
+static uint32_t inline_commands(uint32_t key_len, uint32_t inline_bytes)
+{
+    uint32_t cap = head_capacity(key_len);
+    if (inline_bytes <= cap)
+        return 1;
+    return 1 + (inline_bytes - cap + KVSSD_INLINE_XFER_PAYLOAD - 1) / KVSSD_INLINE_XFER_PAYLOAD;
+}
+
+uint32_t kvssd_store_commands(enum kvssd_xfer_mode method, uint32_t key_len, uint32_t value_len)
+{
+    uint32_t n = key_len > KVSSD_KEY_INLINE_MAX ? 1 : 0;
+    switch (method) {
+    case KVSSD_XFER_INLINE:
+        return n + inline_commands(key_len, value_len);
+    case KVSSD_XFER_HYBRID:
+        return n + inline_commands(key_len, value_len & PAGE_MASK);
+    default:
+        return n + 1;
+    }
+}
+
+int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void *key,
+                          uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
+                          const void *value, uint32_t value_len, uint32_t options,
+                          enum kvssd_xfer_mode method)
+{
+    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+        return -KVSSD_ERR_KEY_SIZE;
+    if (value_len > KVSSD_VALUE_MAX)
+        return -KVSSD_ERR_VALUE_SIZE;
+    if (!key || (value_len && !value) || (options & ~KVSSD_STORE_OPT_VALID_MASK) ||
+        options == KVSSD_STORE_OPT_VALID_MASK)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    if (method != KVSSD_XFER_PRP && method != KVSSD_XFER_INLINE && method != KVSSD_XFER_HYBRID)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    if (method == KVSSD_XFER_HYBRID && value_len < KVSSD_HYBRID_PAGE_BYTES)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    memset(p, 0, sizeof(*p));
+    p->nsid = nsid;
+    p->key = key;
+    p->key_len = key_len;
+    p->key_tag = key_tag & KVSSD_TAG_MASK;
+    p->stream_tag = stream_tag & KVSSD_TAG_MASK;
+    p->value = value ? value : (const uint8_t *)""; /* never offset a NULL pointer */
+    p->value_len = value_len;
+    p->options = options;
+    p->method = method;
+    p->inline_off = method == KVSSD_XFER_HYBRID ? value_len & ~PAGE_MASK : 0;
+    p->seq = 1;
+    p->total = kvssd_store_commands(method, key_len, value_len);
+    return 0;
+}
+
+bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
+{
+    bool long_key = p->key_len > KVSSD_KEY_INLINE_MAX;
+
+    if (p->next_index >= p->total)
+        return false;
+    if (long_key && p->next_index == 0) {
+        kvssd_cmd_key_stage(cmd, p->nsid, p->key, p->key_len, p->key_tag);
+    } else if (p->next_index == (long_key ? 1u : 0u)) {
+        if (p->method == KVSSD_XFER_PRP) {
+            kvssd_cmd_store(cmd, p->nsid, p->key, p->key_len, p->key_tag, p->value, p->value_len,
+                            p->options);
+        } else {
+            p->inline_off += kvssd_cmd_inline_head(
+                cmd, p->nsid, p->key, p->key_len, p->key_tag, p->stream_tag, p->value_len,
+                p->options, p->method == KVSSD_XFER_HYBRID, p->value, p->value + p->inline_off,
+                p->value_len - p->inline_off);
+        }
+    } else {
+        p->inline_off += kvssd_cmd_inline_xfer(cmd, p->nsid, p->stream_tag, p->seq++,
+                                               p->value + p->inline_off,
+                                               p->value_len - p->inline_off);
+    }
+    p->next_index++;
+    return true;
+}
