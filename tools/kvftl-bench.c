@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvftl-bench: host-CPU throughput of the kvftl firmware library.
+ *
+ * Single thread. Stores --keys distinct keys (phase 1), then retrieves every
+ * one of them in a pseudo-random order (phase 2), and reports wall-clock
+ * operations per second of the library itself, the host memory the index
+ * uses per key, and the simulated device throughput of the same run (what
+ * the modelled SSD would deliver, from the completion times the firmware
+ * returns). Requests are issued closed-loop at --queue-depth: request i
+ * arrives when request i - depth completed.
+ *
+ * Documented in docs/kvftl-bench.md. This is a benchmark that prints numbers,
+ * not a test: it asserts nothing about speed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <kvftl/kvftl.h>
+#include <kvssd/nvme_kv.h>
+
+struct opts {
+    uint64_t keys;
+    uint32_t key_bytes;
+    uint32_t value_bytes;
+    const char *preset;
+    int packing;               /* -1: preset's */
+    uint32_t placement_unit;   /* 0: preset's */
+    uint64_t index_dram_bytes; /* 0: sized to cache the whole index */
+    uint32_t queue_depth;
+    bool inline_values;
+    bool json;
+    uint64_t seed;
+};
+
+static const char *const packing_names[] = { "block", "all", "selective", "backfill" };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kvftl-bench [options]\n"
+        "  --keys N               distinct keys stored then retrieved (default 10000000; 1..1000000000)\n"
+        "  --key-bytes N          key size in bytes (default 16; 1..255)\n"
+        "  --value-bytes N        value size in bytes (default 64; 0..2097152)\n"
+        "  --preset NAME          device preset: default, pm983, cosmos (default: default)\n"
+        "  --packing NAME         block, all, selective, backfill (default: the preset's)\n"
+        "  --placement-unit N     blob alignment in bytes, power of two 1..4096 (default: the preset's)\n"
+        "  --index-dram-bytes N   index DRAM budget; suffixes K, M, G (default: enough to cache it all)\n"
+        "  --queue-depth N        requests in flight in simulated time (default 64; 1..65536)\n"
+        "  --arrival KIND         how values arrive: dma or inline (default dma)\n"
+        "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
+        "  --json                 print one JSON object instead of the table\n"
+        "  --help                 this text\n");
+}
+
+static void bad(const char *flag, const char *val, const char *range)
+{
+    fprintf(stderr, "kvftl-bench: %s is '%s'; it must be %s\n", flag, val, range);
+    exit(2);
+}
+
+/* Parse an unsigned number with an optional K/M/G (binary) suffix. */
+static bool parse_u64(const char *s, bool suffixes, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-') {
+        return false;
+    }
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s) {
+        return false;
+    }
+    uint64_t mul = 1;
+    if (suffixes && *end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1ull << 10; break;
+        case 'm': case 'M': mul = 1ull << 20; break;
+        case 'g': case 'G': mul = 1ull << 30; break;
+        default: return false;
+        }
+        end++;
+    }
+    if (*end || (mul > 1 && v > UINT64_MAX / mul)) {
+        return false;
+    }
+    *out = v * mul;
+    return true;
+}
+
+static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t hi,
+                        bool suffixes, const char *range)
+{
+    uint64_t v;
+    if (!parse_u64(val, suffixes, &v) || v < lo || v > hi) {
+        bad(flag, val, range);
+    }
+    return v;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_ARR, O_SEED, O_JSON, O_HELP };
+    static const struct option lo[] = {
+        { "keys", required_argument, NULL, O_KEYS },
+        { "key-bytes", required_argument, NULL, O_KB },
+        { "value-bytes", required_argument, NULL, O_VB },
+        { "preset", required_argument, NULL, O_PRESET },
+        { "packing", required_argument, NULL, O_PACK },
+        { "placement-unit", required_argument, NULL, O_PU },
+        { "index-dram-bytes", required_argument, NULL, O_IDX },
+        { "queue-depth", required_argument, NULL, O_QD },
+        { "arrival", required_argument, NULL, O_ARR },
+        { "seed", required_argument, NULL, O_SEED },
+        { "json", no_argument, NULL, O_JSON },
+        { "help", no_argument, NULL, O_HELP },
+        { NULL, 0, NULL, 0 },
+    };
+    *o = (struct opts){ .keys = 10000000, .key_bytes = 16, .value_bytes = 64, .preset = "default",
+                        .packing = -1, .queue_depth = 64, .seed = 1 };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case O_KEYS:
+            o->keys = num_arg("--keys", optarg, 1, 1000000000, false, "a number from 1 to 1000000000");
+            break;
+        case O_KB:
+            o->key_bytes = (uint32_t)num_arg("--key-bytes", optarg, KVFTL_KEY_MIN_BYTES,
+                                             KVFTL_KEY_MAX_BYTES, false, "a number from 1 to 255");
+            break;
+        case O_VB:
+            o->value_bytes = (uint32_t)num_arg("--value-bytes", optarg, 0, KVFTL_VALUE_MAX_BYTES,
+                                               false, "a number from 0 to 2097152");
+            break;
+        case O_PRESET: {
+            struct kvftl_config tmp;
+            if (kvftl_config_preset(&tmp, optarg) != 0) {
+                bad("--preset", optarg, "one of default, pm983, cosmos");
+            }
+            o->preset = optarg;
+            break;
+        }
+        case O_PACK:
+            o->packing = -1;
+            for (int i = 0; i < 4; i++) {
+                if (strcmp(optarg, packing_names[i]) == 0) {
+                    o->packing = i;
+                }
+            }
+            if (o->packing < 0) {
+                bad("--packing", optarg, "one of block, all, selective, backfill");
+            }
+            break;
+        case O_PU: {
+            uint64_t v = num_arg("--placement-unit", optarg, 1, 4096, false,
+                                 "a power of two from 1 to 4096");
+            if (v & (v - 1)) {
+                bad("--placement-unit", optarg, "a power of two from 1 to 4096");
+            }
+            o->placement_unit = (uint32_t)v;
+            break;
+        }
+        case O_IDX:
+            o->index_dram_bytes = num_arg("--index-dram-bytes", optarg, 4096, 1ull << 40, true,
+                                          "a byte count from 4096 to 1T (suffixes K, M, G)");
+            break;
+        case O_QD:
+            o->queue_depth = (uint32_t)num_arg("--queue-depth", optarg, 1, 65536, false,
+                                               "a number from 1 to 65536");
+            break;
+        case O_ARR:
+            if (strcmp(optarg, "dma") == 0) {
+                o->inline_values = false;
+            } else if (strcmp(optarg, "inline") == 0) {
+                o->inline_values = true;
+            } else {
+                bad("--arrival", optarg, "dma or inline");
+            }
+            break;
+        case O_SEED:
+            o->seed = num_arg("--seed", optarg, 0, UINT64_MAX, false, "a number from 0 to 2^64-1");
+            break;
+        case O_JSON:
+            o->json = true;
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(0);
+        default:
+            fprintf(stderr, "kvftl-bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            exit(2);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "kvftl-bench: unexpected argument '%s'\n", argv[optind]);
+        exit(2);
+    }
+    if (o->key_bytes < 8) {
+        uint64_t space = 1ull << (8 * o->key_bytes);
+        if (o->keys > space) {
+            fprintf(stderr, "kvftl-bench: --keys is %" PRIu64 " but %u-byte keys allow only %" PRIu64
+                    " distinct keys; use fewer keys or longer keys\n", o->keys, o->key_bytes, space);
+            exit(2);
+        }
+    }
+}
+
+/* ---------------- keys and values ---------------- */
+
+/* A bijection on 64-bit numbers: distinct i give distinct keys, spread over the hash space. */
+static inline uint64_t scramble(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ull;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline void make_key(uint64_t i, uint32_t kb, uint8_t *key)
+{
+    if (kb >= 8) {
+        uint64_t s = scramble(i);
+        memcpy(key, &s, 8);
+        /* bytes past 8 stay as filled once by the caller */
+    } else {
+        for (uint32_t b = 0; b < kb; b++) {
+            key[kb - 1 - b] = (uint8_t)(i >> (8 * b));
+        }
+    }
+}
+
+static inline void make_value(uint64_t i, uint32_t vb, uint8_t *val)
+{
+    if (vb >= 8) {
+        memcpy(val, &i, 8);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* ---------------- configuration ---------------- */
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/*
+ * Size the device for the run: every blob (a 64-byte header allowance, key,
+ * value) rounded up to the placement unit (4 KiB for block packing), plus
+ * the over-provisioning and a quarter more for GC headroom and index pages.
+ */
+static void size_device(struct kvftl_config *cfg, const struct opts *o)
+{
+    uint64_t unit = cfg->packing == KVFTL_PACK_BLOCK ? 4096 : cfg->placement_unit_bytes;
+    uint64_t blob = round_up(64 + o->key_bytes + o->value_bytes, unit);
+    uint64_t need = o->keys * blob;
+    need = need / (100 - cfg->overprovision_percent) * 100;
+    need += need / 4;
+    uint64_t per_block_row = (uint64_t)cfg->channels * cfg->dies_per_channel *
+                             cfg->pages_per_block * cfg->page_size_bytes;
+    uint64_t blocks = (need + per_block_row - 1) / per_block_row;
+    uint64_t min_blocks = cfg->gc_high_watermark_blocks + 16;
+    if (blocks < min_blocks) {
+        blocks = min_blocks;
+    }
+    if (blocks > cfg->blocks_per_die) {
+        cfg->blocks_per_die = (uint32_t)blocks;
+    }
+}
+
+static void fmt_bytes(char *out, size_t n, double b)
+{
+    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+    while (b >= 1024 && i < 4) {
+        b /= 1024;
+        i++;
+    }
+    snprintf(out, n, "%.1f %s", b, u[i]);
+}
+
+struct phase {
+    double wall_s;
+    uint64_t ops, errors;
+    uint64_t first_arrival_ns, last_done_ns;
+};
+
+static double ops_per_s(const struct phase *p)
+{
+    return p->wall_s > 0 ? (double)p->ops / p->wall_s : 0;
+}
+
+static double sim_span_s(const struct phase *p)
+{
+    return (double)(p->last_done_ns - p->first_arrival_ns) / 1e9;
+}
+
+static double sim_ops_per_s(const struct phase *p)
+{
+    double s = sim_span_s(p);
+    return s > 0 ? (double)p->ops / s : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    parse(argc, argv, &o);
+
+    struct kvftl_config cfg;
+    kvftl_config_preset(&cfg, o.preset);
+    if (o.packing >= 0) {
+        cfg.packing = (enum kvftl_packing)o.packing;
+    }
+    if (o.placement_unit) {
+        cfg.placement_unit_bytes = o.placement_unit;
+    }
+    size_device(&cfg, &o);
+    bool auto_index = o.index_dram_bytes == 0;
+    /* Enough to cache the whole index: 256 bytes of index page per key is far above any layout. */
+    cfg.index_dram_bytes = auto_index ? o.keys * 256 + (64ull << 20) : o.index_dram_bytes;
+    if (cfg.max_keys && cfg.max_keys < o.keys) {
+        cfg.max_keys = o.keys;
+    }
+    char err[512];
+    if (kvftl_config_check(&cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n", err);
+        return 2;
+    }
+    struct kvftl *ftl = kvftl_open(&cfg, err, sizeof(err));
+    if (!ftl) {
+        fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", err);
+        return 1;
+    }
+    const struct kvftl_config *used = kvftl_get_config(ftl);
+    if (used->max_keys && used->max_keys < o.keys) {
+        kvftl_close(ftl);
+        cfg.max_keys = o.keys;
+        ftl = kvftl_open(&cfg, err, sizeof(err));
+        if (!ftl) {
+            fprintf(stderr, "kvftl-bench: kvftl_open with max_keys %" PRIu64 ": %s\n", o.keys, err);
+            return 1;
+        }
+        used = kvftl_get_config(ftl);
+    }
+
+    uint8_t key[KVFTL_KEY_MAX_BYTES];
+    uint8_t *val = calloc(1, o.value_bytes + 8);
+    uint8_t *buf = calloc(1, o.value_bytes + 8);
+    uint64_t *ring = calloc(o.queue_depth, sizeof(uint64_t));
+    if (!val || !buf || !ring) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        return 1;
+    }
+    memset(key, 0x6b, sizeof(key));
+    for (uint32_t i = 0; i < o.value_bytes; i++) {
+        val[i] = (uint8_t)(o.seed + i * 131);
+    }
+    struct kvftl_cpl cpl;
+
+    /* Phase 1: store every key once. */
+    struct phase st = { .ops = o.keys };
+    uint64_t first_err_status = 0;
+    struct kvftl_store_req req = { .key = key, .key_bytes = o.key_bytes, .value = val,
+                                   .value_bytes = o.value_bytes,
+                                   .inline_bytes = o.inline_values ? o.value_bytes : 0 };
+    uint64_t t0 = 0;
+    st.first_arrival_ns = t0;
+    double w0 = now_s();
+    for (uint64_t i = 0; i < o.keys; i++) {
+        uint64_t *slot = &ring[i % o.queue_depth];
+        make_key(i, o.key_bytes, key);
+        make_value(i, o.value_bytes, val);
+        req.arrival_ns = *slot;
+        kvftl_store(ftl, &req, &cpl);
+        if (cpl.status != KVSSD_SC_SUCCESS) {
+            if (!st.errors++) {
+                first_err_status = cpl.status;
+            }
+        }
+        *slot = cpl.done_ns;
+        if (cpl.done_ns > st.last_done_ns) {
+            st.last_done_ns = cpl.done_ns;
+        }
+    }
+    st.wall_s = now_s() - w0;
+    if (st.errors) {
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status 0x%04" PRIx64 ")\n",
+                st.errors, first_err_status);
+    }
+    struct kvftl_stats s1;
+    kvftl_stats_get(ftl, &s1);
+
+    /* Phase 2: retrieve every key, in the order j -> (a*j + c) mod N (a coprime to N). */
+    uint64_t a = (scramble(o.seed) | 1) % o.keys;
+    if (!a) {
+        a = 1;
+    }
+    while (gcd(a, o.keys) != 1) {
+        a++;
+    }
+    uint64_t c = scramble(o.seed + 1) % o.keys;
+    struct phase rt = { .ops = o.keys, .first_arrival_ns = st.last_done_ns,
+                        .last_done_ns = st.last_done_ns };
+    for (uint32_t q = 0; q < o.queue_depth; q++) {
+        ring[q] = st.last_done_ns;
+    }
+    uint64_t i = c;
+    uint64_t mismatches = 0;
+    w0 = now_s();
+    for (uint64_t j = 0; j < o.keys; j++) {
+        uint64_t *slot = &ring[j % o.queue_depth];
+        make_key(i, o.key_bytes, key);
+        kvftl_retrieve(ftl, key, o.key_bytes, buf, 0, o.value_bytes, *slot, &cpl);
+        if (cpl.status != KVSSD_SC_SUCCESS || cpl.value_bytes != o.value_bytes) {
+            if (!rt.errors++) {
+                first_err_status = cpl.status;
+            }
+        } else if (o.value_bytes >= 8 && memcmp(buf, &i, 8) != 0) {
+            mismatches++;
+        }
+        *slot = cpl.done_ns;
+        if (cpl.done_ns > rt.last_done_ns) {
+            rt.last_done_ns = cpl.done_ns;
+        }
+        i += a;
+        if (i >= o.keys) {
+            i -= o.keys;
+        }
+    }
+    rt.wall_s = now_s() - w0;
+    if (rt.errors || mismatches) {
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " retrieves failed (first status 0x%04" PRIx64
+                "), %" PRIu64 " returned wrong bytes\n", rt.errors, first_err_status, mismatches);
+    }
+    struct kvftl_stats s2;
+    kvftl_stats_get(ftl, &s2);
+
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double host_bytes_per_key = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
+    uint64_t pair = (uint64_t)o.key_bytes + o.value_bytes;
+    uint64_t retrieve_misses = s2.index_cache_misses - s1.index_cache_misses;
+    uint64_t nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
+                          used->pages_per_block * used->page_size_bytes;
+    bool fully_cached = retrieve_misses == 0;
+
+    if (o.json) {
+        printf("{\"keys\": %" PRIu64 ", \"key_bytes\": %u, \"value_bytes\": %u, "
+               "\"preset\": \"%s\", \"packing\": \"%s\", \"placement_unit_bytes\": %u, "
+               "\"index_dram_bytes\": %" PRIu64 ", \"queue_depth\": %u, \"arrival\": \"%s\", "
+               "\"seed\": %" PRIu64 ", \"device_bytes\": %" PRIu64 ", "
+               "\"store_ops_per_s\": %.0f, \"retrieve_ops_per_s\": %.0f, "
+               "\"store_wall_s\": %.3f, \"retrieve_wall_s\": %.3f, "
+               "\"host_bytes_per_key\": %.2f, \"index_host_bytes\": %" PRIu64 ", "
+               "\"index_fully_cached\": %s, \"retrieve_index_cache_misses\": %" PRIu64 ", "
+               "\"sim_store_ops_per_s\": %.0f, \"sim_store_mb_per_s\": %.1f, "
+               "\"sim_retrieve_ops_per_s\": %.0f, \"sim_retrieve_mb_per_s\": %.1f, "
+               "\"sim_now_ns\": %" PRIu64 ", "
+               "\"store_p50_ns\": %" PRIu64 ", \"store_p99_ns\": %" PRIu64 ", "
+               "\"retrieve_p50_ns\": %" PRIu64 ", \"retrieve_p99_ns\": %" PRIu64 ", "
+               "\"write_amplification\": %.3f, \"space_amplification\": %.3f, "
+               "\"nand_pages_programmed\": %" PRIu64 ", \"nand_pages_read\": %" PRIu64 ", "
+               "\"gc_runs\": %" PRIu64 ", \"store_errors\": %" PRIu64 ", "
+               "\"retrieve_errors\": %" PRIu64 ", \"retrieve_mismatches\": %" PRIu64 ", "
+               "\"max_rss_bytes\": %" PRIu64 "}\n",
+               o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
+               used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth,
+               o.inline_values ? "inline" : "dma", o.seed, nand_bytes,
+               ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s,
+               host_bytes_per_key, s1.index_host_bytes, fully_cached ? "true" : "false",
+               retrieve_misses,
+               sim_ops_per_s(&st), sim_ops_per_s(&st) * (double)pair / 1e6,
+               sim_ops_per_s(&rt), sim_ops_per_s(&rt) * (double)pair / 1e6, s2.sim_now_ns,
+               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns,
+               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
+               s2.write_amplification, s2.space_amplification, s2.nand_pages_programmed,
+               s2.nand_pages_read, s2.gc_runs, st.errors, rt.errors, mismatches,
+               (uint64_t)ru.ru_maxrss * 1024);
+    } else {
+        char dev[32], idx[32], rss[32], budget[32];
+        fmt_bytes(dev, sizeof(dev), (double)nand_bytes);
+        fmt_bytes(idx, sizeof(idx), (double)s1.index_host_bytes);
+        fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
+        fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
+        printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
+               "placement %u B, %s arrival, queue depth %u, seed %" PRIu64 "\n",
+               o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
+               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth, o.seed);
+        printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
+               "index DRAM budget %s\n\n", dev, used->channels, used->dies_per_channel,
+               used->blocks_per_die, used->pages_per_block, used->page_size_bytes, budget);
+        printf("%-10s %14s %10s %16s %12s %12s %12s %8s\n", "phase", "host ops/s", "wall s",
+               "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns", "errors");
+        printf("%-10s %14.0f %10.3f %16.0f %12.1f %12" PRIu64 " %12" PRIu64 " %8" PRIu64 "\n",
+               "store", ops_per_s(&st), st.wall_s, sim_ops_per_s(&st),
+               sim_ops_per_s(&st) * (double)pair / 1e6, s2.latency[KVFTL_OP_STORE].p50_ns,
+               s2.latency[KVFTL_OP_STORE].p99_ns, st.errors);
+        printf("%-10s %14.0f %10.3f %16.0f %12.1f %12" PRIu64 " %12" PRIu64 " %8" PRIu64 "\n",
+               "retrieve", ops_per_s(&rt), rt.wall_s, sim_ops_per_s(&rt),
+               sim_ops_per_s(&rt) * (double)pair / 1e6, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
+               s2.latency[KVFTL_OP_RETRIEVE].p99_ns, rt.errors + mismatches);
+        printf("\nindex host memory      %s = %.2f bytes/key (%s during retrieve: %" PRIu64
+               " cache misses)\n", idx, host_bytes_per_key,
+               fully_cached ? "fully cached" : "NOT fully cached", retrieve_misses);
+        printf("write amplification    %.3f   space amplification %.3f\n",
+               s2.write_amplification, s2.space_amplification);
+        printf("NAND pages programmed  %" PRIu64 "   read %" PRIu64 "   GC runs %" PRIu64 "\n",
+               s2.nand_pages_programmed, s2.nand_pages_read, s2.gc_runs);
+        printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
+    }
+    kvftl_close(ftl);
+    free(val);
+    free(buf);
+    free(ring);
+    return st.errors || rt.errors || mismatches ? 1 : 0;
+}
