@@ -536,6 +536,21 @@ int kvssd_get_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log, struct k
 int kvssd_reset_stats(struct kvssd_dev *dev, struct kvssd_result *res);
 
 /**
+ * struct kvssd_stats_field - one 64-bit counter of struct kvssd_stats_log
+ * @name: its name, e.g. "data_h2d_bytes" or "latency_store_p99_ns"
+ * @offset: byte offset in the log page
+ */
+struct kvssd_stats_field {
+    const char *name;
+    size_t offset;
+};
+
+/** kvssd_stats_fields() - every counter of the log page, in layout order. */
+const struct kvssd_stats_field *kvssd_stats_fields(size_t *count);
+/** kvssd_stats_get() - read one counter. */
+uint64_t kvssd_stats_get(const struct kvssd_stats_log *log, const struct kvssd_stats_field *f);
+
+/**
  * struct kvssd_iter - a prefix iterator (Iter Open/Read/Close)
  *
  * Opaque to callers except through the functions below.
