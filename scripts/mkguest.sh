@@ -77,14 +77,14 @@ sha_files() { # sha_files FILE... - one hash over names and contents
 
 # ---- the kernel ----------------------------------------------------------
 # Sets kernel_image, module_dir and kernel_id.
-apt_opts=()
+apt_opts=(-o APT::Sandbox::User=root)
 debian_kernel() {
     if [ "$suite" = trixie ]; then
         # A second release's archive without touching the host's apt sources.
         local list=$gcache/apt-trixie/sources.list
         mkdir -p "$gcache/apt-trixie/lists/partial"
         echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$list"
-        apt_opts=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
+        apt_opts+=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
                   -o "Dir::State::Lists=$gcache/apt-trixie/lists")
         if [ -z "$(ls "$gcache/apt-trixie/lists" 2>/dev/null | grep -v partial)" ] || [ $rebuild = 1 ]; then
             log "apt-get update (trixie index, cached in $gcache/apt-trixie)"
@@ -298,10 +298,20 @@ cp "$kernel_image" "$guest/vmlinuz"
     echo "busybox: $("$busybox" 2>&1 | head -n1)"
     echo "nvme-cli: $("$nvme" version 2>/dev/null | head -n1)"
     echo "tools: $tools_note"
-    [ -z "$tools_dir" ] || (cd "$root" && find usr -path '*bin/*' -type f | sed 's/^/  /')
+    [ -z "$tools_dir" ] || (cd "$tools_dir/destdir" && find . -type f | sed 's/^\./  /' | LC_ALL=C sort)
 } >"$guest/manifest"
-[ -n "$tools_dir" ] && echo yes >"$guest/has-tools" || echo no >"$guest/has-tools"
+# The end-to-end suite needs both programs; say plainly whether they are in.
+if [ -n "$tools_dir" ] && [ -x "$root/usr/bin/kvssd" ] && [ -x "$root/usr/bin/kvbench" ]; then
+    echo yes >"$guest/has-tools"
+else
+    echo no >"$guest/has-tools"
+    [ -z "$tools_dir" ] ||
+        sed -i 's|^tools: .*|& - but it has no usr/bin/kvssd and usr/bin/kvbench yet|' "$guest/manifest"
+fi
 rm -rf "$root"
 touch "$guest/.done"
+# Keep the cache bounded: the four most recent guests and tool builds.
+ls -dt "$gcache"/[0-9a-f][0-9a-f][0-9a-f][0-9a-f]*[0-9a-f] 2>/dev/null | tail -n +5 | xargs -r rm -rf
+ls -dt "$gcache"/tools-* 2>/dev/null | tail -n +5 | xargs -r rm -rf
 log "guest: $(du -h "$guest/initrd.gz" | cut -f1) initramfs, $(sed -n 's/^modules: //p' "$guest/manifest")"
 echo "$guest"

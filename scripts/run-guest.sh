@@ -229,13 +229,13 @@ append="console=ttyS0 quiet loglevel=3 panic=-1"
 kvm_usable() {
     [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
     local key verdict dir=$KVSSD_CACHE/kvm-probe
-    key=$( { echo "$qemu"; stat -c %Y "$qemu"; uname -r; echo "$guest"; } | sha256sum | cut -c1-16)
+    key=$( { echo "$qemu"; stat -c %Y "$qemu"; uname -r; } | sha256sum | cut -c1-16)
     if [ -f "$dir/$key" ]; then
         verdict=$(cat "$dir/$key")
     else
         # KVM hangs at "Booting from ROM" on some hosts: a short bounded boot
-        # decides, and the verdict is cached per QEMU binary, host kernel
-        # and guest.
+        # decides, and the verdict is cached per QEMU binary and host
+        # kernel.
         log "probing KVM with a short boot (${KVSSD_KVM_PROBE_TIMEOUT:-30}s at most; cached in $dir)"
         verdict=no
         if "$0" --qemu "$qemu" --accel kvm --device none --memory 256 --cpus 1 \

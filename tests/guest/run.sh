@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The guest end-to-end suite (phase "guest" of scripts/test.sh): boots the
+# kvssd guest with `-device kvssd` under QEMU built by scripts/build-qemu.sh
+# and runs the cases of tests/guest/cases/ inside it, one boot per group.
+# Prints one TAP line per case ("ok N - name" / "not ok N - name", with "#"
+# diagnostic lines) and exits non-zero when any case failed.
+#
+# A case whose prerequisite is missing (QEMU without the device, a guest
+# without the host tools, a guest that stopped early) is reported "not ok"
+# with the reason: nothing is skipped silently.
+#
+# Environment:
+#   QEMU                        qemu-system-x86_64 to use (default: build-qemu.sh's)
+#   KVSSD_GUEST_BENCH_SECONDS   length of the kvbench verification run (default 60)
+#   KVSSD_GUEST_KERNELS         guest kernels for the nvme group (default
+#                               "bookworm trixie": Linux 6.1 and 6.12)
+#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench (default all)
+#   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
+set -uo pipefail
+. "$(dirname "$0")/../../scripts/lib/common.sh"
+here=$KVSSD_TOP/tests/guest
+run_guest=$KVSSD_TOP/scripts/run-guest.sh
+
+bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
+[[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
+    die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
+kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
+groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
+if [ -n "${KVSSD_GUEST_KEEP:-}" ]; then
+    log "work directory (kept): $work"
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+
+n=0
+failed=0
+tap_ok() { n=$((n + 1)); echo "ok $n - $1"; }
+tap_not_ok() { # tap_not_ok NAME [DIAGNOSTIC LINES...]
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    local d
+    for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
+}
+
+# list_cases GROUP [ENV...] - the case names of a group, without a device.
+list_cases() {
+    local g=$1
+    shift
+    env "$@" KVSSD_LIST=1 KVSSD_GUEST_LIB="$here/lib.sh" BENCH_SECONDS="$bench_s" sh "$here/cases/$g.sh"
+}
+
+# ---- prerequisites --------------------------------------------------------
+prereq=
+qemu=${QEMU:-}
+if [ -z "$qemu" ]; then
+    if [ -x "$KVSSD_TOP/scripts/build-qemu.sh" ]; then
+        log "building QEMU with the device (scripts/build-qemu.sh; cached)"
+        qemu=$("$KVSSD_TOP/scripts/build-qemu.sh" 2>"$work/build-qemu.log" | tail -n1)
+        [ -n "$qemu" ] && [ -x "$qemu" ] ||
+            { prereq="scripts/build-qemu.sh failed: $(tail -n3 "$work/build-qemu.log" | tr '\n' ' ')"; qemu=; }
+    else
+        prereq="scripts/build-qemu.sh is not in this checkout: no QEMU with -device kvssd"
+    fi
+fi
+if [ -z "$prereq" ] && ! "$qemu" -device help 2>/dev/null | grep -q '"kvssd"'; then
+    prereq="$qemu has no -device kvssd"
+fi
+guest=
+if [ -z "$prereq" ]; then
+    guest=$("$KVSSD_TOP/scripts/mkguest.sh" 2>"$work/mkguest.log" | tail -n1)
+    if [ -z "$guest" ] || [ ! -f "$guest/initrd.gz" ]; then
+        prereq="scripts/mkguest.sh failed: $(tail -n3 "$work/mkguest.log" | tr '\n' ' ')"
+    elif [ "$(cat "$guest/has-tools")" != yes ]; then
+        prereq="the guest has no host tools: $(sed -n 's/^tools: //p' "$guest/manifest")"
+    fi
+fi
+
+# The random pool the cases cut their values from (lib.sh mkdata): fixed
+# seed, so every boot sees the same bytes.
+python3 -c 'import random, sys
+sys.stdout.buffer.write(random.Random(20261122).randbytes(2 * 1024 * 1024 + 65536))' >"$work/pool.bin"
+
+# report_group TAG OUTFILE RC EXPECTED-NAMES-FILE - TAP lines for one boot.
+report_group() {
+    local tag=$1 out=$2 rc=$3 names=$4 name line why
+    why="the guest stopped before this case (run-guest.sh exit $rc; see the console tail above)"
+    if ! grep -q '^GUEST-GROUP-DONE$' "$out"; then
+        echo "# $tag: the guest did not finish the group (exit $rc); last output:"
+        grep -v '^GUEST-' "$out" | tail -n 15 | sed 's/^/#   /'
+        sed 's/^/#   /' "$out.err" | tail -n 15
+    fi
+    while IFS= read -r name; do
+        line=$(grep -F -x -n -e "GUEST-CASE ok $name" -e "GUEST-CASE fail $name" "$out" | head -n1)
+        case $line in
+        *"GUEST-CASE ok $name") tap_ok "$tag: $name" ;;
+        *"GUEST-CASE fail $name")
+            # the GUEST-DIAG lines right after the case line
+            local ln=${line%%:*}
+            mapfile -t diag < <(tail -n +$((ln + 1)) "$out" | sed -n '/^GUEST-DIAG /{s/^GUEST-DIAG //;p;b};q')
+            tap_not_ok "$tag: $name" "${diag[@]}" ;;
+        *) tap_not_ok "$tag: $name" "$why" ;;
+        esac
+    done <"$names"
+    # A case the host did not expect is a bug in the case script: say so.
+    local extra
+    mapfile -t extra < <(grep '^GUEST-CASE ' "$out" | sed 's/^GUEST-CASE [a-z]* //' | grep -v -x -F -f "$names")
+    for name in "${extra[@]}"; do
+        tap_not_ok "$tag: $name" "the guest printed this case but the case script does not list it"
+    done
+}
+
+# run_group GROUP TAG [run-guest options...] [-- ENV=VALUE...] - boot once,
+# run tests/guest/cases/GROUP.sh, report its cases. With KILL_MARKER set,
+# QEMU is killed with SIGKILL as soon as the guest prints that line.
+run_group() {
+    local g=$1 tag=$2
+    shift 2
+    local opts=() envs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+    [ $# -eq 0 ] || { shift; envs=("$@"); }
+    local names=$work/$tag.names out=$work/$tag.out
+    list_cases "$g" "${envs[@]}" >"$names"
+    if [ -n "$prereq" ]; then
+        while IFS= read -r name; do tap_not_ok "$tag: $name" "prerequisite missing: $prereq"; done <"$names"
+        return
+    fi
+    {
+        printf 'export BENCH_SECONDS=%s\n' "$bench_s"
+        local e
+        for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
+        cat "$here/cases/$g.sh"
+    } >"$work/$tag.sh"
+    local t0=$SECONDS rc
+    "$run_guest" --qemu "$qemu" --timeout "${GROUP_TIMEOUT:-900}" \
+        --file "$here/lib.sh:/root/lib.sh" --file "$here/kvcli.sh:/root/kvcli.sh" \
+        --file "$here/writer.sh:/root/writer.sh" \
+        --file "$work/pool.bin:/root/pool.bin" --pidfile "$work/$tag.pid" \
+        "${opts[@]}" --script "$work/$tag.sh" >"$out" 2>"$out.err" &
+    local bg=$!
+    if [ -n "${KILL_MARKER:-}" ]; then
+        while kill -0 $bg 2>/dev/null && ! grep -qx "$KILL_MARKER" "$out"; do sleep 0.5; done
+        if grep -qx "$KILL_MARKER" "$out"; then
+            log "   group $tag: the guest printed $KILL_MARKER; kill -9 QEMU ($(cat "$work/$tag.pid"))"
+            kill -9 "$(cat "$work/$tag.pid")"
+        fi
+    fi
+    wait $bg
+    rc=$?
+    log "   group $tag: $((SECONDS - t0)) s, run-guest exit $rc"
+    report_group "$tag" "$out" "$rc" "$names"
+}
+
+# Persistence: three boots on one image (see cases/persist.sh).
+persist_group() {
+    local img=$work/persist.img
+    rm -f "$img"
+    run_group persist "persist[boot 1]" --image "$img" -- PHASE=store
+    KILL_MARKER=GUEST-READY-FOR-KILL run_group persist "persist[boot 2]" --image "$img" -- PHASE=reboot
+    run_group persist "persist[boot 3]" --image "$img" -- PHASE=kill
+}
+
+for g in $groups; do
+    case $g in
+    nvme)
+        for k in $kernels; do
+            case $k in
+            bookworm) run_group nvme "nvme[linux-6.1]" --kernel bookworm ;;
+            trixie) run_group nvme "nvme[linux-6.12]" --kernel trixie ;;
+            *) tap_not_ok "nvme[$k]" "KVSSD_GUEST_KERNELS names '$k'; use bookworm and/or trixie" ;;
+            esac
+        done ;;
+    kv) run_group kv kv --cpus 2 ;;
+    bench)
+        GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 ;;
+    persist) persist_group ;;
+    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench" ;;
+    esac
+done
+
+echo "# guest suite: $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$n" -gt 0 ]
