@@ -1,29 +1,32 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The kvssd CLI as the guest cases use it (sourced after lib.sh). Every case
-# goes through these few functions, so the suite follows the CLI's
-# documented usage (docs/host.md) in one place.
+# The kvssd CLI (host/cli/kvssd.c) as the guest cases use it (sourced after
+# lib.sh). Every case goes through these few functions, so the suite follows
+# the CLI's usage in one place. The CLI exits 0 on success, 1 when the device
+# refused or the key does not exist, 2 on a usage error; its error sentences
+# go to stderr.
 
-# kv ARGS... - the CLI on the KV-SSD under test.
+# kv OPTIONS... COMMAND ARGS... - the CLI on the KV-SSD under test.
 kv() { kvssd --device "$DEV" "$@"; }
 
-# kv_put MODE KEY FILE [--only-if-absent|--only-if-exists]
+# kv_put MODE KEY FILE [--if-absent|--if-exists]
 kv_put() {
     _m=$1 _k=$2 _f=$3
     shift 3
-    kv --mode "$_m" put "$@" --file "$_f" -- "$_k"
+    kv --mode "$_m" "$@" --file "$_f" put "$_k"
 }
 # kv_get KEY OUTFILE
-kv_get() { kv get --output "$2" -- "$1"; }
-# kv_exist KEY - exit 0 when the key exists
-kv_exist() { kv exist -- "$1"; }
-kv_del() { kv del -- "$1"; }
+kv_get() { kv --out "$2" get "$1"; }
+# kv_exist KEY - exit 0 when the key exists ("does not exist" and 1 if not)
+kv_exist() { kv exist "$1"; }
+kv_del() { kv del "$1"; }
 # kv_list START - keys from START on, one a line
-kv_list() { kv list -- "$1"; }
+kv_list() { kv --start "$1" list; }
 # kv_iter PREFIX - the keys with PREFIX (iterator), one a line
-kv_iter() { kv iter -- "$1"; }
-# kv_flush - Flush: everything stored so far is durable
-kv_flush() { kv flush; }
+kv_iter() { kv --prefix "$1" iter; }
+# kv_flush - NVMe Flush (00h) on the namespace, as libkvssd's
+# kvssd_cmd_flush() encodes it: everything stored so far is durable.
+kv_flush() { nvme io-passthru "$DEV" --opcode=0x00 --namespace-id=1 >/dev/null; }
 
 # kvb ARGS... - kvbench on the KV-SSD under test, JSON report on stdout.
 kvb() { kvbench --device "$DEV" --json "$@"; }

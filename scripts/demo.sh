@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The README's first command. On a Debian 12 or 13 machine: installs what is
+# missing, builds QEMU with the KV-SSD (scripts/build-qemu.sh, cached), builds
+# the guest (scripts/mkguest.sh, cached), boots it once and runs inside it
+#   kvssd info
+#   kvbench workload M (BandSlim's mixgraph values, 4-byte keys)
+#   kvbench a mixed run of 16-byte keys and 4 KiB values
+# and prints the results table. See docs/guest.md.
+#
+# Environment:
+#   KVSSD_DEMO_OPS      operations per kvbench run (default 200000)
+#   QEMU                use this qemu-system-x86_64 instead of building one
+#   KVSSD_CACHE         cache directory (default ~/.cache/kvssd)
+set -uo pipefail
+. "$(dirname "$0")/lib/common.sh"
+cd "$KVSSD_TOP"
+
+ops=${KVSSD_DEMO_OPS:-200000}
+[[ $ops =~ ^[0-9]+$ ]] && [ "$ops" -ge 1 ] && [ "$ops" -le 100000000 ] ||
+    die "KVSSD_DEMO_OPS '$ops' is not valid: give a whole number of operations from 1 to 100000000"
+
+t0=$SECONDS
+step() { log "== $* ($((SECONDS - t0)) s)"; }
+
+step "packages"
+ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" busybox-static cpio nvme-cli seabios \
+    qemu-system-data binutils xz-utils zstd
+
+qemu=${QEMU:-}
+if [ -z "$qemu" ]; then
+    step "QEMU with -device kvssd (scripts/build-qemu.sh; cached after the first run)"
+    qemu=$(scripts/build-qemu.sh | tail -n1)
+    [ -n "$qemu" ] && [ -x "$qemu" ] || die "scripts/build-qemu.sh did not produce a QEMU binary (see above)"
+fi
+"$qemu" -device help 2>/dev/null | grep -q '"kvssd"' || die "$qemu has no -device kvssd"
+
+step "guest kernel + initramfs (scripts/mkguest.sh; cached)"
+guest=$(scripts/mkguest.sh | tail -n1)
+[ -n "$guest" ] && [ "$(cat "$guest/has-tools" 2>/dev/null)" = yes ] ||
+    die "the guest has no kvssd/kvbench: $(sed -n 's/^tools: //p' "$guest/manifest" 2>/dev/null)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-demo.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# What runs inside the guest. Each kvbench report is one JSON object,
+# framed by marker lines so the host can pick it out of the console stream.
+cat >"$work/guest.sh" <<EOF
+set -e
+echo "--- kvssd info"
+kvssd info
+echo "KVSSD-DEMO-JSON M"
+kvbench --device /dev/ng0n1 --preset M --ops $ops --json
+echo "KVSSD-DEMO-END"
+echo "KVSSD-DEMO-JSON mixed"
+kvbench --device /dev/ng0n1 --preset mixed --key-size 16 --value-size 4096 --ops $ops --json
+echo "KVSSD-DEMO-END"
+EOF
+
+step "boot the guest and run kvssd info + kvbench ($ops operations per run)"
+scripts/run-guest.sh --qemu "$qemu" --cpus 2 --timeout 1800 --script "$work/guest.sh" |
+    tee "$work/out" | awk '/^KVSSD-DEMO-JSON /{skip=1} !skip{print} /^KVSSD-DEMO-END$/{skip=0}'
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || die "the guest run failed (exit $rc)"
+
+step "results"
+python3 - "$work/out" <<'PY'
+import json, sys
+
+runs, cur, buf = [], None, []
+for line in open(sys.argv[1], errors="replace"):
+    line = line.rstrip("\n")
+    if line.startswith("KVSSD-DEMO-JSON "):
+        cur, buf = line.split(" ", 1)[1], []
+    elif line == "KVSSD-DEMO-END" and cur:
+        runs.append((cur, json.loads("\n".join(buf))))
+        cur = None
+    elif cur:
+        buf.append(line)
+
+def get(d, *path):
+    for p in path:
+        if not isinstance(d, dict) or p not in d:
+            return None
+        d = d[p]
+    return d
+
+def fmt(v, f="{:.2f}"):
+    return "-" if v is None else (f.format(v) if isinstance(v, (int, float)) else str(v))
+
+names = {"M": "workload M (mixgraph, 4 B keys)", "mixed": "mixed, 16 B keys / 4 KiB values"}
+cols = ["run", "ops/s", "p50 us", "p99 us", "cmds/op", "WAF", "TAF", "mismatches"]
+rows = []
+for name, r in runs:
+    rows.append([names.get(name, name),
+                 fmt(get(r, "ops_per_s"), "{:.0f}"),
+                 fmt(get(r, "latency_us", "p50"), "{:.1f}"),
+                 fmt(get(r, "latency_us", "p99"), "{:.1f}"),
+                 fmt(get(r, "commands_per_op")),
+                 fmt(get(r, "device", "waf")),
+                 fmt(get(r, "device", "taf")),
+                 fmt(get(r, "mismatches"), "{}")])
+w = [max(len(str(x)) for x in col) for col in zip(cols, *rows)]
+line = lambda r: "  ".join(str(x).ljust(w[i]) if i == 0 else str(x).rjust(w[i]) for i, x in enumerate(r))
+print(line(cols))
+print("  ".join("-" * x for x in w))
+for r in rows:
+    print(line(r))
+print("ops/s and latencies: guest wall clock (under TCG emulation they measure the emulator);")
+print("WAF, TAF (PCIe bytes / user bytes) and cmds/op: the device's statistics log page.")
+sys.exit(0 if len(runs) == 2 else 1)
+PY
+prc=$?
+step "done"
+exit $prc
