@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * struct kvftl: the firmware instance, composing the NAND model, the value
+ * log with its page buffer and packing policy, the hash index with its
+ * cache and Bloom filter, free-space management and GC, iterators and
+ * statistics. Internal: tests include it to check exact internal state.
+ */
+#ifndef KVFTL_FTL_H
+#define KVFTL_FTL_H
+
+#include <kvftl/kvftl.h>
+
+#include "bloom.h"
+#include "gc.h"
+#include "index.h"
+#include "iterator.h"
+#include "nand.h"
+#include "recovery.h"
+#include "stats.h"
+#include "value_log.h"
+
+struct kvftl {
+    struct kvftl_config cfg;      /* derived values filled in */
+    struct nand nand;
+    struct value_log vl;
+    struct index idx;
+    struct bloom bloom;
+    bool bloom_on;
+
+    struct stripe_info *stripes;
+    uint32_t free_stripes;
+    uint32_t alloc_cursor;
+    uint64_t stripe_seq;          /* open sequence counter */
+    bool gc_active;
+
+    /* live-data gauges */
+    uint64_t live_keys;
+    uint64_t live_user_bytes;
+    uint64_t live_nand_bytes;     /* data blobs incl. padding to the unit (not tombstones) */
+    uint64_t tombstone_bytes;     /* NAND bytes held by tombstones still needed */
+    uint64_t index_nand_bytes;    /* NAND bytes of live index pages */
+    uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */
+
+    struct iterator iters[KVFTL_MAX_ITERATORS];
+
+    /* counters (struct kvftl_stats fields that are counters) */
+    struct kvftl_stats st;
+    struct latency_hist hist[KVFTL_OP__COUNT];
+    /* baselines of counters kept by components, for kvftl_stats_reset() */
+    uint64_t base_pages_read, base_pages_programmed, base_blocks_erased;
+    uint64_t base_data_pages, base_memcpy, base_padding, base_backfills;
+    uint64_t base_hits, base_misses, base_evicted;
+    uint64_t base_stall_ns;
+    uint64_t now_max_ns;
+
+    uint8_t *scratch;             /* one blob header + max key, for straddling reads */
+    struct index_entry *iter_scratch;
+    uint8_t *iter_value;          /* one value, for key+value iteration */
+};
+
+/* ftl_powered() - false after a power cut until kvftl_power_cycle(). */
+static inline bool ftl_powered(const struct kvftl *ftl)
+{
+    return !ftl->nand.power_lost;
+}
+
+/* Internal hooks for unit tests. */
+void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn);
+
+/* ftl_reset_state() - empty DRAM state over an erased or to-be-scanned device. */
+void ftl_reset_state(struct kvftl *ftl);
+
+#endif

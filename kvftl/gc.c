@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Free space and garbage collection.
+ *
+ * Stripes (block b of every die) are the erase unit. Each closed stripe
+ * carries its valid bytes: live blobs rounded to the placement unit, live
+ * tombstones, live index pages. The collector picks a victim (greedy:
+ * fewest valid bytes; cost-benefit: highest (1-u)*age/(1+u)), re-reads it,
+ * relocates every blob the index still points at (and every index page
+ * the directory still names), updates the index and erases the stripe.
+ * Below the high watermark of free stripes one victim is collected in the
+ * background after a write (its NAND time occupies the dies); below the
+ * low watermark writes wait for GC (foreground stall).
+ */
+#include "ftl.h"
+
+#include <string.h>
+
+#include <glib.h>
+
+void gc_init(struct kvftl *ftl)
+{
+    uint32_t n = ftl->nand.geo.stripes;
+    ftl->stripes = g_new0(struct stripe_info, n);
+    for (uint32_t s = 0; s < n; s++) {
+        ftl->stripes[s].state = STRIPE_FREE;
+        ftl->stripes[s].erased = true;
+        ftl->stripes[s].min_blob_seq = UINT64_MAX;
+    }
+    ftl->free_stripes = n;
+    ftl->alloc_cursor = 0;
+}
+
+void gc_fini(struct kvftl *ftl)
+{
+    g_free(ftl->stripes);
+    ftl->stripes = NULL;
+}
+
+uint32_t stripe_free_count(const struct kvftl *ftl)
+{
+    return ftl->free_stripes;
+}
+
+uint32_t stripe_alloc(struct kvftl *ftl, enum stripe_state state, uint64_t *now_ns)
+{
+    uint32_t n = ftl->nand.geo.stripes;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = (ftl->alloc_cursor + i) % n;
+        struct stripe_info *si = &ftl->stripes[s];
+        if (si->state != STRIPE_FREE) {
+            continue;
+        }
+        if (!si->erased) {
+            /* erase ahead of use: the dies are busy, the caller does not wait */
+            nand_erase_stripe(&ftl->nand, s, *now_ns);
+            si->erased = true;
+        }
+        si->state = (uint8_t)state;
+        si->valid_bytes = 0;
+        si->open_seq = ftl->stripe_seq++;
+        si->min_blob_seq = UINT64_MAX;
+        si->last_write_ns = *now_ns;
+        ftl->free_stripes--;
+        ftl->alloc_cursor = (s + 1) % n;
+        return s;
+    }
+    return UINT32_MAX;
+}
+
+void gc_valid_add(struct kvftl *ftl, uint64_t addr, int64_t delta, uint64_t blob_seq)
+{
+    struct stripe_info *si = &ftl->stripes[addr / ftl->nand.geo.stripe_bytes];
+    si->valid_bytes = (uint64_t)((int64_t)si->valid_bytes + delta);
+    if (delta > 0 && blob_seq && blob_seq < si->min_blob_seq) {
+        si->min_blob_seq = blob_seq;
+    }
+}
+
+uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns)
+{
+    uint64_t sb = ftl->nand.geo.stripe_bytes;
+    uint32_t best = UINT32_MAX;
+    double best_score = -1.0;
+    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
+        const struct stripe_info *si = &ftl->stripes[s];
+        if ((si->state != STRIPE_DATA && si->state != STRIPE_INDEX) || si->valid_bytes >= sb) {
+            continue;
+        }
+        double score;
+        if (ftl->cfg.gc_policy == KVFTL_GC_COST_BENEFIT) {
+            double u = (double)si->valid_bytes / (double)sb;
+            double age = (double)(now_ns > si->last_write_ns ? now_ns - si->last_write_ns : 0) + 1.0;
+            score = (1.0 - u) * age / (1.0 + u);
+        } else {
+            score = (double)(sb - si->valid_bytes);
+        }
+        if (score > best_score) {
+            best_score = score;
+            best = s;
+        }
+    }
+    return best;
+}
+
+/* Smallest blob sequence number in any data stripe other than @victim. */
+static uint64_t oldest_other_blob_seq(const struct kvftl *ftl, uint32_t victim)
+{
+    uint64_t m = UINT64_MAX;
+    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
+        const struct stripe_info *si = &ftl->stripes[s];
+        if (s != victim && (si->state == STRIPE_DATA || si->state == STRIPE_OPEN_DATA) &&
+            si->min_blob_seq < m) {
+            m = si->min_blob_seq;
+        }
+    }
+    return m;
+}
+
+static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t base = (uint64_t)victim * geo->stripe_bytes;
+    uint64_t base_ppn = (uint64_t)victim * geo->pages_per_stripe;
+    uint64_t oldest_other = oldest_other_blob_seq(ftl, victim);
+    uint64_t read_upto = 0; /* pages [0, read_upto) have been read */
+    uint64_t pos = 0;
+
+    while (pos + 1 <= geo->stripe_bytes) {
+        uint64_t idx = pos / geo->page_size;
+        if (!nand_page_programmed(&ftl->nand, base_ppn + idx)) {
+            break;
+        }
+        const uint8_t *p = ftl->nand.data + base + pos;
+        uint8_t type = p[0];
+        if (type == REC_PAD1) {
+            pos++;
+            continue;
+        }
+        if (type == REC_PAD) {
+            uint32_t len;
+            memcpy(&len, p + 4, 4);
+            pos += len;
+            continue;
+        }
+        if ((type != REC_PAIR && type != REC_TOMBSTONE) || pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
+            break;
+        }
+        struct blob_header h;
+        memcpy(&h, p, sizeof(h));
+        uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
+        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES || pos + len > geo->stripe_bytes) {
+            break;
+        }
+        /* the controller reads the pages the blob covers */
+        uint64_t last_idx = (pos + len - 1) / geo->page_size;
+        uint64_t t = *now_ns;
+        for (; read_upto <= last_idx; read_upto++) {
+            if (read_upto >= idx) {
+                uint64_t d = nand_read(&ftl->nand, base_ppn + read_upto, geo->page_size, t);
+                if (d > *now_ns) {
+                    *now_ns = d;
+                }
+            }
+        }
+        bool tomb = type == REC_TOMBSTONE;
+        uint64_t loc = loc_make(base + pos, (uint32_t)len, tomb);
+        uint32_t occ = vlog_occupied(&ftl->vl, (uint32_t)len);
+        const uint8_t *key = p + BLOB_HEADER_BYTES;
+        uint64_t hash = index_hash(&ftl->idx, key, h.key_bytes);
+        struct index_pos ipos;
+        if (index_find_loc(ftl, hash, loc, &ipos, now_ns)) {
+            if (tomb && h.seq < oldest_other) {
+                /* no older version of the key is left anywhere: drop the tombstone */
+                index_remove(ftl, &ipos, now_ns);
+                gc_valid_add(ftl, base + pos, -(int64_t)occ, 0);
+                ftl->tombstone_bytes -= occ;
+            } else {
+                struct placement pl;
+                int rc = vlog_append(ftl, &h, key, key + h.key_bytes, false, 0, true, &pl, now_ns);
+                if (rc != 0) {
+                    return -1;
+                }
+                index_set(ftl, &ipos, loc_make(pl.addr, (uint32_t)len, tomb), now_ns);
+                gc_valid_add(ftl, base + pos, -(int64_t)occ, 0);
+                gc_valid_add(ftl, pl.addr, occ, h.seq);
+                ftl->st.gc_relocated_bytes += occ;
+            }
+        }
+        pos += occ;
+    }
+    return 0;
+}
+
+static int collect_index(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct index *ix = &ftl->idx;
+    uint64_t base_ppn = (uint64_t)victim * geo->pages_per_stripe;
+    for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+        uint64_t ppn = base_ppn + i;
+        const struct nand_oob *oob = &ftl->nand.oob[ppn];
+        if (oob->kind != NAND_PAGE_INDEX || oob->tag >= ix->npages ||
+            ix->page_ppn[oob->tag] != ppn) {
+            continue;
+        }
+        *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
+        if (index_page_write(ftl, oob->tag, nand_page_ptr(&ftl->nand, ppn), now_ns) != 0) {
+            return -1;
+        }
+        ftl->st.gc_relocated_bytes += geo->page_size;
+    }
+    return 0;
+}
+
+int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
+{
+    struct stripe_info *si = &ftl->stripes[victim];
+    bool was_active = ftl->gc_active;
+    ftl->gc_active = true;
+    int rc = si->state == STRIPE_DATA ? collect_data(ftl, victim, now_ns)
+                                      : collect_index(ftl, victim, now_ns);
+    ftl->gc_active = was_active;
+    if (rc != 0 || !ftl_powered(ftl)) {
+        return -1;
+    }
+    g_assert(si->valid_bytes == 0);
+    *now_ns = nand_erase_stripe(&ftl->nand, victim, *now_ns);
+    si->state = STRIPE_FREE;
+    si->erased = true;
+    si->valid_bytes = 0;
+    si->min_blob_seq = UINT64_MAX;
+    ftl->free_stripes++;
+    ftl->st.gc_runs++;
+    return 0;
+}
+
+void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
+{
+    if (ftl->gc_active || ftl->free_stripes >= ftl->cfg.gc_low_watermark_blocks) {
+        return;
+    }
+    uint64_t start = *now_ns;
+    for (uint32_t i = 0; i < ftl->nand.geo.stripes &&
+                         ftl->free_stripes < ftl->cfg.gc_low_watermark_blocks; i++) {
+        uint32_t v = gc_pick_victim(ftl, *now_ns);
+        if (v == UINT32_MAX || gc_collect(ftl, v, now_ns) != 0) {
+            break;
+        }
+    }
+    ftl->st.gc_foreground_stalls++;
+    ftl->st.gc_stall_ns += *now_ns - start;
+}
+
+void gc_background(struct kvftl *ftl, uint64_t at_ns)
+{
+    if (ftl->gc_active || ftl->free_stripes >= ftl->cfg.gc_high_watermark_blocks ||
+        !ftl_powered(ftl)) {
+        return;
+    }
+    uint64_t t = at_ns;
+    uint32_t v = gc_pick_victim(ftl, t);
+    if (v != UINT32_MAX) {
+        gc_collect(ftl, v, &t);
+    }
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Hash index: extendible hash directory over open-addressing index pages. */
+#include "ftl.h"
+
+#include <string.h>
+
+#include <glib.h>
+#include <xxhash.h>
+
+uint64_t index_default_hash(const void *key, size_t len)
+{
+    return XXH3_64bits(key, len);
+}
+
+static inline struct index_page_header *page_hdr(uint8_t *mem)
+{
+    return (struct index_page_header *)mem;
+}
+
+static inline struct index_entry *page_entries(uint8_t *mem)
+{
+    return (struct index_entry *)(mem + sizeof(struct index_page_header));
+}
+
+static inline uint32_t home_slot(const struct index *ix, uint64_t hash)
+{
+    return (uint32_t)(((uint64_t)(uint32_t)hash * ix->slots) >> 32);
+}
+
+static inline uint32_t dir_slot(const struct index *ix, uint64_t hash)
+{
+    return ix->global_depth ? (uint32_t)(hash >> (64 - ix->global_depth)) : 0;
+}
+
+uint32_t index_page_of(const struct index *ix, uint64_t hash, uint64_t *first, uint64_t *last)
+{
+    uint32_t pid = ix->dir[dir_slot(ix, hash)];
+    uint32_t ld = ix->page_depth[pid];
+    if (ld == 0) {
+        *first = 0;
+        *last = UINT64_MAX;
+    } else {
+        uint64_t span_mask = UINT64_MAX >> ld;
+        *first = hash & ~span_mask;
+        *last = *first | span_mask;
+    }
+    return pid;
+}
+
+static void pages_reserve(struct index *ix, uint32_t n)
+{
+    if (n <= ix->pages_cap) {
+        return;
+    }
+    uint32_t cap = ix->pages_cap ? ix->pages_cap : 16;
+    while (cap < n) {
+        cap *= 2;
+    }
+    ix->page_ppn = g_renew(uint32_t, ix->page_ppn, cap);
+    ix->page_frame = g_renew(uint32_t, ix->page_frame, cap);
+    ix->page_depth = g_renew(uint8_t, ix->page_depth, cap);
+    ix->pages_cap = cap;
+}
+
+static uint32_t page_new(struct kvftl *ftl, uint32_t depth, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    pages_reserve(ix, ix->npages + 1);
+    uint32_t pid = ix->npages++;
+    ix->page_ppn[pid] = UINT32_MAX;
+    ix->page_frame[pid] = UINT32_MAX;
+    ix->page_depth[pid] = (uint8_t)depth;
+    uint8_t *mem = index_cache_new(ftl, pid, now_ns);
+    page_hdr(mem)->local_depth = depth;
+    return pid;
+}
+
+void index_init(struct kvftl *ftl)
+{
+    struct index *ix = &ftl->idx;
+    memset(ix, 0, sizeof(*ix));
+    ix->hash = index_default_hash;
+    ix->page_bytes = ftl->cfg.index_page_bytes;
+    ix->slots = (ix->page_bytes - sizeof(struct index_page_header)) / sizeof(struct index_entry);
+    ix->split_at = ix->slots / 8 * 7;
+    ix->pinned = INDEX_NO_PAGE;
+    ix->lru_head = ix->lru_tail = UINT32_MAX;
+    ix->stream_stripe = UINT32_MAX;
+    ftl->iter_scratch = g_new(struct index_entry, ix->slots);
+}
+
+void index_fini(struct kvftl *ftl)
+{
+    struct index *ix = &ftl->idx;
+    index_cache_drop(ftl);
+    g_free(ix->write_tmp);
+    g_free(ix->dir);
+    g_free(ix->page_ppn);
+    g_free(ix->page_frame);
+    g_free(ix->page_depth);
+    g_free(ftl->iter_scratch);
+    ftl->iter_scratch = NULL;
+    ix->frames = NULL;
+    ix->dir = NULL;
+}
+
+void index_reset(struct kvftl *ftl)
+{
+    struct index *ix = &ftl->idx;
+    uint64_t now = 0;
+    index_cache_drop(ftl);
+    ix->npages = 0;
+    ix->global_depth = 0;
+    g_free(ix->dir);
+    ix->dir = g_new(uint32_t, 1);
+    ix->stream_stripe = UINT32_MAX;
+    ix->stream_idx = 0;
+    ix->dir[0] = page_new(ftl, 0, &now);
+}
+
+bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
+                uint64_t *loc, struct index_pos *pos, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint32_t pid = ix->dir[dir_slot(ix, hash)];
+    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    struct index_entry *e = page_entries(mem);
+    uint32_t i = home_slot(ix, hash);
+    for (uint32_t n = 0; n < ix->slots; n++) {
+        if (e[i].loc == 0) {
+            break;
+        }
+        if (e[i].hash == hash && vlog_key_matches(ftl, e[i].loc, key, key_bytes, now_ns)) {
+            *loc = e[i].loc;
+            pos->page_id = pid;
+            pos->slot = i;
+            return true;
+        }
+        i = i + 1 == ix->slots ? 0 : i + 1;
+    }
+    return false;
+}
+
+bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index_pos *pos,
+                    uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint32_t pid = ix->dir[dir_slot(ix, hash)];
+    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    struct index_entry *e = page_entries(mem);
+    uint32_t i = home_slot(ix, hash);
+    for (uint32_t n = 0; n < ix->slots; n++) {
+        if (e[i].loc == 0) {
+            break;
+        }
+        if (e[i].hash == hash && e[i].loc == loc) {
+            pos->page_id = pid;
+            pos->slot = i;
+            return true;
+        }
+        i = i + 1 == ix->slots ? 0 : i + 1;
+    }
+    return false;
+}
+
+void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns)
+{
+    uint8_t *mem = index_cache_get(ftl, pos->page_id, now_ns);
+    page_entries(mem)[pos->slot].loc = loc;
+    index_cache_dirty(ftl, pos->page_id);
+}
+
+static void page_put(struct index *ix, uint8_t *mem, uint64_t hash, uint64_t loc)
+{
+    struct index_entry *e = page_entries(mem);
+    uint32_t i = home_slot(ix, hash);
+    while (e[i].loc != 0) {
+        i = i + 1 == ix->slots ? 0 : i + 1;
+    }
+    e[i].hash = hash;
+    e[i].loc = loc;
+    page_hdr(mem)->count++;
+}
+
+/* Split page @pid on its next hash bit. -1 if it is at the maximum depth. */
+static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint32_t ld = ix->page_depth[pid];
+    if (ld >= INDEX_MAX_DEPTH) {
+        return -1;
+    }
+    if (ld == ix->global_depth) {
+        uint32_t n = 1u << ix->global_depth;
+        uint32_t *dir = g_new(uint32_t, 2 * n);
+        for (uint32_t i = 0; i < 2 * n; i++) {
+            dir[i] = ix->dir[i >> 1];
+        }
+        g_free(ix->dir);
+        ix->dir = dir;
+        ix->global_depth++;
+    }
+    ix->pinned = pid;
+    uint32_t q = page_new(ftl, ld + 1, now_ns);
+    uint8_t *qmem = index_cache_get(ftl, q, now_ns);
+    uint8_t *pmem = index_cache_get(ftl, pid, now_ns);
+    ix->pinned = INDEX_NO_PAGE;
+    ix->page_depth[pid] = (uint8_t)(ld + 1);
+
+    /* move the entries whose next bit is 1 to the new page */
+    struct index_entry *old = ftl->iter_scratch;
+    memcpy(old, page_entries(pmem), ix->slots * sizeof(*old));
+    memset(page_entries(pmem), 0, ix->slots * sizeof(*old));
+    page_hdr(pmem)->count = 0;
+    page_hdr(pmem)->local_depth = ld + 1;
+    page_hdr(qmem)->local_depth = ld + 1;
+    uint64_t bit = 1ULL << (63 - ld);
+    for (uint32_t i = 0; i < ix->slots; i++) {
+        if (old[i].loc) {
+            page_put(ix, (old[i].hash & bit) ? qmem : pmem, old[i].hash, old[i].loc);
+        }
+    }
+    index_cache_dirty(ftl, pid);
+    index_cache_dirty(ftl, q);
+
+    /* directory slots of the upper half now name the new page */
+    uint32_t gd = ix->global_depth;
+    uint32_t prefix = (uint32_t)(hash >> (64 - ld - 1)) >> 1; /* top ld bits */
+    uint32_t span = 1u << (gd - ld);
+    uint32_t first = ld ? prefix << (gd - ld) : 0;
+    for (uint32_t i = first + span / 2; i < first + span; i++) {
+        ix->dir[i] = q;
+    }
+    return 0;
+}
+
+int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    for (;;) {
+        uint32_t pid = ix->dir[dir_slot(ix, hash)];
+        uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+        uint32_t count = page_hdr(mem)->count;
+        if (count + 1 > ix->split_at && page_split(ftl, pid, hash, now_ns) == 0) {
+            continue;
+        }
+        if (count + 1 > ix->slots - 1) {
+            return -1; /* a page full of one hash prefix that cannot split */
+        }
+        mem = index_cache_get(ftl, pid, now_ns);
+        page_put(ix, mem, hash, loc);
+        index_cache_dirty(ftl, pid);
+        return 0;
+    }
+}
+
+void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint8_t *mem = index_cache_get(ftl, pos->page_id, now_ns);
+    struct index_entry *e = page_entries(mem);
+    uint32_t i = pos->slot, j = i;
+    e[i].hash = e[i].loc = 0;
+    /* backward-shift deletion keeps every probe sequence unbroken */
+    for (;;) {
+        j = j + 1 == ix->slots ? 0 : j + 1;
+        if (e[j].loc == 0) {
+            break;
+        }
+        uint32_t k = home_slot(ix, e[j].hash);
+        bool move = (j > i) ? (k <= i || k > j) : (k <= i && k > j);
+        if (move) {
+            e[i] = e[j];
+            e[j].hash = e[j].loc = 0;
+            i = j;
+        }
+    }
+    page_hdr(mem)->count--;
+    index_cache_dirty(ftl, pos->page_id);
+}
+
+uint64_t index_host_bytes(const struct kvftl *ftl)
+{
+    const struct index *ix = &ftl->idx;
+    uint64_t b = ((uint64_t)sizeof(uint32_t) << ix->global_depth) +
+                 (uint64_t)ix->pages_cap * (2 * sizeof(uint32_t) + 1) +
+                 (uint64_t)ix->nframes * (ix->page_bytes + sizeof(struct index_frame));
+    if (ftl->bloom_on) {
+        b += bloom_bytes(&ftl->bloom);
+    }
+    return b;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Hash index: 64-bit key hash -> blob location.
+ *
+ * Two levels, as an extendible hash: a DRAM directory indexed by the top
+ * global_depth bits of the hash names an index page; each index page is
+ * an open-addressing table of 16-byte entries { hash, location } that
+ * lives in NAND and is cached in DRAM (index_cache.c). A page that fills
+ * past 7/8 splits on the next hash bit. Collisions of the full 64-bit hash
+ * are resolved by comparing the key stored in the blob.
+ */
+#ifndef KVFTL_INDEX_H
+#define KVFTL_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kvftl;
+
+#define INDEX_PAGE_MAGIC 0x58444e49u /* "INDX" */
+#define INDEX_NO_PAGE UINT32_MAX
+#define INDEX_MAX_DEPTH 30
+
+struct index_entry {
+    uint64_t hash;   /* never 0 (0 is remapped to 1) */
+    uint64_t loc;    /* 0 = empty slot */
+};
+
+struct index_page_header {
+    uint32_t magic;
+    uint32_t page_id;
+    uint32_t count;
+    uint32_t local_depth;
+};
+
+struct index_frame {
+    uint8_t *mem;        /* index page bytes */
+    uint32_t page_id;    /* INDEX_NO_PAGE when free */
+    uint32_t lru_prev, lru_next;
+    bool dirty;
+};
+
+typedef uint64_t (*index_hash_fn)(const void *key, size_t len);
+
+struct index {
+    index_hash_fn hash;
+    uint32_t page_bytes;
+    uint32_t slots;          /* entries per page */
+    uint32_t split_at;       /* split when count would exceed this */
+
+    uint32_t global_depth;
+    uint32_t *dir;           /* 2^global_depth page ids */
+
+    uint32_t npages, pages_cap;
+    uint32_t *page_ppn;      /* NAND page of the newest written copy, UINT32_MAX if never written */
+    uint32_t *page_frame;    /* cache frame, UINT32_MAX if not cached */
+    uint8_t *page_depth;     /* local depth */
+
+    struct index_frame *frames;
+    uint32_t nframes, frames_cap, frames_max;
+    uint8_t *write_tmp;      /* page-sized staging when index pages are smaller than NAND pages */
+    uint32_t lru_head, lru_tail;   /* head = most recently used */
+    uint32_t pinned;               /* page id that must not be evicted, or INDEX_NO_PAGE */
+
+    /* index stream: the open stripe index pages are written to */
+    uint32_t stream_stripe;
+    uint32_t stream_idx;
+
+    uint64_t hits, misses, evicted_dirty, pages_written;
+};
+
+/* Position of an entry found by index_find(). */
+struct index_pos {
+    uint32_t page_id;
+    uint32_t slot;
+};
+
+uint64_t index_default_hash(const void *key, size_t len);
+
+static inline uint64_t index_hash(const struct index *ix, const void *key, uint32_t len)
+{
+    uint64_t h = ix->hash(key, len);
+    return h ? h : 1;
+}
+
+void index_init(struct kvftl *ftl);
+void index_fini(struct kvftl *ftl);
+/* index_reset() - an empty index (one empty page), all cached pages dropped. */
+void index_reset(struct kvftl *ftl);
+
+/*
+ * index_find() - look @key up. Returns true with its location in *@loc
+ * (tombstones included) and its position in *@pos. Reading a blob's key
+ * to resolve a hash match and loading an uncached page advance *@now_ns.
+ */
+bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
+                uint64_t *loc, struct index_pos *pos, uint64_t *now_ns);
+
+/* index_find_loc() - position of the entry with exactly (@hash, @loc); no key reads. */
+bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index_pos *pos,
+                    uint64_t *now_ns);
+
+/* index_set() - overwrite the location at @pos (from a find with no index change since). */
+void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns);
+
+/* index_insert() - add a new entry. Returns 0, or -1 if the page cannot split further. */
+int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns);
+
+/* index_remove() - delete the entry at @pos. */
+void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_ns);
+
+/* index_page_range() - first hash and last hash covered by the page at directory slot of @hash. */
+uint32_t index_page_of(const struct index *ix, uint64_t hash, uint64_t *first, uint64_t *last);
+
+/* index_host_bytes() - host memory the index uses now (directory, tables, cached pages, Bloom). */
+uint64_t index_host_bytes(const struct kvftl *ftl);
+
+/* --- index_cache.c --- */
+
+/*
+ * index_cache_get() - the DRAM copy of page @page_id, loading it from NAND
+ * on a miss (and evicting the least recently used page, programming it if
+ * dirty). Marks it most recently used.
+ */
+uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns);
+
+/* index_cache_new() - a cached, dirty, zeroed frame for a page that has never been written. */
+uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns);
+
+void index_cache_dirty(struct kvftl *ftl, uint32_t page_id);
+
+/* index_cache_write_back() - program every dirty page (checkpoint). -1 on power loss. */
+int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns);
+
+/* index_cache_drop() - forget every cached page (reset, power cycle). */
+void index_cache_drop(struct kvftl *ftl);
+
+/* index_page_write() - program page @page_id's bytes to the index stream. */
+int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns);
+
+/*
+ * index_page_peek() - read-only bytes of page @page_id without touching the
+ * cache or the clock (consistency check, iteration of uncached pages uses
+ * index_cache_get instead).
+ */
+const uint8_t *index_page_peek(const struct kvftl *ftl, uint32_t page_id);
+
+#endif

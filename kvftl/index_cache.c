@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Index page cache: index pages live in NAND; at most frames_max of them
+ * are held in DRAM (the index_dram_bytes budget), least recently used
+ * evicted first. A miss costs a NAND page read; evicting a dirty page
+ * costs a program to the index stream (an open stripe of index pages).
+ */
+#include "ftl.h"
+
+#include <string.h>
+
+#include <glib.h>
+
+static void lru_unlink(struct index *ix, uint32_t f)
+{
+    struct index_frame *fr = &ix->frames[f];
+    if (fr->lru_prev != UINT32_MAX) {
+        ix->frames[fr->lru_prev].lru_next = fr->lru_next;
+    } else {
+        ix->lru_head = fr->lru_next;
+    }
+    if (fr->lru_next != UINT32_MAX) {
+        ix->frames[fr->lru_next].lru_prev = fr->lru_prev;
+    } else {
+        ix->lru_tail = fr->lru_prev;
+    }
+    fr->lru_prev = fr->lru_next = UINT32_MAX;
+}
+
+static void lru_push_front(struct index *ix, uint32_t f)
+{
+    struct index_frame *fr = &ix->frames[f];
+    fr->lru_prev = UINT32_MAX;
+    fr->lru_next = ix->lru_head;
+    if (ix->lru_head != UINT32_MAX) {
+        ix->frames[ix->lru_head].lru_prev = f;
+    } else {
+        ix->lru_tail = f;
+    }
+    ix->lru_head = f;
+}
+
+int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    if (ix->stream_stripe == UINT32_MAX || ix->stream_idx == geo->pages_per_stripe) {
+        if (ix->stream_stripe != UINT32_MAX) {
+            ftl->stripes[ix->stream_stripe].state = STRIPE_INDEX;
+        }
+        ix->stream_stripe = stripe_alloc(ftl, STRIPE_OPEN_INDEX, now_ns);
+        ix->stream_idx = 0;
+        if (ix->stream_stripe == UINT32_MAX) {
+            return -1;
+        }
+    }
+    uint64_t ppn = (uint64_t)ix->stream_stripe * geo->pages_per_stripe + ix->stream_idx;
+    struct nand_oob oob = {
+        .kind = NAND_PAGE_INDEX,
+        .tag = page_id,
+        .seq = ftl->stripes[ix->stream_stripe].open_seq,
+    };
+    const uint8_t *src = mem;
+    if (ix->page_bytes < geo->page_size) {
+        /* an index page smaller than a NAND page: the rest is unused */
+        if (!ix->write_tmp) {
+            ix->write_tmp = g_malloc0(geo->page_size);
+        }
+        memcpy(ix->write_tmp, mem, ix->page_bytes);
+        src = ix->write_tmp;
+    }
+    uint64_t done;
+    int rc = nand_program(&ftl->nand, ppn, src, &oob, *now_ns, false, &done);
+    if (rc != 0) {
+        return -1;
+    }
+    ix->stream_idx++;
+    ftl->stripes[ix->stream_stripe].erased = false;
+    ftl->stripes[ix->stream_stripe].last_write_ns = *now_ns;
+    if (ix->page_ppn[page_id] != UINT32_MAX) {
+        gc_valid_add(ftl, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
+                     -(int64_t)geo->page_size, 0);
+        ftl->index_nand_bytes -= geo->page_size;
+    }
+    ix->page_ppn[page_id] = (uint32_t)ppn;
+    gc_valid_add(ftl, ppn * geo->page_size, geo->page_size, 0);
+    ftl->index_nand_bytes += geo->page_size;
+    ix->pages_written++;
+    /* the program runs in the background; the caller only waits for the transfer */
+    (void)done;
+    return 0;
+}
+
+/* A frame for a page: a new one while under budget, else the LRU victim. */
+static uint32_t frame_add(struct index *ix)
+{
+    if (ix->nframes == ix->frames_cap) {
+        ix->frames_cap = ix->frames_cap ? ix->frames_cap * 2 : 16;
+        ix->frames = g_renew(struct index_frame, ix->frames, ix->frames_cap);
+    }
+    uint32_t f = ix->nframes++;
+    ix->frames[f].mem = g_malloc(ix->page_bytes);
+    ix->frames[f].page_id = INDEX_NO_PAGE;
+    ix->frames[f].dirty = false;
+    ix->frames[f].lru_prev = ix->frames[f].lru_next = UINT32_MAX;
+    return f;
+}
+
+static uint32_t frame_take(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    if (ix->nframes < ix->frames_max) {
+        return frame_add(ix);
+    }
+    uint32_t f = ix->lru_tail;
+    while (f != UINT32_MAX && ix->frames[f].page_id == ix->pinned) {
+        f = ix->frames[f].lru_prev;
+    }
+    g_assert(f != UINT32_MAX);
+    struct index_frame *fr = &ix->frames[f];
+    if (fr->dirty) {
+        if (index_page_write(ftl, fr->page_id, fr->mem, now_ns) != 0 && ftl_powered(ftl)) {
+            /* no stripe for index pages: keep the page and exceed the budget */
+            return frame_add(ix);
+        }
+        ix->evicted_dirty++;
+        fr->dirty = false;
+    }
+    lru_unlink(ix, f);
+    ix->page_frame[fr->page_id] = UINT32_MAX;
+    fr->page_id = INDEX_NO_PAGE;
+    return f;
+}
+
+uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint32_t f = ix->page_frame[page_id];
+    if (f != UINT32_MAX) {
+        ix->hits++;
+        if (ix->lru_head != f) {
+            lru_unlink(ix, f);
+            lru_push_front(ix, f);
+        }
+        return ix->frames[f].mem;
+    }
+    ix->misses++;
+    f = frame_take(ftl, now_ns);
+    struct index_frame *fr = &ix->frames[f];
+    uint32_t ppn = ix->page_ppn[page_id];
+    g_assert(ppn != UINT32_MAX);
+    *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
+    memcpy(fr->mem, nand_page_ptr(&ftl->nand, ppn), ix->page_bytes);
+    fr->page_id = page_id;
+    fr->dirty = false;
+    ix->page_frame[page_id] = f;
+    lru_push_front(ix, f);
+    return fr->mem;
+}
+
+uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    uint32_t f = frame_take(ftl, now_ns);
+    struct index_frame *fr = &ix->frames[f];
+    memset(fr->mem, 0, ix->page_bytes);
+    struct index_page_header *h = (struct index_page_header *)fr->mem;
+    h->magic = INDEX_PAGE_MAGIC;
+    h->page_id = page_id;
+    fr->page_id = page_id;
+    fr->dirty = true;
+    ix->page_frame[page_id] = f;
+    lru_push_front(ix, f);
+    return fr->mem;
+}
+
+void index_cache_dirty(struct kvftl *ftl, uint32_t page_id)
+{
+    struct index *ix = &ftl->idx;
+    ix->frames[ix->page_frame[page_id]].dirty = true;
+}
+
+int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    for (uint32_t f = 0; f < ix->nframes; f++) {
+        struct index_frame *fr = &ix->frames[f];
+        if (fr->page_id != INDEX_NO_PAGE && fr->dirty) {
+            if (index_page_write(ftl, fr->page_id, fr->mem, now_ns) != 0) {
+                return -1;
+            }
+            fr->dirty = false;
+        }
+    }
+    return 0;
+}
+
+void index_cache_drop(struct kvftl *ftl)
+{
+    struct index *ix = &ftl->idx;
+    for (uint32_t f = 0; f < ix->nframes; f++) {
+        g_free(ix->frames[f].mem);
+    }
+    g_free(ix->frames);
+    ix->frames = NULL;
+    ix->nframes = ix->frames_cap = 0;
+    ix->lru_head = ix->lru_tail = UINT32_MAX;
+    for (uint32_t p = 0; p < ix->npages; p++) {
+        ix->page_frame[p] = UINT32_MAX;
+    }
+}
+
+const uint8_t *index_page_peek(const struct kvftl *ftl, uint32_t page_id)
+{
+    const struct index *ix = &ftl->idx;
+    uint32_t f = ix->page_frame[page_id];
+    if (f != UINT32_MAX) {
+        return ix->frames[f].mem;
+    }
+    if (ix->page_ppn[page_id] != UINT32_MAX) {
+        return nand_page_ptr(&ftl->nand, ix->page_ppn[page_id]);
+    }
+    return NULL;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Iterators. Keys are grouped by their first 4 bytes (Samsung's iterator
+ * buckets): a key matches when (first4(key) & mask) == (prefix & mask).
+ * The walk goes through the index in increasing key-hash order, one index
+ * page (a contiguous hash range) at a time; each candidate's key is read
+ * from its blob. The cursor is (hash, entries of that hash already
+ * handled), so index splits, overwrites and GC relocation never make the
+ * walk repeat or skip a key.
+ *
+ * Semantics: every key live for the whole iteration is returned exactly
+ * once; a deleted key is never returned (an entry is checked when it is
+ * emitted); a key stored after the open is returned iff its hash is above
+ * the cursor when it is stored ("may be seen").
+ */
+#include "ftl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <kvssd/ext.h>
+#include <kvssd/nvme_kv.h>
+
+uint32_t iter_first4(const void *key, uint32_t key_bytes)
+{
+    uint8_t b[4] = {0};
+    memcpy(b, key, key_bytes < 4 ? key_bytes : 4);
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct index_entry *x = a, *y = b;
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static void iter_done(struct kvftl *ftl, uint64_t arrival_ns, uint64_t now, struct kvftl_cpl *cpl)
+{
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    }
+    cpl->done_ns = now;
+    stats_record_op(ftl, KVFTL_OP_ITERATE, arrival_ns, now);
+}
+
+void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvftl_iter_kind kind,
+                     uint64_t arrival_ns, uint32_t *handle, struct kvftl_cpl *cpl)
+{
+    memset(cpl, 0, sizeof(*cpl));
+    cpl->done_ns = arrival_ns;
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (kind != KVFTL_ITER_KEYS && kind != KVFTL_ITER_KEY_VALUES) {
+        cpl->status = KVSSD_SC_INVALID_FIELD;
+        return;
+    }
+    for (uint32_t i = 0; i < KVFTL_MAX_ITERATORS; i++) {
+        struct iterator *it = &ftl->iters[i];
+        if (!it->open) {
+            memset(it, 0, sizeof(*it));
+            it->open = true;
+            it->prefix = prefix;
+            it->mask = mask;
+            it->kind = kind;
+            *handle = i;
+            iter_done(ftl, arrival_ns, arrival_ns, cpl);
+            return;
+        }
+    }
+    cpl->status = KVSSD_SC_ITERATOR_LIMIT;
+}
+
+void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+{
+    memset(cpl, 0, sizeof(*cpl));
+    cpl->done_ns = arrival_ns;
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
+        cpl->status = KVSSD_SC_INVALID_ITERATOR;
+        return;
+    }
+    ftl->iters[handle].open = false;
+}
+
+void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
+                     kvftl_iter_emit_fn emit, void *opaque, uint64_t arrival_ns,
+                     struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    memset(cpl, 0, sizeof(*cpl));
+    cpl->done_ns = now;
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
+        cpl->status = KVSSD_SC_INVALID_ITERATOR;
+        return;
+    }
+    if (!emit) {
+        cpl->status = KVSSD_SC_INVALID_FIELD;
+        return;
+    }
+    struct iterator *it = &ftl->iters[handle];
+    struct index *ix = &ftl->idx;
+    ftl->st.iterates++;
+    if (it->done) {
+        cpl->status = KVSSD_SC_ITERATOR_END;
+        iter_done(ftl, arrival_ns, now, cpl);
+        return;
+    }
+
+    uint32_t emitted = 0;
+    bool refused = false;
+    while (emitted < max_entries && !refused && !it->done) {
+        uint64_t first, last;
+        uint32_t pid = index_page_of(ix, it->next_hash, &first, &last);
+        const uint8_t *mem = index_cache_get(ftl, pid, &now);
+        const struct index_entry *e = (const struct index_entry *)(mem + sizeof(struct index_page_header));
+        struct index_entry *cand = ftl->iter_scratch;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < ix->slots; i++) {
+            if (e[i].loc && !loc_tombstone(e[i].loc) && e[i].hash >= it->next_hash) {
+                cand[n++] = e[i];
+            }
+        }
+        qsort(cand, n, sizeof(*cand), entry_cmp);
+        uint32_t i = 0, same = 0;
+        while (i < n && cand[i].hash == it->next_hash && same < it->same_done) {
+            i++;
+            same++;
+        }
+        for (; i < n; i++) {
+            uint64_t loc = cand[i].loc;
+            uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
+                                   ? loc_len(loc) : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
+            uint64_t last_ppn;
+            const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), hdr_len, ftl->scratch, UINT64_MAX,
+                                          &last_ppn, &now);
+            uint32_t kb = p[1];
+            const uint8_t *key = p + BLOB_HEADER_BYTES;
+            if ((iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+                const uint8_t *value = NULL;
+                uint32_t vbytes = 0;
+                if (it->kind == KVFTL_ITER_KEY_VALUES) {
+                    vbytes = loc_len(loc) - BLOB_HEADER_BYTES - kb;
+                    if (!ftl->iter_value) {
+                        ftl->iter_value = g_malloc(KVFTL_VALUE_MAX_BYTES);
+                    }
+                    /* copy the key out of the scratch area the value read may reuse */
+                    vlog_copy(ftl, loc_addr(loc) + BLOB_HEADER_BYTES + kb, vbytes, ftl->iter_value,
+                              loc_addr(loc) / ftl->nand.geo.page_size, &now);
+                    value = ftl->iter_value;
+                }
+                if (emit(opaque, key, kb, value, vbytes) != 0) {
+                    refused = true;
+                    break;
+                }
+                emitted++;
+                ftl->st.host_bytes_out += vbytes;
+            }
+            if (cand[i].hash == it->next_hash) {
+                it->same_done++;
+            } else {
+                it->next_hash = cand[i].hash;
+                it->same_done = 1;
+            }
+            if (emitted == max_entries) {
+                break;
+            }
+        }
+        if (refused || emitted == max_entries) {
+            if (i + 1 >= n && !refused) {
+                /* the page is exhausted too */
+                if (last == UINT64_MAX) {
+                    it->done = true;
+                } else {
+                    it->next_hash = last + 1;
+                    it->same_done = 0;
+                }
+            }
+            break;
+        }
+        if (last == UINT64_MAX) {
+            it->done = true;
+        } else {
+            it->next_hash = last + 1;
+            it->same_done = 0;
+        }
+    }
+    cpl->value_bytes = emitted;
+    if (emitted == 0 && it->done && !refused) {
+        cpl->status = KVSSD_SC_ITERATOR_END;
+    }
+    iter_done(ftl, arrival_ns, now, cpl);
+}

@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The kvftl API: configuration, open/close, and the KV operations composing the components. */
+#include "ftl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <kvssd/ext.h>
+#include <kvssd/nvme_kv.h>
+
+#define MIB (1024ull * 1024)
+#define MIN_STRIPE_BYTES (2 * MIB + 8192)
+
+int kvftl_config_preset(struct kvftl_config *cfg, const char *name)
+{
+    struct kvftl_config c = {
+        .channels = 4,
+        .dies_per_channel = 4,
+        .blocks_per_die = 128,
+        .pages_per_block = 128,
+        .page_size_bytes = 16384,
+        .read_latency_ns = 50000,
+        .program_latency_ns = 500000,
+        .erase_latency_ns = 3000000,
+        .channel_bytes_per_us = 800,
+        .dram_copy_bytes_per_us = 2000,
+        .placement_unit_bytes = 1024,
+        .packing = KVFTL_PACK_ALL,
+        .buffer_entries = 64,
+        .dlt_entries = 0,
+        .index_dram_bytes = 64 * MIB,
+        .index_page_bytes = 0,
+        .bloom = true,
+        .bloom_bits_per_key = 10,
+        .max_keys = 0,
+        .overprovision_percent = 7,
+        .gc_high_watermark_blocks = 8,
+        .gc_low_watermark_blocks = 3,
+        .gc_policy = KVFTL_GC_GREEDY,
+        .plp = true,
+        .image_path = NULL,
+    };
+    if (!name || strcmp(name, "default") == 0) {
+        /* as above */
+    } else if (strcmp(name, "pm983") == 0) {
+        /* Samsung PM983 KV (the characterization paper): 32 KiB TLC pages, 1 KiB placement */
+        c.channels = 8;
+        c.dies_per_channel = 4;
+        c.blocks_per_die = 256;
+        c.pages_per_block = 64;
+        c.page_size_bytes = 32768;
+        c.read_latency_ns = 60000;
+        c.program_latency_ns = 700000;
+        c.erase_latency_ns = 3500000;
+        c.channel_bytes_per_us = 800;
+        c.placement_unit_bytes = 1024;
+        c.packing = KVFTL_PACK_ALL;
+        c.buffer_entries = 128;
+        c.index_dram_bytes = 256 * MIB;
+    } else if (strcmp(name, "cosmos") == 0) {
+        /* Cosmos+ OpenSSD (BandSlim's testbed): 16 KiB MLC pages, 4 channels x 8 ways */
+        c.channels = 4;
+        c.dies_per_channel = 8;
+        c.blocks_per_die = 256;
+        c.pages_per_block = 128;
+        c.page_size_bytes = 16384;
+        c.read_latency_ns = 60000;
+        c.program_latency_ns = 1000000;
+        c.erase_latency_ns = 3500000;
+        c.channel_bytes_per_us = 200;
+        c.dram_copy_bytes_per_us = 1000;
+        c.placement_unit_bytes = 1;
+        c.packing = KVFTL_PACK_BACKFILL;
+        c.buffer_entries = 512;
+        c.index_dram_bytes = 128 * MIB;
+    } else {
+        return -1;
+    }
+    *cfg = c;
+    return 0;
+}
+
+static bool is_pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+#define FAIL(...)                                    \
+    do {                                             \
+        if (err && err_len) {                        \
+            snprintf(err, err_len, __VA_ARGS__);     \
+        }                                            \
+        return -1;                                   \
+    } while (0)
+
+int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
+{
+    if (c->channels < 1 || c->channels > 64) {
+        FAIL("channels is %u; it must be from 1 to 64", c->channels);
+    }
+    if (c->dies_per_channel < 1 || c->dies_per_channel > 64) {
+        FAIL("dies_per_channel is %u; it must be from 1 to 64", c->dies_per_channel);
+    }
+    if (c->page_size_bytes < 4096 || c->page_size_bytes > 65536 || !is_pow2(c->page_size_bytes)) {
+        FAIL("page_size_bytes is %u; it must be a power of two from 4096 to 65536",
+             c->page_size_bytes);
+    }
+    if (c->pages_per_block < 1 || c->pages_per_block > 65536) {
+        FAIL("pages_per_block is %u; it must be from 1 to 65536", c->pages_per_block);
+    }
+    if (c->gc_low_watermark_blocks < 2) {
+        FAIL("gc_low_watermark_blocks is %u; it must be at least 2", c->gc_low_watermark_blocks);
+    }
+    if (c->gc_high_watermark_blocks < c->gc_low_watermark_blocks) {
+        FAIL("gc_high_watermark_blocks is %u; it must be at least gc_low_watermark_blocks (%u)",
+             c->gc_high_watermark_blocks, c->gc_low_watermark_blocks);
+    }
+    uint32_t min_blocks = c->gc_high_watermark_blocks + 4;
+    if (c->blocks_per_die < min_blocks || c->blocks_per_die > 1u << 20) {
+        FAIL("blocks_per_die is %u; it must be from %u (gc_high_watermark_blocks + 4) to %u",
+             c->blocks_per_die, min_blocks, 1u << 20);
+    }
+    uint64_t stripe = (uint64_t)c->channels * c->dies_per_channel * c->pages_per_block *
+                      c->page_size_bytes;
+    if (stripe < MIN_STRIPE_BYTES || stripe > 4096 * MIB) {
+        FAIL("an erase stripe (channels x dies_per_channel x pages_per_block x page_size_bytes) "
+             "is %llu bytes; it must be from %llu (the largest blob) to %llu",
+             (unsigned long long)stripe, (unsigned long long)MIN_STRIPE_BYTES,
+             (unsigned long long)(4096 * MIB));
+    }
+    uint64_t total = stripe * c->blocks_per_die;
+    if (total > (1ull << LOC_ADDR_BITS) || total / c->page_size_bytes >= UINT32_MAX) {
+        FAIL("the device is %llu bytes; it must be at most %llu", (unsigned long long)total,
+             (unsigned long long)(1ull << LOC_ADDR_BITS));
+    }
+    if (c->channel_bytes_per_us < 1) {
+        FAIL("channel_bytes_per_us is 0; it must be at least 1");
+    }
+    if (c->placement_unit_bytes < 1 || c->placement_unit_bytes > 4096 ||
+        !is_pow2(c->placement_unit_bytes)) {
+        FAIL("placement_unit_bytes is %u; it must be a power of two from 1 to 4096",
+             c->placement_unit_bytes);
+    }
+    if ((unsigned)c->packing > KVFTL_PACK_BACKFILL) {
+        FAIL("packing is %u; it must be 0 (block), 1 (all), 2 (selective) or 3 (backfill)",
+             (unsigned)c->packing);
+    }
+    if (c->buffer_entries < 2 || c->buffer_entries > 4096) {
+        FAIL("buffer_entries is %u; it must be from 2 to 4096", c->buffer_entries);
+    }
+    if (c->dlt_entries > c->buffer_entries) {
+        FAIL("dlt_entries is %u; it must be from 1 to buffer_entries (%u), or 0 for buffer_entries",
+             c->dlt_entries, c->buffer_entries);
+    }
+    uint32_t ipb = c->index_page_bytes ? c->index_page_bytes : c->page_size_bytes;
+    if (ipb < 4096 || ipb > c->page_size_bytes || !is_pow2(ipb)) {
+        FAIL("index_page_bytes is %u; it must be a power of two from 4096 to page_size_bytes (%u), "
+             "or 0 for page_size_bytes", c->index_page_bytes, c->page_size_bytes);
+    }
+    if (c->bloom && (c->bloom_bits_per_key < 1 || c->bloom_bits_per_key > 64)) {
+        FAIL("bloom_bits_per_key is %u; it must be from 1 to 64", c->bloom_bits_per_key);
+    }
+    uint64_t min_dram = 2ull * ipb + (c->bloom ? 64 : 0);
+    if (c->index_dram_bytes < min_dram) {
+        FAIL("index_dram_bytes is %llu; it must be at least %llu (two index pages%s)",
+             (unsigned long long)c->index_dram_bytes, (unsigned long long)min_dram,
+             c->bloom ? " and a Bloom block" : "");
+    }
+    if (c->overprovision_percent < 1 || c->overprovision_percent > 50) {
+        FAIL("overprovision_percent is %u; it must be from 1 to 50", c->overprovision_percent);
+    }
+    if ((unsigned)c->gc_policy > KVFTL_GC_COST_BENEFIT) {
+        FAIL("gc_policy is %u; it must be 0 (greedy) or 1 (cost-benefit)", (unsigned)c->gc_policy);
+    }
+    return 0;
+}
+
+/* Fill the fields whose default is derived from others. */
+static void config_derive(struct kvftl_config *c, uint64_t capacity_bytes)
+{
+    if (!c->dlt_entries) {
+        c->dlt_entries = c->buffer_entries;
+    }
+    if (!c->index_page_bytes) {
+        c->index_page_bytes = c->page_size_bytes;
+    }
+    if (!c->max_keys) {
+        uint32_t unit = c->placement_unit_bytes > 32 ? c->placement_unit_bytes : 32;
+        c->max_keys = capacity_bytes / unit;
+    }
+}
+
+void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn)
+{
+    ftl->idx.hash = fn ? fn : index_default_hash;
+}
+
+void ftl_reset_state(struct kvftl *ftl)
+{
+    vlog_forget(ftl);
+    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
+        struct stripe_info *si = &ftl->stripes[s];
+        si->state = STRIPE_FREE;
+        si->valid_bytes = 0;
+        si->min_blob_seq = UINT64_MAX;
+    }
+    ftl->free_stripes = ftl->nand.geo.stripes;
+    ftl->live_keys = ftl->live_user_bytes = ftl->live_nand_bytes = 0;
+    ftl->tombstone_bytes = ftl->index_nand_bytes = 0;
+    memset(ftl->iters, 0, sizeof(ftl->iters));
+    index_reset(ftl);
+    if (ftl->bloom_on) {
+        bloom_clear(&ftl->bloom);
+    }
+}
+
+struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_len)
+{
+    if (kvftl_config_check(cfg, err, err_len) != 0) {
+        return NULL;
+    }
+    struct kvftl *ftl = g_new0(struct kvftl, 1);
+    ftl->cfg = *cfg;
+    struct nand_geometry geo = {
+        .channels = cfg->channels,
+        .dies_per_channel = cfg->dies_per_channel,
+        .blocks_per_die = cfg->blocks_per_die,
+        .pages_per_block = cfg->pages_per_block,
+        .page_size = cfg->page_size_bytes,
+    };
+    nand_geometry_derive(&geo);
+    uint64_t reserve = cfg->gc_low_watermark_blocks + 2;
+    ftl->capacity_bytes = (geo.stripes - reserve) * geo.stripe_bytes / 100 *
+                          (100 - cfg->overprovision_percent);
+    config_derive(&ftl->cfg, ftl->capacity_bytes);
+    if (ftl->cfg.image_path) {
+        ftl->cfg.image_path = g_strdup(cfg->image_path);
+    }
+
+    struct nand_timing tm = {
+        .read_ns = cfg->read_latency_ns,
+        .program_ns = cfg->program_latency_ns,
+        .erase_ns = cfg->erase_latency_ns,
+        .channel_bytes_per_us = cfg->channel_bytes_per_us,
+    };
+    if (nand_init(&ftl->nand, &geo, &tm, ftl->cfg.image_path, err, err_len) != 0) {
+        g_free((char *)ftl->cfg.image_path);
+        g_free(ftl);
+        return NULL;
+    }
+
+    /* DRAM budget: the Bloom filter first (at most 1/8 of it), index pages in the rest */
+    uint64_t bloom_b = 0;
+    ftl->bloom_on = ftl->cfg.bloom;
+    if (ftl->bloom_on) {
+        bloom_b = ftl->cfg.max_keys * ftl->cfg.bloom_bits_per_key / 8;
+        uint64_t cap = ftl->cfg.index_dram_bytes / 8;
+        bloom_b = bloom_b > cap ? cap : bloom_b;
+        bloom_b = bloom_b < 64 ? 64 : bloom_b & ~63ull;
+        bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
+    }
+    ftl->scratch = g_malloc(BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + 8);
+    gc_init(ftl);
+    vlog_init(ftl);
+    index_init(ftl);
+    uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
+    ftl->idx.frames_max = frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames);
+    ftl_reset_state(ftl);
+
+    if (ftl->cfg.image_path && ftl->nand.file_existed) {
+        if (recovery_mount(ftl, err, err_len) != 0) {
+            kvftl_close(ftl);
+            return NULL;
+        }
+    } else {
+        recovery_format_image(ftl);
+    }
+    return ftl;
+}
+
+static void ftl_free(struct kvftl *ftl)
+{
+    index_fini(ftl);
+    vlog_fini(ftl);
+    gc_fini(ftl);
+    if (ftl->bloom_on) {
+        bloom_fini(&ftl->bloom);
+    }
+    nand_fini(&ftl->nand);
+    g_free(ftl->scratch);
+    g_free(ftl->iter_value);
+    g_free((char *)ftl->cfg.image_path);
+    g_free(ftl);
+}
+
+void kvftl_close(struct kvftl *ftl)
+{
+    if (!ftl) {
+        return;
+    }
+    if (ftl_powered(ftl) && ftl->cfg.image_path) {
+        recovery_checkpoint(ftl);
+    }
+    ftl_free(ftl);
+}
+
+const struct kvftl_config *kvftl_get_config(const struct kvftl *ftl)
+{
+    return &ftl->cfg;
+}
+
+/* ---- operations ---- */
+
+static void cpl_init(struct kvftl_cpl *cpl, uint64_t arrival_ns)
+{
+    cpl->status = KVSSD_SC_SUCCESS;
+    cpl->done_ns = arrival_ns;
+    cpl->value_bytes = 0;
+    cpl->xfer_bytes = 0;
+}
+
+static bool key_ok(const void *key, uint32_t key_bytes)
+{
+    return key && key_bytes >= KVFTL_KEY_MIN_BYTES && key_bytes <= KVFTL_KEY_MAX_BYTES;
+}
+
+/* Account a blob that became live at @newloc, replacing @oldloc (0 = none). */
+static void account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint32_t key_bytes,
+                            uint64_t seq)
+{
+    if (oldloc) {
+        uint32_t occ = vlog_occupied(&ftl->vl, loc_len(oldloc));
+        gc_valid_add(ftl, loc_addr(oldloc), -(int64_t)occ, 0);
+        if (loc_tombstone(oldloc)) {
+            ftl->tombstone_bytes -= occ;
+        } else {
+            ftl->live_keys--;
+            ftl->live_nand_bytes -= occ;
+            ftl->live_user_bytes -= loc_len(oldloc) - BLOB_HEADER_BYTES;
+        }
+    }
+    uint32_t occ = vlog_occupied(&ftl->vl, loc_len(newloc));
+    gc_valid_add(ftl, loc_addr(newloc), occ, seq);
+    if (loc_tombstone(newloc)) {
+        ftl->tombstone_bytes += occ;
+    } else {
+        ftl->live_keys++;
+        ftl->live_nand_bytes += occ;
+        ftl->live_user_bytes += loc_len(newloc) - BLOB_HEADER_BYTES;
+    }
+}
+
+static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
+                   struct kvftl_cpl *cpl)
+{
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    }
+    cpl->done_ns = now;
+    stats_record_op(ftl, op, arrival_ns, now);
+}
+
+void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
+{
+    uint64_t now = req->arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (!key_ok(req->key, req->key_bytes)) {
+        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return;
+    }
+    if (req->value_bytes > KVFTL_VALUE_MAX_BYTES) {
+        cpl->status = KVSSD_SC_INVALID_VALUE_SIZE;
+        return;
+    }
+    if ((req->value_bytes && !req->value) || req->inline_bytes > req->value_bytes ||
+        (req->options & ~(KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) ||
+        req->options == (KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) {
+        cpl->status = KVSSD_SC_INVALID_FIELD;
+        return;
+    }
+
+    gc_before_write(ftl, &now);
+
+    uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
+    uint64_t oldloc = 0;
+    struct index_pos pos;
+    bool found = index_find(ftl, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
+    bool live = found && !loc_tombstone(oldloc);
+    if (!found) {
+        oldloc = 0;
+    }
+    if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
+        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+    if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
+        cpl->status = KVSSD_SC_KEY_EXISTS;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+
+    uint32_t len = BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes;
+    uint64_t occ = vlog_occupied(&ftl->vl, len);
+    uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
+    uint64_t used = ftl->live_nand_bytes + ftl->tombstone_bytes + ftl->index_nand_bytes;
+    if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->live_keys >= ftl->cfg.max_keys)) {
+        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+
+    struct blob_header h = {
+        .type = REC_PAIR,
+        .key_bytes = (uint8_t)req->key_bytes,
+        .value_bytes = req->value_bytes,
+        .seq = ftl->vl.next_seq++,
+    };
+    h.checksum = blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, req->key, req->value);
+    struct placement pl;
+    int rc = vlog_append(ftl, &h, req->key, req->value, req->inline_bytes < req->value_bytes,
+                         req->inline_bytes, false, &pl, &now);
+    if (rc != 0) {
+        cpl->status = rc == -1 ? KVSSD_SC_CAPACITY_EXCEEDED : KVSSD_SC_INTERNAL_ERROR;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+    uint64_t newloc = loc_make(pl.addr, len, false);
+    if (found) {
+        index_set(ftl, &pos, newloc, &now);
+    } else if (index_insert(ftl, hash, newloc, &now) != 0) {
+        /* the blob is written but unreachable; it is garbage for GC */
+        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+    account_replace(ftl, oldloc, newloc, req->key_bytes, h.seq);
+    if (ftl->bloom_on) {
+        bloom_add(&ftl->bloom, hash);
+    }
+    ftl->st.stores++;
+    ftl->st.user_bytes_written += req->key_bytes + req->value_bytes;
+    ftl->st.host_bytes_in_inline += req->inline_bytes;
+    ftl->st.host_bytes_in_dma += req->value_bytes - req->inline_bytes;
+    cpl->value_bytes = req->value_bytes;
+    finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+    gc_background(ftl, now);
+}
+
+/* Find a live key; false = absent (Bloom or index or tombstone). */
+static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
+                        struct index_pos *pos, uint64_t *now)
+{
+    uint64_t hash = index_hash(&ftl->idx, key, key_bytes);
+    if (ftl->bloom_on && !bloom_maybe(&ftl->bloom, hash)) {
+        ftl->st.bloom_negatives++;
+        return false;
+    }
+    return index_find(ftl, hash, key, key_bytes, loc, pos, now) && !loc_tombstone(*loc);
+}
+
+void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
+                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
+                    struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (!key_ok(key, key_bytes)) {
+        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return;
+    }
+    if (buf_bytes && !buf) {
+        cpl->status = KVSSD_SC_INVALID_FIELD;
+        return;
+    }
+    uint64_t loc;
+    struct index_pos pos;
+    if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
+        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        return;
+    }
+    uint32_t vbytes = loc_len(loc) - BLOB_HEADER_BYTES - key_bytes;
+    cpl->value_bytes = vbytes;
+    if (offset > vbytes) {
+        cpl->status = KVSSD_SC_INVALID_FIELD;
+        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        return;
+    }
+    uint32_t n = vbytes - offset < buf_bytes ? vbytes - offset : buf_bytes;
+    if (n) {
+        uint64_t addr = loc_addr(loc);
+        vlog_copy(ftl, addr + BLOB_HEADER_BYTES + key_bytes + offset, n, buf,
+                  addr / ftl->nand.geo.page_size, &now);
+    }
+    cpl->xfer_bytes = n;
+    ftl->st.retrieves++;
+    ftl->st.host_bytes_out += n;
+    finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+}
+
+void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
+                  struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (!key_ok(key, key_bytes)) {
+        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return;
+    }
+    gc_before_write(ftl, &now);
+    uint64_t loc;
+    struct index_pos pos;
+    if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
+        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+        return;
+    }
+    /* a durable tombstone, so that recovery does not resurrect an older version */
+    struct blob_header h = {
+        .type = REC_TOMBSTONE,
+        .key_bytes = (uint8_t)key_bytes,
+        .value_bytes = 0,
+        .seq = ftl->vl.next_seq++,
+    };
+    h.checksum = blob_checksum(h.type, h.key_bytes, 0, h.seq, key, NULL);
+    struct placement pl;
+    int rc = vlog_append(ftl, &h, key, NULL, false, 0, false, &pl, &now);
+    if (rc != 0) {
+        cpl->status = rc == -1 ? KVSSD_SC_CAPACITY_EXCEEDED : KVSSD_SC_INTERNAL_ERROR;
+        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+        return;
+    }
+    uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
+    index_set(ftl, &pos, newloc, &now);
+    account_replace(ftl, loc, newloc, key_bytes, h.seq);
+    ftl->st.deletes++;
+    finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+    gc_background(ftl, now);
+}
+
+void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
+                 struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (!key_ok(key, key_bytes)) {
+        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return;
+    }
+    uint64_t loc;
+    struct index_pos pos;
+    if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
+        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+    }
+    ftl->st.exists++;
+    finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, cpl);
+}
+
+void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    if (vlog_flush(ftl, &now) != 0) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    }
+    /* the program of the last page must finish before the data is durable */
+    for (uint32_t d = 0; d < ftl->nand.geo.dies; d++) {
+        if (ftl->nand.die_busy_ns[d] > now) {
+            now = ftl->nand.die_busy_ns[d];
+        }
+    }
+    cpl->done_ns = now;
+    if (now > ftl->now_max_ns) {
+        ftl->now_max_ns = now;
+    }
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    }
+}
+
+void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    cpl_init(cpl, now);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
+    uint64_t done = now;
+    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
+        if (!ftl->stripes[s].erased) {
+            uint64_t d = nand_erase_stripe(&ftl->nand, s, now);
+            done = d > done ? d : done;
+            ftl->stripes[s].erased = true;
+        }
+    }
+    ftl_reset_state(ftl);
+    cpl->done_ns = done;
+    if (done > ftl->now_max_ns) {
+        ftl->now_max_ns = done;
+    }
+}
+
+void kvftl_power_cut_after(struct kvftl *ftl, uint64_t nand_programs)
+{
+    ftl->nand.cut_armed = nand_programs != 0;
+    ftl->nand.cut_countdown = nand_programs;
+}
+
+int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
+{
+    ftl->nand.power_lost = true;
+    ftl->nand.cut_armed = false;
+    if (ftl->cfg.plp) {
+        /* the capacitors keep the controller up long enough to program the buffer */
+        vlog_plp_dump(ftl, ftl->now_max_ns);
+    }
+    ftl->nand.power_lost = false;
+    return recovery_scan(ftl, err, err_len);
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NAND model: geometry, timing (per-die and per-channel busy-until) and backing store. */
+#include "nand.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+void nand_geometry_derive(struct nand_geometry *geo)
+{
+    geo->dies = geo->channels * geo->dies_per_channel;
+    geo->stripes = geo->blocks_per_die;
+    geo->pages_per_stripe = geo->dies * geo->pages_per_block;
+    geo->stripe_bytes = (uint64_t)geo->pages_per_stripe * geo->page_size;
+    geo->total_pages = (uint64_t)geo->pages_per_stripe * geo->stripes;
+    geo->total_bytes = geo->total_pages * geo->page_size;
+}
+
+static size_t oob_bytes(const struct nand_geometry *geo)
+{
+    size_t b = geo->total_pages * sizeof(struct nand_oob);
+    return (b + 4095) & ~(size_t)4095;
+}
+
+uint64_t nand_checkpoint_offset(const struct nand *n)
+{
+    return NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo);
+}
+
+int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
+              const char *path, char *err, size_t err_len)
+{
+    memset(n, 0, sizeof(*n));
+    n->geo = *geo;
+    nand_geometry_derive(&n->geo);
+    n->tm = *tm;
+    n->fd = -1;
+    n->torn_ppn = UINT64_MAX;
+    n->map_bytes = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo);
+
+    if (path) {
+        struct stat st;
+        n->file_existed = stat(path, &st) == 0 && st.st_size > 0;
+        n->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (n->fd < 0) {
+            snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
+            return -1;
+        }
+        if (fstat(n->fd, &st) == 0 && (uint64_t)st.st_size < n->map_bytes &&
+            ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
+            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path,
+                     n->map_bytes, strerror(errno));
+            close(n->fd);
+            return -1;
+        }
+        n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                      n->fd, 0);
+    } else {
+        n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
+    if (n->map == MAP_FAILED) {
+        snprintf(err, err_len, "cannot map %zu bytes of NAND backing store: %s", n->map_bytes,
+                 strerror(errno));
+        if (n->fd >= 0) {
+            close(n->fd);
+        }
+        n->map = NULL;
+        return -1;
+    }
+    n->data = n->map + NAND_IMAGE_HEADER_BYTES;
+    n->oob = (struct nand_oob *)(n->data + n->geo.total_bytes);
+    n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
+    n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
+    return 0;
+}
+
+void nand_fini(struct nand *n)
+{
+    if (n->map) {
+        munmap(n->map, n->map_bytes);
+    }
+    if (n->fd >= 0) {
+        close(n->fd);
+    }
+    g_free(n->die_busy_ns);
+    g_free(n->chan_busy_ns);
+    memset(n, 0, sizeof(*n));
+    n->fd = -1;
+}
+
+void nand_sync(struct nand *n)
+{
+    if (n->fd >= 0 && n->map) {
+        msync(n->map, n->map_bytes, MS_SYNC);
+    }
+}
+
+void nand_reset_clock(struct nand *n)
+{
+    memset(n->die_busy_ns, 0, n->geo.dies * sizeof(uint64_t));
+    memset(n->chan_busy_ns, 0, n->geo.channels * sizeof(uint64_t));
+}
+
+uint64_t nand_transfer_ns(const struct nand *n, uint64_t bytes)
+{
+    /* bytes per microsecond -> ns, rounded up */
+    return (bytes * 1000 + n->tm.channel_bytes_per_us - 1) / n->tm.channel_bytes_per_us;
+}
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
+{
+    uint32_t die = nand_die_of(n, ppn);
+    uint32_t ch = nand_channel_of_die(n, die);
+    uint64_t sense_done = max_u64(at_ns, n->die_busy_ns[die]) + n->tm.read_ns;
+    uint64_t xfer_start = max_u64(sense_done, n->chan_busy_ns[ch]);
+    uint64_t done = xfer_start + nand_transfer_ns(n, bytes);
+    n->chan_busy_ns[ch] = done;
+    n->die_busy_ns[die] = done; /* the page register is busy until moved out */
+    n->pages_read++;
+    return done;
+}
+
+int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct nand_oob *oob,
+                 uint64_t at_ns, bool plp_dump, uint64_t *done_ns)
+{
+    uint32_t die = nand_die_of(n, ppn);
+    uint32_t ch = nand_channel_of_die(n, die);
+    uint32_t ps = n->geo.page_size;
+
+    if (!plp_dump) {
+        if (n->power_lost) {
+            return -1; /* dropped: the device has no power */
+        }
+        if (n->cut_armed) {
+            if (n->cut_countdown == 0) {
+                /* Torn: half the page reaches the cells, the spare area does not. */
+                memcpy(nand_page_ptr(n, ppn), data, ps / 2);
+                n->power_lost = true;
+                n->cut_armed = false;
+                n->torn_ppn = ppn;
+                return -1;
+            }
+            n->cut_countdown--;
+        }
+    }
+    g_assert(!nand_page_programmed(n, ppn) || ppn == n->torn_ppn);
+
+    uint64_t xfer_start = max_u64(at_ns, n->chan_busy_ns[ch]);
+    uint64_t xfer_done = xfer_start + nand_transfer_ns(n, ps);
+    n->chan_busy_ns[ch] = xfer_done;
+    uint64_t prog_start = max_u64(xfer_done, n->die_busy_ns[die]);
+    uint64_t done = prog_start + n->tm.program_ns;
+    n->die_busy_ns[die] = done;
+
+    memcpy(nand_page_ptr(n, ppn), data, ps);
+    n->oob[ppn] = *oob;
+    if (ppn == n->torn_ppn) {
+        n->torn_ppn = UINT64_MAX;
+    }
+    n->pages_programmed++;
+    *done_ns = done;
+    return 0;
+}
+
+uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns)
+{
+    uint64_t first = (uint64_t)stripe * n->geo.pages_per_stripe;
+    uint8_t *p = nand_page_ptr(n, first);
+    size_t len = n->geo.stripe_bytes;
+
+    /* Give the memory back: erased pages read as zero and cost nothing. */
+    if (n->fd >= 0) {
+        off_t off = (off_t)(p - n->map);
+        if (fallocate(n->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)len) != 0) {
+            memset(p, 0, len);
+        }
+    } else if (madvise(p, len, MADV_DONTNEED) != 0) {
+        memset(p, 0, len);
+    }
+    memset(&n->oob[first], 0, n->geo.pages_per_stripe * sizeof(struct nand_oob));
+    if (n->torn_ppn >= first && n->torn_ppn < first + n->geo.pages_per_stripe) {
+        n->torn_ppn = UINT64_MAX;
+    }
+
+    uint64_t done = at_ns;
+    for (uint32_t d = 0; d < n->geo.dies; d++) {
+        uint64_t end = max_u64(at_ns, n->die_busy_ns[d]) + n->tm.erase_ns;
+        n->die_busy_ns[d] = end;
+        done = max_u64(done, end);
+    }
+    n->blocks_erased += n->geo.dies;
+    return done;
+}

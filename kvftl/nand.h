@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * NAND model: geometry, timing and the backing store of page contents.
+ *
+ * The FTL's erase unit is a *stripe*: block b of every die, erased
+ * together. Page i of a stripe lives on die (i % dies), at page
+ * (i / dies) of that die's block, so consecutive log pages are programmed
+ * on different dies and channels in parallel. A NAND page number (ppn) is
+ * stripe * pages_per_stripe + i, and the backing store holds pages in ppn
+ * order, so a stripe is one contiguous byte range.
+ *
+ * Erased NAND reads as zero bytes here (anonymous or sparse-file memory
+ * that was never written), which is what the log scanner treats as "end".
+ * Every page has a 16-byte spare (OOB) area written with the page.
+ */
+#ifndef KVFTL_NAND_H
+#define KVFTL_NAND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NAND_IMAGE_HEADER_BYTES 4096u
+
+struct nand_geometry {
+    uint32_t channels;
+    uint32_t dies_per_channel;
+    uint32_t blocks_per_die;   /* = number of stripes */
+    uint32_t pages_per_block;
+    uint32_t page_size;
+    /* derived */
+    uint32_t dies;
+    uint32_t stripes;
+    uint32_t pages_per_stripe;
+    uint64_t stripe_bytes;
+    uint64_t total_pages;
+    uint64_t total_bytes;
+};
+
+struct nand_timing {
+    uint64_t read_ns;
+    uint64_t program_ns;
+    uint64_t erase_ns;
+    uint64_t channel_bytes_per_us;
+};
+
+/* Spare area of a page. kind 0 = never programmed (erased). */
+enum nand_page_kind {
+    NAND_PAGE_ERASED = 0,
+    NAND_PAGE_DATA = 0x44415441,  /* "DATA": value-log page */
+    NAND_PAGE_INDEX = 0x494e4458, /* "INDX": index page */
+};
+
+struct nand_oob {
+    uint32_t kind;
+    uint32_t tag;      /* index page id for index pages */
+    uint64_t seq;      /* open sequence number of the stripe */
+};
+
+struct nand {
+    struct nand_geometry geo;
+    struct nand_timing tm;
+
+    uint8_t *map;          /* whole mapping (image header first when file-backed) */
+    size_t map_bytes;
+    uint8_t *data;         /* page 0 */
+    struct nand_oob *oob;  /* one per page */
+    int fd;                /* -1 for anonymous memory */
+    bool file_existed;
+
+    uint64_t *die_busy_ns;
+    uint64_t *chan_busy_ns;
+
+    uint64_t pages_read;
+    uint64_t pages_programmed;
+    uint64_t blocks_erased;  /* physical blocks (dies per stripe erase) */
+
+    /* power-loss harness */
+    uint64_t cut_countdown;   /* programs left before the cut; valid when cut_armed */
+    bool cut_armed;
+    bool power_lost;
+    uint64_t torn_ppn;        /* page whose program was torn, or UINT64_MAX */
+};
+
+/* nand_geometry_derive() - fill the derived fields of @geo. */
+void nand_geometry_derive(struct nand_geometry *geo);
+
+/*
+ * nand_init() - map the backing store: anonymous memory when @path is NULL,
+ * else the file @path (created sparse if missing). Returns 0 or -1 with a
+ * sentence in @err.
+ */
+int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
+              const char *path, char *err, size_t err_len);
+void nand_fini(struct nand *n);
+
+/* Byte offset in the image file where the checkpoint area starts. */
+uint64_t nand_checkpoint_offset(const struct nand *n);
+
+static inline uint8_t *nand_page_ptr(const struct nand *n, uint64_t ppn)
+{
+    return n->data + ppn * n->geo.page_size;
+}
+
+static inline uint32_t nand_die_of(const struct nand *n, uint64_t ppn)
+{
+    return (uint32_t)((ppn % n->geo.pages_per_stripe) % n->geo.dies);
+}
+
+static inline uint32_t nand_channel_of_die(const struct nand *n, uint32_t die)
+{
+    return die % n->geo.channels;
+}
+
+/* nand_transfer_ns() - time to move @bytes over one channel. */
+uint64_t nand_transfer_ns(const struct nand *n, uint64_t bytes);
+
+/*
+ * nand_read() - account a read of @bytes (<= page size) of page @ppn issued
+ * at @at_ns: the die is busy for tR, then the channel moves the bytes.
+ * Returns the completion time. The caller reads the bytes via nand_page_ptr().
+ */
+uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns);
+
+/*
+ * nand_program() - program page @ppn with @data (page size bytes) and @oob.
+ * Returns 0 and the completion time in *@done_ns, or -1 if power is lost
+ * (the program is torn or dropped; see kvftl_power_cut_after()).
+ * @plp_dump: the capacitor-powered dump after a cut, which completes a torn
+ * program and is not subject to the cut.
+ */
+int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct nand_oob *oob,
+                 uint64_t at_ns, bool plp_dump, uint64_t *done_ns);
+
+/* nand_erase_stripe() - erase block @stripe of every die. Returns completion time. */
+uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns);
+
+/* nand_page_programmed() - true if the spare area of @ppn says programmed. */
+static inline bool nand_page_programmed(const struct nand *n, uint64_t ppn)
+{
+    return n->oob[ppn].kind != NAND_PAGE_ERASED;
+}
+
+/* nand_reset_clock() - forget busy-until times (after a power cycle). */
+void nand_reset_clock(struct nand *n);
+
+/* nand_sync() - write a file-backed mapping to disk. */
+void nand_sync(struct nand *n);
+
+#endif

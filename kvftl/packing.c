@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Packing policies (BandSlim §3.3): where in the NAND page buffer a blob
+ * goes, given how its value arrived.
+ *
+ *  block      every blob at the next 4 KiB boundary (a block SSD's buffer)
+ *  all        every blob at the write pointer (KAML); a DMA value that did
+ *             not land at the write pointer is copied there
+ *  selective  inline blobs at the write pointer; a DMA blob at the next
+ *             4 KiB boundary, and the write pointer moves past it
+ *  backfill   like selective, but the write pointer stays: the DMA blob
+ *             is recorded in the DMA Log Table and later inline blobs fill
+ *             the gap before it. Before packing an inline blob, the packer
+ *             checks the DLT head only (O(1)): if wp + size passes the
+ *             oldest unconsumed DMA blob, wp jumps past that blob.
+ *
+ * The DMA blob goes ahead of wp only if it fits in the buffer window and
+ * the DLT has room; otherwise the DLT is drained (gaps padded) and the
+ * blob is placed as under selective.
+ */
+#include "ftl.h"
+
+#include <string.h>
+
+static inline uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
+
+void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint32_t ps = ftl->nand.geo.page_size;
+    if (to <= from) {
+        return;
+    }
+    uint64_t gap = to - from;
+    vl->padding_bytes += gap;
+    uint8_t rec[8];
+    uint32_t n;
+    if (gap >= sizeof(rec)) {
+        uint32_t len = (uint32_t)gap;
+        rec[0] = REC_PAD;
+        rec[1] = rec[2] = rec[3] = 0;
+        memcpy(rec + 4, &len, 4);
+        n = sizeof(rec);
+    } else {
+        memset(rec, REC_PAD1, sizeof(rec));
+        n = (uint32_t)gap;
+    }
+    /* the record may straddle a page boundary */
+    uint64_t off = from;
+    uint32_t done = 0;
+    while (done < n) {
+        uint32_t idx = (uint32_t)(off / ps), in = (uint32_t)(off % ps);
+        uint32_t chunk = n - done < ps - in ? n - done : ps - in;
+        uint8_t *mem = vlog_open_page(ftl, idx, now_ns);
+        if (!mem) {
+            return;
+        }
+        memcpy(mem + in, rec + done, chunk);
+        done += chunk;
+        off += chunk;
+    }
+}
+
+static uint64_t dlt_entry_offset(const struct kvftl *ftl, const struct dlt_entry *e)
+{
+    return (e->page - ftl->vl.base_ppn) * ftl->nand.geo.page_size + e->offset;
+}
+
+void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    const struct dlt_entry *e;
+    while ((e = dlt_head(&vl->dlt))) {
+        uint64_t start = dlt_entry_offset(ftl, e);
+        pack_skip(ftl, vl->wp, start, now_ns);
+        vl->wp = start + e->size;
+        dlt_pop(&vl->dlt);
+    }
+    if (vl->frontier > vl->wp) {
+        vl->wp = vl->frontier;
+    }
+    vl->frontier = vl->wp;
+}
+
+/* Place at the next DMA boundary; the write pointer moves past the blob. */
+static int place_aligned(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint64_t pos = align_up(vl->wp, DMA_UNIT_BYTES);
+    if (pos + occupied > ftl->nand.geo.stripe_bytes) {
+        return PACK_STRIPE_FULL;
+    }
+    pack_skip(ftl, vl->wp, pos, now_ns);
+    vl->wp = vl->frontier = pos + occupied;
+    *off = pos;
+    return PACK_OK;
+}
+
+static int place_at_wp(struct kvftl *ftl, uint32_t occupied, uint64_t *off)
+{
+    struct value_log *vl = &ftl->vl;
+    if (vl->wp + occupied > ftl->nand.geo.stripe_bytes) {
+        return PACK_STRIPE_FULL;
+    }
+    *off = vl->wp;
+    vl->wp += occupied;
+    if (vl->frontier < vl->wp) {
+        vl->frontier = vl->wp;
+    }
+    return PACK_OK;
+}
+
+static int place_backfill_inline(struct kvftl *ftl, uint32_t occupied, uint64_t *off,
+                                 uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    const struct dlt_entry *e;
+    while ((e = dlt_head(&vl->dlt))) {
+        uint64_t start = dlt_entry_offset(ftl, e);
+        if (vl->wp + occupied <= start) {
+            break;
+        }
+        pack_skip(ftl, vl->wp, start, now_ns);
+        vl->wp = start + e->size;
+        dlt_pop(&vl->dlt);
+    }
+    if (dlt_empty(&vl->dlt)) {
+        if (vl->frontier > vl->wp) {
+            vl->wp = vl->frontier;
+        }
+        return place_at_wp(ftl, occupied, off);
+    }
+    /* there is a DMA blob ahead: this one fills the gap before it */
+    *off = vl->wp;
+    vl->wp += occupied;
+    vl->dlt_backfills++;
+    return PACK_OK;
+}
+
+static int place_backfill_dma(struct kvftl *ftl, uint32_t occupied, uint64_t *off, bool *ahead,
+                              uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint32_t ps = ftl->nand.geo.page_size;
+    uint64_t pos = align_up(vl->frontier > vl->wp ? vl->frontier : vl->wp, DMA_UNIT_BYTES);
+    uint64_t last_idx = (pos + occupied - 1) / ps;
+    bool fits_stripe = pos + occupied <= ftl->nand.geo.stripe_bytes;
+    bool fits_window = last_idx < (uint64_t)vl->prog_idx + vl->buf.entries;
+
+    if (fits_stripe && fits_window && !dlt_full(&vl->dlt) && pos > vl->wp) {
+        dlt_push(&vl->dlt, vl->base_ppn + pos / ps, (uint32_t)(pos % ps), occupied);
+        vl->frontier = pos + occupied;
+        *off = pos;
+        *ahead = true;
+        return PACK_OK;
+    }
+    pack_drain_dlt(ftl, now_ns);
+    return place_aligned(ftl, occupied, off, now_ns);
+}
+
+int pack_place(struct kvftl *ftl, uint32_t occupied, bool dma, uint64_t *off, bool *ahead,
+               uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    *ahead = false;
+    switch (vl->packing) {
+    case KVFTL_PACK_BLOCK:
+        return place_aligned(ftl, occupied, off, now_ns);
+    case KVFTL_PACK_ALL:
+        return place_at_wp(ftl, occupied, off);
+    case KVFTL_PACK_SELECTIVE:
+        return dma ? place_aligned(ftl, occupied, off, now_ns) : place_at_wp(ftl, occupied, off);
+    case KVFTL_PACK_BACKFILL:
+    default:
+        return dma ? place_backfill_dma(ftl, occupied, off, ahead, now_ns)
+                   : place_backfill_inline(ftl, occupied, off, now_ns);
+    }
+}

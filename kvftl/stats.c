@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Statistics: counters and simulated-latency histograms. */
+#include "ftl.h"
+
+#include <string.h>
+
+unsigned hist_bucket(uint64_t ns)
+{
+    if (ns < 64) {
+        return (unsigned)ns;
+    }
+    unsigned msb = 63u - (unsigned)__builtin_clzll(ns);
+    unsigned sub = (unsigned)(ns >> (msb - 5)) & 31u;
+    return 64u + (msb - 6u) * 32u + sub;
+}
+
+uint64_t hist_bucket_upper(unsigned b)
+{
+    if (b < 64) {
+        return b;
+    }
+    unsigned msb = (b - 64) / 32 + 6, sub = (b - 64) % 32;
+    uint64_t lower = (uint64_t)(32 + sub) << (msb - 5);
+    return lower + ((uint64_t)1 << (msb - 5)) - 1;
+}
+
+uint64_t hist_percentile(const struct latency_hist *h, uint32_t per_mille_x10)
+{
+    if (!h->count) {
+        return 0;
+    }
+    /* smallest value v with at least ceil(count * p) samples <= v */
+    uint64_t want = (h->count * per_mille_x10 + 9999) / 10000;
+    if (want == 0) {
+        want = 1;
+    }
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+        seen += h->bucket[b];
+        if (seen >= want) {
+            uint64_t up = hist_bucket_upper(b);
+            return up < h->max_ns ? up : h->max_ns;
+        }
+    }
+    return h->max_ns;
+}
+
+void stats_record_op(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t done_ns)
+{
+    hist_record(&ftl->hist[op], done_ns - arrival_ns);
+    if (done_ns > ftl->now_max_ns) {
+        ftl->now_max_ns = done_ns;
+    }
+}
+
+void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
+{
+    *st = ftl->st;
+    st->nand_pages_read = ftl->nand.pages_read - ftl->base_pages_read;
+    st->nand_pages_programmed = ftl->nand.pages_programmed - ftl->base_pages_programmed;
+    st->nand_blocks_erased = ftl->nand.blocks_erased - ftl->base_blocks_erased;
+    st->nand_data_pages_programmed = ftl->vl.data_pages_programmed - ftl->base_data_pages;
+    st->memcpy_bytes = ftl->vl.memcpy_bytes - ftl->base_memcpy;
+    st->padding_bytes = ftl->vl.padding_bytes - ftl->base_padding;
+    st->dlt_backfills = ftl->vl.dlt_backfills - ftl->base_backfills;
+    st->index_cache_hits = ftl->idx.hits - ftl->base_hits;
+    st->index_cache_misses = ftl->idx.misses - ftl->base_misses;
+    st->index_pages_evicted_dirty = ftl->idx.evicted_dirty - ftl->base_evicted;
+    st->live_keys = ftl->live_keys;
+    st->live_user_bytes = ftl->live_user_bytes;
+    st->live_nand_bytes = ftl->live_nand_bytes;
+    st->index_host_bytes = index_host_bytes(ftl);
+    st->free_blocks = ftl->free_stripes;
+    st->total_blocks = ftl->nand.geo.stripes;
+    st->write_amplification =
+        st->user_bytes_written
+            ? (double)st->nand_pages_programmed * ftl->nand.geo.page_size / (double)st->user_bytes_written
+            : 0.0;
+    st->space_amplification =
+        ftl->live_user_bytes ? (double)ftl->live_nand_bytes / (double)ftl->live_user_bytes : 0.0;
+    st->sim_now_ns = ftl->now_max_ns;
+    for (int op = 0; op < KVFTL_OP__COUNT; op++) {
+        const struct latency_hist *h = &ftl->hist[op];
+        st->latency[op].count = h->count;
+        st->latency[op].p50_ns = hist_percentile(h, 5000);
+        st->latency[op].p99_ns = hist_percentile(h, 9900);
+        st->latency[op].p999_ns = hist_percentile(h, 9990);
+        st->latency[op].max_ns = h->max_ns;
+    }
+}
+
+void kvftl_stats_reset(struct kvftl *ftl)
+{
+    memset(&ftl->st, 0, sizeof(ftl->st));
+    memset(ftl->hist, 0, sizeof(ftl->hist));
+    ftl->base_pages_read = ftl->nand.pages_read;
+    ftl->base_pages_programmed = ftl->nand.pages_programmed;
+    ftl->base_blocks_erased = ftl->nand.blocks_erased;
+    ftl->base_data_pages = ftl->vl.data_pages_programmed;
+    ftl->base_memcpy = ftl->vl.memcpy_bytes;
+    ftl->base_padding = ftl->vl.padding_bytes;
+    ftl->base_backfills = ftl->vl.dlt_backfills;
+    ftl->base_hits = ftl->idx.hits;
+    ftl->base_misses = ftl->idx.misses;
+    ftl->base_evicted = ftl->idx.evicted_dirty;
+}

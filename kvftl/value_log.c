@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Value log: blob format, append through the page buffer, reads, flush. */
+#include "ftl.h"
+
+#include <string.h>
+
+#include <glib.h>
+#include <xxhash.h>
+
+uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, uint64_t seq,
+                       const void *key, const void *value)
+{
+    uint64_t seed = seq ^ ((uint64_t)type << 56) ^ ((uint64_t)key_bytes << 32) ^ value_bytes;
+    uint64_t h = XXH3_64bits_withSeed(key, key_bytes, seed);
+    return XXH3_64bits_withSeed(value_bytes ? value : "", value_bytes, h);
+}
+
+void vlog_init(struct kvftl *ftl)
+{
+    struct value_log *vl = &ftl->vl;
+    memset(vl, 0, sizeof(*vl));
+    buffer_init(&vl->buf, ftl->cfg.buffer_entries, ftl->cfg.page_size_bytes);
+    dlt_init(&vl->dlt, ftl->cfg.dlt_entries);
+    vl->pu = ftl->cfg.placement_unit_bytes;
+    vl->packing = ftl->cfg.packing;
+    vl->next_seq = 1;
+    vlog_forget(ftl);
+}
+
+void vlog_fini(struct kvftl *ftl)
+{
+    buffer_fini(&ftl->vl.buf);
+    dlt_fini(&ftl->vl.dlt);
+}
+
+void vlog_forget(struct kvftl *ftl)
+{
+    struct value_log *vl = &ftl->vl;
+    buffer_reset(&vl->buf);
+    dlt_clear(&vl->dlt);
+    vl->stripe = UINT32_MAX;
+    vl->base_ppn = 0;
+    vl->wp = vl->frontier = 0;
+    vl->prog_idx = vl->open_idx = 0;
+    vl->streaming = false;
+}
+
+int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    while (vl->prog_idx < idx) {
+        uint32_t p = vl->prog_idx;
+        if (p < vl->open_idx) {
+            uint64_t ppn = vl->base_ppn + p;
+            struct nand_oob oob = {
+                .kind = NAND_PAGE_DATA,
+                .tag = 0,
+                .seq = ftl->stripes[vl->stripe].open_seq,
+            };
+            uint64_t done;
+            if (nand_program(&ftl->nand, ppn, buffer_page(&vl->buf, ppn), &oob, now_ns,
+                             vl->plp_dump, &done) != 0) {
+                return -1;
+            }
+            buffer_programmed(&vl->buf, ppn, done);
+            vl->data_pages_programmed++;
+            ftl->stripes[vl->stripe].erased = false;
+        }
+        vl->prog_idx = p + 1;
+    }
+    if (vl->open_idx < vl->prog_idx) {
+        vl->open_idx = vl->prog_idx;
+    }
+    return 0;
+}
+
+uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    g_assert(idx >= vl->prog_idx && idx < ftl->nand.geo.pages_per_stripe);
+    while (vl->open_idx <= idx) {
+        if (vl->open_idx - vl->prog_idx >= vl->buf.entries) {
+            /* window full: only a blob streamed at wp may push older pages out */
+            g_assert(vl->streaming);
+            if (vlog_program_upto(ftl, vl->prog_idx + 1, *now_ns) != 0) {
+                return NULL;
+            }
+            continue;
+        }
+        buffer_open_page(&vl->buf, vl->base_ppn + vl->open_idx, now_ns);
+        vl->open_idx++;
+    }
+    return buffer_page(&vl->buf, vl->base_ppn + idx);
+}
+
+/* Copy @n bytes to stripe offset @off through the buffer. 0, or -1 on power loss. */
+static int vlog_write(struct kvftl *ftl, uint64_t off, const void *src, uint32_t n,
+                      uint64_t *now_ns)
+{
+    uint32_t ps = ftl->nand.geo.page_size;
+    const uint8_t *s = src;
+    while (n) {
+        uint32_t idx = (uint32_t)(off / ps), in = (uint32_t)(off % ps);
+        uint32_t chunk = n < ps - in ? n : ps - in;
+        uint8_t *mem = vlog_open_page(ftl, idx, now_ns);
+        if (!mem) {
+            return -1;
+        }
+        memcpy(mem + in, s, chunk);
+        s += chunk;
+        off += chunk;
+        n -= chunk;
+    }
+    return 0;
+}
+
+static void vlog_close_stripe(struct kvftl *ftl)
+{
+    struct value_log *vl = &ftl->vl;
+    if (vl->stripe != UINT32_MAX) {
+        ftl->stripes[vl->stripe].state = STRIPE_DATA;
+    }
+    vl->stripe = UINT32_MAX;
+}
+
+/* Pad out the open stripe, program it and close it. -1 on power loss. */
+static int vlog_finish_stripe(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    pack_drain_dlt(ftl, now_ns);
+    pack_skip(ftl, vl->wp, ftl->nand.geo.stripe_bytes, now_ns);
+    vl->wp = vl->frontier = ftl->nand.geo.stripe_bytes;
+    if (vlog_program_upto(ftl, ftl->nand.geo.pages_per_stripe, *now_ns) != 0) {
+        return -1;
+    }
+    vlog_close_stripe(ftl);
+    return 0;
+}
+
+static int vlog_open_stripe(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint32_t s = stripe_alloc(ftl, STRIPE_OPEN_DATA, now_ns);
+    if (s == UINT32_MAX) {
+        return -1;
+    }
+    vl->stripe = s;
+    vl->base_ppn = (uint64_t)s * ftl->nand.geo.pages_per_stripe;
+    vl->wp = vl->frontier = 0;
+    vl->prog_idx = vl->open_idx = 0;
+    dlt_clear(&vl->dlt);
+    return 0;
+}
+
+int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
+                const void *value, bool dma, uint32_t inline_bytes, bool relocation,
+                struct placement *out, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint32_t ps = ftl->nand.geo.page_size;
+    uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
+    uint32_t occ = vlog_occupied(vl, len);
+    uint64_t off;
+    bool ahead;
+
+    if (vl->stripe == UINT32_MAX && vlog_open_stripe(ftl, now_ns) != 0) {
+        return -1;
+    }
+    uint64_t backfills = vl->dlt_backfills, padding = vl->padding_bytes;
+    while (pack_place(ftl, occ, dma, &off, &ahead, now_ns) == PACK_STRIPE_FULL) {
+        if (vlog_finish_stripe(ftl, now_ns) != 0) {
+            return -2;
+        }
+        if (vlog_open_stripe(ftl, now_ns) != 0) {
+            return -1;
+        }
+    }
+    if (relocation) {
+        /* GC copies are not packing decisions of host values */
+        vl->dlt_backfills = backfills;
+        vl->padding_bytes = padding;
+    }
+
+    /* header, key, value: streamed at wp unless placed ahead by backfill */
+    vl->streaming = !ahead;
+    if (vlog_write(ftl, off, h, BLOB_HEADER_BYTES, now_ns) != 0 ||
+        vlog_write(ftl, off + BLOB_HEADER_BYTES, key, h->key_bytes, now_ns) != 0 ||
+        vlog_write(ftl, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
+                   now_ns) != 0) {
+        return -2;
+    }
+    vl->streaming = false;
+
+    if (!relocation) {
+        uint64_t copied;
+        if (!dma) {
+            copied = h->value_bytes;
+        } else if (vl->packing == KVFTL_PACK_ALL && off % DMA_UNIT_BYTES != 0) {
+            copied = h->value_bytes; /* landed on a 4 KiB boundary, moved to wp */
+        } else {
+            copied = inline_bytes;
+        }
+        vl->memcpy_bytes += copied;
+        if (ftl->cfg.dram_copy_bytes_per_us) {
+            *now_ns += (copied * 1000 + ftl->cfg.dram_copy_bytes_per_us - 1) /
+                       ftl->cfg.dram_copy_bytes_per_us;
+        }
+    }
+
+    struct stripe_info *si = &ftl->stripes[vl->stripe];
+    si->last_write_ns = *now_ns;
+    if (h->seq < si->min_blob_seq) {
+        si->min_blob_seq = h->seq;
+    }
+    out->addr = (uint64_t)vl->stripe * ftl->nand.geo.stripe_bytes + off;
+    out->occupied = occ;
+    out->ahead_of_wp = ahead;
+
+    /* every page wholly before wp is final */
+    if (vlog_program_upto(ftl, (uint32_t)(vl->wp / ps), *now_ns) != 0) {
+        return -2;
+    }
+    return 0;
+}
+
+bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
+{
+    const struct value_log *vl = &ftl->vl;
+    uint64_t ppn = addr / ftl->nand.geo.page_size;
+    return vl->stripe != UINT32_MAX && ppn >= vl->base_ppn + vl->prog_idx &&
+           ppn < vl->base_ppn + ftl->nand.geo.pages_per_stripe;
+}
+
+/* Copy [addr, addr+len) into dst from buffer or NAND, accounting NAND reads in parallel. */
+static void vlog_gather(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *dst,
+                        uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns)
+{
+    uint32_t ps = ftl->nand.geo.page_size;
+    uint64_t start = *now_ns, done = *now_ns;
+    *last_ppn = UINT64_MAX;
+    while (len) {
+        uint64_t ppn = addr / ps;
+        uint32_t in = (uint32_t)(addr % ps);
+        uint32_t chunk = len < ps - in ? len : ps - in;
+        const uint8_t *src;
+        if (vlog_in_buffer(ftl, addr)) {
+            src = buffer_page(&ftl->vl.buf, ppn);
+            src = src ? src + in : NULL;
+        } else {
+            src = ftl->nand.data + addr;
+            if (ppn != skip_ppn) {
+                uint64_t d = nand_read(&ftl->nand, ppn, chunk, start);
+                if (d > done) {
+                    done = d;
+                }
+            }
+            *last_ppn = ppn;
+        }
+        if (src) {
+            memcpy(dst, src, chunk);
+        } else {
+            memset(dst, 0, chunk); /* never written: reads as erased */
+        }
+        dst += chunk;
+        addr += chunk;
+        len -= chunk;
+    }
+    *now_ns = done;
+}
+
+const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
+                          uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns)
+{
+    uint32_t ps = ftl->nand.geo.page_size;
+    if (len && !vlog_in_buffer(ftl, addr) && !vlog_in_buffer(ftl, addr + len - 1)) {
+        /* straight from the NAND backing store: stripes are contiguous */
+        uint64_t start = *now_ns, done = start;
+        *last_ppn = UINT64_MAX;
+        for (uint64_t ppn = addr / ps; ppn <= (addr + len - 1) / ps; ppn++) {
+            if (ppn != skip_ppn) {
+                uint64_t first = ppn * ps > addr ? ppn * ps : addr;
+                uint64_t end = (ppn + 1) * ps < addr + len ? (ppn + 1) * ps : addr + len;
+                uint64_t d = nand_read(&ftl->nand, ppn, (uint32_t)(end - first), start);
+                if (d > done) {
+                    done = d;
+                }
+            }
+            *last_ppn = ppn;
+        }
+        *now_ns = done;
+        return ftl->nand.data + addr;
+    }
+    vlog_gather(ftl, addr, len, tmp, skip_ppn, last_ppn, now_ns);
+    return tmp;
+}
+
+void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
+               uint64_t *now_ns)
+{
+    uint64_t last;
+    vlog_gather(ftl, addr, len, dst, skip_ppn, &last, now_ns);
+}
+
+bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
+                      uint64_t *now_ns)
+{
+    if (loc_len(loc) < BLOB_HEADER_BYTES + key_bytes) {
+        return false;
+    }
+    uint64_t last;
+    const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, ftl->scratch,
+                                  UINT64_MAX, &last, now_ns);
+    return p[1] == key_bytes && memcmp(p + BLOB_HEADER_BYTES, key, key_bytes) == 0;
+}
+
+int vlog_flush(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    uint32_t ps = ftl->nand.geo.page_size;
+    if (vl->stripe == UINT32_MAX) {
+        return 0;
+    }
+    pack_drain_dlt(ftl, now_ns);
+    uint64_t end = (vl->wp + ps - 1) / ps * ps;
+    pack_skip(ftl, vl->wp, end, now_ns);
+    vl->wp = vl->frontier = end;
+    if (vlog_program_upto(ftl, (uint32_t)(end / ps), *now_ns) != 0) {
+        return -1;
+    }
+    if (end == ftl->nand.geo.stripe_bytes) {
+        vlog_close_stripe(ftl);
+    }
+    return 0;
+}
+
+void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns)
+{
+    struct value_log *vl = &ftl->vl;
+    if (vl->stripe == UINT32_MAX) {
+        return;
+    }
+    vl->plp_dump = true;
+    if (vl->streaming) {
+        /* a blob was being copied: program what is there; its checksum will not match */
+        vlog_program_upto(ftl, vl->open_idx, now_ns);
+    } else {
+        vlog_flush(ftl, &now_ns);
+    }
+    vl->plp_dump = false;
+}

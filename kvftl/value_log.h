@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Value log: every key-value pair is a blob appended to the open data
+ * stripe through the NAND page buffer.
+ *
+ * Blob = 24-byte header { type, key length, value length, sequence number,
+ * checksum } + key + value. The checksum is XXH3-64 over the key and value,
+ * seeded with the other header fields, so a blob that was half written is
+ * recognised and never returned. A blob starts on a placement-unit
+ * boundary and occupies whole units; it may span pages but never stripes.
+ * Gaps the packer leaves are marked with pad records so the log can be
+ * scanned without the index (crash recovery, GC).
+ */
+#ifndef KVFTL_VALUE_LOG_H
+#define KVFTL_VALUE_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buffer.h"
+#include "dlt.h"
+
+struct kvftl;
+
+#define BLOB_HEADER_BYTES 24u
+#define DMA_UNIT_BYTES 4096u  /* page-unit DMA lands on 4 KiB boundaries */
+
+enum blob_type {
+    REC_ERASED = 0x00,     /* nothing written here: end of the stripe's log */
+    REC_PAD1 = 0x01,       /* one byte of padding */
+    REC_PAD = 0x02,        /* padding; bytes 4..7 hold its length */
+    REC_PAIR = 0xb1,       /* key-value pair */
+    REC_TOMBSTONE = 0xb2,  /* deletion of the key */
+};
+
+struct blob_header {
+    uint8_t type;
+    uint8_t key_bytes;
+    uint16_t reserved;
+    uint32_t value_bytes;
+    uint64_t seq;
+    uint64_t checksum;
+};
+
+/* Blob location as kept in the index: byte address, stored length, tombstone flag. */
+#define LOC_ADDR_BITS 40
+#define LOC_LEN_BITS 23
+#define LOC_TOMBSTONE (1ULL << 63)
+
+static inline uint64_t loc_make(uint64_t addr, uint32_t len, bool tombstone)
+{
+    return addr | (uint64_t)len << LOC_ADDR_BITS | (tombstone ? LOC_TOMBSTONE : 0);
+}
+static inline uint64_t loc_addr(uint64_t loc) { return loc & ((1ULL << LOC_ADDR_BITS) - 1); }
+static inline uint32_t loc_len(uint64_t loc)
+{
+    return (uint32_t)((loc >> LOC_ADDR_BITS) & ((1ULL << LOC_LEN_BITS) - 1));
+}
+static inline bool loc_tombstone(uint64_t loc) { return (loc & LOC_TOMBSTONE) != 0; }
+
+uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, uint64_t seq,
+                       const void *key, const void *value);
+
+struct value_log {
+    struct page_buffer buf;
+    struct dlt dlt;
+    uint32_t pu;                  /* placement unit */
+    uint32_t packing;             /* enum kvftl_packing */
+
+    uint32_t stripe;              /* open data stripe, UINT32_MAX if none */
+    uint64_t base_ppn;            /* its first page */
+    uint64_t wp;                  /* write pointer: byte offset in the stripe; all before is final */
+    uint64_t frontier;            /* end of the furthest DMA placement (backfill), >= wp */
+    uint32_t prog_idx;            /* pages [0, prog_idx) of the stripe are programmed */
+    uint32_t open_idx;            /* pages [prog_idx, open_idx) are open in the buffer */
+    bool streaming;               /* a blob is being written at wp (may program as it goes) */
+    bool plp_dump;                /* programs are the capacitor-powered dump after a cut */
+
+    uint64_t next_seq;
+
+    /* counters */
+    uint64_t memcpy_bytes;
+    uint64_t padding_bytes;
+    uint64_t dlt_backfills;
+    uint64_t data_pages_programmed;
+};
+
+/* Where a blob was placed (also returned to tests). */
+struct placement {
+    uint64_t addr;       /* byte address on the device */
+    uint32_t occupied;   /* bytes occupied (rounded to the placement unit) */
+    bool ahead_of_wp;    /* backfill: placed ahead of the write pointer, recorded in the DLT */
+};
+
+void vlog_init(struct kvftl *ftl);
+void vlog_fini(struct kvftl *ftl);
+/* vlog_forget() - drop the open stripe and buffer state (power cycle, format). */
+void vlog_forget(struct kvftl *ftl);
+
+static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
+{
+    return (len + vl->pu - 1) & ~(vl->pu - 1);
+}
+
+/*
+ * vlog_append() - place and write one blob. @dma: the value arrived by
+ * page-unit DMA (placed as such by the packing policy); @inline_bytes:
+ * value bytes that arrived in commands (copied by the controller).
+ * @relocation: GC moving a blob (no packing counters). *@now_ns advances by
+ * the controller copy time and any wait for a buffer entry.
+ * Returns 0, -1 if no free stripe was available (nothing written), or -2 on
+ * power loss mid-write.
+ */
+int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
+                const void *value, bool dma, uint32_t inline_bytes, bool relocation,
+                struct placement *out, uint64_t *now_ns);
+
+/*
+ * vlog_bytes() - pointer to @len contiguous bytes at device address @addr,
+ * from the page buffer or NAND; copied into @tmp when they straddle buffer
+ * entries. Accounts the NAND page reads (not @skip_ppn) in *@now_ns.
+ * *@last_ppn returns the last NAND page read (UINT64_MAX if none).
+ */
+const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
+                          uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns);
+
+/* vlog_copy() - copy @len bytes at @addr into @dst, accounting reads. */
+void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
+               uint64_t *now_ns);
+
+/* vlog_key_matches() - does the blob at @loc hold @key? Reads its header and key. */
+bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
+                      uint64_t *now_ns);
+
+/*
+ * vlog_flush() - make everything written durable in NAND: backfill gaps are
+ * padded, the partial page is padded and programmed. Returns 0 or -1 on power loss.
+ */
+int vlog_flush(struct kvftl *ftl, uint64_t *now_ns);
+
+/* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
+void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns);
+
+/* vlog_in_buffer() - is device byte @addr in a page not yet programmed? */
+bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr);
+
+/* Packing policy (packing.c): choose where a blob goes, moving the write pointer. */
+enum pack_result {
+    PACK_OK = 0,
+    PACK_STRIPE_FULL = 1,   /* the blob does not fit in the rest of the stripe */
+};
+
+/*
+ * pack_place() - decide the stripe offset of a blob of @occupied bytes
+ * under the packing policy, writing pad records over skipped gaps and
+ * updating wp / frontier / the DLT. *@stream: the blob is written at the
+ * write pointer (and pages before it may be programmed as it is copied).
+ */
+int pack_place(struct kvftl *ftl, uint32_t occupied, bool dma, uint64_t *off, bool *ahead,
+               uint64_t *now_ns);
+
+/*
+ * pack_skip() - mark [from, to) of the open stripe as padding (a pad record
+ * in the buffer) and count it.
+ */
+void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns);
+
+/* pack_drain_dlt() - consume every DLT entry: wp moves past each DMA value, gaps padded. */
+void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns);
+
+/* vlog_open_page() - memory of stripe page @idx, opening it in the buffer if needed. */
+uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns);
+
+/* vlog_program_upto() - program open pages [prog_idx, @idx). -1 on power loss. */
+int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns);
+
+#endif
