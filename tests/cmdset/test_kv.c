@@ -430,24 +430,32 @@ static void test_retrieve_dptr_failure(void)
 static void test_capacity_exceeded(void)
 {
     struct kvftl_config c;
-    uint8_t *v = malloc(65536);
+    uint8_t *v = malloc(KVFTL_VALUE_MAX_BYTES);
     uint16_t st = KVSSD_SC_SUCCESS;
     uint32_t i;
 
     fx_ftl_config(&c);
+    /* 6 erase blocks of 1 x 1 x 256 x 16 KiB = 24 MiB of NAND. */
     c.channels = 1;
     c.dies_per_channel = 1;
-    c.blocks_per_die = 32;
-    c.pages_per_block = 16;
-    c.page_size_bytes = 4096;
+    c.pages_per_block = 256;
+    c.page_size_bytes = 16384;
+    c.gc_low_watermark_blocks = 2;
+    c.gc_high_watermark_blocks = 2;
+    c.blocks_per_die = 6;
     fx_open(NULL, &c);
-    fill_pattern(v, 65536, 1);
+    fill_pattern(v, KVFTL_VALUE_MAX_BYTES, 1);
     for (i = 0; i < 64 && st == KVSSD_SC_SUCCESS; i++) {
-        st = fx_store(&i, sizeof(i), v, 65536, 0);
+        st = fx_store(&i, sizeof(i), v, KVFTL_VALUE_MAX_BYTES, 0);
     }
-    /* 2 MiB of NAND cannot hold 64 x 64 KiB of live data. */
+    /* 24 MiB of NAND cannot hold 64 distinct 2 MiB values. */
     CU_ASSERT_EQUAL(st, KVSSD_SC_CAPACITY_EXCEEDED);
-    CU_ASSERT(i > 1);
+    CU_ASSERT(i > 1 && i < 64);
+    /* The pair that did not fit is not there; the first one still is. */
+    i--;
+    CU_ASSERT_EQUAL(fx_exist(&i, sizeof(i)), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    i = 0;
+    CU_ASSERT_EQUAL(fx_exist(&i, sizeof(i)), KVSSD_SC_SUCCESS);
     free(v);
 }
 
@@ -465,19 +473,28 @@ static void test_flush(void)
     CU_ASSERT_EQUAL(r.dw1, 0);
 }
 
-/* Simulated time: a Retrieve's done_ns is the firmware's, after now_ns; a rejected command's is now_ns. */
+/*
+ * Simulated time: the arrival time reaches the firmware and its completion
+ * time comes back. A Retrieve after a Flush reads NAND, so it completes at
+ * least tR (read_latency_ns) after it arrived; a rejected command completes
+ * at its arrival time.
+ */
 static void test_times(void)
 {
     uint8_t b[8];
     struct kvssd_sqe s = sqe_retrieve("key", 3, 8);
+    struct kvssd_sqe flush = sqe_new(KVSSD_OPC_FLUSH);
     struct kvssd_sqe bad = sqe_new(0x7f);
     struct fake_host h = fake_host_over(b, 8);
+    uint64_t tr = kvftl_get_config(fx.ftl)->read_latency_ns;
     struct kvssd_req r;
 
     CU_ASSERT_EQUAL(fx_store("key", 3, "value", 5, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_exec(&flush, NULL).status, KVSSD_SC_SUCCESS);
     r = fx_exec_at(&s, &h, 900000000);
     CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT(r.done_ns > 900000000);
+    CU_ASSERT(tr > 0);
+    CU_ASSERT(r.done_ns >= 900000000 + tr);
     r = fx_exec_at(&bad, NULL, 900000000);
     CU_ASSERT_EQUAL(r.done_ns, 900000000);
 }
