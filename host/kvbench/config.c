@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvbench configuration: defaults, presets, the INI file (glib GKeyFile)
+ * and single settings (command-line flags map onto the same group/key
+ * names). Every refusal is a sentence naming the value and the range.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "kvbench.h"
+
+const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update", "read", "delete", "exist",
+                                              "iterate"};
+
+static const char *const order_names[] = {"sequential", "uniform", "zipfian", "latest"};
+
+int kb_order_parse(const char *s, enum kb_order *o)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, order_names[i])) {
+            *o = (enum kb_order)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *kb_order_name(enum kb_order o)
+{
+    return (unsigned)o < 4 ? order_names[o] : "unknown";
+}
+
+static void size_dist(struct kb_size_dist *d, const char *spec, uint32_t lo, uint32_t hi)
+{
+    char err[256];
+    if (kb_size_parse(spec, lo, hi, "size", d, err, sizeof(err)))
+        abort(); /* presets are constants: a parse failure is a bug here */
+}
+
+void kb_config_default(struct kb_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->seed = 1;
+    c->threads = 1;
+    c->queue_depth = 1;
+    c->engine = KB_ENGINE_SYNC;
+    c->mode = KVSSD_XFER_ADAPTIVE;
+    c->alpha = -1;
+    c->beta = -1;
+    c->key_count = 100000;
+    size_dist(&c->key_size, "16", 1, 255);
+    size_dist(&c->value_size, "4096", 0, KVSSD_VALUE_MAX);
+    c->load.enabled = true;
+    c->load.order = KB_ORDER_SEQUENTIAL;
+    c->load.theta = 0.99;
+    c->load.mix[KB_OP_INSERT] = 1;
+    c->run.enabled = true;
+    c->run.ops = 100000;
+    c->run.order = KB_ORDER_UNIFORM;
+    c->run.theta = 0.99;
+    c->run.mix[KB_OP_READ] = 50;
+    c->run.mix[KB_OP_UPDATE] = 50;
+    c->iterate_entries = 100;
+    c->verify = true;
+    c->reset_stats = true;
+    c->progress = -1;
+    c->calibrate_samples = 200;
+    snprintf(c->calibrate_output, sizeof(c->calibrate_output), "%s", KVSSD_DEFAULT_CONFIG_PATH);
+}
+
+const char *const kb_preset_names[] = {
+    "A", "B", "C", "D", "M",
+    "char-insert-seq", "char-insert-uniform", "char-insert-zipfian",
+    "char-update-seq", "char-update-uniform", "char-update-zipfian",
+    "char-read-seq", "char-read-uniform", "char-read-zipfian",
+    NULL,
+};
+
+const char *const kb_preset_help[] = {
+    "BandSlim A: fillseq, 1M PUTs, 4-byte keys, fixed 32-byte values (--value-size to change)",
+    "BandSlim B: 1M PUTs of random keys, 8 B and 2 KiB values 9:1",
+    "BandSlim C: 1M PUTs of random keys, 8 B and 2 KiB values 1:9",
+    "BandSlim D: 1M PUTs of random keys, nine sizes 8 B..2 KiB in equal shares",
+    "BandSlim M: 1M PUTs of random keys, mixgraph values <= 1 KiB (~70% under 35 B)",
+    "characterization: sequential insert of 16 B keys / 4 KiB values",
+    "characterization: uniform (random order) insert of 16 B keys / 4 KiB values",
+    "characterization: zipfian(0.99) insert (hot keys overwritten) of 16 B keys / 4 KiB values",
+    "characterization: load, then sequential updates",
+    "characterization: load, then uniform updates",
+    "characterization: load, then zipfian(0.99) updates",
+    "characterization: load, then sequential reads",
+    "characterization: load, then uniform reads",
+    "characterization: load, then zipfian(0.99) reads",
+};
+
+static void mix_only(double mix[KB_OP_COUNT], enum kb_op op)
+{
+    for (int i = 0; i < KB_OP_COUNT; i++)
+        mix[i] = 0;
+    mix[op] = 1;
+}
+
+int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen)
+{
+    int idx = -1;
+    for (int i = 0; kb_preset_names[i]; i++)
+        if (!strcmp(name, kb_preset_names[i]))
+            idx = i;
+    if (idx < 0) {
+        size_t o = (size_t)snprintf(err, errlen, "preset \"%s\" is unknown; presets are", name);
+        for (int i = 0; kb_preset_names[i] && o < errlen; i++)
+            o += (size_t)snprintf(err + o, errlen - o, " %s", kb_preset_names[i]);
+        return -1;
+    }
+    snprintf(c->preset, sizeof(c->preset), "%s", name);
+    if (idx <= 4) {
+        /* BandSlim §4: write-only, 1 M PUTs, 4-byte keys */
+        c->key_count = 1000000;
+        size_dist(&c->key_size, "4", 1, 255);
+        c->load.enabled = true;
+        c->load.ops = 0; /* = key_count */
+        c->load.order = idx == 0 ? KB_ORDER_SEQUENTIAL : KB_ORDER_UNIFORM;
+        c->run.enabled = false;
+        static const char *const values[] = {
+            "32", "weighted:8:9,2048:1", "weighted:8:1,2048:9",
+            "weighted:8:1,16:1,32:1,64:1,128:1,256:1,512:1,1024:1,2048:1", "mixgraph:max=1024"};
+        size_dist(&c->value_size, values[idx], 0, KVSSD_VALUE_MAX);
+        return 0;
+    }
+    /* the characterization paper: 16 B keys, 4 KiB values */
+    static const enum kb_order orders[] = {KB_ORDER_SEQUENTIAL, KB_ORDER_UNIFORM, KB_ORDER_ZIPFIAN};
+    int kind = (idx - 5) / 3, o = (idx - 5) % 3;
+    c->key_count = 100000;
+    size_dist(&c->key_size, "16", 1, 255);
+    size_dist(&c->value_size, "4096", 0, KVSSD_VALUE_MAX);
+    c->load.enabled = true;
+    c->load.ops = 0;
+    c->load.theta = 0.99;
+    c->run.theta = 0.99;
+    if (kind == 0) {
+        c->load.order = orders[o];
+        c->run.enabled = false;
+    } else {
+        c->load.order = KB_ORDER_SEQUENTIAL;
+        c->run.enabled = true;
+        c->run.ops = c->key_count;
+        c->run.duration_s = 0;
+        c->run.order = orders[o];
+        mix_only(c->run.mix, kind == 1 ? KB_OP_UPDATE : KB_OP_READ);
+    }
+    return 0;
+}
+
+int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t errlen)
+{
+    double m[KB_OP_COUNT] = {0}, total = 0;
+    char *dup = g_strdup(spec), *save = NULL;
+    int rc = 0;
+
+    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int op = -1;
+        if (eq)
+            *eq = '\0';
+        for (int i = 0; i < KB_OP_COUNT; i++)
+            if (!strcmp(g_strstrip(tok), kb_op_names[i]))
+                op = i;
+        if (op < 0 || !eq) {
+            snprintf(err, errlen, "mix entry \"%s\" is not OP=WEIGHT with OP one of insert, "
+                     "update, read, delete, exist, iterate", tok);
+            rc = -1;
+            break;
+        }
+        char *end;
+        double w = strtod(eq + 1, &end);
+        if (*end || end == eq + 1 || !(w >= 0) || w > 1e9) {
+            snprintf(err, errlen, "mix weight \"%s\" of %s must be a number 0-1000000000",
+                     eq + 1, kb_op_names[op]);
+            rc = -1;
+            break;
+        }
+        m[op] = w;
+        total += w;
+    }
+    g_free(dup);
+    if (!rc && !(total > 0)) {
+        snprintf(err, errlen, "mix \"%s\" has no operation with a weight above 0", spec);
+        rc = -1;
+    }
+    if (!rc)
+        memcpy(mix, m, sizeof(m));
+    return rc;
+}
+
+static int parse_u64(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+                     char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    if (v[0] == '-' || v[0] == '\0') {
+        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu", name, v,
+                 (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || x < lo || x > hi) {
+        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu", name, v,
+                 (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_double(const char *name, const char *v, double lo, double hi, bool open_lo,
+                        bool open_hi, double *out, char *err, size_t errlen)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || end == v || !isfinite(x) || (open_lo ? x <= lo : x < lo) ||
+        (open_hi ? x >= hi : x > hi)) {
+        snprintf(err, errlen, "%s \"%s\" is out of range; allowed is %s%g to %g%s", name, v,
+                 open_lo ? "above " : "", lo, hi, open_hi ? " (exclusive)" : "");
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_bool(const char *name, const char *v, bool *out, char *err, size_t errlen)
+{
+    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on"))
+        *out = true;
+    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off"))
+        *out = false;
+    else {
+        snprintf(err, errlen, "%s \"%s\" is not a boolean; use true or false", name, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_phase(struct kb_phase *p, const char *group, const char *key, const char *v,
+                     char *err, size_t errlen)
+{
+    char name[64];
+    uint64_t u;
+    snprintf(name, sizeof(name), "%s.%s", group, key);
+    if (!strcmp(key, "enabled"))
+        return parse_bool(name, v, &p->enabled, err, errlen);
+    if (!strcmp(key, "ops")) {
+        if (parse_u64(name, v, 0, 1ull << 40, &u, err, errlen))
+            return -1;
+        p->ops = u;
+        return 0;
+    }
+    if (!strcmp(key, "duration_s"))
+        return parse_double(name, v, 0, 86400 * 7, false, false, &p->duration_s, err, errlen);
+    if (!strcmp(key, "order")) {
+        if (kb_order_parse(v, &p->order)) {
+            snprintf(err, errlen, "%s \"%s\" is unknown; use sequential, uniform, zipfian or "
+                     "latest", name, v);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(key, "theta"))
+        return parse_double(name, v, 0, 1, true, true, &p->theta, err, errlen);
+    if (!strcmp(key, "mix"))
+        return kb_mix_parse(v, p->mix, err, errlen);
+    snprintf(err, errlen, "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, mix)",
+             group, key);
+    return -1;
+}
+
+int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *v,
+                  char *err, size_t errlen)
+{
+    uint64_t u;
+    if (!strcmp(group, "keys") || !strcmp(group, "values")) {
+        bool keys = group[0] == 'k';
+        if (strcmp(key, "size")) {
+            snprintf(err, errlen, "[%s] has no key \"%s\" (size)", group, key);
+            return -1;
+        }
+        return kb_size_parse(v, keys ? 1 : 0, keys ? 255 : KVSSD_VALUE_MAX,
+                             keys ? "key size" : "value size",
+                             keys ? &c->key_size : &c->value_size, err, errlen);
+    }
+    if (!strcmp(group, "load"))
+        return set_phase(&c->load, group, key, v, err, errlen);
+    if (!strcmp(group, "run"))
+        return set_phase(&c->run, group, key, v, err, errlen);
+    if (!strcmp(group, "calibrate")) {
+        if (!strcmp(key, "samples")) {
+            if (parse_u64("calibrate.samples", v, 1, 1000000, &u, err, errlen))
+                return -1;
+            c->calibrate_samples = (uint32_t)u;
+            return 0;
+        }
+        if (!strcmp(key, "output")) {
+            snprintf(c->calibrate_output, sizeof(c->calibrate_output), "%s", v);
+            return 0;
+        }
+        snprintf(err, errlen, "[calibrate] has no key \"%s\" (samples, output)", key);
+        return -1;
+    }
+    if (strcmp(group, "benchmark")) {
+        snprintf(err, errlen, "unknown group [%s]; groups are benchmark, keys, values, load, run, "
+                 "calibrate", group);
+        return -1;
+    }
+    if (!strcmp(key, "device")) {
+        snprintf(c->device, sizeof(c->device), "%s", v);
+    } else if (!strcmp(key, "preset")) {
+        return kb_preset_apply(c, v, err, errlen);
+    } else if (!strcmp(key, "seed")) {
+        return parse_u64("seed", v, 0, UINT64_MAX, &c->seed, err, errlen);
+    } else if (!strcmp(key, "threads")) {
+        if (parse_u64("threads", v, 1, 64, &u, err, errlen))
+            return -1;
+        c->threads = (unsigned)u;
+    } else if (!strcmp(key, "queue_depth")) {
+        if (parse_u64("queue_depth", v, 1, KVSSD_QUEUE_DEPTH_MAX, &u, err, errlen))
+            return -1;
+        c->queue_depth = (unsigned)u;
+    } else if (!strcmp(key, "engine")) {
+        c->engine_explicit = true;
+        if (!strcmp(v, "sync"))
+            c->engine = KB_ENGINE_SYNC;
+        else if (!strcmp(v, "async"))
+            c->engine = KB_ENGINE_ASYNC;
+        else {
+            snprintf(err, errlen, "engine \"%s\" is unknown; use sync or async", v);
+            return -1;
+        }
+    } else if (!strcmp(key, "transfer_mode")) {
+        int m = kvssd_xfer_mode_parse(v);
+        if (m < 0) {
+            snprintf(err, errlen, "transfer_mode \"%s\" is unknown; use prp, inline, hybrid or "
+                     "adaptive", v);
+            return -1;
+        }
+        c->mode = (enum kvssd_xfer_mode)m;
+    } else if (!strcmp(key, "transfer_config")) {
+        snprintf(c->xfer_config, sizeof(c->xfer_config), "%s", v);
+    } else if (!strcmp(key, "alpha")) {
+        return parse_double("alpha", v, 0, 1e6, false, false, &c->alpha, err, errlen);
+    } else if (!strcmp(key, "beta")) {
+        return parse_double("beta", v, 0, 1e6, false, false, &c->beta, err, errlen);
+    } else if (!strcmp(key, "key_count")) {
+        return parse_u64("key_count", v, 1, 1ull << 40, &c->key_count, err, errlen);
+    } else if (!strcmp(key, "iterate_entries")) {
+        if (parse_u64("iterate_entries", v, 1, 65536, &u, err, errlen))
+            return -1;
+        c->iterate_entries = (uint32_t)u;
+    } else if (!strcmp(key, "verify")) {
+        return parse_bool("verify", v, &c->verify, err, errlen);
+    } else if (!strcmp(key, "reset_stats")) {
+        return parse_bool("reset_stats", v, &c->reset_stats, err, errlen);
+    } else if (!strcmp(key, "json")) {
+        return parse_bool("json", v, &c->json, err, errlen);
+    } else if (!strcmp(key, "progress")) {
+        if (!strcmp(v, "auto"))
+            c->progress = -1;
+        else {
+            bool b;
+            if (parse_bool("progress", v, &b, err, errlen))
+                return -1;
+            c->progress = b;
+        }
+    } else {
+        snprintf(err, errlen, "[benchmark] has no key \"%s\"", key);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_config_load_file(struct kb_config *c, const char *path, char *err, size_t errlen)
+{
+    GKeyFile *kf = g_key_file_new();
+    GError *gerr = NULL;
+    int rc = 0;
+
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &gerr)) {
+        snprintf(err, errlen, "cannot read config %s: %s", path, gerr->message);
+        g_error_free(gerr);
+        g_key_file_free(kf);
+        return -1;
+    }
+    /* a preset sets defaults that the rest of the file refines: apply it first */
+    gchar *preset = g_key_file_get_value(kf, "benchmark", "preset", NULL);
+    if (preset) {
+        rc = kb_preset_apply(c, g_strstrip(preset), err, errlen);
+        g_free(preset);
+    }
+    gsize ngroups = 0;
+    gchar **groups = g_key_file_get_groups(kf, &ngroups);
+    for (gsize g = 0; !rc && g < ngroups; g++) {
+        gsize nkeys = 0;
+        gchar **keys = g_key_file_get_keys(kf, groups[g], &nkeys, NULL);
+        for (gsize k = 0; !rc && k < nkeys; k++) {
+            if (!strcmp(groups[g], "benchmark") && !strcmp(keys[k], "preset"))
+                continue;
+            gchar *v = g_key_file_get_value(kf, groups[g], keys[k], NULL);
+            char inner[400];
+            rc = kb_config_set(c, groups[g], keys[k], g_strstrip(v), inner, sizeof(inner));
+            if (rc)
+                snprintf(err, errlen, "%s: %s", path, inner);
+            g_free(v);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+    g_key_file_free(kf);
+    return rc;
+}
+
+int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
+{
+    /* keys shorter than 8 bytes hold fewer distinct indexes */
+    uint32_t kmin = c->key_size.min;
+    if (kmin < 8) {
+        uint64_t distinct = 1ull << (8 * kmin);
+        uint64_t need = c->key_count;
+        if (c->run.enabled && c->run.mix[KB_OP_INSERT] > 0)
+            need += c->run.ops ? c->run.ops : (1ull << 40);
+        if (need > distinct) {
+            snprintf(err, errlen,
+                     "key size %u bytes holds %llu distinct keys; the workload needs up to %llu "
+                     "(lower key_count/ops or use longer keys)",
+                     kmin, (unsigned long long)distinct, (unsigned long long)need);
+            return -1;
+        }
+    }
+    if (c->run.enabled && !c->run.ops && !(c->run.duration_s > 0)) {
+        snprintf(err, errlen, "the run phase needs ops or duration_s above 0");
+        return -1;
+    }
+    if (c->engine == KB_ENGINE_SYNC && c->engine_explicit && c->queue_depth > 1) {
+        snprintf(err, errlen, "queue_depth %u needs engine async (the sync engine has one "
+                 "command in flight per thread)", c->queue_depth);
+        return -1;
+    }
+    return 0;
+}

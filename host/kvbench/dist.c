@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvbench random numbers, key orders and size distributions. Everything is
+ * a pure function of the seed so that a run is reproducible.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvbench.h"
+
+uint64_t kb_splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void kb_rng_seed(struct kb_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = kb_splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t kb_rng_next(struct kb_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double kb_rng_double(struct kb_rng *r)
+{
+    return (double)(kb_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t kb_rng_below(struct kb_rng *r, uint64_t n)
+{
+    if (n <= 1)
+        return 0;
+    /* Lemire's multiply-shift with rejection: unbiased */
+    unsigned __int128 m = (unsigned __int128)kb_rng_next(r) * n;
+    uint64_t l = (uint64_t)m;
+    if (l < n) {
+        uint64_t t = -n % n;
+        while (l < t) {
+            m = (unsigned __int128)kb_rng_next(r) * n;
+            l = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+static double zeta(uint64_t n, double theta)
+{
+    double s = 0;
+    for (uint64_t i = 1; i <= n; i++)
+        s += 1.0 / pow((double)i, theta);
+    return s;
+}
+
+void kb_zipf_init(struct kb_zipf *z, uint64_t n, double theta)
+{
+    z->n = n ? n : 1;
+    z->theta = theta;
+    z->alpha = 1.0 / (1.0 - theta);
+    z->zetan = zeta(z->n, theta);
+    z->zeta2 = zeta(2, theta);
+    z->eta = (1.0 - pow(2.0 / (double)z->n, 1.0 - theta)) / (1.0 - z->zeta2 / z->zetan);
+}
+
+uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r)
+{
+    double u = kb_rng_double(r);
+    double uz = u * z->zetan;
+    if (uz < 1.0)
+        return 0;
+    if (uz < 1.0 + pow(0.5, z->theta))
+        return z->n > 1 ? 1 : 0;
+    uint64_t v = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+    return v < z->n ? v : z->n - 1;
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* i -> (mul * i + add) mod n with gcd(mul, n) = 1 visits every index once. */
+void kb_perm_init(struct kb_perm *p, uint64_t n, uint64_t seed)
+{
+    uint64_t x = seed ^ 0x5bd1e995u;
+    p->n = n ? n : 1;
+    p->add = kb_splitmix64(&x) % p->n;
+    do {
+        p->mul = (kb_splitmix64(&x) % p->n) | 1;
+    } while (p->n > 2 && (gcd(p->mul, p->n) != 1 || p->mul == 1));
+    if (p->n <= 2)
+        p->mul = 1;
+}
+
+uint64_t kb_perm_at(const struct kb_perm *p, uint64_t i)
+{
+    return (uint64_t)(((unsigned __int128)p->mul * (i % p->n) + p->add) % p->n);
+}
+
+static void size_err(char *err, size_t errlen, const char *what, const char *val, uint32_t lo,
+                     uint32_t hi)
+{
+    snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %u-%u bytes", what, val, lo, hi);
+}
+
+/* Parse an unsigned size in [lo, hi]; the error names the value and the range. */
+static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const char *what,
+                      uint32_t *out, char *err, size_t errlen)
+{
+    char buf[32];
+    char *end;
+    if (len == 0 || len >= sizeof(buf)) {
+        snprintf(err, errlen, "%s \"%.*s\" is not a number of bytes", what, (int)len, s);
+        return -1;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (buf[0] == '-' || buf[0] == '+') {
+        size_err(err, errlen, what, buf, lo, hi);
+        return -1;
+    }
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end) {
+        snprintf(err, errlen, "%s \"%s\" is not a number of bytes", what, buf);
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        size_err(err, errlen, what, buf, lo, hi);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
+                  struct kb_size_dist *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof(*d));
+    const char *colon = strchr(spec, ':');
+    const char *arg = colon ? colon + 1 : spec;
+    size_t kind_len = colon ? (size_t)(colon - spec) : strlen(spec);
+
+    if (!colon && strcmp(spec, "mixgraph") != 0) {
+        d->kind = KB_SIZE_FIXED;
+        if (parse_size(spec, strlen(spec), lo, hi, what, &d->min, err, errlen))
+            return -1;
+        d->max = d->min;
+        return 0;
+    }
+    if (kind_len == 5 && !strncmp(spec, "fixed", 5)) {
+        d->kind = KB_SIZE_FIXED;
+        if (parse_size(arg, strlen(arg), lo, hi, what, &d->min, err, errlen))
+            return -1;
+        d->max = d->min;
+        return 0;
+    }
+    if (kind_len == 7 && !strncmp(spec, "uniform", 7)) {
+        const char *dash = strchr(arg, '-');
+        d->kind = KB_SIZE_UNIFORM;
+        if (!dash) {
+            snprintf(err, errlen, "%s \"%s\": a uniform range is written MIN-MAX", what, spec);
+            return -1;
+        }
+        if (parse_size(arg, (size_t)(dash - arg), lo, hi, what, &d->min, err, errlen) ||
+            parse_size(dash + 1, strlen(dash + 1), lo, hi, what, &d->max, err, errlen))
+            return -1;
+        if (d->min > d->max) {
+            snprintf(err, errlen, "%s \"%s\": MIN %u is above MAX %u", what, spec, d->min, d->max);
+            return -1;
+        }
+        return 0;
+    }
+    if (kind_len == 8 && !strncmp(spec, "weighted", 8)) {
+        const char *p = arg;
+        double total = 0;
+        d->kind = KB_SIZE_WEIGHTED;
+        while (*p) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            const char *c2 = memchr(p, ':', n);
+            if (!c2) {
+                snprintf(err, errlen, "%s \"%s\": each entry is SIZE:WEIGHT", what, spec);
+                return -1;
+            }
+            if (d->n == KB_WEIGHTED_MAX) {
+                snprintf(err, errlen, "%s \"%s\": at most %d sizes", what, spec, KB_WEIGHTED_MAX);
+                return -1;
+            }
+            if (parse_size(p, (size_t)(c2 - p), lo, hi, what, &d->sizes[d->n], err, errlen))
+                return -1;
+            char wbuf[32], *end;
+            size_t wl = n - (size_t)(c2 + 1 - p);
+            if (wl == 0 || wl >= sizeof(wbuf)) {
+                snprintf(err, errlen, "%s \"%s\": weight missing", what, spec);
+                return -1;
+            }
+            memcpy(wbuf, c2 + 1, wl);
+            wbuf[wl] = '\0';
+            double w = strtod(wbuf, &end);
+            if (*end || !(w > 0) || w > 1e12) {
+                snprintf(err, errlen, "%s weight \"%s\" must be a number above 0", what, wbuf);
+                return -1;
+            }
+            total += w;
+            d->cum[d->n++] = total;
+            p = comma ? comma + 1 : p + n;
+        }
+        if (!d->n) {
+            snprintf(err, errlen, "%s \"%s\": no sizes given", what, spec);
+            return -1;
+        }
+        d->min = d->max = d->sizes[0];
+        for (uint32_t i = 0; i < d->n; i++) {
+            d->cum[i] /= total;
+            if (d->sizes[i] < d->min)
+                d->min = d->sizes[i];
+            if (d->sizes[i] > d->max)
+                d->max = d->sizes[i];
+        }
+        d->cum[d->n - 1] = 1.0;
+        return 0;
+    }
+    if (kind_len == 8 && !strncmp(spec, "mixgraph", 8)) {
+        /* db_bench's defaults: value_k 0.2615, value_sigma 25.45, value_theta 0 */
+        d->kind = KB_SIZE_MIXGRAPH;
+        d->k = 0.2615;
+        d->sigma = 25.45;
+        d->theta = 0;
+        d->min = 10 < lo ? lo : 10;
+        d->max = 1024 < hi ? 1024 : hi;
+        const char *p = colon ? arg : "";
+        while (*p) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            char kv[64], *eq, *end;
+            if (n >= sizeof(kv)) {
+                snprintf(err, errlen, "%s \"%s\": parameter too long", what, spec);
+                return -1;
+            }
+            memcpy(kv, p, n);
+            kv[n] = '\0';
+            eq = strchr(kv, '=');
+            if (!eq) {
+                snprintf(err, errlen, "%s \"%s\": mixgraph parameters are NAME=VALUE", what, spec);
+                return -1;
+            }
+            *eq++ = '\0';
+            if (!strcmp(kv, "max")) {
+                if (parse_size(eq, strlen(eq), lo > 10 ? lo : 10, hi, what, &d->max, err, errlen))
+                    return -1;
+            } else {
+                double v = strtod(eq, &end);
+                if (*end || end == eq || !isfinite(v)) {
+                    snprintf(err, errlen, "mixgraph %s \"%s\" is not a number", kv, eq);
+                    return -1;
+                }
+                if (!strcmp(kv, "k"))
+                    d->k = v;
+                else if (!strcmp(kv, "sigma") && v > 0)
+                    d->sigma = v;
+                else if (!strcmp(kv, "theta") && v >= 0)
+                    d->theta = v;
+                else {
+                    snprintf(err, errlen, "mixgraph parameter \"%s=%s\" is unknown or out of range "
+                             "(k, sigma > 0, theta >= 0, max)", kv, eq);
+                    return -1;
+                }
+            }
+            p = comma ? comma + 1 : p + n;
+        }
+        if (d->min > d->max)
+            d->min = d->max;
+        return 0;
+    }
+    snprintf(err, errlen,
+             "%s \"%s\" is not a distribution; use N, fixed:N, uniform:MIN-MAX, "
+             "weighted:SIZE:WEIGHT,... or mixgraph", what, spec);
+    return -1;
+}
+
+uint32_t kb_mixgraph_size(const struct kb_size_dist *d, double u)
+{
+    double v;
+    if (u <= 0)
+        u = 1e-12;
+    if (d->k == 0)
+        v = d->theta - d->sigma * log(u);
+    else
+        v = d->theta + d->sigma * (pow(u, -d->k) - 1.0) / d->k;
+    if (!(v < 1e12))
+        v = 1e12;
+    uint64_t s = (uint64_t)v;
+    if (s < d->min)
+        s = d->min;
+    else if (s > d->max)
+        s = s % d->max; /* db_bench folds oversize values back */
+    if (s < d->min)
+        s = d->min;
+    return (uint32_t)s;
+}
+
+uint32_t kb_size_draw(const struct kb_size_dist *d, struct kb_rng *r)
+{
+    switch (d->kind) {
+    case KB_SIZE_UNIFORM:
+        return d->min + (uint32_t)kb_rng_below(r, (uint64_t)d->max - d->min + 1);
+    case KB_SIZE_WEIGHTED: {
+        double u = kb_rng_double(r);
+        for (uint32_t i = 0; i < d->n; i++)
+            if (u < d->cum[i])
+                return d->sizes[i];
+        return d->sizes[d->n - 1];
+    }
+    case KB_SIZE_MIXGRAPH:
+        return kb_mixgraph_size(d, kb_rng_double(r));
+    case KB_SIZE_FIXED:
+    default:
+        return d->min;
+    }
+}
+
+uint32_t kb_size_max(const struct kb_size_dist *d)
+{
+    return d->max;
+}
+
+void kb_size_format(const struct kb_size_dist *d, char *buf, size_t len)
+{
+    size_t o = 0;
+    switch (d->kind) {
+    case KB_SIZE_FIXED:
+        snprintf(buf, len, "fixed:%u", d->min);
+        break;
+    case KB_SIZE_UNIFORM:
+        snprintf(buf, len, "uniform:%u-%u", d->min, d->max);
+        break;
+    case KB_SIZE_WEIGHTED:
+        o = (size_t)snprintf(buf, len, "weighted:");
+        for (uint32_t i = 0; i < d->n && o < len; i++) {
+            double w = d->cum[i] - (i ? d->cum[i - 1] : 0);
+            o += (size_t)snprintf(buf + o, len - o, "%s%u:%.4g", i ? "," : "", d->sizes[i], w);
+        }
+        break;
+    case KB_SIZE_MIXGRAPH:
+        snprintf(buf, len, "mixgraph:max=%u,k=%g,sigma=%g,theta=%g", d->max, d->k, d->sigma,
+                 d->theta);
+        break;
+    }
+}
