@@ -52,7 +52,7 @@ static void usage(FILE *f)
             "  get KEY                   print the value (raw bytes; --out F to write a file)\n"
             "  del KEY                   delete a key\n"
             "  exist KEY                 exit 0 if the key exists, 1 if not\n"
-            "  list                      list keys (from --start KEY)\n"
+            "  list                      list keys in order (after --start KEY)\n"
             "  iter                      iterate keys (and --values) matching --prefix P\n"
             "  stats                     print the device statistics log page\n"
             "  reset-stats               zero the device statistics\n"
@@ -70,7 +70,7 @@ static void usage(FILE *f)
             "      --if-absent           put: only create a new key\n"
             "      --size-only           get: print only the value's size\n"
             "      --max-bytes N         get: read only the first N bytes\n"
-            "      --start KEY           list: first key\n"
+            "      --start KEY           list: list the keys after KEY\n"
             "      --max-keys N          list/iter: stop after N keys\n"
             "      --prefix P            iter: key prefix\n"
             "      --values              iter: print values too\n"
@@ -468,7 +468,6 @@ static int cmd_list(int argc, char **argv)
     struct kvssd_result r;
     uint8_t *start = NULL, *buf = malloc(LIST_BUF_BYTES);
     uint32_t start_len = 0, printed = 0;
-    bool first_batch = true;
 
     struct kvssd_dev *dev = open_device();
     if (opt.start) {
@@ -478,8 +477,8 @@ static int cmd_list(int argc, char **argv)
     if (opt.json)
         printf("{\"keys\":[");
     /*
-     * List returns keys from the start key on; to continue, list again from
-     * the last key and skip it (the device includes the start key).
+     * List returns the keys strictly after the start key, sorted, as many as
+     * fit the buffer: to continue, list again from the last key returned.
      */
     for (;;) {
         int n = kvssd_list(dev, start, start_len, buf, LIST_BUF_BYTES, &r);
@@ -488,16 +487,16 @@ static int cmd_list(int argc, char **argv)
                 printf("]}\n");
             return report("list", n, &r);
         }
-        uint32_t off = 0, kl, in_batch = 0;
+        uint32_t off = 0, kl, in_batch = 0, last_len = 0;
         const uint8_t *k;
         uint8_t last[KVSSD_KEY_MAX];
-        uint32_t last_len = 0;
-        while (kvssd_list_parse(buf, LIST_BUF_BYTES, &off, &k, &kl) == 1 && in_batch < (uint32_t)n) {
+        bool full = false;
+        while (in_batch < (uint32_t)n && kvssd_list_parse(buf, LIST_BUF_BYTES, &off, &k, &kl) == 1) {
             in_batch++;
-            if (!first_batch && in_batch == 1 && kl == start_len && !memcmp(k, start, kl))
-                continue;
-            if (opt.max_keys >= 0 && printed >= (uint32_t)opt.max_keys)
+            if (opt.max_keys >= 0 && printed >= (uint32_t)opt.max_keys) {
+                full = true;
                 break;
+            }
             if (opt.json) {
                 printf("%s", printed ? "," : "");
                 if (!opt.key_hex && printable(k, kl)) {
@@ -515,14 +514,12 @@ static int cmd_list(int argc, char **argv)
             memcpy(last, k, kl);
             last_len = kl;
         }
-        bool more = n > 1 && last_len && (opt.max_keys < 0 || printed < (uint32_t)opt.max_keys);
-        if (!more || (!first_batch && n <= 1))
+        if (full || n == 0 || last_len == 0)
             break;
         free(start);
         start = malloc(last_len);
         memcpy(start, last, last_len);
         start_len = last_len;
-        first_batch = false;
     }
     if (opt.json)
         printf("],\"count\":%u}\n", printed);
