@@ -14,18 +14,6 @@
 
 #include "kvbench.h"
 
-uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const double *b_ns,
-                           size_t n)
-{
-    uint32_t t = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (a_ns[i] > b_ns[i])
-            break;
-        t = sizes[i];
-    }
-    return t;
-}
-
 #define CAL_KEY_BYTES 8
 #define CAL_SMALL 12 /* 4 B .. 8 KiB, powers of two */
 #define CAL_TAILS 11 /* 4 KiB + 4 B .. 4 KiB + 4 KiB */

@@ -57,6 +57,8 @@ uint64_t kb_hist_percentile(const struct kb_hist *h, double p)
     uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->count);
     if (rank < 1)
         rank = 1;
+    if (rank >= h->count)
+        return h->max_ns; /* the top rank is the exact maximum */
     uint64_t seen = 0;
     for (unsigned i = 0; i < KB_HIST_BUCKETS; i++) {
         seen += h->b[i];

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvbench's pure parts (host/kvbench/dist.c, payload.c, config.c,
+ * report.c's histogram, calibrate.c's threshold pick): seeded distributions,
+ * key/value encoding, config parsing and presets. No device needed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "kvbench.h"
+#include "tap_cunit.h"
+
+/* calibrate.c and report.c reference kb_now_ns() from kvbench.c */
+uint64_t kb_now_ns(void)
+{
+    return 0;
+}
+
+/* Same seed, same stream; another seed, another stream; kb_rng_below stays below n. */
+static void test_rng_reproducible(void)
+{
+    struct kb_rng a, b, c;
+    kb_rng_seed(&a, 42);
+    kb_rng_seed(&b, 42);
+    kb_rng_seed(&c, 43);
+    int differ = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t x = kb_rng_next(&a);
+        CU_ASSERT_EQUAL(x, kb_rng_next(&b));
+        differ += x != kb_rng_next(&c);
+    }
+    CU_ASSERT_EQUAL(differ, 1000);
+    for (int i = 0; i < 10000; i++)
+        CU_ASSERT_TRUE(kb_rng_below(&a, 7) < 7);
+    double d = kb_rng_double(&a);
+    CU_ASSERT_TRUE(d >= 0 && d < 1);
+}
+
+/* Size specs: N, fixed:N, uniform:MIN-MAX, weighted:SIZE:W,..., mixgraph (defaults and params). */
+static void test_size_parse_forms(void)
+{
+    struct kb_size_dist d;
+    char err[256];
+    CU_ASSERT_EQUAL(kb_size_parse("16", 1, 255, "key size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.kind, KB_SIZE_FIXED);
+    CU_ASSERT_EQUAL(d.min, 16);
+    CU_ASSERT_EQUAL(kb_size_parse("fixed:4096", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.min, 4096);
+    CU_ASSERT_EQUAL(kb_size_parse("uniform:8-32", 1, 255, "key size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.kind, KB_SIZE_UNIFORM);
+    CU_ASSERT_EQUAL(d.min, 8);
+    CU_ASSERT_EQUAL(d.max, 32);
+    CU_ASSERT_EQUAL(kb_size_parse("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.kind, KB_SIZE_WEIGHTED);
+    CU_ASSERT_EQUAL(d.n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(d.cum[0], 0.9, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.cum[1], 1.0, 1e-12);
+    CU_ASSERT_EQUAL(d.max, 2048);
+    CU_ASSERT_EQUAL(kb_size_parse("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.kind, KB_SIZE_MIXGRAPH);
+    CU_ASSERT_DOUBLE_EQUAL(d.k, 0.2615, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(d.sigma, 25.45, 1e-12);
+    CU_ASSERT_EQUAL(d.max, 1024);
+    CU_ASSERT_EQUAL(kb_size_parse("mixgraph:max=512,sigma=30", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(d.max, 512);
+    CU_ASSERT_DOUBLE_EQUAL(d.sigma, 30, 1e-12);
+}
+
+/* Bad size specs are sentences naming the value and the allowed range. */
+static void test_size_parse_errors(void)
+{
+    struct kb_size_dist d;
+    char err[256];
+    CU_ASSERT_EQUAL(kb_size_parse("300", 1, 255, "key size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "key size \"300\" is out of range; allowed are 1-255 bytes");
+    CU_ASSERT_EQUAL(kb_size_parse("0", 1, 255, "key size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "key size \"0\" is out of range; allowed are 1-255 bytes");
+    CU_ASSERT_EQUAL(kb_size_parse("uniform:64-8", 1, 255, "key size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "key size \"uniform:64-8\": MIN 64 is above MAX 8");
+    CU_ASSERT_EQUAL(kb_size_parse("weighted:8:0", 0, 100, "value size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "value size weight \"0\" must be a number above 0");
+    CU_ASSERT_EQUAL(kb_size_parse("gauss:5", 0, 100, "value size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "is not a distribution"));
+    CU_ASSERT_EQUAL(kb_size_parse("2097153", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "value size \"2097153\" is out of range; allowed are 0-2097152 bytes");
+}
+
+/* Uniform 8-32: 100000 seeded draws stay in range and hit both ends. */
+static void test_size_uniform_draws(void)
+{
+    struct kb_size_dist d;
+    struct kb_rng r;
+    char err[256];
+    kb_size_parse("uniform:8-32", 1, 255, "key size", &d, err, sizeof(err));
+    kb_rng_seed(&r, 7);
+    int lo = 0, hi = 0, out = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t s = kb_size_draw(&d, &r);
+        out += s < 8 || s > 32;
+        lo += s == 8;
+        hi += s == 32;
+    }
+    CU_ASSERT_EQUAL(out, 0);
+    CU_ASSERT_TRUE(lo > 3000 && lo < 5000); /* expected 4000 of 25 equal sizes */
+    CU_ASSERT_TRUE(hi > 3000 && hi < 5000);
+}
+
+/* BandSlim B's 8 B : 2 KiB = 9:1 mix: over 100000 seeded draws, 90% +- 1% are 8 bytes. */
+static void test_size_weighted_draws(void)
+{
+    struct kb_size_dist d;
+    struct kb_rng r;
+    char err[256];
+    kb_size_parse("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err));
+    kb_rng_seed(&r, 11);
+    int small = 0, other = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t s = kb_size_draw(&d, &r);
+        small += s == 8;
+        other += s != 8 && s != 2048;
+    }
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT_TRUE(small > 89000 && small < 91000);
+}
+
+/*
+ * Mixgraph: the Pareto inversion at u = 0.5 is 25.45 * (2^0.2615 - 1) / 0.2615
+ * = 19.34 -> 19 bytes; u near 1 clamps to 10; values never exceed 1 KiB; and
+ * about 70% fall under 35 bytes (P = 1 - 0.309 = 0.691).
+ */
+static void test_mixgraph(void)
+{
+    struct kb_size_dist d;
+    struct kb_rng r;
+    char err[256];
+    kb_size_parse("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err));
+    CU_ASSERT_EQUAL(kb_mixgraph_size(&d, 0.5), 19);
+    CU_ASSERT_EQUAL(kb_mixgraph_size(&d, 0.999), 10);
+    kb_rng_seed(&r, 3);
+    int under35 = 0, over = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t s = kb_size_draw(&d, &r);
+        under35 += s < 35;
+        over += s > 1024 || s < 10;
+    }
+    CU_ASSERT_EQUAL(over, 0);
+    CU_ASSERT_TRUE(under35 > 67000 && under35 < 71000);
+}
+
+/* Zipfian(0.99) over 1000 items: item 0 takes ~1/zeta(1000) of the draws, and rank order holds. */
+static void test_zipfian(void)
+{
+    struct kb_zipf z;
+    struct kb_rng r;
+    static int hist[1000];
+    memset(hist, 0, sizeof(hist));
+    kb_zipf_init(&z, 1000, 0.99);
+    kb_rng_seed(&r, 5);
+    for (int i = 0; i < 200000; i++) {
+        uint64_t v = kb_zipf_next(&z, &r);
+        CU_ASSERT_TRUE_FATAL(v < 1000);
+        hist[v]++;
+    }
+    double p0 = 1.0 / z.zetan;
+    CU_ASSERT_TRUE(fabs(hist[0] / 200000.0 - p0) < 0.01);
+    CU_ASSERT_TRUE(hist[0] > hist[1] && hist[1] > hist[2] && hist[2] > hist[10]);
+    CU_ASSERT_TRUE(hist[10] > hist[500]);
+}
+
+/* A uniform load order visits each of 1000 indexes exactly once, not in sequence. */
+static void test_permutation(void)
+{
+    struct kb_perm p;
+    static char seen[1000];
+    memset(seen, 0, sizeof(seen));
+    kb_perm_init(&p, 1000, 9);
+    int in_order = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        uint64_t v = kb_perm_at(&p, i);
+        CU_ASSERT_TRUE_FATAL(v < 1000);
+        seen[v]++;
+        in_order += v == i;
+    }
+    for (int i = 0; i < 1000; i++)
+        CU_ASSERT_EQUAL(seen[i], 1);
+    CU_ASSERT_TRUE(in_order < 10);
+}
+
+/* Keys: the index big-endian in the first min(len, 8) bytes; longer keys add seeded filler. */
+static void test_key_encode(void)
+{
+    uint8_t k[16], k2[16];
+    kb_key_encode(0x01020304, 4, 1, k);
+    CU_ASSERT_EQUAL(k[0], 1);
+    CU_ASSERT_EQUAL(k[3], 4);
+    kb_key_encode(0x0102030405060708ull, 16, 1, k);
+    CU_ASSERT_EQUAL(k[0], 1);
+    CU_ASSERT_EQUAL(k[7], 8);
+    kb_key_encode(0x0102030405060708ull, 16, 1, k2);
+    CU_ASSERT_EQUAL(memcmp(k, k2, 16), 0); /* deterministic */
+    kb_key_encode(0x0102030405060709ull, 16, 1, k2);
+    CU_ASSERT_NOT_EQUAL(memcmp(k, k2, 16), 0);
+    /* sequential indexes sort in index order for fixed-size keys */
+    kb_key_encode(255, 4, 1, k);
+    kb_key_encode(256, 4, 1, k2);
+    CU_ASSERT_TRUE(memcmp(k, k2, 4) < 0);
+}
+
+/* Variable key sizes are a function of the index: the same key always has the same length. */
+static void test_key_size_stable(void)
+{
+    struct kb_size_dist d;
+    char err[256];
+    kb_size_parse("uniform:8-64", 1, 255, "key size", &d, err, sizeof(err));
+    for (uint64_t i = 0; i < 100; i++) {
+        uint32_t s = kb_key_size(&d, i, 77);
+        CU_ASSERT_EQUAL(s, kb_key_size(&d, i, 77));
+        CU_ASSERT_TRUE(s >= 8 && s <= 64);
+    }
+}
+
+/* Self-checking values: a fill verifies clean; one flipped byte is 1 mismatch; another size or key differs. */
+static void test_payload_check(void)
+{
+    uint8_t v[1000];
+    kb_value_fill(42, 1000, 1, v);
+    CU_ASSERT_EQUAL(kb_value_check(42, 1000, 1, v, 1000), 0);
+    CU_ASSERT_EQUAL(kb_value_check(42, 1000, 1, v, 17), 0); /* a partial read checks its prefix */
+    v[500] ^= 0x40;
+    CU_ASSERT_EQUAL(kb_value_check(42, 1000, 1, v, 1000), 1);
+    v[500] ^= 0x40;
+    CU_ASSERT_TRUE(kb_value_check(43, 1000, 1, v, 1000) > 900);
+    CU_ASSERT_TRUE(kb_value_check(42, 999, 1, v, 999) > 900);
+}
+
+/* Mix specs: OP=WEIGHT pairs; unknown ops and all-zero mixes are refused by name. */
+static void test_mix_parse(void)
+{
+    double mix[KB_OP_COUNT];
+    char err[256];
+    CU_ASSERT_EQUAL(kb_mix_parse("read=90,update=10", mix, err, sizeof(err)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(mix[KB_OP_READ], 90, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(mix[KB_OP_UPDATE], 10, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(mix[KB_OP_INSERT], 0, 1e-12);
+    CU_ASSERT_EQUAL(kb_mix_parse("scan=1", mix, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "mix entry \"scan\""));
+    CU_ASSERT_EQUAL(kb_mix_parse("read=0", mix, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "mix \"read=0\" has no operation with a weight above 0");
+    CU_ASSERT_EQUAL(kb_mix_parse("read=-1", mix, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "mix weight \"-1\" of read must be a number 0-1000000000");
+}
+
+/* Settings: ranges named in the refusal (threads 1-64, queue_depth 1-256, theta in (0,1)). */
+static void test_config_set_ranges(void)
+{
+    struct kb_config c;
+    char err[256];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "threads", "65", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "threads \"65\" is out of range; allowed are 1-64");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "queue_depth", "257", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "queue_depth \"257\" is out of range; allowed are 1-256");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "queue_depth", "32", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.queue_depth, 32);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "theta", "1", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "run.theta \"1\" is out of range; allowed is above 0 to 1 (exclusive)");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "order", "random", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "run.order \"random\" is unknown; use sequential, uniform, zipfian or latest");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "transfer_mode", "inline", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.mode, KVSSD_XFER_INLINE);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "nope", "x", "1", err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown group [nope]"));
+}
+
+/* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random PUTs. */
+static void test_presets_bandslim(void)
+{
+    struct kb_config c;
+    char err[512];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(kb_preset_apply(&c, "D", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.key_count, 1000000);
+    CU_ASSERT_EQUAL(c.key_size.min, 4);
+    CU_ASSERT_EQUAL(c.value_size.kind, KB_SIZE_WEIGHTED);
+    CU_ASSERT_EQUAL(c.value_size.n, 9);
+    CU_ASSERT_EQUAL(c.value_size.sizes[0], 8);
+    CU_ASSERT_EQUAL(c.value_size.sizes[8], 2048);
+    CU_ASSERT_DOUBLE_EQUAL(c.value_size.cum[0], 1.0 / 9, 1e-12);
+    CU_ASSERT_EQUAL(c.load.order, KB_ORDER_UNIFORM);
+    CU_ASSERT_FALSE(c.run.enabled);
+    kb_preset_apply(&c, "A", err, sizeof(err));
+    CU_ASSERT_EQUAL(c.load.order, KB_ORDER_SEQUENTIAL);
+    CU_ASSERT_EQUAL(c.value_size.kind, KB_SIZE_FIXED);
+    kb_preset_apply(&c, "C", err, sizeof(err));
+    CU_ASSERT_DOUBLE_EQUAL(c.value_size.cum[0], 0.1, 1e-12);
+    kb_preset_apply(&c, "M", err, sizeof(err));
+    CU_ASSERT_EQUAL(c.value_size.kind, KB_SIZE_MIXGRAPH);
+    CU_ASSERT_EQUAL(c.value_size.max, 1024);
+    CU_ASSERT_EQUAL(kb_preset_apply(&c, "Z", err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "preset \"Z\" is unknown; presets are A B C D M"));
+}
+
+/* Characterization presets: 16 B keys, 4 KiB values; read-zipfian loads sequentially then reads zipfian. */
+static void test_presets_characterization(void)
+{
+    struct kb_config c;
+    char err[512];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(kb_preset_apply(&c, "char-read-zipfian", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.key_size.min, 16);
+    CU_ASSERT_EQUAL(c.value_size.min, 4096);
+    CU_ASSERT_EQUAL(c.load.order, KB_ORDER_SEQUENTIAL);
+    CU_ASSERT_TRUE(c.run.enabled);
+    CU_ASSERT_EQUAL(c.run.order, KB_ORDER_ZIPFIAN);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.mix[KB_OP_READ], 1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.mix[KB_OP_UPDATE], 0, 1e-12);
+    CU_ASSERT_EQUAL(kb_preset_apply(&c, "char-insert-uniform", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.load.order, KB_ORDER_UNIFORM);
+    CU_ASSERT_FALSE(c.run.enabled);
+}
+
+/* An INI file: the preset applies first, then the file's keys refine it; an error names file and key. */
+static void test_config_file(void)
+{
+    struct kb_config c;
+    char err[512], path[] = "/tmp/kvbench-test-XXXXXX";
+    const char *ini = "[benchmark]\npreset=B\nthreads=4\nqueue_depth=16\nengine=async\nseed=99\n"
+                      "[values]\nsize=uniform:100-200\n[run]\nenabled=true\nops=5000\n"
+                      "mix=read=3,update=1\norder=zipfian\ntheta=0.8\n";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_FATAL(write(fd, ini, strlen(ini)) == (ssize_t)strlen(ini));
+    close(fd);
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(kb_config_load_file(&c, path, err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(c.preset, "B");
+    CU_ASSERT_EQUAL(c.key_size.min, 4);          /* from the preset */
+    CU_ASSERT_EQUAL(c.value_size.kind, KB_SIZE_UNIFORM); /* the file overrides */
+    CU_ASSERT_EQUAL(c.value_size.min, 100);
+    CU_ASSERT_EQUAL(c.threads, 4);
+    CU_ASSERT_EQUAL(c.queue_depth, 16);
+    CU_ASSERT_EQUAL(c.engine, KB_ENGINE_ASYNC);
+    CU_ASSERT_EQUAL(c.seed, 99);
+    CU_ASSERT_TRUE(c.run.enabled);
+    CU_ASSERT_EQUAL(c.run.ops, 5000);
+    CU_ASSERT_EQUAL(c.run.order, KB_ORDER_ZIPFIAN);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.theta, 0.8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.mix[KB_OP_READ], 3, 1e-12);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
+    const char *bad = "[benchmark]\nthreads=0\n";
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CU_ASSERT_FATAL(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+    close(fd);
+    CU_ASSERT_EQUAL(kb_config_load_file(&c, path, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, ": threads \"0\" is out of range; allowed are 1-64"));
+    unlink(path);
+}
+
+/* Cross checks: 2-byte keys cannot name 100000 keys; sync with queue depth > 1 is refused. */
+static void test_config_check(void)
+{
+    struct kb_config c;
+    char err[512];
+    kb_config_default(&c);
+    kb_size_parse("2", 1, 255, "key size", &c.key_size, err, sizeof(err));
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "key size 2 bytes holds 65536 distinct keys"));
+    kb_config_default(&c);
+    kb_config_set(&c, "benchmark", "engine", "sync", err, sizeof(err));
+    kb_config_set(&c, "benchmark", "queue_depth", "8", err, sizeof(err));
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "queue_depth 8 needs engine async (the sync engine has one command in flight per thread)");
+}
+
+/* Histogram: 1..100000 ns uniformly; p50 ~ 50000 and p99 ~ 99000 within the 1.6% bucket width; max exact. */
+static void test_histogram(void)
+{
+    static struct kb_hist h;
+    memset(&h, 0, sizeof(h));
+    for (uint64_t i = 1; i <= 100000; i++)
+        kb_hist_add(&h, i);
+    CU_ASSERT_EQUAL(h.count, 100000);
+    CU_ASSERT_EQUAL(h.max_ns, 100000);
+    double p50 = (double)kb_hist_percentile(&h, 50), p99 = (double)kb_hist_percentile(&h, 99);
+    CU_ASSERT_TRUE(fabs(p50 - 50000) / 50000 < 0.016);
+    CU_ASSERT_TRUE(fabs(p99 - 99000) / 99000 < 0.016);
+    CU_ASSERT_EQUAL(kb_hist_percentile(&h, 100), 100000);
+    /* values under 64 ns are exact */
+    static struct kb_hist s;
+    memset(&s, 0, sizeof(s));
+    kb_hist_add(&s, 5);
+    kb_hist_add(&s, 7);
+    CU_ASSERT_EQUAL(kb_hist_percentile(&s, 50), 5);
+    CU_ASSERT_EQUAL(kb_hist_percentile(&s, 100), 7);
+}
+
+/* Threshold pick: the largest size before the first point where the candidate is slower. */
+static void test_pick_threshold(void)
+{
+    uint32_t sizes[] = {4, 8, 16, 32, 64, 128, 256};
+    double inl[] = {10, 10, 11, 12, 14, 19, 30};
+    double prp[] = {20, 20, 20, 20, 20, 20, 21};
+    CU_ASSERT_EQUAL(kb_pick_threshold(sizes, inl, prp, 7), 128);
+    double slow[] = {25, 10, 10, 10, 10, 10, 10};
+    CU_ASSERT_EQUAL(kb_pick_threshold(sizes, slow, prp, 7), 0);
+    /* a later dip below does not extend the threshold past the first crossing */
+    double dip[] = {10, 10, 25, 10, 10, 10, 10};
+    CU_ASSERT_EQUAL(kb_pick_threshold(sizes, dip, prp, 7), 8);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("kvbench", NULL, NULL);
+    CU_add_test(s, "rng_reproducible", test_rng_reproducible);
+    CU_add_test(s, "size_parse_forms", test_size_parse_forms);
+    CU_add_test(s, "size_parse_errors", test_size_parse_errors);
+    CU_add_test(s, "size_uniform_draws", test_size_uniform_draws);
+    CU_add_test(s, "size_weighted_draws", test_size_weighted_draws);
+    CU_add_test(s, "mixgraph", test_mixgraph);
+    CU_add_test(s, "zipfian", test_zipfian);
+    CU_add_test(s, "permutation", test_permutation);
+    CU_add_test(s, "key_encode", test_key_encode);
+    CU_add_test(s, "key_size_stable", test_key_size_stable);
+    CU_add_test(s, "payload_check", test_payload_check);
+    CU_add_test(s, "mix_parse", test_mix_parse);
+    CU_add_test(s, "config_set_ranges", test_config_set_ranges);
+    CU_add_test(s, "presets_bandslim", test_presets_bandslim);
+    CU_add_test(s, "presets_characterization", test_presets_characterization);
+    CU_add_test(s, "config_file", test_config_file);
+    CU_add_test(s, "config_check", test_config_check);
+    CU_add_test(s, "histogram", test_histogram);
+    CU_add_test(s, "pick_threshold", test_pick_threshold);
+    return tap_cunit_run();
+}
