@@ -229,12 +229,12 @@ append="console=ttyS0 quiet loglevel=3 panic=-1"
 kvm_usable() {
     [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
     local key verdict dir=$KVSSD_CACHE/kvm-probe
-    key=$( { echo "$qemu"; stat -c %Y "$qemu"; uname -r; } | sha256sum | cut -c1-16)
+    key=$( { echo "$qemu"; uname -r; cat /proc/sys/kernel/random/boot_id 2>/dev/null; } | sha256sum | cut -c1-16)
     if [ -f "$dir/$key" ]; then
         verdict=$(cat "$dir/$key")
     else
         # KVM hangs at "Booting from ROM" on some hosts: a short bounded boot
-        # decides, and the verdict is cached per QEMU binary and host
+        # decides, and the verdict is cached per QEMU path and host boot
         # kernel.
         log "probing KVM with a short boot (${KVSSD_KVM_PROBE_TIMEOUT:-30}s at most; cached in $dir)"
         verdict=no
