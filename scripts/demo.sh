@@ -10,16 +10,18 @@
 # and prints the results table. See docs/guest.md.
 #
 # Environment:
-#   KVSSD_DEMO_OPS      operations per kvbench run (default 200000)
+#   KVSSD_DEMO_KEYS     keys per kvbench run (default 20000): workload M
+#                       stores that many; the mixed run loads that many and
+#                       then does as many reads and updates (50:50)
 #   QEMU                use this qemu-system-x86_64 instead of building one
 #   KVSSD_CACHE         cache directory (default ~/.cache/kvssd)
 set -uo pipefail
 . "$(dirname "$0")/lib/common.sh"
 cd "$KVSSD_TOP"
 
-ops=${KVSSD_DEMO_OPS:-200000}
+ops=${KVSSD_DEMO_KEYS:-20000}
 [[ $ops =~ ^[0-9]+$ ]] && [ "$ops" -ge 1 ] && [ "$ops" -le 100000000 ] ||
-    die "KVSSD_DEMO_OPS '$ops' is not valid: give a whole number of operations from 1 to 100000000"
+    die "KVSSD_DEMO_KEYS '$ops' is not valid: give a whole number of keys from 1 to 100000000"
 
 t0=$SECONDS
 step() { log "== $* ($((SECONDS - t0)) s)"; }
@@ -50,14 +52,14 @@ set -e
 echo "--- kvssd info"
 kvssd info
 echo "KVSSD-DEMO-JSON M"
-kvbench --device /dev/ng0n1 --preset M --ops $ops --json
+kvbench --device /dev/ng0n1 --preset M --keys $ops --json
 echo "KVSSD-DEMO-END"
 echo "KVSSD-DEMO-JSON mixed"
-kvbench --device /dev/ng0n1 --preset mixed --key-size 16 --value-size 4096 --ops $ops --json
+kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --json
 echo "KVSSD-DEMO-END"
 EOF
 
-step "boot the guest and run kvssd info + kvbench ($ops operations per run)"
+step "boot the guest and run kvssd info + kvbench ($ops keys per run)"
 scripts/run-guest.sh --qemu "$qemu" --cpus 2 --timeout 1800 --script "$work/guest.sh" |
     tee "$work/out" | awk '/^KVSSD-DEMO-JSON /{skip=1} !skip{print} /^KVSSD-DEMO-END$/{skip=0}'
 rc=${PIPESTATUS[0]}
@@ -88,7 +90,8 @@ def get(d, *path):
 def fmt(v, f="{:.2f}"):
     return "-" if v is None else (f.format(v) if isinstance(v, (int, float)) else str(v))
 
-names = {"M": "workload M (mixgraph, 4 B keys)", "mixed": "mixed, 16 B keys / 4 KiB values"}
+names = {"M": "workload M (mixgraph values, 4 B keys, PUTs)",
+         "mixed": "16 B keys / 4 KiB values, read:update 50:50"}
 cols = ["run", "ops/s", "p50 us", "p99 us", "cmds/op", "WAF", "TAF", "mismatches"]
 rows = []
 for name, r in runs:

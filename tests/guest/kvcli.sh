@@ -30,9 +30,12 @@ kv_flush() { nvme io-passthru "$DEV" --opcode=0x00 --namespace-id=1 >/dev/null; 
 
 # kvb ARGS... - kvbench on the KV-SSD under test, JSON report on stdout.
 kvb() { kvbench --device "$DEV" --json "$@"; }
-# kvb_mixed SECONDS KEY-PREFIX SEED - a mixed insert/update/read run for
-# SECONDS with every read verified (self-checking payloads), keys under
-# KEY-PREFIX so that two runs at once never touch each other's keys.
+# kvb_mixed SECONDS SEED - load 5000 keys of 16 bytes (values of 1-8192
+# bytes, so the adaptive transfer mode uses inline, hybrid and PRP), then a
+# mix of reads, updates and inserts for SECONDS; kvbench verifies every value
+# it reads. Keys longer than 8 bytes carry SEED-derived bytes, so runs with
+# different seeds never touch each other's keys.
 kvb_mixed() {
-    kvb --workload mixed --duration "$1" --key-prefix "$2" --seed "$3" --verify
+    kvb --seed "$2" --key-size 16 --value-size uniform:1-8192 --keys 5000 \
+        --mix read=60,update=30,insert=10 --duration "$1"
 }

@@ -7,18 +7,22 @@
 . "$(dirname "${KVSSD_GUEST_LIB:-/root/lib.sh}")/kvcli.sh"
 BENCH_SECONDS=${BENCH_SECONDS:-60}
 
-# bench_ok FILE - a kvbench JSON report with operations and zero mismatches
+# bench_ok FILE - a kvbench JSON report with operations, and zero
+# mismatches, errors and missing keys in every phase (load and run).
 bench_ok() {
     [ -s "$1" ] || fail "kvbench wrote no report"
-    _mm=$(json_get "$1" .mismatches) || fail "no mismatches field in: $(head -c 300 "$1")"
-    expect_eq "mismatches" "$_mm" 0
+    for _f in mismatches errors not_found; do
+        _vals=$(grep -o "\"$_f\":[0-9]*" "$1" | cut -d: -f2 | sort -u | tr '\n' ' ')
+        [ -n "$_vals" ] || fail "no $_f field in: $(head -c 300 "$1")"
+        expect_eq "$_f (every phase)" "$_vals" "0 "
+    done
     _ops=$(json_get "$1" .ops_per_s) || fail "no ops_per_s in: $(head -c 300 "$1")"
     awk -v o="$_ops" 'BEGIN { exit !(o > 0) }' || fail "ops_per_s is $_ops"
     echo "ops_per_s=$_ops"
 }
 
 mixed_verify() {
-    kvb_mixed "$BENCH_SECONDS" mix 1 >"$T/mixed.json" || fail "kvbench exited $?: $(tail -c 300 "$T/mixed.json")"
+    kvb_mixed "$BENCH_SECONDS" 1 >"$T/mixed.json" || fail "kvbench exited $?: $(tail -c 300 "$T/mixed.json")"
     bench_ok "$T/mixed.json"
 }
 check "kvbench mixed run of ${BENCH_SECONDS}s with verification: zero mismatches" mixed_verify
@@ -41,9 +45,9 @@ check "two processes on CPUs 0 and 1 (two queues) each store and verify 200 valu
 two_benches() {
     [ "$(nproc)" -ge 2 ] || fail "the guest has $(nproc) CPU; this case needs 2"
     _s=$((BENCH_SECONDS / 2 > 10 ? BENCH_SECONDS / 2 : 10))
-    taskset -c 0 sh -c ". /root/lib.sh; . /root/kvcli.sh; kvb_mixed $_s pa 2" >"$T/b0.json" 2>"$T/b0.err" &
+    taskset -c 0 sh -c ". /root/lib.sh; . /root/kvcli.sh; kvb_mixed $_s 2" >"$T/b0.json" 2>"$T/b0.err" &
     _p0=$!
-    taskset -c 1 sh -c ". /root/lib.sh; . /root/kvcli.sh; kvb_mixed $_s pb 3" >"$T/b1.json" 2>"$T/b1.err" &
+    taskset -c 1 sh -c ". /root/lib.sh; . /root/kvcli.sh; kvb_mixed $_s 3" >"$T/b1.json" 2>"$T/b1.err" &
     _p1=$!
     wait $_p0 || fail "kvbench on CPU 0 failed: $(tail -n 3 "$T/b0.err")"
     wait $_p1 || fail "kvbench on CPU 1 failed: $(tail -n 3 "$T/b1.err")"
