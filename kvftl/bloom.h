@@ -43,6 +43,11 @@ static inline void bloom_add(struct bloom *b, uint64_t hash)
     }
 }
 
+static inline void bloom_prefetch(const struct bloom *b, uint64_t hash)
+{
+    __builtin_prefetch(b->bits + (((hash >> 32) * b->nblocks) >> 32) * 8, 1);
+}
+
 static inline bool bloom_maybe(const struct bloom *b, uint64_t hash)
 {
     const uint64_t *blk = b->bits + (((hash >> 32) * b->nblocks) >> 32) * 8;

@@ -284,7 +284,10 @@ uint64_t index_host_bytes(const struct kvftl *ftl)
     const struct index *ix = &ftl->idx;
     uint64_t b = ((uint64_t)sizeof(uint32_t) << ix->global_depth) +
                  (uint64_t)ix->pages_cap * (2 * sizeof(uint32_t) + 1) +
-                 (uint64_t)ix->nframes * (ix->page_bytes + sizeof(struct index_frame));
+                 ix->chunk_bytes + (uint64_t)ix->frames_cap * sizeof(struct index_frame);
+    if (ix->nframes > ix->frames_max) {
+        b += (uint64_t)(ix->nframes - ix->frames_max) * ix->page_bytes;
+    }
     if (ftl->bloom_on) {
         b += bloom_bytes(&ftl->bloom);
     }

@@ -39,6 +39,7 @@ struct index_frame {
     uint32_t page_id;    /* INDEX_NO_PAGE when free */
     uint32_t lru_prev, lru_next;
     bool dirty;
+    uint64_t stamp;      /* cache clock when last moved to the front */
 };
 
 typedef uint64_t (*index_hash_fn)(const void *key, size_t len);
@@ -59,6 +60,9 @@ struct index {
 
     struct index_frame *frames;
     uint32_t nframes, frames_cap, frames_max;
+    uint8_t **chunks;        /* frame memory, 2 MiB at a time */
+    uint32_t chunks_cap;
+    uint64_t chunk_bytes;
     uint8_t *write_tmp;      /* page-sized staging when index pages are smaller than NAND pages */
     uint32_t lru_head, lru_tail;   /* head = most recently used */
     uint32_t pinned;               /* page id that must not be evicted, or INDEX_NO_PAGE */
@@ -67,6 +71,7 @@ struct index {
     uint32_t stream_stripe;
     uint32_t stream_idx;
 
+    uint64_t clock;          /* cache accesses */
     uint64_t hits, misses, evicted_dirty, pages_written;
 };
 
@@ -82,6 +87,13 @@ static inline uint64_t index_hash(const struct index *ix, const void *key, uint3
 {
     uint64_t h = ix->hash(key, len);
     return h ? h : 1;
+}
+
+/* index_page_cached() - is the index page for @hash in DRAM? */
+static inline bool index_page_cached(const struct index *ix, uint64_t hash)
+{
+    uint32_t d = ix->global_depth ? (uint32_t)(hash >> (64 - ix->global_depth)) : 0;
+    return ix->page_frame[ix->dir[d]] != UINT32_MAX;
 }
 
 void index_init(struct kvftl *ftl);

@@ -8,6 +8,7 @@
 #include "ftl.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 #include <glib.h>
 
@@ -92,6 +93,43 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
 }
 
 /* A frame for a page: a new one while under budget, else the LRU victim. */
+/*
+ * Frame memory comes in chunks of up to 2 MiB (huge pages where the kernel
+ * allows: index probes are random), never more than the budget allows.
+ */
+static uint8_t *frame_mem(struct index *ix, uint32_t f)
+{
+    uint32_t per_chunk = (2u << 20) / ix->page_bytes;
+    uint32_t c = f / per_chunk;
+    if (c >= ix->chunks_cap) {
+        uint32_t cap = ix->chunks_cap ? ix->chunks_cap * 2 : 8;
+        while (cap <= c) {
+            cap *= 2;
+        }
+        ix->chunks = g_renew(uint8_t *, ix->chunks, cap);
+        for (uint32_t i = ix->chunks_cap; i < cap; i++) {
+            ix->chunks[i] = NULL;
+        }
+        ix->chunks_cap = cap;
+    }
+    if (!ix->chunks[c]) {
+        uint64_t left = (uint64_t)ix->frames_max - (uint64_t)c * per_chunk;
+        uint32_t n = left < per_chunk ? (uint32_t)left : per_chunk;
+        if (n == 0) {
+            n = 1;
+        }
+        size_t bytes = (size_t)n * ix->page_bytes;
+        if (bytes == (2u << 20)) {
+            ix->chunks[c] = g_aligned_alloc(1, bytes, 2u << 20);
+            madvise(ix->chunks[c], bytes, MADV_HUGEPAGE);
+        } else {
+            ix->chunks[c] = g_aligned_alloc(1, bytes, 4096);
+        }
+        ix->chunk_bytes += bytes;
+    }
+    return ix->chunks[c] + (size_t)(f % per_chunk) * ix->page_bytes;
+}
+
 static uint32_t frame_add(struct index *ix)
 {
     if (ix->nframes == ix->frames_cap) {
@@ -99,7 +137,7 @@ static uint32_t frame_add(struct index *ix)
         ix->frames = g_renew(struct index_frame, ix->frames, ix->frames_cap);
     }
     uint32_t f = ix->nframes++;
-    ix->frames[f].mem = g_malloc(ix->page_bytes);
+    ix->frames[f].mem = f < ix->frames_max ? frame_mem(ix, f) : g_malloc(ix->page_bytes);
     ix->frames[f].page_id = INDEX_NO_PAGE;
     ix->frames[f].dirty = false;
     ix->frames[f].lru_prev = ix->frames[f].lru_next = UINT32_MAX;
@@ -136,13 +174,21 @@ uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
 {
     struct index *ix = &ftl->idx;
     uint32_t f = ix->page_frame[page_id];
+    ix->clock++;
     if (f != UINT32_MAX) {
+        struct index_frame *fr = &ix->frames[f];
         ix->hits++;
-        if (ix->lru_head != f) {
+        /*
+         * Lazy promotion: a page moved to the front within the last quarter of
+         * the cache's accesses is still in its most recent quarter; moving it
+         * again would only touch its neighbours. Exact LRU below 64 frames.
+         */
+        if (ix->lru_head != f && ix->clock - fr->stamp > (ix->nframes >= 64 ? ix->nframes / 4 : 0)) {
             lru_unlink(ix, f);
             lru_push_front(ix, f);
+            fr->stamp = ix->clock;
         }
-        return ix->frames[f].mem;
+        return fr->mem;
     }
     ix->misses++;
     f = frame_take(ftl, now_ns);
@@ -153,6 +199,7 @@ uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
     memcpy(fr->mem, nand_page_ptr(&ftl->nand, ppn), ix->page_bytes);
     fr->page_id = page_id;
     fr->dirty = false;
+    fr->stamp = ix->clock;
     ix->page_frame[page_id] = f;
     lru_push_front(ix, f);
     return fr->mem;
@@ -169,6 +216,7 @@ uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
     h->page_id = page_id;
     fr->page_id = page_id;
     fr->dirty = true;
+    fr->stamp = ++ix->clock;
     ix->page_frame[page_id] = f;
     lru_push_front(ix, f);
     return fr->mem;
@@ -198,9 +246,16 @@ int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns)
 void index_cache_drop(struct kvftl *ftl)
 {
     struct index *ix = &ftl->idx;
-    for (uint32_t f = 0; f < ix->nframes; f++) {
-        g_free(ix->frames[f].mem);
+    for (uint32_t f = ix->frames_max; f < ix->nframes; f++) {
+        g_free(ix->frames[f].mem); /* over-budget frames (no stripe to evict into) */
     }
+    for (uint32_t c = 0; c < ix->chunks_cap; c++) {
+        g_aligned_free(ix->chunks[c]);
+    }
+    g_free(ix->chunks);
+    ix->chunks = NULL;
+    ix->chunks_cap = 0;
+    ix->chunk_bytes = 0;
     g_free(ix->frames);
     ix->frames = NULL;
     ix->nframes = ix->frames_cap = 0;

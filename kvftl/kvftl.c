@@ -387,6 +387,9 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     gc_before_write(ftl, &now);
 
     uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
+    if (ftl->bloom_on) {
+        bloom_prefetch(&ftl->bloom, hash);
+    }
     uint64_t oldloc = 0;
     struct index_pos pos;
     bool found = index_find(ftl, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
@@ -457,7 +460,11 @@ static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, 
                         struct index_pos *pos, uint64_t *now)
 {
     uint64_t hash = index_hash(&ftl->idx, key, key_bytes);
-    if (ftl->bloom_on && !bloom_maybe(&ftl->bloom, hash)) {
+    /*
+     * A cached index page answers absence without flash reads by itself; the
+     * Bloom filter is consulted when the page would have to be read from NAND.
+     */
+    if (ftl->bloom_on && !index_page_cached(&ftl->idx, hash) && !bloom_maybe(&ftl->bloom, hash)) {
         ftl->st.bloom_negatives++;
         return false;
     }

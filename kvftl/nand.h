@@ -63,6 +63,8 @@ struct nand {
 
     uint8_t *map;          /* whole mapping (image header first when file-backed) */
     size_t map_bytes;
+    uint8_t *raw;          /* anonymous reservation holding map (aligned inside it) */
+    size_t raw_bytes;
     uint8_t *data;         /* page 0 */
     struct nand_oob *oob;  /* one per page */
     int fd;                /* -1 for anonymous memory */
