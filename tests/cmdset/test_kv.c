@@ -570,6 +570,60 @@ static void test_list_after_start_key(void)
     CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
 }
 
+/* A start key that is not stored ("aa") starts after where it would sort: ab, b. */
+static void test_list_start_key_absent(void)
+{
+    static const uint8_t expect[] = {
+        2, 0, 0, 0,
+        2, 0, 'a', 'b',
+        1, 0, 'b', 0,
+    };
+    uint8_t buf[64];
+    struct kvssd_sqe s = sqe_list("aa", 2, sizeof(buf));
+    struct fake_host h = fake_host_over(buf, sizeof(buf));
+    struct kvssd_req r;
+
+    CU_ASSERT_EQUAL(fx_store("a", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_store("ab", 2, "2", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_store("b", 1, "3", 1, 0), KVSSD_SC_SUCCESS);
+    r = fx_exec(&s, &h);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(r.dw0, 2);
+    CU_ASSERT_EQUAL(h.to_bytes, sizeof(expect));
+    CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
+}
+
+/*
+ * List after a staged 20-byte start key "kkkkkkkkkkkkkkkkkkkk": of the keys
+ * "k" x 19, "k" x 20, "k" x 21 and "l", only "k" x 21 and "l" follow it.
+ */
+static void test_list_long_start_key(void)
+{
+    uint8_t k19[19], k20[20], k21[21], buf[128];
+    struct kvssd_sqe s = sqe_list(NULL, 0, sizeof(buf));
+    struct fake_host h = fake_host_over(buf, sizeof(buf));
+    struct kvssd_req r;
+
+    memset(k19, 'k', sizeof(k19));
+    memset(k20, 'k', sizeof(k20));
+    memset(k21, 'k', sizeof(k21));
+    CU_ASSERT_EQUAL(fx_store(k19, 19, "1", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_store(k20, 20, "2", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_store(k21, 21, "3", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_store("l", 1, "4", 1, 0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_stage(k20, 20, 30), KVSSD_SC_SUCCESS);
+    s.cdw[11] = kvssd_cdw11(20, 0);
+    sqe_use_staged_key(&s, 30);
+    r = fx_exec(&s, &h);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(r.dw0, 2);
+    CU_ASSERT_EQUAL(buf[4], 21);
+    CU_ASSERT(memcmp(buf + 6, k21, 21) == 0);
+    CU_ASSERT_EQUAL(buf[4 + 24], 1); /* entry of 21 bytes: 2 + 21 padded to 24 */
+    CU_ASSERT_EQUAL(buf[4 + 24 + 2], 'l');
+    CU_ASSERT_EQUAL(h.to_bytes, 4 + 24 + 4);
+}
+
 /* A 16-byte buffer holds the header and 3 one-byte-key entries: the first 3 keys. */
 static void test_list_buffer_limits_entries(void)
 {
@@ -762,6 +816,23 @@ static void test_iter_key_value_layout(void)
     CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
 }
 
+/* An Iter Read whose data pointer fails: that status (a bad PRP offset) comes back. */
+static void test_iter_read_dptr_failure(void)
+{
+    uint8_t buf[64];
+    struct kvssd_sqe o = sqe_iter_open(0, 0, false);
+    struct fake_host h = fake_host_over(buf, sizeof(buf));
+    struct kvssd_req r;
+    struct kvssd_sqe s;
+
+    CU_ASSERT_EQUAL(fx_store("only", 4, "v", 1, 0), KVSSD_SC_SUCCESS);
+    r = fx_exec(&o, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.status, KVSSD_SC_SUCCESS);
+    s = sqe_iter_read(r.dw0, sizeof(buf));
+    h.fail_status = KVSSD_SC_INVALID_PRP_OFFSET;
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_PRP_OFFSET);
+}
+
 /* After the last entry was read, Iter Read gets ITERATOR_END (C9h) with no data. */
 static void test_iter_end(void)
 {
@@ -942,12 +1013,15 @@ int main(void)
     CU_add_test(s, "commands_counter", test_commands_counter);
     CU_add_test(s, "list_layout", test_list_layout);
     CU_add_test(s, "list_after_start_key", test_list_after_start_key);
+    CU_add_test(s, "list_start_key_absent", test_list_start_key_absent);
+    CU_add_test(s, "list_long_start_key", test_list_long_start_key);
     CU_add_test(s, "list_buffer_limits_entries", test_list_buffer_limits_entries);
     CU_add_test(s, "list_paging_covers_all", test_list_paging_covers_all);
     CU_add_test(s, "list_buffer_too_small", test_list_buffer_too_small);
     CU_add_test(s, "iter_prefix_mask", test_iter_prefix_mask);
     CU_add_test(s, "iter_mask_zero_all", test_iter_mask_zero_all);
     CU_add_test(s, "iter_key_value_layout", test_iter_key_value_layout);
+    CU_add_test(s, "iter_read_dptr_failure", test_iter_read_dptr_failure);
     CU_add_test(s, "iter_end", test_iter_end);
     CU_add_test(s, "iter_small_buffer_pages", test_iter_small_buffer_pages);
     CU_add_test(s, "iter_limit", test_iter_limit);
