@@ -52,7 +52,7 @@ static void usage(FILE *f)
             "  get KEY                   print the value (raw bytes; --out F to write a file)\n"
             "  del KEY                   delete a key\n"
             "  exist KEY                 exit 0 if the key exists, 1 if not\n"
-            "  list                      list keys in order (after --start KEY)\n"
+            "  list                      list keys in order (from --start KEY on)\n"
             "  iter                      iterate keys (and --values) matching --prefix P\n"
             "  stats                     print the device statistics log page\n"
             "  reset-stats               zero the device statistics\n"
@@ -70,7 +70,7 @@ static void usage(FILE *f)
             "      --if-absent           put: only create a new key\n"
             "      --size-only           get: print only the value's size\n"
             "      --max-bytes N         get: read only the first N bytes\n"
-            "      --start KEY           list: list the keys after KEY\n"
+            "      --start KEY           list: begin at KEY (included when it exists)\n"
             "      --max-keys N          list/iter: stop after N keys\n"
             "      --prefix P            iter: key prefix\n"
             "      --values              iter: print values too\n"
@@ -463,6 +463,24 @@ static int cmd_del_exist(int argc, char **argv, bool del)
     return 0;
 }
 
+/* One key of list output: a line, or a JSON array element (@n = keys before it). */
+static void emit_key(const uint8_t *k, uint32_t kl, uint32_t n)
+{
+    if (opt.json) {
+        printf("%s", n ? "," : "");
+        if (!opt.key_hex && printable(k, kl)) {
+            print_json_string(stdout, k, kl);
+        } else {
+            printf("\"0x");
+            print_hex(stdout, k, kl);
+            printf("\"");
+        }
+    } else {
+        print_key(stdout, k, kl);
+        printf("\n");
+    }
+}
+
 static int cmd_list(int argc, char **argv)
 {
     struct kvssd_result r;
@@ -477,9 +495,23 @@ static int cmd_list(int argc, char **argv)
     if (opt.json)
         printf("{\"keys\":[");
     /*
-     * List returns the keys strictly after the start key, sorted, as many as
-     * fit the buffer: to continue, list again from the last key returned.
+     * "list --start KEY" prints the keys from KEY on. The device's List
+     * returns keys after the start key (sorted, as many as fit the buffer),
+     * so an Exist decides whether KEY itself comes first; a device that
+     * includes the start key is handled too (the duplicate is skipped). To
+     * continue, list again from the last key returned.
      */
+    uint8_t *first = NULL;
+    uint32_t first_len = 0;
+    if (start && kvssd_exist(dev, start, start_len, &r) == 0) {
+        first = malloc(start_len);
+        memcpy(first, start, start_len);
+        first_len = start_len;
+        if (opt.max_keys != 0) {
+            emit_key(first, first_len, printed);
+            printed++;
+        }
+    }
     for (;;) {
         int n = kvssd_list(dev, start, start_len, buf, LIST_BUF_BYTES, &r);
         if (n < 0) {
@@ -493,26 +525,16 @@ static int cmd_list(int argc, char **argv)
         bool full = false;
         while (in_batch < (uint32_t)n && kvssd_list_parse(buf, LIST_BUF_BYTES, &off, &k, &kl) == 1) {
             in_batch++;
+            memcpy(last, k, kl);
+            last_len = kl;
+            if (first && kl == first_len && !memcmp(k, first, kl))
+                continue; /* already printed */
             if (opt.max_keys >= 0 && printed >= (uint32_t)opt.max_keys) {
                 full = true;
                 break;
             }
-            if (opt.json) {
-                printf("%s", printed ? "," : "");
-                if (!opt.key_hex && printable(k, kl)) {
-                    print_json_string(stdout, k, kl);
-                } else {
-                    printf("\"0x");
-                    print_hex(stdout, k, kl);
-                    printf("\"");
-                }
-            } else {
-                print_key(stdout, k, kl);
-                printf("\n");
-            }
+            emit_key(k, kl, printed);
             printed++;
-            memcpy(last, k, kl);
-            last_len = kl;
         }
         if (full || n == 0 || last_len == 0)
             break;
@@ -523,6 +545,7 @@ static int cmd_list(int argc, char **argv)
     }
     if (opt.json)
         printf("],\"count\":%u}\n", printed);
+    free(first);
     free(start);
     free(buf);
     kvssd_close(dev);
