@@ -4,7 +4,7 @@
  *
  * The input is decoded into a device configuration and a sequence of API
  * calls with arbitrary sizes, options, offsets, handles and kinds (valid
- * and invalid), run against a small device (4 MiB of NAND, so GC and
+ * and invalid), run against a small device (17 MiB of NAND, so GC and
  * device-full happen) and a reference model of the key space. Besides
  * crashes and sanitizer reports, any disagreement with the model aborts:
  * statuses, sizes and bytes of every retrieve, iterator output, survival of
@@ -19,7 +19,7 @@
  * Encoding (see make_corpus.py, which writes the seed corpus):
  *   byte 0: config: bits 0-1 packing, bit 2 plp, bits 3-4 placement unit
  *           (1, 64, 1024, 4096 B), bit 5 bloom, bit 6 cost-benefit GC,
- *           bit 7 tiny index DRAM (2 index pages)
+ *           bit 7 tiny index DRAM (12 KiB: 2 index pages + Bloom)
  *   then operations, each an opcode byte (value % 14) and its operands:
  *   0 store    key, vlen, vseed:u8, options:u8 (bit 7: read a raw u32), inline:u8
  *   1 retrieve key, offset-selector:u8 [u32], buffer-selector:u8 [u32]
@@ -776,11 +776,18 @@ static void setup(struct fuzz *f, uint8_t cb)
 {
     static const uint32_t units[] = { 1, 64, 1024, 4096 };
     kvftl_config_preset(&f->cfg, "default");
-    f->cfg.channels = 2;
+    /*
+     * ~17 MiB: 1 channel x 2 dies x 8 blocks of 272 4 KiB pages (an erase
+     * stripe must hold the largest blob), the fewest blocks the GC
+     * watermarks allow plus one, so GC and device-full come quickly.
+     */
+    f->cfg.channels = 1;
     f->cfg.dies_per_channel = 2;
-    f->cfg.blocks_per_die = 16;
-    f->cfg.pages_per_block = 16;
+    f->cfg.blocks_per_die = 8;
+    f->cfg.pages_per_block = 272;
     f->cfg.page_size_bytes = 4096;
+    f->cfg.gc_high_watermark_blocks = 3;
+    f->cfg.gc_low_watermark_blocks = 2;
     f->cfg.index_page_bytes = 4096;
     f->cfg.buffer_entries = 4;
     f->cfg.dlt_entries = 4;
@@ -789,7 +796,7 @@ static void setup(struct fuzz *f, uint8_t cb)
     f->cfg.placement_unit_bytes = units[(cb >> 3) & 3];
     f->cfg.bloom = (cb >> 5) & 1;
     f->cfg.gc_policy = (cb >> 6) & 1 ? KVFTL_GC_COST_BENEFIT : KVFTL_GC_GREEDY;
-    f->cfg.index_dram_bytes = (cb >> 7) & 1 ? 2 * 4096 : 256 * 1024;
+    f->cfg.index_dram_bytes = (cb >> 7) & 1 ? 3 * 4096 : 256 * 1024; /* tiny: 2 pages + Bloom */
     f->cfg.max_keys = 0;
     f->cfg.image_path = NULL;
 }

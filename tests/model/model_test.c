@@ -434,11 +434,18 @@ static void make_config(struct run *r)
 {
     const struct scenario *sc = r->sc;
     CU_ASSERT_FATAL(kvftl_config_preset(&r->cfg, "default") == 0);
-    /* A small device: 2 x 2 dies x blocks_per_die x 16 pages, so GC runs constantly. */
-    r->cfg.channels = 2;
+    /*
+     * A small device, so that GC runs constantly: 1 channel x 2 dies, blocks
+     * just big enough that an erase stripe (one block per die) holds the
+     * largest blob (2 MiB + header, which kvftl requires), and the fewest
+     * blocks per die the GC watermarks allow plus a few.
+     */
+    r->cfg.channels = 1;
     r->cfg.dies_per_channel = 2;
     r->cfg.blocks_per_die = sc->blocks_per_die;
-    r->cfg.pages_per_block = 16;
+    r->cfg.pages_per_block = (2300000 / 2 + sc->page_size_bytes - 1) / sc->page_size_bytes;
+    r->cfg.gc_high_watermark_blocks = 4;
+    r->cfg.gc_low_watermark_blocks = 2;
     r->cfg.page_size_bytes = sc->page_size_bytes;
     r->cfg.index_page_bytes = sc->index_page_bytes ? sc->index_page_bytes : sc->page_size_bytes;
     r->cfg.placement_unit_bytes = sc->placement_unit_bytes;
@@ -895,8 +902,11 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
             struct kvftl_stats st;
             kvftl_stats_get(r->ftl, &st);
             fail(r, "store of %u B returned CAPACITY_EXCEEDED with only %" PRIu64
-                 " live NAND bytes (%" PRIu64 " keys) on a %" PRIu64 "-byte device",
-                 vlen, st.live_nand_bytes, st.live_keys, raw_bytes(&r->cfg));
+                 " live NAND bytes (%" PRIu64 " keys) on a %" PRIu64 "-byte device "
+                 "(free blocks %" PRIu64 " of %" PRIu64 ", gc_runs %" PRIu64 ", index pages "
+                 "evicted dirty %" PRIu64 ")", vlen, st.live_nand_bytes, st.live_keys,
+                 raw_bytes(&r->cfg), st.free_blocks, st.total_blocks, st.gc_runs,
+                 st.index_pages_evicted_dirty);
         }
         return;
     }
@@ -1039,7 +1049,11 @@ static void op_flush(struct run *r)
     next_arrival(r, &c);
 }
 
-/* Invalid sizes get the exact status and change nothing. */
+/*
+ * Invalid sizes get the exact status and change nothing. (With a cut armed,
+ * background GC at the request's arrival may hit it, so INTERNAL_ERROR is
+ * then the right answer even for an invalid request.)
+ */
 static void op_invalid(struct run *r)
 {
     static uint8_t big[KVFTL_KEY_MAX_BYTES + 2];
@@ -1053,7 +1067,7 @@ static void op_invalid(struct run *r)
                                        .value_bytes = 8, .arrival_ns = t };
         oplog_add(r, "store with a %u-byte key", klen);
         kvftl_store(r->ftl, &req, &c);
-        if (!cut_check(r, "store (bad key)", &c, true)) {
+        if (!cut_check(r, "store (bad key)", &c, true) && !cut_fired_now(r, &c)) {
             expect_status(r, "store with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
         }
         break;
@@ -1065,7 +1079,7 @@ static void op_invalid(struct run *r)
                                        .arrival_ns = t };
         oplog_add(r, "store of %u bytes", req.value_bytes);
         kvftl_store(r->ftl, &req, &c);
-        if (!cut_check(r, "store (bad value size)", &c, true)) {
+        if (!cut_check(r, "store (bad value size)", &c, true) && !cut_fired_now(r, &c)) {
             expect_status(r, "store with value > 2 MiB", &c, t, KVSSD_SC_INVALID_VALUE_SIZE);
         }
         break;
@@ -1073,21 +1087,21 @@ static void op_invalid(struct run *r)
     case 2:
         oplog_add(r, "retrieve with a %u-byte key", klen);
         kvftl_retrieve(r->ftl, big, klen, r->buf, 0, 64, t, &c);
-        if (!cut_check(r, "retrieve (bad key)", &c, true)) {
+        if (!cut_check(r, "retrieve (bad key)", &c, true) && !cut_fired_now(r, &c)) {
             expect_status(r, "retrieve with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
         }
         break;
     case 3:
         oplog_add(r, "delete with a %u-byte key", klen);
         kvftl_delete(r->ftl, big, klen, t, &c);
-        if (!cut_check(r, "delete (bad key)", &c, true)) {
+        if (!cut_check(r, "delete (bad key)", &c, true) && !cut_fired_now(r, &c)) {
             expect_status(r, "delete with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
         }
         break;
     default:
         oplog_add(r, "exist with a %u-byte key", klen);
         kvftl_exist(r->ftl, big, klen, t, &c);
-        if (!cut_check(r, "exist (bad key)", &c, true)) {
+        if (!cut_check(r, "exist (bad key)", &c, true) && !cut_fired_now(r, &c)) {
             expect_status(r, "exist with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
         }
         break;
@@ -1476,7 +1490,7 @@ static void test_device_full(void)
     static const struct scenario sc = {
         .name = "device_full", .seed = 0xf011, .packing = KVFTL_PACK_ALL,
         .placement_unit_bytes = 1024, .plp = true, .bloom = true,
-        .page_size_bytes = 16384, .blocks_per_die = 16, .pool_keys = 1,
+        .page_size_bytes = 16384, .blocks_per_die = 10, .pool_keys = 1,
     };
     const char *only = getenv("KVFTL_MODEL_ONLY");
     if (only && *only && strcmp(only, sc.name) != 0) {
@@ -1594,43 +1608,53 @@ out:
 /* Registration                                                        */
 /* ------------------------------------------------------------------ */
 
-#define OPS 130000
+#define OPS 200000
 
 static const struct scenario scenarios[] = {
     /* KAML packing at the default 1 KiB placement; power cuts with PLP. */
     { .name = "pack_all_pu1024_plp", .seed = 0x5eed0001, .ops = OPS, .packing = KVFTL_PACK_ALL,
       .placement_unit_bytes = 1024, .plp = true, .bloom = true, .page_size_bytes = 16384,
-      .blocks_per_die = 32, .pool_keys = 3000, .power_cuts = 3 },
+      .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
     /* Block-SSD baseline: 4 KiB placement, every value at 4 KiB; a format midway. */
     { .name = "pack_block_pu4096_plp", .seed = 0x5eed0002, .ops = OPS, .packing = KVFTL_PACK_BLOCK,
       .placement_unit_bytes = 4096, .plp = true, .bloom = true, .page_size_bytes = 16384,
-      .blocks_per_die = 48, .pool_keys = 2000, .power_cuts = 3, .format_midway = true },
+      .blocks_per_die = 12, .pool_keys = 2000, .power_cuts = 3, .format_midway = true },
     /* Selective packing, byte-granular placement (BandSlim). */
     { .name = "pack_selective_pu1_plp", .seed = 0x5eed0003, .ops = OPS,
       .packing = KVFTL_PACK_SELECTIVE, .placement_unit_bytes = 1, .plp = true, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 32, .pool_keys = 3000, .power_cuts = 3 },
+      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
     /* Selective packing with backfilling through the DMA Log Table. */
     { .name = "pack_backfill_pu1_plp", .seed = 0x5eed0004, .ops = OPS,
       .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1, .plp = true, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 32, .pool_keys = 3000, .power_cuts = 3 },
+      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
     /* No power-loss protection: keys come back in a state they had since the last flush. */
     { .name = "pack_backfill_pu1024_plp_off", .seed = 0x5eed0005, .ops = OPS,
       .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1024, .plp = false, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 32, .pool_keys = 3000, .power_cuts = 3 },
-    /* Index DRAM budget of two index pages: constant misses and dirty evictions; no Bloom; cost-benefit GC. */
+      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    /*
+     * Index DRAM budget of two index pages: constant misses and dirty
+     * evictions; no Bloom; cost-benefit GC.
+     * Known library bug (found by this scenario, seed 0x5eed0006): at op
+     * 15318 (store of 105 B) Store returns CAPACITY_EXCEEDED with only
+     * 8,953,216 live NAND bytes (1581 keys) on a 27,918,336-byte device, free
+     * stripes 0 of 12, gc_runs 43. The same run passes with greedy GC or with
+     * a large index budget: cost-benefit scores let an old, nearly full
+     * stripe win, and foreground GC then has no free stripe to relocate it
+     * into, so it gives up. Expected: success (the device is 32% full).
+     */
     { .name = "tiny_index_dram_costbenefit", .seed = 0x5eed0006, .ops = OPS,
       .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 64, .plp = true, .bloom = false,
       .index_dram_bytes = 2 * 4096, .index_page_bytes = 4096, .gc_policy = KVFTL_GC_COST_BENEFIT,
-      .page_size_bytes = 16384, .blocks_per_die = 32, .pool_keys = 3000, .power_cuts = 3 },
+      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
     /* 32 KiB pages (pm983-like) in an image file: clean restarts from the checkpoint too. */
     { .name = "file_backed_32k_pages", .seed = 0x5eed0007, .ops = OPS,
       .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1024, .plp = true, .bloom = true,
-      .page_size_bytes = 32768, .blocks_per_die = 16, .pool_keys = 3000, .power_cuts = 3,
+      .page_size_bytes = 32768, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3,
       .file_backed = true },
     /* Byte-granular KAML packing without PLP, 4 KiB pages. */
     { .name = "pack_all_pu1_plp_off_4k_pages", .seed = 0x5eed0008, .ops = OPS,
       .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1, .plp = false, .bloom = true,
-      .page_size_bytes = 4096, .blocks_per_die = 96, .pool_keys = 2000, .power_cuts = 3 },
+      .page_size_bytes = 4096, .blocks_per_die = 12, .pool_keys = 2000, .power_cuts = 3 },
 };
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
