@@ -38,8 +38,7 @@ uint64_t hist_percentile(const struct latency_hist *h, uint32_t per_mille_x10)
     for (unsigned b = 0; b < HIST_BUCKETS; b++) {
         seen += h->bucket[b];
         if (seen >= want) {
-            uint64_t up = hist_bucket_upper(b);
-            return up < h->max_ns ? up : h->max_ns;
+            return h->bucket_max[b];
         }
     }
     return h->max_ns;

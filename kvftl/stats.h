@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Statistics: counters of struct kvftl_stats and simulated-latency
- * histograms (log-linear buckets, 32 per power of two: <= 3.2% error;
- * exact below 64 ns and for the maximum).
+ * histograms (log-linear buckets, 32 per power of two). A percentile is
+ * the largest sample in the bucket that holds it: never above the true
+ * value by more than 3.2%, exact when the bucket holds one distinct value.
  */
 #ifndef KVFTL_STATS_H
 #define KVFTL_STATS_H
@@ -17,6 +18,7 @@ struct latency_hist {
     uint64_t count;
     uint64_t max_ns;
     uint64_t bucket[HIST_BUCKETS];
+    uint64_t bucket_max[HIST_BUCKETS]; /* largest sample in each bucket */
 };
 
 unsigned hist_bucket(uint64_t ns);
@@ -25,14 +27,18 @@ uint64_t hist_bucket_upper(unsigned b);
 
 static inline void hist_record(struct latency_hist *h, uint64_t ns)
 {
+    unsigned b = hist_bucket(ns);
     h->count++;
-    h->bucket[hist_bucket(ns)]++;
+    h->bucket[b]++;
+    if (ns > h->bucket_max[b]) {
+        h->bucket_max[b] = ns;
+    }
     if (ns > h->max_ns) {
         h->max_ns = ns;
     }
 }
 
-/* hist_percentile() - value at @per_mille (500 = p50, 999 = p99.9). */
+/* hist_percentile() - value at @per_mille_x10 / 10000 (5000 = p50, 9990 = p99.9). */
 uint64_t hist_percentile(const struct latency_hist *h, uint32_t per_mille_x10);
 
 struct kvftl;

@@ -192,6 +192,7 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     vl->streaming = false;
 
     if (!relocation) {
+        vl->padding_bytes += occ - len; /* rounding up to the placement unit */
         uint64_t copied;
         if (!dma) {
             copied = h->value_bytes;

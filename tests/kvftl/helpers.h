@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Shared fixtures for the kvftl unit suites: a small device whose numbers
+ * are easy to compute by hand, and one-line wrappers around the API.
+ *
+ * The small device: 1 channel x 1 die, 4 KiB pages, 576 pages per block
+ * (one 2.25 MiB erase stripe per block), 10 blocks; tR 50 us, tPROG 500 us,
+ * tBERS 3 ms, 800 B/us channel, 2000 B/us controller copy; 1 KiB placement,
+ * packing "all", 8 buffer entries, GC watermarks 3 (high) and 2 (low).
+ */
+#ifndef TESTS_KVFTL_HELPERS_H
+#define TESTS_KVFTL_HELPERS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+#include <kvftl/kvftl.h>
+#include <kvssd/ext.h>
+#include <kvssd/nvme_kv.h>
+
+#include "ftl.h"
+#include "tap_cunit.h"
+
+static inline struct kvftl_config small_config(void)
+{
+    struct kvftl_config c;
+    kvftl_config_preset(&c, "default");
+    c.channels = 1;
+    c.dies_per_channel = 1;
+    c.blocks_per_die = 10;
+    c.pages_per_block = 576;
+    c.page_size_bytes = 4096;
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.index_dram_bytes = 1 << 20;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    return c;
+}
+
+static inline struct kvftl *open_or_die(const struct kvftl_config *c)
+{
+    char err[256];
+    struct kvftl *f = kvftl_open(c, err, sizeof(err));
+    if (!f) {
+        fprintf(stderr, "kvftl_open: %s\n", err);
+        abort();
+    }
+    return f;
+}
+
+/* Store with every value byte = @fill; @dma: the value came by page-unit DMA. */
+static inline uint16_t put(struct kvftl *f, const char *key, uint32_t vlen, uint8_t fill, bool dma)
+{
+    static uint8_t buf[KVFTL_VALUE_MAX_BYTES];
+    memset(buf, fill, vlen);
+    struct kvftl_store_req r = {
+        .key = key,
+        .key_bytes = (uint32_t)strlen(key),
+        .value = buf,
+        .value_bytes = vlen,
+        .inline_bytes = dma ? 0 : vlen,
+    };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    return cpl.status;
+}
+
+/* Retrieve and check every byte is @fill; returns the status, or 0xffff on a data mismatch. */
+static inline uint16_t get_check(struct kvftl *f, const char *key, uint32_t vlen, uint8_t fill)
+{
+    static uint8_t buf[KVFTL_VALUE_MAX_BYTES];
+    struct kvftl_cpl cpl;
+    kvftl_retrieve(f, key, (uint32_t)strlen(key), buf, 0, sizeof(buf), 0, &cpl);
+    if (cpl.status) {
+        return cpl.status;
+    }
+    if (cpl.value_bytes != vlen || cpl.xfer_bytes != vlen) {
+        return 0xffff;
+    }
+    for (uint32_t i = 0; i < vlen; i++) {
+        if (buf[i] != fill) {
+            return 0xffff;
+        }
+    }
+    return 0;
+}
+
+static inline uint16_t del(struct kvftl *f, const char *key)
+{
+    struct kvftl_cpl cpl;
+    kvftl_delete(f, key, (uint32_t)strlen(key), 0, &cpl);
+    return cpl.status;
+}
+
+static inline uint16_t exist(struct kvftl *f, const char *key)
+{
+    struct kvftl_cpl cpl;
+    kvftl_exist(f, key, (uint32_t)strlen(key), 0, &cpl);
+    return cpl.status;
+}
+
+static inline void flush(struct kvftl *f)
+{
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+}
+
+static inline struct kvftl_stats stats(struct kvftl *f)
+{
+    struct kvftl_stats st;
+    kvftl_stats_get(f, &st);
+    return st;
+}
+
+/* Device address of a live key (UINT64_MAX if absent). */
+static inline uint64_t addr_of(struct kvftl *f, const char *key)
+{
+    uint64_t loc, now = 0;
+    struct index_pos pos;
+    uint32_t kb = (uint32_t)strlen(key);
+    uint64_t h = index_hash(&f->idx, key, kb);
+    if (!index_find(f, h, key, kb, &loc, &pos, &now) || loc_tombstone(loc)) {
+        return UINT64_MAX;
+    }
+    return loc_addr(loc);
+}
+
+static inline void assert_consistent(struct kvftl *f)
+{
+    char err[512];
+    int rc = kvftl_check(f, err, sizeof(err));
+    if (rc) {
+        printf("# kvftl_check: %s\n", err);
+    }
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
+#define ADD(suite, fn) CU_add_test(suite, #fn, fn)
+
+#endif

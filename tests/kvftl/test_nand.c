@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* NAND model: geometry, timing with per-die/per-channel busy-until, backing store, torn programs. */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static const struct nand_timing tm = {
+    .read_ns = 50000, .program_ns = 500000, .erase_ns = 3000000, .channel_bytes_per_us = 800,
+};
+
+static void nand_up(struct nand *n, uint32_t ch, uint32_t dies, const char *path)
+{
+    struct nand_geometry g = {
+        .channels = ch, .dies_per_channel = dies, .blocks_per_die = 4, .pages_per_block = 8,
+        .page_size = 4096,
+    };
+    char err[256];
+    CU_ASSERT_FATAL(nand_init(n, &g, &tm, path, err, sizeof(err)) == 0);
+}
+
+static uint8_t page[4096];
+static const struct nand_oob data_oob = { .kind = NAND_PAGE_DATA, .tag = 0, .seq = 7 };
+
+/* 2 channels x 3 dies x 4 blocks x 8 pages of 4 KiB: a stripe is 48 pages = 192 KiB. */
+static void test_geometry_derived(void)
+{
+    struct nand_geometry g = {
+        .channels = 2, .dies_per_channel = 3, .blocks_per_die = 4, .pages_per_block = 8,
+        .page_size = 4096,
+    };
+    nand_geometry_derive(&g);
+    CU_ASSERT_EQUAL(g.dies, 6);
+    CU_ASSERT_EQUAL(g.stripes, 4);
+    CU_ASSERT_EQUAL(g.pages_per_stripe, 48);
+    CU_ASSERT_EQUAL(g.stripe_bytes, 196608);
+    CU_ASSERT_EQUAL(g.total_pages, 192);
+    CU_ASSERT_EQUAL(g.total_bytes, 786432);
+}
+
+/*
+ * One die: a program at t=0 moves 4096 B over the channel (5120 ns at
+ * 800 B/us) then takes tPROG: done at 505120. A read issued at 0 waits for
+ * the die: 505120 + tR 50000 + transfer 5120 = 560240.
+ */
+static void test_program_then_read_waits_for_die(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 1, NULL);
+    uint64_t done;
+    CU_ASSERT_EQUAL(nand_program(&n, 0, page, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(done, 505120);
+    CU_ASSERT_EQUAL(nand_read(&n, 0, 4096, 0), 560240);
+    CU_ASSERT_EQUAL(n.pages_programmed, 1);
+    CU_ASSERT_EQUAL(n.pages_read, 1);
+    nand_fini(&n);
+}
+
+/*
+ * One channel, two dies: consecutive pages of a stripe go to dies 0 and 1.
+ * The shared channel serialises the transfers (0-5120, 5120-10240) but the
+ * programs overlap: done at 505120 and 510240, not 1010240.
+ */
+static void test_dies_program_in_parallel(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 2, NULL);
+    uint64_t d0, d1;
+    CU_ASSERT_EQUAL(nand_die_of(&n, 0), 0);
+    CU_ASSERT_EQUAL(nand_die_of(&n, 1), 1);
+    nand_program(&n, 0, page, &data_oob, 0, false, &d0);
+    nand_program(&n, 1, page, &data_oob, 0, false, &d1);
+    CU_ASSERT_EQUAL(d0, 505120);
+    CU_ASSERT_EQUAL(d1, 510240);
+    nand_fini(&n);
+}
+
+/* Two channels, one die each: transfers no longer queue; both done at 505120. */
+static void test_channels_transfer_in_parallel(void)
+{
+    struct nand n;
+    nand_up(&n, 2, 1, NULL);
+    uint64_t d0, d1;
+    nand_program(&n, 0, page, &data_oob, 0, false, &d0);
+    nand_program(&n, 1, page, &data_oob, 0, false, &d1);
+    CU_ASSERT_EQUAL(d0, 505120);
+    CU_ASSERT_EQUAL(d1, 505120);
+    nand_fini(&n);
+}
+
+/* Erasing stripe 1 zeroes its pages and spare areas, costs tBERS and counts one block per die. */
+static void test_erase_stripe(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 2, NULL);
+    uint64_t done;
+    memset(page, 0xab, sizeof(page));
+    nand_program(&n, 16, page, &data_oob, 0, false, &done); /* stripe 1 starts at page 16 */
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 16)[100], 0xab);
+    CU_ASSERT_TRUE(nand_page_programmed(&n, 16));
+    uint64_t e = nand_erase_stripe(&n, 1, 1000000);
+    CU_ASSERT_EQUAL(e, 4000000);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 16)[100], 0);
+    CU_ASSERT_FALSE(nand_page_programmed(&n, 16));
+    CU_ASSERT_EQUAL(n.blocks_erased, 2);
+    nand_fini(&n);
+}
+
+/*
+ * Power cut after 1 program: the first completes, the second is torn (half
+ * the page reaches the cells, the spare area does not), the third is dropped.
+ */
+static void test_power_cut_tears_program(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 1, NULL);
+    uint64_t done;
+    memset(page, 0x5a, sizeof(page));
+    n.cut_armed = true;
+    n.cut_countdown = 1;
+    CU_ASSERT_EQUAL(nand_program(&n, 0, page, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(nand_program(&n, 1, page, &data_oob, 0, false, &done), -1);
+    CU_ASSERT_TRUE(n.power_lost);
+    CU_ASSERT_EQUAL(n.torn_ppn, 1);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 1)[2047], 0x5a);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 1)[2048], 0);
+    CU_ASSERT_FALSE(nand_page_programmed(&n, 1));
+    CU_ASSERT_EQUAL(nand_program(&n, 2, page, &data_oob, 0, false, &done), -1);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 2)[0], 0);
+    CU_ASSERT_EQUAL(n.pages_programmed, 1);
+    /* the capacitor-powered dump completes the torn page */
+    CU_ASSERT_EQUAL(nand_program(&n, 1, page, &data_oob, 0, true, &done), 0);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 1)[4095], 0x5a);
+    CU_ASSERT_TRUE(nand_page_programmed(&n, 1));
+    nand_fini(&n);
+}
+
+/* Anonymous backing is sparse: a page never programmed is not resident in host memory. */
+static void test_backing_is_sparse(void)
+{
+    struct nand n;
+    struct nand_geometry g = {
+        .channels = 1, .dies_per_channel = 1, .blocks_per_die = 64, .pages_per_block = 1024,
+        .page_size = 16384,
+    };
+    char err[256];
+    CU_ASSERT_FATAL(nand_init(&n, &g, &tm, NULL, err, sizeof(err)) == 0); /* 1 GiB */
+    uint64_t done;
+    static uint8_t big[16384];
+    nand_program(&n, 0, big, &data_oob, 0, false, &done);
+    long hp = sysconf(_SC_PAGESIZE);
+    unsigned char vec[1];
+    uint8_t *far = nand_page_ptr(&n, 40000);
+    uintptr_t a = (uintptr_t)far & ~(uintptr_t)(hp - 1);
+    CU_ASSERT_EQUAL(mincore((void *)a, (size_t)hp, vec), 0);
+    CU_ASSERT_EQUAL(vec[0] & 1, 0);
+    nand_fini(&n);
+}
+
+/* A file-backed NAND keeps programmed pages and spare areas across unmap and map. */
+static void test_file_backing_persists(void)
+{
+    char path[] = "/tmp/kvftl-nand-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(path);
+    struct nand n;
+    nand_up(&n, 1, 1, path);
+    CU_ASSERT_FALSE(n.file_existed);
+    uint64_t done;
+    memset(page, 0x77, sizeof(page));
+    nand_program(&n, 5, page, &data_oob, 0, false, &done);
+    nand_sync(&n);
+    nand_fini(&n);
+    nand_up(&n, 1, 1, path);
+    CU_ASSERT_TRUE(n.file_existed);
+    CU_ASSERT_EQUAL(nand_page_ptr(&n, 5)[4095], 0x77);
+    CU_ASSERT_EQUAL(n.oob[5].seq, 7);
+    nand_fini(&n);
+    unlink(path);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("nand", NULL, NULL);
+    ADD(s, test_geometry_derived);
+    ADD(s, test_program_then_read_waits_for_die);
+    ADD(s, test_dies_program_in_parallel);
+    ADD(s, test_channels_transfer_in_parallel);
+    ADD(s, test_erase_stripe);
+    ADD(s, test_power_cut_tears_program);
+    ADD(s, test_backing_is_sparse);
+    ADD(s, test_file_backing_persists);
+    return tap_cunit_run();
+}

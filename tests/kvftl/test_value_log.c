@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Value log: blob format, placement unit, page spanning, buffer, option and size semantics. */
+#include "helpers.h"
+
+static const char *K16[] = { "key-000000000000", "key-000000000001", "key-000000000002" };
+
+/* A stored pair is on flash as header {0xb1, 4, 50, seq 1, XXH3 checksum} + key + value. */
+static void test_blob_header_on_flash(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "key1", 50, 0x11, false), 0);
+    flush(f);
+    const uint8_t *p = f->nand.data;
+    struct blob_header h;
+    memcpy(&h, p, sizeof(h));
+    CU_ASSERT_EQUAL(h.type, REC_PAIR);
+    CU_ASSERT_EQUAL(h.key_bytes, 4);
+    CU_ASSERT_EQUAL(h.value_bytes, 50);
+    CU_ASSERT_EQUAL(h.seq, 1);
+    CU_ASSERT_EQUAL(memcmp(p + 24, "key1", 4), 0);
+    CU_ASSERT_EQUAL(p[28], 0x11);
+    CU_ASSERT_EQUAL(p[77], 0x11);
+    CU_ASSERT_EQUAL(h.checksum, blob_checksum(REC_PAIR, 4, 50, 1, p + 24, p + 28));
+    kvftl_close(f);
+}
+
+/* 1 KiB placement: three 90-byte blobs start at 0, 1024, 2048; the write pointer is at 3072. */
+static void test_placement_unit_1k(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(put(f, K16[i], 50, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(addr_of(f, K16[0]), 0);
+    CU_ASSERT_EQUAL(addr_of(f, K16[1]), 1024);
+    CU_ASSERT_EQUAL(addr_of(f, K16[2]), 2048);
+    CU_ASSERT_EQUAL(f->vl.wp, 3072);
+    kvftl_close(f);
+}
+
+/*
+ * Space amplification of 50-byte values with 16-byte keys at 1 KiB
+ * placement (the characterization paper's Fig. 7 case): each pair holds
+ * 1024 NAND bytes for 66 user bytes, 1024/66 = 15.5151...
+ */
+static void test_space_amplification_1k_50b(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    char key[17];
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof(key), "key-%012d", i);
+        CU_ASSERT_EQUAL(put(f, key, 50, 1, false), 0);
+    }
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 100);
+    CU_ASSERT_EQUAL(st.live_user_bytes, 6600);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 102400);
+    CU_ASSERT_DOUBLE_EQUAL(st.space_amplification, 1024.0 / 66.0, 1e-12);
+    kvftl_close(f);
+}
+
+/* Byte-granular placement packs the same blobs back to back: 0, 90, 180; SA = 90/66. */
+static void test_placement_unit_1_byte(void)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    for (int i = 0; i < 3; i++) {
+        put(f, K16[i], 50, (uint8_t)i, false);
+    }
+    CU_ASSERT_EQUAL(addr_of(f, K16[1]), 90);
+    CU_ASSERT_EQUAL(addr_of(f, K16[2]), 180);
+    CU_ASSERT_EQUAL(f->vl.wp, 270);
+    CU_ASSERT_DOUBLE_EQUAL(stats(f).space_amplification, 90.0 / 66.0, 1e-12);
+    CU_ASSERT_EQUAL(get_check(f, K16[1], 50, 1), 0);
+    kvftl_close(f);
+}
+
+/* 4 KiB placement (block-SSD baseline): blobs at 0 and 4096, 8192 NAND bytes live. */
+static void test_placement_unit_4k(void)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 4096;
+    struct kvftl *f = open_or_die(&c);
+    put(f, K16[0], 50, 0, false);
+    put(f, K16[1], 50, 1, false);
+    CU_ASSERT_EQUAL(addr_of(f, K16[1]), 4096);
+    CU_ASSERT_EQUAL(stats(f).live_nand_bytes, 8192);
+    kvftl_close(f);
+}
+
+/*
+ * A 10000-byte value with a 3-byte key is a 10027-byte blob occupying
+ * 10240 bytes: pages 0 and 1 are full and programmed at once, page 2 waits
+ * in the buffer until Flush pads it. Padding: 213 (unit) + 2048 (flush).
+ */
+static void test_page_spanning_blob(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "big", 10000, 0xc3, false), 0);
+    CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 2);
+    CU_ASSERT_EQUAL(get_check(f, "big", 10000, 0xc3), 0); /* pages 0-1 from NAND, 2 from the buffer */
+    flush(f);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 3);
+    CU_ASSERT_EQUAL(st.padding_bytes, 2261);
+    CU_ASSERT_EQUAL(get_check(f, "big", 10000, 0xc3), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* Retrieve at an offset copies from there; offset == size is an empty success; beyond is INVALID_FIELD. */
+static void test_partial_retrieve(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    uint8_t v[100], out[100];
+    for (int i = 0; i < 100; i++) {
+        v[i] = (uint8_t)i;
+    }
+    struct kvftl_store_req r = { .key = "p", .key_bytes = 1, .value = v, .value_bytes = 100,
+                                 .inline_bytes = 100 };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.value_bytes, 100);
+    kvftl_retrieve(f, "p", 1, out, 40, 10, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(cpl.value_bytes, 100);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 10);
+    CU_ASSERT_EQUAL(out[0], 40);
+    CU_ASSERT_EQUAL(out[9], 49);
+    kvftl_retrieve(f, "p", 1, out, 100, 10, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
+    kvftl_retrieve(f, "p", 1, out, 101, 10, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.value_bytes, 100);
+    kvftl_retrieve(f, "p", 1, out, 0, 30, 0, &cpl); /* short buffer: partial copy, success */
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 30);
+    kvftl_close(f);
+}
+
+/* Key 1..255 bytes and value 0..2 MiB; outside gets the KV status codes. 2 MiB and 255 B work. */
+static void test_invalid_sizes(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t v[KVFTL_VALUE_MAX_BYTES + 1];
+    char key[257];
+    memset(key, 'k', sizeof(key));
+    struct kvftl_store_req r = { .key = key, .key_bytes = 0, .value = v, .value_bytes = 1 };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    r.key_bytes = 256;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    r.key_bytes = 255;
+    r.value_bytes = KVFTL_VALUE_MAX_BYTES + 1;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_VALUE_SIZE);
+    kvftl_retrieve(f, key, 0, v, 0, 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    kvftl_delete(f, key, 256, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    kvftl_exist(f, key, 0, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(stats(f).stores, 0);
+
+    key[255] = 0;
+    CU_ASSERT_EQUAL(put(f, key, KVFTL_VALUE_MAX_BYTES, 0x42, true), 0);
+    CU_ASSERT_EQUAL(get_check(f, key, KVFTL_VALUE_MAX_BYTES, 0x42), 0);
+    CU_ASSERT_EQUAL(put(f, "empty", 0, 0, false), 0);
+    CU_ASSERT_EQUAL(get_check(f, "empty", 0, 0), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* Store options: only-if-exists / only-if-absent, both at once is an invalid field. */
+static void test_store_options(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    uint8_t v[8] = {0};
+    struct kvftl_store_req r = { .key = "opt", .key_bytes = 3, .value = v, .value_bytes = 8,
+                                 .inline_bytes = 8, .options = KVFTL_STORE_ONLY_IF_EXISTS };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    r.options = KVFTL_STORE_ONLY_IF_ABSENT;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_EXISTS);
+    r.options = KVFTL_STORE_ONLY_IF_EXISTS;
+    v[0] = 9;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    r.options = KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    r.options = 4;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    uint8_t out[8];
+    kvftl_retrieve(f, "opt", 3, out, 0, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(out[0], 9);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 1);
+    CU_ASSERT_EQUAL(st.stores, 2);
+    /* after a delete the key is absent again for the options */
+    del(f, "opt");
+    r.options = KVFTL_STORE_ONLY_IF_EXISTS;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    kvftl_close(f);
+}
+
+/* Delete makes Retrieve/Exist/Delete report KEY_DOES_NOT_EXIST and writes a 1 KiB tombstone. */
+static void test_delete_and_exist(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(exist(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    put(f, "d", 10, 1, false);
+    CU_ASSERT_EQUAL(exist(f, "d"), 0);
+    CU_ASSERT_EQUAL(del(f, "d"), 0);
+    CU_ASSERT_EQUAL(exist(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, "d", 10, 1), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(del(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 0);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 0);
+    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    CU_ASSERT_EQUAL(f->vl.wp, 2048);
+    CU_ASSERT_EQUAL(st.deletes, 1);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* Flush pads the partial page and programs it; a second Flush has nothing to do. */
+static void test_flush_pads_partial_page(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    put(f, K16[0], 50, 0, false);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 934);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 0);
+    flush(f);
+    st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 4006);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 1);
+    CU_ASSERT_EQUAL(f->vl.wp, 4096);
+    flush(f);
+    CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 1);
+    /* the next blob starts on the next page */
+    put(f, K16[1], 50, 1, false);
+    CU_ASSERT_EQUAL(addr_of(f, K16[1]), 4096);
+    kvftl_close(f);
+}
+
+/*
+ * Two buffer entries, 4096-byte blobs, everything arriving at t=0. Store 1
+ * and 2 finish after the 4064-byte copy (2032 ns at 2000 B/us). Store 3
+ * needs entry 0 again, whose page program ends at 2032 + 5120 + 500000 =
+ * 507152; it completes at 507152 + 2032 = 509184.
+ */
+static void test_buffer_full_stalls_store(void)
+{
+    struct kvftl_config c = small_config();
+    c.buffer_entries = 2;
+    c.placement_unit_bytes = 4096;
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t v[4064];
+    const char *keys[] = { "key00001", "key00002", "key00003" };
+    uint64_t want[] = { 2032, 2032, 509184 };
+    for (int i = 0; i < 3; i++) {
+        struct kvftl_store_req r = { .key = keys[i], .key_bytes = 8, .value = v, .value_bytes = 4064,
+                                     .inline_bytes = 4064, .arrival_ns = 0 };
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, 0);
+        CU_ASSERT_EQUAL(cpl.done_ns, want[i]);
+    }
+    CU_ASSERT_EQUAL(f->vl.buf.stall_ns, 507152);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].count, 3);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].max_ns, 509184);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].p50_ns, 2032);
+    kvftl_close(f);
+}
+
+/* Config errors name the field, the value and the range; presets are valid and exact. */
+static void test_config_check_and_presets(void)
+{
+    struct kvftl_config c = small_config();
+    char err[256];
+    c.placement_unit_bytes = 3;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "placement_unit_bytes is 3; it must be a power of two from 1 to 4096");
+    c = small_config();
+    c.page_size_bytes = 3000;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "page_size_bytes is 3000; it must be a power of two from 4096 to 65536");
+    c = small_config();
+    c.pages_per_block = 8;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    c = small_config();
+    CU_ASSERT_EQUAL(kvftl_config_preset(&c, "no-such"), -1);
+    CU_ASSERT_EQUAL(c.pages_per_block, 576); /* untouched */
+    const char *names[] = { "default", "pm983", "cosmos" };
+    uint32_t page[] = { 16384, 32768, 16384 };
+    uint32_t unit[] = { 1024, 1024, 1 };
+    uint32_t dies[] = { 16, 32, 32 };
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(kvftl_config_preset(&c, names[i]), 0);
+        CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), 0);
+        CU_ASSERT_EQUAL(c.page_size_bytes, page[i]);
+        CU_ASSERT_EQUAL(c.placement_unit_bytes, unit[i]);
+        CU_ASSERT_EQUAL(c.channels * c.dies_per_channel, dies[i]);
+    }
+    CU_ASSERT_EQUAL(c.packing, KVFTL_PACK_BACKFILL);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("value_log", NULL, NULL);
+    ADD(s, test_blob_header_on_flash);
+    ADD(s, test_placement_unit_1k);
+    ADD(s, test_space_amplification_1k_50b);
+    ADD(s, test_placement_unit_1_byte);
+    ADD(s, test_placement_unit_4k);
+    ADD(s, test_page_spanning_blob);
+    ADD(s, test_partial_retrieve);
+    ADD(s, test_invalid_sizes);
+    ADD(s, test_store_options);
+    ADD(s, test_delete_and_exist);
+    ADD(s, test_flush_pads_partial_page);
+    ADD(s, test_buffer_full_stalls_store);
+    ADD(s, test_config_check_and_presets);
+    return tap_cunit_run();
+}
