@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The admin command set (see admin.h). No QEMU types: structures are built
+ * in plain byte buffers with explicit little-endian stores and moved to the
+ * host through the command's struct kvssd_dptr.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "admin.h"
+
+#define ID_BYTES 4096
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v); put16(p + 2, v >> 16); }
+static void put64(uint8_t *p, uint64_t v) { put32(p, v); put32(p + 4, v >> 32); }
+
+/* ASCII field padded with spaces (Identify SN/MN/FR). */
+static void put_str(uint8_t *p, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    memset(p, ' ', len);
+    memcpy(p, s, n < len ? n : len);
+}
+
+static uint16_t to_host(struct kvssd_admin_req *req, const void *buf, uint32_t len)
+{
+    if (len == 0) {
+        return KVSSD_SC_SUCCESS;
+    }
+    return req->dptr.to_host(req->dptr.opaque, 0, buf, len);
+}
+
+uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a)
+{
+    const struct kvftl_config *c = kvftl_get_config(a->ftl);
+    uint64_t raw = (uint64_t)c->channels * c->dies_per_channel * c->blocks_per_die *
+                   c->pages_per_block * c->page_size_bytes;
+    return raw / 100 * (100 - c->overprovision_percent);
+}
+
+void kvssd_admin_init(struct kvssd_admin *a)
+{
+    memset(&a->feat, 0, sizeof(a->feat));
+    a->feat.temp_over_k = 343;       /* = WCTEMP */
+    a->feat.temp_under_k = 0;
+    a->feat.wce = a->vwc_present;
+    a->feat.nsqa = a->max_ioqpairs - 1;
+    a->feat.ncqa = a->max_ioqpairs - 1;
+    a->feat.iocs_profile = 0;
+    for (uint32_t v = 0; v < KVSSD_ADMIN_MAX_VECTORS; v++) {
+        a->feat.irq_vector_config[v] = v;
+    }
+    a->nr_aer = 0;
+    a->nr_events = 0;
+}
+
+void kvssd_admin_reset(struct kvssd_admin *a)
+{
+    a->nr_aer = 0;
+    a->nr_events = 0;
+}
+
+bool kvssd_admin_event(struct kvssd_admin *a, uint32_t event, uint16_t *cid)
+{
+    if (a->nr_aer > 0) {
+        *cid = a->aer_cids[0];
+        memmove(a->aer_cids, a->aer_cids + 1, (a->nr_aer - 1) * sizeof(a->aer_cids[0]));
+        a->nr_aer--;
+        return true;
+    }
+    if (a->nr_events < KVSSD_ADMIN_MAX_EVENTS) {
+        a->events[a->nr_events++] = event;
+    }
+    return false;
+}
+
+void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid,
+                              uint16_t status, uint32_t nsid)
+{
+    struct kvssd_error_entry *e = &a->errors[a->error_count % KVSSD_ERROR_LOG_ENTRIES];
+
+    a->error_count++;
+    memset(e, 0, sizeof(*e));
+    e->error_count = a->error_count;
+    e->sqid = sqid;
+    e->cid = cid;
+    e->status = status;
+    e->param_loc = 0xffff;
+    e->nsid = nsid;
+}
+
+void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_read,
+                          uint64_t bytes_written, uint64_t busy_ns)
+{
+    a->bytes_read += bytes_read;
+    a->bytes_written += bytes_written;
+    if (opcode & 1) {
+        a->write_cmds++;
+    } else if (opcode == KVSSD_OPC_RETRIEVE || opcode == KVSSD_OPC_ITER_READ ||
+               opcode == KVSSD_OPC_LIST) {
+        a->read_cmds++;
+    }
+    a->busy_ns += busy_ns;
+}
+
+/* ---- Identify ------------------------------------------------------------ */
+
+static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
+{
+    put16(id + 0, a->vid);
+    put16(id + 2, a->ssvid);
+    put_str(id + 4, 20, a->serial);
+    put_str(id + 24, 40, a->model);
+    put_str(id + 64, 8, a->firmware);
+    id[72] = 6;                      /* RAB */
+    id[73] = 0x38; id[74] = 0x25; id[75] = 0x00; /* IEEE OUI (Samsung 002538h) */
+    id[76] = 0;                      /* CMIC: one port, one controller */
+    id[77] = a->mdts;
+    put16(id + 78, 0);               /* CNTLID */
+    put32(id + 80, 0x00020000);      /* VER 2.0 */
+    put32(id + 92, 0);               /* OAES: no notices */
+    put32(id + 96, 0);               /* CTRATT */
+    id[111] = 1;                     /* CNTRLTYPE: I/O controller */
+    put16(id + 256, 1u << 1);        /* OACS: Format NVM */
+    id[258] = 3;                     /* ACL: 4 outstanding Aborts */
+    id[259] = KVSSD_AERL;
+    id[260] = 1u << 1 | 1u << 0;     /* FRMW: one slot, slot 1 read only */
+    id[261] = 1u << 1 | 1u << 2;     /* LPA: effects log, extended data */
+    id[262] = KVSSD_ERROR_LOG_ENTRIES - 1;
+    id[263] = 0;                     /* NPSS: one power state */
+    put16(id + 266, 343);            /* WCTEMP (K) */
+    put16(id + 268, 373);            /* CCTEMP (K) */
+    uint64_t cap = kvssd_admin_capacity_bytes(a);
+    put64(id + 280, cap);            /* TNVMCAP (low 8 of 16 bytes) */
+    id[512] = 0x66;                  /* SQES: 64 B */
+    id[513] = 0x44;                  /* CQES: 16 B */
+    put16(id + 514, 0);              /* MAXCMD: not reported */
+    put32(id + 516, 1);              /* NN */
+    put16(id + 520, 0);              /* ONCS */
+    id[525] = a->vwc_present ? 1 : 0; /* VWC */
+    put32(id + 536, 1u << 0);        /* SGLS: SGLs supported, no alignment rules */
+    put32(id + 540, 0);              /* MNAN */
+    snprintf((char *)id + 768, 256, "nqn.2026-01.org.kvssd:ctrl-%s", a->serial);
+    /* Power state 0: 25 W, entry/exit latency 0 */
+    put16(id + 2048, 2500);
+}
+
+static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
+{
+    struct kvftl_stats st;
+    uint64_t blocks = kvssd_admin_capacity_bytes(a) / 4096;
+
+    kvftl_stats_get(a->ftl, &st);
+    put64(id + 0, blocks);           /* NSZE */
+    put64(id + 8, blocks);           /* NCAP */
+    put64(id + 16, (st.live_nand_bytes + 4095) / 4096); /* NUSE */
+    id[25] = 0;                      /* NLBAF */
+    id[26] = 0;                      /* FLBAS */
+    put32(id + 128, 12u << 16);      /* LBAF0: 4096-byte units, no metadata */
+}
+
+static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
+{
+    struct kvssd_id_ns_kv *id = (struct kvssd_id_ns_kv *)buf;
+    const struct kvftl_config *c = kvftl_get_config(a->ftl);
+    struct kvftl_stats st;
+    uint8_t b[8];
+
+    kvftl_stats_get(a->ftl, &st);
+    put64(b, kvssd_admin_capacity_bytes(a));
+    memcpy(&id->nsze, b, 8);
+    put64(b, st.live_nand_bytes);
+    memcpy(&id->nuse, b, 8);
+    id->nkvf = 0;
+    put32(b, c->placement_unit_bytes);
+    memcpy(&id->novg, b, 4);
+    put16(b, KVFTL_KEY_MAX_BYTES);
+    memcpy(&id->kvf[0].kvmkl, b, 2);
+    put32(b, KVFTL_VALUE_MAX_BYTES);
+    memcpy(&id->kvf[0].kvmvl, b, 4);
+    put32(b, c->max_keys > UINT32_MAX ? UINT32_MAX : (uint32_t)c->max_keys);
+    memcpy(&id->kvf[0].kvmnk, b, 4);
+}
+
+static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16])
+{
+    /* Stable and unique per serial: "KVSSD" + serial bytes. */
+    memset(nguid, 0, 16);
+    memcpy(nguid, "KV", 2);
+    size_t n = strlen(a->serial);
+    memcpy(nguid + 2, a->serial, n > 13 ? 13 : n);
+    nguid[15] = 1;                   /* NSID */
+}
+
+static uint16_t admin_identify(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint8_t cns = sqe->cdw[10] & 0xff;
+    uint8_t csi = sqe->cdw[11] >> 24;
+    uint32_t nsid = sqe->cdw[1];
+    uint8_t id[ID_BYTES];
+
+    memset(id, 0, sizeof(id));
+    switch (cns) {
+    case KVSSD_CNS_NS:
+        if (nsid == 0 || (nsid != 1 && nsid != 0xffffffff)) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        build_id_ns_nvm(a, id);
+        break;
+    case KVSSD_CNS_CTRL:
+        build_id_ctrl(a, id);
+        break;
+    case KVSSD_CNS_ACTIVE_NS_LIST:
+        if (nsid >= 0xfffffffe) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        if (nsid < 1) {
+            put32(id, 1);
+        }
+        break;
+    case KVSSD_CNS_NS_DESCR_LIST:
+        if (nsid != 1) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        /* NGUID (type 2, 16 bytes), then CSI (type 4, 1 byte) */
+        id[0] = 2;
+        id[1] = 16;
+        build_nguid(a, id + 4);
+        id[20] = 4;
+        id[21] = 1;
+        id[24] = KVSSD_CSI_KV;
+        break;
+    case KVSSD_CNS_CSI_NS:
+        if (nsid != 1) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        if (csi != KVSSD_CSI_KV) {
+            return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
+        }
+        build_id_ns_kv(a, id);
+        build_nguid(a, ((struct kvssd_id_ns_kv *)id)->nguid);
+        break;
+    case KVSSD_CNS_CSI_CTRL:
+        /* No command-set-specific controller fields: zeroes for NVM and KV. */
+        if (csi != KVSSD_CSI_NVM && csi != KVSSD_CSI_KV) {
+            return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
+        }
+        break;
+    case KVSSD_CNS_CSI_INDEPENDENT_NS:
+        if (nsid != 1) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        id[0] = 0;                   /* NSFEAT */
+        id[1] = 0;                   /* NMIC */
+        id[14] = 1;                  /* NSTAT: namespace ready */
+        break;
+    case KVSSD_CNS_IO_CMD_SET_PROFILES:
+        /* Vector 0: NVM and KV command sets. */
+        put64(id, 1u << KVSSD_CSI_NVM | 1u << KVSSD_CSI_KV);
+        break;
+    default:
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    return to_host(req, id, sizeof(id));
+}
+
+/* ---- Get Log Page ----------------------------------------------------- */
+
+static void build_error_log(const struct kvssd_admin *a, uint8_t *log)
+{
+    /* newest first */
+    uint64_t n = a->error_count < KVSSD_ERROR_LOG_ENTRIES ? a->error_count
+                                                         : KVSSD_ERROR_LOG_ENTRIES;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct kvssd_error_entry *e =
+            &a->errors[(a->error_count - 1 - i) % KVSSD_ERROR_LOG_ENTRIES];
+        uint8_t *p = log + i * 64;
+        put64(p + 0, e->error_count);
+        put16(p + 8, e->sqid);
+        put16(p + 10, e->cid);
+        put16(p + 12, (uint16_t)(e->status << 1));
+        put16(p + 14, e->param_loc);
+        put64(p + 16, e->lba);
+        put32(p + 24, e->nsid);
+    }
+}
+
+static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_t *log)
+{
+    struct kvftl_stats st;
+    kvftl_stats_get(a->ftl, &st);
+
+    log[0] = 0;                              /* critical warning */
+    put16(log + 1, 310);                     /* composite temperature, K */
+    uint64_t spare = st.total_blocks ? st.free_blocks * 100 / st.total_blocks : 100;
+    log[3] = spare > 100 ? 100 : (uint8_t)spare; /* available spare: free blocks */
+    log[4] = 0;                              /* available spare threshold */
+    uint64_t used = st.total_blocks ?
+        st.nand_blocks_erased * 100 / (st.total_blocks * KVSSD_PE_CYCLES) : 0;
+    log[5] = used > 255 ? 255 : (uint8_t)used; /* percentage used */
+    /* data units of 1000 x 512 bytes, rounded up */
+    put64(log + 32, (a->bytes_read + 511999) / 512000);
+    put64(log + 48, (a->bytes_written + 511999) / 512000);
+    put64(log + 64, a->read_cmds);
+    put64(log + 80, a->write_cmds);
+    put64(log + 96, a->busy_ns / 60000000000ull);  /* minutes */
+    put64(log + 112, a->power_cycles);
+    put64(log + 128, (now_ns - a->created_ns) / 3600000000000ull); /* hours */
+    put64(log + 144, a->unsafe_shutdowns);
+    put64(log + 160, 0);                     /* media errors */
+    put64(log + 176, a->error_count);
+}
+
+static void effects_admin(uint8_t *log)
+{
+    static const uint8_t ops[] = {
+        KVSSD_ADM_DELETE_SQ, KVSSD_ADM_CREATE_SQ, KVSSD_ADM_GET_LOG_PAGE,
+        KVSSD_ADM_DELETE_CQ, KVSSD_ADM_CREATE_CQ, KVSSD_ADM_IDENTIFY, KVSSD_ADM_ABORT,
+        KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_ASYNC_EVENT,
+        KVSSD_ADM_FTL_CHECK,
+    };
+    for (size_t i = 0; i < sizeof(ops); i++) {
+        put32(log + 4 * ops[i], 1u << 0);           /* CSUPP */
+    }
+    /* Format NVM: content and capability change, all namespaces (CSE 001b) */
+    put32(log + 4 * KVSSD_ADM_FORMAT_NVM, 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 16);
+}
+
+static void build_effects_log(uint8_t csi, uint8_t *log)
+{
+    effects_admin(log);
+    if (csi != KVSSD_CSI_KV) {
+        return;                      /* no NVM namespace: no NVM I/O commands */
+    }
+    for (unsigned op = 0; op < 256; op++) {
+        if (kvssd_kv_opcode_supported(op)) {
+            put32(log + 1024 + 4 * op, 1u << 0);    /* CSUPP */
+        }
+    }
+}
+
+static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
+{
+    struct kvssd_stats_log *l = (struct kvssd_stats_log *)buf;
+    struct kvftl_stats st;
+
+    kvftl_stats_get(a->ftl, &st);
+    l->version = KVSSD_STATS_LOG_VERSION;
+    l->dma_unit_bytes = a->dma_unit_bytes;
+    l->xfer = *a->xfer;
+    l->host_bytes_in_inline = st.host_bytes_in_inline;
+    l->host_bytes_in_dma = st.host_bytes_in_dma;
+    l->host_bytes_out = st.host_bytes_out;
+    l->user_bytes_written = st.user_bytes_written;
+    l->stores = st.stores;
+    l->retrieves = st.retrieves;
+    l->deletes = st.deletes;
+    l->exists = st.exists;
+    l->iterates = st.iterates;
+    l->nand_pages_read = st.nand_pages_read;
+    l->nand_pages_programmed = st.nand_pages_programmed;
+    l->nand_data_pages_programmed = st.nand_data_pages_programmed;
+    l->nand_blocks_erased = st.nand_blocks_erased;
+    l->memcpy_bytes = st.memcpy_bytes;
+    l->padding_bytes = st.padding_bytes;
+    l->dlt_backfills = st.dlt_backfills;
+    l->live_keys = st.live_keys;
+    l->live_user_bytes = st.live_user_bytes;
+    l->live_nand_bytes = st.live_nand_bytes;
+    l->index_cache_hits = st.index_cache_hits;
+    l->index_cache_misses = st.index_cache_misses;
+    l->index_pages_evicted_dirty = st.index_pages_evicted_dirty;
+    l->bloom_negatives = st.bloom_negatives;
+    l->index_host_bytes = st.index_host_bytes;
+    l->gc_runs = st.gc_runs;
+    l->gc_relocated_bytes = st.gc_relocated_bytes;
+    l->gc_foreground_stalls = st.gc_foreground_stalls;
+    l->gc_stall_ns = st.gc_stall_ns;
+    l->free_blocks = st.free_blocks;
+    l->total_blocks = st.total_blocks;
+    l->waf_milli = (uint64_t)(st.write_amplification * 1000.0 + 0.5);
+    l->space_amp_milli = (uint64_t)(st.space_amplification * 1000.0 + 0.5);
+    l->sim_now_ns = st.sim_now_ns;
+    for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
+        l->latency[op][0] = st.latency[op].count;
+        l->latency[op][1] = st.latency[op].p50_ns;
+        l->latency[op][2] = st.latency[op].p99_ns;
+        l->latency[op][3] = st.latency[op].p999_ns;
+        l->latency[op][4] = st.latency[op].max_ns;
+    }
+}
+
+static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint8_t lid = sqe->cdw[10] & 0xff;
+    uint8_t lsp = (sqe->cdw[10] >> 8) & 0x7f;
+    bool rae = sqe->cdw[10] & (1u << 15);
+    uint64_t numd = ((uint64_t)(sqe->cdw[11] & 0xffff) << 16 | sqe->cdw[10] >> 16) + 1;
+    uint64_t len = numd * 4;
+    uint64_t off = (uint64_t)sqe->cdw[13] << 32 | sqe->cdw[12];
+    uint8_t csi = sqe->cdw[14] >> 24;
+    uint8_t log[ID_BYTES];
+    uint32_t size;
+
+    memset(log, 0, sizeof(log));
+    if (off & 3) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    switch (lid) {
+    case KVSSD_LID_ERROR:
+        size = KVSSD_ERROR_LOG_ENTRIES * 64;
+        build_error_log(a, log);
+        break;
+    case KVSSD_LID_SMART:
+        if (sqe->cdw[1] != 0 && sqe->cdw[1] != 1 && sqe->cdw[1] != 0xffffffff) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        size = 512;
+        build_smart_log(a, req->now_ns, log);
+        break;
+    case KVSSD_LID_FW_SLOT:
+        size = 512;
+        log[0] = 1;                  /* AFI: slot 1 active */
+        memcpy(log + 8, a->firmware, strnlen(a->firmware, 8));
+        break;
+    case KVSSD_LID_EFFECTS:
+        if (csi != KVSSD_CSI_NVM && csi != KVSSD_CSI_KV) {
+            return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
+        }
+        size = 4096;
+        build_effects_log(csi, log);
+        break;
+    case KVSSD_LID_STATS:
+        size = sizeof(struct kvssd_stats_log);
+        build_stats_log(a, log);
+        break;
+    default:
+        return KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR;
+    }
+    (void)lsp;
+    if (off > size) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    uint32_t n = (uint32_t)(len < size - off ? len : size - off);
+    uint16_t st = to_host(req, log + off, n);
+    if (st == KVSSD_SC_SUCCESS && !rae && lid == KVSSD_LID_ERROR) {
+        a->nr_events = 0;            /* reading the log clears the error events */
+    }
+    return st;
+}
+
+/* ---- Features ---------------------------------------------------------- */
+
+static bool fid_supported(uint8_t fid)
+{
+    switch (fid) {
+    case KVSSD_FID_ARBITRATION: case KVSSD_FID_POWER_MGMT: case KVSSD_FID_TEMP_THRESHOLD:
+    case KVSSD_FID_ERROR_RECOVERY: case KVSSD_FID_VOLATILE_WC: case KVSSD_FID_NUM_QUEUES:
+    case KVSSD_FID_IRQ_COALESCING: case KVSSD_FID_IRQ_VECTOR_CONFIG:
+    case KVSSD_FID_WRITE_ATOMICITY: case KVSSD_FID_ASYNC_EVENT_CONFIG:
+    case KVSSD_FID_IOCS_PROFILE: case KVSSD_FID_KV_CONFIG: case KVSSD_FID_RESET_STATS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static uint16_t admin_get_features(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint8_t fid = sqe->cdw[10] & 0xff;
+    uint8_t sel = (sqe->cdw[10] >> 8) & 0x7;
+    struct kvssd_features *f = &a->feat;
+
+    if (!fid_supported(fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    if (sel > 3) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    if (sel == 3) {
+        /* supported capabilities: changeable; KV config is namespace specific */
+        req->dw0 = 1u << 2 | (fid == KVSSD_FID_KV_CONFIG ? 1u << 1 : 0);
+        return KVSSD_SC_SUCCESS;
+    }
+    bool dflt = sel != 0;            /* default and saved values are the defaults */
+    switch (fid) {
+    case KVSSD_FID_ARBITRATION:
+        req->dw0 = dflt ? 0 : f->arbitration;
+        break;
+    case KVSSD_FID_POWER_MGMT:
+        req->dw0 = dflt ? 0 : f->power_mgmt;
+        break;
+    case KVSSD_FID_TEMP_THRESHOLD: {
+        uint8_t tmpsel = (sqe->cdw[11] >> 16) & 0xf;
+        uint8_t thsel = (sqe->cdw[11] >> 20) & 0x3;
+        if ((tmpsel != 0 && tmpsel != 0xf) || thsel > 1) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        if (thsel == 0) {
+            req->dw0 = dflt ? 343 : f->temp_over_k;
+        } else {
+            req->dw0 = dflt ? 0 : f->temp_under_k;
+        }
+        break;
+    }
+    case KVSSD_FID_ERROR_RECOVERY:
+        req->dw0 = dflt ? 0 : f->error_recovery;
+        break;
+    case KVSSD_FID_VOLATILE_WC:
+        req->dw0 = dflt ? 1 : f->wce;
+        break;
+    case KVSSD_FID_NUM_QUEUES:
+        req->dw0 = dflt ? ((a->max_ioqpairs - 1) << 16 | (a->max_ioqpairs - 1))
+                        : ((uint32_t)f->ncqa << 16 | f->nsqa);
+        break;
+    case KVSSD_FID_IRQ_COALESCING:
+        req->dw0 = dflt ? 0 : f->irq_coalescing;
+        break;
+    case KVSSD_FID_IRQ_VECTOR_CONFIG: {
+        uint16_t iv = sqe->cdw[11] & 0xffff;
+        if (iv > a->max_ioqpairs) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        req->dw0 = dflt ? iv : f->irq_vector_config[iv];
+        break;
+    }
+    case KVSSD_FID_WRITE_ATOMICITY:
+        req->dw0 = dflt ? 0 : f->write_atomicity;
+        break;
+    case KVSSD_FID_ASYNC_EVENT_CONFIG:
+        req->dw0 = dflt ? 0 : f->async_event_config;
+        break;
+    case KVSSD_FID_IOCS_PROFILE:
+        req->dw0 = dflt ? 0 : f->iocs_profile;
+        break;
+    case KVSSD_FID_KV_CONFIG:
+        if (sqe->cdw[1] != 1 && sqe->cdw[1] != 0xffffffff) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        req->dw0 = dflt ? 0 : (kvssd_ns_get_ednek(a->ns) ? KVSSD_KV_CONFIG_EDNEK : 0);
+        break;
+    case KVSSD_FID_RESET_STATS:
+        req->dw0 = 0;
+        break;
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t admin_set_features(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint8_t fid = sqe->cdw[10] & 0xff;
+    bool sv = sqe->cdw[10] & (1u << 31);
+    uint32_t v = sqe->cdw[11];
+    struct kvssd_features *f = &a->feat;
+
+    if (!fid_supported(fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    if (sv) {
+        return KVSSD_SC_FID_NOT_SAVEABLE | KVSSD_SC_DNR;
+    }
+    switch (fid) {
+    case KVSSD_FID_ARBITRATION:
+        f->arbitration = v;
+        break;
+    case KVSSD_FID_POWER_MGMT:
+        if ((v & 0x1f) != 0) {       /* only power state 0 exists */
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        f->power_mgmt = v & 0xff;
+        break;
+    case KVSSD_FID_TEMP_THRESHOLD: {
+        uint8_t tmpsel = (v >> 16) & 0xf;
+        uint8_t thsel = (v >> 20) & 0x3;
+        if ((tmpsel != 0 && tmpsel != 0xf) || thsel > 1) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        if (thsel == 0) {
+            f->temp_over_k = v & 0xffff;
+        } else {
+            f->temp_under_k = v & 0xffff;
+        }
+        break;
+    }
+    case KVSSD_FID_ERROR_RECOVERY:
+        f->error_recovery = v & 0x1ffff;
+        break;
+    case KVSSD_FID_VOLATILE_WC:
+        f->wce = v & 1;
+        req->dw0 = f->wce;
+        break;
+    case KVSSD_FID_NUM_QUEUES: {
+        uint32_t nsqr = v & 0xffff, ncqr = v >> 16;
+        if (nsqr == 0xffff || ncqr == 0xffff) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        f->nsqa = nsqr < a->max_ioqpairs - 1 ? nsqr : a->max_ioqpairs - 1;
+        f->ncqa = ncqr < a->max_ioqpairs - 1 ? ncqr : a->max_ioqpairs - 1;
+        req->dw0 = (uint32_t)f->ncqa << 16 | f->nsqa;
+        break;
+    }
+    case KVSSD_FID_IRQ_COALESCING:
+        f->irq_coalescing = v & 0xffff;
+        break;
+    case KVSSD_FID_IRQ_VECTOR_CONFIG: {
+        uint16_t iv = v & 0xffff;
+        if (iv > a->max_ioqpairs) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        f->irq_vector_config[iv] = v & 0x1ffff;
+        break;
+    }
+    case KVSSD_FID_WRITE_ATOMICITY:
+        f->write_atomicity = v & 1;
+        break;
+    case KVSSD_FID_ASYNC_EVENT_CONFIG:
+        f->async_event_config = v;
+        break;
+    case KVSSD_FID_IOCS_PROFILE:
+        if ((v & 0x1ff) != 0) {      /* one command set combination: index 0 */
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        f->iocs_profile = 0;
+        break;
+    case KVSSD_FID_KV_CONFIG:
+        if (sqe->cdw[1] != 1 && sqe->cdw[1] != 0xffffffff) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        if (v & ~KVSSD_KV_CONFIG_EDNEK) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        kvssd_ns_set_ednek(a->ns, v & KVSSD_KV_CONFIG_EDNEK);
+        break;
+    case KVSSD_FID_RESET_STATS:
+        kvftl_stats_reset(a->ftl);
+        memset(a->xfer, 0, sizeof(*a->xfer));
+        break;
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
+/* ---- The rest --------------------------------------------------------- */
+
+static uint16_t admin_aer(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    uint16_t cid = req->sqe->cdw[0] >> 16;
+
+    if (a->nr_events > 0) {
+        req->dw0 = a->events[0];
+        memmove(a->events, a->events + 1, (a->nr_events - 1) * sizeof(a->events[0]));
+        a->nr_events--;
+        return KVSSD_SC_SUCCESS;
+    }
+    if (a->nr_aer > KVSSD_AERL) {
+        return KVSSD_SC_AER_LIMIT_EXCEEDED | KVSSD_SC_DNR;
+    }
+    a->aer_cids[a->nr_aer++] = cid;
+    req->deferred = true;
+    return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t admin_format(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint32_t nsid = sqe->cdw[1];
+    uint32_t lbaf = sqe->cdw[10] & 0xf;
+    uint32_t ses = (sqe->cdw[10] >> 9) & 0x7;
+    uint32_t pi = (sqe->cdw[10] >> 5) & 0x7;
+    uint32_t mset = (sqe->cdw[10] >> 4) & 1;
+    struct kvftl_cpl cpl;
+
+    if (nsid != 1 && nsid != 0xffffffff) {
+        return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+    }
+    if (lbaf != 0 || pi != 0 || mset != 0) {
+        return KVSSD_SC_INVALID_FORMAT | KVSSD_SC_DNR;
+    }
+    if (ses > 1) {                   /* no cryptographic erase */
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    kvssd_ns_reset(a->ns);
+    kvftl_format(a->ftl, req->now_ns, &cpl);
+    return cpl.status;
+}
+
+void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    uint8_t opc = kvssd_sqe_opcode(sqe);
+    uint32_t c10 = sqe->cdw[10], c11 = sqe->cdw[11];
+    uint64_t prp1 = (uint64_t)sqe->cdw[7] << 32 | sqe->cdw[6];
+    uint16_t st;
+
+    req->dw0 = req->dw1 = 0;
+    req->deferred = false;
+    /* fused operations and SGLs are not supported for admin commands */
+    if ((sqe->cdw[0] >> 8) & 0x3) {
+        req->status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        return;
+    }
+    if ((sqe->cdw[0] >> 14) & 0x3) {
+        req->status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        return;
+    }
+    switch (opc) {
+    case KVSSD_ADM_DELETE_SQ:
+        st = a->ops->delete_sq(a->opaque, c10 & 0xffff);
+        break;
+    case KVSSD_ADM_CREATE_SQ:
+        st = a->ops->create_sq(a->opaque, c10 & 0xffff, c10 >> 16, prp1, c11 >> 16, c11 & 1);
+        break;
+    case KVSSD_ADM_DELETE_CQ:
+        st = a->ops->delete_cq(a->opaque, c10 & 0xffff);
+        break;
+    case KVSSD_ADM_CREATE_CQ:
+        st = a->ops->create_cq(a->opaque, c10 & 0xffff, c10 >> 16, prp1, c11 >> 16,
+                               c11 & 2, c11 & 1);
+        break;
+    case KVSSD_ADM_GET_LOG_PAGE:
+        st = admin_get_log_page(a, req);
+        break;
+    case KVSSD_ADM_IDENTIFY:
+        st = admin_identify(a, req);
+        break;
+    case KVSSD_ADM_ABORT:
+        /* Commands run to completion when fetched: nothing is ever abortable. */
+        req->dw0 = 1;
+        st = KVSSD_SC_SUCCESS;
+        break;
+    case KVSSD_ADM_SET_FEATURES:
+        st = admin_set_features(a, req);
+        break;
+    case KVSSD_ADM_GET_FEATURES:
+        st = admin_get_features(a, req);
+        break;
+    case KVSSD_ADM_ASYNC_EVENT:
+        st = admin_aer(a, req);
+        break;
+    case KVSSD_ADM_FORMAT_NVM:
+        st = admin_format(a, req);
+        break;
+    case KVSSD_ADM_FTL_CHECK: {
+        char err[256];
+        st = kvftl_check(a->ftl, err, sizeof(err)) == 0 ? KVSSD_SC_SUCCESS
+                                                        : KVSSD_SC_INTERNAL_ERROR;
+        if (st != KVSSD_SC_SUCCESS) {
+            fprintf(stderr, "kvssd: FTL check failed: %s\n", err);
+        }
+        break;
+    }
+    default:
+        st = KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR;
+        break;
+    }
+    req->status = st;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The admin command set of the kvssd controller, without QEMU types:
+ * Identify, Get Log Page, Get/Set Features, Asynchronous Event Request,
+ * Abort, Format NVM, the queue-management commands (through callbacks into
+ * the transport) and the vendor FTL-check command. The transport (queues.c)
+ * fetches an admin SQE, wraps its data pointer in a struct kvssd_dptr and
+ * calls kvssd_admin_execute().
+ */
+#ifndef HW_KVSSD_ADMIN_H
+#define HW_KVSSD_ADMIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmdset.h"
+
+/* Admin opcodes (NVMe 2.0 Figure 84) and our vendor command. */
+enum kvssd_admin_opcode {
+    KVSSD_ADM_DELETE_SQ = 0x00,
+    KVSSD_ADM_CREATE_SQ = 0x01,
+    KVSSD_ADM_GET_LOG_PAGE = 0x02,
+    KVSSD_ADM_DELETE_CQ = 0x04,
+    KVSSD_ADM_CREATE_CQ = 0x05,
+    KVSSD_ADM_IDENTIFY = 0x06,
+    KVSSD_ADM_ABORT = 0x08,
+    KVSSD_ADM_SET_FEATURES = 0x09,
+    KVSSD_ADM_GET_FEATURES = 0x0a,
+    KVSSD_ADM_ASYNC_EVENT = 0x0c,
+    KVSSD_ADM_FORMAT_NVM = 0x80,
+    /* vendor: run kvftl_check(); success or INTERNAL_ERROR (debug/test path) */
+    KVSSD_ADM_FTL_CHECK = 0xc4,
+};
+
+/* Admin command-specific statuses (SCT 1). */
+enum {
+    KVSSD_SC_CQ_INVALID = 0x0100,
+    KVSSD_SC_INVALID_QID = 0x0101,
+    KVSSD_SC_INVALID_QSIZE = 0x0102,
+    KVSSD_SC_AER_LIMIT_EXCEEDED = 0x0105,
+    KVSSD_SC_INVALID_LOG_PAGE = 0x0109,
+    KVSSD_SC_INVALID_FORMAT = 0x010a,
+    KVSSD_SC_INVALID_IRQ_VECTOR = 0x0108,
+    KVSSD_SC_INVALID_QUEUE_DELETION = 0x010c,
+    KVSSD_SC_FID_NOT_SAVEABLE = 0x010d,
+    KVSSD_SC_FEAT_NOT_CHANGEABLE = 0x010e,
+    KVSSD_SC_INVALID_IOCS = 0x002c,
+};
+
+/* Log page identifiers. */
+enum {
+    KVSSD_LID_ERROR = 0x01,
+    KVSSD_LID_SMART = 0x02,
+    KVSSD_LID_FW_SLOT = 0x03,
+    KVSSD_LID_EFFECTS = 0x05,
+};
+
+/* Feature identifiers. */
+enum {
+    KVSSD_FID_ARBITRATION = 0x01,
+    KVSSD_FID_POWER_MGMT = 0x02,
+    KVSSD_FID_TEMP_THRESHOLD = 0x04,
+    KVSSD_FID_ERROR_RECOVERY = 0x05,
+    KVSSD_FID_VOLATILE_WC = 0x06,
+    KVSSD_FID_NUM_QUEUES = 0x07,
+    KVSSD_FID_IRQ_COALESCING = 0x08,
+    KVSSD_FID_IRQ_VECTOR_CONFIG = 0x09,
+    KVSSD_FID_WRITE_ATOMICITY = 0x0a,
+    KVSSD_FID_ASYNC_EVENT_CONFIG = 0x0b,
+    KVSSD_FID_IOCS_PROFILE = 0x19,
+};
+
+#define KVSSD_AERL 3                 /* Identify AERL: 4 outstanding AERs */
+#define KVSSD_ADMIN_MAX_VECTORS 65     /* 64 I/O queue pairs + the admin queue */
+#define KVSSD_ADMIN_MAX_EVENTS 8       /* queued asynchronous events */
+#define KVSSD_ERROR_LOG_ENTRIES 64   /* Identify ELPE + 1 */
+#define KVSSD_PE_CYCLES 3000         /* rated erase cycles per block (SMART percentage used) */
+
+/* Asynchronous event: type error (0), info: write to invalid doorbell (00h/01h), log 01h. */
+#define KVSSD_AEN_INVALID_DB_REG 0x00010000u
+#define KVSSD_AEN_INVALID_DB_VALUE 0x00010100u
+static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
+{
+    return (uint32_t)type | (uint32_t)info << 8 | (uint32_t)lid << 16;
+}
+
+/* Queue management, implemented by the transport. Each returns an NVMe status. */
+struct kvssd_admin_ops {
+    uint16_t (*create_cq)(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
+                          uint16_t vector, bool ien, bool pc);
+    uint16_t (*create_sq)(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
+                          uint16_t cqid, bool pc);
+    uint16_t (*delete_sq)(void *opaque, uint16_t qid);
+    uint16_t (*delete_cq)(void *opaque, uint16_t qid);
+};
+
+struct kvssd_features {
+    uint32_t arbitration, power_mgmt, error_recovery, irq_coalescing, write_atomicity;
+    uint32_t async_event_config, iocs_profile;
+    uint16_t temp_over_k, temp_under_k;
+    bool wce;
+    uint16_t nsqa, ncqa;     /* I/O queues allocated (Number of Queues), 0-based */
+    uint32_t irq_vector_config[KVSSD_ADMIN_MAX_VECTORS];
+};
+
+struct kvssd_error_entry {
+    uint64_t error_count;
+    uint16_t sqid, cid, status, param_loc;
+    uint64_t lba;
+    uint32_t nsid;
+};
+
+struct kvssd_admin {
+    /* identity, set by the transport before use */
+    char serial[21], model[41], firmware[9];
+    uint16_t vid, ssvid;
+    uint8_t mdts;                /* MDTS in 4 KiB units, power of two */
+    uint32_t max_ioqpairs;       /* 1..64; also the interrupt vectors - 1 */
+    bool vwc_present;            /* plp off: the page buffer is a volatile cache */
+    struct kvftl *ftl;
+    struct kvssd_ns *ns;
+    struct kvssd_xfer_counters *xfer;
+    uint32_t dma_unit_bytes;
+    const struct kvssd_admin_ops *ops;
+    void *opaque;
+
+    /* state */
+    struct kvssd_features feat;
+    uint16_t aer_cids[KVSSD_AERL + 1];
+    uint32_t nr_aer;
+    uint32_t events[KVSSD_ADMIN_MAX_EVENTS];
+    uint32_t nr_events;
+    struct kvssd_error_entry errors[KVSSD_ERROR_LOG_ENTRIES];
+    uint64_t error_count;
+    /* SMART counters (lifetime: not cleared by the statistics reset) */
+    uint64_t bytes_read, bytes_written, read_cmds, write_cmds;
+    uint64_t busy_ns, power_cycles, unsafe_shutdowns;
+    uint64_t created_ns;
+};
+
+struct kvssd_admin_req {
+    const struct kvssd_sqe *sqe;
+    struct kvssd_dptr dptr;
+    uint64_t now_ns;
+    /* results */
+    uint16_t status;
+    uint32_t dw0, dw1;
+    bool deferred;               /* AER: completes later (kvssd_admin_event) */
+};
+
+/* kvssd_admin_init() - defaults of every feature; identity fields stay as set. */
+void kvssd_admin_init(struct kvssd_admin *a);
+
+/* kvssd_admin_reset() - controller reset: outstanding AERs are dropped, features kept. */
+void kvssd_admin_reset(struct kvssd_admin *a);
+
+/* kvssd_admin_execute() - run one admin command. Never aborts on guest input. */
+void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req);
+
+/*
+ * kvssd_admin_event() - an asynchronous event happened. Returns true with the
+ * AER's command identifier in *@cid when an outstanding AER completes now
+ * (DW0 = @event); otherwise the event is queued (up to 8) for the next AER.
+ */
+bool kvssd_admin_event(struct kvssd_admin *a, uint32_t event, uint16_t *cid);
+
+/* kvssd_admin_record_error() - add a failed command to the Error Information log. */
+void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid,
+                              uint16_t status, uint32_t nsid);
+
+/* kvssd_admin_count_io() - SMART accounting of one completed I/O command. */
+void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_read,
+                          uint64_t bytes_written, uint64_t busy_ns);
+
+/* Size of the namespace in bytes (user capacity after over-provisioning). */
+uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a);
+
+#endif /* HW_KVSSD_ADMIN_H */

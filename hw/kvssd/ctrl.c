@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvssd: an emulated NVMe Key-Value SSD. This file is the PCI function:
+ * properties, realize/unrealize, the BAR0 registers (CAP, VS, INTMS/INTMC,
+ * CC, CSTS, AQA, ASQ, ACQ), controller enable, reset and shutdown.
+ * Queues and doorbells are in queues.c, data pointers in dma.c, the admin
+ * command set in admin.c and the KV command set in kv.c.
+ *
+ *   -device kvssd,serial=KV0001[,image=/path/nand.img][,latency=on][,...]
+ *   -device kvssd,help   lists every property (docs/device.md explains them)
+ */
+#include "qemu/osdep.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qapi/error.h"
+#include "qemu/cutils.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+
+#include "kvssd.h"
+#include "trace.h"
+
+/* CAP fields */
+#define CAP_MQES(v) ((uint64_t)(v) & 0xffff)
+#define CAP_CQR (1ull << 16)
+#define CAP_TO(v) ((uint64_t)(v) << 24)          /* in 500 ms units */
+#define CAP_CSS_NVM (1ull << 37)
+#define CAP_CSS_IOCS (1ull << 43)                /* I/O command sets (CC.CSS = 110b) */
+
+#define CC_CSS_NVM 0
+#define CC_CSS_ALL 6
+
+void kvssd_ctrl_fatal(KvssdState *n, const char *why)
+{
+    trace_kvssd_fatal(why);
+    n->csts |= KVSSD_CSTS_CFS;
+}
+
+/* Controller reset (CC.EN 1 -> 0, or a PCI reset): queues gone, streams dropped. */
+static void kvssd_ctrl_reset(KvssdState *n)
+{
+    kvssd_queues_reset(n);
+    kvssd_admin_reset(&n->admin);
+    if (n->ns) {
+        kvssd_ns_reset(n->ns);
+    }
+    n->csts &= ~(KVSSD_CSTS_RDY | KVSSD_CSTS_CFS);
+    n->intms = 0;
+}
+
+static void kvssd_ctrl_enable(KvssdState *n)
+{
+    uint32_t css = KVSSD_CC_CSS(n->cc);
+
+    if ((css != CC_CSS_NVM && css != CC_CSS_ALL) || KVSSD_CC_MPS(n->cc) != 0 ||
+        KVSSD_CC_AMS(n->cc) != 0 || !kvssd_admin_queue_setup(n)) {
+        trace_kvssd_enable_fail(n->cc, n->aqa, n->asq, n->acq);
+        n->csts |= KVSSD_CSTS_CFS;
+        return;
+    }
+    n->csts = KVSSD_CSTS_RDY;
+    trace_kvssd_enable(n->cc);
+}
+
+static void kvssd_shutdown(KvssdState *n)
+{
+    struct kvftl_cpl cpl;
+
+    kvftl_flush(n->ftl, kvssd_now_ns(), &cpl);
+    n->csts = (n->csts & ~KVSSD_CSTS_SHST_MASK) | KVSSD_CSTS_SHST_DONE;
+    trace_kvssd_shutdown(cpl.status);
+}
+
+static void kvssd_write_cc(KvssdState *n, uint32_t val)
+{
+    uint32_t old = n->cc;
+
+    n->cc = val;
+    if ((val & KVSSD_CC_EN) && !(old & KVSSD_CC_EN)) {
+        n->csts &= ~KVSSD_CSTS_SHST_MASK;
+        kvssd_ctrl_enable(n);
+    } else if (!(val & KVSSD_CC_EN) && (old & KVSSD_CC_EN)) {
+        kvssd_ctrl_reset(n);
+    }
+    if (KVSSD_CC_SHN(val) && !KVSSD_CC_SHN(old)) {
+        kvssd_shutdown(n);
+    } else if (!KVSSD_CC_SHN(val) && KVSSD_CC_SHN(old)) {
+        n->csts &= ~KVSSD_CSTS_SHST_MASK;
+    }
+}
+
+static uint64_t kvssd_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    KvssdState *n = opaque;
+    uint8_t regs[0x38];
+    uint64_t v = 0;
+
+    n->xfer.mmio_other_bytes += size;
+    if (addr >= sizeof(regs) || addr + size > sizeof(regs)) {
+        return 0;                    /* reserved and doorbells read as zero */
+    }
+    memset(regs, 0, sizeof(regs));
+    stq_le_p(regs + KVSSD_REG_CAP, n->cap);
+    stl_le_p(regs + KVSSD_REG_VS, n->vs);
+    stl_le_p(regs + KVSSD_REG_INTMS, n->intms);
+    stl_le_p(regs + KVSSD_REG_INTMC, n->intms);
+    stl_le_p(regs + KVSSD_REG_CC, n->cc);
+    stl_le_p(regs + KVSSD_REG_CSTS, n->csts);
+    stl_le_p(regs + KVSSD_REG_AQA, n->aqa);
+    stq_le_p(regs + KVSSD_REG_ASQ, n->asq);
+    stq_le_p(regs + KVSSD_REG_ACQ, n->acq);
+    v = ldn_le_p(regs + addr, size);
+    trace_kvssd_mmio_read(addr, size, v);
+    return v;
+}
+
+static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned size)
+{
+    KvssdState *n = opaque;
+
+    if (addr >= KVSSD_DB_BASE) {
+        if (size == 4) {
+            kvssd_doorbell_write(n, addr, (uint32_t)data);
+        } else {
+            n->xfer.mmio_other_bytes += size;
+        }
+        return;
+    }
+    n->xfer.mmio_other_bytes += size;
+    trace_kvssd_mmio_write(addr, size, data);
+    switch (addr) {
+    case KVSSD_REG_INTMS:
+        if (size == 4) {
+            n->intms |= data & 1;
+            kvssd_irq_update(n);
+        }
+        break;
+    case KVSSD_REG_INTMC:
+        if (size == 4) {
+            n->intms &= ~(data & 1);
+            kvssd_irq_update(n);
+        }
+        break;
+    case KVSSD_REG_CC:
+        if (size == 4) {
+            kvssd_write_cc(n, (uint32_t)data);
+        }
+        break;
+    case KVSSD_REG_AQA:
+        if (size == 4 && !(n->cc & KVSSD_CC_EN)) {
+            n->aqa = data & 0x0fff0fff;
+        }
+        break;
+    case KVSSD_REG_ASQ:
+    case KVSSD_REG_ASQ + 4:
+    case KVSSD_REG_ACQ:
+    case KVSSD_REG_ACQ + 4: {
+        if (n->cc & KVSSD_CC_EN) {
+            break;                   /* read-only while enabled */
+        }
+        uint64_t *reg = addr < KVSSD_REG_ACQ ? &n->asq : &n->acq;
+        hwaddr lo = addr < KVSSD_REG_ACQ ? KVSSD_REG_ASQ : KVSSD_REG_ACQ;
+        if (size == 8 && addr == lo) {
+            *reg = data;
+        } else if (size == 4 && addr == lo) {
+            *reg = (*reg & 0xffffffff00000000ull) | (uint32_t)data;
+        } else if (size == 4) {
+            *reg = (*reg & 0xffffffffull) | data << 32;
+        }
+        *reg &= ~0xfffull;           /* bits 11:0 reserved */
+        break;
+    }
+    default:
+        /* CAP, VS, CSTS are read only; NSSR is not supported (CAP.NSSRS = 0) */
+        break;
+    }
+}
+
+static const MemoryRegionOps kvssd_mmio_ops = {
+    .read = kvssd_mmio_read,
+    .write = kvssd_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+/* ---- realize ------------------------------------------------------------- */
+
+static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **errp)
+{
+    const char *preset = n->preset ? n->preset : "default";
+    char err[256];
+
+    if (kvftl_config_preset(c, preset) != 0) {
+        error_setg(errp, "kvssd: preset is '%s'; it must be default, pm983 or cosmos", preset);
+        return false;
+    }
+#define OVERRIDE(field) do { if (n->field) { c->field = n->field; } } while (0)
+    OVERRIDE(channels);
+    OVERRIDE(dies_per_channel);
+    OVERRIDE(blocks_per_die);
+    OVERRIDE(pages_per_block);
+    OVERRIDE(page_size_bytes);
+    OVERRIDE(read_latency_ns);
+    OVERRIDE(program_latency_ns);
+    OVERRIDE(erase_latency_ns);
+    OVERRIDE(channel_bytes_per_us);
+    OVERRIDE(dram_copy_bytes_per_us);
+    OVERRIDE(placement_unit_bytes);
+    OVERRIDE(buffer_entries);
+    OVERRIDE(dlt_entries);
+    OVERRIDE(index_dram_bytes);
+    OVERRIDE(index_page_bytes);
+    OVERRIDE(bloom_bits_per_key);
+    OVERRIDE(max_keys);
+    OVERRIDE(overprovision_percent);
+    OVERRIDE(gc_high_watermark_blocks);
+    OVERRIDE(gc_low_watermark_blocks);
+#undef OVERRIDE
+    if (n->bloom != ON_OFF_AUTO_AUTO) {
+        c->bloom = n->bloom == ON_OFF_AUTO_ON;
+    }
+    if (n->plp != ON_OFF_AUTO_AUTO) {
+        c->plp = n->plp == ON_OFF_AUTO_ON;
+    }
+    if (n->packing) {
+        static const char *const names[] = { "block", "all", "selective", "backfill" };
+        int i;
+        for (i = 0; i < 4 && strcmp(n->packing, names[i]) != 0; i++) {
+        }
+        if (i == 4) {
+            error_setg(errp, "kvssd: packing is '%s'; it must be block, all, selective "
+                       "or backfill", n->packing);
+            return false;
+        }
+        c->packing = (enum kvftl_packing)i;
+    }
+    if (n->gc_policy) {
+        if (!strcmp(n->gc_policy, "greedy")) {
+            c->gc_policy = KVFTL_GC_GREEDY;
+        } else if (!strcmp(n->gc_policy, "cost-benefit")) {
+            c->gc_policy = KVFTL_GC_COST_BENEFIT;
+        } else {
+            error_setg(errp, "kvssd: gc-policy is '%s'; it must be greedy or cost-benefit",
+                       n->gc_policy);
+            return false;
+        }
+    }
+    c->image_path = n->image;
+    if (kvftl_config_check(c, err, sizeof(err)) != 0) {
+        error_setg(errp, "kvssd: %s", err);
+        return false;
+    }
+    return true;
+}
+
+static void kvssd_realize(PCIDevice *pci, Error **errp)
+{
+    KvssdState *n = KVSSD(pci);
+    struct kvftl_config c;
+    char err[256];
+
+    if (n->max_ioqpairs < 1 || n->max_ioqpairs > KVSSD_MAX_IOQPAIRS) {
+        error_setg(errp, "kvssd: max-ioqpairs is %u; it must be from 1 to %u",
+                   n->max_ioqpairs, KVSSD_MAX_IOQPAIRS);
+        return;
+    }
+    if (n->dma_unit < 1 || n->dma_unit > 65536 || (n->dma_unit & (n->dma_unit - 1))) {
+        error_setg(errp, "kvssd: dma-unit is %u; it must be a power of two from 1 to 65536",
+                   n->dma_unit);
+        return;
+    }
+    if (n->mdts < 9 || n->mdts > 12) {
+        /* 2 MiB values + a page offset must fit in one command */
+        error_setg(errp, "kvssd: mdts is %u; it must be from 9 (2 MiB) to 12 (16 MiB) "
+                   "(a power of two of 4 KiB pages)", n->mdts);
+        return;
+    }
+    if (n->tag_table_entries < 1 || n->tag_table_entries > KVSSD_MAX_TAGS) {
+        error_setg(errp, "kvssd: tag-table-entries is %u; it must be from 1 to %u",
+                   n->tag_table_entries, KVSSD_MAX_TAGS);
+        return;
+    }
+    if (n->inline_timeout_ms < 1 || n->inline_timeout_ms > 3600000) {
+        error_setg(errp, "kvssd: inline-timeout-ms is %u; it must be from 1 to 3600000",
+                   n->inline_timeout_ms);
+        return;
+    }
+    if (!kvssd_build_config(n, &c, errp)) {
+        return;
+    }
+    n->ftl = kvftl_open(&c, err, sizeof(err));
+    if (!n->ftl) {
+        error_setg(errp, "kvssd: %s", err);
+        return;
+    }
+    struct kvssd_ns_config nc = {
+        .tag_table_entries = n->tag_table_entries,
+        .inline_timeout_ns = (uint64_t)n->inline_timeout_ms * 1000000,
+        .ednek = false,
+    };
+    n->ns = kvssd_ns_new(n->ftl, &nc, &n->xfer, err, sizeof(err));
+    if (!n->ns) {
+        kvftl_close(n->ftl);
+        n->ftl = NULL;
+        error_setg(errp, "kvssd: %s", err);
+        return;
+    }
+
+    struct kvssd_admin *a = &n->admin;
+    pstrcpy(a->serial, sizeof(a->serial), n->serial ? n->serial : "KVSSD0001");
+    pstrcpy(a->model, sizeof(a->model), "QEMU KVSSD NVMe Key-Value SSD");
+    pstrcpy(a->firmware, sizeof(a->firmware), "kvftl1.0");
+    a->vid = KVSSD_PCI_VENDOR_ID;
+    a->ssvid = KVSSD_PCI_VENDOR_ID;
+    a->mdts = n->mdts;
+    a->max_ioqpairs = n->max_ioqpairs;
+    a->vwc_present = !c.plp;
+    a->ftl = n->ftl;
+    a->ns = n->ns;
+    a->xfer = &n->xfer;
+    a->dma_unit_bytes = n->dma_unit;
+    a->ops = &kvssd_queue_ops;
+    a->opaque = n;
+    a->created_ns = kvssd_now_ns();
+    a->power_cycles = 1;
+    kvssd_admin_init(a);
+
+    n->cap = CAP_MQES(KVSSD_MQES) | CAP_CQR | CAP_TO(15) | CAP_CSS_NVM | CAP_CSS_IOCS;
+    n->vs = 0x00020000;
+
+    pci->config[PCI_INTERRUPT_PIN] = 1;
+    pci_config_set_prog_interface(pci->config, 0x2);   /* NVMe */
+    memory_region_init_io(&n->iomem, OBJECT(n), &kvssd_mmio_ops, n, "kvssd-bar0",
+                          KVSSD_BAR0_BYTES);
+    pci_register_bar(pci, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
+                     &n->iomem);
+    if (msix_init_exclusive_bar(pci, n->max_ioqpairs + 1, 4, errp)) {
+        kvssd_ns_free(n->ns);
+        kvftl_close(n->ftl);
+        n->ns = NULL;
+        n->ftl = NULL;
+        return;
+    }
+    for (uint32_t v = 0; v <= n->max_ioqpairs; v++) {
+        msix_vector_use(pci, v);
+    }
+    kvssd_queues_init(n);
+}
+
+static void kvssd_exit(PCIDevice *pci)
+{
+    KvssdState *n = KVSSD(pci);
+
+    kvssd_queues_reset(n);
+    qemu_bh_delete(n->bh);
+    timer_free(n->timer);
+    msix_uninit_exclusive_bar(pci);
+    kvssd_ns_free(n->ns);
+    kvftl_close(n->ftl);            /* flush + checkpoint into the image */
+}
+
+static void kvssd_reset_hold(Object *obj, ResetType type)
+{
+    KvssdState *n = KVSSD(obj);
+
+    kvssd_ctrl_reset(n);
+    n->cc = 0;
+    n->csts = 0;
+    n->aqa = 0;
+    n->asq = n->acq = 0;
+}
+
+static const Property kvssd_props[] = {
+    DEFINE_PROP_STRING("serial", KvssdState, serial),
+    DEFINE_PROP_STRING("preset", KvssdState, preset),
+    DEFINE_PROP_STRING("image", KvssdState, image),
+    DEFINE_PROP_UINT32("channels", KvssdState, channels, 0),
+    DEFINE_PROP_UINT32("dies-per-channel", KvssdState, dies_per_channel, 0),
+    DEFINE_PROP_UINT32("blocks-per-die", KvssdState, blocks_per_die, 0),
+    DEFINE_PROP_UINT32("pages-per-block", KvssdState, pages_per_block, 0),
+    DEFINE_PROP_UINT32("page-size-bytes", KvssdState, page_size_bytes, 0),
+    DEFINE_PROP_UINT64("read-latency-ns", KvssdState, read_latency_ns, 0),
+    DEFINE_PROP_UINT64("program-latency-ns", KvssdState, program_latency_ns, 0),
+    DEFINE_PROP_UINT64("erase-latency-ns", KvssdState, erase_latency_ns, 0),
+    DEFINE_PROP_UINT64("channel-bytes-per-us", KvssdState, channel_bytes_per_us, 0),
+    DEFINE_PROP_UINT64("dram-copy-bytes-per-us", KvssdState, dram_copy_bytes_per_us, 0),
+    DEFINE_PROP_UINT32("placement-unit-bytes", KvssdState, placement_unit_bytes, 0),
+    DEFINE_PROP_STRING("packing", KvssdState, packing),
+    DEFINE_PROP_UINT32("buffer-entries", KvssdState, buffer_entries, 0),
+    DEFINE_PROP_UINT32("dlt-entries", KvssdState, dlt_entries, 0),
+    DEFINE_PROP_UINT64("index-dram-bytes", KvssdState, index_dram_bytes, 0),
+    DEFINE_PROP_UINT32("index-page-bytes", KvssdState, index_page_bytes, 0),
+    DEFINE_PROP_ON_OFF_AUTO("bloom", KvssdState, bloom, ON_OFF_AUTO_AUTO),
+    DEFINE_PROP_UINT32("bloom-bits-per-key", KvssdState, bloom_bits_per_key, 0),
+    DEFINE_PROP_UINT64("max-keys", KvssdState, max_keys, 0),
+    DEFINE_PROP_UINT32("overprovision-percent", KvssdState, overprovision_percent, 0),
+    DEFINE_PROP_UINT32("gc-high-watermark-blocks", KvssdState, gc_high_watermark_blocks, 0),
+    DEFINE_PROP_UINT32("gc-low-watermark-blocks", KvssdState, gc_low_watermark_blocks, 0),
+    DEFINE_PROP_STRING("gc-policy", KvssdState, gc_policy),
+    DEFINE_PROP_ON_OFF_AUTO("plp", KvssdState, plp, ON_OFF_AUTO_AUTO),
+    DEFINE_PROP_BOOL("latency", KvssdState, latency, false),
+    DEFINE_PROP_UINT32("max-ioqpairs", KvssdState, max_ioqpairs, KVSSD_MAX_IOQPAIRS),
+    DEFINE_PROP_UINT32("dma-unit", KvssdState, dma_unit, 4096),
+    DEFINE_PROP_UINT8("mdts", KvssdState, mdts, 9),
+    DEFINE_PROP_UINT32("tag-table-entries", KvssdState, tag_table_entries, 256),
+    DEFINE_PROP_UINT32("inline-timeout-ms", KvssdState, inline_timeout_ms, 5000),
+};
+
+static const VMStateDescription kvssd_vmstate = {
+    .name = "kvssd",
+    .unmigratable = 1,
+};
+
+static void kvssd_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+    ResettableClass *rc = RESETTABLE_CLASS(oc);
+
+    pc->realize = kvssd_realize;
+    pc->exit = kvssd_exit;
+    pc->vendor_id = KVSSD_PCI_VENDOR_ID;
+    pc->device_id = KVSSD_PCI_DEVICE_ID;
+    pc->class_id = PCI_CLASS_STORAGE_EXPRESS;
+    pc->revision = 1;
+    rc->phases.hold = kvssd_reset_hold;
+    set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
+    dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware)";
+    dc->vmsd = &kvssd_vmstate;
+    device_class_set_props(dc, kvssd_props);
+}
+
+static const TypeInfo kvssd_info = {
+    .name = TYPE_KVSSD,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(KvssdState),
+    .class_init = kvssd_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void kvssd_register_types(void)
+{
+    type_register_static(&kvssd_info);
+}
+
+type_init(kvssd_register_types)

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kvssd: the QEMU NVMe KV-SSD device, transport half (QEMU types only here).
+ *
+ * ctrl.c    PCI function, BAR0 registers, CC/CSTS, reset/shutdown, properties
+ * queues.c  SQ/CQ, doorbells, SQE fetch, CQE post, interrupts, batching
+ * dma.c     PRP lists / SGL walking (bounded), transfer accounting
+ * admin.c   the admin command set (QEMU-free, see admin.h)
+ * kv.c      the KV command set (QEMU-free, see cmdset.h)
+ */
+#ifndef HW_KVSSD_KVSSD_H
+#define HW_KVSSD_KVSSD_H
+
+#include "hw/pci/pci_device.h"
+#include "qemu/queue.h"
+#include "qemu/timer.h"
+#include "qom/object.h"
+
+#include "admin.h"
+#include "cmdset.h"
+
+#define TYPE_KVSSD "kvssd"
+OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
+
+#define KVSSD_PCI_VENDOR_ID 0x144d   /* Samsung */
+#define KVSSD_PCI_DEVICE_ID 0xa8ff   /* our own: not a real Samsung product */
+#define KVSSD_MAX_IOQPAIRS 64
+#define KVSSD_MQES 1023              /* CAP.MQES: queues of up to 1024 entries */
+#define KVSSD_PAGE_BYTES 4096        /* the only memory page size (CAP.MPSMIN = MPSMAX = 0) */
+#define KVSSD_BAR0_BYTES 0x4000
+#define KVSSD_DB_BASE 0x1000
+#define KVSSD_BATCH 128              /* SQEs fetched per bottom-half run */
+#define KVSSD_MAX_SGL_DESCRS 256     /* data descriptors walked per command */
+
+
+/* BAR0 register offsets (NVMe 2.0 §3.1.4). */
+enum {
+    KVSSD_REG_CAP = 0x00,
+    KVSSD_REG_VS = 0x08,
+    KVSSD_REG_INTMS = 0x0c,
+    KVSSD_REG_INTMC = 0x10,
+    KVSSD_REG_CC = 0x14,
+    KVSSD_REG_CSTS = 0x1c,
+    KVSSD_REG_NSSR = 0x20,
+    KVSSD_REG_AQA = 0x24,
+    KVSSD_REG_ASQ = 0x28,
+    KVSSD_REG_ACQ = 0x30,
+};
+
+#define KVSSD_CC_EN (1u << 0)
+#define KVSSD_CC_CSS(cc) (((cc) >> 4) & 0x7)
+#define KVSSD_CC_MPS(cc) (((cc) >> 7) & 0xf)
+#define KVSSD_CC_AMS(cc) (((cc) >> 11) & 0x7)
+#define KVSSD_CC_SHN(cc) (((cc) >> 14) & 0x3)
+#define KVSSD_CSTS_RDY (1u << 0)
+#define KVSSD_CSTS_CFS (1u << 1)
+#define KVSSD_CSTS_SHST_MASK (3u << 2)
+#define KVSSD_CSTS_SHST_DONE (2u << 2)
+
+typedef struct KvssdState KvssdState;
+
+/* A completion waiting to be posted: CQ full, or held until its simulated time. */
+typedef struct KvssdCqe {
+    uint16_t sqid, cid, status;
+    uint32_t dw0, dw1;
+    int64_t due_ns;
+    QTAILQ_ENTRY(KvssdCqe) entry;
+} KvssdCqe;
+
+typedef struct KvssdCQ {
+    uint16_t qid, size, head, tail, vector;
+    bool phase, ien;
+    uint64_t dma_addr;
+    uint32_t sq_refs;        /* SQs that complete here */
+    uint32_t waiting;        /* entries on @pending */
+    QTAILQ_HEAD(, KvssdCqe) pending; /* ordered by due_ns */
+} KvssdCQ;
+
+typedef struct KvssdSQ {
+    uint16_t qid, cqid, size, head, tail;
+    uint64_t dma_addr;
+} KvssdSQ;
+
+/* The data pointer of one command, resolved into at most a bounded list of extents. */
+typedef struct KvssdExtent {
+    uint64_t addr;
+    uint32_t len;
+} KvssdExtent;
+
+typedef struct KvssdDptr {
+    KvssdState *n;
+    const struct kvssd_sqe *sqe;
+    uint32_t len;            /* bytes the command describes */
+    bool resolved;
+    uint16_t resolve_status; /* the status of resolving, once resolved */
+    uint32_t nr_extents, cap_extents;
+    KvssdExtent *extents;
+    uint64_t max_h2d, max_d2h;   /* furthest byte moved, per direction */
+    uint64_t moved_h2d, moved_d2h;
+} KvssdDptr;
+
+struct KvssdState {
+    PCIDevice parent_obj;
+    MemoryRegion iomem;
+    MemoryRegion msix_bar;
+
+    /* registers */
+    uint64_t cap;
+    uint32_t vs, intms, cc, csts, aqa;
+    uint64_t asq, acq;
+
+    /* queues */
+    KvssdSQ *sq[KVSSD_MAX_IOQPAIRS + 1];
+    KvssdCQ *cq[KVSSD_MAX_IOQPAIRS + 1];
+    uint16_t rr_next;        /* round-robin start for the next batch */
+    QEMUBH *bh;
+    QEMUTimer *timer;        /* latency=on completions; inline stream expiry */
+    bool irq_level;
+
+    /* firmware and command sets */
+    struct kvftl *ftl;
+    struct kvssd_ns *ns;
+    struct kvssd_admin admin;
+    struct kvssd_xfer_counters xfer;
+
+    /* properties */
+    char *serial;
+    char *preset;
+    char *image;
+    char *packing;
+    char *gc_policy;
+    uint32_t channels, dies_per_channel, blocks_per_die, pages_per_block, page_size_bytes;
+    uint64_t read_latency_ns, program_latency_ns, erase_latency_ns;
+    uint64_t channel_bytes_per_us, dram_copy_bytes_per_us;
+    uint32_t placement_unit_bytes, buffer_entries, dlt_entries;
+    uint64_t index_dram_bytes;
+    uint32_t index_page_bytes, bloom_bits_per_key;
+    uint64_t max_keys;
+    OnOffAuto bloom, plp;
+    uint32_t overprovision_percent, gc_high_watermark_blocks, gc_low_watermark_blocks;
+    bool latency;
+    uint32_t max_ioqpairs;
+    uint32_t dma_unit;
+    uint8_t mdts;
+    uint32_t tag_table_entries;
+    uint32_t inline_timeout_ms;
+};
+
+/* ctrl.c */
+void kvssd_ctrl_fatal(KvssdState *n, const char *why);
+int64_t kvssd_now_ns(void);
+
+/* queues.c */
+void kvssd_queues_init(KvssdState *n);
+void kvssd_queues_reset(KvssdState *n);
+void kvssd_queues_free(KvssdState *n);
+bool kvssd_admin_queue_setup(KvssdState *n);
+void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val);
+void kvssd_irq_update(KvssdState *n);
+void kvssd_queues_kick(KvssdState *n);
+extern const struct kvssd_admin_ops kvssd_queue_ops;
+
+/* dma.c */
+void kvssd_dptr_init(KvssdDptr *d, KvssdState *n, const struct kvssd_sqe *sqe, uint32_t len);
+void kvssd_dptr_finish(KvssdDptr *d);
+struct kvssd_dptr kvssd_dptr_ops(KvssdDptr *d);
+uint32_t kvssd_io_data_len(const struct kvssd_sqe *sqe);
+uint32_t kvssd_mdts_bytes(const KvssdState *n);
+
+#endif /* HW_KVSSD_KVSSD_H */

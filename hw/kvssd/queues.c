@@ -1,0 +1,592 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Submission and completion queues: doorbells, SQE fetch, command dispatch
+ * to the admin and KV command sets, CQE posting (at once, or at the
+ * simulated completion time with latency=on), MSI-X / INTx interrupts.
+ *
+ * Doorbell writes only record the new value and schedule a bottom half;
+ * the bottom half fetches at most KVSSD_BATCH commands per run, so a guest
+ * with deep queues never holds the main loop for long. Completions that do
+ * not fit into a full CQ wait on its pending list; a CQ's pending list is
+ * bounded by its size because no SQE is fetched for a CQ that has as many
+ * completions pending as entries.
+ */
+#include "qemu/osdep.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci.h"
+#include "system/dma.h"
+
+#include "kvssd.h"
+#include "trace.h"
+
+int64_t kvssd_now_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* ---- interrupts --------------------------------------------------------- */
+
+void kvssd_irq_update(KvssdState *n)
+{
+    PCIDevice *pci = PCI_DEVICE(n);
+    bool level = false;
+
+    if (msix_enabled(pci)) {
+        return;
+    }
+    /* INTx: asserted while an interrupt-enabled CQ holds unconsumed entries. */
+    for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
+        KvssdCQ *cq = n->cq[i];
+        if (cq && cq->ien && cq->head != cq->tail && !(n->intms & 1)) {
+            level = true;
+            break;
+        }
+    }
+    if (level != n->irq_level) {
+        n->irq_level = level;
+        pci_set_irq(pci, level);
+    }
+}
+
+static void cq_notify(KvssdState *n, KvssdCQ *cq)
+{
+    PCIDevice *pci = PCI_DEVICE(n);
+
+    if (!cq->ien) {
+        return;
+    }
+    if (msix_enabled(pci)) {
+        if (cq->vector < msix_nr_vectors_allocated(pci)) {
+            msix_notify(pci, cq->vector);
+        }
+    } else {
+        kvssd_irq_update(n);
+    }
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static bool cq_full(const KvssdCQ *cq)
+{
+    return (cq->tail + 1) % cq->size == cq->head;
+}
+
+/* Post as many due completions of @cq as fit. Returns false on a DMA failure. */
+static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
+{
+    KvssdCqe *e;
+    bool posted = false;
+
+    while ((e = QTAILQ_FIRST(&cq->pending)) && e->due_ns <= now && !cq_full(cq)) {
+        KvssdSQ *sq = e->sqid <= KVSSD_MAX_IOQPAIRS ? n->sq[e->sqid] : NULL;
+        uint32_t cqe[4];
+        cqe[0] = cpu_to_le32(e->dw0);
+        cqe[1] = cpu_to_le32(e->dw1);
+        cqe[2] = cpu_to_le32((sq ? sq->head : 0) | (uint32_t)e->sqid << 16);
+        cqe[3] = cpu_to_le32(e->cid | (uint32_t)((e->status << 1) | cq->phase) << 16);
+        hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * KVSSD_CQE_BYTES;
+        if (pci_dma_write(PCI_DEVICE(n), addr, cqe, sizeof(cqe)) != MEMTX_OK) {
+            trace_kvssd_dma_error(addr, sizeof(cqe));
+            kvssd_ctrl_fatal(n, "CQE post outside guest memory");
+            return false;
+        }
+        trace_kvssd_cqe_post(cq->qid, e->sqid, e->cid, e->status, e->dw0);
+        n->xfer.cqe_post_bytes += KVSSD_CQE_BYTES;
+        cq->tail++;
+        if (cq->tail == cq->size) {
+            cq->tail = 0;
+            cq->phase = !cq->phase;
+        }
+        QTAILQ_REMOVE(&cq->pending, e, entry);
+        cq->waiting--;
+        g_free(e);
+        posted = true;
+    }
+    if (posted) {
+        cq_notify(n, cq);
+    }
+    return true;
+}
+
+/* Queue a completion on @cq, ordered by its due time (FIFO among equals). */
+static void cq_enqueue(KvssdState *n, KvssdCQ *cq, uint16_t sqid, uint16_t cid,
+                       uint16_t status, uint32_t dw0, uint32_t dw1, int64_t due_ns)
+{
+    KvssdCqe *e = g_new0(KvssdCqe, 1), *it;
+
+    e->sqid = sqid;
+    e->cid = cid;
+    e->status = status;
+    e->dw0 = dw0;
+    e->dw1 = dw1;
+    e->due_ns = due_ns;
+    QTAILQ_FOREACH_REVERSE(it, &cq->pending, entry) {
+        if (it->due_ns <= due_ns) {
+            QTAILQ_INSERT_AFTER(&cq->pending, it, e, entry);
+            goto inserted;
+        }
+    }
+    QTAILQ_INSERT_HEAD(&cq->pending, e, entry);
+inserted:
+    cq->waiting++;
+    if (status != KVSSD_SC_SUCCESS) {
+        kvssd_admin_record_error(&n->admin, sqid, cid, status, 0);
+    }
+}
+
+static void cq_free_pending(KvssdCQ *cq)
+{
+    KvssdCqe *e, *next;
+
+    QTAILQ_FOREACH_SAFE(e, &cq->pending, entry, next) {
+        QTAILQ_REMOVE(&cq->pending, e, entry);
+        g_free(e);
+    }
+    cq->waiting = 0;
+}
+
+/* ---- queue management (admin command callbacks) ------------------------ */
+
+static uint16_t create_cq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
+                          uint16_t vector, bool ien, bool pc)
+{
+    KvssdState *n = opaque;
+    KvssdCQ *cq;
+
+    if (qid == 0 || qid > n->admin.feat.ncqa + 1 || n->cq[qid]) {
+        trace_kvssd_queue_err("create cq: invalid qid", qid);
+        return KVSSD_SC_INVALID_QID | KVSSD_SC_DNR;
+    }
+    if (qsize0 == 0 || qsize0 > KVSSD_MQES) {
+        trace_kvssd_queue_err("create cq: invalid size", qsize0);
+        return KVSSD_SC_INVALID_QSIZE | KVSSD_SC_DNR;
+    }
+    if (!pc) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;   /* CAP.CQR: contiguous only */
+    }
+    if (base & (KVSSD_PAGE_BYTES - 1) || base == 0) {
+        return KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR;
+    }
+    if (vector > n->max_ioqpairs) {
+        return KVSSD_SC_INVALID_IRQ_VECTOR | KVSSD_SC_DNR;
+    }
+    cq = g_new0(KvssdCQ, 1);
+    cq->qid = qid;
+    cq->size = qsize0 + 1;
+    cq->dma_addr = base;
+    cq->vector = vector;
+    cq->ien = ien;
+    cq->phase = 1;
+    QTAILQ_INIT(&cq->pending);
+    n->cq[qid] = cq;
+    trace_kvssd_create_cq(qid, cq->size, vector, ien);
+    return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t create_sq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
+                          uint16_t cqid, bool pc)
+{
+    KvssdState *n = opaque;
+    KvssdSQ *sq;
+
+    if (qid == 0 || qid > n->admin.feat.nsqa + 1 || n->sq[qid]) {
+        trace_kvssd_queue_err("create sq: invalid qid", qid);
+        return KVSSD_SC_INVALID_QID | KVSSD_SC_DNR;
+    }
+    if (cqid == 0 || cqid > KVSSD_MAX_IOQPAIRS || !n->cq[cqid]) {
+        trace_kvssd_queue_err("create sq: invalid cqid", cqid);
+        return KVSSD_SC_CQ_INVALID | KVSSD_SC_DNR;
+    }
+    if (qsize0 == 0 || qsize0 > KVSSD_MQES) {
+        trace_kvssd_queue_err("create sq: invalid size", qsize0);
+        return KVSSD_SC_INVALID_QSIZE | KVSSD_SC_DNR;
+    }
+    if (!pc) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    if (base & (KVSSD_PAGE_BYTES - 1) || base == 0) {
+        return KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR;
+    }
+    sq = g_new0(KvssdSQ, 1);
+    sq->qid = qid;
+    sq->cqid = cqid;
+    sq->size = qsize0 + 1;
+    sq->dma_addr = base;
+    n->sq[qid] = sq;
+    n->cq[cqid]->sq_refs++;
+    trace_kvssd_create_sq(qid, sq->size, cqid);
+    return KVSSD_SC_SUCCESS;
+}
+
+static void sq_free(KvssdState *n, KvssdSQ *sq)
+{
+    KvssdCQ *cq = n->cq[sq->cqid];
+
+    if (cq) {
+        cq->sq_refs--;
+    }
+    n->sq[sq->qid] = NULL;
+    g_free(sq);
+}
+
+static uint16_t delete_sq(void *opaque, uint16_t qid)
+{
+    KvssdState *n = opaque;
+    KvssdSQ *sq = qid && qid <= KVSSD_MAX_IOQPAIRS ? n->sq[qid] : NULL;
+
+    if (!sq) {
+        trace_kvssd_queue_err("delete sq: invalid qid", qid);
+        return KVSSD_SC_INVALID_QID | KVSSD_SC_DNR;
+    }
+    /*
+     * Commands still in the queue (submitted, not fetched) are aborted:
+     * each gets "Command Aborted due to SQ Deletion". Fetched commands have
+     * run already; their completions stay pending on the CQ.
+     */
+    KvssdCQ *cq = n->cq[sq->cqid];
+    while (sq->head != sq->tail && cq) {
+        uint32_t dw0;
+        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
+        if (pci_dma_read(PCI_DEVICE(n), addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+            break;
+        }
+        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
+        sq->head = (sq->head + 1) % sq->size;
+        cq_enqueue(n, cq, qid, le32_to_cpu(dw0) >> 16, KVSSD_SC_ABORTED_SQ_DELETION,
+                   0, 0, INT64_MIN);
+    }
+    trace_kvssd_delete_sq(qid);
+    sq_free(n, sq);
+    qemu_bh_schedule(n->bh);
+    return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t delete_cq(void *opaque, uint16_t qid)
+{
+    KvssdState *n = opaque;
+    KvssdCQ *cq = qid && qid <= KVSSD_MAX_IOQPAIRS ? n->cq[qid] : NULL;
+
+    if (!cq) {
+        trace_kvssd_queue_err("delete cq: invalid qid", qid);
+        return KVSSD_SC_INVALID_QID | KVSSD_SC_DNR;
+    }
+    if (cq->sq_refs) {
+        trace_kvssd_queue_err("delete cq: SQs still attached", qid);
+        return KVSSD_SC_INVALID_QUEUE_DELETION | KVSSD_SC_DNR;
+    }
+    cq_free_pending(cq);
+    n->cq[qid] = NULL;
+    g_free(cq);
+    trace_kvssd_delete_cq(qid);
+    kvssd_irq_update(n);
+    return KVSSD_SC_SUCCESS;
+}
+
+const struct kvssd_admin_ops kvssd_queue_ops = {
+    .create_cq = create_cq,
+    .create_sq = create_sq,
+    .delete_sq = delete_sq,
+    .delete_cq = delete_cq,
+};
+
+bool kvssd_admin_queue_setup(KvssdState *n)
+{
+    uint32_t asqs = (n->aqa & 0xfff) + 1, acqs = ((n->aqa >> 16) & 0xfff) + 1;
+    KvssdSQ *sq;
+    KvssdCQ *cq;
+
+    if (asqs < 2 || acqs < 2) {
+        return false;
+    }
+    if ((n->asq & (KVSSD_PAGE_BYTES - 1)) || (n->acq & (KVSSD_PAGE_BYTES - 1))) {
+        return false;
+    }
+    cq = g_new0(KvssdCQ, 1);
+    cq->qid = 0;
+    cq->size = acqs;
+    cq->dma_addr = n->acq;
+    cq->vector = 0;
+    cq->ien = true;
+    cq->phase = 1;
+    QTAILQ_INIT(&cq->pending);
+    n->cq[0] = cq;
+    sq = g_new0(KvssdSQ, 1);
+    sq->qid = 0;
+    sq->cqid = 0;
+    sq->size = asqs;
+    sq->dma_addr = n->asq;
+    n->sq[0] = sq;
+    cq->sq_refs = 1;
+    return true;
+}
+
+void kvssd_queues_free(KvssdState *n)
+{
+    for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
+        g_free(n->sq[i]);
+        n->sq[i] = NULL;
+        if (n->cq[i]) {
+            cq_free_pending(n->cq[i]);
+            g_free(n->cq[i]);
+            n->cq[i] = NULL;
+        }
+    }
+    n->rr_next = 0;
+}
+
+/* Controller reset: every queue is gone, interrupts deasserted. */
+void kvssd_queues_reset(KvssdState *n)
+{
+    kvssd_queues_free(n);
+    timer_del(n->timer);
+    if (n->irq_level) {
+        n->irq_level = false;
+        pci_set_irq(PCI_DEVICE(n), 0);
+    }
+}
+
+/* ---- doorbells ---------------------------------------------------------- */
+
+static void invalid_doorbell(KvssdState *n, uint32_t event, hwaddr off, uint32_t val)
+{
+    uint16_t cid;
+
+    trace_kvssd_doorbell_invalid(off, val);
+    if (kvssd_admin_event(&n->admin, event, &cid) && n->cq[0]) {
+        cq_enqueue(n, n->cq[0], 0, cid, KVSSD_SC_SUCCESS, event, 0, INT64_MIN);
+        qemu_bh_schedule(n->bh);
+    }
+}
+
+void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
+{
+    uint32_t idx = (off - KVSSD_DB_BASE) / 4;
+    uint32_t qid = idx / 2;
+    bool is_cq = idx & 1;
+
+    n->xfer.doorbell_bytes += 4;
+    if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
+        return;
+    }
+    if (off & 3 || qid > KVSSD_MAX_IOQPAIRS) {
+        invalid_doorbell(n, KVSSD_AEN_INVALID_DB_REG, off, val);
+        return;
+    }
+    if (is_cq) {
+        KvssdCQ *cq = n->cq[qid];
+        if (!cq) {
+            invalid_doorbell(n, KVSSD_AEN_INVALID_DB_REG, off, val);
+            return;
+        }
+        if (val >= cq->size) {
+            invalid_doorbell(n, KVSSD_AEN_INVALID_DB_VALUE, off, val);
+            return;
+        }
+        cq->head = val;
+        kvssd_irq_update(n);
+        if (cq->waiting) {
+            qemu_bh_schedule(n->bh);
+        }
+    } else {
+        KvssdSQ *sq = n->sq[qid];
+        if (!sq) {
+            invalid_doorbell(n, KVSSD_AEN_INVALID_DB_REG, off, val);
+            return;
+        }
+        if (val >= sq->size) {
+            invalid_doorbell(n, KVSSD_AEN_INVALID_DB_VALUE, off, val);
+            return;
+        }
+        sq->tail = val;
+        qemu_bh_schedule(n->bh);
+    }
+}
+
+/* ---- command execution -------------------------------------------------- */
+
+static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
+                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, bool *deferred)
+{
+    KvssdDptr d;
+    struct kvssd_admin_req req = { .sqe = sqe, .now_ns = now };
+
+    /* Admin data is at most 4 KiB (Identify, log pages); the dptr bounds it. */
+    uint32_t len = 4096;
+    if (kvssd_sqe_opcode(sqe) == KVSSD_ADM_GET_LOG_PAGE) {
+        uint64_t numd = ((uint64_t)(sqe->cdw[11] & 0xffff) << 16 | sqe->cdw[10] >> 16) + 1;
+        len = (uint32_t)MIN(numd * 4, (uint64_t)kvssd_mdts_bytes(n));
+    }
+    kvssd_dptr_init(&d, n, sqe, len);
+    req.dptr = kvssd_dptr_ops(&d);
+    kvssd_admin_execute(&n->admin, &req);
+    kvssd_dptr_finish(&d);
+    *status = req.status;
+    *dw0 = req.dw0;
+    *dw1 = req.dw1;
+    *deferred = req.deferred;
+}
+
+static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
+                          uint16_t *status, uint32_t *dw0, uint32_t *dw1)
+{
+    uint8_t opc = kvssd_sqe_opcode(sqe);
+    uint32_t nsid = sqe->cdw[1];
+    KvssdDptr d;
+    struct kvssd_req req = { .sqe = sqe, .now_ns = now };
+
+    *dw0 = *dw1 = 0;
+    if ((sqe->cdw[0] >> 8) & 0x3) {
+        *status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;   /* fused: not supported */
+        return now;
+    }
+    /* The full-layout inline transfer carries tag and sequence in CDW1. */
+    if (opc != KVSSD_OPC_INLINE_XFER_FULL &&
+        nsid != 1 && !(opc == KVSSD_OPC_FLUSH && nsid == 0xffffffff)) {
+        *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        return now;
+    }
+    uint64_t inline_before = n->xfer.inline_bytes;
+    kvssd_dptr_init(&d, n, sqe, kvssd_io_data_len(sqe));
+    req.dptr = kvssd_dptr_ops(&d);
+    kvssd_kv_execute(n->ns, &req);
+    /* A volatile write cache that the host disabled: write through. */
+    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce &&
+        (opc & 1)) {
+        struct kvftl_cpl cpl;
+        kvftl_flush(n->ftl, req.done_ns, &cpl);
+        req.done_ns = MAX(req.done_ns, cpl.done_ns);
+    }
+    kvssd_admin_count_io(&n->admin, opc, d.moved_d2h,
+                         d.moved_h2d + (n->xfer.inline_bytes - inline_before),
+                         req.done_ns > (uint64_t)now ? req.done_ns - now : 0);
+    kvssd_dptr_finish(&d);
+    *status = req.status;
+    *dw0 = req.dw0;
+    *dw1 = req.dw1;
+    return (int64_t)req.done_ns;
+}
+
+/* Fetch and run up to @budget commands of @sq. Returns the number run, -1 on fatal. */
+static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now)
+{
+    KvssdCQ *cq = n->cq[sq->cqid];
+    int done = 0;
+
+    while (done < budget && sq->head != sq->tail && cq && cq->waiting < cq->size) {
+        struct kvssd_sqe sqe;
+        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
+        uint16_t status;
+        uint32_t dw0, dw1;
+        bool deferred = false;
+        int64_t due = INT64_MIN;
+
+        if (pci_dma_read(PCI_DEVICE(n), addr, &sqe, sizeof(sqe)) != MEMTX_OK) {
+            trace_kvssd_dma_error(addr, sizeof(sqe));
+            kvssd_ctrl_fatal(n, "SQE fetch outside guest memory");
+            return -1;
+        }
+        for (int i = 0; i < 16; i++) {
+            sqe.cdw[i] = le32_to_cpu(sqe.cdw[i]);
+        }
+        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
+        sq->head = (sq->head + 1) % sq->size;
+        uint16_t cid = sqe.cdw[0] >> 16;
+        trace_kvssd_sqe(sq->qid, cid, kvssd_sqe_opcode(&sqe), sqe.cdw[10], sqe.cdw[11]);
+
+        if (sq->qid == 0) {
+            execute_admin(n, &sqe, now, &status, &dw0, &dw1, &deferred);
+        } else {
+            int64_t done_ns = execute_io(n, &sqe, now, &status, &dw0, &dw1);
+            if (n->latency) {
+                due = done_ns;
+            }
+        }
+        done++;
+        if (!deferred) {
+            cq_enqueue(n, cq, sq->qid, cid, status, dw0, dw1, due);
+        }
+        /* an admin command may have deleted this very queue or reset state */
+        if (!n->sq[sq->qid] || n->sq[sq->qid] != sq || !(n->csts & KVSSD_CSTS_RDY)) {
+            break;
+        }
+    }
+    return done;
+}
+
+static void kvssd_process(void *opaque)
+{
+    KvssdState *n = opaque;
+    int64_t now = kvssd_now_ns();
+    int budget = KVSSD_BATCH;
+    bool more = false;
+
+    if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
+        return;
+    }
+    kvssd_ns_expire(n->ns, now);
+    /* round robin over the SQs, admin included */
+    for (int k = 0; k <= KVSSD_MAX_IOQPAIRS && budget > 0; k++) {
+        int qid = (n->rr_next + k) % (KVSSD_MAX_IOQPAIRS + 1);
+        KvssdSQ *sq = n->sq[qid];
+        if (!sq) {
+            continue;
+        }
+        int r = sq_process(n, sq, MIN(budget, 32), now);
+        if (r < 0) {
+            return;
+        }
+        budget -= r;
+        if (!(n->csts & KVSSD_CSTS_RDY)) {
+            return;
+        }
+    }
+    n->rr_next = (n->rr_next + 1) % (KVSSD_MAX_IOQPAIRS + 1);
+
+    int64_t next_due = INT64_MAX;
+    for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
+        KvssdCQ *cq = n->cq[i];
+        if (!cq) {
+            continue;
+        }
+        if (!cq_drain(n, cq, now)) {
+            return;
+        }
+        KvssdCqe *e = QTAILQ_FIRST(&cq->pending);
+        if (e && e->due_ns > now) {
+            next_due = MIN(next_due, e->due_ns);
+        }
+    }
+    for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
+        KvssdSQ *sq = n->sq[i];
+        KvssdCQ *cq = sq ? n->cq[sq->cqid] : NULL;
+        if (sq && cq && sq->head != sq->tail && cq->waiting < cq->size) {
+            more = true;
+        }
+    }
+    if (more) {
+        qemu_bh_schedule(n->bh);     /* yield to the main loop, continue soon */
+    }
+    /* latency=on holds completions; also wake to expire idle inline streams */
+    int64_t wake = now + (int64_t)n->inline_timeout_ms * 1000000;
+    if (next_due != INT64_MAX) {
+        wake = MIN(wake, next_due);
+    }
+    timer_mod(n->timer, wake);
+}
+
+static void kvssd_timer_cb(void *opaque)
+{
+    KvssdState *n = opaque;
+    qemu_bh_schedule(n->bh);
+}
+
+void kvssd_queues_kick(KvssdState *n)
+{
+    qemu_bh_schedule(n->bh);
+}
+
+void kvssd_queues_init(KvssdState *n)
+{
+    n->bh = qemu_bh_new_guarded(kvssd_process, n, &DEVICE(n)->mem_reentrancy_guard);
+    n->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, kvssd_timer_cb, n);
+}

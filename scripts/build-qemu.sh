@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Build qemu-system-x86_64 with the kvssd device (hw/kvssd + kvftl) and the
+# kvssd qtests.
+#
+# QEMU 10.0.x source comes from (first match):
+#   QEMU_SRC=DIR        an unpacked QEMU source tree (used in place)
+#   QEMU_TARBALL=FILE   a qemu-10.0.x.tar.xz (unpacked into the cache)
+#   default             Debian trixie's source package (`apt-get source qemu`
+#                       through a private sources list: the machine's own apt
+#                       configuration is not touched)
+# The source and build live in KVSSD_CACHE/qemu (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/kvssd/qemu), outside the project tree, so a
+# re-run after a change to our files rebuilds only those files.
+#
+# Our files are symlinked into QEMU_TREE/hw/kvssd (device, firmware,
+# include/) and QEMU_TREE/tests/qtest (kvssd-*-test.c). The only QEMU files
+# changed are hw/meson.build, hw/Kconfig and tests/qtest/meson.build, each by
+# one appended/inserted line that registers kvssd.
+#
+# KVSSD_QEMU_ASAN=1 builds a second tree (build-asan) configured with
+# --enable-asan --enable-ubsan, for the randomized qtest.
+# KVSSD_QEMU_TARGETS: ninja targets (default: the emulator and the qtests).
+#
+# The last line of stdout is the path of the built qemu-system-x86_64.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+QEMU_WANT_SERIES=10.0
+cache=$KVSSD_CACHE/qemu
+asan=${KVSSD_QEMU_ASAN:-0}
+mkdir -p "$cache"
+
+ensure_packages build-essential dpkg-dev ninja-build pkg-config python3 \
+    libglib2.0-dev libfdt-dev libxxhash-dev zlib1g-dev seabios qemu-system-data
+
+# QEMU 10 wants meson >= 1.5 (bookworm has 1.0.1); its configure venv is not
+# isolated and finds a pip-installed meson in the Python it runs with.
+python=${PYTHON:-python3}
+if ! "$python" - <<'PY' 2>/dev/null; then
+import sys, mesonbuild.coredata as c, pycotap
+v = tuple(int(x) for x in c.version.split('.')[:2])
+sys.exit(0 if v >= (1, 5) else 1)
+PY
+    log "installing meson>=1.5 and pycotap for $python"
+    "$python" -m pip install -q 'meson>=1.5' pycotap >&2 ||
+        "$python" -m pip install -q --break-system-packages 'meson>=1.5' pycotap >&2 ||
+        die "pip install 'meson>=1.5' pycotap failed"
+fi
+
+# ---- 1. QEMU source ---------------------------------------------------------
+fetch_debian_source() {
+    local apt=$cache/apt list
+    mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$cache/src"
+    list=$apt/sources.list
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$list"
+    local o=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
+             -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache::Archives=$apt/archives"
+             -o APT::Sandbox::User=root)
+    log "fetching QEMU source from Debian trixie (apt-get source qemu)"
+    apt-get "${o[@]}" update -q >&2 || die "apt-get update (trixie deb-src) failed"
+    (cd "$cache/src" && apt-get "${o[@]}" source -q qemu >&2) || die "apt-get source qemu failed"
+}
+
+if [ -n "${QEMU_SRC:-}" ]; then
+    tree=$(cd "$QEMU_SRC" && pwd)
+    build_base=$cache/build-$(echo "$tree" | md5sum | cut -c1-8)
+else
+    if [ -n "${QEMU_TARBALL:-}" ]; then
+        stamp=$cache/src/.from-$(basename "$QEMU_TARBALL")
+        if [ ! -e "$stamp" ]; then
+            mkdir -p "$cache/src"
+            log "unpacking $QEMU_TARBALL"
+            tar -C "$cache/src" -xf "$QEMU_TARBALL" || die "cannot unpack $QEMU_TARBALL"
+            touch "$stamp"
+        fi
+    fi
+    tree=$(ls -d "$cache"/src/qemu-$QEMU_WANT_SERIES* 2>/dev/null | grep -v '\.tar' | sort -V | tail -1 || true)
+    if [ -z "$tree" ]; then
+        [ -z "${QEMU_TARBALL:-}" ] || die "$QEMU_TARBALL did not unpack to a qemu-$QEMU_WANT_SERIES.x directory"
+        fetch_debian_source
+        tree=$(ls -d "$cache"/src/qemu-$QEMU_WANT_SERIES* 2>/dev/null | grep -v '\.tar' | sort -V | tail -1 || true)
+        [ -n "$tree" ] || die "apt-get source qemu gave no qemu-$QEMU_WANT_SERIES.x tree in $cache/src (trixie moved on? use QEMU_SRC or QEMU_TARBALL)"
+    fi
+    build_base=$cache/build
+fi
+[ -f "$tree/VERSION" ] || die "$tree is not a QEMU source tree (no VERSION file)"
+case $(cat "$tree/VERSION") in
+$QEMU_WANT_SERIES.*) ;;
+*) log "warning: $tree is QEMU $(cat "$tree/VERSION"), the device is written for $QEMU_WANT_SERIES.x" ;;
+esac
+# Use the system libfdt: the dtc subproject would be fetched with git.
+rm -rf "$tree/subprojects/dtc"
+
+# ---- 2. our files into QEMU's tree ------------------------------------------
+dev=$tree/hw/kvssd
+mkdir -p "$dev"
+# Drop links to files that no longer exist, then link what is there now.
+find "$dev" -maxdepth 1 -type l ! -exec test -e {} \; -delete
+for f in "$KVSSD_TOP"/hw/kvssd/*.c "$KVSSD_TOP"/hw/kvssd/*.h "$KVSSD_TOP"/hw/kvssd/trace-events \
+         "$KVSSD_TOP"/hw/kvssd/Kconfig; do
+    [ -e "$f" ] && ln -sfn "$f" "$dev/$(basename "$f")"
+done
+ln -sfn "$KVSSD_TOP/include" "$dev/include"
+ln -sfn "$KVSSD_TOP/kvftl" "$dev/kvftl"
+
+# hw/kvssd/meson.build inside QEMU: our template with the file lists filled
+# in (firmware sources change as kvftl grows; QEMU-free command-set files are
+# linked only once they exist).
+list_files() { # DIR GLOB... -> "'a.c', 'b.c'"
+    local d=$1 out= f
+    shift
+    for f in "$@"; do
+        [ -e "$d/$f" ] && out+="'$f', "
+    done
+    echo "${out%, }"
+}
+fw_files=$(cd "$KVSSD_TOP/kvftl" 2>/dev/null && list_files . *.c | sed "s/'\\([^']*\\)'/'kvftl\\/\\1'/g" || true)
+cmdset_files=$(list_files "$KVSSD_TOP/hw/kvssd" kv.c inline.c admin.c)
+tmp=$(mktemp)
+sed -e "s|@FIRMWARE_SOURCES@|$fw_files|" -e "s|@CMDSET_SOURCES@|$cmdset_files|" \
+    "$KVSSD_TOP/hw/kvssd/meson.qemu.build" >"$tmp"
+cmp -s "$tmp" "$dev/meson.build" 2>/dev/null && rm -f "$tmp" || mv "$tmp" "$dev/meson.build"
+
+grep -q "subdir('kvssd')" "$tree/hw/meson.build" || echo "subdir('kvssd')" >>"$tree/hw/meson.build"
+grep -q 'source kvssd/Kconfig' "$tree/hw/Kconfig" || echo 'source kvssd/Kconfig' >>"$tree/hw/Kconfig"
+
+# qtests: link the sources and register them for x86_64 (one inserted line
+# after the qtests_x86_64 assignment, rewritten when the set of tests changes).
+qtests=
+for f in "$KVSSD_TOP"/tests/qtest/kvssd-*.c; do
+    [ -e "$f" ] || continue
+    ln -sfn "$f" "$tree/tests/qtest/$(basename "$f")"
+    qtests+="'$(basename "$f" .c)', "
+done
+qtm=$tree/tests/qtest/meson.build
+want="qtests_x86_64 += (config_all_devices.has_key('CONFIG_KVSSD') ? [${qtests%, }] : []) # kvssd"
+if ! grep -qxF "$want" "$qtm" || [ "$(grep -c CONFIG_KVSSD "$qtm")" != 1 ]; then
+    sed -i '/CONFIG_KVSSD/d' "$qtm"
+    line=$(grep -n '^qtests_x86_64 = ' "$qtm" | head -1 | cut -d: -f1)
+    [ -n "$line" ] || die "cannot find qtests_x86_64 in $qtm"
+    # the first top-level assignment after the (possibly multi-line) qtests_x86_64
+    end=$(awk -v s="$line" 'NR>s && /^[a-z_0-9]+ *[+]?= / {print NR; exit}' "$qtm")
+    [ -n "$end" ] || die "cannot find the end of qtests_x86_64 in $qtm"
+    sed -i "${end}i $want" "$qtm"
+fi
+
+# ---- 3. configure and build -------------------------------------------------
+configure_args=(--target-list=x86_64-softmmu --without-default-features --enable-tcg
+    --enable-kvm --enable-fdt=system --disable-install-blobs --disable-docs
+    --disable-werror "--python=$(command -v "$python")")
+
+build_one() { # DIR EXTRA-CONFIGURE-ARGS...
+    local b=$1
+    shift
+    if [ ! -f "$b/build.ninja" ]; then
+        mkdir -p "$b"
+        log "configuring QEMU in $b"
+        (cd "$b" && "$tree/configure" "${configure_args[@]}" "$@" >&2) || {
+            rm -f "$b/build.ninja"
+            die "QEMU configure failed (see above)"
+        }
+    fi
+    local targets=${KVSSD_QEMU_TARGETS:-qemu-system-x86_64 tests/qtest/kvssd-test tests/qtest/kvssd-fuzz-test}
+    local have=() t
+    for t in $targets; do
+        case $t in
+        tests/qtest/kvssd-*) [ -e "$KVSSD_TOP/tests/qtest/$(basename "$t").c" ] || continue ;;
+        esac
+        have+=("$t")
+    done
+    log "building ${have[*]} in $b"
+    ninja -C "$b" "${have[@]}" >&2 || die "QEMU build failed in $b"
+}
+
+build_one "$build_base"
+if [ "$asan" = 1 ]; then
+    build_one "$build_base-asan" --enable-asan --enable-ubsan
+fi
+echo "$build_base/qemu-system-x86_64"
