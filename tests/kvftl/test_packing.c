@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Packing policies, BandSlim §3.3 and Fig. 7. Byte-granular placement,
+ * 4 KiB pages, 8-byte keys: a blob is 32 bytes + value. Requests:
+ *   A: 100 B inline (blob 132)   B: 200 B inline (blob 232)
+ *   C: 5000 B by DMA (blob 5032) D: 300 B inline (blob 332)
+ */
+#include "helpers.h"
+
+static struct kvftl *open_policy(enum kvftl_packing p)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 1;
+    c.packing = p;
+    return open_or_die(&c);
+}
+
+static void fig7_requests(struct kvftl *f)
+{
+    CU_ASSERT_EQUAL(put(f, "A-------", 100, 0xa, false), 0);
+    CU_ASSERT_EQUAL(put(f, "B-------", 200, 0xb, false), 0);
+    CU_ASSERT_EQUAL(put(f, "C-------", 5000, 0xc, true), 0);
+    CU_ASSERT_EQUAL(put(f, "D-------", 300, 0xd, false), 0);
+}
+
+static void small_tail(struct kvftl *f, int n)
+{
+    char key[9];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "s%07d", i);
+        CU_ASSERT_EQUAL(put(f, key, 300, (uint8_t)i, false), 0);
+    }
+}
+
+/*
+ * Fig. 7(a), selective: A at 0, B at 132, C at the next 4 KiB boundary
+ * (4096) and the write pointer moves past it to 9128, D at 9128. The gap
+ * 364..4096 (3732 bytes) is lost; only inline values are copied (600 B).
+ */
+static void test_fig7_selective(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_SELECTIVE);
+    fig7_requests(f);
+    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 132);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
+    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 9128);
+    CU_ASSERT_EQUAL(f->vl.wp, 9460);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 3732);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 600);
+    CU_ASSERT_EQUAL(st.dlt_backfills, 0);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 2); /* pages 0 and 1 are behind wp */
+    kvftl_close(f);
+}
+
+/*
+ * Fig. 7(b), backfill: C still lands at 4096 (recorded in the DLT as page
+ * 1, offset 0, 5032 bytes) but the write pointer stays at 364, so D
+ * fills the gap at 364 and wp is 696. Nothing is padded, nothing programmed yet.
+ * (With 4 KiB pages, byte 4096 is page 1, offset 0.)
+ */
+static void test_fig7_backfill(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_BACKFILL);
+    fig7_requests(f);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
+    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 364);
+    CU_ASSERT_EQUAL(f->vl.wp, 696);
+    CU_ASSERT_EQUAL(f->vl.frontier, 9128);
+    CU_ASSERT_EQUAL(f->vl.dlt.count, 1);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->page, 1);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->offset, 0);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->size, 5032);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 0);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 600);
+    CU_ASSERT_EQUAL(st.dlt_backfills, 1);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 0);
+    kvftl_close(f);
+}
+
+/*
+ * Backfill, then E (3500 B inline, blob 3532): 696 + 3532 passes the DLT
+ * head at 4096, so wp jumps past C (the 3400-byte gap is padded) and E
+ * goes to 9128; wp 12660, the DLT is empty, pages 0-2 are programmed.
+ */
+static void test_backfill_jumps_past_dma_value(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_BACKFILL);
+    fig7_requests(f);
+    CU_ASSERT_EQUAL(put(f, "E-------", 3500, 0xe, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "E-------"), 9128);
+    CU_ASSERT_EQUAL(f->vl.wp, 12660);
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 3400);
+    CU_ASSERT_EQUAL(st.dlt_backfills, 1);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 3);
+    kvftl_close(f);
+}
+
+/*
+ * Fig. 7 followed by ten more 300-byte inline values, then Flush.
+ * Selective: they follow D (9460 + 10 x 332 = 12780): 4 pages programmed.
+ * Backfill: they fill the gap before C (696 + 3320 = 4016): 3 pages.
+ */
+static void test_fig7_pages_selective_vs_backfill(void)
+{
+    struct kvftl *sel = open_policy(KVFTL_PACK_SELECTIVE);
+    struct kvftl *bf = open_policy(KVFTL_PACK_BACKFILL);
+    fig7_requests(sel);
+    fig7_requests(bf);
+    small_tail(sel, 10);
+    small_tail(bf, 10);
+    CU_ASSERT_EQUAL(addr_of(sel, "s0000009"), 12448);
+    CU_ASSERT_EQUAL(addr_of(bf, "s0000009"), 3684);
+    CU_ASSERT_EQUAL(bf->vl.wp, 4016);
+    flush(sel);
+    flush(bf);
+    struct kvftl_stats s1 = stats(sel), s2 = stats(bf);
+    CU_ASSERT_EQUAL(s1.nand_data_pages_programmed, 4);
+    CU_ASSERT_EQUAL(s2.nand_data_pages_programmed, 3);
+    CU_ASSERT_EQUAL(s1.padding_bytes, 3732 + 3604);
+    CU_ASSERT_EQUAL(s2.padding_bytes, 80 + 3160);
+    CU_ASSERT_EQUAL(s2.dlt_backfills, 11);
+    CU_ASSERT_EQUAL(s1.memcpy_bytes, s2.memcpy_bytes);
+    /* the interleaved layout reads back and survives a crash mount */
+    CU_ASSERT_EQUAL(get_check(bf, "C-------", 5000, 0xc), 0);
+    CU_ASSERT_EQUAL(get_check(bf, "s0000009", 300, 9), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(bf, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(get_check(bf, "D-------", 300, 0xd), 0);
+    CU_ASSERT_EQUAL(get_check(bf, "C-------", 5000, 0xc), 0);
+    CU_ASSERT_EQUAL(stats(bf).live_keys, 14);
+    assert_consistent(bf);
+    kvftl_close(sel);
+    kvftl_close(bf);
+}
+
+/* Block: every blob at a 4 KiB boundary: 0, 4096, 8192, 16384; 10988 bytes of padding. */
+static void test_block_policy(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_BLOCK);
+    fig7_requests(f);
+    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 8192);
+    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 16384);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.padding_bytes, 3964 + 3864 + 3160);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 600);
+    kvftl_close(f);
+}
+
+/*
+ * All (KAML): everything at the write pointer; C's DMA landed on a 4 KiB
+ * boundary and is copied to 364, so memcpy counts 100+200+5000+300.
+ */
+static void test_all_policy_copies_dma_values(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_ALL);
+    fig7_requests(f);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 364);
+    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 5396);
+    CU_ASSERT_EQUAL(f->vl.wp, 5728);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 5600);
+    CU_ASSERT_EQUAL(st.padding_bytes, 0);
+    kvftl_close(f);
+}
+
+/* All: a DMA value whose landing address is the write pointer (0) needs no copy. */
+static void test_all_policy_aligned_dma_not_copied(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_ALL);
+    CU_ASSERT_EQUAL(put(f, "C-------", 5000, 0xc, true), 0);
+    CU_ASSERT_EQUAL(stats(f).memcpy_bytes, 0);
+    kvftl_close(f);
+}
+
+/*
+ * Hybrid value (4096 B by DMA + 904 B inline) is placed as a DMA value;
+ * only its inline part is copied. Host bytes are split by arrival.
+ */
+static void test_hybrid_value_placed_as_dma(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_SELECTIVE);
+    static uint8_t v[5000];
+    put(f, "A-------", 100, 0xa, false);
+    struct kvftl_store_req r = { .key = "H-------", .key_bytes = 8, .value = v, .value_bytes = 5000,
+                                 .inline_bytes = 904 };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(addr_of(f, "H-------"), 4096);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 100 + 904);
+    CU_ASSERT_EQUAL(st.host_bytes_in_inline, 100 + 904);
+    CU_ASSERT_EQUAL(st.host_bytes_in_dma, 4096);
+    kvftl_close(f);
+}
+
+/*
+ * DLT of 2 entries: C1 at 4096 and C2 at 12288 go ahead of wp; C3 finds
+ * the table full, so it is drained (wp jumps past C1 and C2, gaps padded)
+ * and C3 is placed as under selective at 20480.
+ */
+static void test_dlt_full_drains(void)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 1;
+    c.packing = KVFTL_PACK_BACKFILL;
+    c.dlt_entries = 2;
+    struct kvftl *f = open_or_die(&c);
+    put(f, "A-------", 100, 0xa, false);
+    put(f, "C1------", 5000, 1, true);
+    put(f, "C2------", 5000, 2, true);
+    CU_ASSERT_EQUAL(addr_of(f, "C2------"), 12288);
+    CU_ASSERT_EQUAL(f->vl.wp, 132);
+    CU_ASSERT_TRUE(dlt_full(&f->vl.dlt));
+    put(f, "C3------", 5000, 3, true);
+    CU_ASSERT_EQUAL(addr_of(f, "C3------"), 20480);
+    CU_ASSERT_EQUAL(f->vl.wp, 25512);
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    CU_ASSERT_EQUAL(stats(f).padding_bytes, (4096 - 132) + (12288 - 9128) + (20480 - 17320));
+    CU_ASSERT_EQUAL(get_check(f, "C2------", 5000, 2), 0);
+    kvftl_close(f);
+}
+
+/*
+ * With 2 buffer entries the DMA value at 4096..9128 would need page 2,
+ * outside the window [0, 2): it is placed as under selective instead.
+ */
+static void test_backfill_window_too_small(void)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 1;
+    c.packing = KVFTL_PACK_BACKFILL;
+    c.buffer_entries = 2;
+    struct kvftl *f = open_or_die(&c);
+    put(f, "A-------", 100, 0xa, false);
+    put(f, "C-------", 5000, 0xc, true);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
+    CU_ASSERT_EQUAL(f->vl.wp, 9128);
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    CU_ASSERT_EQUAL(stats(f).padding_bytes, 3964);
+    kvftl_close(f);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("packing", NULL, NULL);
+    ADD(s, test_fig7_selective);
+    ADD(s, test_fig7_backfill);
+    ADD(s, test_backfill_jumps_past_dma_value);
+    ADD(s, test_fig7_pages_selective_vs_backfill);
+    ADD(s, test_block_policy);
+    ADD(s, test_all_policy_copies_dma_values);
+    ADD(s, test_all_policy_aligned_dma_not_copied);
+    ADD(s, test_hybrid_value_placed_as_dma);
+    ADD(s, test_dlt_full_drains);
+    ADD(s, test_backfill_window_too_small);
+    return tap_cunit_run();
+}
