@@ -31,6 +31,7 @@ struct aop {
     struct kvssd_store_plan plan; /* AOP_STORE */
     void *buf;                    /* AOP_RETRIEVE */
     uint32_t buf_len;
+    void *bounce;                 /* huge-page buffer for a large transfer (dma.c) */
     uint32_t issued, completed, total;
     int err;
     struct kvssd_result res;
@@ -135,15 +136,23 @@ static bool aop_next_cmd(struct kvssd_queue *q, struct aop *op, struct kvssd_cmd
 
     if (op->issued >= op->total)
         return false;
-    if (op->kind == AOP_STORE)
-        return kvssd_store_plan_next(&op->plan, cmd);
+    if (op->kind == AOP_STORE) {
+        if (!kvssd_store_plan_next(&op->plan, cmd))
+            return false;
+        if (op->bounce && cmd->data_len > KVSSD_BOUNCE_MIN_BYTES) {
+            memcpy(op->bounce, cmd->data, cmd->data_len);
+            cmd->data = op->bounce;
+        }
+        return true;
+    }
     if (long_key(op) && op->issued == 0) {
         kvssd_cmd_key_stage(cmd, nsid, op->key, op->key_len, op->key_tag);
         return true;
     }
     switch (op->kind) {
     case AOP_RETRIEVE:
-        kvssd_cmd_retrieve(cmd, nsid, op->key, op->key_len, op->key_tag, op->buf, op->buf_len);
+        kvssd_cmd_retrieve(cmd, nsid, op->key, op->key_len, op->key_tag,
+                           op->bounce ? op->bounce : op->buf, op->buf_len);
         break;
     case AOP_DELETE:
         kvssd_cmd_delete(cmd, nsid, op->key, op->key_len, op->key_tag);
@@ -227,6 +236,12 @@ static void pump(struct kvssd_queue *q)
 
 static void aop_finish(struct kvssd_queue *q, struct aop *op)
 {
+    if (op->bounce) {
+        if (op->kind == AOP_RETRIEVE && !op->err)
+            memcpy(op->buf, op->bounce, op->res.dw0 < op->buf_len ? op->res.dw0 : op->buf_len);
+        kvssd_dma_free(op->bounce, KVSSD_VALUE_MAX);
+        op->bounce = NULL;
+    }
     if (op->kind == AOP_STORE) {
         if (!op->err && op->method != KVSSD_XFER_PRP &&
             !(op->res.dw1 & KVSSD_INLINE_DW1_STORED))
@@ -368,6 +383,8 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
         return rc;
     }
     op->total = op->plan.total;
+    if (op->method != KVSSD_XFER_INLINE && value_len > KVSSD_BOUNCE_MIN_BYTES)
+        op->bounce = kvssd_dma_alloc(KVSSD_VALUE_MAX);
     op->cb = cb;
     op->arg = arg;
     return aop_start(q, op);
@@ -388,6 +405,8 @@ static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *k
     op->key_len = key_len;
     op->buf = buf;
     op->buf_len = buf_len;
+    if (buf_len > KVSSD_BOUNCE_MIN_BYTES && buf_len <= KVSSD_VALUE_MAX)
+        op->bounce = kvssd_dma_alloc(KVSSD_VALUE_MAX);
     op->total = 1;
     if (long_key(op)) {
         int t = kvssd_tag_alloc(q->dev);

@@ -20,6 +20,15 @@ struct kvssd_dev {
     _Atomic uint32_t tag_hint;
 };
 
+/*
+ * Data transfers above this go through a huge-page bounce buffer (dma.c):
+ * well under the ~500 KiB that 127 discontiguous 4 KiB pages can carry.
+ */
+#define KVSSD_BOUNCE_MIN_BYTES (256u * 1024)
+void *kvssd_dma_alloc(size_t len);
+void kvssd_dma_free(void *p, size_t len);
+void *kvssd_dma_thread_bounce(void); /* KVSSD_VALUE_MAX bytes, per thread; NULL if out of memory */
+
 /* Issue one command by ioctl (sync.c). Returns 0/-err; fills res. */
 int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res);
 

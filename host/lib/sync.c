@@ -19,22 +19,33 @@
 int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res)
 {
     const uint32_t *d = cmd->sqe.cdw;
+    uint8_t opc = kvssd_sqe_opcode(&cmd->sqe);
+    bool h2d = opc & 1; /* opcode bit 0: host-to-device data */
+    void *data = cmd->data, *bounce = NULL;
     __u64 result = 0;
     int st;
 
+    if (cmd->data_len > KVSSD_BOUNCE_MIN_BYTES && cmd->data_len <= KVSSD_VALUE_MAX &&
+        (bounce = kvssd_dma_thread_bounce())) {
+        if (h2d)
+            memcpy(bounce, cmd->data, cmd->data_len);
+        data = bounce;
+    }
     if (cmd->admin)
-        st = nvme_admin_passthru64(fd, kvssd_sqe_opcode(&cmd->sqe), 0, 0, d[1], d[2], d[3],
-                                   d[10], d[11], d[12], d[13], d[14], d[15], cmd->data_len,
-                                   cmd->data, 0, NULL, KVSSD_IOCTL_TIMEOUT_MS, &result);
+        st = nvme_admin_passthru64(fd, opc, 0, 0, d[1], d[2], d[3], d[10], d[11], d[12], d[13],
+                                   d[14], d[15], cmd->data_len, data, 0, NULL,
+                                   KVSSD_IOCTL_TIMEOUT_MS, &result);
     else
-        st = nvme_io_passthru64(fd, kvssd_sqe_opcode(&cmd->sqe), 0, 0, d[1], d[2], d[3], d[10],
-                                d[11], d[12], d[13], d[14], d[15], cmd->data_len, cmd->data, 0,
-                                NULL, KVSSD_IOCTL_TIMEOUT_MS, &result);
+        st = nvme_io_passthru64(fd, opc, 0, 0, d[1], d[2], d[3], d[10], d[11], d[12], d[13],
+                                d[14], d[15], cmd->data_len, data, 0, NULL,
+                                KVSSD_IOCTL_TIMEOUT_MS, &result);
     res->commands++;
     if (st < 0) {
         res->sys_errno = errno;
         return -KVSSD_ERR_SYSTEM;
     }
+    if (bounce && !h2d)
+        memcpy(cmd->data, bounce, cmd->data_len);
     res->status = (uint16_t)st & 0x7ff;
     res->dw0 = (uint32_t)result;
     res->dw1 = (uint32_t)(result >> 32);
