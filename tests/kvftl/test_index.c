@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Hash index: extendible directory over 4 KiB index pages (255 slots,
+ * split past 217 entries), collisions resolved by the key in the blob,
+ * LRU page cache under a DRAM budget.
+ *
+ * Most tests inject the hash: an 8-byte key *is* its hash (big endian), so
+ * the test decides which index page and which slot every key goes to.
+ */
+#include "helpers.h"
+
+static uint64_t key_is_hash(const void *key, size_t len)
+{
+    const uint8_t *k = key;
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8 && i < len; i++) {
+        h = h << 8 | k[i];
+    }
+    return h;
+}
+
+static uint64_t constant_hash(const void *key, size_t len)
+{
+    (void)key;
+    (void)len;
+    return 0x4242;
+}
+
+static void be64(uint8_t k[8], uint64_t h)
+{
+    for (int i = 7; i >= 0; i--) {
+        k[i] = (uint8_t)h;
+        h >>= 8;
+    }
+}
+
+static uint16_t put_h(struct kvftl *f, uint64_t h, uint32_t vlen)
+{
+    static uint8_t v[4096];
+    uint8_t k[8];
+    be64(k, h);
+    memset(v, (uint8_t)h, vlen);
+    struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = vlen,
+                                 .inline_bytes = vlen };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    return cpl.status;
+}
+
+static uint16_t get_h(struct kvftl *f, uint64_t h, uint32_t vlen)
+{
+    static uint8_t v[4096];
+    uint8_t k[8];
+    be64(k, h);
+    struct kvftl_cpl cpl;
+    kvftl_retrieve(f, k, 8, v, 0, sizeof(v), 0, &cpl);
+    if (cpl.status) {
+        return cpl.status;
+    }
+    return cpl.xfer_bytes == vlen && v[0] == (uint8_t)h && v[vlen - 1] == (uint8_t)h ? 0 : 0xffff;
+}
+
+/* top two hash bits select the quarter, the low bits spread the slots */
+static uint64_t hq(unsigned quarter, uint64_t i)
+{
+    return (uint64_t)quarter << 62 | (i + 1) * 2654435761u;
+}
+
+static struct kvftl_config index_config(void)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    return c;
+}
+
+/* 4 KiB index pages hold 255 entries and split past 217 (7/8). */
+static void test_page_geometry(void)
+{
+    struct kvftl_config c = index_config();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->idx.slots, 255);
+    CU_ASSERT_EQUAL(f->idx.split_at, 217);
+    CU_ASSERT_EQUAL(f->idx.npages, 1);
+    CU_ASSERT_EQUAL(f->idx.global_depth, 0);
+    kvftl_close(f);
+}
+
+/*
+ * 217 keys fit one page; the 218th splits it on the top hash bit:
+ * directory [page 0, page 1], 109 entries each (keys alternate the bit).
+ */
+static void test_split_on_top_bit(void)
+{
+    struct kvftl_config c = index_config();
+    c.placement_unit_bytes = 64;
+    struct kvftl *f = open_or_die(&c);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    for (uint64_t i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL(put_h(f, hq(i % 2 ? 2 : 0, i), 8), 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.npages, 1);
+    CU_ASSERT_EQUAL(put_h(f, hq(2, 217), 8), 0);
+    CU_ASSERT_EQUAL(f->idx.npages, 2);
+    CU_ASSERT_EQUAL(f->idx.global_depth, 1);
+    CU_ASSERT_EQUAL(f->idx.dir[0], 0);
+    CU_ASSERT_EQUAL(f->idx.dir[1], 1);
+    const struct index_page_header *p0 = (const void *)index_page_peek(f, 0);
+    const struct index_page_header *p1 = (const void *)index_page_peek(f, 1);
+    CU_ASSERT_EQUAL(p0->count, 109);
+    CU_ASSERT_EQUAL(p1->count, 109);
+    CU_ASSERT_EQUAL(p1->local_depth, 1);
+    for (uint64_t i = 0; i < 218; i++) {
+        CU_ASSERT_EQUAL(get_h(f, hq(i % 2 || i == 217 ? 2 : 0, i), 8), 0);
+    }
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Every key hashes to 0x4242: both are found by comparing the key stored
+ * in the blob. Retrieving the second after Flush reads the first blob's
+ * key (a mismatch) and then its own: 2 NAND page reads.
+ */
+static void test_forced_collision(void)
+{
+    struct kvftl_config c = small_config();
+    c.bloom = false;
+    struct kvftl *f = open_or_die(&c);
+    kvftl_set_hash_for_test(f, constant_hash);
+    CU_ASSERT_EQUAL(put(f, "alpha", 40, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "beta", 40, 2, false), 0);
+    flush(f);
+    uint64_t before = stats(f).nand_pages_read;
+    CU_ASSERT_EQUAL(get_check(f, "beta", 40, 2), 0);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - before, 2);
+    CU_ASSERT_EQUAL(get_check(f, "alpha", 40, 1), 0);
+    CU_ASSERT_EQUAL(exist(f, "gamma"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    /* overwrite and delete act on the right key */
+    CU_ASSERT_EQUAL(put(f, "beta", 40, 3, false), 0);
+    CU_ASSERT_EQUAL(del(f, "alpha"), 0);
+    CU_ASSERT_EQUAL(get_check(f, "beta", 40, 3), 0);
+    CU_ASSERT_EQUAL(exist(f, "alpha"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 1);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Backward-shift deletion: three hashes with the same home slot sit in
+ * slots 0, 1, 2; removing the middle one moves the third to slot 1 and
+ * every remaining key is still found.
+ */
+static void test_remove_shifts_back(void)
+{
+    struct kvftl_config c = index_config();
+    struct kvftl *f = open_or_die(&c);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    uint64_t h[3] = { 1ull << 40 | 7, 2ull << 40 | 7, 3ull << 40 | 7 }; /* home slot 0 */
+    for (int i = 0; i < 3; i++) {
+        put_h(f, h[i], 8);
+    }
+    uint8_t k[8];
+    uint64_t loc, now = 0;
+    struct index_pos pos;
+    be64(k, h[1]);
+    CU_ASSERT_TRUE(index_find(f, h[1], k, 8, &loc, &pos, &now));
+    CU_ASSERT_EQUAL(pos.slot, 1);
+    index_remove(f, &pos, &now);
+    be64(k, h[2]);
+    CU_ASSERT_TRUE(index_find(f, h[2], k, 8, &loc, &pos, &now));
+    CU_ASSERT_EQUAL(pos.slot, 1);
+    be64(k, h[0]);
+    CU_ASSERT_TRUE(index_find(f, h[0], k, 8, &loc, &pos, &now));
+    CU_ASSERT_EQUAL(pos.slot, 0);
+    be64(k, h[1]);
+    CU_ASSERT_FALSE(index_find(f, h[1], k, 8, &loc, &pos, &now));
+    kvftl_close(f);
+}
+
+/*
+ * A budget of two 4 KiB index pages (Bloom off), 4096-byte blobs (each
+ * in its own programmed NAND page):
+ *  - 100 keys in quarter 0 and 118 in quarters 2/3: page 0 splits into
+ *    page 0 (quarter 0-1) and page 1 (quarters 2-3); both fit the budget.
+ *  - 100 more keys in quarters 2/3 split page 1: page 2 needs a frame, so
+ *    the least recently used page 0 is evicted: 1 index page program.
+ *  - Retrieving a quarter-0 key misses: the LRU of pages 1/2 is evicted
+ *    (program 2) and page 0 is read back: 1 index read + 1 blob read.
+ * Host memory for index pages stays at the 8192-byte budget.
+ */
+static void test_cache_eviction_tiny_budget(void)
+{
+    struct kvftl_config c = index_config();
+    c.bloom = false;
+    c.index_dram_bytes = 8192;
+    c.placement_unit_bytes = 4096;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->idx.frames_max, 2);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < 100; i++) {
+        CU_ASSERT_EQUAL(put_h(f, hq(0, n++), 4064), 0);
+    }
+    for (uint64_t i = 0; i < 118; i++) {
+        CU_ASSERT_EQUAL(put_h(f, hq(2 + i % 2, n++), 4064), 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.npages, 2);
+    CU_ASSERT_EQUAL(f->idx.pages_written, 0);
+    for (uint64_t i = 0; i < 100; i++) {
+        CU_ASSERT_EQUAL(put_h(f, hq(2 + i % 2, n++), 4064), 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.npages, 3);
+    CU_ASSERT_EQUAL(f->idx.pages_written, 1);
+    CU_ASSERT_EQUAL(f->idx.page_frame[0], UINT32_MAX);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 0);
+    CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 1);
+    uint64_t reads = st.nand_pages_read;
+
+    CU_ASSERT_EQUAL(get_h(f, hq(0, 5), 4064), 0);
+    st = stats(f);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 1);
+    CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 2);
+    CU_ASSERT_EQUAL(f->idx.pages_written, 2);
+    CU_ASSERT_EQUAL(st.nand_pages_read - reads, 2);
+    CU_ASSERT_EQUAL(f->idx.chunk_bytes, 8192);
+    CU_ASSERT_EQUAL(f->idx.nframes, 2);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* Under a 2-page budget every one of 2000 keys still reads back; the frames never exceed 2. */
+static void test_many_keys_small_budget(void)
+{
+    struct kvftl_config c = index_config();
+    c.bloom = false;
+    c.index_dram_bytes = 8192;
+    c.placement_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    char key[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof(key), "key-%d", i);
+        CU_ASSERT_EQUAL(put(f, key, 20, (uint8_t)i, false), 0);
+    }
+    int bad = 0;
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof(key), "key-%d", i);
+        bad += get_check(f, key, 20, (uint8_t)i) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(f->idx.nframes, 2);
+    CU_ASSERT(stats(f).index_cache_misses > 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* Fully cached, 100,000 keys: the index (directory, tables, pages, Bloom) costs <= 48 B per key. */
+static void test_host_bytes_per_key(void)
+{
+    struct kvftl_config c = small_config();
+    c.blocks_per_die = 20;
+    c.placement_unit_bytes = 1;
+    c.index_dram_bytes = 64 << 20;
+    c.max_keys = 100000;
+    struct kvftl *f = open_or_die(&c);
+    uint8_t key[16] = {0};
+    uint8_t v[64] = {0};
+    for (uint32_t i = 0; i < 100000; i++) {
+        memcpy(key, &i, 4);
+        struct kvftl_store_req r = { .key = key, .key_bytes = 16, .value = v, .value_bytes = 64,
+                                     .inline_bytes = 64 };
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    }
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 100000);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 0);
+    printf("# index host bytes per key: %.1f\n", (double)st.index_host_bytes / 100000);
+    CU_ASSERT(st.index_host_bytes <= 48ull * 100000);
+    kvftl_close(f);
+}
+
+/* max_keys = 3: a 4th new key is CAPACITY_EXCEEDED; overwriting a stored key still works. */
+static void test_max_keys(void)
+{
+    struct kvftl_config c = small_config();
+    c.max_keys = 3;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "k1", 1, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "k2", 1, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "k3", 1, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "k4", 1, 1, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, "k2", 1, 2, false), 0);
+    CU_ASSERT_EQUAL(del(f, "k1"), 0);
+    CU_ASSERT_EQUAL(put(f, "k4", 1, 1, false), 0);
+    CU_ASSERT_EQUAL(kvftl_get_config(f)->max_keys, 3);
+    kvftl_close(f);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("index", NULL, NULL);
+    ADD(s, test_page_geometry);
+    ADD(s, test_split_on_top_bit);
+    ADD(s, test_forced_collision);
+    ADD(s, test_remove_shifts_back);
+    ADD(s, test_cache_eviction_tiny_budget);
+    ADD(s, test_many_keys_small_budget);
+    ADD(s, test_host_bytes_per_key);
+    ADD(s, test_max_keys);
+    return tap_cunit_run();
+}
