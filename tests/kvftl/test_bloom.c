@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Bloom filter: no false negatives, bounded false positives, absent keys answered without flash reads. */
+#include <xxhash.h>
+
+#include "helpers.h"
+
+static uint64_t key_is_hash(const void *key, size_t len)
+{
+    const uint8_t *k = key;
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8 && i < len; i++) {
+        h = h << 8 | k[i];
+    }
+    return h;
+}
+
+static void be64(uint8_t k[8], uint64_t h)
+{
+    for (int i = 7; i >= 0; i--) {
+        k[i] = (uint8_t)h;
+        h >>= 8;
+    }
+}
+
+static uint64_t hq(unsigned quarter, uint64_t i)
+{
+    return (uint64_t)quarter << 62 | (i + 1) * 2654435761u;
+}
+
+/* 10 bits per key gives 7 probes; every added hash answers "maybe". */
+static void test_no_false_negatives(void)
+{
+    struct bloom b;
+    bloom_init(&b, 12500, 10);
+    CU_ASSERT_EQUAL(b.probes, 7);
+    CU_ASSERT_EQUAL(bloom_bytes(&b), 12480); /* 195 blocks of 64 bytes */
+    for (uint64_t i = 0; i < 10000; i++) {
+        bloom_add(&b, XXH3_64bits(&i, sizeof(i)));
+    }
+    int missing = 0;
+    for (uint64_t i = 0; i < 10000; i++) {
+        missing += !bloom_maybe(&b, XXH3_64bits(&i, sizeof(i)));
+    }
+    CU_ASSERT_EQUAL(missing, 0);
+    bloom_clear(&b);
+    CU_ASSERT_FALSE(bloom_maybe(&b, XXH3_64bits("x", 1)));
+    bloom_fini(&b);
+}
+
+/* 10,000 keys at 10 bits each: fewer than 2% of 100,000 other hashes pass. */
+static void test_false_positive_rate(void)
+{
+    struct bloom b;
+    bloom_init(&b, 12500, 10);
+    for (uint64_t i = 0; i < 10000; i++) {
+        bloom_add(&b, XXH3_64bits(&i, sizeof(i)));
+    }
+    int fp = 0;
+    for (uint64_t i = 1000000; i < 1100000; i++) {
+        fp += bloom_maybe(&b, XXH3_64bits(&i, sizeof(i)));
+    }
+    printf("# false positives: %d of 100000\n", fp);
+    CU_ASSERT(fp < 2000);
+    bloom_fini(&b);
+}
+
+/*
+ * Build three index pages under a two-page budget so that page 0
+ * (quarter 0 of the hash space) is in NAND only, then ask about an absent
+ * quarter-0 key.
+ */
+static struct kvftl *three_pages(bool bloom)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.bloom = bloom;
+    c.max_keys = 1000;
+    c.index_dram_bytes = bloom ? 10240 : 8192; /* Bloom: 1216 bytes, then two pages */
+    c.placement_unit_bytes = 64;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->idx.frames_max, 2);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    static uint8_t v[16];
+    uint64_t n = 0;
+    for (int i = 0; i < 318; i++) {
+        uint64_t h = i < 100 ? hq(0, n) : hq(2 + i % 2, n);
+        n++;
+        uint8_t k[8];
+        be64(k, h);
+        struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = 16,
+                                     .inline_bytes = 16 };
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.npages, 3);
+    CU_ASSERT_EQUAL(f->idx.page_frame[0], UINT32_MAX);
+    return f;
+}
+
+/* Bloom on: Exist of an absent key whose index page is in NAND costs no flash read. */
+static void test_absent_key_without_flash_read(void)
+{
+    struct kvftl *f = three_pages(true);
+    uint8_t k[8];
+    be64(k, hq(0, 5000));
+    struct kvftl_stats before = stats(f);
+    struct kvftl_cpl cpl;
+    kvftl_exist(f, k, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    kvftl_retrieve(f, k, 8, NULL, 0, 0, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats after = stats(f);
+    CU_ASSERT_EQUAL(after.bloom_negatives - before.bloom_negatives, 2);
+    CU_ASSERT_EQUAL(after.nand_pages_read - before.nand_pages_read, 0);
+    CU_ASSERT_EQUAL(after.index_cache_misses - before.index_cache_misses, 0);
+    CU_ASSERT_EQUAL(cpl.done_ns, 0); /* answered in no simulated time */
+    kvftl_close(f);
+}
+
+/* Bloom off: the same question reads index page 0 from NAND (one miss, one read). */
+static void test_bloom_off_reads_index_page(void)
+{
+    struct kvftl *f = three_pages(false);
+    uint8_t k[8];
+    be64(k, hq(0, 5000));
+    struct kvftl_stats before = stats(f);
+    struct kvftl_cpl cpl;
+    kvftl_exist(f, k, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats after = stats(f);
+    CU_ASSERT_EQUAL(after.bloom_negatives, 0);
+    CU_ASSERT_EQUAL(after.nand_pages_read - before.nand_pages_read, 1);
+    CU_ASSERT_EQUAL(after.index_cache_misses - before.index_cache_misses, 1);
+    CU_ASSERT(cpl.done_ns >= 50000 + 5120); /* at least tR + 4 KiB over the channel */
+    kvftl_close(f);
+}
+
+/* After a crash mount the filter is rebuilt from the index: stored keys are still found. */
+static void test_rebuilt_after_power_cycle(void)
+{
+    struct kvftl *f = three_pages(true);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    int missing = 0;
+    for (uint64_t n = 0; n < 318; n++) {
+        uint8_t k[8];
+        be64(k, n < 100 ? hq(0, n) : hq(2 + n % 2, n));
+        struct kvftl_cpl cpl;
+        kvftl_exist(f, k, 8, 0, &cpl);
+        missing += cpl.status != 0;
+    }
+    CU_ASSERT_EQUAL(missing, 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("bloom", NULL, NULL);
+    ADD(s, test_no_false_negatives);
+    ADD(s, test_false_positive_rate);
+    ADD(s, test_absent_key_without_flash_read);
+    ADD(s, test_bloom_off_reads_index_page);
+    ADD(s, test_rebuilt_after_power_cycle);
+    return tap_cunit_run();
+}
