@@ -16,6 +16,8 @@
  * the value) any of the applicable statuses is accepted, and the model
  * follows what the device did.
  *
+ * KVFTL_FUZZ_TRACE=1 prints every decoded operation to stderr (for replays).
+ *
  * Encoding (see make_corpus.py, which writes the seed corpus):
  *   byte 0: config: bits 0-1 packing, bit 2 plp, bits 3-4 placement unit
  *           (1, 64, 1024, 4096 B), bit 5 bloom, bit 6 cost-benefit GC,
@@ -277,12 +279,24 @@ static uint32_t first4(const uint8_t *key, uint32_t klen)
     return v;
 }
 
+/* A short fingerprint of the key bytes, to tell keys apart in messages. */
+static uint32_t key_fp(const uint8_t *key, uint32_t klen)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < klen && i <= KVFTL_KEY_MAX_BYTES; i++) {
+        h = (h ^ key[i]) * 16777619u;
+    }
+    return h;
+}
+
 static bool key_size_ok(uint32_t klen)
 {
     return klen >= KVFTL_KEY_MIN_BYTES && klen <= KVFTL_KEY_MAX_BYTES;
 }
 
 /* ---------------- checks ---------------- */
+
+static int trace = -1; /* KVFTL_FUZZ_TRACE */
 
 static void check_time(struct fuzz *f, const char *op, const struct kvftl_cpl *c, uint64_t t)
 {
@@ -353,6 +367,11 @@ static void verify_all(struct fuzz *f, const char *why)
         struct mkey *k = kp;
         struct kvftl_cpl c;
         kvftl_retrieve(f->ftl, k->key, k->klen, f->buf, 0, VALUE_BUF_BYTES, f->now, &c);
+        if (trace > 0) {
+            fprintf(stderr, "    %s: key %u B fp %08x reads status 0x%x len %u (model %s len %u)\n",
+                    why, k->klen, key_fp(k->key, k->klen), c.status, c.value_bytes,
+                    k->cur.present ? "present" : "absent", k->cur.len);
+        }
         if (reads_as(f, &k->cur, &c)) {
             continue;
         }
@@ -367,8 +386,8 @@ static void verify_all(struct fuzz *f, const char *why)
             }
         }
         if (!ok) {
-            die(f, "%s: key of %u B (first4 0x%08x) reads as status 0x%x len %u; model: %s len %u",
-                why, k->klen, first4(k->key, k->klen), c.status, c.value_bytes,
+            die(f, "%s: key of %u B (fp %08x) reads as status 0x%x len %u; model: %s len %u",
+                why, k->klen, key_fp(k->key, k->klen), c.status, c.value_bytes,
                 k->cur.present ? "present" : "absent", k->cur.len);
         }
     }
@@ -387,6 +406,16 @@ static void verify_all(struct fuzz *f, const char *why)
 
 /* ---------------- operations ---------------- */
 
+static void trace_cpl(const char *op, const uint8_t *key, uint32_t klen, uint32_t vlen,
+                      const struct kvftl_cpl *c)
+{
+    if (trace > 0) {
+        fprintf(stderr, "    %s key %u B fp %08x len %u -> status 0x%x value_bytes %u\n", op,
+                klen, key_fp(key, klen), vlen, c->status,
+                c->value_bytes);
+    }
+}
+
 static void op_store(struct fuzz *f, struct input *in, uint8_t *key, uint32_t klen, uint32_t vlen,
                      uint64_t vseed, uint32_t opt, uint32_t inl)
 {
@@ -398,6 +427,7 @@ static void op_store(struct fuzz *f, struct input *in, uint8_t *key, uint32_t kl
                                    .arrival_ns = f->now };
     struct kvftl_cpl c;
     kvftl_store(f->ftl, &req, &c);
+    trace_cpl("store", key, klen, vlen, &c);
     check_time(f, "store", &c, req.arrival_ns);
 
     /* Argument errors that apply; any one of them is a correct answer. */
@@ -498,6 +528,7 @@ static void op_delete(struct fuzz *f, uint8_t *key, uint32_t klen)
     struct kvftl_cpl c;
     uint64_t t = f->now;
     kvftl_delete(f->ftl, key, klen, t, &c);
+    trace_cpl("delete", key, klen, 0, &c);
     check_time(f, "delete", &c, t);
     if (fired_check(f, "delete", c.status, k ? 0 : KVSSD_SC_INVALID_KEY_SIZE)) {
         return;
@@ -607,7 +638,18 @@ static void op_iter_open(struct fuzz *f, uint32_t prefix, uint32_t mask, uint8_t
     uint64_t t = f->now;
     kvftl_iter_open(f->ftl, prefix, mask, (enum kvftl_iter_kind)kind, t, &h, &c);
     check_time(f, "iter_open", &c, t);
+    /* Handles open across a format may or may not still count (lenient). */
+    unsigned lenient = 0;
+    for (unsigned i = 0; i < KVFTL_MAX_ITERATORS; i++) {
+        lenient += f->h[i].open && f->h[i].lenient;
+    }
     bool bad_kind = kind > KVFTL_ITER_KEY_VALUES, full = open_handles(f) == KVFTL_MAX_ITERATORS;
+    if (full && lenient && !bad_kind && c.status == KVSSD_SC_SUCCESS) {
+        full = false; /* the device dropped the handles at format */
+    }
+    if (c.status == KVSSD_SC_SUCCESS && h < KVFTL_MAX_ITERATORS && f->h[h].open && f->h[h].lenient) {
+        close_model_handle(&f->h[h]);
+    }
     if (fired_check(f, "iter_open", c.status, bad_kind ? KVSSD_SC_INVALID_FIELD : 0) ||
         just_fired(f, c.status)) {
         return;
@@ -829,9 +871,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.keys = g_hash_table_new_full(mkey_hash, mkey_equal, NULL, mkey_free);
 
     uint8_t key[KVFTL_KEY_MAX_BYTES + 1];
+    if (trace < 0) {
+        trace = getenv("KVFTL_FUZZ_TRACE") != NULL;
+    }
     while (in.n && f.opno < MAX_OPS) {
         f.opno++;
         uint8_t op = in_u8(&in) % 14;
+        if (trace) {
+            static const char *const names[] = { "store", "retrieve", "delete", "exist", "flush",
+                "iter_open", "iter_next", "iter_close", "power_cut_after", "power_cycle",
+                "format", "check", "idle", "store+retrieve" };
+            fprintf(stderr, "op %" PRIu64 ": %s (armed %d fired %d, %" PRIu64 " live keys)\n",
+                    f.opno, names[op], f.armed, f.fired, f.present);
+        }
         switch (op) {
         case 0: {
             uint32_t klen = decode_key(&in, key);

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Plain driver for the fuzz targets: replays the files named on the command
- * line (a directory means every file in it, sorted) through
+ * line (a directory means every file in it but dotfiles and *.md, sorted) through
  * LLVMFuzzerTestOneInput and prints one TAP line per file. Lets the targets
  * build with gcc in the normal build and keeps the committed corpus and any
- * crash file reproducible without clang. A model mismatch aborts the
- * process; the "# replaying" line before it names the file.
+ * crash file reproducible without clang. Each input runs in a child
+ * process: a model mismatch (abort) or a crash is reported as "not ok" for
+ * that file and the next file still runs.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -25,7 +28,7 @@ static void collect(const char *path, GPtrArray *files)
         }
         const char *n;
         while ((n = g_dir_read_name(d))) {
-            if (n[0] != '.') {
+            if (n[0] != '.' && !g_str_has_suffix(n, ".md")) {
                 g_ptr_array_add(files, g_build_filename(path, n, NULL));
             }
         }
@@ -62,10 +65,32 @@ int main(int argc, char **argv)
             failed++;
             continue;
         }
-        LLVMFuzzerTestOneInput((const uint8_t *)data, len);
+        /* Each input in a child, so that a crash is one "not ok" line, not the end. */
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            LLVMFuzzerTestOneInput((const uint8_t *)data, len);
+            fflush(NULL);
+            _exit(0);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+            status = -1;
+        }
         g_free(data);
         gchar *base = g_path_get_basename(path);
-        printf("ok %u - replay %s\n", i + 1, base);
+        if (status == 0) {
+            printf("ok %u - replay %s\n", i + 1, base);
+        } else {
+            failed++;
+            if (status != -1 && WIFSIGNALED(status)) {
+                printf("not ok %u - replay %s (signal %d)\n", i + 1, base, WTERMSIG(status));
+            } else {
+                printf("not ok %u - replay %s (exit status %d)\n", i + 1, base,
+                       status == -1 ? -1 : WEXITSTATUS(status));
+            }
+        }
+        fflush(stdout);
         g_free(base);
         fflush(stdout);
     }
