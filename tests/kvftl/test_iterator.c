@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Iterators: 4-byte prefix/mask buckets, key or key+value, 16 handles, deleted keys never returned. */
+#include <glib.h>
+
+#include "helpers.h"
+
+struct seen {
+    GHashTable *keys;   /* key -> number of times emitted */
+    int emitted;
+    int refuse_at;      /* refuse the entry with this ordinal (-1: never) */
+    bool values_ok;
+};
+
+static int collect(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                   uint32_t value_bytes)
+{
+    struct seen *s = opaque;
+    if (s->emitted == s->refuse_at) {
+        s->refuse_at = -1;
+        return 1;
+    }
+    char *k = g_strndup(key, key_bytes);
+    int n = GPOINTER_TO_INT(g_hash_table_lookup(s->keys, k));
+    g_hash_table_replace(s->keys, k, GINT_TO_POINTER(n + 1));
+    if (value) {
+        /* every test value is value_bytes copies of the key's last character */
+        const uint8_t *v = value;
+        for (uint32_t i = 0; i < value_bytes; i++) {
+            s->values_ok &= v[i] == ((const uint8_t *)key)[key_bytes - 1];
+        }
+    }
+    s->emitted++;
+    return 0;
+}
+
+static void seen_init(struct seen *s)
+{
+    s->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s->emitted = 0;
+    s->refuse_at = -1;
+    s->values_ok = true;
+}
+
+static int times(struct seen *s, const char *key)
+{
+    return GPOINTER_TO_INT(g_hash_table_lookup(s->keys, key));
+}
+
+/* Drain an iterator in batches of @batch; returns the number of next calls. */
+static int drain(struct kvftl *f, uint32_t prefix, uint32_t mask, enum kvftl_iter_kind kind,
+                 uint32_t batch, struct seen *s)
+{
+    uint32_t h;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, prefix, mask, kind, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    int calls = 0;
+    for (;;) {
+        kvftl_iter_next(f, h, batch, collect, s, 0, &cpl);
+        calls++;
+        if (cpl.status == KVSSD_SC_ITERATOR_END) {
+            break;
+        }
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+        CU_ASSERT(cpl.value_bytes <= batch);
+    }
+    kvftl_iter_close(f, h, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    return calls;
+}
+
+static struct kvftl *four_keys(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    const char *keys[] = { "aaaa1", "aaaa2", "aabb3", "bbbb4" };
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], 10, (uint8_t)keys[i][4], false), 0);
+    }
+    return f;
+}
+
+/* Prefix "aaaa" with a full mask returns aaaa1 and aaaa2, each once. */
+static void test_full_mask(void)
+{
+    struct kvftl *f = four_keys();
+    struct seen s;
+    seen_init(&s);
+    drain(f, 0x61616161, 0xffffffff, KVFTL_ITER_KEYS, 10, &s);
+    CU_ASSERT_EQUAL(s.emitted, 2);
+    CU_ASSERT_EQUAL(times(&s, "aaaa1"), 1);
+    CU_ASSERT_EQUAL(times(&s, "aaaa2"), 1);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/* Mask 0xffff0000 groups by the first two bytes: "aa" matches three keys; mask 0 matches all. */
+static void test_partial_mask(void)
+{
+    struct kvftl *f = four_keys();
+    struct seen s;
+    seen_init(&s);
+    drain(f, 0x61610000, 0xffff0000, KVFTL_ITER_KEYS, 10, &s);
+    CU_ASSERT_EQUAL(s.emitted, 3);
+    CU_ASSERT_EQUAL(times(&s, "aabb3"), 1);
+    CU_ASSERT_EQUAL(times(&s, "bbbb4"), 0);
+    g_hash_table_destroy(s.keys);
+    seen_init(&s);
+    drain(f, 0, 0, KVFTL_ITER_KEYS, 10, &s);
+    CU_ASSERT_EQUAL(s.emitted, 4);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/* A key shorter than 4 bytes is zero padded: "ab" is in bucket 0x61620000. */
+static void test_short_key_zero_padded(void)
+{
+    struct kvftl *f = four_keys();
+    put(f, "ab", 3, 'b', false);
+    struct seen s;
+    seen_init(&s);
+    drain(f, 0x61620000, 0xffffffff, KVFTL_ITER_KEYS, 10, &s);
+    CU_ASSERT_EQUAL(s.emitted, 1);
+    CU_ASSERT_EQUAL(times(&s, "ab"), 1);
+    CU_ASSERT_EQUAL(iter_first4("ab", 2), 0x61620000);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/* A deleted key is never returned, whether deleted before the open or during the walk. */
+static void test_deleted_keys_not_returned(void)
+{
+    struct kvftl *f = four_keys();
+    del(f, "aaaa1");
+    uint32_t h;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    del(f, "bbbb4");
+    struct seen s;
+    seen_init(&s);
+    while (kvftl_iter_next(f, h, 100, collect, &s, 0, &cpl), cpl.status == 0) {
+    }
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(s.emitted, 2);
+    CU_ASSERT_EQUAL(times(&s, "aaaa1"), 0);
+    CU_ASSERT_EQUAL(times(&s, "bbbb4"), 0);
+    kvftl_iter_close(f, h, 0, &cpl);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/* Key+value iteration hands over each value exactly; host_bytes_out counts the value bytes. */
+static void test_key_values(void)
+{
+    struct kvftl *f = four_keys();
+    struct seen s;
+    seen_init(&s);
+    uint64_t out = stats(f).host_bytes_out;
+    drain(f, 0, 0, KVFTL_ITER_KEY_VALUES, 10, &s);
+    CU_ASSERT_EQUAL(s.emitted, 4);
+    CU_ASSERT_TRUE(s.values_ok);
+    CU_ASSERT_EQUAL(stats(f).host_bytes_out - out, 40);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/* 16 handles at most; the 17th is ITERATOR_LIMIT; closed or bogus handles are INVALID_ITERATOR. */
+static void test_handle_limit(void)
+{
+    struct kvftl *f = four_keys();
+    uint32_t h[KVFTL_MAX_ITERATORS], extra;
+    struct kvftl_cpl cpl;
+    for (int i = 0; i < KVFTL_MAX_ITERATORS; i++) {
+        kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &h[i], &cpl);
+        CU_ASSERT_EQUAL(cpl.status, 0);
+        CU_ASSERT_EQUAL(h[i], (uint32_t)i);
+    }
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &extra, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_LIMIT);
+    kvftl_iter_close(f, 3, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    kvftl_iter_close(f, 3, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    struct seen s;
+    seen_init(&s);
+    kvftl_iter_next(f, 3, 1, collect, &s, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    kvftl_iter_next(f, 99, 1, collect, &s, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    kvftl_iter_open(f, 0, 0, (enum kvftl_iter_kind)7, 0, &extra, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &extra, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(extra, 3); /* the freed handle is reused */
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/*
+ * A refused entry is offered first by the next call: refusing the 3rd of
+ * 4 keys in a batch of 10 returns 2, then the remaining 2, then END.
+ */
+static void test_refused_entry_offered_again(void)
+{
+    struct kvftl *f = four_keys();
+    uint32_t h;
+    struct kvftl_cpl cpl;
+    struct seen s;
+    seen_init(&s);
+    s.refuse_at = 2;
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    kvftl_iter_next(f, h, 10, collect, &s, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(cpl.value_bytes, 2);
+    kvftl_iter_next(f, h, 10, collect, &s, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_EQUAL(cpl.value_bytes, 2);
+    kvftl_iter_next(f, h, 10, collect, &s, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(g_hash_table_size(s.keys), 4);
+    CU_ASSERT_EQUAL(s.emitted, 4);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+/*
+ * 3000 keys over many 4 KiB index pages, walked one entry per call while
+ * 1000 new keys are stored (splitting pages) and GC-free overwrites move
+ * blobs: each of the original keys is returned exactly once.
+ */
+static void test_exactly_once_under_splits(void)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    char key[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "old-%05d", i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, 'x', false), 0);
+    }
+    uint32_t pages_before = f->idx.npages;
+    uint32_t h;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    struct seen s;
+    seen_init(&s);
+    int added = 0;
+    while (kvftl_iter_next(f, h, 1, collect, &s, 0, &cpl), cpl.status == 0) {
+        if (added < 1000) {
+            snprintf(key, sizeof(key), "new-%05d", added++);
+            put(f, key, 8, 'y', false);
+            snprintf(key, sizeof(key), "old-%05d", added);
+            put(f, key, 8, 'x', false); /* overwrite: the blob moves */
+        }
+    }
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT(f->idx.npages > pages_before);
+    int once = 0, other = 0;
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "old-%05d", i);
+        once += times(&s, key) == 1;
+        other += times(&s, key) != 1;
+    }
+    CU_ASSERT_EQUAL(once, 3000);
+    CU_ASSERT_EQUAL(other, 0);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, s.keys);
+    int dup = 0;
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        dup += GPOINTER_TO_INT(v) > 1;
+    }
+    CU_ASSERT_EQUAL(dup, 0);
+    kvftl_iter_close(f, h, 0, &cpl);
+    g_hash_table_destroy(s.keys);
+    kvftl_close(f);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("iterator", NULL, NULL);
+    ADD(s, test_full_mask);
+    ADD(s, test_partial_mask);
+    ADD(s, test_short_key_zero_padded);
+    ADD(s, test_deleted_keys_not_returned);
+    ADD(s, test_key_values);
+    ADD(s, test_handle_limit);
+    ADD(s, test_refused_entry_offered_again);
+    ADD(s, test_exactly_once_under_splits);
+    return tap_cunit_run();
+}
