@@ -458,7 +458,7 @@ static const struct flag flags[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kvbench [run|calibrate] [--config FILE] [--preset NAME] [flags]\n"
+    fprintf(f, "usage: kvbench [run|calibrate|baseline] [--config FILE] [--preset NAME] [flags]\n"
                "  --config FILE  INI config (groups benchmark, keys, values, load, run, calibrate)\n"
                "  --preset NAME  start from a preset (--list-presets)\n"
                "  -d PATH        same as --device\n");
@@ -473,11 +473,13 @@ int main(int argc, char **argv)
     struct kb_config c;
     char err[512];
     struct option longopts[NFLAGS + 5];
-    bool calibrate = false;
+    bool calibrate = false, baseline = false;
 
     kb_config_default(&c);
-    if (argc > 1 && (!strcmp(argv[1], "calibrate") || !strcmp(argv[1], "run"))) {
+    if (argc > 1 && (!strcmp(argv[1], "calibrate") || !strcmp(argv[1], "run") ||
+                     !strcmp(argv[1], "baseline"))) {
         calibrate = argv[1][0] == 'c';
+        baseline = argv[1][0] == 'b';
         argv[1] = argv[0];
         argv++;
         argc--;
@@ -546,6 +548,13 @@ int main(int argc, char **argv)
     }
     if (c.queue_depth > 1 && !c.engine_explicit)
         c.engine = KB_ENGINE_ASYNC;
+    if (baseline) {
+        if (!c.device[0]) {
+            fprintf(stderr, "kvbench: baseline needs --device /dev/ngXnY (an NVM namespace)\n");
+            return 2;
+        }
+        return kb_baseline(&c);
+    }
     if (kb_config_check(&c, err, sizeof(err))) {
         fprintf(stderr, "kvbench: %s\n", err);
         return 2;

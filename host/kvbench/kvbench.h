@@ -183,6 +183,10 @@ uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const doub
                            size_t n);
 int kb_calibrate(struct kb_config *c);
 
+/* ---- baseline.c ------------------------------------------------------ */
+/* 4 KiB NVM Reads through passthrough on any NVMe namespace (run.ops / run.duration_s, threads). */
+int kb_baseline(struct kb_config *c);
+
 /* ---- kvbench.c ------------------------------------------------------- */
 uint64_t kb_now_ns(void);
 

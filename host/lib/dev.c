@@ -141,6 +141,35 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     return 0;
 }
 
+int kvssd_open_passthru(const char *path, struct kvssd_dev **devp)
+{
+    struct kvssd_dev *dev;
+
+    if (!path || !devp)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    dev = calloc(1, sizeof(*dev));
+    if (!dev)
+        return -KVSSD_ERR_SYSTEM;
+    dev->ctrl_fd = -1;
+    dev->fd = open(path, O_RDWR | O_CLOEXEC);
+    int nsid = dev->fd < 0 ? -1 : ioctl(dev->fd, NVME_IOCTL_ID);
+    if (nsid <= 0) {
+        int e = errno ? errno : ENOTTY;
+        if (dev->fd >= 0)
+            close(dev->fd);
+        free(dev);
+        errno = e;
+        return -KVSSD_ERR_SYSTEM;
+    }
+    dev->info.nsid = (uint32_t)nsid;
+    snprintf(dev->info.path, sizeof(dev->info.path), "%s", path);
+    ctrl_path_of(path, dev->info.ctrl_path, sizeof(dev->info.ctrl_path));
+    dev->mode = KVSSD_XFER_PRP;
+    kvssd_xfer_config_default(&dev->xfer);
+    *devp = dev;
+    return 0;
+}
+
 void kvssd_close(struct kvssd_dev *dev)
 {
     if (!dev)

@@ -441,6 +441,19 @@ struct kvssd_dev_info {
  * -KVSSD_ERR_NO_DEVICE (not a KV namespace) or -KVSSD_ERR_CONFIG.
  */
 int kvssd_open(const char *path, struct kvssd_dev **devp);
+/**
+ * kvssd_open_passthru() - open any NVMe namespace for raw commands
+ * @path: a generic char device, e.g. "/dev/ng1n1" (need not be KV)
+ * @devp: the handle, on success
+ *
+ * Learns the NSID only; no Identify, no KV check. Meant for kvssd_submit()
+ * of commands the caller encodes (kvbench's baseline reads on a stock NVMe
+ * namespace); the KV operations on such a handle get whatever status the
+ * device returns.
+ *
+ * Return: 0 or -KVSSD_ERR_SYSTEM (errno set).
+ */
+int kvssd_open_passthru(const char *path, struct kvssd_dev **devp);
 /** kvssd_close() - close the handle (NULL is allowed). */
 void kvssd_close(struct kvssd_dev *dev);
 /** kvssd_dev_info() - identify data learned by kvssd_open(). */
