@@ -45,6 +45,7 @@ struct kvftl {
 
     /* counters (struct kvftl_stats fields that are counters) */
     struct kvftl_stats st;
+    uint64_t gc_background_runs;  /* collections done in idle time (st.gc_runs counts all) */
     struct latency_hist hist[KVFTL_OP__COUNT];
     /* baselines of counters kept by components, for kvftl_stats_reset() */
     uint64_t base_pages_read, base_pages_programmed, base_blocks_erased;

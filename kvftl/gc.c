@@ -8,9 +8,11 @@
  * fewest valid bytes; cost-benefit: highest (1-u)*age/(1+u)), re-reads it,
  * relocates every blob the index still points at (and every index page
  * the directory still names), updates the index and erases the stripe.
- * Below the high watermark of free stripes one victim is collected in the
- * background after a write (its NAND time occupies the dies); below the
- * low watermark writes wait for GC (foreground stall).
+ * Below the high watermark of free stripes, a write that arrives while the
+ * device is idle (nothing outstanding in simulated time) first lets one
+ * victim be collected in the idle time (background GC: its NAND work
+ * occupies the dies, so the write may still wait for a die); below the low
+ * watermark writes wait for GC to finish (foreground stall).
  */
 #include "ftl.h"
 
@@ -252,15 +254,19 @@ void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
     ftl->st.gc_stall_ns += *now_ns - start;
 }
 
-void gc_background(struct kvftl *ftl, uint64_t at_ns)
+void gc_background(struct kvftl *ftl, uint64_t arrival_ns)
 {
+    /* only in idle time: nothing outstanding when the request arrives */
     if (ftl->gc_active || ftl->free_stripes >= ftl->cfg.gc_high_watermark_blocks ||
-        !ftl_powered(ftl)) {
+        !ftl_powered(ftl) || arrival_ns <= ftl->now_max_ns) {
         return;
     }
-    uint64_t t = at_ns;
+    uint64_t t = ftl->now_max_ns;
     uint32_t v = gc_pick_victim(ftl, t);
-    if (v != UINT32_MAX) {
-        gc_collect(ftl, v, &t);
+    if (v != UINT32_MAX && gc_collect(ftl, v, &t) == 0) {
+        ftl->gc_background_runs++;
+    }
+    if (t > ftl->now_max_ns) {
+        ftl->now_max_ns = t;
     }
 }

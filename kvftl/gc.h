@@ -59,7 +59,10 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns);
  */
 void gc_before_write(struct kvftl *ftl, uint64_t *now_ns);
 
-/* gc_background() - below the high watermark, collect one victim starting at @at_ns. */
-void gc_background(struct kvftl *ftl, uint64_t at_ns);
+/*
+ * gc_background() - below the high watermark, if the device is idle at
+ * @arrival_ns, collect one victim in the idle time.
+ */
+void gc_background(struct kvftl *ftl, uint64_t arrival_ns);
 
 #endif

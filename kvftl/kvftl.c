@@ -384,6 +384,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         return;
     }
 
+    gc_background(ftl, req->arrival_ns);
     gc_before_write(ftl, &now);
 
     uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
@@ -411,7 +412,8 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     uint32_t len = BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes;
     uint64_t occ = vlog_occupied(&ftl->vl, len);
     uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
-    uint64_t used = ftl->live_nand_bytes + ftl->tombstone_bytes + ftl->index_nand_bytes;
+    /* tombstones are not user data: they live in the reserve until GC drops them */
+    uint64_t used = ftl->live_nand_bytes + ftl->index_nand_bytes;
     if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->live_keys >= ftl->cfg.max_keys)) {
         cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
@@ -452,7 +454,6 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     ftl->st.host_bytes_in_dma += req->value_bytes - req->inline_bytes;
     cpl->value_bytes = req->value_bytes;
     finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
-    gc_background(ftl, now);
 }
 
 /* Find a live key; false = absent (Bloom or index or tombstone). */
@@ -528,6 +529,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
         cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
         return;
     }
+    gc_background(ftl, arrival_ns);
     gc_before_write(ftl, &now);
     uint64_t loc;
     struct index_pos pos;
@@ -556,7 +558,6 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     account_replace(ftl, loc, newloc, key_bytes, h.seq);
     ftl->st.deletes++;
     finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
-    gc_background(ftl, now);
 }
 
 void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Garbage collection on the small device: 10 stripes of 2.25 MiB (2304
+ * blobs of 1 KiB each), watermarks 3 (background) and 2 (foreground).
+ */
+#include "helpers.h"
+
+#define STRIPE_BYTES 2359296u
+#define BLOBS_PER_STRIPE 2304
+
+static void key_of(char *key, int i)
+{
+    snprintf(key, 17, "key-%012d", i);
+}
+
+/* Store keys [from, to) with a 50-byte value of byte @fill: one 1 KiB blob each. */
+static void fill(struct kvftl *f, int from, int to, uint8_t fill_byte)
+{
+    char key[17];
+    for (int i = from; i < to; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 50, fill_byte, false), 0);
+    }
+}
+
+static int count_bad(struct kvftl *f, int from, int to, uint8_t fill_byte)
+{
+    char key[17];
+    int bad = 0;
+    for (int i = from; i < to; i++) {
+        key_of(key, i);
+        bad += get_check(f, key, 50, fill_byte) != 0;
+    }
+    return bad;
+}
+
+/* Greedy: the closed stripe with the fewest valid bytes; open and full stripes never. */
+static void test_greedy_victim(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 1000 };
+    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 500 };
+    f->stripes[3] = (struct stripe_info){ .state = STRIPE_INDEX, .valid_bytes = 800 };
+    f->stripes[4] = (struct stripe_info){ .state = STRIPE_OPEN_DATA, .valid_bytes = 0 };
+    f->stripes[5] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES };
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 2);
+    f->stripes[2].valid_bytes = 900;
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 3);
+    for (int s = 1; s <= 5; s++) {
+        f->stripes[s].state = STRIPE_FREE;
+    }
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 0), UINT32_MAX);
+    kvftl_close(f);
+}
+
+/*
+ * Cost-benefit at t=10: stripe 1 (u = 1/2, written at 0, age 11) scores
+ * 0.5*11/1.5 = 3.67; stripe 2 (u = 1/4, written at 9, age 2) scores
+ * 0.75*2/1.25 = 1.2: the older stripe wins although greedy picks stripe 2.
+ */
+static void test_cost_benefit_victim(void)
+{
+    struct kvftl_config c = small_config();
+    c.gc_policy = KVFTL_GC_COST_BENEFIT;
+    struct kvftl *f = open_or_die(&c);
+    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
+                                          .last_write_ns = 0 };
+    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
+                                          .last_write_ns = 9 };
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
+    f->cfg.gc_policy = KVFTL_GC_GREEDY;
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 2);
+    kvftl_close(f);
+}
+
+/*
+ * Fill stripe 0 with 2304 blobs, overwrite all but the last two (they go
+ * to stripe 1): stripe 0 holds 2048 valid bytes. Collecting it relocates
+ * exactly those two blobs (2048 bytes), updates the index and erases it.
+ */
+static void test_collect_relocates_live_blobs(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, BLOBS_PER_STRIPE, 1);
+    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
+    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_DATA);
+    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 2048);
+    uint32_t free_before = f->free_stripes;
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.gc_runs, 1);
+    CU_ASSERT_EQUAL(st.gc_relocated_bytes, 2048);
+    CU_ASSERT_EQUAL(st.nand_blocks_erased, 1);
+    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_FREE);
+    CU_ASSERT_EQUAL(f->free_stripes, free_before + 1);
+    char key[17];
+    key_of(key, BLOBS_PER_STRIPE - 1);
+    CU_ASSERT(addr_of(f, key) >= STRIPE_BYTES);
+    CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 2, 2), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * 3000 keys overwritten 10 times (30,000 KiB into a 22.5 MiB device):
+ * GC runs, every key holds its last value, free stripes stay at or above
+ * the low watermark, and the accounting stays consistent.
+ */
+static void test_overwrites_drive_gc(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    for (int round = 0; round < 10; round++) {
+        fill(f, 0, 3000, (uint8_t)round);
+    }
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT(st.gc_runs > 0);
+    CU_ASSERT(st.free_blocks >= 2);
+    CU_ASSERT(st.write_amplification > 1.0);
+    CU_ASSERT_EQUAL(st.live_keys, 3000);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 3000, 9), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Capacity: (10 stripes - 2 low watermark - 2 open) x 2359296 B x 93% =
+ * 13,164,801 bytes of live data: 12,856 blobs of 1 KiB. The 12,857th store
+ * is CAPACITY_EXCEEDED and every earlier key is intact; overwrites still
+ * succeed (GC makes room); after deleting 10 keys, 10 new keys fit again
+ * (tombstones live in the reserve, not in the user capacity).
+ */
+static void test_device_full(void)
+{
+    struct kvftl_config c = small_config();
+    c.max_keys = 1000000;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->capacity_bytes, 13164801);
+    fill(f, 0, 12856, 7);
+    char key[17];
+    key_of(key, 12856);
+    CU_ASSERT_EQUAL(put(f, key, 50, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, "x", 1, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 12856, 7), 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 12856);
+    fill(f, 0, 12000, 8); /* overwrites at full capacity: GC must make room */
+    CU_ASSERT_EQUAL(count_bad(f, 0, 12000, 8), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 12000, 12856, 7), 0);
+    for (int i = 0; i < 10; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL(del(f, key), 0);
+    }
+    for (int i = 12856; i < 12866; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL(put(f, key, 50, 9, false), 0);
+    }
+    CU_ASSERT(stats(f).gc_runs > 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Requests arriving back to back (all at t=0) leave no idle time, so GC
+ * only runs when a write finds fewer than 2 free stripes: the write stalls
+ * (foreground GC) and its latency includes at least one erase (3 ms).
+ */
+static void test_foreground_gc_stalls_writes(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    for (int round = 0; round < 10; round++) {
+        fill(f, 0, 3000, (uint8_t)round);
+    }
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT(st.gc_foreground_stalls > 0);
+    CU_ASSERT(st.gc_stall_ns >= 3000000);
+    CU_ASSERT_EQUAL(f->gc_background_runs, 0);
+    CU_ASSERT(st.latency[KVFTL_OP_STORE].max_ns >= 3000000);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 3000, 9), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Requests 10 ms apart leave the device idle between them: below the high
+ * watermark GC runs in the idle time and writes never stall.
+ */
+static void test_background_gc_in_idle_time(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t v[50];
+    char key[17];
+    uint64_t t = 0;
+    for (int round = 0; round < 10; round++) {
+        memset(v, round, sizeof(v));
+        for (int i = 0; i < 3000; i++) {
+            key_of(key, i);
+            t += 10000000;
+            struct kvftl_store_req r = { .key = key, .key_bytes = 16, .value = v, .value_bytes = 50,
+                                         .inline_bytes = 50, .arrival_ns = t };
+            struct kvftl_cpl cpl;
+            kvftl_store(f, &r, &cpl);
+            CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+        }
+    }
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT(f->gc_background_runs > 0);
+    CU_ASSERT_EQUAL(st.gc_runs, f->gc_background_runs);
+    CU_ASSERT_EQUAL(st.gc_foreground_stalls, 0);
+    CU_ASSERT(st.free_blocks >= 2);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 3000, 9), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * A tombstone whose key has no older version left anywhere is dropped by
+ * GC: key "gone" and its tombstone both sit in stripe 0; every blob
+ * outside stripe 0 is newer, so collecting stripe 0 removes the index
+ * entry. After a crash mount the key is still absent.
+ */
+static void test_gc_drops_unneeded_tombstone(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    put(f, "gone-key", 50, 1, false);
+    del(f, "gone-key");
+    fill(f, 0, BLOBS_PER_STRIPE - 2, 1);        /* stripe 0 is full */
+    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);        /* all of it is overwritten in stripe 1 */
+    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 1024); /* the tombstone only */
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_EQUAL(f->tombstone_bytes, 0);
+    CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 0);
+    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    assert_consistent(f);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    kvftl_close(f);
+}
+
+/*
+ * A tombstone is kept (relocated) while an older version of its key lives
+ * in another stripe: "old-key" in stripe 0, its tombstone in stripe 1.
+ * Collecting stripe 1 moves the tombstone; after a crash mount the old
+ * version in stripe 0 is not resurrected.
+ */
+static void test_gc_keeps_needed_tombstone(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    put(f, "old-key", 50, 1, false);
+    fill(f, 0, BLOBS_PER_STRIPE - 1, 1);        /* stripe 0 full, "old-key" in it */
+    del(f, "old-key");                           /* tombstone at the start of stripe 1 */
+    fill(f, 0, BLOBS_PER_STRIPE - 1, 2);        /* stripe 1 full */
+    fill(f, 0, BLOBS_PER_STRIPE - 1, 3);        /* stripe 1's pairs now stale */
+    CU_ASSERT_EQUAL(f->stripes[1].valid_bytes, 1024);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 1, &now), 0);
+    CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 1024);
+    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(exist(f, "old-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 1, 3), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("gc", NULL, NULL);
+    ADD(s, test_greedy_victim);
+    ADD(s, test_cost_benefit_victim);
+    ADD(s, test_collect_relocates_live_blobs);
+    ADD(s, test_overwrites_drive_gc);
+    ADD(s, test_device_full);
+    ADD(s, test_foreground_gc_stalls_writes);
+    ADD(s, test_background_gc_in_idle_time);
+    ADD(s, test_gc_drops_unneeded_tombstone);
+    ADD(s, test_gc_keeps_needed_tombstone);
+    return tap_cunit_run();
+}
