@@ -129,6 +129,9 @@ grep -q 'source kvssd/Kconfig' "$tree/hw/Kconfig" || echo 'source kvssd/Kconfig'
 # qtests: link the sources and register them for x86_64 (one inserted line
 # after the qtests_x86_64 assignment, rewritten when the set of tests changes).
 qtests=
+for f in "$KVSSD_TOP"/tests/qtest/kvssd-*.h; do
+    ln -sfn "$f" "$tree/tests/qtest/$(basename "$f")"
+done
 for f in "$KVSSD_TOP"/tests/qtest/kvssd-*.c; do
     [ -e "$f" ] || continue
     ln -sfn "$f" "$tree/tests/qtest/$(basename "$f")"

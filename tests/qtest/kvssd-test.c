@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtests of the kvssd device: registers, admin and KV commands driven
+ * directly through BAR0, each case checking exact NVMe statuses.
+ * Statuses are written (DNR << 14) | (SCT << 8) | SC.
+ */
+#include "kvssd-common.h"
+
+/* CAP, VS and enable: CAP advertises MQES 1023, contiguous queues, 7.5 s
+ * timeout, NVM + I/O command sets (bits 37 and 43); VS is 2.0; enabling
+ * with valid AQA/ASQ/ACQ sets CSTS.RDY; clearing CC.EN clears it. */
+static void test_enable_disable(void)
+{
+    KvDev *d = kv_start(NULL);
+    uint64_t cap = kv_rd64(d, KV_REG_CAP);
+
+    g_assert_cmphex(cap & 0xffff, ==, 1023);
+    g_assert_cmphex((cap >> 16) & 1, ==, 1);
+    g_assert_cmphex((cap >> 24) & 0xff, ==, 15);
+    g_assert_cmphex((cap >> 32) & 0xf, ==, 0);      /* DSTRD */
+    g_assert_cmphex((cap >> 37) & 0xff, ==, 0x41);  /* CSS: NVM + I/O command sets */
+    g_assert_cmphex(kv_rd32(d, KV_REG_VS), ==, 0x00020000);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    kv_enable(d);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 1);
+    kv_disable(d);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    kv_enable(d);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 1);
+    kv_stop(d);
+}
+
+/* Enabling with an unsupported memory page size (CC.MPS=1), an unsupported
+ * command set (CC.CSS=001b) or a one-entry admin queue sets CSTS.CFS and
+ * never RDY; a reset (CC.EN=0) clears CFS. */
+static void test_enable_invalid(void)
+{
+    KvDev *d = kv_start(NULL);
+    uint32_t aqa = 31u << 16 | 31u;
+
+    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE | 1u << 7, aqa), ==, 2);
+    kv_wr32(d, KV_REG_CC, 0);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    g_assert_cmphex(kv_enable_with(d, (KV_CC_ENABLE & ~(7u << 4)) | 1u << 4, aqa), ==, 2);
+    kv_wr32(d, KV_REG_CC, 0);
+    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE, 0), ==, 2);
+    kv_wr32(d, KV_REG_CC, 0);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    kv_enable(d);
+    kv_stop(d);
+}
+
+/* Shutdown: CC.SHN=01b reports CSTS.SHST=10b (complete); a later reset and
+ * enable clears SHST and the device still stores and retrieves. */
+static void test_shutdown(void)
+{
+    KvDev *d = kv_ready(NULL);
+    char buf[16];
+
+    g_assert_cmphex(kv_store(d, "persist", "0123456789", 10, 0), ==, 0);
+    kv_wr32(d, KV_REG_CC, KV_CC_ENABLE | 1u << 14);
+    g_assert(kv_wait_csts(d, 0xc, 0x8));
+    kv_disable(d);
+    kv_enable(d);
+    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS) & 0xc, ==, 0);
+    kv_io_queue(d, 16);
+    KvCqe c = kv_retrieve(d, "persist", buf, 16);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 10);
+    g_assert(memcmp(buf, "0123456789", 10) == 0);
+    kv_stop(d);
+}
+
+/* Identify Controller: Samsung VID, our serial, MDTS 9 (2 MiB), version 2.0,
+ * I/O controller type, 64/16-byte SQ/CQ entries, one namespace, SGLs. */
+static void test_identify_ctrl(void)
+{
+    KvDev *d = kv_start(NULL);
+    uint8_t id[4096];
+
+    kv_enable(d);
+    g_assert_cmphex(kv_identify(d, 0x01, 0, 0, id), ==, 0);
+    g_assert_cmphex(le16p(id + 0), ==, 0x144d);
+    g_assert(memcmp(id + 4, "QT01                ", 20) == 0);
+    g_assert_cmpuint(id[77], ==, 9);
+    g_assert_cmphex(le32p(id + 80), ==, 0x00020000);
+    g_assert_cmpuint(id[111], ==, 1);
+    g_assert_cmphex(id[512], ==, 0x66);
+    g_assert_cmphex(id[513], ==, 0x44);
+    g_assert_cmpuint(le32p(id + 516), ==, 1);
+    g_assert_cmphex(le32p(id + 536) & 3, ==, 1);
+    g_assert_cmpuint(id[259], ==, 3);               /* AERL */
+    g_assert_cmphex(id[261] & 2, ==, 2);            /* LPA: effects log */
+    kv_stop(d);
+}
+
+/* The KV namespace as Linux finds it: active list [1]; descriptor list with
+ * a CSI descriptor = 01h; CNS 08h ready; CNS 05h/CSI 01h with max key length
+ * 255, max value length 2 MiB, a max number of keys; CNS 1Ch with NVM and KV.
+ * Wrong CSI, NSID or CNS get 2Ch, 0Bh, 02h (with DNR). */
+static void test_identify_ns(void)
+{
+    KvDev *d = kv_start(NULL);
+    uint8_t id[4096];
+
+    kv_enable(d);
+    g_assert_cmphex(kv_identify(d, 0x02, 0, 0, id), ==, 0);
+    g_assert_cmpuint(le32p(id), ==, 1);
+    g_assert_cmpuint(le32p(id + 4), ==, 0);
+    g_assert_cmphex(kv_identify(d, 0x02, 0, 1, id), ==, 0);
+    g_assert_cmpuint(le32p(id), ==, 0);
+    g_assert_cmphex(kv_identify(d, 0x03, 0, 1, id), ==, 0);
+    g_assert_cmpuint(id[0], ==, 2);                 /* NGUID descriptor */
+    g_assert_cmpuint(id[1], ==, 16);
+    g_assert_cmpuint(id[20], ==, 4);                /* CSI descriptor */
+    g_assert_cmpuint(id[21], ==, 1);
+    g_assert_cmpuint(id[24], ==, KVSSD_CSI_KV);
+    g_assert_cmphex(kv_identify(d, 0x08, 0, 1, id), ==, 0);
+    g_assert_cmpuint(id[14] & 1, ==, 1);
+    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_KV, 1, id), ==, 0);
+    struct kvssd_id_ns_kv *kv = (struct kvssd_id_ns_kv *)id;
+    g_assert_cmpuint(le16_to_cpu(kv->kvf[0].kvmkl), ==, 255);
+    g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmvl), ==, 2 * 1024 * 1024);
+    g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmnk), >, 0);
+    g_assert_cmpuint(le64_to_cpu(kv->nsze), >, 0);
+    g_assert_cmphex(kv_identify(d, 0x1c, 0, 0, id), ==, 0);
+    g_assert_cmphex(le64p(id), ==, 3);
+    g_assert_cmphex(kv_identify(d, 0x06, KVSSD_CSI_KV, 0, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_NVM, 1, NULL), ==, 0x402c);
+    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_KV, 2, NULL), ==, 0x400b);
+    g_assert_cmphex(kv_identify(d, 0x00, 0, 7, NULL), ==, 0x400b);
+    g_assert_cmphex(kv_identify(d, 0x03, 0, 0, NULL), ==, 0x400b);
+    g_assert_cmphex(kv_identify(d, 0x10, 0, 0, NULL), ==, 0x4002);
+    kv_stop(d);
+}
+
+/* Queue management misuse, each with the status the specification names:
+ * qid 0 or beyond the allocated queues -> 01h Invalid Queue Identifier;
+ * size 0 (one entry) or beyond MQES -> 02h Invalid Queue Size; non-
+ * contiguous -> Invalid Field; interrupt vector 65 -> 08h; SQ on a missing
+ * CQ -> 00h Completion Queue Invalid; duplicate qid -> 01h; CQ deleted
+ * before its SQ -> 0Ch Invalid Queue Deletion; unaligned base -> 13h. */
+static void test_queue_misuse(void)
+{
+    KvDev *d = kv_start(NULL);
+
+    kv_enable(d);
+    g_assert_cmphex(kv_create_cq(d, 0, 16, 0, 3), ==, 0x4101);
+    g_assert_cmphex(kv_create_cq(d, 65, 16, 0, 3), ==, 0x4101);
+    g_assert_cmphex(kv_create_cq(d, 1, 1, 0, 3), ==, 0x4102);
+    g_assert_cmphex(kv_create_cq(d, 1, 1025, 0, 3), ==, 0x4102);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 0, 2), ==, 0x4002);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 65, 3), ==, 0x4108);
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0x4100);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 1, 3), ==, 0);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 1, 3), ==, 0x4101);
+    g_assert_cmphex(kv_create_sq(d, 1, 1, 1), ==, 0x4102);
+    g_assert_cmphex(kv_create_sq(d, 0, 16, 1), ==, 0x4101);
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0x4101);
+
+    struct kvssd_sqe s = kv_sqe(0x05, 0);               /* CQ at an unaligned base */
+    kv_set_prp(&s, KV_CQ(2) + 8, 0);
+    s.cdw[10] = 15u << 16 | 2;
+    s.cdw[11] = 3;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4013);
+
+    s = kv_sqe(0x04, 0);                                /* delete CQ 1: SQ 1 uses it */
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x410c);
+    s = kv_sqe(0x00, 0);                                /* delete SQ 5: none */
+    s.cdw[10] = 5;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+    s.cdw[10] = 0;                                      /* the admin SQ */
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
+    s = kv_sqe(0x04, 0);
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+
+    /* Number of Queues = 2 pairs: qid 3 is now beyond the allocation */
+    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0x00010001, 0).dw0, ==, 0x00010001);
+    g_assert_cmphex(kv_create_cq(d, 3, 16, 0, 3), ==, 0x4101);
+    g_assert_cmphex(kv_create_cq(d, 2, 16, 0, 3), ==, 0);
+    kv_stop(d);
+}
+
+/* Deleting an SQ with commands submitted but not fetched: the CQ (2 entries)
+ * is full, so the device stops fetching; Delete I/O SQ aborts the remaining
+ * commands, each completing with 08h Command Aborted due to SQ Deletion. */
+static void test_sq_delete_aborts(void)
+{
+    KvDev *d = kv_start(NULL);
+    uint16_t cids[6];
+    int ok = 0, aborted = 0;
+
+    kv_enable(d);
+    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
+    for (int i = 0; i < 6; i++) {
+        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
+        kvssd_sqe_set_key(&s, "k", 1);
+        s.cdw[11] = 1;
+        cids[i] = kv_put(d, 1, &s, false);
+    }
+    kv_ring(d, 1);
+    /* The first completion is posted; two more wait inside the device. */
+    KvCqe c = { 0 };
+    for (int i = 0; i < 200000 && !kv_try_cqe(d, 1, &c); i++) {
+    }
+    g_assert_cmpuint(c.cid, ==, cids[0]);
+    g_assert_cmphex(c.status, ==, 0x0187);
+    struct kvssd_sqe s = kv_sqe(0x00, 0);
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
+    kv_cq_doorbell(d, 1);                               /* room again: the rest drains */
+    for (int i = 1; i < 6; i++) {
+        c = kv_wait(d, 1);
+        g_assert_cmpuint(c.cid, ==, cids[i]);
+        if (c.status == 0x0187) {
+            ok++;
+        } else {
+            g_assert_cmphex(c.status, ==, 0x0008);
+            aborted++;
+        }
+    }
+    g_assert_cmpint(ok, ==, 2);
+    g_assert_cmpint(aborted, ==, 3);
+    kv_stop(d);
+}
+
+/* Doorbell misuse is ignored and reported by an Asynchronous Event: an SQ
+ * tail equal to the queue size gives DW0 = 00010100h (error, Invalid
+ * Doorbell Write Value, log 01h); a doorbell of a queue that does not exist
+ * gives 00010000h. A fifth outstanding AER gets 05h AER Limit Exceeded. */
+static void test_doorbell_misuse(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+
+    s = kv_sqe(0x0c, 0);
+    uint16_t aer = kv_put(d, 0, &s, false);
+    kv_ring(d, 0);
+    kv_wr32(d, 0x1000 + 8 * 1, 64);                     /* SQ 1 has 64 entries */
+    KvCqe c = kv_wait(d, 0);
+    g_assert_cmpuint(c.cid, ==, aer);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmphex(c.dw0, ==, 0x00010100);
+
+    s = kv_sqe(0x0c, 0);
+    aer = kv_put(d, 0, &s, false);
+    kv_ring(d, 0);
+    kv_wr32(d, 0x1000 + 8 * 9, 1);                      /* SQ 9 does not exist */
+    c = kv_wait(d, 0);
+    g_assert_cmpuint(c.cid, ==, aer);
+    g_assert_cmphex(c.dw0, ==, 0x00010000);
+
+    for (int i = 0; i < 4; i++) {
+        s = kv_sqe(0x0c, 0);
+        kv_put(d, 0, &s, false);
+    }
+    kv_ring(d, 0);
+    s = kv_sqe(0x0c, 0);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4105);
+    /* the I/O queue still works */
+    g_assert_cmphex(kv_store(d, "alive", "x", 1, 0), ==, 0);
+    kv_stop(d);
+}
+
+/* Unknown opcodes and reserved fields: admin 7Fh -> 4001h; I/O 7Eh -> 0001h;
+ * an I/O command for NSID 5 -> 400Bh; fused bits -> 4002h; Key Stage with
+ * reserved CDW12 -> 0002h; Get Log Page with an unaligned offset -> 4002h;
+ * an unknown log page -> 4109h; Set Features with Save -> 410Dh;
+ * Format NVM with LBA format 1 -> 410Ah. */
+static void test_bad_opcodes_reserved(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+
+    s = kv_sqe(0x7f, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x4001);
+    s = kv_sqe(0x7e, 1);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0xff, ==, 0x01);
+    s = kv_sqe(KVSSD_OPC_EXIST, 5);
+    kvssd_sqe_set_key(&s, "k", 1);
+    s.cdw[11] = 1;
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400b);
+    s = kv_sqe(KVSSD_OPC_EXIST, 1);
+    s.cdw[0] |= 1u << 8;
+    kvssd_sqe_set_key(&s, "k", 1);
+    s.cdw[11] = 1;
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4002);
+    s = kv_sqe(KVSSD_OPC_KEY_STAGE, 1);
+    s.cdw[10] = 20;
+    s.cdw[12] = 1;
+    kv_set_prp(&s, KV_DATA, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0xff, ==, 0x02);
+    g_assert_cmphex(kv_get_log(d, 0x02, 0, 512, 2, NULL), ==, 0x4002);
+    g_assert_cmphex(kv_get_log(d, 0x7a, 0, 512, 0, NULL), ==, 0x4109);
+    g_assert_cmphex(kv_feature(d, 0x09, 0x80000001, 0, 0).status, ==, 0x410d);
+    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0xffff, 0).status, ==, 0x4002);
+    g_assert_cmphex(kv_feature(d, 0x0a, 0x55, 0, 0).status, ==, 0x4002);
+    s = kv_sqe(0x80, 1);
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x410a);
+    s = kv_sqe(0x06, 0);                                /* admin SGL: not allowed */
+    s.cdw[0] |= 1u << 14;
+    s.cdw[10] = 1;
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x4002);
+    kv_stop(d);
+}
+
+/* Data pointers outside guest RAM fail with 04h Data Transfer Error and
+ * change nothing: a Store whose PRP1 is at 4 TiB stores no key; Identify and
+ * Retrieve into such a buffer fail the same way. */
+static void test_prp_outside_ram(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "far", 3);
+    s.cdw[10] = 100;
+    s.cdw[11] = 3;
+    kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0187);
+
+    s = kv_sqe(0x06, 0);
+    s.cdw[10] = 1;
+    kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x0004);
+
+    g_assert_cmphex(kv_store(d, "near", "value", 5, 0), ==, 0);
+    s = kv_sqe(KVSSD_OPC_RETRIEVE, 1);
+    kvssd_sqe_set_key(&s, "near", 4);
+    s.cdw[10] = 4096;
+    s.cdw[11] = 4;
+    kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
+
+    /* a 3-page Store whose PRP list lives outside RAM */
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "far", 3);
+    s.cdw[10] = 3 * 4096;
+    s.cdw[11] = 3;
+    kv_set_prp(&s, KV_DATA, KV_OUTSIDE_RAM);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0187);
+    kv_stop(d);
+}
+
+/* Malformed PRPs get 13h Invalid PRP Offset (DNR): PRP2 of a two-page
+ * transfer with an offset; a PRP list pointer not 8-byte aligned; a list
+ * entry with an offset. A well-formed 3-page list stores and reads back. */
+static void test_malformed_prp(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+    static uint8_t val[3 * 4096], back[3 * 4096];
+
+    for (size_t i = 0; i < sizeof(val); i++) {
+        val[i] = (uint8_t)(i * 7 + 1);
+    }
+    qtest_memwrite(d->qts, KV_DATA, val, sizeof(val));
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "prp", 3);
+    s.cdw[10] = 2 * 4096;
+    s.cdw[11] = 3;
+    kv_set_prp(&s, KV_DATA, KV_DATA + 4096 + 512);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
+
+    s.cdw[10] = 3 * 4096;
+    kv_set_prp(&s, KV_DATA, KV_PRPLIST + 4);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
+
+    uint64_t list[2] = { cpu_to_le64(KV_DATA + 4096), cpu_to_le64(KV_DATA + 2 * 4096 + 16) };
+    qtest_memwrite(d->qts, KV_PRPLIST, list, sizeof(list));
+    kv_set_prp(&s, KV_DATA, KV_PRPLIST);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "prp"), ==, 0x0187);
+
+    g_assert_cmphex(kv_store(d, "prp", val, sizeof(val), 0), ==, 0);
+    KvCqe c = kv_retrieve(d, "prp", back, sizeof(back));
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, sizeof(val));
+    g_assert(memcmp(val, back, sizeof(val)) == 0);
+    kv_stop(d);
+}
+
+static void sgl_desc(uint8_t *p, uint64_t addr, uint32_t len, uint8_t type)
+{
+    uint64_t a = cpu_to_le64(addr);
+    uint32_t l = cpu_to_le32(len);
+    memset(p, 0, 16);
+    memcpy(p, &a, 8);
+    memcpy(p + 8, &l, 4);
+    p[15] = type;
+}
+
+static void sqe_sgl(struct kvssd_sqe *s, uint64_t addr, uint32_t len, uint8_t type)
+{
+    uint8_t desc[16];
+    sgl_desc(desc, addr, len, type);
+    s->cdw[0] |= 1u << 14;                              /* PSDT = 01b: SGL */
+    memcpy(&s->cdw[6], desc, 16);
+}
+
+/* SGLs: a Store whose data is a Last Segment of two data blocks (100 + 200
+ * bytes) stores the 300 bytes in order; a data block alone works; an unknown
+ * descriptor type gets 11h; a zero-length segment 0Dh; a chained segment
+ * inside a Last Segment 0Dh; too little data 0Fh; more than 256
+ * descriptors 0Eh. */
+static void test_sgl(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+    uint8_t val[300], back[512], seg[2 * 16];
+
+    for (int i = 0; i < 300; i++) {
+        val[i] = (uint8_t)(255 - i);
+    }
+    qtest_memwrite(d->qts, KV_DATA, val, 100);
+    qtest_memwrite(d->qts, KV_DATA + 8192, val + 100, 200);
+    sgl_desc(seg, KV_DATA, 100, 0x00);
+    sgl_desc(seg + 16, KV_DATA + 8192, 200, 0x00);
+    qtest_memwrite(d->qts, KV_PRPLIST, seg, sizeof(seg));
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "sgl", 3);
+    s.cdw[10] = 300;
+    s.cdw[11] = 3;
+    sqe_sgl(&s, KV_PRPLIST, sizeof(seg), 0x30);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0);
+    KvCqe c = kv_retrieve(d, "sgl", back, sizeof(back));
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 300);
+    g_assert(memcmp(back, val, 300) == 0);
+
+    s = kv_sqe(KVSSD_OPC_RETRIEVE, 1);                  /* data block, device to host */
+    kvssd_sqe_set_key(&s, "sgl", 3);
+    s.cdw[10] = 300;
+    s.cdw[11] = 3;
+    qtest_memset(d->qts, KV_DATA2, 0, 300);
+    sqe_sgl(&s, KV_DATA2, 300, 0x00);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0);
+    qtest_memread(d->qts, KV_DATA2, back, 300);
+    g_assert(memcmp(back, val, 300) == 0);
+
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "bad", 3);
+    s.cdw[10] = 300;
+    s.cdw[11] = 3;
+    sqe_sgl(&s, KV_DATA, 300, 0xf0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4011);
+    sqe_sgl(&s, KV_PRPLIST, 0, 0x30);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400d);
+    sgl_desc(seg, KV_DATA, 100, 0x00);
+    sgl_desc(seg + 16, KV_PRPLIST + 64, 16, 0x20);      /* chain inside a last segment */
+    qtest_memwrite(d->qts, KV_PRPLIST, seg, sizeof(seg));
+    sqe_sgl(&s, KV_PRPLIST, sizeof(seg), 0x30);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400d);
+    sqe_sgl(&s, KV_DATA, 299, 0x00);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400f);
+    sqe_sgl(&s, KV_PRPLIST, 257 * 16, 0x30);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400e);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "bad"), ==, 0x0187);
+    kv_stop(d);
+}
+
+/* KV round trip: Store 5000 bytes; Retrieve with an 8 KiB buffer returns
+ * them and DW0 = 5000; a 100-byte buffer gets the first 100 bytes and still
+ * DW0 = 5000; Exist, Delete, Exist -> 87h; Store options only-if-exists on
+ * a missing key -> 87h, only-if-absent on a present key -> 89h; a value of
+ * 2 MiB + 1 -> 85h; a key length of 0 -> 86h; a 2 MiB value round trips. */
+static void test_kv_roundtrip(void)
+{
+    KvDev *d = kv_ready(NULL);
+    static uint8_t val[5000], back[8192];
+
+    for (int i = 0; i < 5000; i++) {
+        val[i] = (uint8_t)(i ^ (i >> 8));
+    }
+    g_assert_cmphex(kv_store(d, "hello", val, 5000, 0), ==, 0);
+    KvCqe c = kv_retrieve(d, "hello", back, 8192);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 5000);
+    g_assert(memcmp(back, val, 5000) == 0);
+    c = kv_retrieve(d, "hello", back, 100);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 5000);
+    g_assert(memcmp(back, val, 100) == 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "hello"), ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0x0187);
+    c = kv_retrieve(d, "hello", back, 100);
+    g_assert_cmphex(c.status, ==, 0x0187);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, 0x0187);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0x0189);
+
+    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
+    kvssd_sqe_set_key(&s, "big", 3);
+    s.cdw[10] = 2 * 1024 * 1024 + 1;
+    s.cdw[11] = 3;
+    kv_set_prp(&s, KV_DATA, KV_PRPLIST);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0185);
+    s = kv_sqe(KVSSD_OPC_STORE, 1);
+    s.cdw[10] = 10;
+    s.cdw[11] = 0;
+    kv_set_prp(&s, KV_DATA, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0186);
+
+    uint8_t *big = g_malloc(2 * 1024 * 1024), *bigback = g_malloc(2 * 1024 * 1024);
+    for (int i = 0; i < 2 * 1024 * 1024; i++) {
+        big[i] = (uint8_t)(i * 13 + (i >> 12));
+    }
+    g_assert_cmphex(kv_store(d, "two-mib", big, 2 * 1024 * 1024, 0), ==, 0);
+    c = kv_retrieve(d, "two-mib", bigback, 2 * 1024 * 1024);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 2 * 1024 * 1024);
+    g_assert(memcmp(big, bigback, 2 * 1024 * 1024) == 0);
+    g_free(big);
+    g_free(bigback);
+    kv_stop(d);
+}
+
+/* Log pages: SMART counts data units of 512,000 bytes rounded up (one 300 KiB
+ * store = 1 unit written) and host commands; the effects log for the KV CSI
+ * marks Store/Retrieve/Delete/Exist supported and for CSI 00h lists no I/O
+ * command; the Error Information log's newest entry is the last failed
+ * command; the statistics log (C0h) counts 64 bytes per SQE fetched and
+ * 16 per CQE posted, and Set Features C0h zeroes it. */
+static void test_log_pages(void)
+{
+    KvDev *d = kv_ready(NULL);
+    static uint8_t val[300 * 1024];
+    uint8_t log[4096];
+
+    g_assert_cmphex(kv_store(d, "s", val, sizeof(val), 0), ==, 0);
+    g_assert_cmphex(kv_get_log(d, 0x02, 0, 512, 0, log), ==, 0);
+    g_assert_cmpuint(le64p(log + 48), ==, 1);           /* data units written */
+    g_assert_cmpuint(le64p(log + 32), ==, 0);           /* data units read */
+    g_assert_cmpuint(le64p(log + 80), ==, 1);           /* host write commands */
+
+    g_assert_cmphex(kv_get_log(d, 0x05, KVSSD_CSI_KV, 4096, 0, log), ==, 0);
+    g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE) & 1, ==, 1);
+    g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_RETRIEVE) & 1, ==, 1);
+    g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_DELETE) & 1, ==, 1);
+    g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_EXIST) & 1, ==, 1);
+    g_assert_cmphex(le32p(log + 1024 + 4 * 0x7e), ==, 0);
+    g_assert_cmphex(le32p(log + 4 * 0x06) & 1, ==, 1);  /* admin Identify */
+    g_assert_cmphex(kv_get_log(d, 0x05, KVSSD_CSI_NVM, 4096, 0, log), ==, 0);
+    g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE), ==, 0);
+    g_assert_cmphex(kv_get_log(d, 0x05, 0x02, 4096, 0, log), ==, 0x402c);
+
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, 0x0187);
+    g_assert_cmphex(kv_get_log(d, 0x01, 0, 64, 0, log), ==, 0);
+    g_assert_cmpuint(le16p(log + 8), ==, 1);            /* SQ 1 */
+    g_assert_cmphex(le16p(log + 12) >> 1, ==, 0x0187);
+
+    g_assert_cmphex(kv_feature(d, 0x09, 0xc0, 0, 0).status, ==, 0);
+    /* After the reset: Get Log Page itself is 1 SQE; CQEs posted: the
+     * Set Features completion was posted after the reset (16 bytes). */
+    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
+    g_assert_cmpuint(le32_to_cpu(st->version), ==, 1);
+    g_assert_cmpuint(le32_to_cpu(st->dma_unit_bytes), ==, 4096);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.sqe_fetch_bytes), ==, 64);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.cqe_post_bytes), ==, 16);
+    g_assert_cmpuint(le64_to_cpu(st->stores), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st->live_keys), ==, 1);
+
+    /* One 5000-byte store: 2 dma units of 4 KiB moved host-to-device. */
+    g_assert_cmphex(kv_store(d, "t", val, 5000, 0), ==, 0);
+    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 8192);
+    g_assert_cmpuint(le64_to_cpu(st->stores), ==, 1);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.commands), ==, 1);
+    kv_stop(d);
+}
+
+/* dma-unit=1 (an ideal DMA engine) counts exactly the bytes moved. */
+static void test_dma_unit_ideal(void)
+{
+    KvDev *d = kv_ready("dma-unit=1");
+    static uint8_t val[5000];
+    uint8_t log[4096];
+
+    g_assert_cmphex(kv_store(d, "t", val, 5000, 0), ==, 0);
+    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
+    g_assert_cmpuint(le32_to_cpu(st->dma_unit_bytes), ==, 1);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 5000);
+    kv_stop(d);
+}
+
+/* Features: Number of Queues is clamped to max-ioqpairs (4 -> DW0 3/3 for a
+ * request of 10/10); KV Configuration 20h: with EDNEK set, deleting a missing
+ * key fails with 87h, without it succeeds; Get returns what was set; the
+ * temperature threshold reads back; power state 1 is 4002h. */
+static void test_features(void)
+{
+    KvDev *d = kv_start("max-ioqpairs=4");
+
+    kv_enable(d);
+    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0x00090009, 0).dw0, ==, 0x00030003);
+    g_assert_cmphex(kv_feature(d, 0x0a, 0x07, 0, 0).dw0, ==, 0x00030003);
+    kv_io_queue(d, 16);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
+    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 1, 1).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, 0x0a, KVSSD_FID_KV_CONFIG, 0, 1).dw0, ==, 1);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0x0187);
+    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 0, 1).status, ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
+    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 2, 1).status, ==, 0x4002);
+    g_assert_cmphex(kv_feature(d, 0x09, 0x04, 350, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, 0x0a, 0x04, 0, 0).dw0, ==, 350);
+    g_assert_cmphex(kv_feature(d, 0x09, 0x02, 1, 0).status, ==, 0x4002);
+    g_assert_cmphex(kv_feature(d, 0x0a, 0x0b, 0, 0).status, ==, 0);
+    kv_stop(d);
+}
+
+/* Format NVM erases every key; the vendor FTL check (C4h) passes after it. */
+static void test_format_and_check(void)
+{
+    KvDev *d = kv_ready(NULL);
+    struct kvssd_sqe s;
+
+    g_assert_cmphex(kv_store(d, "a", "1", 1, 0), ==, 0);
+    g_assert_cmphex(kv_store(d, "b", "2", 1, 0), ==, 0);
+    s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    s = kv_sqe(0x80, 1);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "a"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "b"), ==, 0x0187);
+    s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+}
+
+/* latency=on holds a completion until its simulated NAND time on the
+ * virtual clock: nothing is posted before the clock is stepped, the
+ * completion is there after stepping one second. */
+static void test_latency_on(void)
+{
+    KvDev *d = kv_ready("latency=on");
+    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
+    KvCqe c;
+
+    kvssd_sqe_set_key(&s, "k", 1);
+    s.cdw[11] = 1;
+    /* a flush: it programs the page buffer, which takes simulated time */
+    g_assert_cmphex(kv_store(d, "k", "v", 1, 0), ==, 0);
+    s = kv_sqe(KVSSD_OPC_FLUSH, 1);
+    kv_put(d, 1, &s, false);
+    kv_ring(d, 1);
+    for (int i = 0; i < 100; i++) {
+        g_assert(!kv_try_cqe(d, 1, &c));
+    }
+    qtest_clock_step(d->qts, 1000000000);
+    c = kv_wait(d, 1);
+    g_assert_cmphex(c.status, ==, 0);
+    kv_stop(d);
+}
+
+/* Resetting the controller while commands are queued: CC.EN=0 right after
+ * the doorbell, then enable again; the device answers normally and the
+ * firmware is consistent. */
+static void test_reset_mid_io(void)
+{
+    KvDev *d = kv_ready(NULL);
+
+    for (int i = 0; i < 20; i++) {
+        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
+        char key[8];
+        snprintf(key, sizeof(key), "r%d", i);
+        kvssd_sqe_set_key(&s, key, strlen(key));
+        s.cdw[10] = 4096;
+        s.cdw[11] = strlen(key);
+        kv_set_prp(&s, KV_DATA, 0);
+        kv_put(d, 1, &s, false);
+    }
+    kv_ring(d, 1);
+    kv_disable(d);
+    kv_enable(d);
+    kv_io_queue(d, 16);
+    g_assert_cmphex(kv_store(d, "after", "x", 1, 0), ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "after"), ==, 0);
+    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/kvssd/regs/enable-disable", test_enable_disable);
+    qtest_add_func("/kvssd/regs/enable-invalid", test_enable_invalid);
+    qtest_add_func("/kvssd/regs/shutdown", test_shutdown);
+    qtest_add_func("/kvssd/regs/reset-mid-io", test_reset_mid_io);
+    qtest_add_func("/kvssd/admin/identify-ctrl", test_identify_ctrl);
+    qtest_add_func("/kvssd/admin/identify-ns", test_identify_ns);
+    qtest_add_func("/kvssd/admin/queue-misuse", test_queue_misuse);
+    qtest_add_func("/kvssd/admin/sq-delete-aborts", test_sq_delete_aborts);
+    qtest_add_func("/kvssd/admin/doorbell-misuse", test_doorbell_misuse);
+    qtest_add_func("/kvssd/admin/bad-opcodes-reserved", test_bad_opcodes_reserved);
+    qtest_add_func("/kvssd/admin/log-pages", test_log_pages);
+    qtest_add_func("/kvssd/admin/features", test_features);
+    qtest_add_func("/kvssd/admin/format-and-check", test_format_and_check);
+    qtest_add_func("/kvssd/dma/prp-outside-ram", test_prp_outside_ram);
+    qtest_add_func("/kvssd/dma/malformed-prp", test_malformed_prp);
+    qtest_add_func("/kvssd/dma/sgl", test_sgl);
+    qtest_add_func("/kvssd/dma/dma-unit-ideal", test_dma_unit_ideal);
+    qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
+    qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
+    return g_test_run();
+}
