@@ -5,6 +5,10 @@
  * the opcodes, key lengths, tags and sequence numbers the command set
  * knows, so that most of them get past decoding. Part of the 'cmdset'
  * suite (and of the sanitizer phase): one TAP line per batch of inputs.
+ *
+ *   fuzz_cmdset_smoke [INPUTS]              run INPUTS inputs (default 400)
+ *   fuzz_cmdset_smoke --corpus DIR [COUNT]  write COUNT (default 64) generated
+ *                                           inputs to DIR as a libFuzzer seed corpus
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,26 +105,57 @@ static void make_record(uint8_t *rec)
     memcpy(rec + 68, &ctl, 4);
 }
 
+/* One generated input in @buf; returns its length. */
+static size_t make_input(uint8_t *buf)
+{
+    uint32_t records = 1 + rnd() % 256;
+
+    for (uint32_t r = 0; r < records; r++) {
+        make_record(buf + r * 72);
+    }
+    for (uint32_t t = 0; t < 512; t++) {
+        buf[records * 72 + t] = (uint8_t)rnd();
+    }
+    return records * 72 + 1 + rnd() % 512;
+}
+
+static int write_corpus(const char *dir, uint32_t count)
+{
+    static uint8_t buf[256 * 72 + 512];
+
+    for (uint32_t i = 0; i < count; i++) {
+        char path[4096];
+        size_t n = make_input(buf);
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/seed-%04u", dir, i);
+        f = fopen(path, "wb");
+        if (!f || fwrite(buf, 1, n, f) != n || fclose(f) != 0) {
+            fprintf(stderr, "fuzz_cmdset_smoke: cannot write %s\n", path);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t inputs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 400;
-    uint8_t buf[256 * 72 + 512];
+    static uint8_t buf[256 * 72 + 512];
     uint32_t batches = 4, per = (inputs + batches - 1) / batches;
     uint64_t commands = 0;
+
+    if (argc > 2 && strcmp(argv[1], "--corpus") == 0) {
+        return write_corpus(argv[2], argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 64);
+    }
 
     printf("1..%u\n", batches);
     for (uint32_t b = 0; b < batches; b++) {
         for (uint32_t i = 0; i < per; i++) {
-            uint32_t records = 1 + rnd() % 256;
+            size_t n = make_input(buf);
 
-            for (uint32_t r = 0; r < records; r++) {
-                make_record(buf + r * 72);
-            }
-            for (uint32_t t = 0; t < 512; t++) {
-                buf[records * 72 + t] = (uint8_t)rnd();
-            }
-            LLVMFuzzerTestOneInput(buf, records * 72 + 1 + rnd() % 512);
-            commands += records;
+            LLVMFuzzerTestOneInput(buf, n);
+            commands += n / 72;
         }
         /* Reaching here means no crash, no abort and no sanitizer report. */
         printf("ok %u - fuzz_smoke/batch_%u (%u inputs, %llu commands so far, kvftl_check clean)\n",
