@@ -12,7 +12,8 @@
  * device is idle (nothing outstanding in simulated time) first lets one
  * victim be collected in the idle time (background GC: its NAND work
  * occupies the dies, so the write may still wait for a die); below the low
- * watermark writes wait for GC to finish (foreground stall).
+ * watermark writes wait for GC to finish (foreground stall); foreground
+ * GC always picks greedily, since it is short of room to relocate into.
  */
 #include "ftl.h"
 
@@ -81,6 +82,11 @@ void gc_valid_add(struct kvftl *ftl, uint64_t addr, int64_t delta, uint64_t blob
 
 uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns)
 {
+    return gc_pick_victim_policy(ftl, now_ns, ftl->cfg.gc_policy);
+}
+
+uint32_t gc_pick_victim_policy(struct kvftl *ftl, uint64_t now_ns, enum kvftl_gc_policy policy)
+{
     uint64_t sb = ftl->nand.geo.stripe_bytes;
     uint32_t best = UINT32_MAX;
     double best_score = -1.0;
@@ -90,7 +96,7 @@ uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns)
             continue;
         }
         double score;
-        if (ftl->cfg.gc_policy == KVFTL_GC_COST_BENEFIT) {
+        if (policy == KVFTL_GC_COST_BENEFIT) {
             double u = (double)si->valid_bytes / (double)sb;
             double age = (double)(now_ns > si->last_write_ns ? now_ns - si->last_write_ns : 0) + 1.0;
             score = (1.0 - u) * age / (1.0 + u);
@@ -222,6 +228,13 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
     ftl->gc_active = true;
     int rc = si->state == STRIPE_DATA ? collect_data(ftl, victim, now_ns)
                                       : collect_index(ftl, victim, now_ns);
+    if (rc == 0 && si->state == STRIPE_DATA && !ftl->cfg.plp) {
+        /*
+         * Without power-loss protection the relocated copies must reach NAND
+         * before the only durable copies are erased.
+         */
+        rc = vlog_flush(ftl, now_ns);
+    }
     ftl->gc_active = was_active;
     if (rc != 0 || !ftl_powered(ftl)) {
         return -1;
@@ -245,7 +258,12 @@ void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
     uint64_t start = *now_ns;
     for (uint32_t i = 0; i < ftl->nand.geo.stripes &&
                          ftl->free_stripes < ftl->cfg.gc_low_watermark_blocks; i++) {
-        uint32_t v = gc_pick_victim(ftl, *now_ns);
+        /*
+         * Short of free stripes, reclaim the most space per relocated byte
+         * whatever the policy: an old but nearly full victim (cost-benefit's
+         * choice) could need more room than is left to relocate it.
+         */
+        uint32_t v = gc_pick_victim_policy(ftl, *now_ns, KVFTL_GC_GREEDY);
         if (v == UINT32_MAX || gc_collect(ftl, v, now_ns) != 0) {
             break;
         }

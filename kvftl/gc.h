@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <kvftl/kvftl.h>
+
 struct kvftl;
 
 enum stripe_state {
@@ -44,8 +46,9 @@ uint32_t stripe_free_count(const struct kvftl *ftl);
 /* gc_valid_add() - add (or with negative @delta remove) live bytes at device address @addr. */
 void gc_valid_add(struct kvftl *ftl, uint64_t addr, int64_t delta, uint64_t blob_seq);
 
-/* gc_pick_victim() - closed stripe to collect under the policy, or UINT32_MAX. */
+/* gc_pick_victim() - closed stripe to collect under the configured policy, or UINT32_MAX. */
 uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns);
+uint32_t gc_pick_victim_policy(struct kvftl *ftl, uint64_t now_ns, enum kvftl_gc_policy policy);
 
 /*
  * gc_collect() - relocate the live contents of @victim and erase it.

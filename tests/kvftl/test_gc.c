@@ -274,6 +274,49 @@ static void test_gc_keeps_needed_tombstone(void)
     kvftl_close(f);
 }
 
+/*
+ * PLP off: GC relocates the two live blobs of stripe 0 into the page
+ * buffer; they must be programmed before stripe 0 (their only durable
+ * copy) is erased, so a crash right after the collection loses nothing.
+ */
+static void test_gc_without_plp_programs_before_erase(void)
+{
+    struct kvftl_config c = small_config();
+    c.plp = false;
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, BLOBS_PER_STRIPE, 1);
+    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
+    flush(f);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_EQUAL(f->vl.wp % 4096, 0); /* the relocated blobs were flushed */
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 2, 2), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Foreground GC is short of room: whatever the policy it takes the victim
+ * that frees the most (here stripe 2, u = 1/4, not the older stripe 1 that
+ * cost-benefit prefers).
+ */
+static void test_foreground_gc_is_greedy(void)
+{
+    struct kvftl_config c = small_config();
+    c.gc_policy = KVFTL_GC_COST_BENEFIT;
+    struct kvftl *f = open_or_die(&c);
+    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
+                                          .last_write_ns = 0 };
+    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
+                                          .last_write_ns = 9 };
+    CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
+    CU_ASSERT_EQUAL(gc_pick_victim_policy(f, 10, KVFTL_GC_GREEDY), 2);
+    kvftl_close(f);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -287,5 +330,7 @@ int main(void)
     ADD(s, test_background_gc_in_idle_time);
     ADD(s, test_gc_drops_unneeded_tombstone);
     ADD(s, test_gc_keeps_needed_tombstone);
+    ADD(s, test_gc_without_plp_programs_before_erase);
+    ADD(s, test_foreground_gc_is_greedy);
     return tap_cunit_run();
 }
