@@ -1634,13 +1634,14 @@ static const struct scenario scenarios[] = {
     /*
      * Index DRAM budget of two index pages: constant misses and dirty
      * evictions; no Bloom; cost-benefit GC.
-     * Known library bug (found by this scenario, seed 0x5eed0006): at op
-     * 15318 (store of 105 B) Store returns CAPACITY_EXCEEDED with only
-     * 8,953,216 live NAND bytes (1581 keys) on a 27,918,336-byte device, free
-     * stripes 0 of 12, gc_runs 43. The same run passes with greedy GC or with
-     * a large index budget: cost-benefit scores let an old, nearly full
-     * stripe win, and foreground GC then has no free stripe to relocate it
-     * into, so it gives up. Expected: success (the device is 32% full).
+     * Regression: this scenario (seed 0x5eed0006) found a library bug. With
+     * kvftl at bf851d6, at op 120041 (store of 52 B) Store returned
+     * CAPACITY_EXCEEDED with only 9,600,960 live NAND bytes (2199 keys) on a
+     * 27,918,336-byte device (free stripes 0 of 12, gc_runs 144); expected
+     * success, the device being 34% full. The same run passed with greedy
+     * GC or a large index budget: foreground GC followed the cost-benefit
+     * choice of an old, nearly full stripe and had no room to relocate it.
+     * Fixed in kvftl/gc.c (foreground GC picks greedily).
      */
     { .name = "tiny_index_dram_costbenefit", .seed = 0x5eed0006, .ops = OPS,
       .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 64, .plp = true, .bloom = false,
