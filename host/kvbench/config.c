@@ -256,6 +256,7 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
         if (parse_u64(name, v, 0, 1ull << 40, &u, err, errlen))
             return -1;
         p->ops = u;
+        p->ops_set = true;
         return 0;
     }
     if (!strcmp(key, "duration_s"))

@@ -326,7 +326,11 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
     sh.phase = ph;
     sh.is_load = is_load;
     sh.key_count = c->key_count;
-    sh.total_ops = is_load ? (ph->ops ? ph->ops : c->key_count) : ph->ops;
+    /* a duration without an explicit op count runs for the duration alone */
+    if (is_load)
+        sh.total_ops = ph->ops ? ph->ops : c->key_count;
+    else
+        sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
     kb_perm_init(&sh.perm, c->key_count, c->seed);
     if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST)
         kb_zipf_init(&sh.zipf, c->key_count, ph->theta);

@@ -91,6 +91,7 @@ extern const char *const kb_op_names[KB_OP_COUNT];
 struct kb_phase {
     bool enabled;
     uint64_t ops;       /* 0 = by duration */
+    bool ops_set;       /* ops given explicitly: with duration_s too, whichever ends first */
     double duration_s;  /* 0 = by ops */
     enum kb_order order;
     double theta;       /* zipfian / latest */

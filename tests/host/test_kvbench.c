@@ -313,6 +313,8 @@ static void test_presets_characterization(void)
     char err[512];
     kb_config_default(&c);
     CU_ASSERT_EQUAL(kb_preset_apply(&c, "char-read-zipfian", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.run.ops, 100000);
+    CU_ASSERT_FALSE(c.run.ops_set); /* a preset's count yields to a --duration */
     CU_ASSERT_EQUAL(c.key_size.min, 16);
     CU_ASSERT_EQUAL(c.value_size.min, 4096);
     CU_ASSERT_EQUAL(c.load.order, KB_ORDER_SEQUENTIAL);
@@ -349,6 +351,7 @@ static void test_config_file(void)
     CU_ASSERT_EQUAL(c.seed, 99);
     CU_ASSERT_TRUE(c.run.enabled);
     CU_ASSERT_EQUAL(c.run.ops, 5000);
+    CU_ASSERT_TRUE(c.run.ops_set); /* explicit: with a duration too, whichever ends first */
     CU_ASSERT_EQUAL(c.run.order, KB_ORDER_ZIPFIAN);
     CU_ASSERT_DOUBLE_EQUAL(c.run.theta, 0.8, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(c.run.mix[KB_OP_READ], 3, 1e-12);
