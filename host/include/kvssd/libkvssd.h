@@ -471,9 +471,11 @@ const struct kvssd_dev_info *kvssd_dev_info(const struct kvssd_dev *dev);
 int kvssd_discover(char (*paths)[64], int max);
 /** kvssd_set_xfer_mode() - method Stores use from now on. */
 void kvssd_set_xfer_mode(struct kvssd_dev *dev, enum kvssd_xfer_mode mode);
+/** kvssd_get_xfer_mode() - the mode Stores use (KVSSD_XFER_ADAPTIVE after kvssd_open()). */
 enum kvssd_xfer_mode kvssd_get_xfer_mode(const struct kvssd_dev *dev);
 /** kvssd_set_xfer_config() - replace the adaptive thresholds. */
 void kvssd_set_xfer_config(struct kvssd_dev *dev, const struct kvssd_xfer_config *cfg);
+/** kvssd_get_xfer_config() - the adaptive thresholds in force. */
 const struct kvssd_xfer_config *kvssd_get_xfer_config(const struct kvssd_dev *dev);
 
 /**
@@ -634,6 +636,12 @@ typedef void (*kvssd_cb)(void *arg, int err, const struct kvssd_result *res);
  * -KVSSD_ERR_SYSTEM (io_uring_queue_init failed; errno set).
  */
 int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp);
+/**
+ * kvssd_queue_destroy() - wait for the commands in flight, then free the ring
+ * @q: a queue from kvssd_queue_create(), or NULL
+ *
+ * Operations still outstanding are driven to completion (their callbacks run).
+ */
 void kvssd_queue_destroy(struct kvssd_queue *q);
 /**
  * kvssd_store_async() - queue a Store; @cb runs from kvssd_queue_poll()
@@ -643,10 +651,19 @@ void kvssd_queue_destroy(struct kvssd_queue *q);
  */
 int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
                       uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg);
+/**
+ * kvssd_retrieve_async() - queue a Retrieve into @buf (@buf_len 0: size only)
+ *
+ * The callback's res->dw0 is the value's full size; min(@buf_len, dw0)
+ * bytes of @buf are valid. @key and @buf must stay valid until the callback.
+ * Return: 0, -KVSSD_ERR_BUSY, -KVSSD_ERR_KEY_SIZE or -KVSSD_ERR_INVALID_ARGUMENT.
+ */
 int kvssd_retrieve_async(struct kvssd_queue *q, const void *key, uint32_t key_len, void *buf,
                          uint32_t buf_len, kvssd_cb cb, void *arg);
+/** kvssd_delete_async() - queue a Delete; returns like kvssd_retrieve_async(). */
 int kvssd_delete_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
                        void *arg);
+/** kvssd_exist_async() - queue an Exist: the callback gets 0 or -KVSSD_ERR_KEY_NOT_FOUND. */
 int kvssd_exist_async(struct kvssd_queue *q, const void *key, uint32_t key_len, kvssd_cb cb,
                       void *arg);
 /**
