@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The device qtests: builds QEMU with the kvssd device (scripts/build-qemu.sh,
+# plus the AddressSanitizer/UBSan tree), then runs
+#   - kvssd-test        every register/admin/DMA/KV case, on both builds;
+#   - kvssd-fuzz-test   >= 100,000 random commands and queue operations on
+#                       the ASan build, then the FTL consistency check;
+#   - realize checks    invalid properties fail with a sentence.
+# Prints one TAP line per case ("ok N - name" / "not ok N - name") and exits
+# non-zero if any failed. Environment: KVSSD_FUZZ_COMMANDS (default 100000),
+# KVSSD_QTEST_ASAN=0 to skip the ASan build and the randomized run.
+set -u
+. "$(dirname "$0")/../../scripts/lib/common.sh"
+cd "$KVSSD_TOP"
+
+n=0
+failed=0
+tap() { # STATUS(ok|not ok) NAME
+    n=$((n + 1))
+    echo "$1 $n - $2"
+    [ "$1" = ok ] || failed=$((failed + 1))
+}
+
+asan=${KVSSD_QTEST_ASAN:-1}
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+
+if ! qemu=$(KVSSD_QEMU_ASAN=$asan scripts/build-qemu.sh 2>"$logdir/build.log" | tail -n1) ||
+   [ ! -x "$qemu" ]; then
+    tail -30 "$logdir/build.log" >&2
+    tap "not ok" "qtest: scripts/build-qemu.sh"
+    exit 1
+fi
+build=$(dirname "$qemu")
+tap ok "qtest: scripts/build-qemu.sh builds $qemu"
+
+# run_qtest BUILD-DIR TEST LABEL - run one qtest binary, relay its TAP lines.
+run_qtest() {
+    local dir=$1 test=$2 label=$3 out=$logdir/$test-$label.out rc
+    (cd "$dir" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        "./tests/qtest/$test" --tap -k) >"$out" 2>&1
+    rc=$?
+    local seen=0 line
+    while IFS= read -r line; do
+        case $line in
+        "ok "*)
+            seen=1
+            tap ok "qtest${label:+ [$label]}: ${line#ok * }"
+            ;;
+        "not ok "*)
+            seen=1
+            tap "not ok" "qtest${label:+ [$label]}: ${line#not ok * }"
+            ;;
+        "# kvssd fuzz"* | "# io ok"*)
+            echo "$line"
+            ;;
+        esac
+    done <"$out"
+    if [ $rc -ne 0 ]; then
+        grep -E 'ERROR|Bail out|AddressSanitizer|runtime error|SUMMARY' "$out" | head -20 >&2
+        [ $seen -eq 1 ] && ! grep -q '^not ok' "$out" &&
+            tap "not ok" "qtest${label:+ [$label]}: $test exited $rc"
+        [ $seen -eq 0 ] && tap "not ok" "qtest${label:+ [$label]}: $test exited $rc"
+    fi
+}
+
+run_qtest "$build" kvssd-test ""
+if [ "$asan" = 1 ]; then
+    run_qtest "$build-asan" kvssd-test asan
+    run_qtest "$build-asan" kvssd-fuzz-test asan
+fi
+
+# Realize: an invalid property value stops QEMU with a sentence naming it.
+check_realize() { # PROPS EXPECTED-SUBSTRING
+    local out
+    out=$("$qemu" -L /usr/share/seabios -L /usr/share/qemu -machine pc -accel qtest \
+          -display none -nodefaults -device "kvssd,$1" 2>&1 </dev/null)
+    if [ $? -ne 0 ] && grep -qF "$2" <<<"$out"; then
+        tap ok "qtest: realize refuses $1 ($2)"
+    else
+        echo "$out" | tail -3 >&2
+        tap "not ok" "qtest: realize refuses $1"
+    fi
+}
+check_realize max-ioqpairs=65 "max-ioqpairs is 65; it must be from 1 to 64"
+check_realize dma-unit=3 "dma-unit is 3; it must be a power of two"
+check_realize packing=tight "packing is 'tight'; it must be block, all, selective or backfill"
+check_realize placement-unit-bytes=3 "placement_unit_bytes is 3"
+check_realize mdts=2 "mdts is 2; it must be from 9"
+check_realize preset=nosuch "preset is 'nosuch'"
+
+[ $failed -eq 0 ]
