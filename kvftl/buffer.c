@@ -10,7 +10,6 @@ void buffer_init(struct page_buffer *b, uint32_t entries, uint32_t page_size)
 {
     b->entries = entries;
     b->page_size = page_size;
-    b->mem = g_malloc0((size_t)entries * page_size);
     b->page = g_new(uint64_t, entries);
     b->free_at_ns = g_new0(uint64_t, entries);
     b->stall_ns = 0;
@@ -19,7 +18,6 @@ void buffer_init(struct page_buffer *b, uint32_t entries, uint32_t page_size)
 
 void buffer_fini(struct page_buffer *b)
 {
-    g_free(b->mem);
     g_free(b->page);
     g_free(b->free_at_ns);
     memset(b, 0, sizeof(*b));
@@ -33,17 +31,14 @@ void buffer_reset(struct page_buffer *b)
     }
 }
 
-uint8_t *buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
+void buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
 {
     uint32_t e = (uint32_t)(ppn % b->entries);
     if (b->free_at_ns[e] > *now_ns) {
         b->stall_ns += b->free_at_ns[e] - *now_ns;
         *now_ns = b->free_at_ns[e];
     }
-    uint8_t *mem = b->mem + (uint64_t)e * b->page_size;
-    memset(mem, 0, b->page_size);
     b->page[e] = ppn;
-    return mem;
 }
 
 void buffer_programmed(struct page_buffer *b, uint64_t ppn, uint64_t done_ns)

@@ -20,20 +20,10 @@
         goto out;                                     \
     } while (0)
 
-/* Copy @len bytes at @addr from the buffer or NAND, no accounting. */
+/* Copy @len bytes at @addr (buffered or programmed), no accounting. */
 static void raw_read(const struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *dst)
 {
-    uint32_t ps = ftl->nand.geo.page_size;
-    while (len) {
-        uint64_t ppn = addr / ps;
-        uint32_t in = (uint32_t)(addr % ps), chunk = len < ps - in ? len : ps - in;
-        const uint8_t *src = vlog_in_buffer(ftl, addr) ? buffer_page(&ftl->vl.buf, ppn) : NULL;
-        src = src ? src + in : ftl->nand.data + addr;
-        memcpy(dst, src, chunk);
-        dst += chunk;
-        addr += chunk;
-        len -= chunk;
-    }
+    memcpy(dst, ftl->nand.data + addr, len);
 }
 
 int kvftl_check(struct kvftl *ftl, char *err, size_t err_len)

@@ -299,8 +299,15 @@ void kvftl_close(struct kvftl *ftl)
     if (!ftl) {
         return;
     }
-    if (ftl_powered(ftl) && ftl->cfg.image_path) {
-        recovery_checkpoint(ftl);
+    if (ftl_powered(ftl)) {
+        if (ftl->cfg.image_path) {
+            recovery_checkpoint(ftl);
+        }
+    } else if (ftl->cfg.plp) {
+        /* closed after a power cut: NAND keeps what the capacitors could save */
+        vlog_plp_dump(ftl, ftl->now_max_ns);
+    } else {
+        vlog_discard_unprogrammed(ftl);
     }
     ftl_free(ftl);
 }
@@ -644,6 +651,8 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
     if (ftl->cfg.plp) {
         /* the capacitors keep the controller up long enough to program the buffer */
         vlog_plp_dump(ftl, ftl->now_max_ns);
+    } else {
+        vlog_discard_unprogrammed(ftl);
     }
     ftl->nand.power_lost = false;
     return recovery_scan(ftl, err, err_len);

@@ -163,8 +163,15 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
         }
         if (n->cut_armed) {
             if (n->cut_countdown == 0) {
-                /* Torn: half the page reaches the cells, the spare area does not. */
-                memcpy(nand_page_ptr(n, ppn), data, ps / 2);
+                /*
+                 * Torn: half the page reaches the cells, the spare area does
+                 * not. A page programmed in place (from the page buffer)
+                 * already holds its bytes; who loses the rest is decided at
+                 * the power cycle (PLP completes it, else it is cut in half).
+                 */
+                if (data != nand_page_ptr(n, ppn)) {
+                    memcpy(nand_page_ptr(n, ppn), data, ps / 2);
+                }
                 n->power_lost = true;
                 n->cut_armed = false;
                 n->torn_ppn = ppn;
@@ -182,7 +189,9 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
     uint64_t done = prog_start + n->tm.program_ns;
     n->die_busy_ns[die] = done;
 
-    memcpy(nand_page_ptr(n, ppn), data, ps);
+    if (data != nand_page_ptr(n, ppn)) {
+        memcpy(nand_page_ptr(n, ppn), data, ps);
+    }
     n->oob[ppn] = *oob;
     if (ppn == n->torn_ppn) {
         n->torn_ppn = UINT64_MAX;

@@ -58,13 +58,12 @@ int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns)
                 .seq = ftl->stripes[vl->stripe].open_seq,
             };
             uint64_t done;
-            if (nand_program(&ftl->nand, ppn, buffer_page(&vl->buf, ppn), &oob, now_ns,
+            if (nand_program(&ftl->nand, ppn, nand_page_ptr(&ftl->nand, ppn), &oob, now_ns,
                              vl->plp_dump, &done) != 0) {
                 return -1;
             }
             buffer_programmed(&vl->buf, ppn, done);
             vl->data_pages_programmed++;
-            ftl->stripes[vl->stripe].erased = false;
         }
         vl->prog_idx = p + 1;
     }
@@ -89,8 +88,9 @@ uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
         }
         buffer_open_page(&vl->buf, vl->base_ppn + vl->open_idx, now_ns);
         vl->open_idx++;
+        ftl->stripes[vl->stripe].erased = false;
     }
-    return buffer_page(&vl->buf, vl->base_ppn + idx);
+    return nand_page_ptr(&ftl->nand, vl->base_ppn + idx);
 }
 
 /* Copy @n bytes to stripe offset @off through the buffer. 0, or -1 on power loss. */
@@ -232,39 +232,32 @@ bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
            ppn < vl->base_ppn + ftl->nand.geo.pages_per_stripe;
 }
 
-/* Copy [addr, addr+len) into dst from buffer or NAND, accounting NAND reads in parallel. */
-static void vlog_gather(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *dst,
-                        uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns)
+/*
+ * Account the NAND reads of [addr, addr+len): one per page not in the
+ * buffer (and not @skip_ppn), issued together so dies work in parallel.
+ */
+static void vlog_account_reads(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
+                               uint64_t *last_ppn, uint64_t *now_ns)
 {
     uint32_t ps = ftl->nand.geo.page_size;
-    uint64_t start = *now_ns, done = *now_ns;
+    uint64_t start = *now_ns, done = start;
     *last_ppn = UINT64_MAX;
-    while (len) {
-        uint64_t ppn = addr / ps;
-        uint32_t in = (uint32_t)(addr % ps);
-        uint32_t chunk = len < ps - in ? len : ps - in;
-        const uint8_t *src;
-        if (vlog_in_buffer(ftl, addr)) {
-            src = buffer_page(&ftl->vl.buf, ppn);
-            src = src ? src + in : NULL;
-        } else {
-            src = ftl->nand.data + addr;
-            if (ppn != skip_ppn) {
-                uint64_t d = nand_read(&ftl->nand, ppn, chunk, start);
-                if (d > done) {
-                    done = d;
-                }
+    if (!len) {
+        return;
+    }
+    for (uint64_t ppn = addr / ps; ppn <= (addr + len - 1) / ps; ppn++) {
+        if (vlog_in_buffer(ftl, ppn * ps)) {
+            continue;
+        }
+        if (ppn != skip_ppn) {
+            uint64_t first = ppn * ps > addr ? ppn * ps : addr;
+            uint64_t end = (ppn + 1) * ps < addr + len ? (ppn + 1) * ps : addr + len;
+            uint64_t d = nand_read(&ftl->nand, ppn, (uint32_t)(end - first), start);
+            if (d > done) {
+                done = d;
             }
-            *last_ppn = ppn;
         }
-        if (src) {
-            memcpy(dst, src, chunk);
-        } else {
-            memset(dst, 0, chunk); /* never written: reads as erased */
-        }
-        dst += chunk;
-        addr += chunk;
-        len -= chunk;
+        *last_ppn = ppn;
     }
     *now_ns = done;
 }
@@ -272,34 +265,17 @@ static void vlog_gather(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t 
 const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
                           uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns)
 {
-    uint32_t ps = ftl->nand.geo.page_size;
-    if (len && !vlog_in_buffer(ftl, addr) && !vlog_in_buffer(ftl, addr + len - 1)) {
-        /* straight from the NAND backing store: stripes are contiguous */
-        uint64_t start = *now_ns, done = start;
-        *last_ppn = UINT64_MAX;
-        for (uint64_t ppn = addr / ps; ppn <= (addr + len - 1) / ps; ppn++) {
-            if (ppn != skip_ppn) {
-                uint64_t first = ppn * ps > addr ? ppn * ps : addr;
-                uint64_t end = (ppn + 1) * ps < addr + len ? (ppn + 1) * ps : addr + len;
-                uint64_t d = nand_read(&ftl->nand, ppn, (uint32_t)(end - first), start);
-                if (d > done) {
-                    done = d;
-                }
-            }
-            *last_ppn = ppn;
-        }
-        *now_ns = done;
-        return ftl->nand.data + addr;
-    }
-    vlog_gather(ftl, addr, len, tmp, skip_ppn, last_ppn, now_ns);
-    return tmp;
+    (void)tmp; /* a stripe is contiguous in the backing store, buffered pages included */
+    vlog_account_reads(ftl, addr, len, skip_ppn, last_ppn, now_ns);
+    return ftl->nand.data + addr;
 }
 
 void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
                uint64_t *now_ns)
 {
     uint64_t last;
-    vlog_gather(ftl, addr, len, dst, skip_ppn, &last, now_ns);
+    vlog_account_reads(ftl, addr, len, skip_ppn, &last, now_ns);
+    memcpy(dst, ftl->nand.data + addr, len);
 }
 
 bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
@@ -348,4 +324,22 @@ void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns)
         vlog_flush(ftl, &now_ns);
     }
     vl->plp_dump = false;
+}
+
+void vlog_discard_unprogrammed(struct kvftl *ftl)
+{
+    struct value_log *vl = &ftl->vl;
+    struct nand *n = &ftl->nand;
+    if (vl->stripe == UINT32_MAX) {
+        return;
+    }
+    for (uint32_t p = vl->prog_idx; p < vl->open_idx; p++) {
+        uint64_t ppn = vl->base_ppn + p;
+        if (ppn == n->torn_ppn) {
+            /* half of it reached the cells before the power went */
+            memset(nand_page_ptr(n, ppn) + n->geo.page_size / 2, 0, n->geo.page_size / 2);
+        } else {
+            memset(nand_page_ptr(n, ppn), 0, n->geo.page_size);
+        }
+    }
 }

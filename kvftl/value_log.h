@@ -116,10 +116,10 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
                 struct placement *out, uint64_t *now_ns);
 
 /*
- * vlog_bytes() - pointer to @len contiguous bytes at device address @addr,
- * from the page buffer or NAND; copied into @tmp when they straddle buffer
- * entries. Accounts the NAND page reads (not @skip_ppn) in *@now_ns.
- * *@last_ppn returns the last NAND page read (UINT64_MAX if none).
+ * vlog_bytes() - pointer to @len contiguous bytes at device address @addr
+ * (buffered or programmed). Accounts the NAND page reads (pages in the
+ * buffer and @skip_ppn cost none) in *@now_ns. *@last_ppn returns the last
+ * NAND page read (UINT64_MAX if none). @tmp is unused (kept for callers).
  */
 const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
                           uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns);
@@ -140,6 +140,12 @@ int vlog_flush(struct kvftl *ftl, uint64_t *now_ns);
 
 /* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
 void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns);
+
+/*
+ * vlog_discard_unprogrammed() - power lost without PLP: the buffered pages
+ * of the open stripe never reach NAND (a torn page keeps its first half).
+ */
+void vlog_discard_unprogrammed(struct kvftl *ftl);
 
 /* vlog_in_buffer() - is device byte @addr in a page not yet programmed? */
 bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr);
