@@ -18,6 +18,7 @@
 #include "qemu/cutils.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
+#include "system/system.h"
 
 #include "kvssd.h"
 #include "trace.h"
@@ -256,6 +257,31 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
     return true;
 }
 
+/* Close the firmware once: flush the page buffer and write the checkpoint. */
+static void kvssd_close_firmware(KvssdState *n)
+{
+    if (n->ns) {
+        kvssd_ns_free(n->ns);
+        n->ns = NULL;
+    }
+    if (n->ftl) {
+        kvftl_close(n->ftl);
+        n->ftl = NULL;
+    }
+}
+
+/*
+ * QEMU does not unrealize devices when it exits (quit, SIGTERM, guest
+ * poweroff with -no-reboot): checkpoint the image then, so the next start
+ * mounts from the checkpoint instead of scanning the log.
+ */
+static void kvssd_exit_notify(Notifier *notifier, void *data)
+{
+    KvssdState *n = container_of(notifier, KvssdState, exit_notifier);
+
+    kvssd_close_firmware(n);
+}
+
 static void kvssd_realize(PCIDevice *pci, Error **errp)
 {
     KvssdState *n = KVSSD(pci);
@@ -348,6 +374,8 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
         msix_vector_use(pci, v);
     }
     kvssd_queues_init(n);
+    n->exit_notifier.notify = kvssd_exit_notify;
+    qemu_add_exit_notifier(&n->exit_notifier);
 }
 
 static void kvssd_exit(PCIDevice *pci)
@@ -358,8 +386,8 @@ static void kvssd_exit(PCIDevice *pci)
     qemu_bh_delete(n->bh);
     timer_free(n->timer);
     msix_uninit_exclusive_bar(pci);
-    kvssd_ns_free(n->ns);
-    kvftl_close(n->ftl);            /* flush + checkpoint into the image */
+    qemu_remove_exit_notifier(&n->exit_notifier);
+    kvssd_close_firmware(n);        /* flush + checkpoint into the image */
 }
 
 static void kvssd_reset_hold(Object *obj, ResetType type)

@@ -115,6 +115,7 @@ struct KvssdState {
     uint16_t rr_next;        /* round-robin start for the next batch */
     QEMUBH *bh;
     QEMUTimer *timer;        /* latency=on completions; inline stream expiry */
+    Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */
     bool irq_level;
 
     /* firmware and command sets */
