@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared code of the reproduction experiments (scripts/reproduce/).
+
+An experiment is a module exp_*.py with NAME, TITLE, PAPER, TARGET and
+three functions:
+
+  boots(scale)          -> [Boot]  the guest boots it needs (one per set of
+                                   device properties), each a list of Steps
+  analyze(raw, scale)   -> dict    key numbers, verdict and why, plot series
+  plot(record, figdir)  -> [path]  PNG figures from the record alone
+
+A Step is one measurement inside a booted guest: an optional fresh device
+(Format NVM), then commands whose stdout is one JSON object each (kvbench
+--json, kvssd stats --json, kvssd info --json). The guest script brackets
+every command's output with markers, so the host parses each object by
+name; a command that fails leaves its exit status and text instead.
+
+Numbers come from the device: kvbench's "device" deltas of the statistics
+log page and `kvssd stats`. Guest wall-clock numbers are used only where a
+paper measured the host (and are labelled so): under TCG a guest CPU
+instruction costs tens of host instructions.
+"""
+
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RUN_GUEST = os.path.join(TOP, "scripts", "run-guest.sh")
+
+# One Get Log Page (64-byte SQE, 16-byte CQE, two 4-byte doorbells) and its
+# 4096-byte log: kvbench's own counter snapshot, inside every phase delta.
+SQE_BYTES = 64
+CQE_BYTES = 16
+DOORBELL_BYTES_PER_CMD = 8
+
+
+class Step:
+    """One measurement: commands run back to back in the booted guest.
+
+    name     unique in its boot, used as the key of the parsed output
+    cmds     [(part, shell command)]; each prints one JSON object
+    fresh    format the device first (every key erased, counters reset)
+    meta     free-form parameters the analysis needs (value size, mode, ...)
+    """
+
+    def __init__(self, name, cmds, fresh=True, meta=None):
+        self.name = name
+        self.cmds = cmds
+        self.fresh = fresh
+        self.meta = meta or {}
+
+
+class Boot:
+    """One guest boot: device properties and the steps run in it."""
+
+    def __init__(self, name, steps, props=None, latency=False, timeout_s=1800,
+                 memory_mib=768, cpus=1, note=""):
+        self.name = name
+        self.steps = steps
+        self.props = props or {}
+        self.latency = latency
+        self.timeout_s = timeout_s
+        self.memory_mib = memory_mib
+        self.cpus = cpus
+        self.note = note
+
+
+# ---- command builders ---------------------------------------------------
+
+def kvbench(**kw):
+    """A kvbench command line with --json, no progress, seed 1.
+
+    Keyword arguments are flags: key_size=4 -> --key-size 4; a value of True
+    is a bare flag (no_run=True -> --no-run); None/False are left out.
+    """
+    args = ["kvbench", "--json", "--progress", "off"]
+    kw.setdefault("seed", 1)
+    order = ["preset"] + sorted(k for k in kw if k != "preset")
+    for k in order:
+        if k not in kw:
+            continue
+        v = kw[k]
+        if v is None or v is False:
+            continue
+        flag = "--" + k.replace("_", "-")
+        if v is True:
+            args.append(flag)
+        else:
+            args += [flag, str(v)]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+STATS = "kvssd stats --json"
+INFO = "kvssd info -d /dev/ng0n1 --json"
+FORMAT = "kvssd format --yes"
+
+
+def dilated(props, factor):
+    """Device properties with every NAND/controller time stretched by factor.
+
+    The emulated device is far faster than a TCG guest can drive it, so its
+    simulated time would only mirror the guest's pace. Stretching tR, tPROG,
+    tBERS and dividing the channel and DRAM-copy rates by the same factor
+    keeps every ratio inside the device and makes it the bottleneck; ops per
+    simulated second are then multiplied back by the factor. Rates are whole
+    bytes per microsecond, so a rate below 1 after division is rounded up
+    to 1 (the channel then runs relatively faster than the preset's).
+    """
+    base = {
+        "read-latency-ns": props.pop("read-latency-ns"),
+        "program-latency-ns": props.pop("program-latency-ns"),
+        "erase-latency-ns": props.pop("erase-latency-ns"),
+        "channel-bytes-per-us": props.pop("channel-bytes-per-us"),
+        "dram-copy-bytes-per-us": props.pop("dram-copy-bytes-per-us"),
+    }
+    out = dict(props)
+    for k in ("read-latency-ns", "program-latency-ns", "erase-latency-ns"):
+        out[k] = int(base[k] * factor)
+    for k in ("channel-bytes-per-us", "dram-copy-bytes-per-us"):
+        out[k] = max(1, int(base[k] / factor))
+    return out
+
+
+# Timing of kvftl's presets (include/kvftl/kvftl.h, kvftl/kvftl.c), needed
+# when an experiment dilates time.
+COSMOS_TIMING = {"read-latency-ns": 60000, "program-latency-ns": 1000000,
+                 "erase-latency-ns": 3500000, "channel-bytes-per-us": 200,
+                 "dram-copy-bytes-per-us": 1000}
+PM983_TIMING = {"read-latency-ns": 60000, "program-latency-ns": 700000,
+                "erase-latency-ns": 3500000, "channel-bytes-per-us": 800,
+                "dram-copy-bytes-per-us": 2000}
+
+
+def scaled(n, scale, lo=1):
+    """A count scaled by the run's scale factor, at least lo."""
+    return max(lo, int(round(n * scale)))
+
+
+def inline_commands(value_bytes, key_bytes=4):
+    """NVMe commands of an inline (stock layout) Store: docs/host.md."""
+    head = 24 - key_bytes if key_bytes <= 16 else 20
+    if value_bytes <= head:
+        return 1
+    return 1 + math.ceil((value_bytes - head) / 28)
+
+
+def ops_for_budget(cmds_per_op, budget, lo, hi):
+    """Operations for a point so that it issues about budget commands."""
+    return int(max(lo, min(hi, budget // max(1, cmds_per_op))))
+
+
+# ---- the guest script and its output ------------------------------------
+
+MARK = "@@RP"
+
+
+def guest_script(boot):
+    """The sh script run inside the guest for one boot."""
+    lines = [
+        "#!/bin/sh",
+        "# generated by scripts/reproduce: one boot, " + boot.name,
+        "rp() { part=$1; shift; echo \"%s BEGIN $part\"; sh -c \"$*\"; rc=$?; "
+        "echo \"%s END $part $rc\"; }" % (MARK, MARK),
+        "export KVSSD_DEVICE=/dev/ng0n1",
+    ]
+    for st in boot.steps:
+        if st.fresh:
+            lines.append("%s >/dev/null 2>&1 || echo '%s FORMAT-FAILED %s'" %
+                         (FORMAT, MARK, st.name))
+        for part, cmd in st.cmds:
+            lines.append("rp %s %s" % (shlex.quote(st.name + "/" + part),
+                                       shlex.quote(cmd)))
+    lines.append("exit 0")
+    return "\n".join(lines) + "\n"
+
+
+def run_guest_argv(boot, script_path, extra=None):
+    """The scripts/run-guest.sh command line of one boot."""
+    argv = [RUN_GUEST, "--cpus", str(boot.cpus), "--memory", str(boot.memory_mib),
+            "--timeout", str(boot.timeout_s)]
+    for k in sorted(boot.props):
+        argv += ["--prop", "%s=%s" % (k, boot.props[k])]
+    if boot.latency:
+        argv.append("--latency")
+    argv += list(extra or [])
+    argv += ["--script", script_path]
+    return argv
+
+
+def parse_output(text):
+    """Split a guest's output by markers into {part: {rc, json, text}}.
+
+    A part whose text holds a JSON object gets it (the first object that
+    decodes); text keeps what was printed, for the failure report.
+    """
+    out = {}
+    cur = None
+    buf = []
+    for line in text.splitlines():
+        m = re.match(r"^%s (BEGIN|END) (\S+)(?: (-?\d+))?\s*$" % MARK, line.strip())
+        if m and m.group(1) == "BEGIN":
+            cur, buf = m.group(2), []
+            continue
+        if m and m.group(1) == "END" and cur == m.group(2):
+            body = "\n".join(buf)
+            out[cur] = {"rc": int(m.group(3)) if m.group(3) else None,
+                        "json": first_json(body), "text": body[-2000:]}
+            if cur.endswith("/series"):  # a time series: one object per sample
+                out[cur]["jsons"] = all_json(body)
+            cur = None
+            continue
+        if cur is not None:
+            buf.append(line)
+    if cur is not None:  # the guest stopped inside a command
+        body = "\n".join(buf)
+        out[cur] = {"rc": None, "json": first_json(body), "text": body[-2000:]}
+    return out
+
+
+def all_json(text):
+    """Every JSON object printed on a line of its own, in order."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def first_json(text):
+    dec = json.JSONDecoder()
+    i = text.find("{")
+    while i >= 0:
+        try:
+            obj, _ = dec.raw_decode(text[i:])
+            if isinstance(obj, dict):
+                return obj
+        except ValueError:
+            pass
+        i = text.find("{", i + 1)
+    return None
+
+
+def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None):
+    """Boot the guest once, run the steps, save and return the raw record."""
+    os.makedirs(rawdir, exist_ok=True)
+    script_path = os.path.join(rawdir, boot.name + ".sh")
+    with open(script_path, "w") as f:
+        f.write(guest_script(boot))
+    argv = run_guest_argv(boot, script_path, extra)
+    print("$ " + " ".join(shlex.quote(a) for a in argv), file=log)
+    if dry_run:
+        print(guest_script(boot), file=log)
+        return None
+    t0 = time.time()
+    out_path = os.path.join(rawdir, boot.name + ".out")
+    # stdout goes to a file as it arrives, so a long boot can be watched
+    with open(os.path.join(rawdir, boot.name + ".console"), "w") as con, \
+            open(out_path, "w") as out:
+        p = subprocess.run(argv, stdout=out, stderr=con, text=True)
+    wall = time.time() - t0
+    with open(out_path) as f:
+        stdout = f.read()
+    parts = parse_output(stdout)
+    raw = {"boot": boot.name, "props": boot.props, "latency": boot.latency,
+           "argv": argv, "rc": p.returncode, "wall_s": round(wall, 1),
+           "parts": parts,
+           "steps": {st.name: st.meta for st in boot.steps}}
+    with open(os.path.join(rawdir, boot.name + ".json"), "w") as f:
+        json.dump(raw, f)
+    failed = [k for k, v in parts.items() if v["rc"] != 0 or v["json"] is None]
+    missing = [st.name + "/" + c[0] for st in boot.steps for c in st.cmds
+               if st.name + "/" + c[0] not in parts]
+    print("  boot %s: exit %d in %.0f s; %d parts, %d failed, %d missing" %
+          (boot.name, p.returncode, wall, len(parts), len(failed), len(missing)), file=log)
+    return raw
+
+
+def load_raw(rawdir, boots):
+    """The saved raw records of an experiment's boots ({boot name: raw})."""
+    out = {}
+    for b in boots:
+        path = os.path.join(rawdir, b.name + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                out[b.name] = json.load(f)
+    return out
+
+
+# ---- reading the numbers --------------------------------------------------
+
+def part(raw, boot, step, name):
+    """The JSON object of one command, or None when it did not produce one."""
+    r = raw.get(boot)
+    if not r:
+        return None
+    p = r["parts"].get(step + "/" + name)
+    if not p or p["rc"] not in (0, None):
+        return None
+    return p["json"]
+
+
+def phase(bench, name):
+    """The phase object ("load" or "run") of a kvbench result."""
+    if not bench:
+        return None
+    for ph in bench.get("phases", []):
+        if ph.get("phase") == name:
+            return ph
+    return None
+
+
+def admin_commands(dev):
+    """Admin commands inside a phase delta (kvbench's own Get Log Page)."""
+    sqes = dev["h2d_bytes"]["sqe"] // SQE_BYTES
+    return max(0, sqes - dev["commands"])
+
+
+def io_pcie_bytes(dev):
+    """PCIe bytes of a store-only phase without kvbench's statistics read.
+
+    The delta holds the Get Log Page that took the closing snapshot: its
+    SQE, CQE, doorbells and its 4096-byte log (the only device-to-host data
+    of a phase that only stores). Both are taken out.
+    """
+    adm = admin_commands(dev)
+    return dev["pcie_bytes"] - adm * (SQE_BYTES + CQE_BYTES + DOORBELL_BYTES_PER_CMD) \
+        - dev["d2h_bytes"]["data"]
+
+
+def per_op(x, ops):
+    return x / ops if ops else float("nan")
+
+
+def reduction(ours, base):
+    """1 - ours/base, as a percentage."""
+    if not base:
+        return float("nan")
+    return 100.0 * (1.0 - ours / base)
+
+
+def device_bound(ph, factor=2.0):
+    """True when the device's simulated time exceeds the guest's by factor.
+
+    Then ops per simulated second measure the device, not TCG's pace.
+    """
+    dev = ph["device"]
+    return dev["sim_time_s"] >= factor * ph["elapsed_s"]
+
+
+def fmt(x, nd=1):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, int):
+        return "{:,}".format(x)
+    return "{:,.{}f}".format(x, nd)
+
+
+def size_label(b):
+    if b >= 1024 and b % 1024 == 0:
+        return "%dK" % (b // 1024)
+    return str(b)
+
+
+# ---- plotting -------------------------------------------------------------
+
+def pyplot():
+    """matplotlib's pyplot with a file-only backend."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"figure.dpi": 100, "font.size": 9,
+                         "axes.grid": True, "grid.alpha": 0.3})
+    return plt
+
+
+def save(fig, figdir, name):
+    os.makedirs(figdir, exist_ok=True)
+    path = os.path.join(figdir, name)
+    fig.tight_layout()
+    fig.savefig(path)
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return path
+
+
+def bars(ax, groups, series, values, ylabel, logy=False):
+    """Grouped bar chart: values[s][g] for each series s over groups g."""
+    n = len(series)
+    width = 0.8 / max(1, n)
+    for i, s in enumerate(series):
+        xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
+        ys = [values[s].get(name, float("nan")) for name in groups]
+        ax.bar(xs, ys, width, label=s)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(fontsize=7)

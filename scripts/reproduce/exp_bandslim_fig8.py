@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""BandSlim Fig. 3 and 8: PCIe traffic and traffic amplification vs value size.
+
+Workload A (sequential 4-byte keys, fixed value size) stored by prp (the
+baseline: the value by PRP, one 4 KiB DMA unit at least), inline
+(piggybacking: the value inside the commands) and adaptive. Traffic is the
+device's count of PCIe bytes (SQEs, CQEs, doorbells, PRP lists, data in
+dma-unit pieces) for the load phase, less kvbench's own log-page read.
+"""
+
+import common as C
+
+NAME = "bandslim-fig8"
+FIGURE = "BandSlim Fig. 3 and 8"
+PAPER = ("piggybacking cuts PCIe traffic by up to 97.9 % for 4-32 B values; "
+         "the baseline's traffic is flat below 4 KiB and steps at every 4 KiB")
+TARGET = "inline cuts traffic by >= 97 % for 4-32 B values; the 4 KiB staircase appears"
+
+SIZES = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384]
+MODES = ["prp", "inline", "adaptive"]
+KEY = 4
+
+
+def boots(scale):
+    steps = []
+    for mode in MODES:
+        for v in SIZES:
+            cmds = C.inline_commands(v, KEY) if mode == "inline" else 1
+            n = C.ops_for_budget(cmds, C.scaled(30000, scale), C.scaled(100, scale),
+                                 C.scaled(1000, scale))
+            steps.append(C.Step("%s-%d" % (mode, v), [("bench", C.kvbench(
+                keys=n, key_size=KEY, value_size=v, load_order="sequential",
+                no_run=True, mode=mode))], meta={"mode": mode, "value": v, "ops": n}))
+    return [C.Boot(NAME, steps, props={"preset": "cosmos"}, timeout_s=2400)]
+
+
+def analyze(raw, scale):
+    pts = {m: {} for m in MODES}
+    for mode in MODES:
+        for v in SIZES:
+            b = C.part(raw, NAME, "%s-%d" % (mode, v), "bench")
+            ph = C.phase(b, "load")
+            if not ph or not ph.get("device") or ph["errors"]:
+                continue
+            dev = ph["device"]
+            io = C.io_pcie_bytes(dev)
+            pts[mode][v] = {
+                "ops": ph["ops"],
+                "pcie_bytes_per_op": C.per_op(io, ph["ops"]),
+                "taf": io / ph["user_bytes"],
+                "commands_per_op": C.per_op(dev["commands"], ph["ops"]),
+                "doorbell_bytes_per_op": C.per_op(dev["h2d_bytes"]["doorbell"], ph["ops"]),
+                "guest_latency_us_p50": ph["latency_us"]["p50"],
+            }
+    rec = {"series": {m: {str(v): p for v, p in pts[m].items()} for m in MODES}}
+    red = {}
+    for v in SIZES:
+        if v in pts["prp"] and v in pts["inline"]:
+            red[v] = C.reduction(pts["inline"][v]["pcie_bytes_per_op"],
+                                 pts["prp"][v]["pcie_bytes_per_op"])
+    rec["inline_reduction_pct"] = {str(v): round(r, 2) for v, r in red.items()}
+    small = [v for v in (4, 8, 16, 32) if v in red]
+    # the staircase: prp traffic flat from 4 B to 4 KiB, then one more unit per 4 KiB
+    stair = None
+    p = pts["prp"]
+    if all(v in p for v in (4, 1024, 4096, 6144, 8192, 12288, 16384)):
+        flat = abs(p[4]["pcie_bytes_per_op"] - p[4096]["pcie_bytes_per_op"]) < 1
+        steps = [round(p[v]["pcie_bytes_per_op"] - p[4096]["pcie_bytes_per_op"])
+                 for v in (6144, 8192, 12288, 16384)]
+        stair = {"flat_below_4k": flat, "extra_bytes_at_6k_8k_12k_16k": steps}
+    rec["staircase"] = stair
+    if len(small) < 4:
+        rec.update(met=None, ours="incomplete run: %s" % sorted(red))
+        return rec
+    worst = min(red[v] for v in small)
+    best = max(red[v] for v in small)
+    one_cmd = [v for v in small if pts["inline"][v]["commands_per_op"] == 1]
+    rec["numbers"] = {"inline_reduction_best_pct": round(best, 2),
+                      "inline_reduction_worst_4_32_pct": round(worst, 2),
+                      "prp_bytes_per_op_32": round(p[32]["pcie_bytes_per_op"], 1),
+                      "inline_bytes_per_op_32": round(pts["inline"][32]["pcie_bytes_per_op"], 1)}
+    # one more 4 KiB unit past 4 KiB (6 KiB and 8 KiB alike), two at 12 KiB,
+    # three at 16 KiB (plus the PRP list the kernel builds past two pages)
+    e = stair["extra_bytes_at_6k_8k_12k_16k"] if stair else None
+    stair_ok = bool(stair and stair["flat_below_4k"] and 4096 <= e[0] < 4096 + 64 and
+                    abs(e[1] - e[0]) < 64 and 8192 <= e[2] < 8192 + 64 and
+                    12288 <= e[3] < 12288 + 64)
+    rec["ours"] = ("inline cuts traffic by %.1f %% (4-%d B, one command) down to %.1f %% at "
+                   "32 B (%d commands); prp staircase %s" % (
+                       best, max(one_cmd) if one_cmd else 0, red[32],
+                       pts["inline"][32]["commands_per_op"],
+                       "flat to 4 KiB, +4 KiB per 4 KiB step" if stair_ok else "NOT seen: %s" % stair))
+    rec["met"] = worst >= 97.0 and stair_ok
+    if worst < 97.0 and stair_ok:
+        rec["met"] = "partly"
+        rec["why"] = ("Stock Linux passthrough carries only CDW2-3 and CDW10-15 (32 bytes) from "
+                      "user space, so with a 4-byte key the inline head holds 20 value bytes and "
+                      "each transfer 28 (docs/protocol.md). BandSlim's own driver also fills "
+                      "CDW4-9 (35 value bytes in the head): a 32-byte value fits one command "
+                      "there but needs %d here, so 32 B reaches %.1f %% instead of >= 97 %%. "
+                      "Values up to 20 B take one command and meet it (%.1f %%)." % (
+                          pts["inline"][32]["commands_per_op"], red[32], best))
+    else:
+        rec["why"] = "per-op traffic is deterministic: counts of SQE/CQE/doorbell/data bytes"
+    return rec
+
+
+def plot(rec, figdir):
+    plt = C.pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for m in MODES:
+        s = rec["series"][m]
+        vs = sorted(int(v) for v in s)
+        a1.plot(vs, [s[str(v)]["pcie_bytes_per_op"] for v in vs], marker="o", label=m)
+        a2.plot(vs, [s[str(v)]["taf"] for v in vs], marker="o", label=m)
+    for a, t in ((a1, "PCIe bytes per Store"), (a2, "traffic amplification (PCIe / key+value)")):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel("value size (bytes)")
+        a.set_ylabel(t)
+        a.legend()
+    a1.set_title("Fig. 3a/8: traffic per Store, 4-byte keys")
+    a2.set_title("Fig. 3b: TAF")
+    return [C.save(fig, figdir, "bandslim-fig8-traffic.png")]

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""docs/results.json and docs/results.md from the experiments' records.
+
+results.json holds one object per experiment (key numbers, verdict, the
+series the figures are drawn from, the scale it ran at); results.md is
+rendered from it alone, so `run.py --report-only` redraws everything
+without booting a guest.
+"""
+
+import json
+import os
+
+import common as C
+
+VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured"}
+
+
+def load(path):
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {"experiments": {}}
+
+
+def save(path, results):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(results, order, docs_dir):
+    """The markdown page. order: experiment names in page order."""
+    ex = results["experiments"]
+    L = []
+    L.append("# Reproducing the KV-SSD papers in emulation")
+    L.append("")
+    L.append("Every number on this page comes from a real run of `scripts/reproduce/all.sh` "
+             "(or `scripts/reproduce/run.py EXPERIMENT`) on this project's build machine: "
+             "kvbench inside a TCG guest booted by `scripts/run-guest.sh`, talking to "
+             "`-device kvssd` through stock Linux NVMe passthrough. Device numbers are the "
+             "device's own counters and simulated time (the statistics log page, read by "
+             "kvbench's `--json` \"device\" deltas and `kvssd stats`), not the guest's wall "
+             "clock, except where a paper measured the host; those are labelled *guest "
+             "wall clock* (under TCG every guest instruction is emulated, so only ratios "
+             "between configurations mean anything). How to run it: docs/reproduce.md.")
+    L.append("")
+    L.append("Papers: BandSlim (ICPP '24) and \"KV-SSD: What is it good for?\" (the "
+             "characterization paper), in ../shared/papers/.")
+    L.append("")
+    runs = [ex[n] for n in order if n in ex]
+    if runs:
+        L.append("Last runs: " + ", ".join(sorted({r.get("run_at", "?")[:16] for r in runs})) +
+                 " UTC; scale " + ", ".join(sorted({str(r.get("scale")) for r in runs})) +
+                 " (1 = all.sh's counts; every count is stated per experiment below).")
+        L.append("")
+    L.append("## Summary")
+    L.append("")
+    L.append("| experiment | paper's figure and number | ours | match | why |")
+    L.append("|---|---|---|---|---|")
+    for n in order:
+        r = ex.get(n)
+        if not r:
+            continue
+        L.append("| %s | %s: %s | %s | %s | %s |" % (
+            cell(n), cell(r["figure"]), cell(r["paper"]), cell(r.get("ours", "n/a")),
+            VERDICT.get(r.get("met"), str(r.get("met"))), cell(r.get("why", ""))))
+    missing = [n for n in order if n not in ex]
+    if missing:
+        L.append("")
+        L.append("Not run yet (no numbers are shown for them): " + ", ".join(missing) + ".")
+    for n in order:
+        r = ex.get(n)
+        if not r:
+            continue
+        L.append("")
+        L.append("## %s — %s" % (n, r["figure"]))
+        L.append("")
+        L.append("*Target:* %s  " % r["target"])
+        L.append("*Paper:* %s  " % r["paper"])
+        L.append("*Ours:* %s  " % r.get("ours", "n/a"))
+        L.append("*Match:* %s — %s" % (VERDICT.get(r.get("met"), r.get("met")), r.get("why", "")))
+        L.append("")
+        if r.get("setup"):
+            L.append("*Setup:* " + r["setup"])
+            L.append("")
+        for fig in r.get("figures", []):
+            rel = os.path.relpath(fig, docs_dir) if os.path.isabs(fig) else fig
+            L.append("![%s](%s)" % (n, rel))
+            L.append("")
+        if r.get("numbers"):
+            L.append("| number | value |")
+            L.append("|---|---|")
+            for k in sorted(r["numbers"]):
+                L.append("| %s | %s |" % (cell(k), cell(r["numbers"][k])))
+            L.append("")
+        if r.get("table"):
+            hdr = r["table"][0]
+            L.append("| " + " | ".join(cell(h) for h in hdr) + " |")
+            L.append("|" + "---|" * len(hdr))
+            for row in r["table"][1:]:
+                L.append("| " + " | ".join(cell(c) for c in row) + " |")
+            L.append("")
+        boots = r.get("boots", [])
+        if boots:
+            L.append("Guest boots: " + "; ".join(
+                "`%s` (%s, %.0f s)" % (b["name"], ", ".join("%s=%s" % kv for kv in
+                                                           sorted(b["props"].items())) or "defaults",
+                                       b["wall_s"]) for b in boots) + ".")
+            L.append("")
+    return "\n".join(L) + "\n"
