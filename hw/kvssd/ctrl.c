@@ -442,6 +442,45 @@ static const VMStateDescription kvssd_vmstate = {
     .unmigratable = 1,
 };
 
+/* One line per property for -device kvssd,help (docs/device.md has the table). */
+static const struct {
+    const char *name, *desc;
+} kvssd_prop_desc[] = {
+    { "serial", "Identify serial number (default KVSSD0001)" },
+    { "preset", "firmware preset: default, pm983, cosmos" },
+    { "image", "file holding NAND + checkpoint (unset: memory only)" },
+    { "channels", "NAND channels (0 = preset)" },
+    { "dies-per-channel", "dies per channel (0 = preset)" },
+    { "blocks-per-die", "erase blocks per die (0 = preset)" },
+    { "pages-per-block", "pages per erase block (0 = preset)" },
+    { "page-size-bytes", "NAND page size in bytes, power of two 4096-65536 (0 = preset)" },
+    { "read-latency-ns", "NAND read time tR in ns (0 = preset)" },
+    { "program-latency-ns", "NAND program time tPROG in ns (0 = preset)" },
+    { "erase-latency-ns", "NAND erase time tBERS in ns (0 = preset)" },
+    { "channel-bytes-per-us", "channel transfer rate in bytes/us (0 = preset)" },
+    { "dram-copy-bytes-per-us", "controller memcpy rate in bytes/us (0 = preset)" },
+    { "placement-unit-bytes", "value placement granularity in bytes, power of two 1-4096 (0 = preset)" },
+    { "packing", "packing policy: block, all, selective, backfill (unset = preset)" },
+    { "buffer-entries", "NAND page buffer entries (0 = preset)" },
+    { "dlt-entries", "DMA Log Table entries (0 = preset / buffer-entries)" },
+    { "index-dram-bytes", "DRAM budget of the index cache in bytes (0 = preset)" },
+    { "index-page-bytes", "index page size in bytes (0 = page size)" },
+    { "bloom", "Bloom filter for absent keys (auto = preset)" },
+    { "bloom-bits-per-key", "Bloom filter bits per key (0 = preset)" },
+    { "max-keys", "max number of keys reported in KV Identify (0 = derived)" },
+    { "overprovision-percent", "over-provisioning in percent, 1-50 (0 = preset)" },
+    { "gc-high-watermark-blocks", "background GC below this many free blocks (0 = preset)" },
+    { "gc-low-watermark-blocks", "foreground GC below this many free blocks (0 = preset)" },
+    { "gc-policy", "GC victim policy: greedy, cost-benefit (unset = preset)" },
+    { "plp", "power-loss protected page buffer (auto = preset; off = volatile write cache)" },
+    { "latency", "hold completions until their simulated NAND completion time" },
+    { "max-ioqpairs", "I/O queue pairs, 1-64" },
+    { "dma-unit", "bytes per data DMA unit counted in the transfer counters, power of two 1-65536" },
+    { "mdts", "Maximum Data Transfer Size as log2 of 4 KiB pages, 9 (2 MiB) - 12" },
+    { "tag-table-entries", "open inline streams + staged long keys, 1-4096" },
+    { "inline-timeout-ms", "idle inline streams / staged keys expire after this many ms, 1-3600000" },
+};
+
 static void kvssd_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
@@ -459,6 +498,10 @@ static void kvssd_class_init(ObjectClass *oc, void *data)
     dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware)";
     dc->vmsd = &kvssd_vmstate;
     device_class_set_props(dc, kvssd_props);
+    for (size_t i = 0; i < ARRAY_SIZE(kvssd_prop_desc); i++) {
+        object_class_property_set_description(oc, kvssd_prop_desc[i].name,
+                                              kvssd_prop_desc[i].desc);
+    }
 }
 
 static const TypeInfo kvssd_info = {
