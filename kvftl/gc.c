@@ -239,7 +239,10 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
     if (rc != 0 || !ftl_powered(ftl)) {
         return -1;
     }
-    g_assert(si->valid_bytes == 0);
+    if (si->valid_bytes != 0) {
+        /* something live was not found by the scan: never erase it */
+        return -1;
+    }
     *now_ns = nand_erase_stripe(&ftl->nand, victim, *now_ns);
     si->state = STRIPE_FREE;
     si->erased = true;

@@ -56,7 +56,7 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
         cpl->status = KVSSD_SC_INTERNAL_ERROR;
         return;
     }
-    if (kind != KVFTL_ITER_KEYS && kind != KVFTL_ITER_KEY_VALUES) {
+    if ((kind != KVFTL_ITER_KEYS && kind != KVFTL_ITER_KEY_VALUES) || !handle) {
         cpl->status = KVSSD_SC_INVALID_FIELD;
         return;
     }

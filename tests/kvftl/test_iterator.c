@@ -164,7 +164,11 @@ static void test_key_values(void)
     kvftl_close(f);
 }
 
-/* 16 handles at most; the 17th is ITERATOR_LIMIT; closed or bogus handles are INVALID_ITERATOR. */
+/*
+ * 16 handles at most; the 17th is ITERATOR_LIMIT; closed or bogus handles
+ * are INVALID_ITERATOR; a bad kind, no handle pointer or no callback is
+ * INVALID_FIELD.
+ */
 static void test_handle_limit(void)
 {
     struct kvftl *f = four_keys();
@@ -188,6 +192,10 @@ static void test_handle_limit(void)
     kvftl_iter_next(f, 99, 1, collect, &s, 0, &cpl);
     CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
     kvftl_iter_open(f, 0, 0, (enum kvftl_iter_kind)7, 0, &extra, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, NULL, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    kvftl_iter_next(f, 0, 1, NULL, NULL, 0, &cpl);
     CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &extra, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
