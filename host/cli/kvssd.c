@@ -50,7 +50,7 @@ static void usage(FILE *f)
             "  info                      list KV namespaces, or show the one given by -d\n"
             "  put KEY [VALUE]           store VALUE (or --file F, or stdin when VALUE is absent)\n"
             "  get KEY                   print the value (raw bytes; --out F to write a file)\n"
-            "  del KEY                   delete a key\n"
+            "  del KEY                   delete a key (exit 1 if it does not exist)\n"
             "  exist KEY                 exit 0 if the key exists, 1 if not\n"
             "  list                      list keys in order (from --start KEY on)\n"
             "  iter                      iterate keys (and --values) matching --prefix P\n"
@@ -444,7 +444,16 @@ static int cmd_del_exist(int argc, char **argv, bool del)
     struct kvssd_dev *dev = open_device();
     uint8_t *key = key_arg(argv[0], &klen, "KEY");
     check_key(dev, klen);
-    int rc = del ? kvssd_delete(dev, key, klen, &r) : kvssd_exist(dev, key, klen, &r);
+    /*
+     * A device with Error on Deletion of Non-Existing Key off (the KV
+     * Configuration feature's default) deletes a missing key successfully:
+     * ask Exist first so that del can say the key was not there.
+     */
+    int rc = kvssd_exist(dev, key, klen, &r);
+    if (del && rc == -KVSSD_ERR_KEY_NOT_FOUND)
+        return report("del", rc, &r);
+    if (del && rc == 0)
+        rc = kvssd_delete(dev, key, klen, &r);
     if (!del && rc == -KVSSD_ERR_KEY_NOT_FOUND) {
         if (opt.json)
             printf("{\"ok\":true,\"operation\":\"exist\",\"exists\":false}\n");
