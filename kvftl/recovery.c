@@ -380,7 +380,8 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
         for (uint32_t i = 0; i < geo->pages_per_stripe && !any; i++) {
             any = nand_page_programmed(&ftl->nand, first + i);
         }
-        si->erased = !any;
+        /* bytes left by a page buffer that never reached NAND also need an erase */
+        si->erased = !any && ftl->nand.data[first * geo->page_size] == 0;
         si->state = STRIPE_FREE;
         const struct nand_oob *oob = &ftl->nand.oob[first];
         if (oob->kind != NAND_PAGE_ERASED) {

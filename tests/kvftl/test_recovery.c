@@ -3,6 +3,7 @@
  * Durability: checkpoint on close, crash mount by scanning the log, the
  * power-loss harness (PLP on and off, torn programs), tombstones.
  */
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -302,6 +303,38 @@ static void test_format(void)
     kvftl_close(f);
 }
 
+/*
+ * A process that dies without closing (no checkpoint, header still dirty)
+ * leaves buffered bytes in the image that never reached NAND: the next
+ * open scans, finds no key, and erases that stripe before writing to it.
+ */
+static void test_killed_process_image(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.plp = false;
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct kvftl *f = open_or_die(&c);
+        put(f, "lost-1", 50, 1, false);
+        put(f, "lost-2", 50, 1, false);
+        _exit(0);
+    }
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 0);
+    CU_ASSERT_FALSE(f->stripes[0].erased);
+    CU_ASSERT_EQUAL(put(f, "new", 50, 2, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "new"), 0);
+    CU_ASSERT_EQUAL(stats(f).nand_blocks_erased, 1);
+    CU_ASSERT_EQUAL(exist(f, "lost-1"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -317,5 +350,6 @@ int main(void)
     ADD(s, test_recovery_after_gc);
     ADD(s, test_image_geometry_mismatch);
     ADD(s, test_format);
+    ADD(s, test_killed_process_image);
     return tap_cunit_run();
 }
