@@ -48,8 +48,10 @@ if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api >"$fbuild.build.log" 2>&1; the
     exit 1
 fi
 
+# The generated corpus persists in the build dir, so repeated runs go deeper;
+# the committed seeds (tests/fuzz/corpus) are read, never written.
 work=$fbuild/fuzz-work
-rm -rf "$work"
+rm -rf "$work/artifacts"
 mkdir -p "$work/corpus" "$work/artifacts"
 log "fuzz: running for ${seconds}s"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
