@@ -30,6 +30,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
 #define KVSSD_BAR0_BYTES 0x4000
 #define KVSSD_DB_BASE 0x1000
 #define KVSSD_BATCH 128              /* SQEs fetched per bottom-half run */
+#define KVSSD_BATCH_BYTES (8u << 20)  /* ... or this much data moved, whichever first */
 #define KVSSD_MAX_SGL_DESCRS 256     /* data descriptors walked per command */
 
 
@@ -113,6 +114,7 @@ struct KvssdState {
     KvssdSQ *sq[KVSSD_MAX_IOQPAIRS + 1];
     KvssdCQ *cq[KVSSD_MAX_IOQPAIRS + 1];
     uint16_t rr_next;        /* round-robin start for the next batch */
+    uint64_t batch_bytes;    /* data moved in this bottom-half run */
     QEMUBH *bh;
     QEMUTimer *timer;        /* latency=on completions; inline stream expiry */
     Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */

@@ -459,6 +459,7 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     kvssd_admin_count_io(&n->admin, opc, d.moved_d2h,
                          d.moved_h2d + (n->xfer.inline_bytes - inline_before),
                          req.done_ns > (uint64_t)now ? req.done_ns - now : 0);
+    n->batch_bytes += d.moved_h2d + d.moved_d2h;
     kvssd_dptr_finish(&d);
     *status = req.status;
     *dw0 = req.dw0;
@@ -472,7 +473,8 @@ static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now)
     KvssdCQ *cq = n->cq[sq->cqid];
     int done = 0;
 
-    while (done < budget && sq->head != sq->tail && cq && cq->waiting < cq->size) {
+    while (done < budget && sq->head != sq->tail && cq && cq->waiting < cq->size &&
+           n->batch_bytes < KVSSD_BATCH_BYTES) {
         struct kvssd_sqe sqe;
         hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
         uint16_t status;
@@ -520,6 +522,7 @@ static void kvssd_process(void *opaque)
     int budget = KVSSD_BATCH;
     bool more = false;
 
+    n->batch_bytes = 0;
     if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
         return;
     }

@@ -726,6 +726,52 @@ static void test_image_persistence(void)
     rmdir(dir);
 }
 
+/* image=FILE and a killed QEMU (SIGKILL, no exit handlers): every Store
+ * whose completion was posted is there after a restart, with its bytes,
+ * and the FTL check passes. The first QEMU runs in a subprocess that kills
+ * it, because libqtest treats a QEMU that died of a signal as a failure. */
+static void test_image_killed(void)
+{
+    static uint8_t val[3000], back[4096];
+
+    for (int i = 0; i < 3000; i++) {
+        val[i] = (uint8_t)(i * 5 + 1);
+    }
+    if (g_test_subprocess()) {
+        g_autofree char *props = g_strdup_printf("image=%s", g_getenv("KVSSD_KILL_IMAGE"));
+        KvDev *d = kv_ready(props);
+        for (int i = 0; i < 20; i++) {
+            char key[16];
+            snprintf(key, sizeof(key), "killed-%d", i);
+            g_assert_cmphex(kv_store(d, key, val, sizeof(val) - i, 0), ==, 0);
+        }
+        kill(qtest_pid(d->qts), SIGKILL);
+        _exit(0);                    /* no qtest_quit: QEMU is gone */
+    }
+    g_autofree char *dir = g_dir_make_tmp("kvssd-qtest-XXXXXX", NULL);
+    g_autofree char *img = g_build_filename(dir, "nand.img", NULL);
+    g_autofree char *props = g_strdup_printf("image=%s", img);
+    g_setenv("KVSSD_KILL_IMAGE", img, true);
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
+    g_usleep(200 * 1000);            /* let the killed QEMU's image be closed by the kernel */
+
+    KvDev *d = kv_ready(props);
+    for (int i = 0; i < 20; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "killed-%d", i);
+        KvCqe c = kv_retrieve(d, key, back, sizeof(back));
+        g_assert_cmphex(c.status, ==, 0);
+        g_assert_cmpuint(c.dw0, ==, sizeof(val) - i);
+        g_assert(memcmp(val, back, sizeof(val) - i) == 0);
+    }
+    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+    unlink(img);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -749,5 +795,6 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
     qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
     qtest_add_func("/kvssd/kv/image-persistence", test_image_persistence);
+    qtest_add_func("/kvssd/kv/image-killed", test_image_killed);
     return g_test_run();
 }
