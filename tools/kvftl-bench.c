@@ -247,6 +247,14 @@ static inline void make_value(uint64_t i, uint32_t vb, uint8_t *val)
     }
 }
 
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -308,6 +316,7 @@ static void fmt_bytes(char *out, size_t n, double b)
 
 struct phase {
     double wall_s;
+    double cpu_s;      /* user + system CPU time of the process during the phase */
     uint64_t ops, errors;
     uint64_t first_arrival_ns, last_done_ns;
 };
@@ -315,6 +324,11 @@ struct phase {
 static double ops_per_s(const struct phase *p)
 {
     return p->wall_s > 0 ? (double)p->ops / p->wall_s : 0;
+}
+
+static double ops_per_cpu_s(const struct phase *p)
+{
+    return p->cpu_s > 0 ? (double)p->ops / p->cpu_s : 0;
 }
 
 static double sim_span_s(const struct phase *p)
@@ -392,6 +406,7 @@ int main(int argc, char **argv)
                                    .inline_bytes = o.inline_values ? o.value_bytes : 0 };
     uint64_t t0 = 0;
     st.first_arrival_ns = t0;
+    double c0 = cpu_s();
     double w0 = now_s();
     for (uint64_t i = 0; i < o.keys; i++) {
         uint64_t *slot = &ring[i % o.queue_depth];
@@ -410,6 +425,7 @@ int main(int argc, char **argv)
         }
     }
     st.wall_s = now_s() - w0;
+    st.cpu_s = cpu_s() - c0;
     if (st.errors) {
         fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status 0x%04" PRIx64 ")\n",
                 st.errors, first_err_status);
@@ -433,6 +449,7 @@ int main(int argc, char **argv)
     }
     uint64_t i = c;
     uint64_t mismatches = 0;
+    c0 = cpu_s();
     w0 = now_s();
     for (uint64_t j = 0; j < o.keys; j++) {
         uint64_t *slot = &ring[j % o.queue_depth];
@@ -455,6 +472,7 @@ int main(int argc, char **argv)
         }
     }
     rt.wall_s = now_s() - w0;
+    rt.cpu_s = cpu_s() - c0;
     if (rt.errors || mismatches) {
         fprintf(stderr, "kvftl-bench: %" PRIu64 " retrieves failed (first status 0x%04" PRIx64
                 "), %" PRIu64 " returned wrong bytes\n", rt.errors, first_err_status, mismatches);
@@ -478,6 +496,8 @@ int main(int argc, char **argv)
                "\"seed\": %" PRIu64 ", \"device_bytes\": %" PRIu64 ", "
                "\"store_ops_per_s\": %.0f, \"retrieve_ops_per_s\": %.0f, "
                "\"store_wall_s\": %.3f, \"retrieve_wall_s\": %.3f, "
+               "\"store_cpu_s\": %.3f, \"retrieve_cpu_s\": %.3f, "
+               "\"store_ops_per_cpu_s\": %.0f, \"retrieve_ops_per_cpu_s\": %.0f, "
                "\"host_bytes_per_key\": %.2f, \"index_host_bytes\": %" PRIu64 ", "
                "\"index_fully_cached\": %s, \"retrieve_index_cache_misses\": %" PRIu64 ", "
                "\"sim_store_ops_per_s\": %.0f, \"sim_store_mb_per_s\": %.1f, "
@@ -493,7 +513,8 @@ int main(int argc, char **argv)
                o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
                used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth,
                o.inline_values ? "inline" : "dma", o.seed, nand_bytes,
-               ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s,
+               ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s,
+               ops_per_cpu_s(&st), ops_per_cpu_s(&rt),
                host_bytes_per_key, s1.index_host_bytes, fully_cached ? "true" : "false",
                retrieve_misses,
                sim_ops_per_s(&st), sim_ops_per_s(&st) * (double)pair / 1e6,
@@ -516,14 +537,15 @@ int main(int argc, char **argv)
         printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
                "index DRAM budget %s\n\n", dev, used->channels, used->dies_per_channel,
                used->blocks_per_die, used->pages_per_block, used->page_size_bytes, budget);
-        printf("%-10s %14s %10s %16s %12s %12s %12s %8s\n", "phase", "host ops/s", "wall s",
-               "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns", "errors");
-        printf("%-10s %14.0f %10.3f %16.0f %12.1f %12" PRIu64 " %12" PRIu64 " %8" PRIu64 "\n",
-               "store", ops_per_s(&st), st.wall_s, sim_ops_per_s(&st),
+        printf("%-10s %12s %10s %14s %9s %14s %10s %12s %12s %7s\n", "phase", "host ops/s",
+               "wall s", "ops/CPU-s", "CPU s", "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns",
+               "errors");
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64 "\n",
+               "store", ops_per_s(&st), st.wall_s, ops_per_cpu_s(&st), st.cpu_s, sim_ops_per_s(&st),
                sim_ops_per_s(&st) * (double)pair / 1e6, s2.latency[KVFTL_OP_STORE].p50_ns,
                s2.latency[KVFTL_OP_STORE].p99_ns, st.errors);
-        printf("%-10s %14.0f %10.3f %16.0f %12.1f %12" PRIu64 " %12" PRIu64 " %8" PRIu64 "\n",
-               "retrieve", ops_per_s(&rt), rt.wall_s, sim_ops_per_s(&rt),
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64 "\n",
+               "retrieve", ops_per_s(&rt), rt.wall_s, ops_per_cpu_s(&rt), rt.cpu_s, sim_ops_per_s(&rt),
                sim_ops_per_s(&rt) * (double)pair / 1e6, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
                s2.latency[KVFTL_OP_RETRIEVE].p99_ns, rt.errors + mismatches);
         printf("\nindex host memory      %s = %.2f bytes/key (%s during retrieve: %" PRIu64
