@@ -65,6 +65,7 @@ struct index {
     uint64_t chunk_bytes;
     uint8_t *write_tmp;      /* page-sized staging when index pages are smaller than NAND pages */
     uint32_t lru_head, lru_tail;   /* head = most recently used */
+    bool lru_sorted;               /* the list is in LRU order (from the first eviction on) */
     uint32_t pinned;               /* page id that must not be evicted, or INDEX_NO_PAGE */
 
     /* index stream: the open stripe index pages are written to */

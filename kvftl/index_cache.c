@@ -41,6 +41,32 @@ static void lru_push_front(struct index *ix, uint32_t f)
     ix->lru_head = f;
 }
 
+static int stamp_cmp(const void *a, const void *b, void *opaque)
+{
+    const struct index_frame *fr = opaque;
+    uint64_t x = fr[*(const uint32_t *)a].stamp, y = fr[*(const uint32_t *)b].stamp;
+    return x > y ? -1 : x < y; /* most recent first */
+}
+
+/*
+ * While frames are still free nothing is evicted, so hits only record
+ * their time; the first eviction orders the list by those times.
+ */
+static void lru_sort(struct index *ix)
+{
+    uint32_t *order = g_new(uint32_t, ix->nframes);
+    for (uint32_t f = 0; f < ix->nframes; f++) {
+        order[f] = f;
+    }
+    g_qsort_with_data(order, (gint)ix->nframes, sizeof(uint32_t), stamp_cmp, ix->frames);
+    ix->lru_head = ix->lru_tail = UINT32_MAX;
+    for (uint32_t i = ix->nframes; i-- > 0;) {
+        lru_push_front(ix, order[i]);
+    }
+    g_free(order);
+    ix->lru_sorted = true;
+}
+
 int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns)
 {
     struct index *ix = &ftl->idx;
@@ -150,6 +176,9 @@ static uint32_t frame_take(struct kvftl *ftl, uint64_t *now_ns)
     if (ix->nframes < ix->frames_max) {
         return frame_add(ix);
     }
+    if (!ix->lru_sorted) {
+        lru_sort(ix);
+    }
     uint32_t f = ix->lru_tail;
     while (f != UINT32_MAX && ix->frames[f].page_id == ix->pinned) {
         f = ix->frames[f].lru_prev;
@@ -178,6 +207,11 @@ uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
     if (f != UINT32_MAX) {
         struct index_frame *fr = &ix->frames[f];
         ix->hits++;
+        if (!ix->lru_sorted) {
+            /* nothing can be evicted yet: remember the access, order the list later */
+            fr->stamp = ix->clock;
+            return fr->mem;
+        }
         /*
          * Lazy promotion: a page moved to the front within the last quarter of
          * the cache's accesses is still in its most recent quarter; moving it
@@ -260,6 +294,7 @@ void index_cache_drop(struct kvftl *ftl)
     ix->frames = NULL;
     ix->nframes = ix->frames_cap = 0;
     ix->lru_head = ix->lru_tail = UINT32_MAX;
+    ix->lru_sorted = false;
     for (uint32_t p = 0; p < ix->npages; p++) {
         ix->page_frame[p] = UINT32_MAX;
     }

@@ -515,7 +515,7 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
     if (n) {
         uint64_t addr = loc_addr(loc);
         vlog_copy(ftl, addr + BLOB_HEADER_BYTES + key_bytes + offset, n, buf,
-                  addr / ftl->nand.geo.page_size, &now);
+                  addr >> ftl->nand.geo.page_shift, &now);
     }
     cpl->xfer_bytes = n;
     ftl->st.retrieves++;

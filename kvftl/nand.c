@@ -17,6 +17,7 @@
 void nand_geometry_derive(struct nand_geometry *geo)
 {
     geo->dies = geo->channels * geo->dies_per_channel;
+    geo->page_shift = (uint32_t)__builtin_ctz(geo->page_size);
     geo->stripes = geo->blocks_per_die;
     geo->pages_per_stripe = geo->dies * geo->pages_per_block;
     geo->stripe_bytes = (uint64_t)geo->pages_per_stripe * geo->page_size;

@@ -29,6 +29,7 @@ struct nand_geometry {
     uint32_t pages_per_block;
     uint32_t page_size;
     /* derived */
+    uint32_t page_shift;       /* log2(page_size) */
     uint32_t dies;
     uint32_t stripes;
     uint32_t pages_per_stripe;

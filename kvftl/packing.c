@@ -52,7 +52,7 @@ void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns)
     uint64_t off = from;
     uint32_t done = 0;
     while (done < n) {
-        uint32_t idx = (uint32_t)(off / ps), in = (uint32_t)(off % ps);
+        uint32_t idx = (uint32_t)(off >> ftl->nand.geo.page_shift), in = (uint32_t)(off & (ps - 1));
         uint32_t chunk = n - done < ps - in ? n - done : ps - in;
         uint8_t *mem = vlog_open_page(ftl, idx, now_ns);
         if (!mem) {
@@ -146,12 +146,13 @@ static int place_backfill_dma(struct kvftl *ftl, uint32_t occupied, uint64_t *of
     struct value_log *vl = &ftl->vl;
     uint32_t ps = ftl->nand.geo.page_size;
     uint64_t pos = align_up(vl->frontier > vl->wp ? vl->frontier : vl->wp, DMA_UNIT_BYTES);
-    uint64_t last_idx = (pos + occupied - 1) / ps;
+    uint64_t last_idx = (pos + occupied - 1) >> ftl->nand.geo.page_shift;
     bool fits_stripe = pos + occupied <= ftl->nand.geo.stripe_bytes;
     bool fits_window = last_idx < (uint64_t)vl->prog_idx + vl->buf.entries;
 
     if (fits_stripe && fits_window && !dlt_full(&vl->dlt) && pos > vl->wp) {
-        dlt_push(&vl->dlt, vl->base_ppn + pos / ps, (uint32_t)(pos % ps), occupied);
+        dlt_push(&vl->dlt, vl->base_ppn + (pos >> ftl->nand.geo.page_shift), (uint32_t)(pos & (ps - 1)),
+                 occupied);
         vl->frontier = pos + occupied;
         *off = pos;
         *ahead = true;

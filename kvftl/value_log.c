@@ -97,12 +97,13 @@ uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
 static int vlog_write(struct kvftl *ftl, uint64_t off, const void *src, uint32_t n,
                       uint64_t *now_ns)
 {
-    uint32_t ps = ftl->nand.geo.page_size;
+    uint32_t ps = ftl->nand.geo.page_size, shift = ftl->nand.geo.page_shift;
     const uint8_t *s = src;
     while (n) {
-        uint32_t idx = (uint32_t)(off / ps), in = (uint32_t)(off % ps);
+        uint32_t idx = (uint32_t)(off >> shift), in = (uint32_t)(off & (ps - 1));
         uint32_t chunk = n < ps - in ? n : ps - in;
-        uint8_t *mem = vlog_open_page(ftl, idx, now_ns);
+        uint8_t *mem = idx < ftl->vl.open_idx ? nand_page_ptr(&ftl->nand, ftl->vl.base_ppn + idx)
+                                              : vlog_open_page(ftl, idx, now_ns);
         if (!mem) {
             return -1;
         }
@@ -157,7 +158,6 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
                 struct placement *out, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
-    uint32_t ps = ftl->nand.geo.page_size;
     uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
     uint32_t occ = vlog_occupied(vl, len);
     uint64_t off;
@@ -218,7 +218,7 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     out->ahead_of_wp = ahead;
 
     /* every page wholly before wp is final */
-    if (vlog_program_upto(ftl, (uint32_t)(vl->wp / ps), *now_ns) != 0) {
+    if (vlog_program_upto(ftl, (uint32_t)(vl->wp >> ftl->nand.geo.page_shift), *now_ns) != 0) {
         return -2;
     }
     return 0;
@@ -227,7 +227,7 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
 bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
 {
     const struct value_log *vl = &ftl->vl;
-    uint64_t ppn = addr / ftl->nand.geo.page_size;
+    uint64_t ppn = addr >> ftl->nand.geo.page_shift;
     return vl->stripe != UINT32_MAX && ppn >= vl->base_ppn + vl->prog_idx &&
            ppn < vl->base_ppn + ftl->nand.geo.pages_per_stripe;
 }
@@ -239,14 +239,18 @@ bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
 static void vlog_account_reads(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
                                uint64_t *last_ppn, uint64_t *now_ns)
 {
-    uint32_t ps = ftl->nand.geo.page_size;
+    uint32_t ps = ftl->nand.geo.page_size, shift = ftl->nand.geo.page_shift;
+    const struct value_log *vl = &ftl->vl;
     uint64_t start = *now_ns, done = start;
+    /* pages from here on are in the buffer (the open stripe's unprogrammed pages) */
+    uint64_t buffered = vl->stripe != UINT32_MAX ? vl->base_ppn + vl->prog_idx : UINT64_MAX;
+    uint64_t stripe_end = vl->stripe != UINT32_MAX ? vl->base_ppn + ftl->nand.geo.pages_per_stripe : 0;
     *last_ppn = UINT64_MAX;
     if (!len) {
         return;
     }
-    for (uint64_t ppn = addr / ps; ppn <= (addr + len - 1) / ps; ppn++) {
-        if (vlog_in_buffer(ftl, ppn * ps)) {
+    for (uint64_t ppn = addr >> shift; ppn <= (addr + len - 1) >> shift; ppn++) {
+        if (ppn >= buffered && ppn < stripe_end) {
             continue;
         }
         if (ppn != skip_ppn) {
@@ -298,10 +302,10 @@ int vlog_flush(struct kvftl *ftl, uint64_t *now_ns)
         return 0;
     }
     pack_drain_dlt(ftl, now_ns);
-    uint64_t end = (vl->wp + ps - 1) / ps * ps;
+    uint64_t end = (vl->wp + ps - 1) & ~(uint64_t)(ps - 1);
     pack_skip(ftl, vl->wp, end, now_ns);
     vl->wp = vl->frontier = end;
-    if (vlog_program_upto(ftl, (uint32_t)(end / ps), *now_ns) != 0) {
+    if (vlog_program_upto(ftl, (uint32_t)(end >> ftl->nand.geo.page_shift), *now_ns) != 0) {
         return -1;
     }
     if (end == ftl->nand.geo.stripe_bytes) {
