@@ -1657,7 +1657,7 @@ static const struct scenario scenarios[] = {
      * success, the device being 34% full. The same run passed with greedy
      * GC or a large index budget: foreground GC followed the cost-benefit
      * choice of an old, nearly full stripe and had no room to relocate it.
-     * Fixed in kvftl/gc.c (foreground GC picks greedily).
+     * Fixed in kvftl 5c833da (foreground GC picks greedily).
      */
     { .name = "tiny_index_dram_costbenefit", .seed = 0x5eed0006, .ops = OPS,
       .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 64, .plp = true, .bloom = false,
