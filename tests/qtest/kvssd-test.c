@@ -772,6 +772,109 @@ static void test_image_killed(void)
     rmdir(dir);
 }
 
+/* Put @len bytes into the dwords @dw (in order, each little endian). */
+static void put_payload(struct kvssd_sqe *s, const uint8_t *dw, int ndw, const uint8_t *b,
+                        uint32_t len)
+{
+    for (int i = 0; i < ndw; i++) {
+        uint32_t v = 0;
+        for (int k = 0; k < 4; k++) {
+            uint32_t at = 4 * i + k;
+            v |= (uint32_t)(at < len ? b[at] : 0) << (8 * k);
+        }
+        s->cdw[dw[i]] = v;
+    }
+}
+
+/* Inline Store through the transport. Stock layout: a 50-byte value under
+ * key "inl" is a head (3 key + 21 value bytes) and two transfers of 28 and
+ * 1 bytes, sent on two different I/O queues with sequence 2 before 1; the
+ * last fragment completes with DW1 = 1 (stored). Full layout: the transfer
+ * (8Dh) carries tag and sequence in CDW1 instead of an NSID and still
+ * executes. Hybrid: 4096 bytes by PRP + a 10-byte inline tail in the head.
+ * Each value reads back exactly. */
+static void test_inline_store(void)
+{
+    KvDev *d = kv_ready(NULL);
+    static const uint8_t head_dw[] = { 2, 3, 12, 13, 14, 15 };
+    static const uint8_t xfer_dw[] = { 2, 3, 11, 12, 13, 14, 15 };
+    uint8_t val[50], buf[64], back[4200];
+    struct kvssd_sqe s;
+
+    g_assert_cmphex(kv_create_cq(d, 2, 16, 2, 3), ==, 0);
+    g_assert_cmphex(kv_create_sq(d, 2, 16, 2), ==, 0);
+    for (int i = 0; i < 50; i++) {
+        val[i] = (uint8_t)(0xa0 + i);
+    }
+    s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+    s.cdw[10] = kvssd_inline_head_cdw10(50, 0, 3);
+    s.cdw[11] = 7;                                      /* tag */
+    memcpy(buf, "inl", 3);
+    memcpy(buf + 3, val, 21);
+    put_payload(&s, head_dw, 6, buf, 24);
+    KvCqe c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 21);
+    g_assert_cmpuint(c.dw1, ==, 0);
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);               /* sequence 2 first, on SQ 2 */
+    s.cdw[10] = kvssd_inline_tag_seq(7, 2);
+    put_payload(&s, xfer_dw, 7, val + 49, 1);
+    c = kv_cmd(d, 2, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw1, ==, 0);
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);
+    s.cdw[10] = kvssd_inline_tag_seq(7, 1);
+    put_payload(&s, xfer_dw, 7, val + 21, 28);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
+    c = kv_retrieve(d, "inl", back, 64);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 50);
+    g_assert(memcmp(back, val, 50) == 0);
+
+    /* full layout: 35-byte head payload, then one transfer of 5 bytes */
+    static const uint8_t full_dw[] = { 4, 5, 6, 7, 8, 9, 12, 13 };
+    s = kv_sqe(KVSSD_OPC_INLINE_HEAD_FULL, 1);
+    kvssd_sqe_set_key(&s, "full", 4);
+    s.cdw[10] = kvssd_inline_head_cdw10(40, 0, 4);
+    s.cdw[11] = 9 | (uint32_t)val[0] << 8 | (uint32_t)val[1] << 16 | (uint32_t)val[2] << 24;
+    put_payload(&s, full_dw, 8, val + 3, 32);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw1, ==, 0);
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(9, 1));
+    static const uint8_t full_xfer_dw[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    put_payload(&s, full_xfer_dw, 14, val + 35, 5);
+    c = kv_cmd(d, 2, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
+    c = kv_retrieve(d, "full", back, 64);
+    g_assert_cmpuint(c.dw0, ==, 40);
+    g_assert(memcmp(back, val, 40) == 0);
+
+    /* hybrid: one page by PRP, the 10-byte tail inline in the head */
+    static uint8_t page[4106];
+    for (int i = 0; i < 4106; i++) {
+        page[i] = (uint8_t)(i * 11);
+    }
+    qtest_memwrite(d->qts, KV_DATA, page, 4096);
+    s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+    s.cdw[10] = kvssd_inline_head_cdw10(4106, 0, 3);
+    s.cdw[11] = 3 | KVSSD_INLINE_HYBRID;
+    memcpy(buf, "hyb", 3);
+    memcpy(buf + 3, page + 4096, 10);
+    put_payload(&s, head_dw, 6, buf, 13);
+    kv_set_prp(&s, KV_DATA, 0);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
+    c = kv_retrieve(d, "hyb", back, sizeof(back));
+    g_assert_cmpuint(c.dw0, ==, 4106);
+    g_assert(memcmp(back, page, 4106) == 0);
+    kv_stop(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -794,6 +897,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/dma/dma-unit-ideal", test_dma_unit_ideal);
     qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
     qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
+    qtest_add_func("/kvssd/kv/inline-store", test_inline_store);
     qtest_add_func("/kvssd/kv/image-persistence", test_image_persistence);
     qtest_add_func("/kvssd/kv/image-killed", test_image_killed);
     return g_test_run();
