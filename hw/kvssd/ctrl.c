@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci.h"
+#include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "qapi/error.h"
@@ -358,6 +359,9 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     n->vs = 0x00020000;
 
     pci->config[PCI_INTERRUPT_PIN] = 1;
+    if (pci_is_express(pci)) {
+        pcie_endpoint_cap_init(pci, 0x80);      /* on a PCIe bus (q35): an endpoint */
+    }
     pci_config_set_prog_interface(pci->config, 0x2);   /* NVMe */
     memory_region_init_io(&n->iomem, OBJECT(n), &kvssd_mmio_ops, n, "kvssd-bar0",
                           KVSSD_BAR0_BYTES);

@@ -90,9 +90,12 @@ static inline KvDev *kv_start(const char *props)
     /* Debian's QEMU source has no firmware blobs: SeaBIOS from its package */
     const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR") : "/usr/share/seabios";
 
-    d->qts = qtest_initf("-L %s -L /usr/share/qemu -machine pc -m 256M -nodefaults "
+    /* KVSSD_QTEST_MACHINE=q35 runs the suite on a PCIe root bus */
+    const char *machine = g_getenv("KVSSD_QTEST_MACHINE") ? g_getenv("KVSSD_QTEST_MACHINE") : "pc";
+
+    d->qts = qtest_initf("-L %s -L /usr/share/qemu -machine %s -m 256M -nodefaults "
                          "-device kvssd,addr=04.0,serial=QT01%s%s",
-                         bios, props && *props ? "," : "", props ? props : "");
+                         bios, machine, props && *props ? "," : "", props ? props : "");
     d->bus = qpci_new_pc(d->qts, NULL);
     d->dev = qpci_device_find(d->bus, KV_DEVFN);
     g_assert(d->dev);

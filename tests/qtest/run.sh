@@ -35,10 +35,10 @@ fi
 build=$(dirname "$qemu")
 tap ok "qtest: scripts/build-qemu.sh builds $qemu"
 
-# run_qtest BUILD-DIR TEST LABEL - run one qtest binary, relay its TAP lines.
+# run_qtest BUILD-DIR TEST LABEL [MACHINE] - run one qtest binary, relay its TAP lines.
 run_qtest() {
     local dir=$1 test=$2 label=$3 out=$logdir/$test-$label.out rc
-    (cd "$dir" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+    (cd "$dir" && QTEST_QEMU_BINARY=./qemu-system-x86_64 KVSSD_QTEST_MACHINE=${4:-pc} \
         ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "./tests/qtest/$test" --tap -k) >"$out" 2>&1
@@ -68,6 +68,7 @@ run_qtest() {
 }
 
 run_qtest "$build" kvssd-test ""
+run_qtest "$build" kvssd-test q35 q35
 if [ "$asan" = 1 ]; then
     run_qtest "$build-asan" kvssd-test asan
     run_qtest "$build-asan" kvssd-fuzz-test asan
