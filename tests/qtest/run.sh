@@ -29,15 +29,16 @@ trap 'rm -rf "$logdir"' EXIT
 if ! qemu=$(KVSSD_QEMU_ASAN=$asan scripts/build-qemu.sh 2>"$logdir/build.log" | tail -n1) ||
    [ ! -x "$qemu" ]; then
     tail -30 "$logdir/build.log" >&2
-    tap "not ok" "qtest: scripts/build-qemu.sh"
+    tap "not ok" "scripts/build-qemu.sh"
     exit 1
 fi
 build=$(dirname "$qemu")
-tap ok "qtest: scripts/build-qemu.sh builds $qemu"
+tap ok "scripts/build-qemu.sh builds $qemu"
 
 # run_qtest BUILD-DIR TEST LABEL [MACHINE] - run one qtest binary, relay its TAP lines.
 run_qtest() {
-    local dir=$1 test=$2 label=$3 out=$logdir/$test-$label.out rc
+    local dir=$1 test=$2 label=$3 rc
+    local out=$logdir/$test-$label.out
     (cd "$dir" && QTEST_QEMU_BINARY=./qemu-system-x86_64 KVSSD_QTEST_MACHINE=${4:-pc} \
         ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -48,11 +49,15 @@ run_qtest() {
         case $line in
         "ok "*)
             seen=1
-            tap ok "qtest${label:+ [$label]}: ${line#ok * }"
+            tap ok "${label:+[$label] }${line#ok * }"
             ;;
         "not ok "*)
             seen=1
-            tap "not ok" "qtest${label:+ [$label]}: ${line#not ok * }"
+            tap "not ok" "${label:+[$label] }${line#not ok * }"
+            ;;
+        "Bail out! "*)
+            seen=2
+            tap "not ok" "${label:+[$label] }${line#Bail out! }"
             ;;
         "# kvssd fuzz"* | "# io ok"*)
             echo "$line"
@@ -62,8 +67,8 @@ run_qtest() {
     if [ $rc -ne 0 ]; then
         grep -E 'ERROR|Bail out|AddressSanitizer|runtime error|SUMMARY' "$out" | head -20 >&2
         [ $seen -eq 1 ] && ! grep -q '^not ok' "$out" &&
-            tap "not ok" "qtest${label:+ [$label]}: $test exited $rc"
-        [ $seen -eq 0 ] && tap "not ok" "qtest${label:+ [$label]}: $test exited $rc"
+            tap "not ok" "${label:+[$label] }$test exited $rc"
+        [ $seen -eq 0 ] && tap "not ok" "${label:+[$label] }$test exited $rc"
     fi
 }
 
@@ -80,10 +85,10 @@ check_realize() { # PROPS EXPECTED-SUBSTRING
     out=$("$qemu" -L /usr/share/seabios -L /usr/share/qemu -machine pc -accel qtest \
           -display none -nodefaults -device "kvssd,$1" 2>&1 </dev/null)
     if [ $? -ne 0 ] && grep -qF "$2" <<<"$out"; then
-        tap ok "qtest: realize refuses $1 ($2)"
+        tap ok "realize refuses $1 ($2)"
     else
         echo "$out" | tail -3 >&2
-        tap "not ok" "qtest: realize refuses $1"
+        tap "not ok" "realize refuses $1"
     fi
 }
 check_realize max-ioqpairs=65 "max-ioqpairs is 65; it must be from 1 to 64"
