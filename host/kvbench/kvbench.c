@@ -44,6 +44,7 @@ struct kb_shared {
     _Atomic uint64_t next_op;
     _Atomic uint64_t done_ops;
     _Atomic uint64_t next_insert; /* run-phase inserts: new indexes past key_count */
+    _Atomic uint64_t inserts_done; /* ... of which completed: reads choose below this */
     _Atomic uint64_t seq_cursor;
     _Atomic bool stop;
 };
@@ -92,7 +93,8 @@ static bool claim_op(struct kb_shared *sh)
 static uint64_t existing_index(struct kb_thread *t)
 {
     struct kb_shared *sh = t->sh;
-    uint64_t n = sh->key_count + atomic_load(&sh->next_insert);
+    /* only keys whose insert completed, so that a read does not race its insert */
+    uint64_t n = sh->key_count + atomic_load(&sh->inserts_done);
     switch (sh->phase->order) {
     case KB_ORDER_SEQUENTIAL:
         return atomic_fetch_add(&sh->seq_cursor, 1) % n;
@@ -172,6 +174,8 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     }
     if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
         res->user_bytes += s->value_len;
+        if (s->op == KB_OP_INSERT && !t->sh->is_load)
+            atomic_fetch_add(&t->sh->inserts_done, 1);
     } else if (s->op == KB_OP_READ) {
         uint32_t full = r->dw0, got = full < s->value_cap ? full : s->value_cap;
         res->user_bytes += got;
