@@ -264,6 +264,19 @@ def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None):
     if dry_run:
         print(guest_script(boot), file=log)
         return None
+    for attempt in range(3):
+        raw = _run_boot_once(boot, rawdir, argv, log)
+        # no output at all: QEMU or the guest image could not be built or
+        # started (e.g. being rebuilt at this moment); try again shortly
+        if raw["parts"] or attempt == 2:
+            return raw
+        print("  boot %s produced nothing (exit %d); retrying in 60 s" % (boot.name, raw["rc"]),
+              file=log)
+        time.sleep(60)
+    return raw
+
+
+def _run_boot_once(boot, rawdir, argv, log):
     t0 = time.time()
     out_path = os.path.join(rawdir, boot.name + ".out")
     # stdout goes to a file as it arrives, so a long boot can be watched

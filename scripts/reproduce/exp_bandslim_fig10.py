@@ -22,14 +22,17 @@ SETUP = ("Device preset cosmos (BandSlim's Cosmos+ geometry), sync engine, queue
 
 WORKLOADS = ["B", "C", "D", "M"]
 MODES = ["prp", "inline", "adaptive"]
-TIE = 0.05  # within 5 % of the best counts as tied: TCG wall clock is noisy
+TIE = 0.10  # within 10 % of the best counts as tied: TCG wall clock is noisy
+ROUNDS = 3
 
 
 def boots(scale):
-    n = C.scaled(5000, scale, lo=200)
-    steps = [C.Step("%s-%s" % (w, m), [("bench", C.kvbench(preset=w, keys=n, mode=m))],
-                    meta={"workload": w, "mode": m, "ops": n})
-             for w in WORKLOADS for m in MODES]
+    n = C.scaled(4000, scale, lo=200)
+    # ROUNDS interleaved rounds; each configuration's best round counts, so a
+    # burst of load from elsewhere on the host slows one round, not the result
+    steps = [C.Step("%s-%s-r%d" % (w, m, r), [("bench", C.kvbench(preset=w, keys=n, mode=m))],
+                    meta={"workload": w, "mode": m, "ops": n, "round": r})
+             for r in range(ROUNDS) for w in WORKLOADS for m in MODES]
     return [C.Boot(NAME, steps, props={"preset": "cosmos"}, timeout_s=3000)]
 
 
@@ -37,9 +40,12 @@ def analyze(raw, scale):
     pts = {}
     for w in WORKLOADS:
         for m in MODES:
-            ph = C.phase(C.part(raw, NAME, "%s-%s" % (w, m), "bench"), "load")
-            if not ph or not ph.get("device") or ph["errors"]:
+            rounds = [C.phase(C.part(raw, NAME, "%s-%s-r%d" % (w, m, r), "bench"), "load")
+                      for r in range(ROUNDS)]
+            rounds = [ph for ph in rounds if ph and ph.get("device") and not ph["errors"]]
+            if not rounds:
                 continue
+            ph = max(rounds, key=lambda p: p["ops_per_s"])
             dev = ph["device"]
             pts.setdefault(w, {})[m] = {
                 "ops": ph["ops"],
@@ -55,8 +61,8 @@ def analyze(raw, scale):
     if not all(w in pts and len(pts[w]) == len(MODES) for w in WORKLOADS):
         rec.update(met=None, ours="incomplete run", why="some workloads did not run")
         return rec
-    table = [["workload", "method", "ops", "commands/Store", "PCIe MB", "doorbell KB",
-              "TAF", "guest ops/s (wall clock)", "traffic cut vs prp"]]
+    table = [["workload", "method", "Stores", "commands/Store", "PCIe MB", "doorbell KB",
+              "TAF", "guest Stores/s (wall clock, best of %d)" % ROUNDS, "traffic cut vs prp"]]
     best_ok = {}
     for w in WORKLOADS:
         top = max(pts[w][m]["guest_ops_per_s"] for m in MODES)

@@ -54,8 +54,10 @@ def render(results, order, docs_dir):
     L.append("")
     runs = [ex[n] for n in order if n in ex]
     if runs:
-        L.append("Last runs: " + ", ".join(sorted({r.get("run_at", "?")[:16] for r in runs})) +
-                 " UTC; scale " + ", ".join(sorted({str(r.get("scale")) for r in runs})) +
+        when = sorted((r.get("run_at") or "?")[:16] for r in runs)
+        L.append("Runs: %s UTC; scale " % (when[0] if when[0] == when[-1] else
+                                            "%s to %s" % (when[0], when[-1])) +
+                 ", ".join(sorted({str(r.get("scale")) for r in runs})) +
                  " (1 = all.sh's counts; every count is stated per experiment below).")
         L.append("")
     L.append("## Summary")

@@ -107,7 +107,10 @@ def main():
                     rec["figures"] = [os.path.relpath(p, a.docs) for p in m.plot(rec, figdir)]
                 continue
             prev = results["experiments"].get(n, {})
-            run_at, scale = prev.get("run_at"), prev.get("scale", a.scale)
+            # when the saved output was produced: the newest raw record's time
+            newest = max(os.path.getmtime(os.path.join(rawdir, b + ".json")) for b in raw)
+            run_at = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%d %H:%M")
+            scale = prev.get("scale", a.scale)
         else:
             raw = {}
             for b in boots:
