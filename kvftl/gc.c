@@ -148,6 +148,9 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
         if (type == REC_PAD) {
             uint32_t len;
             memcpy(&len, p + 4, 4);
+            if (len < 8) {
+                break; /* not a pad record we wrote */
+            }
             pos += len;
             continue;
         }
