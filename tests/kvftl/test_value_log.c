@@ -328,6 +328,29 @@ static void test_config_check_and_presets(void)
     CU_ASSERT_EQUAL(c.packing, KVFTL_PACK_BACKFILL);
 }
 
+/* Every preset opens and round-trips a small, a page-spanning and a 2 MiB value. */
+static void test_presets_round_trip(void)
+{
+    const char *names[] = { "default", "pm983", "cosmos" };
+    for (int i = 0; i < 3; i++) {
+        struct kvftl_config c;
+        kvftl_config_preset(&c, names[i]);
+        struct kvftl *f = open_or_die(&c);
+        CU_ASSERT_EQUAL(put(f, "small", 50, 1, false), 0);
+        CU_ASSERT_EQUAL(put(f, "span", 40000, 2, true), 0);
+        CU_ASSERT_EQUAL(put(f, "max", KVFTL_VALUE_MAX_BYTES, 3, true), 0);
+        CU_ASSERT_EQUAL(get_check(f, "small", 50, 1), 0);
+        CU_ASSERT_EQUAL(get_check(f, "span", 40000, 2), 0);
+        CU_ASSERT_EQUAL(get_check(f, "max", KVFTL_VALUE_MAX_BYTES, 3), 0);
+        char err[256];
+        CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+        CU_ASSERT_EQUAL(get_check(f, "max", KVFTL_VALUE_MAX_BYTES, 3), 0);
+        CU_ASSERT_EQUAL(stats(f).live_keys, 3);
+        assert_consistent(f);
+        kvftl_close(f);
+    }
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -345,5 +368,6 @@ int main(void)
     ADD(s, test_flush_pads_partial_page);
     ADD(s, test_buffer_full_stalls_store);
     ADD(s, test_config_check_and_presets);
+    ADD(s, test_presets_round_trip);
     return tap_cunit_run();
 }
