@@ -19,6 +19,8 @@ TARGET = "inline cuts traffic by >= 97 % for 4-32 B values; the 4 KiB staircase 
 SIZES = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384]
 MODES = ["prp", "inline", "adaptive"]
 KEY = 4
+SCALE = ("paper: 1 M Stores per value size; here 1 000 per size for prp/adaptive, and for "
+         "inline as many as fit ~30 000 commands (100 at 16 KiB), at --scale 1")
 
 
 def boots(scale):

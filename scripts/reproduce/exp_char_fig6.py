@@ -20,6 +20,8 @@ PAPER = "after filling 80 %, random updates trigger foreground GC and bandwidth 
 TARGET = "bandwidth over time for random updates after filling 80 %: foreground GC dips"
 DILATION = 20
 SAMPLE_S = 0.1
+SCALE = ("paper: 80 % of a 3.84 TB drive; here 80 % of a 192 MiB device (~29 000 pairs), "
+         "one update per pair")
 FOOTPRINT = 5120  # NAND bytes of one 16-byte key + 4 KiB value blob with the 1 KiB unit
 GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 48, "pages-per-block": 64}
 SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=48, "

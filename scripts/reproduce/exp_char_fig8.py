@@ -22,6 +22,7 @@ SETUP = "Device preset pm983, 4096-byte values by PRP, sequential Stores. "
 KEYS = [4, 8, 16, 17, 32, 64, 128, 255]
 ENGINES = [("sync", 1), ("async", 16)]
 VALUE = 4096
+SCALE = "here 3 000 Stores per key length and engine, at --scale 1"
 
 
 def boots(scale):

@@ -90,6 +90,9 @@ def render(results, order, docs_dir):
         if r.get("setup"):
             L.append("*Setup:* " + r["setup"])
             L.append("")
+        if r.get("scale_note"):
+            L.append("*Scale:* %s (this run: --scale %s)." % (r["scale_note"], r.get("scale")))
+            L.append("")
         for fig in r.get("figures", []):
             rel = os.path.relpath(fig, docs_dir) if os.path.isabs(fig) else fig
             L.append("![%s](%s)" % (n, rel))

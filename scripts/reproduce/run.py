@@ -120,6 +120,7 @@ def main():
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),
                    setup=getattr(m, "SETUP", "") + rec.get("setup_extra", ""),
+                   scale_note=getattr(m, "SCALE", ""),
                    boots=[{"name": b.name, "props": b.props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
