@@ -271,15 +271,30 @@ status_file=$work/status
 qemu_err=$work/qemu.err
 : >"$log"
 started_at=$SECONDS
+# stream_console - QEMU's serial console on stdin: every line into $log;
+# the command's output (between the START and EXIT markers) to stdout as it
+# arrives; the exit status into $status_file. A bash read loop, because awk
+# implementations (mawk) and tr buffer a pipe and would hold lines back.
+stream_console() {
+    local line started=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%$'\r'}
+        printf '%s\n' "$line" >>"$log"
+        case $line in
+        "KVSSD-GUEST-EXIT "*)
+            if [[ ${line#KVSSD-GUEST-EXIT } =~ ^[0-9]+$ ]]; then
+                echo "${line#KVSSD-GUEST-EXIT }" >"$status_file"
+                started=0
+                continue
+            fi ;;
+        KVSSD-GUEST-START) started=1; continue ;;
+        "KVSSD-GUEST-WARNING "*) printf 'guest warning: %s\n' "${line#KVSSD-GUEST-WARNING }" >&2; continue ;;
+        esac
+        [ $started = 0 ] && [ $verbose = 0 ] || printf '%s\n' "$line"
+    done
+}
 timeout -k 10 "$timeout_s" "$qemu" "${qargs[@]}" -display none -monitor none -serial stdio \
-    </dev/null 2>"$qemu_err" |
-    tr -d '\r' |
-    awk -v verbose=$verbose -v logf="$log" -v status="$status_file" '
-        { print >> logf; fflush(logf) }
-        /^KVSSD-GUEST-EXIT [0-9]+$/ { print $2 > status; close(status); started = 0; next }
-        /^KVSSD-GUEST-START$/ { started = 1; next }
-        /^KVSSD-GUEST-WARNING / { sub(/^KVSSD-GUEST-WARNING /, "guest warning: "); print > "/dev/stderr"; next }
-        started || verbose { print; fflush() }'
+    </dev/null 2>"$qemu_err" | stream_console
 rcs=("${PIPESTATUS[@]}")
 qemu_rc=${rcs[0]}
 

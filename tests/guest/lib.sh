@@ -80,9 +80,11 @@ json_get() {
             s = substr(s, p + length(k) + 2)
             sub(/^[ \t\r\n]*:[ \t\r\n]*/, "", s)
         }
-        if (substr(s, 1, 1) == "\"") { s = substr(s, 2); sub(/".*/, "", s) }
-        else { sub(/[,} \t\r\n\]].*/, "", s) }
-        print s
+        if (substr(s, 1, 1) == "\"") { s = substr(s, 2); sub(/".*/, "", s); print s; exit 0 }
+        # a number, true/false/null: up to the next separator
+        for (i = 1; i <= length(s); i++)
+            if (index(",}] \t\r\n", substr(s, i, 1))) break
+        print substr(s, 1, i - 1)
     }' "$1"
 }
 

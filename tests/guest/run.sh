@@ -136,6 +136,7 @@ run_group() {
         cat "$here/cases/$g.sh"
     } >"$work/$tag.sh"
     local t0=$SECONDS rc
+    : >"$out"
     "$run_guest" --qemu "$qemu" --timeout "${GROUP_TIMEOUT:-900}" \
         --file "$here/lib.sh:/root/lib.sh" --file "$here/kvcli.sh:/root/kvcli.sh" \
         --file "$here/writer.sh:/root/writer.sh" \

@@ -71,7 +71,9 @@ id_ns_kv() {
 
 ns_descs() {
     _o=$(nvme ns-descs /dev/nvme0 -n 1) || fail "nvme ns-descs failed: $_o"
-    expect_eq "CSI in the descriptor list" "$(echo "$_o" | sed -n 's/^csi *: *//p')" 1
+    _csi=$(echo "$_o" | sed -n 's/^csi *: *//p')
+    [ -n "$_csi" ] || fail "no csi in: $_o"
+    expect_eq "CSI in the descriptor list" "$((_csi))" 1
 }
 
 cmdset_ind() {
