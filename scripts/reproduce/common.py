@@ -255,15 +255,15 @@ def first_json(text):
 
 def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None):
     """Boot the guest once, run the steps, save and return the raw record."""
-    os.makedirs(rawdir, exist_ok=True)
     script_path = os.path.join(rawdir, boot.name + ".sh")
-    with open(script_path, "w") as f:
-        f.write(guest_script(boot))
     argv = run_guest_argv(boot, script_path, extra)
     print("$ " + " ".join(shlex.quote(a) for a in argv), file=log)
     if dry_run:
         print(guest_script(boot), file=log)
         return None
+    os.makedirs(rawdir, exist_ok=True)
+    with open(script_path, "w") as f:
+        f.write(guest_script(boot))
     for attempt in range(3):
         raw = _run_boot_once(boot, rawdir, argv, log)
         # no output at all: QEMU or the guest image could not be built or
