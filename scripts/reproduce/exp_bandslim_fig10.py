@@ -29,8 +29,8 @@ MODES = ["prp", "inline", "adaptive", "adaptive-cal"]
 XFER = "/tmp/rp-xfer.conf"  # in the guest: the calibrated threshold file
 TIE = 0.10  # within 10 % of the best counts as tied: TCG wall clock is noisy
 ROUNDS = 5
-SCALE = ("paper: 1 M Stores per workload; here 1 500 per workload and method (inline: "
-         "375), 5 rounds, at --scale 1")
+SCALE = ("paper: 1 M Stores per workload; here 1 000 per workload and method (inline: "
+         "250), 5 rounds, at --scale 1")
 
 
 def bench(w, mode, n):
@@ -42,7 +42,7 @@ def bench(w, mode, n):
 
 
 def boots(scale):
-    n = C.scaled(1500, scale, lo=200)
+    n = C.scaled(1000, scale, lo=200)
     cal = ("kvbench calibrate --samples %d --output %s --json" %
            (C.scaled(100, scale, lo=20), XFER))
     steps = [C.Step("calibrate", [("cal", cal)], meta={})]

@@ -22,7 +22,7 @@ SIZES = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 CONFIGS = [("baseline", "block", "prp"), ("packing", "all", "prp"),
            ("piggy+pack", "all", "inline")]
 KEY = 4
-SCALE = ("paper: 10 M Stores per size; here 5 000 per size (inline: ~30 000 commands "
+SCALE = ("paper: 10 M Stores per size; here 3 000 per size (inline: ~20 000 commands "
          "per point), page writes normalised per 1 000 Stores, at --scale 1")
 
 
@@ -35,8 +35,8 @@ def boots(scale):
                 continue
             for v in SIZES:
                 cmds = C.inline_commands(v, KEY) if mode == "inline" else 1
-                n = C.ops_for_budget(cmds, C.scaled(30000, scale), C.scaled(200, scale),
-                                     C.scaled(5000, scale))
+                n = C.ops_for_budget(cmds, C.scaled(20000, scale), C.scaled(150, scale),
+                                     C.scaled(3000, scale))
                 steps.append(C.Step("%s-%d" % (label, v), [("bench", C.kvbench(
                     keys=n, key_size=KEY, value_size=v, load_order="sequential",
                     no_run=True, mode=mode))], meta={"config": label, "value": v, "ops": n}))

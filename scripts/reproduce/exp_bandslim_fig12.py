@@ -33,12 +33,12 @@ SETUP = ("Device preset cosmos with channels=1, dies-per-channel=2, buffer-entri
 WORKLOADS = ["B", "C", "D", "M"]
 POLICIES = ["block", "all", "selective", "backfill"]
 TIE = 0.05
-SCALE = "paper: 1 M Stores per workload; here 16 000, at --scale 1"
+SCALE = "paper: 1 M Stores per workload; here 12 000, at --scale 1"
 PAGE = 16384  # cosmos preset's page_size_bytes
 
 
 def boots(scale):
-    n = C.scaled(16000, scale, lo=1000)
+    n = C.scaled(12000, scale, lo=1000)
     out = []
     for pol in POLICIES:
         props = C.dilated(dict(C.COSMOS_TIMING), DILATION)

@@ -20,7 +20,7 @@ SIZES = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 1
 MODES = ["prp", "inline", "adaptive"]
 KEY = 4
 SCALE = ("paper: 1 M Stores per value size; here 1 000 per size for prp/adaptive, and for "
-         "inline as many as fit ~30 000 commands (100 at 16 KiB), at --scale 1")
+         "inline as many as fit ~20 000 commands (100 at 16 KiB), at --scale 1")
 
 
 def boots(scale):
@@ -28,7 +28,7 @@ def boots(scale):
     for mode in MODES:
         for v in SIZES:
             cmds = C.inline_commands(v, KEY) if mode == "inline" else 1
-            n = C.ops_for_budget(cmds, C.scaled(30000, scale), C.scaled(100, scale),
+            n = C.ops_for_budget(cmds, C.scaled(20000, scale), C.scaled(100, scale),
                                  C.scaled(1000, scale))
             steps.append(C.Step("%s-%d" % (mode, v), [("bench", C.kvbench(
                 keys=n, key_size=KEY, value_size=v, load_order="sequential",

@@ -19,7 +19,7 @@ TAILS = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 MODES = ["prp", "inline", "hybrid", "adaptive"]
 KEY = 4
 SCALE = ("paper: 1 M Stores per size; here up to 500 per size, fewer for inline/hybrid "
-         "(~12 000 commands per point), at --scale 1")
+         "(~8 000 commands per point), at --scale 1")
 
 
 def cmds(mode, v):
@@ -35,7 +35,7 @@ def boots(scale):
     for mode in MODES:
         for t in TAILS:
             v = 4096 + t
-            n = C.ops_for_budget(cmds(mode, v), C.scaled(12000, scale), C.scaled(40, scale),
+            n = C.ops_for_budget(cmds(mode, v), C.scaled(8000, scale), C.scaled(40, scale),
                                  C.scaled(500, scale))
             steps.append(C.Step("%s-%d" % (mode, t), [("bench", C.kvbench(
                 keys=n, key_size=KEY, value_size=v, load_order="sequential", no_run=True,

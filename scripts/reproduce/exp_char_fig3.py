@@ -18,7 +18,7 @@ PAPER = ("read and write latency up to 2x and 16.4x higher at high index occupan
          "(index larger than the SSD's DRAM)")
 TARGET = "reads and writes slow down when the index outgrows its DRAM budget"
 INDEX_PAGE = 4096
-SCALE = ("paper: 1.53 M vs 3 billion pairs on a 3.84 TB drive; here 1 000 vs 100 000 pairs "
+SCALE = ("paper: 1.53 M vs 3 billion pairs on a 3.84 TB drive; here 1 000 vs 60 000 pairs "
          "with the index DRAM budget shrunk to ~8 index pages, at --scale 1")
 INDEX_FRAMES = 8
 # the Bloom filter takes at most 1/8 of the budget, index pages the rest
@@ -30,7 +30,7 @@ SETUP = ("Device preset pm983 with index-page-bytes=%d and index-dram-bytes=%d (
 
 def boots(scale):
     low = 1000
-    high = C.scaled(100000, scale, lo=20000)
+    high = C.scaled(60000, scale, lo=20000)
     ops = C.scaled(4000, scale, lo=1000)
     steps = [C.Step(name, [("bench", C.kvbench(keys=n, key_size=16, value_size=512,
                                                load_order="uniform", ops=ops,

@@ -17,11 +17,11 @@ SETUP = "Device preset pm983 (placement-unit-bytes 1024), 16-byte keys, sequenti
 
 SIZES = [50, 100, 200, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000]
 KEY = 16
-SCALE = "paper: device filled by KVbench; here 5 000 pairs per value size, at --scale 1"
+SCALE = "paper: device filled by KVbench; here 3 000 pairs per value size, at --scale 1"
 
 
 def boots(scale):
-    n = C.scaled(5000, scale, lo=200)
+    n = C.scaled(3000, scale, lo=200)
     steps = [C.Step("v%d" % v, [("bench", C.kvbench(keys=n, key_size=KEY, value_size=v,
                                                     load_order="sequential", no_run=True,
                                                     mode="prp")),
