@@ -10,7 +10,7 @@
 # and prints the results table. See docs/guest.md.
 #
 # Environment:
-#   KVSSD_DEMO_KEYS     keys per kvbench run (default 20000): workload M
+#   KVSSD_DEMO_KEYS     keys per kvbench run (default 50000): workload M
 #                       stores that many; the mixed run loads that many and
 #                       then does as many reads and updates (50:50)
 #   QEMU                use this qemu-system-x86_64 instead of building one
@@ -19,7 +19,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/common.sh"
 cd "$KVSSD_TOP"
 
-ops=${KVSSD_DEMO_KEYS:-20000}
+ops=${KVSSD_DEMO_KEYS:-50000}
 [[ $ops =~ ^[0-9]+$ ]] && [ "$ops" -ge 1 ] && [ "$ops" -le 100000000 ] ||
     die "KVSSD_DEMO_KEYS '$ops' is not valid: give a whole number of keys from 1 to 100000000"
 
@@ -49,13 +49,13 @@ trap 'rm -rf "$work"' EXIT
 # framed by marker lines so the host can pick it out of the console stream.
 cat >"$work/guest.sh" <<EOF
 set -e
-echo "--- kvssd info"
-kvssd info
+echo "--- kvssd -d /dev/ng0n1 info"
+kvssd -d /dev/ng0n1 info
 echo "KVSSD-DEMO-JSON M"
-kvbench --device /dev/ng0n1 --preset M --keys $ops --json
+kvbench --device /dev/ng0n1 --preset M --keys $ops --progress off --json
 echo "KVSSD-DEMO-END"
 echo "KVSSD-DEMO-JSON mixed"
-kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --json
+kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --progress off --json
 echo "KVSSD-DEMO-END"
 EOF
 

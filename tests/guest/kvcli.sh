@@ -29,7 +29,7 @@ kv_iter() { kv --prefix "$1" iter; }
 kv_flush() { nvme io-passthru "$DEV" --opcode=0x00 --namespace-id=1 >/dev/null; }
 
 # kvb ARGS... - kvbench on the KV-SSD under test, JSON report on stdout.
-kvb() { kvbench --device "$DEV" --json "$@"; }
+kvb() { kvbench --device "$DEV" --json --progress off "$@"; }
 # kvb_mixed SECONDS SEED - load 5000 keys of 16 bytes (values of 1-8192
 # bytes, so the adaptive transfer mode uses inline, hybrid and PRP), then a
 # mix of reads, updates and inserts for SECONDS; kvbench verifies every value
