@@ -14,6 +14,34 @@ import common as C
 
 VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured"}
 
+# Stated once on the page; each experiment's "why" names the ones it hits.
+DIFFERENCES = [
+    "**Command layout.** Stock Linux passthrough (`NVME_IOCTL_IO64_CMD`, io_uring "
+    "`NVME_URING_CMD_IO`) copies only CDW2-3 and CDW10-15 from user space; the kernel fills "
+    "CDW4-9 itself. So an inline head carries 24 bytes of key + value (20 value bytes with a "
+    "4-byte key) and a transfer 28 value bytes (docs/protocol.md), where BandSlim's own "
+    "driver also uses CDW4-9 (35 bytes in the head, 56 per transfer). The device implements "
+    "that full layout (opcodes 89h/8Dh) but no stock-kernel path can send it, so every "
+    "piggybacked byte costs about twice the commands here.",
+    "**Host speed.** The guest runs under TCG (no KVM on this machine): every guest "
+    "instruction is emulated, so a passthrough round trip costs ~100 us of guest time while "
+    "a 4 KiB DMA costs little. Host-side numbers (guest wall clock) are labelled and only "
+    "their ratios are used; the host is shared with other builds, so they are noisy and "
+    "taken as the best of several interleaved rounds.",
+    "**Device time.** The device's clock is QEMU's virtual clock; its NAND, channel and DRAM "
+    "copy times are kvftl's model (presets cosmos and pm983). Where device throughput is "
+    "measured, the device is made slower than the guest by dilating its times by a stated "
+    "factor and shrinking its parallelism and page buffer, then scaled back.",
+    "**Firmware.** kvftl is this project's firmware, not the PM983's or Cosmos+'s: blobs "
+    "(header + key + value) are rounded to the placement unit and may straddle NAND pages; "
+    "the packing memcpy adds to each Store's latency but is not serialised on one firmware "
+    "core.",
+    "**Scale.** The papers stored millions to billions of pairs; each experiment states its "
+    "counts. Per-Store quantities (traffic, commands, pages per Store, amplification) do not "
+    "depend on the count; occupancy effects are reproduced by shrinking the device or its "
+    "DRAM budget instead.",
+]
+
 
 def load(path):
     if os.path.exists(path):
@@ -75,6 +103,11 @@ def render(results, order, docs_dir):
     if missing:
         L.append("")
         L.append("Not run yet (no numbers are shown for them): " + ", ".join(missing) + ".")
+    L.append("")
+    L.append("## How the emulated setup differs from the papers' devices")
+    L.append("")
+    for item in DIFFERENCES:
+        L.append("* " + item)
     for n in order:
         r = ex.get(n)
         if not r:
