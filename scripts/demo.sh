@@ -19,6 +19,12 @@ set -uo pipefail
 . "$(dirname "$0")/lib/common.sh"
 cd "$KVSSD_TOP"
 
+case ${1:-} in
+-h|--help) sed -n '4,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+'') ;;
+*) die "unknown argument '$1': demo.sh takes no arguments (see --help)" ;;
+esac
+
 ops=${KVSSD_DEMO_KEYS:-50000}
 [[ $ops =~ ^[0-9]+$ ]] && [ "$ops" -ge 1 ] && [ "$ops" -le 100000000 ] ||
     die "KVSSD_DEMO_KEYS '$ops' is not valid: give a whole number of keys from 1 to 100000000"
