@@ -28,7 +28,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

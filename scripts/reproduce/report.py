@@ -10,8 +10,6 @@ without booting a guest.
 import json
 import os
 
-import common as C
-
 VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured"}
 
 # Stated once on the page; each experiment's "why" names the ones it hits.
