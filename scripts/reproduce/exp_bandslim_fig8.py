@@ -100,7 +100,9 @@ def analyze(raw, scale):
                       "each transfer 28 (docs/protocol.md). BandSlim's own driver also fills "
                       "CDW4-9 (35 value bytes in the head): a 32-byte value fits one command "
                       "there but needs %d here, so 32 B reaches %.1f %% instead of >= 97 %%. "
-                      "Values up to 20 B take one command and meet it (%.1f %%)." % (
+                      "Values up to 20 B take one command and meet it (%.1f %%); one command "
+                      "is what 32 B would cost with the full layout, which the device "
+                      "implements (opcodes 89h/8Dh) but no stock-kernel path can submit." % (
                           pts["inline"][32]["commands_per_op"], red[32], best))
     else:
         rec["why"] = "per-op traffic is deterministic: counts of SQE/CQE/doorbell/data bytes"
