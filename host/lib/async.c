@@ -33,6 +33,7 @@ struct aop {
     uint32_t buf_len;
     void *bounce;                 /* huge-page buffer for a large transfer (dma.c) */
     uint32_t issued, completed, total;
+    uint32_t retries; /* tags found in use by another process, replaced */
     int err;
     struct kvssd_result res;
     kvssd_cb cb;
@@ -165,11 +166,65 @@ static bool aop_next_cmd(struct kvssd_queue *q, struct aop *op, struct kvssd_cmd
 }
 
 /* May the op issue its next command now? Not past an error or an unfinished Key Stage. */
+static uint32_t head_index(const struct aop *op)
+{
+    return long_key(op) ? 1 : 0;
+}
+
+/*
+ * Barriers: a Key Stage completes before the command that takes its key,
+ * and an inline head before its transfers. Tags are chosen per process, so
+ * another process may hold the same tag: the device then refuses the head
+ * (INLINE_TAG_IN_USE) and transfers sent behind it would land in the other
+ * process's stream. Waiting for the head rules that out.
+ */
 static bool aop_ready(const struct aop *op)
 {
     if (op->err || op->issued >= op->total)
         return false;
-    return !(long_key(op) && op->issued == 1 && op->completed == 0);
+    if (long_key(op) && op->issued == 1 && op->completed == 0)
+        return false;
+    if (op->kind == AOP_STORE && op->method != KVSSD_XFER_PRP &&
+        op->issued == head_index(op) + 1 && op->completed < op->issued)
+        return false;
+    return true;
+}
+
+#define TAG_RETRIES 16
+
+/*
+ * The Key Stage or head at @index was refused with INLINE_TAG_IN_USE: take
+ * another tag and issue again from @index (nothing after it was sent).
+ */
+static bool aop_retry_tag(struct kvssd_queue *q, struct aop *op, uint32_t index)
+{
+    struct kvssd_cmd skip;
+    bool stage = long_key(op) && index == 0;
+    int t;
+
+    if (op->retries >= TAG_RETRIES || (!stage && index != head_index(op)) ||
+        (!stage && op->kind != AOP_STORE) || (t = kvssd_tag_alloc(q->dev)) < 0)
+        return false;
+    op->retries++;
+    if (stage) {
+        kvssd_tag_free(q->dev, op->key_tag);
+        op->key_tag = (uint32_t)t;
+    } else {
+        kvssd_tag_free(q->dev, op->stream_tag);
+        op->stream_tag = (uint32_t)t;
+    }
+    if (op->kind == AOP_STORE) {
+        if (kvssd_store_plan_init(&op->plan, q->dev->info.nsid, op->key, op->key_len, op->key_tag,
+                                  op->stream_tag, op->plan.value, op->plan.value_len,
+                                  op->plan.options, op->method))
+            return false;
+        for (uint32_t i = 0; i < index; i++)
+            kvssd_store_plan_next(&op->plan, &skip);
+    }
+    op->issued = op->completed = index;
+    if (!op->active)
+        active_push(q, op);
+    return true;
 }
 
 static void prep_uring_cmd(struct kvssd_queue *q, struct io_uring_sqe *sqe,
@@ -278,6 +333,9 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
         }
     } else {
         uint16_t st = (uint16_t)cqe->res;
+        if ((st & 0x7ff) == KVSSD_SC_INLINE_TAG_IN_USE && !op->err &&
+            op->completed == op->issued && aop_retry_tag(q, op, index))
+            return;
         if (st && !op->err) {
             op->err = kvssd_status_to_err(st);
             op->res.status = st & 0x7ff;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libnvme.h>
@@ -106,6 +107,15 @@ static int probe(const char *path, int *fdp, uint32_t *nsidp, struct kvssd_dev_i
     return 0;
 }
 
+static uint32_t tag_start(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec;
+    x ^= x >> 29;
+    return (uint32_t)(x % KVSSD_MAX_TAGS);
+}
+
 int kvssd_open(const char *path, struct kvssd_dev **devp)
 {
     struct kvssd_dev *dev;
@@ -126,6 +136,8 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     ctrl_path_of(path, dev->info.ctrl_path, sizeof(dev->info.ctrl_path));
     dev->mode = KVSSD_XFER_ADAPTIVE;
     kvssd_xfer_config_default(&dev->xfer);
+    /* processes share the device's tag table: start each at its own place */
+    atomic_store(&dev->tag_hint, tag_start());
 
     const char *cfg = getenv(KVSSD_CONFIG_ENV);
     if (cfg && *cfg) {

@@ -76,14 +76,18 @@ static int stage_key(struct kvssd_dev *dev, const void *key, uint32_t key_len, u
     *tag = 0;
     if (key_len <= KVSSD_KEY_INLINE_MAX)
         return 0;
-    int t = kvssd_tag_alloc(dev);
-    if (t < 0)
-        return t;
-    *tag = (uint32_t)t;
-    kvssd_cmd_key_stage(&cmd, dev->info.nsid, key, key_len, *tag);
-    int rc = kvssd_submit_ioctl(dev->fd, &cmd, r);
-    if (rc)
-        kvssd_tag_free(dev, *tag);
+    int rc = -KVSSD_ERR_INLINE_TAG_IN_USE;
+    /* another process may hold the tag: the device refuses it, try another */
+    for (int tries = 0; rc == -KVSSD_ERR_INLINE_TAG_IN_USE && tries < 16; tries++) {
+        int t = kvssd_tag_alloc(dev);
+        if (t < 0)
+            return t;
+        *tag = (uint32_t)t;
+        kvssd_cmd_key_stage(&cmd, dev->info.nsid, key, key_len, *tag);
+        rc = kvssd_submit_ioctl(dev->fd, &cmd, r);
+        if (rc)
+            kvssd_tag_free(dev, *tag);
+    }
     return rc;
 }
 
@@ -119,8 +123,33 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
         return finish(res, &r, rc);
     rc = kvssd_store_plan_init(&plan, dev->info.nsid, key, key_len, key_tag, stream_tag, value,
                                value_len, options, method);
-    while (!rc && kvssd_store_plan_next(&plan, &cmd))
+    for (uint32_t retries = 0; !rc && kvssd_store_plan_next(&plan, &cmd);) {
         rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+        /*
+         * Tags are chosen per process: another process may hold this one.
+         * The device refuses the Key Stage or head without consuming
+         * anything, so take another tag and resume from that command.
+         */
+        uint32_t at = plan.next_index - 1;
+        bool stage = key_len > KVSSD_KEY_INLINE_MAX && at == 0;
+        bool head = method != KVSSD_XFER_PRP && at == (key_len > KVSSD_KEY_INLINE_MAX ? 1u : 0u);
+        int t;
+        if (rc == -KVSSD_ERR_INLINE_TAG_IN_USE && (stage || head) && retries < 16 &&
+            (t = kvssd_tag_alloc(dev)) >= 0) {
+            retries++;
+            if (stage) {
+                kvssd_tag_free(dev, key_tag);
+                key_tag = (uint32_t)t;
+            } else {
+                kvssd_tag_free(dev, stream_tag);
+                stream_tag = (uint32_t)t;
+            }
+            rc = kvssd_store_plan_init(&plan, dev->info.nsid, key, key_len, key_tag, stream_tag,
+                                       value, value_len, options, method);
+            for (uint32_t i = 0; !rc && i < at; i++)
+                kvssd_store_plan_next(&plan, &cmd);
+        }
+    }
     /* an inline stream is stored only when its last command says so */
     if (!rc && method != KVSSD_XFER_PRP && !(r.dw1 & KVSSD_INLINE_DW1_STORED))
         rc = -KVSSD_ERR_NVME;
