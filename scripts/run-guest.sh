@@ -306,7 +306,11 @@ if [ "$qemu_rc" = 124 ] || { [ "$qemu_rc" = 137 ] && [ $((SECONDS - started_at))
     tail -n 15 "$log" | sed 's/^/  | /' >&2
     exit 124
 fi
-log "error: the guest ended without reporting the command's status (QEMU exit status $qemu_rc)."
+if [ ! -s "$log" ] && [ "$qemu_rc" != 0 ]; then
+    log "error: QEMU exited with status $qemu_rc before the guest started."
+else
+    log "error: the guest ended without reporting the command's status (QEMU exit status $qemu_rc)."
+fi
 [ ! -s "$qemu_err" ] || { log "QEMU said:"; sed 's/^/  | /' "$qemu_err" >&2; }
 [ ! -s "$log" ] || { log "last console lines:"; tail -n 15 "$log" | sed 's/^/  | /' >&2; }
 exit 125
