@@ -91,21 +91,33 @@ debian_kernel() {
             apt-get "${apt_opts[@]}" update -q >&2 || die "apt-get update for trixie failed"
         fi
     fi
-    local pkg
-    pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null |
-          sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1)
-    [ -n "$pkg" ] || die "apt-cache does not name the kernel that linux-image-amd64 depends on (run apt-get update?)"
-    local kdir=$gcache/kernel-$pkg
-    if [ ! -f "$kdir/.done" ] || [ $rebuild = 1 ]; then
-        log "downloading $pkg"
-        rm -rf "$kdir"
-        mkdir -p "$kdir/deb"
-        (cd "$kdir/deb" &&
-            apt-get "${apt_opts[@]}" download "$pkg" >&2) || die "apt-get download $pkg failed"
-        dpkg-deb -x "$kdir"/deb/*.deb "$kdir/root"
-        rm -rf "$kdir/deb"
-        touch "$kdir/.done"
-    fi
+    local pkg kdir attempt
+    # A stale index names a kernel the archive no longer has: refresh the
+    # index once and try again.
+    for attempt in 1 2; do
+        pkg=$(apt-cache "${apt_opts[@]}" depends linux-image-amd64 2>/dev/null |
+              sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1)
+        kdir=$gcache/kernel-$pkg
+        if [ -n "$pkg" ] && [ -f "$kdir/.done" ] && [ $rebuild = 0 ]; then
+            break
+        fi
+        if [ -n "$pkg" ]; then
+            log "downloading $pkg"
+            rm -rf "$kdir"
+            mkdir -p "$kdir/deb"
+            if (cd "$kdir/deb" && apt-get "${apt_opts[@]}" download "$pkg" >&2); then
+                dpkg-deb -x "$kdir"/deb/*.deb "$kdir/root"
+                rm -rf "$kdir/deb"
+                touch "$kdir/.done"
+                break
+            fi
+            rm -rf "$kdir"
+        fi
+        [ $attempt = 1 ] ||
+            die "cannot get the kernel package that linux-image-amd64 depends on (${pkg:-none named}) from Debian's archive"
+        log "refreshing the package index ($suite) and trying again"
+        apt-get "${apt_opts[@]}" update -q >&2 || die "apt-get update failed"
+    done
     kernel_image=$(ls "$kdir"/root/boot/vmlinuz-* | head -n1)
     local rel=${kernel_image##*/vmlinuz-}
     module_dir=$kdir/root/lib/modules/$rel
