@@ -45,11 +45,23 @@ struct nand_timing {
     uint64_t channel_bytes_per_us;
 };
 
-/* Spare area of a page. kind 0 = never programmed (erased). */
+/*
+ * Spare area of a page. kind 0 = never programmed (erased).
+ *
+ * NAND_PAGE_BUFFERED is not a NAND state: it is the page buffer's
+ * directory entry for a value-log page that is open in the (power-loss
+ * protected) buffer, written into the spare-area slot when the page enters
+ * the buffer. The spare areas of a file-backed device live in the shared
+ * mapping of the image, so the entry reaches the file without a syscall
+ * and survives the death of the process; a crash mount with PLP replays
+ * such pages as the capacitor dump would have programmed them
+ * (recovery.c). The page program overwrites it with NAND_PAGE_DATA.
+ */
 enum nand_page_kind {
     NAND_PAGE_ERASED = 0,
-    NAND_PAGE_DATA = 0x44415441,  /* "DATA": value-log page */
-    NAND_PAGE_INDEX = 0x494e4458, /* "INDX": index page */
+    NAND_PAGE_DATA = 0x44415441,     /* "DATA": value-log page */
+    NAND_PAGE_INDEX = 0x494e4458,    /* "INDX": index page */
+    NAND_PAGE_BUFFERED = 0x42554644, /* "BUFD": value-log page open in the PLP buffer */
 };
 
 struct nand_oob {
@@ -141,7 +153,7 @@ uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns);
 /* nand_page_programmed() - true if the spare area of @ppn says programmed. */
 static inline bool nand_page_programmed(const struct nand *n, uint64_t ppn)
 {
-    return n->oob[ppn].kind != NAND_PAGE_ERASED;
+    return n->oob[ppn].kind != NAND_PAGE_ERASED && n->oob[ppn].kind != NAND_PAGE_BUFFERED;
 }
 
 /* nand_reset_clock() - forget busy-until times (after a power cycle). */

@@ -364,11 +364,121 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
     return max_seq;
 }
 
+/* Write a pad record over stripe bytes [from, to) at @p (the bytes are zero). */
+static void pad_gap(uint8_t *p, uint64_t from, uint64_t to)
+{
+    uint64_t gap = to - from;
+    if (gap >= 8) {
+        uint32_t len = (uint32_t)gap;
+        p[from] = REC_PAD;
+        memcpy(p + from + 4, &len, 4);
+    } else {
+        memset(p + from, REC_PAD1, gap);
+    }
+}
+
+/*
+ * Replay the PLP dump for stripe @s whose pages [@first, @last] are still
+ * marked buffered (the process died with them in the page buffer): do what
+ * vlog_flush() would have done -- pad every gap (backfill leaves zero gaps
+ * before values placed ahead of the write pointer) and the rest of the last
+ * page -- then mark the pages programmed. Records are walked from the start
+ * of the stripe; a zero byte inside a buffered page starts a gap that ends
+ * at the next non-zero byte (every record starts with a non-zero type
+ * byte). A blob whose copy was cut short keeps its header's length and
+ * fails its checksum, so the scan skips it. The pads go in before the
+ * pages change kind, so a replay cut short is simply done again.
+ */
+static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first, uint32_t last)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
+    uint8_t *p = ftl->nand.data + (uint64_t)s * geo->stripe_bytes;
+    uint64_t start = (uint64_t)first * geo->page_size;
+    uint64_t end = ((uint64_t)last + 1) * geo->page_size;
+    uint64_t pos = 0;
+
+    while (pos < end) {
+        uint8_t type = p[pos];
+        if (type == REC_ERASED) {
+            if (pos < start) {
+                break; /* a programmed page ends the log: nothing was buffered after it */
+            }
+            uint64_t q = pos;
+            while (q < end && p[q] == 0) {
+                q++;
+            }
+            pad_gap(p, pos, q);
+            pos = q;
+            continue;
+        }
+        if (type == REC_PAD1) {
+            pos++;
+            continue;
+        }
+        if (type == REC_PAD) {
+            uint32_t len;
+            memcpy(&len, p + pos + 4, 4);
+            if (len < 8) {
+                break;
+            }
+            pos += len;
+            continue;
+        }
+        struct blob_header h;
+        if ((type != REC_PAIR && type != REC_TOMBSTONE) || pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
+            break;
+        }
+        memcpy(&h, p + pos, sizeof(h));
+        uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
+        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES || pos + len > geo->stripe_bytes) {
+            break; /* not a record: the scan stops here too */
+        }
+        pos += vlog_occupied(&ftl->vl, (uint32_t)len);
+    }
+    for (uint32_t i = first; i <= last; i++) {
+        if (ftl->nand.oob[base_ppn + i].kind == NAND_PAGE_BUFFERED) {
+            ftl->nand.oob[base_ppn + i].kind = NAND_PAGE_DATA;
+        }
+    }
+}
+
+/*
+ * Pages a dead process left marked buffered: with PLP they were durable
+ * (replayed as programmed); without it they never reached NAND (their
+ * marks are dropped; the bytes stay until the stripe is erased, unread,
+ * because the scan stops at the first page not programmed).
+ */
+static void resolve_buffered(struct kvftl *ftl)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
+        uint32_t first = UINT32_MAX, last = 0;
+        for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+            struct nand_oob *o = &ftl->nand.oob[base_ppn + i];
+            if (o->kind != NAND_PAGE_BUFFERED) {
+                continue;
+            }
+            if (!ftl->cfg.plp) {
+                o->kind = NAND_PAGE_ERASED;
+                continue;
+            }
+            first = first == UINT32_MAX ? i : first;
+            last = i;
+        }
+        if (first != UINT32_MAX) {
+            replay_buffered_stripe(ftl, s, first, last);
+        }
+    }
+}
+
 int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
     uint64_t now = ftl->now_max_ns;
     ftl_reset_state(ftl);
+    resolve_buffered(ftl);
 
     struct scan_stripe *order = g_new(struct scan_stripe, geo->stripes);
     uint32_t ndata = 0;

@@ -86,7 +86,20 @@ uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
             }
             continue;
         }
-        buffer_open_page(&vl->buf, vl->base_ppn + vl->open_idx, now_ns);
+        uint64_t ppn = vl->base_ppn + vl->open_idx;
+        buffer_open_page(&vl->buf, ppn, now_ns);
+        if (ftl->cfg.plp) {
+            /*
+             * The buffer's directory entry, in the page's spare-area slot: in
+             * an image file it outlives the process (one 16-byte store, no
+             * syscall), so a crash mount can replay the PLP dump.
+             */
+            ftl->nand.oob[ppn] = (struct nand_oob){
+                .kind = NAND_PAGE_BUFFERED,
+                .tag = 0,
+                .seq = ftl->stripes[vl->stripe].open_seq,
+            };
+        }
         vl->open_idx++;
         ftl->stripes[vl->stripe].erased = false;
     }
@@ -344,6 +357,9 @@ void vlog_discard_unprogrammed(struct kvftl *ftl)
             memset(nand_page_ptr(n, ppn) + n->geo.page_size / 2, 0, n->geo.page_size / 2);
         } else {
             memset(nand_page_ptr(n, ppn), 0, n->geo.page_size);
+        }
+        if (n->oob[ppn].kind == NAND_PAGE_BUFFERED) {
+            n->oob[ppn].kind = NAND_PAGE_ERASED; /* the buffer's entry is gone with it */
         }
     }
 }

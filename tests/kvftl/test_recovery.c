@@ -3,6 +3,7 @@
  * Durability: checkpoint on close, crash mount by scanning the log, the
  * power-loss harness (PLP on and off, torn programs), tombstones.
  */
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -335,6 +336,278 @@ static void test_killed_process_image(void)
     unlink(image);
 }
 
+/* ---- a process killed by SIGKILL (kill -9 of QEMU) ---- */
+
+/* One step of the killed child's workload: a Store of @key version @ver, or a Delete. */
+struct kill_op {
+    int key;
+    int ver;       /* > 0: Store of this version; 0: Delete */
+    uint32_t vlen;
+    bool dma;
+};
+
+/* What the child reports through the pipe once its last operation completed. */
+struct kill_report {
+    int completed;              /* operations whose completion the child saw (status 0) */
+    int flushed;                /* operations before the child's Flush, -1 if none */
+    uint64_t pages_programmed;  /* value-log pages programmed when it died */
+    uint32_t buffered_pages;    /* pages open in the page buffer when it died */
+    uint32_t dlt_entries;       /* backfill: values placed ahead of the write pointer */
+};
+
+#define KILL_KEYS 64
+
+static void kill_key(char *key, int k)
+{
+    snprintf(key, 17, "kill-%011d", k);
+}
+
+/* Value byte j of version @ver of key @k: every version and key differ. */
+static uint8_t kill_byte(int k, int ver, uint32_t j)
+{
+    return (uint8_t)(k * 31 + ver * 7 + j * 13 + (j >> 8));
+}
+
+static int kill_store(struct kvftl *f, const struct kill_op *op)
+{
+    static uint8_t v[8192];
+    char key[17];
+    kill_key(key, op->key);
+    for (uint32_t j = 0; j < op->vlen; j++) {
+        v[j] = kill_byte(op->key, op->ver, j);
+    }
+    struct kvftl_store_req r = {
+        .key = key, .key_bytes = 16, .value = v, .value_bytes = op->vlen,
+        .inline_bytes = op->dma ? 0 : op->vlen,
+    };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    return cpl.status;
+}
+
+/*
+ * The child: open the image, run ops [0, n) (a Flush after the first
+ * @flush_after of them when >= 0), report, and die by SIGKILL without
+ * kvftl_close(). Never returns.
+ */
+static void kill_child(const struct kvftl_config *c, const struct kill_op *ops, int n,
+                       int flush_after, int wfd)
+{
+    struct kvftl *f = open_or_die(c);
+    struct kill_report rep = { .completed = 0, .flushed = -1 };
+    for (int i = 0; i < n; i++) {
+        if (i == flush_after) {
+            struct kvftl_cpl cpl;
+            kvftl_flush(f, 0, &cpl);
+            if (cpl.status) {
+                break;
+            }
+            rep.flushed = i;
+        }
+        char key[17];
+        kill_key(key, ops[i].key);
+        uint16_t st = ops[i].ver ? kill_store(f, &ops[i]) : del(f, key);
+        if (st) {
+            break;
+        }
+        rep.completed = i + 1;
+    }
+    rep.pages_programmed = f->vl.data_pages_programmed;
+    rep.buffered_pages = f->vl.open_idx - f->vl.prog_idx;
+    rep.dlt_entries = f->vl.dlt.count;
+    if (write(wfd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+        _exit(3);
+    }
+    raise(SIGKILL);
+    _exit(4); /* not reached */
+}
+
+/* Run the child, read its report, check it died by SIGKILL. */
+static struct kill_report kill_run(const struct kvftl_config *c, const struct kill_op *ops, int n,
+                                   int flush_after)
+{
+    struct kill_report rep;
+    memset(&rep, 0, sizeof(rep));
+    int fds[2];
+    CU_ASSERT_FATAL(pipe(fds) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        kill_child(c, ops, n, flush_after, fds[1]);
+    }
+    close(fds[1]);
+    CU_ASSERT_EQUAL(read(fds[0], &rep, sizeof(rep)), (ssize_t)sizeof(rep));
+    close(fds[0]);
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFSIGNALED(status));
+    CU_ASSERT_EQUAL(WTERMSIG(status), SIGKILL);
+    return rep;
+}
+
+/*
+ * Check the mounted device holds exactly the outcome of ops [0, upto):
+ * every key's latest version with exact bytes, deleted and never-stored
+ * keys absent, and live_keys equal to the model's count.
+ */
+static void kill_verify(struct kvftl *f, const struct kill_op *ops, int upto)
+{
+    int ver[KILL_KEYS];
+    uint32_t vlen[KILL_KEYS];
+    memset(ver, 0, sizeof(ver));
+    memset(vlen, 0, sizeof(vlen));
+    for (int i = 0; i < upto; i++) {
+        ver[ops[i].key] = ops[i].ver;
+        vlen[ops[i].key] = ops[i].vlen;
+    }
+    static uint8_t buf[8192];
+    int live = 0, bad = 0;
+    for (int k = 0; k < KILL_KEYS; k++) {
+        char key[17];
+        kill_key(key, k);
+        struct kvftl_cpl cpl;
+        kvftl_retrieve(f, key, 16, buf, 0, sizeof(buf), 0, &cpl);
+        if (!ver[k]) {
+            bad += cpl.status != KVSSD_SC_KEY_DOES_NOT_EXIST;
+            continue;
+        }
+        live++;
+        bool ok = cpl.status == 0 && cpl.value_bytes == vlen[k];
+        for (uint32_t j = 0; ok && j < vlen[k]; j++) {
+            ok = buf[j] == kill_byte(k, ver[k], j);
+        }
+        if (!ok) {
+            printf("# key %d: status 0x%x, %u bytes, expected version %d (%u bytes)\n", k,
+                   cpl.status, cpl.value_bytes, ver[k], vlen[k]);
+        }
+        bad += !ok;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)live);
+}
+
+/*
+ * The workload: stores of keys 0..39 (values of 50..3049 bytes, every
+ * fifth by DMA), then overwrites of keys 0..9, deletes of keys 10..14 and
+ * stores of new keys 40..44, so the last operations sit in the page
+ * buffer when the process dies.
+ */
+static int kill_workload(struct kill_op *ops)
+{
+    int n = 0;
+    for (int k = 0; k < 40; k++) {
+        ops[n++] = (struct kill_op){ k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0 };
+    }
+    for (int k = 0; k < 15; k++) {
+        if (k < 10) {
+            ops[n++] = (struct kill_op){ k, 2, 100 + (uint32_t)k * 211, k % 3 == 0 };
+        } else {
+            ops[n++] = (struct kill_op){ k, 0, 0, false };
+        }
+        if (k >= 10) {
+            ops[n++] = (struct kill_op){ 30 + k, 1, 700 + (uint32_t)k * 50, k % 2 == 0 };
+        }
+    }
+    return n;
+}
+
+/* Mount after the kill, check, and show the device carries on (write, clean close, reopen). */
+static void kill_mount_and_check(const struct kvftl_config *c, const struct kill_op *ops, int upto)
+{
+    struct kvftl *f = open_or_die(c);
+    kill_verify(f, ops, upto);
+    assert_consistent(f);
+    struct kill_op extra = { 63, 1, 1000, false };
+    CU_ASSERT_EQUAL(kill_store(f, &extra), 0);
+    kvftl_close(f);
+    f = open_or_die(c);
+    struct kill_op all[128];
+    memcpy(all, ops, (size_t)upto * sizeof(*ops));
+    all[upto] = extra;
+    kill_verify(f, all, upto + 1);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * PLP on, the process killed by SIGKILL without kvftl_close(): every
+ * Store and Delete whose completion the child saw survives, with exact
+ * bytes, including those whose pages were still in the page buffer (the
+ * child reports that some were). Packing "all".
+ */
+static void test_sigkill_plp_keeps_completed(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    struct kill_op ops[128];
+    int n = kill_workload(ops);
+    CU_ASSERT_EQUAL(n, 60);
+    struct kill_report rep = kill_run(&c, ops, n, -1);
+    CU_ASSERT_EQUAL(rep.completed, 60);
+    CU_ASSERT(rep.buffered_pages > 0);
+    CU_ASSERT(rep.pages_programmed > 0);
+    kill_mount_and_check(&c, ops, rep.completed);
+    unlink(image);
+}
+
+/*
+ * The same with backfill packing: DMA values placed ahead of the write
+ * pointer leave zero gaps in the buffered pages (the child reports DLT
+ * entries outstanding when it died); the mount pads them as the PLP dump
+ * would and every completed operation survives.
+ */
+static void test_sigkill_plp_backfill_gaps(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.packing = KVFTL_PACK_BACKFILL;
+    c.placement_unit_bytes = 1;
+    struct kill_op ops[128];
+    int n = kill_workload(ops);
+    /* end on a DMA value followed by one small inline value: a gap stays open */
+    ops[n++] = (struct kill_op){ 50, 1, 5000, true };
+    ops[n++] = (struct kill_op){ 51, 1, 30, false };
+    struct kill_report rep = kill_run(&c, ops, n, -1);
+    CU_ASSERT_EQUAL(rep.completed, n);
+    CU_ASSERT(rep.buffered_pages > 0);
+    CU_ASSERT(rep.dlt_entries > 0);
+    kill_mount_and_check(&c, ops, rep.completed);
+    unlink(image);
+}
+
+/*
+ * PLP off: only what the Flush programmed survives the kill. 40 stores,
+ * Flush, then an overwrite of key 0, a delete of key 1 and a store of key
+ * 40 (3 KiB of blobs in one 4 KiB page, never programmed): after the
+ * mount keys 0..39 hold exactly their flushed version (key 0 the old one,
+ * key 1 not deleted), key 40 is absent, live_keys = 40.
+ */
+static void test_sigkill_no_plp_keeps_flushed(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.plp = false;
+    struct kill_op ops[64];
+    int n = 0;
+    for (int k = 0; k < 40; k++) {
+        ops[n++] = (struct kill_op){ k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0 };
+    }
+    ops[n++] = (struct kill_op){ 0, 2, 500, false };
+    ops[n++] = (struct kill_op){ 1, 0, 0, false };
+    ops[n++] = (struct kill_op){ 40, 1, 600, false };
+    struct kill_report rep = kill_run(&c, ops, n, 40);
+    CU_ASSERT_EQUAL(rep.completed, 43);
+    CU_ASSERT_EQUAL(rep.flushed, 40);
+    CU_ASSERT_EQUAL(rep.buffered_pages, 1);
+    kill_mount_and_check(&c, ops, 40);
+    unlink(image);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -351,5 +624,8 @@ int main(void)
     ADD(s, test_image_geometry_mismatch);
     ADD(s, test_format);
     ADD(s, test_killed_process_image);
+    ADD(s, test_sigkill_plp_keeps_completed);
+    ADD(s, test_sigkill_plp_backfill_gaps);
+    ADD(s, test_sigkill_no_plp_keeps_flushed);
     return tap_cunit_run();
 }
