@@ -36,7 +36,6 @@ environment:
                          when the NVMe driver is built in, MODULES may be
                          omitted
   KVSSD_CACHE            cache directory (default ~/.cache/kvssd)
-  BUILD_DIR              ignored (the tools are built in the cache)
 EOF
 }
 
