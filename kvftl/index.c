@@ -123,9 +123,23 @@ bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_
 {
     struct index *ix = &ftl->idx;
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
+    uint32_t i = home_slot(ix, hash);
+    /*
+     * The home slot is almost always a cache miss: start it now. A cached
+     * frame's memory follows from its number (frame_mem()), so the load
+     * need not wait for the frame record or the LRU bookkeeping.
+     */
+    uint32_t f = ix->page_frame[pid];
+    if (f < ix->frames_max) {
+        uint32_t shift = 21 - (uint32_t)__builtin_ctz(ix->page_bytes); /* frames per 2 MiB chunk */
+        uint32_t c = f >> shift;
+        if (c < ix->chunks_cap && ix->chunks[c]) {
+            const uint8_t *m = ix->chunks[c] + ((size_t)(f & ((1u << shift) - 1)) << (21 - shift));
+            __builtin_prefetch(page_entries((uint8_t *)m) + i);
+        }
+    }
     uint8_t *mem = index_cache_get(ftl, pid, now_ns);
     struct index_entry *e = page_entries(mem);
-    uint32_t i = home_slot(ix, hash);
     for (uint32_t n = 0; n < ix->slots; n++) {
         if (e[i].loc == 0) {
             break;
