@@ -87,10 +87,17 @@ def analyze(raw, scale):
     table = [["workload", "method", "Stores", "commands/Store", "PCIe B/Store",
               "doorbell B/Store",
               "TAF", "guest Stores/s (wall clock, best of %d)" % ROUNDS, "traffic cut vs prp"]]
-    best_ok = {}
+    best_ok, same_as = {}, {}
     for w in WORKLOADS:
-        top = max(pts[w][m]["guest_ops_per_s"] for m in MODES)
-        best_ok[w] = pts[w]["adaptive-cal"]["guest_ops_per_s"] >= (1 - TIE) * top
+        top_m = max(MODES, key=lambda m: pts[w][m]["guest_ops_per_s"])
+        top = pts[w][top_m]["guest_ops_per_s"]
+        a, t = pts[w]["adaptive-cal"], pts[w][top_m]
+        # the same commands and bytes per Store as the fastest method: a tie by
+        # construction, whatever the noisy wall clock says
+        same_as[w] = top_m if (top_m != "adaptive-cal" and
+                               abs(a["commands_per_op"] - t["commands_per_op"]) < 1e-9 and
+                               abs(a["pcie_bytes"] - t["pcie_bytes"]) < 1e-6) else None
+        best_ok[w] = a["guest_ops_per_s"] >= (1 - TIE) * top or same_as[w] is not None
         for m in MODES:
             p = pts[w][m]
             table.append([w, m, p["ops"], "%.2f" % p["commands_per_op"],
@@ -115,22 +122,43 @@ def analyze(raw, scale):
                    "tied (within %d %%, guest wall clock) on %s" % (
                        cut_m, cut_m_inline, t1, TIE * 100,
                        ", ".join(w for w in WORKLOADS if best_ok[w]) or "none"))
-    rec["met"] = True if cut_m >= 90.0 and all(best_ok.values()) else (
-        "partly" if cut_m >= 90.0 or any(best_ok.values()) else False)
+    # one adaptive configuration has to do both to meet the target
+    paper_best = {w: pts[w]["adaptive"]["guest_ops_per_s"] >= (1 - TIE) * max(
+        pts[w][m]["guest_ops_per_s"] for m in MODES) for w in WORKLOADS}
+    rec["numbers"].update({"W(%s)_adaptive_best_or_tied" % w: paper_best[w] for w in WORKLOADS})
+    both = ((cut_m >= 90.0 and all(paper_best.values())) or
+            (cut_m_cal >= 90.0 and all(best_ok.values())))
+    rec["met"] = True if both else (
+        "partly" if cut_m >= 90.0 or all(best_ok.values()) else False)
     losers = [w for w in WORKLOADS if not best_ok[w]]
-    rec["why"] = ("traffic from the device's counters. Throughput is the guest's wall clock: "
+    rec["why"] = ("no single threshold does both here: the paper's 128 B gives the W(M) cut "
+                  "but is best or tied only on %s; the calibrated one is best or tied on %s "
+                  "but sends W(M) by PRP. " % (
+                      ", ".join(w for w in WORKLOADS if paper_best[w]) or "none",
+                      ", ".join(w for w in WORKLOADS if best_ok[w]) or "none")
+                  if not both else "") + ("Traffic is the device's counters. Throughput is "
+                  "the guest's wall clock: "
                   "under TCG a passthrough command costs ~100 us of emulated kernel work while "
                   "a 4 KiB DMA costs little, so piggybacking pays off only for values that fit "
                   "one command; calibrate puts threshold1 at %s B here against 128 B on "
-                  "Cosmos+, and adaptive with the paper's 128 B trails prp on W(M). The "
+                  "Cosmos+ (adaptive with the paper's 128 B: %.0f Stores/s on W(M) against "
+                  "prp's %.0f). The "
                   "paper's 93.3 %% W(M) cut is for its 128 B threshold; with this guest's "
                   "threshold the cut is %.1f %%. inline's W(M) cut (%.1f %% vs 97.9 %%) is "
                   "lower because stock passthrough's layout carries 20 value bytes in a head "
                   "and 28 per transfer, against 35 and 56 in BandSlim's driver" % (
-                      t1, cut_m_cal, cut_m_inline) + (
+                      t1, pts["M"]["adaptive"]["guest_ops_per_s"],
+                      pts["M"]["prp"]["guest_ops_per_s"], cut_m_cal, cut_m_inline) + (
                       "" if not losers else
                       "; adaptive-cal is behind the best on %s by more than %d %% (TCG timing "
-                      "noise on a shared 2-core host)" % (", ".join(losers), TIE * 100)))
+                      "noise on a shared 2-core host)" % (", ".join(losers), TIE * 100))) + "".join(
+                          "; on W(%s) adaptive-cal issues exactly %s's commands and bytes per "
+                          "Store (a tie by construction) but measured %.0f vs %.0f Stores/s: "
+                          "that gap is the shared host's timing noise" % (
+                              w, same_as[w], pts[w]["adaptive-cal"]["guest_ops_per_s"],
+                              pts[w][same_as[w]]["guest_ops_per_s"])
+                          for w in WORKLOADS if same_as[w] and pts[w]["adaptive-cal"][
+                              "guest_ops_per_s"] < (1 - TIE) * pts[w][same_as[w]]["guest_ops_per_s"])
     return rec
 
 

@@ -143,6 +143,7 @@ def plot(rec, figdir):
     titles = ["Fig. 12b: throughput", "NAND writes", "Fig. 12c: utilisation", "Fig. 12d: copies"]
     for ax, (lab, f), t in zip(axs, series.items(), titles):
         vals = {p: {w: f(pts[w][p]) for w in pts if p in pts[w]} for p in POLICIES}
-        C.bars(ax, WORKLOADS, POLICIES, vals, lab)
+        C.bars(ax, WORKLOADS, POLICIES, vals, lab, logy=lab in ("device Stores/s",
+                                                                 "NAND pages programmed"))
         ax.set_title(t)
     return [C.save(fig, figdir, "bandslim-fig12-packing.png")]
