@@ -5,7 +5,7 @@
 # in emulation: every experiment of scripts/reproduce/ in turn (each boots
 # the guest with -device kvssd through scripts/run-guest.sh, which builds
 # QEMU and the guest image on first use), then docs/results.md,
-# docs/results.json and docs/figures/*.png. About 15-25 minutes on a
+# docs/results.json and docs/figures/*.png. About 9 minutes on a shared
 # 2-core machine at the default scale. See docs/reproduce.md.
 #
 # usage: scripts/reproduce/all.sh [--scale S] [--dry-run] [--accel A] [--raw DIR] [--docs DIR]
