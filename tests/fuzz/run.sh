@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Build the kvftl API fuzz target with clang (libFuzzer + ASan + UBSan) and
-# run it for a bounded time from the committed seed corpus. Prints TAP:
-#   ok 1 - fuzz kvftl_api (N runs, 0 crashes)
-#   not ok 1 - fuzz kvftl_api (...): crash file <path>
+# Build the fuzz targets with clang (libFuzzer + ASan + UBSan) and run each
+# for a bounded time: fuzz_kvftl_api (the firmware API against a reference
+# model, seeded from tests/fuzz/corpus) and fuzz_cmdset (raw SQEs through
+# the KV command set, seeded by fuzz_cmdset_smoke --corpus). Prints TAP:
+#   ok N - fuzz NAME (N runs, 0 crashes)
+#   not ok N - fuzz NAME (...): crash file <path>
 # and exits non-zero on a build failure or a crash.
 #
 # Environment:
-#   KVSSD_FUZZ_SECONDS  run time in seconds (default 60)
+#   KVSSD_FUZZ_SECONDS  run time of each target in seconds (default 60)
 #   BUILD_DIR           the build dir of scripts/test.sh; the fuzz build goes
 #                       to $BUILD_DIR-fuzz (default /tmp/kvssd-build-fuzz)
 set -u
@@ -30,7 +32,7 @@ fi
 
 ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" clang
 
-echo "1..1"
+echo "1..2"
 log "fuzz: building in $fbuild"
 # The whole build is instrumented for coverage (fuzzer-no-link) and the
 # sanitizers; only the fuzz target links libFuzzer.
@@ -42,30 +44,47 @@ if ! { CC=clang meson setup "$fbuild" "${setup_args[@]}" --reconfigure >"$fbuild
     echo "not ok 1 - fuzz kvftl_api: meson setup failed (log: $fbuild.setup.log)"
     exit 1
 fi
-if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api >"$fbuild.build.log" 2>&1; then
+if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
+        tests/cmdset/fuzz_cmdset_smoke >"$fbuild.build.log" 2>&1; then
     tail -30 "$fbuild.build.log" >&2
     echo "not ok 1 - fuzz kvftl_api: build failed (log: $fbuild.build.log)"
+    echo "not ok 2 - fuzz cmdset: build failed (log: $fbuild.build.log)"
     exit 1
 fi
 
+# run_target N NAME BINARY SEED-CORPUS - run one target; print its TAP line.
 # The generated corpus persists in the build dir, so repeated runs go deeper;
-# the committed seeds (tests/fuzz/corpus) are read, never written.
-work=$fbuild/fuzz-work
-rm -rf "$work/artifacts"
-mkdir -p "$work/corpus" "$work/artifacts"
-log "fuzz: running for ${seconds}s"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$fbuild/tests/fuzz/fuzz_kvftl_api" \
-    -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=8192 \
-    -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" "$here/corpus" >"$work/fuzz.log" 2>&1
-rc=$?
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | awk '{s+=$1} END {print s+0}')
-crash=$(ls "$work"/artifacts/* 2>/dev/null | head -1)
-if [ $rc -ne 0 ] || [ -n "$crash" ]; then
-    tail -40 "$work/fuzz.log" >&2
-    echo "not ok 1 - fuzz kvftl_api ($runs runs, crashed): crash file ${crash:-none} (log: $work/fuzz.log)"
+# the seed corpus is read, never written.
+run_target() {
+    local n=$1 name=$2 bin=$3 seeds=$4 work=$fbuild/fuzz-work-$2 rc runs crash
+    rm -rf "$work/artifacts"
+    mkdir -p "$work/corpus" "$work/artifacts"
+    log "fuzz: running $name for ${seconds}s"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        "$bin" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=8192 \
+        -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+        "$work/corpus" "$seeds" >"$work/fuzz.log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | awk '{s+=$1} END {print s+0}')
+    crash=$(ls "$work"/artifacts/* 2>/dev/null | head -1)
+    if [ $rc -ne 0 ] || [ -n "$crash" ]; then
+        tail -40 "$work/fuzz.log" >&2
+        echo "not ok $n - fuzz $name ($runs runs, crashed): crash file ${crash:-none} (log: $work/fuzz.log)"
+        return 1
+    fi
+    echo "ok $n - fuzz $name ($runs runs, 0 crashes)"
+}
+
+status=0
+run_target 1 kvftl_api "$fbuild/tests/fuzz/fuzz_kvftl_api" "$here/corpus" || status=1
+
+cmdset_seeds=$fbuild/fuzz-seeds-cmdset
+rm -rf "$cmdset_seeds"
+mkdir -p "$cmdset_seeds"
+if ! "$fbuild/tests/cmdset/fuzz_cmdset_smoke" --corpus "$cmdset_seeds" >"$fbuild.seeds.log" 2>&1; then
+    tail -20 "$fbuild.seeds.log" >&2
+    echo "not ok 2 - fuzz cmdset: writing the seed corpus failed (log: $fbuild.seeds.log)"
     exit 1
 fi
-echo "ok 1 - fuzz kvftl_api ($runs runs, 0 crashes)"
+run_target 2 cmdset "$fbuild/tests/cmdset/fuzz_cmdset" "$cmdset_seeds" || status=1
+exit $status
