@@ -158,23 +158,33 @@ static void kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
     req->status = dptr_to_host(req, 0, ns->scratch, MIN(cpl.xfer_bytes, buf_bytes));
 }
 
+/*
+ * The fields of a command that names a key and moves no data (Delete,
+ * Exist): CDW10, CDW12, CDW13 and CDW11 above the key length are reserved.
+ * Returns the status and, on success, the key in @key / *@key_bytes.
+ */
+static uint16_t kv_keyed_no_data(struct kvssd_ns *ns, struct kvssd_req *req,
+                                 uint8_t key[KVFTL_KEY_MAX_BYTES], uint32_t *key_bytes)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+
+    *key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+    if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) ||
+        sqe->cdw[12] || sqe->cdw[13]) {
+        return KVSSD_SC_INVALID_FIELD;
+    }
+    return kv_command_key(ns, req, *key_bytes, key);
+}
+
 /* Delete (10h): a missing key is success unless EDNEK is on. */
 static void kv_delete(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    const struct kvssd_sqe *sqe = req->sqe;
-    uint32_t key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
     uint8_t key[KVFTL_KEY_MAX_BYTES];
+    uint32_t key_bytes;
     struct kvftl_cpl cpl = {0};
-    uint16_t st;
 
-    if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) ||
-        sqe->cdw[12] || sqe->cdw[13]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
-    }
-    st = kv_command_key(ns, req, key_bytes, key);
-    if (st != KVSSD_SC_SUCCESS) {
-        req->status = st;
+    req->status = kv_keyed_no_data(ns, req, key, &key_bytes);
+    if (req->status != KVSSD_SC_SUCCESS) {
         return;
     }
     kvftl_delete(ns->ftl, key, key_bytes, req->now_ns, &cpl);
@@ -188,20 +198,12 @@ static void kv_delete(struct kvssd_ns *ns, struct kvssd_req *req)
 /* Exist (14h): success if the key is stored, KEY_DOES_NOT_EXIST if not. */
 static void kv_exist(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    const struct kvssd_sqe *sqe = req->sqe;
-    uint32_t key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
     uint8_t key[KVFTL_KEY_MAX_BYTES];
+    uint32_t key_bytes;
     struct kvftl_cpl cpl = {0};
-    uint16_t st;
 
-    if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) ||
-        sqe->cdw[12] || sqe->cdw[13]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
-    }
-    st = kv_command_key(ns, req, key_bytes, key);
-    if (st != KVSSD_SC_SUCCESS) {
-        req->status = st;
+    req->status = kv_keyed_no_data(ns, req, key, &key_bytes);
+    if (req->status != KVSSD_SC_SUCCESS) {
         return;
     }
     kvftl_exist(ns->ftl, key, key_bytes, req->now_ns, &cpl);
