@@ -53,6 +53,7 @@ struct kvftl {
     uint64_t base_hits, base_misses, base_evicted;
     uint64_t base_stall_ns;
     uint64_t now_max_ns;
+    uint64_t cpu_busy_ns;         /* the one firmware CPU is busy with packing memcpys until then */
 
     uint8_t *scratch;             /* one blob header + max key, for straddling reads */
     struct index_entry *iter_scratch;

@@ -215,9 +215,16 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
             copied = inline_bytes;
         }
         vl->memcpy_bytes += copied;
-        if (ftl->cfg.dram_copy_bytes_per_us) {
-            *now_ns += (copied * 1000 + ftl->cfg.dram_copy_bytes_per_us - 1) /
-                       ftl->cfg.dram_copy_bytes_per_us;
+        if (ftl->cfg.dram_copy_bytes_per_us && copied) {
+            /*
+             * One firmware CPU does every copy (as on Cosmos+): this one
+             * starts when both the Store and the CPU are ready, and holds
+             * the CPU until it ends.
+             */
+            uint64_t start = *now_ns > ftl->cpu_busy_ns ? *now_ns : ftl->cpu_busy_ns;
+            *now_ns = start + (copied * 1000 + ftl->cfg.dram_copy_bytes_per_us - 1) /
+                                  ftl->cfg.dram_copy_bytes_per_us;
+            ftl->cpu_busy_ns = *now_ns;
         }
     }
 

@@ -169,6 +169,37 @@ static void test_all_policy_copies_dma_values(void)
     kvftl_close(f);
 }
 
+/*
+ * One firmware CPU does every packing copy (2000 B/us). Under "all", A
+ * (100 B inline, copy 50 ns) and C (5000 B by DMA landed on a 4 KiB
+ * boundary, copied to 132: 2500 ns) both arrive at t=0: A is done at 50
+ * and C's copy waits for the CPU, so C is done at 50 + 2500 = 2550, not
+ * 2500. D (300 B inline, 150 ns) arrives at 10000, after the CPU went idle,
+ * and is done at 10150 without waiting.
+ */
+static void test_copies_serialise_on_one_cpu(void)
+{
+    struct kvftl *f = open_policy(KVFTL_PACK_ALL);
+    static uint8_t v[5000];
+    struct kvftl_store_req reqs[] = {
+        { .key = "A-------", .key_bytes = 8, .value = v, .value_bytes = 100, .inline_bytes = 100,
+          .arrival_ns = 0 },
+        { .key = "C-------", .key_bytes = 8, .value = v, .value_bytes = 5000, .inline_bytes = 0,
+          .arrival_ns = 0 },
+        { .key = "D-------", .key_bytes = 8, .value = v, .value_bytes = 300, .inline_bytes = 300,
+          .arrival_ns = 10000 },
+    };
+    uint64_t want[] = { 50, 2550, 10150 };
+    for (int i = 0; i < 3; i++) {
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &reqs[i], &cpl);
+        CU_ASSERT_EQUAL(cpl.status, 0);
+        CU_ASSERT_EQUAL(cpl.done_ns, want[i]);
+    }
+    CU_ASSERT_EQUAL(stats(f).memcpy_bytes, 5400);
+    kvftl_close(f);
+}
+
 /* All: a DMA value whose landing address is the write pointer (0) needs no copy. */
 static void test_all_policy_aligned_dma_not_copied(void)
 {
@@ -258,6 +289,7 @@ int main(void)
     ADD(s, test_block_policy);
     ADD(s, test_all_policy_copies_dma_values);
     ADD(s, test_all_policy_aligned_dma_not_copied);
+    ADD(s, test_copies_serialise_on_one_cpu);
     ADD(s, test_hybrid_value_placed_as_dma);
     ADD(s, test_dlt_full_drains);
     ADD(s, test_backfill_window_too_small);
