@@ -32,8 +32,8 @@ DIFFERENCES = [
     "factor and shrinking its parallelism and page buffer, then scaled back.",
     "**Firmware.** kvftl is this project's firmware, not the PM983's or Cosmos+'s: blobs "
     "(header + key + value) are rounded to the placement unit and may straddle NAND pages; "
-    "the packing memcpy adds to each Store's latency but is not serialised on one firmware "
-    "core.",
+    "the packing memcpys run one at a time on one firmware CPU and add to each Store's "
+    "latency.",
     "**Scale.** The papers stored millions to billions of pairs; each experiment states its "
     "counts. Per-Store quantities (traffic, commands, pages per Store, amplification) do not "
     "depend on the count; occupancy effects are reproduced by shrinking the device or its "
