@@ -99,12 +99,20 @@ static int place_aligned(struct kvftl *ftl, uint32_t occupied, uint64_t *off, ui
     return PACK_OK;
 }
 
-static int place_at_wp(struct kvftl *ftl, uint32_t occupied, uint64_t *off)
+static int place_at_wp(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
-    if (vl->wp + occupied > ftl->nand.geo.stripe_bytes) {
+    uint32_t ps = ftl->nand.geo.page_size;
+    uint64_t in_page = vl->wp & (ps - 1);
+    uint64_t pos = vl->wp;
+    if (vl->page_fit && occupied <= ps && in_page + occupied > ps) {
+        pos = vl->wp - in_page + ps; /* fits one page, not this one's rest: next page */
+    }
+    if (pos + occupied > ftl->nand.geo.stripe_bytes) {
         return PACK_STRIPE_FULL;
     }
+    pack_skip(ftl, vl->wp, pos, now_ns);
+    vl->wp = pos;
     *off = vl->wp;
     vl->wp += occupied;
     if (vl->frontier < vl->wp) {
@@ -131,7 +139,7 @@ static int place_backfill_inline(struct kvftl *ftl, uint32_t occupied, uint64_t 
         if (vl->frontier > vl->wp) {
             vl->wp = vl->frontier;
         }
-        return place_at_wp(ftl, occupied, off);
+        return place_at_wp(ftl, occupied, off, now_ns);
     }
     /* there is a DMA blob ahead: this one fills the gap before it */
     *off = vl->wp;
@@ -171,9 +179,9 @@ int pack_place(struct kvftl *ftl, uint32_t occupied, bool dma, uint64_t *off, bo
     case KVFTL_PACK_BLOCK:
         return place_aligned(ftl, occupied, off, now_ns);
     case KVFTL_PACK_ALL:
-        return place_at_wp(ftl, occupied, off);
+        return place_at_wp(ftl, occupied, off, now_ns);
     case KVFTL_PACK_SELECTIVE:
-        return dma ? place_aligned(ftl, occupied, off, now_ns) : place_at_wp(ftl, occupied, off);
+        return dma ? place_aligned(ftl, occupied, off, now_ns) : place_at_wp(ftl, occupied, off, now_ns);
     case KVFTL_PACK_BACKFILL:
     default:
         return dma ? place_backfill_dma(ftl, occupied, off, ahead, now_ns)

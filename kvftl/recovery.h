@@ -22,7 +22,8 @@ struct image_header {
     uint32_t version;
     uint32_t clean;            /* 1 after an orderly close: checkpoint valid */
     uint32_t channels, dies_per_channel, blocks_per_die, pages_per_block, page_size;
-    uint32_t placement_unit_bytes, index_page_bytes, reserved;
+    uint32_t placement_unit_bytes, index_page_bytes;
+    uint32_t large_blob_unit_bytes; /* 0 in images made before the field existed */
     uint64_t checkpoint_bytes;
     uint64_t checkpoint_checksum;
 };

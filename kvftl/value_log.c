@@ -22,6 +22,8 @@ void vlog_init(struct kvftl *ftl)
     buffer_init(&vl->buf, ftl->cfg.buffer_entries, ftl->cfg.page_size_bytes);
     dlt_init(&vl->dlt, ftl->cfg.dlt_entries);
     vl->pu = ftl->cfg.placement_unit_bytes;
+    vl->pu_large = ftl->cfg.large_blob_unit_bytes ? ftl->cfg.large_blob_unit_bytes : vl->pu;
+    vl->page_fit = ftl->cfg.page_fit_blobs;
     vl->packing = ftl->cfg.packing;
     vl->next_seq = 1;
     vlog_forget(ftl);

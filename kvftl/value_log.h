@@ -65,6 +65,8 @@ struct value_log {
     struct page_buffer buf;
     struct dlt dlt;
     uint32_t pu;                  /* placement unit */
+    uint32_t pu_large;            /* alignment of blobs of at least pu bytes (<= pu) */
+    bool page_fit;                /* start a blob on a fresh page rather than straddle (cfg) */
     uint32_t packing;             /* enum kvftl_packing */
 
     uint32_t stripe;              /* open data stripe, UINT32_MAX if none */
@@ -99,7 +101,11 @@ void vlog_forget(struct kvftl *ftl);
 
 static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
 {
-    return (len + vl->pu - 1) & ~(vl->pu - 1);
+    /* a small blob takes one whole unit; larger ones are rounded to pu_large */
+    if (len < vl->pu) {
+        return vl->pu;
+    }
+    return (len + vl->pu_large - 1) & ~(vl->pu_large - 1);
 }
 
 /*

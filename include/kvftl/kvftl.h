@@ -77,6 +77,12 @@ struct kvftl_config {
     enum kvftl_packing packing;    /* default KVFTL_PACK_ALL */
     uint32_t buffer_entries;       /* NAND page buffer entries, default 64; 2..4096 */
     uint32_t dlt_entries;          /* DMA Log Table entries, default = buffer_entries; <= buffer_entries */
+    uint32_t large_blob_unit_bytes; /* alignment of blobs of at least placement_unit_bytes (smaller
+                                     * ones take one whole unit); default 0 = placement_unit_bytes;
+                                     * else a power of two from 1 to placement_unit_bytes */
+    bool page_fit_blobs;           /* a blob placed at the write pointer that does not fit the rest
+                                    * of its NAND page but fits one page starts on the next page;
+                                    * default false */
 
     /* Index */
     uint64_t index_dram_bytes;     /* DRAM budget for cached index pages, default 64 MiB */

@@ -279,6 +279,61 @@ static void test_image_geometry_mismatch(void)
     unlink(image);
 }
 
+/*
+ * A crash mount scans a log written with large_blob_unit_bytes 1 and
+ * page_fit_blobs (the pm983 preset's placement): small blobs padded to
+ * 1 KiB, larger ones byte-granular and not 1 KiB-aligned, pads before
+ * blobs moved to a fresh page. Every pair is found at the address it was
+ * written to; a mount with another large_blob_unit_bytes is refused.
+ */
+static void test_crash_scan_fine_units_and_page_fit(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.plp = false;
+    c.large_blob_unit_bytes = 1;
+    c.page_fit_blobs = true;
+    struct kvftl *f = open_or_die(&c);
+    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------", "F-------" };
+    uint32_t lens[] = { 50, 1000, 3000, 10, 2000, 5000 };
+    uint64_t addrs[6];
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
+    }
+    for (int i = 0; i < 6; i++) {
+        addrs[i] = addr_of(f, keys[i]);
+    }
+    /* occupied: A 1024 (padded), B 1032, C 3032, D 1024 (padded), E 2032, F 5032 */
+    CU_ASSERT_EQUAL(addrs[0], 0);
+    CU_ASSERT_EQUAL(addrs[1], 1024);
+    CU_ASSERT_EQUAL(addrs[2], 4096); /* 2056 + 3032 passes 4096: fresh page, 2040 padded */
+    CU_ASSERT_EQUAL(addrs[3], 7128);
+    CU_ASSERT_EQUAL(addrs[4], 8192); /* 8152 + 2032 passes 8192: fresh page */
+    CU_ASSERT_EQUAL(addrs[5], 10224); /* 5032 > one page: straddles */
+    kvftl_power_cut_after(f, 1);
+    flush(f);                       /* programs the partial page 3: the one program allowed */
+    CU_ASSERT_TRUE(ftl_powered(f));
+    put(f, "late", 5000, 1, false); /* needs a program: the power goes */
+    CU_ASSERT_FALSE(ftl_powered(f));
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 6);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
+        CU_ASSERT_EQUAL(addr_of(f, keys[i]), addrs[i]);
+    }
+    assert_consistent(f);
+    kvftl_close(f);
+    c.large_blob_unit_bytes = 0;
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s was made with large_blob_unit_bytes 1; the configuration says 0", image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(image);
+}
+
 /* Format erases every key (also across a crash mount) and keeps the counters. */
 static void test_format(void)
 {
@@ -622,6 +677,7 @@ int main(void)
     ADD(s, test_latest_version_wins);
     ADD(s, test_recovery_after_gc);
     ADD(s, test_image_geometry_mismatch);
+    ADD(s, test_crash_scan_fine_units_and_page_fit);
     ADD(s, test_format);
     ADD(s, test_killed_process_image);
     ADD(s, test_sigkill_plp_keeps_completed);

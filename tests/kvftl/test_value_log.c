@@ -297,6 +297,78 @@ static void test_buffer_full_stalls_store(void)
     kvftl_close(f);
 }
 
+/*
+ * large_blob_unit_bytes = 1 with a 1 KiB placement unit (the pm983 preset's
+ * choice): a blob smaller than 1 KiB takes one whole unit, a larger one
+ * only its bytes. 8-byte keys, 24-byte header:
+ *   A  50 B -> blob   82, padded to 1024, at 0
+ *   B 1000 B -> blob 1032, not padded,    at 1024
+ *   C  10 B -> blob   42, padded to 1024, at 2056 (units need not be aligned)
+ * live NAND bytes 1024 + 1032 + 1024 = 3080 for 1060 key+value bytes;
+ * padding 942 + 982 = 1924. Values read back and the check passes.
+ */
+static void test_large_blob_unit(void)
+{
+    struct kvftl_config c = small_config();
+    c.large_blob_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "A-------", 50, 0xa, false), 0);
+    CU_ASSERT_EQUAL(put(f, "B-------", 1000, 0xb, false), 0);
+    CU_ASSERT_EQUAL(put(f, "C-------", 10, 0xc, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 1024);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 2056);
+    CU_ASSERT_EQUAL(f->vl.wp, 3080);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 3080);
+    CU_ASSERT_EQUAL(st.padding_bytes, 1924);
+    CU_ASSERT_EQUAL(get_check(f, "A-------", 50, 0xa), 0);
+    CU_ASSERT_EQUAL(get_check(f, "B-------", 1000, 0xb), 0);
+    CU_ASSERT_EQUAL(get_check(f, "C-------", 10, 0xc), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    /* the unit must be a power of two no larger than placement_unit_bytes */
+    char err[256];
+    c.large_blob_unit_bytes = 2048;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "large_blob_unit_bytes is 2048; it must be 0 or a power of two "
+                                "from 1 to placement_unit_bytes (1024)");
+}
+
+/*
+ * page_fit_blobs on 4 KiB pages, byte placement, packing all, 8-byte keys:
+ *   A 3000 B -> blob 3032 at 0
+ *   B 2000 B -> blob 2032: the page's rest (1064) is too small, one page is
+ *               enough, so B starts at 4096 (1064 bytes padded); without
+ *               page_fit it would be at 3032
+ *   C 5000 B -> blob 5032, larger than a page: at the write pointer, 6128,
+ *               straddling
+ *   D  100 B -> blob 132 fits the rest of C's last page: at 11160
+ */
+static void test_page_fit_blobs(void)
+{
+    struct kvftl_config c = small_config();
+    c.placement_unit_bytes = 1;
+    c.page_fit_blobs = true;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "A-------", 3000, 0xa, false), 0);
+    CU_ASSERT_EQUAL(put(f, "B-------", 2000, 0xb, false), 0);
+    CU_ASSERT_EQUAL(put(f, "C-------", 5000, 0xc, false), 0);
+    CU_ASSERT_EQUAL(put(f, "D-------", 100, 0xd, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 6128);
+    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 11160);
+    CU_ASSERT_EQUAL(f->vl.wp, 11292);
+    CU_ASSERT_EQUAL(stats(f).padding_bytes, 1064);
+    CU_ASSERT_EQUAL(get_check(f, "A-------", 3000, 0xa), 0);
+    CU_ASSERT_EQUAL(get_check(f, "B-------", 2000, 0xb), 0);
+    CU_ASSERT_EQUAL(get_check(f, "C-------", 5000, 0xc), 0);
+    CU_ASSERT_EQUAL(get_check(f, "D-------", 100, 0xd), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
 /* Config errors name the field, the value and the range; presets are valid and exact. */
 static void test_config_check_and_presets(void)
 {
@@ -368,6 +440,8 @@ int main(void)
     ADD(s, test_delete_and_exist);
     ADD(s, test_flush_pads_partial_page);
     ADD(s, test_buffer_full_stalls_store);
+    ADD(s, test_large_blob_unit);
+    ADD(s, test_page_fit_blobs);
     ADD(s, test_config_check_and_presets);
     ADD(s, test_presets_round_trip);
     return tap_cunit_run();
