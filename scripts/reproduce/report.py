@@ -31,7 +31,9 @@ DIFFERENCES = [
     "measured, the device is made slower than the guest by dilating its times by a stated "
     "factor and shrinking its parallelism and page buffer, then scaled back.",
     "**Firmware.** kvftl is this project's firmware, not the PM983's or Cosmos+'s: blobs "
-    "(header + key + value) are rounded to the placement unit and may straddle NAND pages; "
+    "(header + key + value) are rounded to the placement unit and may straddle NAND pages "
+    "(preset pm983: only blobs under its 1 KiB unit are padded, larger ones are byte-granular, "
+    "and a blob that fits one page but not the rest of the current one starts a fresh page); "
     "the packing memcpys run one at a time on one firmware CPU and add to each Store's "
     "latency.",
     "**Scale.** The papers stored millions to billions of pairs; each experiment states its "
