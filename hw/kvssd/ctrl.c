@@ -211,6 +211,7 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
     OVERRIDE(channel_bytes_per_us);
     OVERRIDE(dram_copy_bytes_per_us);
     OVERRIDE(placement_unit_bytes);
+    OVERRIDE(large_blob_unit_bytes);
     OVERRIDE(buffer_entries);
     OVERRIDE(dlt_entries);
     OVERRIDE(index_dram_bytes);
@@ -226,6 +227,9 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
     }
     if (n->plp != ON_OFF_AUTO_AUTO) {
         c->plp = n->plp == ON_OFF_AUTO_ON;
+    }
+    if (n->page_fit_blobs != ON_OFF_AUTO_AUTO) {
+        c->page_fit_blobs = n->page_fit_blobs == ON_OFF_AUTO_ON;
     }
     if (n->packing) {
         static const char *const names[] = { "block", "all", "selective", "backfill" };
@@ -420,6 +424,8 @@ static const Property kvssd_props[] = {
     DEFINE_PROP_UINT64("channel-bytes-per-us", KvssdState, channel_bytes_per_us, 0),
     DEFINE_PROP_UINT64("dram-copy-bytes-per-us", KvssdState, dram_copy_bytes_per_us, 0),
     DEFINE_PROP_UINT32("placement-unit-bytes", KvssdState, placement_unit_bytes, 0),
+    DEFINE_PROP_UINT32("large-blob-unit-bytes", KvssdState, large_blob_unit_bytes, 0),
+    DEFINE_PROP_ON_OFF_AUTO("page-fit-blobs", KvssdState, page_fit_blobs, ON_OFF_AUTO_AUTO),
     DEFINE_PROP_STRING("packing", KvssdState, packing),
     DEFINE_PROP_UINT32("buffer-entries", KvssdState, buffer_entries, 0),
     DEFINE_PROP_UINT32("dlt-entries", KvssdState, dlt_entries, 0),
@@ -464,6 +470,8 @@ static const struct {
     { "channel-bytes-per-us", "channel transfer rate in bytes/us (0 = preset)" },
     { "dram-copy-bytes-per-us", "controller memcpy rate in bytes/us (0 = preset)" },
     { "placement-unit-bytes", "value placement granularity in bytes, power of two 1-4096 (0 = preset)" },
+    { "large-blob-unit-bytes", "alignment of blobs of at least placement-unit-bytes; smaller ones take a whole unit (power of two 1..placement-unit-bytes; 0 = preset)" },
+    { "page-fit-blobs", "a blob that does not fit the rest of its NAND page but fits one page starts on the next page (auto = preset)" },
     { "packing", "packing policy: block, all, selective, backfill (unset = preset)" },
     { "buffer-entries", "NAND page buffer entries (0 = preset)" },
     { "dlt-entries", "DMA Log Table entries (0 = preset / buffer-entries)" },

@@ -136,6 +136,8 @@ struct KvssdState {
     uint64_t read_latency_ns, program_latency_ns, erase_latency_ns;
     uint64_t channel_bytes_per_us, dram_copy_bytes_per_us;
     uint32_t placement_unit_bytes, buffer_entries, dlt_entries;
+    uint32_t large_blob_unit_bytes;
+    OnOffAuto page_fit_blobs;
     uint64_t index_dram_bytes;
     uint32_t index_page_bytes, bloom_bits_per_key;
     uint64_t max_keys;

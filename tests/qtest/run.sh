@@ -97,5 +97,7 @@ check_realize packing=tight "packing is 'tight'; it must be block, all, selectiv
 check_realize placement-unit-bytes=3 "placement_unit_bytes is 3"
 check_realize mdts=2 "mdts is 2; it must be from 9"
 check_realize preset=nosuch "preset is 'nosuch'"
+check_realize placement-unit-bytes=1024,large-blob-unit-bytes=2048 \
+    "large_blob_unit_bytes is 2048; it must be 0 or a power of two from 1 to placement_unit_bytes (1024)"
 
 [ $failed -eq 0 ]
