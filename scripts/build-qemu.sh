@@ -105,6 +105,19 @@ done
 ln -sfn "$KVSSD_TOP/include" "$dev/include"
 ln -sfn "$KVSSD_TOP/kvftl" "$dev/kvftl"
 
+# ninja compares mtimes, and the sources of another checkout can be older
+# than the objects built from the last one: when the links move to another
+# checkout, drop our objects from every build dir so that they are rebuilt.
+if [ "$(cat "$dev/.checkout" 2>/dev/null)" != "$KVSSD_TOP" ]; then
+    for b in "$cache"/build*/; do
+        [ -d "$b" ] || continue
+        find "$b/hw/kvssd" -type f \( -name '*.o' -o -name '*.a' \) -delete 2>/dev/null
+        find "$b/libcommon.a.p" -name '*hw_kvssd_*.o' -delete 2>/dev/null
+        find "$b/tests/qtest" -path '*/kvssd-*' -name '*.o' -delete 2>/dev/null
+    done
+    echo "$KVSSD_TOP" >"$dev/.checkout"
+fi
+
 # hw/kvssd/meson.build inside QEMU: our template with the file lists filled
 # in (firmware sources change as kvftl grows; QEMU-free command-set files are
 # linked only once they exist).
