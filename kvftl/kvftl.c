@@ -344,6 +344,27 @@ static bool key_ok(const void *key, uint32_t key_bytes)
     return key && key_bytes >= KVFTL_KEY_MIN_BYTES && key_bytes <= KVFTL_KEY_MAX_BYTES;
 }
 
+/*
+ * The opening every operation shares: reset @cpl to success at the arrival
+ * time, then refuse a device that lost power (INTERNAL_ERROR) and, when the
+ * operation names a key (@keyed), an invalid key
+ * (INVALID_KEY_SIZE). Returns true when the operation may proceed.
+ */
+static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_ns,
+                     bool keyed, const void *key, uint32_t key_bytes)
+{
+    cpl_init(cpl, arrival_ns);
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        return false;
+    }
+    if (keyed && !key_ok(key, key_bytes)) {
+        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        return false;
+    }
+    return true;
+}
+
 /* Account a blob that became live at @newloc, replacing @oldloc (0 = none). */
 static void account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint32_t key_bytes,
                             uint64_t seq)
@@ -383,13 +404,7 @@ static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uin
 void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
 {
     uint64_t now = req->arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
-        return;
-    }
-    if (!key_ok(req->key, req->key_bytes)) {
-        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+    if (!op_begin(ftl, cpl, now, true, req->key, req->key_bytes)) {
         return;
     }
     if (req->value_bytes > KVFTL_VALUE_MAX_BYTES) {
@@ -496,13 +511,7 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
                     struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
-        return;
-    }
-    if (!key_ok(key, key_bytes)) {
-        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
         return;
     }
     if (buf_bytes && !buf) {
@@ -539,13 +548,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
                   struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
-        return;
-    }
-    if (!key_ok(key, key_bytes)) {
-        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
         return;
     }
     gc_background(ftl, arrival_ns);
@@ -583,13 +586,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
                  struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
-        return;
-    }
-    if (!key_ok(key, key_bytes)) {
-        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
         return;
     }
     uint64_t loc;
@@ -604,9 +601,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
 void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
         return;
     }
     if (vlog_flush(ftl, &now) != 0) {
@@ -630,9 +625,7 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    cpl_init(cpl, now);
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+    if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
         return;
     }
     uint64_t done = now;
