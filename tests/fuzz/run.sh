@@ -10,7 +10,10 @@
 # and exits non-zero on a build failure or a crash.
 #
 # Environment:
-#   KVSSD_FUZZ_SECONDS  run time of each target in seconds (default 60)
+#   KVSSD_FUZZ_SECONDS  upper bound on each target's run time in seconds (default 60)
+#   KVSSD_FUZZ_SEED     libFuzzer's -seed (default 1): with a fresh build dir the
+#                       same inputs run every time, so a result is reproducible
+#   KVSSD_FUZZ_RUNS     inputs per target (default 2000)
 #   BUILD_DIR           the build dir of scripts/test.sh; the fuzz build goes
 #                       to $BUILD_DIR-fuzz (default /tmp/kvssd-build-fuzz)
 set -u
@@ -61,7 +64,8 @@ run_target() {
     mkdir -p "$work/corpus" "$work/artifacts"
     log "fuzz: running $name for ${seconds}s"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "$bin" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=8192 \
+        "$bin" -seed="${KVSSD_FUZZ_SEED:-1}" -runs="${KVSSD_FUZZ_RUNS:-2000}" \
+        -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=8192 \
         -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
         "$work/corpus" "$seeds" >"$work/fuzz.log" 2>&1
     rc=$?
