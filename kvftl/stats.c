@@ -68,9 +68,11 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->live_keys = ftl->live_keys;
     st->live_user_bytes = ftl->live_user_bytes;
     st->live_nand_bytes = ftl->live_nand_bytes;
+    st->index_nand_bytes = ftl->index_nand_bytes;
+    st->capacity_bytes = ftl->capacity_bytes;
     st->index_host_bytes = index_host_bytes(ftl);
-    st->free_blocks = ftl->free_stripes;
-    st->total_blocks = ftl->nand.geo.stripes;
+    st->free_stripes = ftl->free_stripes;
+    st->total_stripes = ftl->nand.geo.stripes;
     st->write_amplification =
         st->user_bytes_written
             ? (double)st->nand_pages_programmed * ftl->nand.geo.page_size / (double)st->user_bytes_written

@@ -28,8 +28,9 @@ static const struct kvssd_stats_field fields[] = {
     F(index_cache_hits), F(index_cache_misses), F(index_pages_evicted_dirty),
     F(bloom_negatives), F(index_host_bytes),
     F(gc_runs), F(gc_relocated_bytes), F(gc_foreground_stalls), F(gc_stall_ns),
-    F(free_blocks), F(total_blocks), F(waf_milli), F(space_amp_milli), F(sim_now_ns),
+    F(free_stripes), F(total_stripes), F(waf_milli), F(space_amp_milli), F(sim_now_ns),
     LAT(store, 0), LAT(retrieve, 1), LAT(delete, 2), LAT(exist, 3), LAT(iterate, 4),
+    F(capacity_bytes), F(index_nand_bytes),
 };
 
 const struct kvssd_stats_field *kvssd_stats_fields(size_t *count)

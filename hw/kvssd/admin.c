@@ -31,12 +31,23 @@ static uint16_t to_host(struct kvssd_admin_req *req, const void *buf, uint32_t l
     return req->dptr.to_host(req->dptr.opaque, 0, buf, len);
 }
 
+/*
+ * The firmware's user capacity: what Stores may fill (live blobs rounded to
+ * the placement unit plus index pages), after GC's reserve and
+ * over-provisioning. Reported as NSZE/NCAP/TNVMCAP so that a host never sees
+ * more room than the FTL admits.
+ */
 uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a)
 {
-    const struct kvftl_config *c = kvftl_get_config(a->ftl);
-    uint64_t raw = (uint64_t)c->channels * c->dies_per_channel * c->blocks_per_die *
-                   c->pages_per_block * c->page_size_bytes;
-    return raw / 100 * (100 - c->overprovision_percent);
+    struct kvftl_stats st;
+    kvftl_stats_get(a->ftl, &st);
+    return st.capacity_bytes;
+}
+
+/* What NUSE counts: the bytes the capacity check counts. */
+static uint64_t used_bytes(const struct kvftl_stats *st)
+{
+    return st->live_nand_bytes + st->index_nand_bytes;
 }
 
 void kvssd_admin_init(struct kvssd_admin *a)
@@ -154,7 +165,7 @@ static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
     kvftl_stats_get(a->ftl, &st);
     put64(id + 0, blocks);           /* NSZE */
     put64(id + 8, blocks);           /* NCAP */
-    put64(id + 16, (st.live_nand_bytes + 4095) / 4096); /* NUSE */
+    put64(id + 16, (used_bytes(&st) + 4095) / 4096); /* NUSE */
     id[25] = 0;                      /* NLBAF */
     id[26] = 0;                      /* FLBAS */
     put32(id + 128, 12u << 16);      /* LBAF0: 4096-byte units, no metadata */
@@ -170,7 +181,7 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     kvftl_stats_get(a->ftl, &st);
     put64(b, kvssd_admin_capacity_bytes(a));
     memcpy(&id->nsze, b, 8);
-    put64(b, st.live_nand_bytes);
+    put64(b, used_bytes(&st));
     memcpy(&id->nuse, b, 8);
     id->nkvf = 0;
     put32(b, c->placement_unit_bytes);
@@ -294,11 +305,13 @@ static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_
 
     log[0] = 0;                              /* critical warning */
     put16(log + 1, 310);                     /* composite temperature, K */
-    uint64_t spare = st.total_blocks ? st.free_blocks * 100 / st.total_blocks : 100;
-    log[3] = spare > 100 ? 100 : (uint8_t)spare; /* available spare: free blocks */
+    uint64_t spare = st.total_stripes ? st.free_stripes * 100 / st.total_stripes : 100;
+    log[3] = spare > 100 ? 100 : (uint8_t)spare; /* available spare: free erase stripes */
     log[4] = 0;                              /* available spare threshold */
-    uint64_t used = st.total_blocks ?
-        st.nand_blocks_erased * 100 / (st.total_blocks * KVSSD_PE_CYCLES) : 0;
+    /* wear: physical blocks erased (an erase stripe is one block of every die) */
+    const struct kvftl_config *c = kvftl_get_config(a->ftl);
+    uint64_t blocks = st.total_stripes * c->channels * c->dies_per_channel;
+    uint64_t used = blocks ? st.nand_blocks_erased * 100 / (blocks * KVSSD_PE_CYCLES) : 0;
     log[5] = used > 255 ? 255 : (uint8_t)used; /* percentage used */
     /* data units of 1000 x 512 bytes, rounded up */
     put64(log + 32, (a->bytes_read + 511999) / 512000);
@@ -378,11 +391,13 @@ static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
     l->gc_relocated_bytes = st.gc_relocated_bytes;
     l->gc_foreground_stalls = st.gc_foreground_stalls;
     l->gc_stall_ns = st.gc_stall_ns;
-    l->free_blocks = st.free_blocks;
-    l->total_blocks = st.total_blocks;
+    l->free_stripes = st.free_stripes;
+    l->total_stripes = st.total_stripes;
     l->waf_milli = (uint64_t)(st.write_amplification * 1000.0 + 0.5);
     l->space_amp_milli = (uint64_t)(st.space_amplification * 1000.0 + 0.5);
     l->sim_now_ns = st.sim_now_ns;
+    l->capacity_bytes = st.capacity_bytes;
+    l->index_nand_bytes = st.index_nand_bytes;
     for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
         l->latency[op][0] = st.latency[op].count;
         l->latency[op][1] = st.latency[op].p50_ns;

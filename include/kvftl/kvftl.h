@@ -266,6 +266,8 @@ struct kvftl_stats {
     uint64_t live_keys;
     uint64_t live_user_bytes;        /* key + value bytes of live pairs */
     uint64_t live_nand_bytes;        /* NAND bytes held by live blobs, incl. headers and padding */
+    uint64_t index_nand_bytes;       /* NAND bytes held by live index pages */
+    uint64_t capacity_bytes;         /* user capacity: live_nand_bytes + index_nand_bytes may not pass it */
 
     /* index */
     uint64_t index_cache_hits, index_cache_misses;
@@ -278,7 +280,7 @@ struct kvftl_stats {
     uint64_t gc_relocated_bytes;
     uint64_t gc_foreground_stalls;
     uint64_t gc_stall_ns;
-    uint64_t free_blocks, total_blocks;
+    uint64_t free_stripes, total_stripes;
 
     /* derived */
     double write_amplification;   /* NAND bytes programmed / user bytes written */

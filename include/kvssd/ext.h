@@ -165,7 +165,7 @@ enum kvssd_ext_status {
 /* Set Features, vendor FID C0h: any value resets every counter of the log. */
 #define KVSSD_FID_RESET_STATS 0xc0
 
-#define KVSSD_STATS_LOG_VERSION 1
+#define KVSSD_STATS_LOG_VERSION 2
 
 /*
  * Transfer counters as a page-granular DMA engine moves data: data DMA in
@@ -200,13 +200,15 @@ struct kvssd_stats_log {
     uint64_t index_cache_hits, index_cache_misses, index_pages_evicted_dirty,
              bloom_negatives, index_host_bytes;
     uint64_t gc_runs, gc_relocated_bytes, gc_foreground_stalls, gc_stall_ns;
-    uint64_t free_blocks, total_blocks;
+    uint64_t free_stripes, total_stripes;
     uint64_t waf_milli;           /* write amplification x 1000 */
     uint64_t space_amp_milli;     /* space amplification x 1000 */
     uint64_t sim_now_ns;
     /* per op (store, retrieve, delete, exist, iterate): count, p50, p99, p99.9, max ns */
     uint64_t latency[5][5];
-    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8];
+    /* version 2: the capacity check's terms (kvftl_stats) */
+    uint64_t capacity_bytes, index_nand_bytes;
+    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8];
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct kvssd_stats_log) == 4096, "stats log is 4096 bytes");

@@ -73,7 +73,7 @@ def analyze(raw, scale):
                     "gc_runs": b["gc_runs"] - a["gc_runs"],
                     "fg_stalls": b["gc_foreground_stalls"] - a["gc_foreground_stalls"],
                     "stall_ms": (b["gc_stall_ns"] - a["gc_stall_ns"]) / 1e6 / DILATION,
-                    "free_blocks": b["free_blocks"]})
+                    "free_stripes": b["free_stripes"]})
     rec["series"] = {"points": pts}
     last = samples[-1]
     ld = C.part(raw, NAME, "gc", "load")

@@ -119,7 +119,7 @@ static void test_overwrites_drive_gc(void)
     }
     struct kvftl_stats st = stats(f);
     CU_ASSERT(st.gc_runs > 0);
-    CU_ASSERT(st.free_blocks >= 2);
+    CU_ASSERT(st.free_stripes >= 2);
     CU_ASSERT(st.write_amplification > 1.0);
     CU_ASSERT_EQUAL(st.live_keys, 3000);
     CU_ASSERT_EQUAL(count_bad(f, 0, 3000, 9), 0);
@@ -146,7 +146,12 @@ static void test_device_full(void)
     CU_ASSERT_EQUAL(put(f, key, 50, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(put(f, "x", 1, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(count_bad(f, 0, 12856, 7), 0);
-    CU_ASSERT_EQUAL(stats(f).live_keys, 12856);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 12856);
+    /* the refusal is visible in the gauges: used + one more 1 KiB blob > capacity */
+    CU_ASSERT_EQUAL(st.capacity_bytes, 13164801);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 12856 * 1024);
+    CU_ASSERT_EQUAL(st.index_nand_bytes, 0); /* the whole index is still in DRAM */
     fill(f, 0, 12000, 8); /* overwrites at full capacity: GC must make room */
     CU_ASSERT_EQUAL(count_bad(f, 0, 12000, 8), 0);
     CU_ASSERT_EQUAL(count_bad(f, 12000, 12856, 7), 0);
@@ -212,7 +217,7 @@ static void test_background_gc_in_idle_time(void)
     CU_ASSERT(f->gc_background_runs > 0);
     CU_ASSERT_EQUAL(st.gc_runs, f->gc_background_runs);
     CU_ASSERT_EQUAL(st.gc_foreground_stalls, 0);
-    CU_ASSERT(st.free_blocks >= 2);
+    CU_ASSERT(st.free_stripes >= 2);
     CU_ASSERT_EQUAL(count_bad(f, 0, 3000, 9), 0);
     assert_consistent(f);
     kvftl_close(f);

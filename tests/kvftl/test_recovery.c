@@ -349,7 +349,7 @@ static void test_format(void)
     CU_ASSERT_EQUAL(st.nand_blocks_erased, 1); /* only stripe 0 was written */
     CU_ASSERT_EQUAL(st.live_keys, 0);
     CU_ASSERT_EQUAL(st.stores, 100);
-    CU_ASSERT_EQUAL(st.free_blocks, 10);
+    CU_ASSERT_EQUAL(st.free_stripes, 10);
     CU_ASSERT_EQUAL(count_absent(f, 0, 100), 100);
     cycle(f);
     CU_ASSERT_EQUAL(count_absent(f, 0, 100), 100);

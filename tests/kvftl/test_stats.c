@@ -46,8 +46,8 @@ static void test_reset_keeps_gauges(void)
     CU_ASSERT_EQUAL(st.live_keys, 2);
     CU_ASSERT_EQUAL(st.live_user_bytes, 32);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 2048);
-    CU_ASSERT_EQUAL(st.free_blocks, 9);
-    CU_ASSERT_EQUAL(st.total_blocks, 10);
+    CU_ASSERT_EQUAL(st.free_stripes, 9);
+    CU_ASSERT_EQUAL(st.total_stripes, 10);
     get_check(f, "b", 20, 1);
     st = stats(f);
     CU_ASSERT_EQUAL(st.retrieves, 1);

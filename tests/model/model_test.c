@@ -908,7 +908,7 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
                  " live NAND bytes (%" PRIu64 " keys) on a %" PRIu64 "-byte device "
                  "(free blocks %" PRIu64 " of %" PRIu64 ", gc_runs %" PRIu64 ", index pages "
                  "evicted dirty %" PRIu64 ")", vlen, st.live_nand_bytes, st.live_keys,
-                 raw_bytes(&r->cfg), st.free_blocks, st.total_blocks, st.gc_runs,
+                 raw_bytes(&r->cfg), st.free_stripes, st.total_stripes, st.gc_runs,
                  st.index_pages_evicted_dirty);
         }
         return;

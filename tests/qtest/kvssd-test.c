@@ -122,7 +122,13 @@ static void test_identify_ns(void)
     g_assert_cmpuint(le16_to_cpu(kv->kvf[0].kvmkl), ==, 255);
     g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmvl), ==, 2 * 1024 * 1024);
     g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmnk), >, 0);
-    g_assert_cmpuint(le64_to_cpu(kv->nsze), >, 0);
+    /*
+     * NSZE is the firmware's user capacity (default preset: 128 stripes of
+     * 32 MiB less GC's reserve of 3 + 2, x 93 %), not the raw NAND: a host
+     * never sees more room than Stores may fill. A fresh device uses none.
+     */
+    g_assert_cmpuint(le64_to_cpu(kv->nsze), ==, 123ull * 33554432 / 100 * 93);
+    g_assert_cmpuint(le64_to_cpu(kv->nuse), ==, 0);
     g_assert_cmphex(kv_identify(d, 0x1c, 0, 0, id), ==, 0);
     g_assert_cmphex(le64p(id), ==, 3);
     g_assert_cmphex(kv_identify(d, 0x06, KVSSD_CSI_KV, 0, id), ==, 0);
@@ -565,7 +571,7 @@ static void test_log_pages(void)
      * Set Features completion was posted after the reset (16 bytes). */
     g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
     struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
-    g_assert_cmpuint(le32_to_cpu(st->version), ==, 1);
+    g_assert_cmpuint(le32_to_cpu(st->version), ==, KVSSD_STATS_LOG_VERSION);
     g_assert_cmpuint(le32_to_cpu(st->dma_unit_bytes), ==, 4096);
     g_assert_cmpuint(le64_to_cpu(st->xfer.sqe_fetch_bytes), ==, 64);
     g_assert_cmpuint(le64_to_cpu(st->xfer.cqe_post_bytes), ==, 16);
@@ -578,6 +584,10 @@ static void test_log_pages(void)
     g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 8192);
     g_assert_cmpuint(le64_to_cpu(st->stores), ==, 1);
     g_assert_cmpuint(le64_to_cpu(st->xfer.commands), ==, 1);
+    /* version 2 fields: the capacity check's terms; default preset 128 stripes */
+    g_assert_cmpuint(le64_to_cpu(st->capacity_bytes), ==, 123ull * 33554432 / 100 * 93);
+    g_assert_cmpuint(le64_to_cpu(st->index_nand_bytes), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st->total_stripes), ==, 128);
     kv_stop(d);
 }
 
