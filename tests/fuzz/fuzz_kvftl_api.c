@@ -45,6 +45,8 @@
 #include <kvssd/ext.h>
 #include <kvssd/nvme_kv.h>
 
+#include "kvftl_capacity.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OPS 4096
@@ -331,31 +333,6 @@ static bool just_fired(struct fuzz *f, uint16_t st)
     return false;
 }
 
-/*
- * A Store may get CAPACITY_EXCEEDED only when the firmware's documented
- * capacity check fails: live blobs plus index pages plus the new blob would
- * pass the user capacity (docs/kvftl.md), or a new key would pass max_keys.
- * The new blob is over-estimated by one placement unit (rounding) and two
- * index pages (a split the insert may cause); an overwrite's freed old blob
- * is not subtracted. Anything below that bound is a firmware bug: GC failing
- * to make the room the reserve promises.
- */
-static bool plausible_full(struct fuzz *f, uint32_t klen, uint32_t vlen, bool new_key)
-{
-    struct kvftl_stats st;
-    kvftl_stats_get(f->ftl, &st);
-    const struct kvftl_config *c = kvftl_get_config(f->ftl);
-    if (new_key && c->max_keys && st.live_keys >= c->max_keys) {
-        return true;
-    }
-    uint64_t unit = c->placement_unit_bytes;
-    if (c->large_blob_unit_bytes > unit) {
-        unit = c->large_blob_unit_bytes;
-    }
-    uint64_t blob = 64 + (uint64_t)klen + vlen + unit + 2ull * c->page_size_bytes;
-    return st.live_nand_bytes + st.index_nand_bytes + blob > st.capacity_bytes;
-}
-
 static bool reads_as(struct fuzz *f, const struct mstate *s, const struct kvftl_cpl *c)
 {
     if (!s->present) {
@@ -483,7 +460,7 @@ static void op_store(struct fuzz *f, struct input *in, uint8_t *key, uint32_t kl
         return;
     }
     if (sem == KVSSD_SC_SUCCESS && c.status == KVSSD_SC_CAPACITY_EXCEEDED) {
-        if (!plausible_full(f, klen, vlen, !k->cur.present)) {
+        if (!kvftl_refusal_plausible(f->ftl, klen, vlen, !k->cur.present)) {
             struct kvftl_stats st;
             kvftl_stats_get(f->ftl, &st);
             die(f, "store of %u B: CAPACITY_EXCEEDED with room left (live %llu + index %llu of %llu B)",

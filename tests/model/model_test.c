@@ -42,6 +42,7 @@
 #include <kvssd/ext.h>
 #include <kvssd/nvme_kv.h>
 
+#include "kvftl_capacity.h"
 #include "tap_cunit.h"
 
 /* ------------------------------------------------------------------ */
@@ -475,26 +476,6 @@ static uint64_t raw_bytes(const struct kvftl_config *c)
            c->pages_per_block * c->page_size_bytes;
 }
 
-/*
- * CAPACITY_EXCEEDED is legitimate only when the device is at least half full
- * of live blobs (NAND bytes incl. padding, from the live_nand_bytes gauge) or
- * holds max_keys keys: below that a store must find room, GC permitting.
- */
-#define FULL_MIN_FRACTION 0.5
-
-static bool capacity_plausible(struct run *r, uint32_t klen, uint32_t vlen, bool new_key)
-{
-    struct kvftl_stats st;
-    kvftl_stats_get(r->ftl, &st);
-    const struct kvftl_config *c = kvftl_get_config(r->ftl);
-    uint64_t usable = raw_bytes(c) * (100 - c->overprovision_percent) / 100;
-    uint64_t blob = (uint64_t)klen + vlen;
-    if (new_key && c->max_keys && st.live_keys >= c->max_keys) {
-        return true;
-    }
-    return (double)(st.live_nand_bytes + blob) >= FULL_MIN_FRACTION * (double)usable;
-}
-
 /* ------------------------------------------------------------------ */
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
@@ -901,7 +882,7 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
     }
     if (want == KVSSD_SC_SUCCESS && c.status == KVSSD_SC_CAPACITY_EXCEEDED) {
         r->cap_exceeded++;
-        if (!capacity_plausible(r, klen, vlen, !k->cur.present)) {
+        if (!kvftl_refusal_plausible(r->ftl, klen, vlen, !k->cur.present)) {
             struct kvftl_stats st;
             kvftl_stats_get(r->ftl, &st);
             fail(r, "store of %u B returned CAPACITY_EXCEEDED with only %" PRIu64
@@ -1496,8 +1477,8 @@ out:
 
 /*
  * Fill a small device with 256 KiB..2 MiB values until Store returns
- * CAPACITY_EXCEEDED; it must not come before the device is half full of live
- * blobs. Then every stored key reads back, deleting half the keys makes room
+ * CAPACITY_EXCEEDED; it must not come while the firmware's capacity check
+ * (tests/common/kvftl_capacity.h) still has room. Then every stored key reads back, deleting half the keys makes room
  * again (GC reclaims their blocks), a power cycle keeps everything, and
  * kvftl_check() passes at each step.
  */
@@ -1548,7 +1529,7 @@ static void test_device_full(void)
             printf("# device full after %" PRIu64 " keys: live_nand_bytes %" PRIu64 " of %" PRIu64
                    " raw (%.1f%%)\n", nkeys, st.live_nand_bytes, raw_bytes(&r->cfg),
                    100.0 * (double)st.live_nand_bytes / (double)raw_bytes(&r->cfg));
-            if (!capacity_plausible(r, 16, vlen, true)) {
+            if (!kvftl_refusal_plausible(r->ftl, 16, vlen, true)) {
                 fail(r, "CAPACITY_EXCEEDED with only %" PRIu64 " live NAND bytes", st.live_nand_bytes);
             }
             full_at = i;
