@@ -118,26 +118,63 @@ void index_reset(struct kvftl *ftl)
     ix->dir[0] = page_new(ftl, 0, &now);
 }
 
+/*
+ * The entries of @hash's index page if it is cached, else NULL. A cached
+ * frame's memory follows from its number (frames are carved from 2 MiB
+ * chunks), so this needs neither the frame record nor the LRU bookkeeping:
+ * it reads nothing an in-flight miss would wait on, and changes nothing.
+ */
+static inline const struct index_entry *cached_entries(const struct index *ix, uint64_t hash)
+{
+    uint32_t f = ix->page_frame[ix->dir[dir_slot(ix, hash)]];
+    if (f >= ix->frames_max) {
+        return NULL;
+    }
+    uint32_t shift = 21 - (uint32_t)__builtin_ctz(ix->page_bytes); /* frames per 2 MiB chunk */
+    uint32_t c = f >> shift;
+    if (c >= ix->chunks_cap || !ix->chunks[c]) {
+        return NULL;
+    }
+    uint8_t *m = ix->chunks[c] + ((size_t)(f & ((1u << shift) - 1)) << (21 - shift));
+    return page_entries(m);
+}
+
+void index_prefetch(const struct index *ix, uint64_t hash)
+{
+    const struct index_entry *e = cached_entries(ix, hash);
+    if (e) {
+        __builtin_prefetch(e + home_slot(ix, hash));
+    }
+}
+
+uint64_t index_peek(const struct index *ix, uint64_t hash)
+{
+    const struct index_entry *e = cached_entries(ix, hash);
+    if (!e) {
+        return 0;
+    }
+    uint32_t i = home_slot(ix, hash);
+    /* the home slot's cache line and the next: a longer probe is rare */
+    for (uint32_t n = 0; n < 4; n++) {
+        if (e[i].loc == 0) {
+            return 0;
+        }
+        if (e[i].hash == hash) {
+            return e[i].loc;
+        }
+        i = i + 1 == ix->slots ? 0 : i + 1;
+    }
+    return 0;
+}
+
 bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
                 uint64_t *loc, struct index_pos *pos, uint64_t *now_ns)
 {
     struct index *ix = &ftl->idx;
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint32_t i = home_slot(ix, hash);
-    /*
-     * The home slot is almost always a cache miss: start it now. A cached
-     * frame's memory follows from its number (frame_mem()), so the load
-     * need not wait for the frame record or the LRU bookkeeping.
-     */
-    uint32_t f = ix->page_frame[pid];
-    if (f < ix->frames_max) {
-        uint32_t shift = 21 - (uint32_t)__builtin_ctz(ix->page_bytes); /* frames per 2 MiB chunk */
-        uint32_t c = f >> shift;
-        if (c < ix->chunks_cap && ix->chunks[c]) {
-            const uint8_t *m = ix->chunks[c] + ((size_t)(f & ((1u << shift) - 1)) << (21 - shift));
-            __builtin_prefetch(page_entries((uint8_t *)m) + i);
-        }
-    }
+    /* the home slot is almost always a cache miss: start it now */
+    index_prefetch(ix, hash);
     uint8_t *mem = index_cache_get(ftl, pid, now_ns);
     struct index_entry *e = page_entries(mem);
     for (uint32_t n = 0; n < ix->slots; n++) {

@@ -110,6 +110,16 @@ void index_reset(struct kvftl *ftl);
 bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
                 uint64_t *loc, struct index_pos *pos, uint64_t *now_ns);
 
+/*
+ * Software pipelining of lookups (kvftl_retrieve_batch): neither changes
+ * any state, simulated time or statistics; both see only cached pages.
+ * index_prefetch() starts loading @hash's home slot. index_peek() returns
+ * the location of the first entry near the home slot whose hash is @hash
+ * (not key-checked; 0 if none or the page is not cached).
+ */
+void index_prefetch(const struct index *ix, uint64_t hash);
+uint64_t index_peek(const struct index *ix, uint64_t hash);
+
 /* index_find_loc() - position of the entry with exactly (@hash, @loc); no key reads. */
 bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index_pos *pos,
                     uint64_t *now_ns);

@@ -491,10 +491,10 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
 }
 
 /* Find a live key; false = absent (Bloom or index or tombstone). */
-static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
-                        struct index_pos *pos, uint64_t *now)
+static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key,
+                               uint32_t key_bytes, uint64_t *loc, struct index_pos *pos,
+                               uint64_t *now)
 {
-    uint64_t hash = index_hash(&ftl->idx, key, key_bytes);
     /*
      * A cached index page answers absence without flash reads by itself; the
      * Bloom filter is consulted when the page would have to be read from NAND.
@@ -506,9 +506,17 @@ static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, 
     return index_find(ftl, hash, key, key_bytes, loc, pos, now) && !loc_tombstone(*loc);
 }
 
-void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
-                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
-                    struct kvftl_cpl *cpl)
+static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
+                        struct index_pos *pos, uint64_t *now)
+{
+    return lookup_live_hashed(ftl, index_hash(&ftl->idx, key, key_bytes), key, key_bytes, loc,
+                              pos, now);
+}
+
+/* kvftl_retrieve() with the key's hash already computed (or 0: compute it). */
+static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t hash,
+                     void *buf, uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
+                     struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
@@ -518,9 +526,12 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
         cpl->status = KVSSD_SC_INVALID_FIELD;
         return;
     }
+    if (!hash) {
+        hash = index_hash(&ftl->idx, key, key_bytes);
+    }
     uint64_t loc;
     struct index_pos pos;
-    if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
+    if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
         finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
         return;
@@ -542,6 +553,50 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
     ftl->st.retrieves++;
     ftl->st.host_bytes_out += n;
     finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+}
+
+void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
+                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
+                    struct kvftl_cpl *cpl)
+{
+    retrieve(ftl, key, key_bytes, 0, buf, offset, buf_bytes, arrival_ns, cpl);
+}
+
+/*
+ * A batch is a software pipeline over a window of requests: hash every key
+ * and start loading its index slot; once those loads have had time, peek at
+ * each slot (no state change) and start loading the blob it names; then run
+ * the requests one by one, in order, exactly as kvftl_retrieve() would. The
+ * hints change nothing but which cache lines are already loaded, so results,
+ * simulated times and statistics are those of the same calls one at a time.
+ */
+#define BATCH_WINDOW 16u
+
+void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *reqs,
+                          struct kvftl_cpl *cpls, size_t n)
+{
+    uint64_t hash[BATCH_WINDOW];
+    for (size_t base = 0; base < n; base += BATCH_WINDOW) {
+        size_t w = n - base < BATCH_WINDOW ? n - base : BATCH_WINDOW;
+        const struct kvftl_retrieve_req *r = reqs + base;
+        for (size_t i = 0; i < w; i++) {
+            hash[i] = 0;
+            if (key_ok(r[i].key, r[i].key_bytes)) {
+                hash[i] = index_hash(&ftl->idx, r[i].key, r[i].key_bytes);
+                index_prefetch(&ftl->idx, hash[i]);
+            }
+        }
+        for (size_t i = 0; i < w; i++) {
+            uint64_t loc = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
+            if (loc && !loc_tombstone(loc)) {
+                vlog_prefetch(ftl, loc);
+            }
+        }
+        for (size_t i = 0; i < w; i++) {
+            retrieve(ftl, r[i].key, r[i].key_bytes, hash[i], r[i].buf, r[i].offset,
+                     r[i].buf_bytes, r[i].arrival_ns, &cpls[base + i]);
+        }
+    }
 }
 
 void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,

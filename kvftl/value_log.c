@@ -304,6 +304,16 @@ void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64
     memcpy(dst, ftl->nand.data + addr, len);
 }
 
+void vlog_prefetch(const struct kvftl *ftl, uint64_t loc)
+{
+    const uint8_t *blob = ftl->nand.data + loc_addr(loc);
+    uint32_t ahead = loc_len(loc) < 256 ? loc_len(loc) : 256;
+    __builtin_prefetch(blob);
+    for (uint32_t o = 64 - (uint32_t)((uintptr_t)blob & 63); o < ahead; o += 64) {
+        __builtin_prefetch(blob + o);
+    }
+}
+
 bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns)
 {
@@ -314,11 +324,7 @@ bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t
      * A hit goes on to copy the value: start loading the blob's next cache
      * lines now, so their misses overlap the header's instead of following it.
      */
-    const uint8_t *blob = ftl->nand.data + loc_addr(loc);
-    uint32_t ahead = loc_len(loc) < 256 ? loc_len(loc) : 256;
-    for (uint32_t o = 64 - (uint32_t)((uintptr_t)blob & 63); o < ahead; o += 64) {
-        __builtin_prefetch(blob + o);
-    }
+    vlog_prefetch(ftl, loc);
     uint64_t last;
     const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, ftl->scratch,
                                   UINT64_MAX, &last, now_ns);

@@ -134,6 +134,9 @@ const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_
 void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
                uint64_t *now_ns);
 
+/* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
+void vlog_prefetch(const struct kvftl *ftl, uint64_t loc);
+
 /* vlog_key_matches() - does the blob at @loc hold @key? Reads its header and key. */
 bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns);

@@ -35,6 +35,7 @@ struct opts {
     uint32_t placement_unit;   /* 0: preset's */
     uint64_t index_dram_bytes; /* 0: sized to cache the whole index */
     uint32_t queue_depth;
+    uint32_t batch;            /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
     bool inline_values;
     bool json;
     uint64_t seed;
@@ -54,6 +55,8 @@ static void usage(FILE *f)
         "  --placement-unit N     blob alignment in bytes, power of two 1..4096 (default: the preset's)\n"
         "  --index-dram-bytes N   index DRAM budget; suffixes K, M, G (default: enough to cache it all)\n"
         "  --queue-depth N        requests in flight in simulated time (default 64; 1..65536)\n"
+        "  --batch N              retrieves per kvftl_retrieve_batch() call, at most the queue depth;\n"
+        "                         1 calls kvftl_retrieve() (default 16; 1..256)\n"
         "  --arrival KIND         how values arrive: dma or inline (default dma)\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
@@ -107,7 +110,7 @@ static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_ARR, O_SEED, O_JSON, O_HELP };
+    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_HELP };
     static const struct option lo[] = {
         { "keys", required_argument, NULL, O_KEYS },
         { "key-bytes", required_argument, NULL, O_KB },
@@ -117,6 +120,7 @@ static void parse(int argc, char **argv, struct opts *o)
         { "placement-unit", required_argument, NULL, O_PU },
         { "index-dram-bytes", required_argument, NULL, O_IDX },
         { "queue-depth", required_argument, NULL, O_QD },
+        { "batch", required_argument, NULL, O_BATCH },
         { "arrival", required_argument, NULL, O_ARR },
         { "seed", required_argument, NULL, O_SEED },
         { "json", no_argument, NULL, O_JSON },
@@ -124,7 +128,8 @@ static void parse(int argc, char **argv, struct opts *o)
         { NULL, 0, NULL, 0 },
     };
     *o = (struct opts){ .keys = 10000000, .key_bytes = 16, .value_bytes = 64, .preset = "default",
-                        .packing = -1, .queue_depth = 64, .seed = 1 };
+                        .packing = -1, .queue_depth = 64, .batch = 16, .seed = 1 };
+    bool batch_set = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -176,6 +181,10 @@ static void parse(int argc, char **argv, struct opts *o)
             o->queue_depth = (uint32_t)num_arg("--queue-depth", optarg, 1, 65536, false,
                                                "a number from 1 to 65536");
             break;
+        case O_BATCH:
+            o->batch = (uint32_t)num_arg("--batch", optarg, 1, 256, false, "a number from 1 to 256");
+            batch_set = true;
+            break;
         case O_ARR:
             if (strcmp(optarg, "dma") == 0) {
                 o->inline_values = false;
@@ -203,6 +212,15 @@ static void parse(int argc, char **argv, struct opts *o)
     if (optind < argc) {
         fprintf(stderr, "kvftl-bench: unexpected argument '%s'\n", argv[optind]);
         exit(2);
+    }
+    if (o->batch > o->queue_depth) {
+        if (batch_set) {
+            fprintf(stderr, "kvftl-bench: --batch is %u but the queue depth is %u; a batch holds "
+                    "requests in flight at once, so it must be from 1 to %u\n", o->batch,
+                    o->queue_depth, o->queue_depth);
+            exit(2);
+        }
+        o->batch = o->queue_depth;
     }
     if (o->key_bytes < 8) {
         uint64_t space = 1ull << (8 * o->key_bytes);
@@ -384,44 +402,70 @@ int main(int argc, char **argv)
         used = kvftl_get_config(ftl);
     }
 
-    uint8_t key[KVFTL_KEY_MAX_BYTES];
     uint8_t *val = calloc(1, o.value_bytes + 8);
-    uint8_t *buf = calloc(1, o.value_bytes + 8);
     uint64_t *ring = calloc(o.queue_depth, sizeof(uint64_t));
-    if (!val || !buf || !ring) {
+    if (!val || !ring) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
         return 1;
     }
-    memset(key, 0x6b, sizeof(key));
     for (uint32_t i = 0; i < o.value_bytes; i++) {
         val[i] = (uint8_t)(o.seed + i * 131);
     }
-    struct kvftl_cpl cpl;
-
-    /* Phase 1: store every key once. */
+    /*
+     * Phase 1: store every key once. Both phases go in batches of --batch
+     * requests (request j arrives at the completion of request j - depth,
+     * known for the whole batch since a batch is never larger than the queue
+     * depth); only Retrieves have a batch call.
+     */
     struct phase st = { .ops = o.keys };
     uint64_t first_err_status = 0;
-    struct kvftl_store_req req = { .key = key, .key_bytes = o.key_bytes, .value = val,
-                                   .value_bytes = o.value_bytes,
-                                   .inline_bytes = o.inline_values ? o.value_bytes : 0 };
+    uint8_t *bkeys = calloc(o.batch, KVFTL_KEY_MAX_BYTES);
+    uint8_t *bvals = calloc(o.batch, (size_t)o.value_bytes + 8);
+    uint8_t *bbufs = calloc(o.batch, (size_t)o.value_bytes + 8);
+    uint64_t *bidx = calloc(o.batch, sizeof(uint64_t));
+    struct kvftl_store_req *sreq = calloc(o.batch, sizeof(*sreq));
+    struct kvftl_retrieve_req *breq = calloc(o.batch, sizeof(*breq));
+    struct kvftl_cpl *bcpl = calloc(o.batch, sizeof(*bcpl));
+    if (!bkeys || !bvals || !bbufs || !bidx || !sreq || !breq || !bcpl) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        return 1;
+    }
+    memset(bkeys, 0x6b, (size_t)o.batch * KVFTL_KEY_MAX_BYTES);
+    for (uint32_t k = 0; k < o.batch; k++) {
+        uint8_t *v = bvals + (size_t)k * (o.value_bytes + 8);
+        memcpy(v, val, o.value_bytes);
+        sreq[k] = (struct kvftl_store_req){ .key = bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES,
+                                            .key_bytes = o.key_bytes, .value = v,
+                                            .value_bytes = o.value_bytes,
+                                            .inline_bytes = o.inline_values ? o.value_bytes : 0 };
+        breq[k] = (struct kvftl_retrieve_req){ .key = sreq[k].key, .key_bytes = o.key_bytes,
+                                               .buf = bbufs + (size_t)k * (o.value_bytes + 8),
+                                               .buf_bytes = o.value_bytes };
+    }
     uint64_t t0 = 0;
     st.first_arrival_ns = t0;
     double c0 = cpu_s();
     double w0 = now_s();
-    for (uint64_t i = 0; i < o.keys; i++) {
-        uint64_t *slot = &ring[i % o.queue_depth];
-        make_key(i, o.key_bytes, key);
-        make_value(i, o.value_bytes, val);
-        req.arrival_ns = *slot;
-        kvftl_store(ftl, &req, &cpl);
-        if (cpl.status != KVSSD_SC_SUCCESS) {
-            if (!st.errors++) {
-                first_err_status = cpl.status;
-            }
+    for (uint64_t j = 0; j < o.keys; j += o.batch) {
+        uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            make_key(j + k, o.key_bytes, (uint8_t *)sreq[k].key);
+            make_value(j + k, o.value_bytes, (uint8_t *)sreq[k].value);
+            sreq[k].arrival_ns = ring[(j + k) % o.queue_depth];
         }
-        *slot = cpl.done_ns;
-        if (cpl.done_ns > st.last_done_ns) {
-            st.last_done_ns = cpl.done_ns;
+        for (uint32_t k = 0; k < nb; k++) {
+            /* no batch call for Stores: overlapping their index loads bought nothing */
+            kvftl_store(ftl, &sreq[k], &bcpl[k]);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            const struct kvftl_cpl *cp = &bcpl[k];
+            if (cp->status != KVSSD_SC_SUCCESS && !st.errors++) {
+                first_err_status = cp->status;
+            }
+            ring[(j + k) % o.queue_depth] = cp->done_ns;
+            if (cp->done_ns > st.last_done_ns) {
+                st.last_done_ns = cp->done_ns;
+            }
         }
     }
     st.wall_s = now_s() - w0;
@@ -451,24 +495,36 @@ int main(int argc, char **argv)
     uint64_t mismatches = 0;
     c0 = cpu_s();
     w0 = now_s();
-    for (uint64_t j = 0; j < o.keys; j++) {
-        uint64_t *slot = &ring[j % o.queue_depth];
-        make_key(i, o.key_bytes, key);
-        kvftl_retrieve(ftl, key, o.key_bytes, buf, 0, o.value_bytes, *slot, &cpl);
-        if (cpl.status != KVSSD_SC_SUCCESS || cpl.value_bytes != o.value_bytes) {
-            if (!rt.errors++) {
-                first_err_status = cpl.status;
+    for (uint64_t j = 0; j < o.keys; j += o.batch) {
+        uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            make_key(i, o.key_bytes, bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES);
+            bidx[k] = i;
+            breq[k].arrival_ns = ring[(j + k) % o.queue_depth];
+            i += a;
+            if (i >= o.keys) {
+                i -= o.keys;
             }
-        } else if (o.value_bytes >= 8 && memcmp(buf, &i, 8) != 0) {
-            mismatches++;
         }
-        *slot = cpl.done_ns;
-        if (cpl.done_ns > rt.last_done_ns) {
-            rt.last_done_ns = cpl.done_ns;
+        if (nb == 1) {
+            kvftl_retrieve(ftl, breq[0].key, o.key_bytes, breq[0].buf, 0, o.value_bytes,
+                           breq[0].arrival_ns, &bcpl[0]);
+        } else {
+            kvftl_retrieve_batch(ftl, breq, bcpl, nb);
         }
-        i += a;
-        if (i >= o.keys) {
-            i -= o.keys;
+        for (uint32_t k = 0; k < nb; k++) {
+            const struct kvftl_cpl *cp = &bcpl[k];
+            if (cp->status != KVSSD_SC_SUCCESS || cp->value_bytes != o.value_bytes) {
+                if (!rt.errors++) {
+                    first_err_status = cp->status;
+                }
+            } else if (o.value_bytes >= 8 && memcmp(breq[k].buf, &bidx[k], 8) != 0) {
+                mismatches++;
+            }
+            ring[(j + k) % o.queue_depth] = cp->done_ns;
+            if (cp->done_ns > rt.last_done_ns) {
+                rt.last_done_ns = cp->done_ns;
+            }
         }
     }
     rt.wall_s = now_s() - w0;
@@ -492,7 +548,7 @@ int main(int argc, char **argv)
     if (o.json) {
         printf("{\"keys\": %" PRIu64 ", \"key_bytes\": %u, \"value_bytes\": %u, "
                "\"preset\": \"%s\", \"packing\": \"%s\", \"placement_unit_bytes\": %u, "
-               "\"index_dram_bytes\": %" PRIu64 ", \"queue_depth\": %u, \"arrival\": \"%s\", "
+               "\"index_dram_bytes\": %" PRIu64 ", \"queue_depth\": %u, \"batch\": %u, \"arrival\": \"%s\", "
                "\"seed\": %" PRIu64 ", \"device_bytes\": %" PRIu64 ", "
                "\"store_ops_per_s\": %.0f, \"retrieve_ops_per_s\": %.0f, "
                "\"store_wall_s\": %.3f, \"retrieve_wall_s\": %.3f, "
@@ -511,7 +567,7 @@ int main(int argc, char **argv)
                "\"retrieve_errors\": %" PRIu64 ", \"retrieve_mismatches\": %" PRIu64 ", "
                "\"max_rss_bytes\": %" PRIu64 "}\n",
                o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
-               used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth,
+               used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth, o.batch,
                o.inline_values ? "inline" : "dma", o.seed, nand_bytes,
                ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s,
                ops_per_cpu_s(&st), ops_per_cpu_s(&rt),
@@ -531,9 +587,10 @@ int main(int argc, char **argv)
         fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
         fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
         printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
-               "placement %u B, %s arrival, queue depth %u, seed %" PRIu64 "\n",
+               "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
                o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
-               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth, o.seed);
+               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth, o.batch,
+               o.seed);
         printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
                "index DRAM budget %s\n\n", dev, used->channels, used->dies_per_channel,
                used->blocks_per_die, used->pages_per_block, used->page_size_bytes, budget);
@@ -559,7 +616,13 @@ int main(int argc, char **argv)
     }
     kvftl_close(ftl);
     free(val);
-    free(buf);
     free(ring);
+    free(bkeys);
+    free(bvals);
+    free(bbufs);
+    free(bidx);
+    free(sreq);
+    free(breq);
+    free(bcpl);
     return st.errors || rt.errors || mismatches ? 1 : 0;
 }

@@ -298,6 +298,124 @@ static void test_max_keys(void)
     kvftl_close(f);
 }
 
+/*
+ * kvftl_retrieve_batch() is kvftl_retrieve() in order, only faster: two
+ * identical devices (in the second case 3,040 keys behind an index DRAM
+ * budget of 2 pages, so lookups also miss to NAND), one answering a batch of 50 retrieves and one the same
+ * retrieves one call at a time, give identical completions (status, sizes,
+ * simulated done time), identical bytes and identical statistics.
+ */
+#define BATCH_N 50
+
+static void fill_batch_device(struct kvftl *f, int fillers)
+{
+    char key[8];
+    for (int i = 0; i < fillers; i++) {
+        snprintf(key, sizeof(key), "f%04d", i);
+        CU_ASSERT_EQUAL(put(f, key, 8, 1, false), 0);
+    }
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof(key), "k%03d", i);
+        CU_ASSERT_EQUAL(put(f, key, 100 + (uint32_t)i, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(del(f, "k005"), 0);
+}
+
+static void batch_requests(struct kvftl_retrieve_req *r, char keys[][8], uint8_t *bufs)
+{
+    for (int i = 0; i < BATCH_N; i++) {
+        snprintf(keys[i], 8, "k%03d", i); /* k040..k049 were never stored */
+        r[i] = (struct kvftl_retrieve_req){ .key = keys[i], .key_bytes = 4,
+                                            .buf = bufs + (size_t)i * 256, .buf_bytes = 256,
+                                            .arrival_ns = 1000000 + (uint64_t)i * 7 };
+    }
+    r[10].offset = 50;      /* k010: 110 bytes, 20 copied from 50 */
+    r[10].buf_bytes = 20;
+    r[11].offset = 200;     /* k011: beyond its 111 bytes */
+    r[12].buf_bytes = 0;    /* k012: size only */
+    r[13].key_bytes = 0;    /* no key at all */
+}
+
+static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.index_dram_bytes = index_dram_bytes;
+    struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
+    fill_batch_device(fb, fillers);
+    fill_batch_device(fs, fillers);
+    kvftl_stats_reset(fb);
+    kvftl_stats_reset(fs);
+
+    static char kb[BATCH_N][8], ks[BATCH_N][8];
+    static uint8_t bb[BATCH_N * 256], bs[BATCH_N * 256];
+    memset(bb, 0xee, sizeof(bb));
+    memset(bs, 0xee, sizeof(bs));
+    struct kvftl_retrieve_req rb[BATCH_N], rs[BATCH_N];
+    batch_requests(rb, kb, bb);
+    batch_requests(rs, ks, bs);
+    struct kvftl_cpl cb[BATCH_N], cs[BATCH_N];
+    kvftl_retrieve_batch(fb, rb, cb, BATCH_N);
+    for (int i = 0; i < BATCH_N; i++) {
+        kvftl_retrieve(fs, rs[i].key, rs[i].key_bytes, rs[i].buf, rs[i].offset, rs[i].buf_bytes,
+                       rs[i].arrival_ns, &cs[i]);
+    }
+    for (int i = 0; i < BATCH_N; i++) {
+        CU_ASSERT_EQUAL(cb[i].status, cs[i].status);
+        CU_ASSERT_EQUAL(cb[i].value_bytes, cs[i].value_bytes);
+        CU_ASSERT_EQUAL(cb[i].xfer_bytes, cs[i].xfer_bytes);
+        CU_ASSERT_EQUAL(cb[i].done_ns, cs[i].done_ns);
+    }
+    CU_ASSERT_EQUAL(memcmp(bb, bs, sizeof(bb)), 0);
+
+    /* and the answers themselves */
+    CU_ASSERT_EQUAL(cb[0].status, 0);
+    CU_ASSERT_EQUAL(cb[0].value_bytes, 100);
+    CU_ASSERT_EQUAL(cb[39].xfer_bytes, 139);
+    CU_ASSERT_EQUAL(bb[39 * 256 + 138], 39);
+    CU_ASSERT_EQUAL(bb[39 * 256 + 139], 0xee);
+    CU_ASSERT_EQUAL(cb[5].status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cb[45].status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cb[10].value_bytes, 110);
+    CU_ASSERT_EQUAL(cb[10].xfer_bytes, 20);
+    CU_ASSERT_EQUAL(bb[10 * 256 + 19], 10);
+    CU_ASSERT_EQUAL(bb[10 * 256 + 20], 0xee);
+    CU_ASSERT_EQUAL(cb[11].status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cb[12].status, 0);
+    CU_ASSERT_EQUAL(cb[12].value_bytes, 112);
+    CU_ASSERT_EQUAL(cb[12].xfer_bytes, 0);
+    CU_ASSERT_EQUAL(cb[13].status, KVSSD_SC_INVALID_KEY_SIZE);
+
+    struct kvftl_stats sb = stats(fb), ss = stats(fs);
+    CU_ASSERT_EQUAL(sb.retrieves, 37); /* 39 found, less k011's bad offset and k005 */
+    CU_ASSERT_EQUAL(sb.retrieves, ss.retrieves);
+    CU_ASSERT_EQUAL(sb.host_bytes_out, ss.host_bytes_out);
+    CU_ASSERT_EQUAL(sb.index_cache_hits, ss.index_cache_hits);
+    CU_ASSERT_EQUAL(sb.index_cache_misses, ss.index_cache_misses);
+    if (fillers) {
+        CU_ASSERT(sb.index_cache_misses > 0); /* the small budget case does miss */
+        printf("# %d keys, %u index pages cached: %llu misses\n", fillers + 40,
+               (unsigned)(index_dram_bytes / 4096), (unsigned long long)sb.index_cache_misses);
+    }
+    CU_ASSERT_EQUAL(sb.nand_pages_read, ss.nand_pages_read);
+    CU_ASSERT_EQUAL(sb.bloom_negatives, ss.bloom_negatives);
+    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_RETRIEVE].count, ss.latency[KVFTL_OP_RETRIEVE].count);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_RETRIEVE].p99_ns, ss.latency[KVFTL_OP_RETRIEVE].p99_ns);
+    kvftl_close(fb);
+    kvftl_close(fs);
+}
+
+static void test_retrieve_batch_cached(void)
+{
+    check_batch_equals_singles(1 << 20, 0);
+}
+
+static void test_retrieve_batch_small_budget(void)
+{
+    check_batch_equals_singles(3 * 4096, 3000);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -310,5 +428,7 @@ int main(void)
     ADD(s, test_many_keys_small_budget);
     ADD(s, test_host_bytes_per_key);
     ADD(s, test_max_keys);
+    ADD(s, test_retrieve_batch_cached);
+    ADD(s, test_retrieve_batch_small_budget);
     return tap_cunit_run();
 }

@@ -323,6 +323,7 @@ struct run {
     uint64_t user_bytes_since_format;
     uint64_t gc_runs_at_format, erased_at_format;
     uint64_t stores_ok, cap_exceeded, retrieves, deletes, iterations, cuts, fired_cuts;
+    uint64_t batch_reads;    /* keys read back by verify_all_batched() */
     char image[128];
     struct oplog log[OPLOG_LEN];
 };
@@ -480,9 +481,9 @@ static uint64_t raw_bytes(const struct kvftl_config *c)
 /* Checks                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Compare the device's value of @k against state @s; @quiet: just report. */
-static bool read_matches(struct run *r, struct mkey *k, const struct mstate *s,
-                         uint16_t got_status, const struct kvftl_cpl *c)
+/* Does a full retrieve into @buf match state @s (status, sizes, bytes)? */
+static bool buf_matches(struct run *r, const struct mstate *s, uint16_t got_status,
+                        const struct kvftl_cpl *c, const uint8_t *buf)
 {
     if (!s->present) {
         return got_status == KVSSD_SC_KEY_DOES_NOT_EXIST;
@@ -491,7 +492,15 @@ static bool read_matches(struct run *r, struct mkey *k, const struct mstate *s,
         return false;
     }
     value_fill(s->vseed, 0, r->exp, s->len);
-    return memcmp(r->buf, r->exp, s->len) == 0;
+    return memcmp(buf, r->exp, s->len) == 0;
+}
+
+/* Compare the device's value of @k (read into r->buf) against state @s. */
+static bool read_matches(struct run *r, struct mkey *k, const struct mstate *s,
+                         uint16_t got_status, const struct kvftl_cpl *c)
+{
+    (void)k;
+    return buf_matches(r, s, got_status, c, r->buf);
 }
 
 static void full_retrieve(struct run *r, struct mkey *k, struct kvftl_cpl *c)
@@ -522,6 +531,52 @@ static bool verify_key(struct run *r, struct mkey *k, const char *why)
         return false;
     }
     return true;
+}
+
+/*
+ * Read every key the model knows back through kvftl_retrieve_batch() in
+ * windows of BATCH_KEYS (the same arrival time for all), each compared with
+ * the model exactly. Only where the model is definite (no power cut armed).
+ */
+#define BATCH_KEYS 8
+
+static bool verify_all_batched(struct run *r, const char *why)
+{
+    static uint8_t *bufs;
+    if (!bufs) {
+        bufs = g_malloc((size_t)BATCH_KEYS * KVFTL_VALUE_MAX_BYTES);
+    }
+    struct mkey *ks[BATCH_KEYS];
+    struct kvftl_retrieve_req req[BATCH_KEYS];
+    struct kvftl_cpl cpl[BATCH_KEYS];
+    GHashTableIter it;
+    gpointer kp;
+    g_hash_table_iter_init(&it, r->m.keys);
+    bool more = true;
+    while (more && !r->failed) {
+        unsigned n = 0;
+        while (n < BATCH_KEYS && (more = g_hash_table_iter_next(&it, &kp, NULL))) {
+            ks[n] = kp;
+            req[n] = (struct kvftl_retrieve_req){ .key = ks[n]->key, .key_bytes = ks[n]->klen,
+                                                  .buf = bufs + (size_t)n * KVFTL_VALUE_MAX_BYTES,
+                                                  .buf_bytes = KVFTL_VALUE_MAX_BYTES,
+                                                  .arrival_ns = r->now };
+            n++;
+        }
+        kvftl_retrieve_batch(r->ftl, req, cpl, n);
+        r->batch_reads += n;
+        for (unsigned i = 0; i < n; i++) {
+            if (!buf_matches(r, &ks[i]->cur, cpl[i].status, &cpl[i], req[i].buf)) {
+                fail(r, "%s: batched retrieve of key (%u B, first4 0x%08x) gave status %s "
+                     "value_bytes %u xfer %u; model has %s len %u", why, ks[i]->klen,
+                     key_first4(ks[i]->key, ks[i]->klen), sc_name(cpl[i].status),
+                     cpl[i].value_bytes, cpl[i].xfer_bytes,
+                     ks[i]->cur.present ? "present" : "absent", ks[i]->cur.len);
+                return false;
+            }
+        }
+    }
+    return !r->failed;
 }
 
 static bool check_gauges(struct run *r, const char *why)
@@ -1409,7 +1464,9 @@ static void run_scenario(const struct scenario *sc_in)
             power_cycle(r, r->cut_fired ? "power cut" : "power cut (not fired: cut now)");
         }
         if (!r->cut_armed && r->opno % 20000 == 19999 && !r->failed) {
-            check_consistency(r, "periodic check");
+            if (check_consistency(r, "periodic check")) {
+                verify_all_batched(r, "periodic check");
+            }
         }
     }
     if (r->cut_armed && !r->failed) {
@@ -1432,6 +1489,8 @@ static void run_scenario(const struct scenario *sc_in)
            r->stores_ok, r->cap_exceeded, r->retrieves, r->deletes, r->iterations, r->cuts,
            r->fired_cuts, gc_runs, erased, lb,
            lb / ((uint64_t)r->cfg.channels * r->cfg.dies_per_channel), st.write_amplification, st.live_keys);
+    printf("# scenario %s: %" PRIu64 " keys read back through kvftl_retrieve_batch\n", sc->name,
+           r->batch_reads);
     fflush(stdout);
     /*
      * Erases only come from GC here (format resets the baseline). A GC run
