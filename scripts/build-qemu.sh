@@ -31,6 +31,14 @@ QEMU_WANT_SERIES=10.0
 cache=$KVSSD_CACHE/qemu
 asan=${KVSSD_QEMU_ASAN:-0}
 mkdir -p "$cache"
+# One build at a time: the cached tree is shared by every checkout and job
+# (two ninja runs in one build directory corrupt it). The lock is released
+# when this script exits.
+exec 9>"$cache/.lock"
+if ! flock -n 9; then
+    log "another build-qemu.sh is using $cache; waiting for it"
+    flock 9
+fi
 
 ensure_packages build-essential dpkg-dev ninja-build pkg-config python3 \
     libglib2.0-dev libfdt-dev libxxhash-dev zlib1g-dev seabios qemu-system-data
