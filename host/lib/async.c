@@ -62,6 +62,8 @@ int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue
 
     if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX)
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    if (dev->pci)
+        return -KVSSD_ERR_NOT_SUPPORTED; /* io_uring needs a kernel char device */
     q = calloc(1, sizeof(*q));
     if (!q)
         return -KVSSD_ERR_SYSTEM;

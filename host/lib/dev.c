@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Opening a KV namespace by its generic char device, discovering KV
+ * Opening a KV namespace by its generic char device (or, with a "pci:"
+ * path, through the user-space PCI transport of pci.c), discovering KV
  * namespaces with libnvme's topology scan, and the tag allocator shared by
  * inline streams and staged keys.
  */
@@ -40,7 +41,7 @@ static void ctrl_path_of(const char *path, char *out, size_t len)
 }
 
 /* Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits. */
-static int identify_kv(int fd, uint32_t nsid, struct kvssd_dev_info *info)
+static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_info *info)
 {
     struct kvssd_id_ns_kv *id = NULL;
     struct nvme_id_ctrl *ctrl = NULL;
@@ -56,8 +57,9 @@ static int identify_kv(int fd, uint32_t nsid, struct kvssd_dev_info *info)
     memset(id, 0, sizeof(*id));
     memset(ctrl, 0, sizeof(*ctrl));
     kvssd_cmd_identify(&cmd, nsid, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, id);
-    rc = kvssd_submit_ioctl(fd, &cmd, &res);
-    if (rc == -KVSSD_ERR_SYSTEM)
+    memset(&res, 0, sizeof(res));
+    rc = kvssd_dev_submit(dev, &cmd, &res);
+    if (rc == -KVSSD_ERR_SYSTEM || rc == -KVSSD_ERR_TIMEOUT)
         goto out;
     if (rc || id->kvf[0].kvmkl == 0) {
         rc = -KVSSD_ERR_NO_DEVICE; /* answers, but not as a KV namespace */
@@ -71,7 +73,7 @@ static int identify_kv(int fd, uint32_t nsid, struct kvssd_dev_info *info)
     info->optimal_value_granularity_bytes = id->novg;
 
     kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_CTRL, KVSSD_CSI_NVM, ctrl);
-    if (kvssd_submit_ioctl(fd, &cmd, &res) == 0) {
+    if (kvssd_dev_submit(dev, &cmd, &res) == 0) {
         id_string(info->model, ctrl->mn, sizeof(ctrl->mn));
         id_string(info->serial, ctrl->sn, sizeof(ctrl->sn));
         id_string(info->firmware, ctrl->fr, sizeof(ctrl->fr));
@@ -95,7 +97,8 @@ static int probe(const char *path, int *fdp, uint32_t *nsidp, struct kvssd_dev_i
         errno = e ? e : ENOTTY;
         return nsid < 0 ? -KVSSD_ERR_SYSTEM : -KVSSD_ERR_NO_DEVICE;
     }
-    int rc = identify_kv(fd, (uint32_t)nsid, info);
+    struct kvssd_dev tmp = {.fd = fd, .ctrl_fd = -1};
+    int rc = identify_kv(&tmp, (uint32_t)nsid, info);
     if (rc) {
         int e = errno;
         close(fd);
@@ -116,6 +119,41 @@ static uint32_t tag_start(void)
     return (uint32_t)(x % KVSSD_MAX_TAGS);
 }
 
+/*
+ * The pci transport: attach to the function, then take the first active
+ * namespace (Identify CNS 02h) that identifies as KV (CNS 05h, CSI 01h).
+ */
+static int open_pci(struct kvssd_dev *dev, const char *spec)
+{
+    char bdf[32];
+    uint32_t *list = NULL;
+    struct kvssd_cmd cmd;
+    struct kvssd_result res = {0};
+
+    int rc = kvssd_pci_attach(spec, &dev->pci, bdf, sizeof(bdf));
+    if (rc)
+        return rc;
+    if (posix_memalign((void **)&list, 4096, 4096))
+        return -KVSSD_ERR_SYSTEM;
+    memset(list, 0, 4096);
+    kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_ACTIVE_NS_LIST, KVSSD_CSI_NVM, list);
+    rc = kvssd_dev_submit(dev, &cmd, &res);
+    if (!rc) {
+        rc = -KVSSD_ERR_NO_DEVICE;
+        for (int i = 0; i < 1024 && list[i] && rc == -KVSSD_ERR_NO_DEVICE; i++) {
+            rc = identify_kv(dev, list[i], &dev->info);
+            if (!rc)
+                dev->info.nsid = list[i];
+        }
+    }
+    free(list);
+    if (rc)
+        return rc;
+    snprintf(dev->info.path, sizeof(dev->info.path), "%s%s", KVSSD_PCI_PREFIX, bdf);
+    snprintf(dev->info.ctrl_path, sizeof(dev->info.ctrl_path), "%s%s", KVSSD_PCI_PREFIX, bdf);
+    return 0;
+}
+
 int kvssd_open(const char *path, struct kvssd_dev **devp)
 {
     struct kvssd_dev *dev;
@@ -127,13 +165,24 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     if (!dev)
         return -KVSSD_ERR_SYSTEM;
     dev->ctrl_fd = -1;
-    rc = probe(path, &dev->fd, &dev->info.nsid, &dev->info);
-    if (rc) {
-        free(dev);
-        return rc;
+    dev->fd = -1;
+    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
+        rc = open_pci(dev, path + strlen(KVSSD_PCI_PREFIX));
+        if (rc) {
+            int e = errno;
+            kvssd_close(dev);
+            errno = e;
+            return rc;
+        }
+    } else {
+        rc = probe(path, &dev->fd, &dev->info.nsid, &dev->info);
+        if (rc) {
+            free(dev);
+            return rc;
+        }
+        snprintf(dev->info.path, sizeof(dev->info.path), "%s", path);
+        ctrl_path_of(path, dev->info.ctrl_path, sizeof(dev->info.ctrl_path));
     }
-    snprintf(dev->info.path, sizeof(dev->info.path), "%s", path);
-    ctrl_path_of(path, dev->info.ctrl_path, sizeof(dev->info.ctrl_path));
     dev->mode = KVSSD_XFER_ADAPTIVE;
     kvssd_xfer_config_default(&dev->xfer);
     /* processes share the device's tag table: start each at its own place */
@@ -159,6 +208,13 @@ int kvssd_open_passthru(const char *path, struct kvssd_dev **devp)
 
     if (!path || !devp)
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
+        /* raw commands need a namespace: the pci transport finds the KV one */
+        int rc = kvssd_open(path, devp);
+        if (!rc)
+            (*devp)->mode = KVSSD_XFER_PRP;
+        return rc;
+    }
     dev = calloc(1, sizeof(*dev));
     if (!dev)
         return -KVSSD_ERR_SYSTEM;
@@ -186,7 +242,9 @@ void kvssd_close(struct kvssd_dev *dev)
 {
     if (!dev)
         return;
-    close(dev->fd);
+    if (dev->fd >= 0)
+        close(dev->fd);
+    kvssd_pci_detach(dev->pci);
     if (dev->ctrl_fd >= 0)
         close(dev->ctrl_fd);
     free(dev);
@@ -286,9 +344,16 @@ const struct kvssd_xfer_config *kvssd_get_xfer_config(const struct kvssd_dev *de
  */
 int kvssd_tag_alloc(struct kvssd_dev *dev)
 {
+    return kvssd_tag_alloc_below(dev, KVSSD_MAX_TAGS);
+}
+
+int kvssd_tag_alloc_below(struct kvssd_dev *dev, uint32_t limit)
+{
     uint32_t start = atomic_fetch_add(&dev->tag_hint, 1);
-    for (uint32_t i = 0; i < KVSSD_MAX_TAGS; i++) {
-        uint32_t tag = (start + i) % KVSSD_MAX_TAGS;
+    if (limit > KVSSD_MAX_TAGS)
+        limit = KVSSD_MAX_TAGS;
+    for (uint32_t i = 0; i < limit; i++) {
+        uint32_t tag = (start + i) % limit;
         uint64_t bit = 1ull << (tag % 64);
         uint64_t old = atomic_fetch_or(&dev->tags[tag / 64], bit);
         if (!(old & bit))
@@ -315,7 +380,9 @@ int kvssd_store_tags(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mo
         *key_tag = (uint32_t)t;
     }
     if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID) {
-        if ((t = kvssd_tag_alloc(dev)) < 0) {
+        bool full = kvssd_store_layout(kvssd_dev_wire(dev), method, key_len) == KVSSD_WIRE_FULL;
+        if ((t = kvssd_tag_alloc_below(dev, full ? KVSSD_INLINE_FULL_MAX_TAG + 1
+                                                 : KVSSD_MAX_TAGS)) < 0) {
             if (key_len > KVSSD_KEY_INLINE_MAX)
                 kvssd_tag_free(dev, *key_tag);
             return t;

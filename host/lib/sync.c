@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Synchronous operations: each command goes through libnvme's
- * nvme_io_passthru64() / nvme_admin_passthru64(), i.e. NVME_IOCTL_IO64_CMD
- * on the namespace's generic char device. Only opcode, NSID, CDW2-3 and
- * CDW10-15 reach the device; the kernel builds the data pointer. The 64-bit
- * result is CQE DW0 (low) and DW1 (high).
+ * Synchronous operations. On a /dev/ngXnY handle each command goes through
+ * libnvme's nvme_io_passthru64() / nvme_admin_passthru64(), i.e.
+ * NVME_IOCTL_IO64_CMD on the namespace's generic char device: only opcode,
+ * NSID, CDW2-3 and CDW10-15 reach the device; the kernel builds the data
+ * pointer. The 64-bit result is CQE DW0 (low) and DW1 (high). On a pci:
+ * handle the same commands go whole through the user-space driver (pci.c),
+ * and inline Stores use the full layout.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,10 +54,22 @@ int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res)
     return kvssd_status_to_err((uint16_t)st);
 }
 
+int kvssd_dev_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_result *res)
+{
+    if (dev->pci)
+        return kvssd_pci_submit(dev->pci, cmd, res);
+    return kvssd_submit_ioctl(dev->fd, cmd, res);
+}
+
+enum kvssd_wire_layout kvssd_dev_wire(const struct kvssd_dev *dev)
+{
+    return dev->pci ? KVSSD_WIRE_FULL : KVSSD_WIRE_STOCK;
+}
+
 int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_result *res)
 {
     struct kvssd_result r = {0};
-    int rc = kvssd_submit_ioctl(dev->fd, cmd, &r);
+    int rc = kvssd_dev_submit(dev, cmd, &r);
     if (res)
         *res = r;
     return rc;
@@ -84,7 +98,7 @@ static int stage_key(struct kvssd_dev *dev, const void *key, uint32_t key_len, u
             return t;
         *tag = (uint32_t)t;
         kvssd_cmd_key_stage(&cmd, dev->info.nsid, key, key_len, *tag);
-        rc = kvssd_submit_ioctl(dev->fd, &cmd, r);
+        rc = kvssd_dev_submit(dev, &cmd, r);
         if (rc)
             kvssd_tag_free(dev, *tag);
     }
@@ -121,10 +135,10 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
     rc = kvssd_store_tags(dev, key_len, method, &key_tag, &stream_tag);
     if (rc)
         return finish(res, &r, rc);
-    rc = kvssd_store_plan_init(&plan, dev->info.nsid, key, key_len, key_tag, stream_tag, value,
-                               value_len, options, method);
+    rc = kvssd_store_plan_init_layout(&plan, kvssd_dev_wire(dev), dev->info.nsid, key, key_len,
+                                      key_tag, stream_tag, value, value_len, options, method);
     for (uint32_t retries = 0; !rc && kvssd_store_plan_next(&plan, &cmd);) {
-        rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+        rc = kvssd_dev_submit(dev, &cmd, &r);
         /*
          * Tags are chosen per process: another process may hold this one.
          * The device refuses the Key Stage or head without consuming
@@ -135,7 +149,9 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
         bool head = method != KVSSD_XFER_PRP && at == (key_len > KVSSD_KEY_INLINE_MAX ? 1u : 0u);
         int t;
         if (rc == -KVSSD_ERR_INLINE_TAG_IN_USE && (stage || head) && retries < 16 &&
-            (t = kvssd_tag_alloc(dev)) >= 0) {
+            (t = kvssd_tag_alloc_below(dev, stage || plan.layout == KVSSD_WIRE_STOCK
+                                                ? KVSSD_MAX_TAGS
+                                                : KVSSD_INLINE_FULL_MAX_TAG + 1)) >= 0) {
             retries++;
             if (stage) {
                 kvssd_tag_free(dev, key_tag);
@@ -144,8 +160,9 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
                 kvssd_tag_free(dev, stream_tag);
                 stream_tag = (uint32_t)t;
             }
-            rc = kvssd_store_plan_init(&plan, dev->info.nsid, key, key_len, key_tag, stream_tag,
-                                       value, value_len, options, method);
+            rc = kvssd_store_plan_init_layout(&plan, kvssd_dev_wire(dev), dev->info.nsid, key,
+                                              key_len, key_tag, stream_tag, value, value_len,
+                                              options, method);
             for (uint32_t i = 0; !rc && i < at; i++)
                 kvssd_store_plan_next(&plan, &cmd);
         }
@@ -172,7 +189,7 @@ int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, voi
     if (rc)
         return finish(res, &r, rc);
     kvssd_cmd_retrieve(&cmd, dev->info.nsid, key, key_len, tag, buf, buf_len);
-    rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+    rc = kvssd_dev_submit(dev, &cmd, &r);
     unstage_key(dev, key_len, tag);
     if (!rc && value_len)
         *value_len = r.dw0;
@@ -194,7 +211,7 @@ static int key_only_op(struct kvssd_dev *dev, key_cmd_fn fn, const void *key, ui
     if (rc)
         return finish(res, &r, rc);
     fn(&cmd, dev->info.nsid, key, key_len, tag);
-    rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+    rc = kvssd_dev_submit(dev, &cmd, &r);
     unstage_key(dev, key_len, tag);
     return finish(res, &r, rc);
 }
@@ -228,7 +245,7 @@ int kvssd_list(struct kvssd_dev *dev, const void *start, uint32_t start_len, voi
     if (rc)
         return finish(res, &r, rc);
     kvssd_cmd_list(&cmd, dev->info.nsid, start, start_len, tag, buf, buf_len);
-    rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+    rc = kvssd_dev_submit(dev, &cmd, &r);
     if (start_len)
         unstage_key(dev, start_len, tag);
     return finish(res, &r, rc ? rc : (int)r.dw0);
@@ -245,6 +262,11 @@ int kvssd_format(struct kvssd_dev *dev, struct kvssd_result *res)
 {
     struct kvssd_cmd cmd;
 
+    if (dev->pci) {
+        struct kvssd_result r = {0};
+        kvssd_cmd_format(&cmd, dev->info.nsid);
+        return finish(res, &r, kvssd_dev_submit(dev, &cmd, &r));
+    }
     /* Format NVM is an admin command: prefer the controller's char device */
     if (dev->ctrl_fd < 0 && dev->info.ctrl_path[0])
         dev->ctrl_fd = open(dev->info.ctrl_path, O_RDWR | O_CLOEXEC);
@@ -292,7 +314,7 @@ int kvssd_iter_open(struct kvssd_dev *dev, struct kvssd_iter *it, const void *pr
     it->prefix_len = prefix_len;
     kvssd_prefix_word(prefix, prefix_len, &word, &mask);
     kvssd_cmd_iter_open(&cmd, dev->info.nsid, word, mask, with_values);
-    int rc = kvssd_submit_ioctl(dev->fd, &cmd, &r);
+    int rc = kvssd_dev_submit(dev, &cmd, &r);
     if (rc) {
         free(it->buf);
         it->buf = NULL;
@@ -309,7 +331,7 @@ static int iter_fill(struct kvssd_iter *it)
     struct kvssd_iter_header hdr;
 
     kvssd_cmd_iter_read(&cmd, it->dev->info.nsid, it->handle, it->buf, it->buf_len);
-    int rc = kvssd_submit_ioctl(it->dev->fd, &cmd, &r);
+    int rc = kvssd_dev_submit(it->dev, &cmd, &r);
     if (rc == -KVSSD_ERR_ITERATOR_END) {
         it->at_end = true;
         return 0;
@@ -367,7 +389,7 @@ int kvssd_iter_close(struct kvssd_iter *it)
 
     if (it->buf) {
         kvssd_cmd_iter_close(&cmd, it->dev->info.nsid, it->handle);
-        rc = kvssd_submit_ioctl(it->dev->fd, &cmd, &r);
+        rc = kvssd_dev_submit(it->dev, &cmd, &r);
         free(it->buf);
         it->buf = NULL;
     }

@@ -2,7 +2,8 @@
 /*
  * Transfer methods (BandSlim §3.2): which of PRP, inline and hybrid a Store
  * uses, and how a Store is split into Key Stage + head + transfer commands
- * in the stock layout (the only one Linux passthrough can carry). Pure: no
+ * in the stock layout (the only one Linux passthrough can carry) or, on the
+ * pci transport, BandSlim's full layout (89h/8Dh). Pure: no
  * I/O besides reading and writing the threshold config file.
  */
 #include <ctype.h>
@@ -172,38 +173,71 @@ int kvssd_xfer_mode_parse(const char *name)
     return -1;
 }
 
-static uint32_t head_capacity(uint32_t key_len)
+enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
+                                          enum kvssd_xfer_mode method, uint32_t key_len)
 {
+    /* the full head has no staged-key tag and no data pointer */
+    if (transport == KVSSD_WIRE_FULL && method == KVSSD_XFER_INLINE &&
+        key_len <= KVSSD_KEY_INLINE_MAX)
+        return KVSSD_WIRE_FULL;
+    return KVSSD_WIRE_STOCK;
+}
+
+static uint32_t head_capacity(enum kvssd_wire_layout layout, uint32_t key_len)
+{
+    if (layout == KVSSD_WIRE_FULL)
+        return KVSSD_INLINE_HEAD_FULL_PAYLOAD; /* the key has its own dwords */
     /* a long key's tag takes CDW2; a short key takes its own bytes */
     return key_len <= KVSSD_KEY_INLINE_MAX ? KVSSD_INLINE_HEAD_PAYLOAD - key_len
                                            : KVSSD_INLINE_HEAD_PAYLOAD - 4;
 }
 
-static uint32_t inline_commands(uint32_t key_len, uint32_t inline_bytes)
+static uint32_t inline_commands(enum kvssd_wire_layout layout, uint32_t key_len,
+                                uint32_t inline_bytes)
 {
-    uint32_t cap = head_capacity(key_len);
+    uint32_t cap = head_capacity(layout, key_len);
+    uint32_t xfer = layout == KVSSD_WIRE_FULL ? KVSSD_INLINE_XFER_FULL_PAYLOAD
+                                              : KVSSD_INLINE_XFER_PAYLOAD;
     if (inline_bytes <= cap)
         return 1;
-    return 1 + (inline_bytes - cap + KVSSD_INLINE_XFER_PAYLOAD - 1) / KVSSD_INLINE_XFER_PAYLOAD;
+    return 1 + (inline_bytes - cap + xfer - 1) / xfer;
+}
+
+uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
+                                     enum kvssd_xfer_mode method, uint32_t key_len,
+                                     uint32_t value_len)
+{
+    enum kvssd_wire_layout layout = kvssd_store_layout(transport, method, key_len);
+    uint32_t n = key_len > KVSSD_KEY_INLINE_MAX ? 1 : 0;
+    switch (method) {
+    case KVSSD_XFER_INLINE:
+        return n + inline_commands(layout, key_len, value_len);
+    case KVSSD_XFER_HYBRID:
+        return n + inline_commands(layout, key_len, value_len & PAGE_MASK);
+    default:
+        return n + 1;
+    }
 }
 
 uint32_t kvssd_store_commands(enum kvssd_xfer_mode method, uint32_t key_len, uint32_t value_len)
 {
-    uint32_t n = key_len > KVSSD_KEY_INLINE_MAX ? 1 : 0;
-    switch (method) {
-    case KVSSD_XFER_INLINE:
-        return n + inline_commands(key_len, value_len);
-    case KVSSD_XFER_HYBRID:
-        return n + inline_commands(key_len, value_len & PAGE_MASK);
-    default:
-        return n + 1;
-    }
+    return kvssd_store_commands_layout(KVSSD_WIRE_STOCK, method, key_len, value_len);
 }
 
 int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void *key,
                           uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
                           const void *value, uint32_t value_len, uint32_t options,
                           enum kvssd_xfer_mode method)
+{
+    return kvssd_store_plan_init_layout(p, KVSSD_WIRE_STOCK, nsid, key, key_len, key_tag,
+                                        stream_tag, value, value_len, options, method);
+}
+
+int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_layout transport,
+                                 uint32_t nsid, const void *key, uint32_t key_len,
+                                 uint32_t key_tag, uint32_t stream_tag, const void *value,
+                                 uint32_t value_len, uint32_t options,
+                                 enum kvssd_xfer_mode method)
 {
     if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
         return -KVSSD_ERR_KEY_SIZE;
@@ -216,6 +250,11 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
         return -KVSSD_ERR_INVALID_ARGUMENT;
     if (method == KVSSD_XFER_HYBRID && value_len < KVSSD_HYBRID_PAGE_BYTES)
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    if (transport != KVSSD_WIRE_STOCK && transport != KVSSD_WIRE_FULL)
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    enum kvssd_wire_layout layout = kvssd_store_layout(transport, method, key_len);
+    if (layout == KVSSD_WIRE_FULL && stream_tag > KVSSD_INLINE_FULL_MAX_TAG)
+        return -KVSSD_ERR_INVALID_ARGUMENT; /* the full head's tag field is 8 bits */
     memset(p, 0, sizeof(*p));
     p->nsid = nsid;
     p->key = key;
@@ -228,7 +267,8 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
     p->method = method;
     p->inline_off = method == KVSSD_XFER_HYBRID ? value_len & ~PAGE_MASK : 0;
     p->seq = 1;
-    p->total = kvssd_store_commands(method, key_len, value_len);
+    p->layout = layout;
+    p->total = kvssd_store_commands_layout(transport, method, key_len, value_len);
     return 0;
 }
 
@@ -244,12 +284,20 @@ bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
         if (p->method == KVSSD_XFER_PRP) {
             kvssd_cmd_store(cmd, p->nsid, p->key, p->key_len, p->key_tag, p->value, p->value_len,
                             p->options);
+        } else if (p->layout == KVSSD_WIRE_FULL) {
+            p->inline_off += kvssd_cmd_inline_head_full(
+                cmd, p->nsid, p->key, p->key_len, p->stream_tag, p->value_len, p->options,
+                p->value + p->inline_off, p->value_len - p->inline_off);
         } else {
             p->inline_off += kvssd_cmd_inline_head(
                 cmd, p->nsid, p->key, p->key_len, p->key_tag, p->stream_tag, p->value_len,
                 p->options, p->method == KVSSD_XFER_HYBRID, p->value, p->value + p->inline_off,
                 p->value_len - p->inline_off);
         }
+    } else if (p->layout == KVSSD_WIRE_FULL) {
+        p->inline_off += kvssd_cmd_inline_xfer_full(cmd, p->stream_tag, p->seq++,
+                                                    p->value + p->inline_off,
+                                                    p->value_len - p->inline_off);
     } else {
         p->inline_off += kvssd_cmd_inline_xfer(cmd, p->nsid, p->stream_tag, p->seq++,
                                                p->value + p->inline_off,

@@ -73,6 +73,8 @@ extern "C" {
  * @KVSSD_ERR_NO_DEVICE:        the path is not a KV namespace of this device
  * @KVSSD_ERR_BUSY:             async queue full: poll completions, then retry
  * @KVSSD_ERR_CONFIG:           malformed transfer-threshold config file
+ * @KVSSD_ERR_TIMEOUT:          the pci transport: no completion (or controller ready) in time
+ * @KVSSD_ERR_NOT_SUPPORTED:    the operation is not available on this transport
  * @KVSSD_ERR_LAST:             number of codes
  */
 enum kvssd_err {
@@ -108,6 +110,8 @@ enum kvssd_err {
     KVSSD_ERR_NO_DEVICE,
     KVSSD_ERR_BUSY,
     KVSSD_ERR_CONFIG,
+    KVSSD_ERR_TIMEOUT,
+    KVSSD_ERR_NOT_SUPPORTED,
     KVSSD_ERR_LAST
 };
 
@@ -357,6 +361,42 @@ int kvssd_xfer_mode_parse(const char *name);
 uint32_t kvssd_store_commands(enum kvssd_xfer_mode method, uint32_t key_len, uint32_t value_len);
 
 /**
+ * enum kvssd_wire_layout - which inline layout a transport can carry
+ * @KVSSD_WIRE_STOCK: heads 81h / transfers 85h in CDW2-3, CDW10-15 only
+ *                    (24 / 28 payload bytes): Linux passthrough
+ * @KVSSD_WIRE_FULL:  heads 89h / transfers 8Dh that also fill CDW4-9
+ *                    (35 / 56 payload bytes): a driver that writes SQEs
+ *                    itself (the pci transport)
+ */
+enum kvssd_wire_layout {
+    KVSSD_WIRE_STOCK = 0,
+    KVSSD_WIRE_FULL = 1,
+};
+
+/**
+ * kvssd_store_layout() - the inline layout a Store uses on a transport
+ * @transport: what the transport can carry
+ * @method: PRP, INLINE or HYBRID
+ *
+ * The full layout carries inline Stores of keys of 1..16 bytes; a long
+ * (staged) key or a hybrid Store uses the stock layout on every transport,
+ * because the device's full head has neither a staged-key tag nor a data
+ * pointer (docs/protocol.md 7.4).
+ *
+ * Return: KVSSD_WIRE_FULL or KVSSD_WIRE_STOCK.
+ */
+enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
+                                          enum kvssd_xfer_mode method, uint32_t key_len);
+/**
+ * kvssd_store_commands_layout() - kvssd_store_commands() on a transport
+ * @transport: KVSSD_WIRE_FULL counts 35-byte heads and 56-byte transfers
+ *             where kvssd_store_layout() picks the full layout
+ */
+uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
+                                     enum kvssd_xfer_mode method, uint32_t key_len,
+                                     uint32_t value_len);
+
+/**
  * struct kvssd_store_plan - a Store split into the commands that carry it
  *
  * Fill with kvssd_store_plan_init(), then call kvssd_store_plan_next() until
@@ -379,6 +419,7 @@ struct kvssd_store_plan {
     uint32_t inline_off; /* value offset of the next inline byte */
     uint32_t seq;        /* next transfer sequence number */
     uint32_t total;      /* commands in the plan */
+    enum kvssd_wire_layout layout; /* the inline layout the plan's commands use */
 };
 
 /**
@@ -393,6 +434,19 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
                           uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
                           const void *value, uint32_t value_len, uint32_t options,
                           enum kvssd_xfer_mode method);
+/**
+ * kvssd_store_plan_init_layout() - kvssd_store_plan_init() on a transport
+ * @transport: KVSSD_WIRE_FULL: an inline Store of a 1..16-byte key is split
+ *             into one 89h head and 8Dh transfers (@stream_tag 0..255)
+ *
+ * Return: as kvssd_store_plan_init(); -KVSSD_ERR_INVALID_ARGUMENT also for a
+ * full-layout plan whose @stream_tag is above 255.
+ */
+int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_layout transport,
+                                 uint32_t nsid, const void *key, uint32_t key_len,
+                                 uint32_t key_tag, uint32_t stream_tag, const void *value,
+                                 uint32_t value_len, uint32_t options,
+                                 enum kvssd_xfer_mode method);
 /** kvssd_store_plan_next() - encode the next command; false when the plan is done. */
 bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd);
 
