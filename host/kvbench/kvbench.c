@@ -469,7 +469,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: kvbench [run|calibrate|baseline] [--config FILE] [--preset NAME] [flags]\n"
                "  --config FILE  INI config (groups benchmark, keys, values, load, run, calibrate)\n"
                "  --preset NAME  start from a preset (--list-presets)\n"
-               "  -d PATH        same as --device\n");
+               "  -d PATH        same as --device: /dev/ngXnY, or pci:BDF / pci:nvmeN (the\n"
+               "                 user-space PCI transport: full inline layout; sync engine)\n");
     for (size_t i = 0; i < NFLAGS; i++)
         fprintf(f, "  --%-16s %s.%s%s\n", flags[i].name, flags[i].group, flags[i].key,
                 flags[i].has_arg ? "" : " (no argument)");

@@ -350,6 +350,50 @@ static void test_full_layout(void)
     free(v);
 }
 
+/*
+ * Whole Store plans of the pci transport (KVSSD_WIRE_FULL) through the
+ * device: 4-byte key + 32 B is one 89h command counted as one inline
+ * command; 4 KiB + 100 B inline is 76 commands (head 35 + 75 transfers of
+ * 56); 4 KiB + 100 B hybrid keeps the stock layout (4 commands); a 2 MiB
+ * inline value is 37450 commands. Every value reads back byte for byte.
+ */
+static void test_full_layout_plans(void)
+{
+    static const struct {
+        const char *key;
+        uint32_t len;
+        enum kvssd_xfer_mode method;
+        uint32_t commands;
+    } t[] = {
+        {"fp32", 32, KVSSD_XFER_INLINE, 1},         {"fp35", 35, KVSSD_XFER_INLINE, 1},
+        {"fp36", 36, KVSSD_XFER_INLINE, 2},         {"fp4k1", 4196, KVSSD_XFER_INLINE, 76},
+        {"fph4k1", 4196, KVSSD_XFER_HYBRID, 4},     {"fp2m", 2 * MiB, KVSSD_XFER_INLINE, 37450},
+    };
+    uint8_t *buf = malloc(2 * MiB);
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        struct kvssd_store_plan p;
+        struct kvssd_cmd c;
+        struct kvssd_result r = {0};
+        uint8_t *v = pattern(t[i].len, 40 + (uint32_t)i);
+        uint64_t inline_before = xfer.inline_commands;
+        int rc = kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, t[i].key,
+                                              (uint32_t)strlen(t[i].key), 0, 17, v, t[i].len, 0,
+                                              t[i].method);
+        CU_ASSERT_EQUAL(rc, 0);
+        while (!rc && kvssd_store_plan_next(&p, &c))
+            rc = exec(&c, &r);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT_EQUAL(r.commands, t[i].commands);
+        CU_ASSERT_EQUAL(xfer.inline_commands - inline_before, t[i].commands);
+        CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+        CU_ASSERT_EQUAL(retrieve(t[i].key, (uint32_t)strlen(t[i].key), buf, 2 * MiB, &r), 0);
+        CU_ASSERT_EQUAL(r.dw0, t[i].len);
+        CU_ASSERT_EQUAL(memcmp(buf, v, t[i].len), 0);
+        free(v);
+    }
+    free(buf);
+}
+
 /* Device refusals reach the host as the mapped error: a 0-byte key, a transfer for an unknown tag. */
 static void test_device_refusals(void)
 {
@@ -377,6 +421,7 @@ int main(void)
     CU_add_test(s, "list_roundtrip", test_list_roundtrip);
     CU_add_test(s, "iterator_roundtrip", test_iterator_roundtrip);
     CU_add_test(s, "full_layout", test_full_layout);
+    CU_add_test(s, "full_layout_plans", test_full_layout_plans);
     CU_add_test(s, "device_refusals", test_device_refusals);
     return tap_cunit_run();
 }
