@@ -59,6 +59,13 @@ int kvftl_config_preset(struct kvftl_config *cfg, const char *name)
         c.large_blob_unit_bytes = 1;
         /* and starts a value that would straddle a page on a fresh one (Fig. 5) */
         c.page_fit_blobs = true;
+        /*
+         * Fig. 5's dips at 25 and 49 KB: "32KB [pages], which can fit up to
+         * 24KB of value size in addition to metadata and key", the rest
+         * reserved ("erasure coding"). 24 KiB of value + 512 B for the blob
+         * header and key; a larger blob takes one page per 24.5 KiB.
+         */
+        c.page_data_bytes = 24 * 1024 + 512;
         c.packing = KVFTL_PACK_ALL;
         c.buffer_entries = 128;
         c.index_dram_bytes = 256 * MIB;
@@ -150,6 +157,25 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
         (c->large_blob_unit_bytes > c->placement_unit_bytes || !is_pow2(c->large_blob_unit_bytes))) {
         FAIL("large_blob_unit_bytes is %u; it must be 0 or a power of two from 1 to "
              "placement_unit_bytes (%u)", c->large_blob_unit_bytes, c->placement_unit_bytes);
+    }
+    /* a blob that fits the data area must still fit it once rounded to its unit */
+    uint32_t large_unit = c->large_blob_unit_bytes ? c->large_blob_unit_bytes : c->placement_unit_bytes;
+    if (c->page_data_bytes &&
+        (c->page_data_bytes < 4096 || c->page_data_bytes > c->page_size_bytes ||
+         c->page_data_bytes % large_unit)) {
+        FAIL("page_data_bytes is %u; it must be 0 (the whole page) or a multiple of the large "
+             "blob unit (%u) from 4096 to page_size_bytes (%u)", c->page_data_bytes,
+             large_unit, c->page_size_bytes);
+    }
+    if (c->page_data_bytes) {
+        /* the largest blob occupies one whole page per data area's worth */
+        uint64_t largest = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES;
+        uint64_t need = (largest + c->page_data_bytes - 1) / c->page_data_bytes * c->page_size_bytes;
+        if (stripe < need) {
+            FAIL("page_data_bytes is %u; the largest blob would occupy %llu bytes of whole pages, "
+                 "more than an erase stripe (%llu bytes): raise it or enlarge the stripe",
+                 c->page_data_bytes, (unsigned long long)need, (unsigned long long)stripe);
+        }
     }
     if ((unsigned)c->packing > KVFTL_PACK_BACKFILL) {
         FAIL("packing is %u; it must be 0 (block), 1 (all), 2 (selective) or 3 (backfill)",

@@ -17,6 +17,13 @@
  * The DMA blob goes ahead of wp only if it fits in the buffer window and
  * the DLT has room; otherwise the DLT is drained (gaps padded) and the
  * blob is placed as under selective.
+ *
+ * With a per-page data area (page_data_bytes, the rest of each page being
+ * reserved for ECC / parity), every policy keeps blobs out of the reserved
+ * tails: a blob that fits a data area but not the rest of its page's moves
+ * to the next page, and a larger one starts a page (vlog_occupied() gives
+ * it whole pages, one per data area's worth). Blobs stay contiguous in the
+ * stripe, so reads, GC and the recovery scan need nothing more.
  */
 #include "ftl.h"
 
@@ -85,11 +92,25 @@ void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns)
     vl->frontier = vl->wp;
 }
 
+/*
+ * The first offset from @pos where a blob of @occupied bytes keeps within
+ * the data areas of its pages: @pos itself, or the start of the next page.
+ */
+static uint64_t data_area_pos(const struct kvftl *ftl, uint64_t pos, uint32_t occupied)
+{
+    const struct value_log *vl = &ftl->vl;
+    uint64_t in_page = pos & (vl->page_bytes - 1);
+    if (vl->page_data && in_page && in_page + occupied > vl->page_data) {
+        return pos - in_page + vl->page_bytes;
+    }
+    return pos;
+}
+
 /* Place at the next DMA boundary; the write pointer moves past the blob. */
 static int place_aligned(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
-    uint64_t pos = align_up(vl->wp, DMA_UNIT_BYTES);
+    uint64_t pos = data_area_pos(ftl, align_up(vl->wp, DMA_UNIT_BYTES), occupied);
     if (pos + occupied > ftl->nand.geo.stripe_bytes) {
         return PACK_STRIPE_FULL;
     }
@@ -108,6 +129,7 @@ static int place_at_wp(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint
     if (vl->page_fit && occupied <= ps && in_page + occupied > ps) {
         pos = vl->wp - in_page + ps; /* fits one page, not this one's rest: next page */
     }
+    pos = data_area_pos(ftl, pos, occupied);
     if (pos + occupied > ftl->nand.geo.stripe_bytes) {
         return PACK_STRIPE_FULL;
     }
@@ -128,7 +150,7 @@ static int place_backfill_inline(struct kvftl *ftl, uint32_t occupied, uint64_t 
     const struct dlt_entry *e;
     while ((e = dlt_head(&vl->dlt))) {
         uint64_t start = dlt_entry_offset(ftl, e);
-        if (vl->wp + occupied <= start) {
+        if (data_area_pos(ftl, vl->wp, occupied) + occupied <= start) {
             break;
         }
         pack_skip(ftl, vl->wp, start, now_ns);
@@ -142,8 +164,10 @@ static int place_backfill_inline(struct kvftl *ftl, uint32_t occupied, uint64_t 
         return place_at_wp(ftl, occupied, off, now_ns);
     }
     /* there is a DMA blob ahead: this one fills the gap before it */
-    *off = vl->wp;
-    vl->wp += occupied;
+    uint64_t pos = data_area_pos(ftl, vl->wp, occupied);
+    pack_skip(ftl, vl->wp, pos, now_ns);
+    *off = pos;
+    vl->wp = pos + occupied;
     vl->dlt_backfills++;
     return PACK_OK;
 }
@@ -153,7 +177,8 @@ static int place_backfill_dma(struct kvftl *ftl, uint32_t occupied, uint64_t *of
 {
     struct value_log *vl = &ftl->vl;
     uint32_t ps = ftl->nand.geo.page_size;
-    uint64_t pos = align_up(vl->frontier > vl->wp ? vl->frontier : vl->wp, DMA_UNIT_BYTES);
+    uint64_t pos = data_area_pos(ftl, align_up(vl->frontier > vl->wp ? vl->frontier : vl->wp,
+                                               DMA_UNIT_BYTES), occupied);
     uint64_t last_idx = (pos + occupied - 1) >> ftl->nand.geo.page_shift;
     bool fits_stripe = pos + occupied <= ftl->nand.geo.stripe_bytes;
     bool fits_window = last_idx < (uint64_t)vl->prog_idx + vl->buf.entries;

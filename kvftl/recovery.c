@@ -53,6 +53,7 @@ void recovery_format_image(struct kvftl *ftl)
     h->placement_unit_bytes = ftl->cfg.placement_unit_bytes;
     h->index_page_bytes = ftl->cfg.index_page_bytes;
     h->large_blob_unit_bytes = ftl->cfg.large_blob_unit_bytes;
+    h->page_data_bytes = ftl->cfg.page_data_bytes;
     header_sync(ftl);
 }
 
@@ -239,6 +240,7 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     SAME(placement_unit_bytes, placement_unit_bytes)
     SAME(index_page_bytes, index_page_bytes)
     SAME(large_blob_unit_bytes, large_blob_unit_bytes)
+    SAME(page_data_bytes, page_data_bytes)
 #undef SAME
     if (h->clean && load_checkpoint(ftl) == 0) {
         recovery_mark_dirty(ftl);

@@ -26,6 +26,7 @@ struct image_header {
     uint32_t large_blob_unit_bytes; /* 0 in images made before the field existed */
     uint64_t checkpoint_bytes;
     uint64_t checkpoint_checksum;
+    uint32_t page_data_bytes;       /* 0 in images made before the field existed */
 };
 
 /* recovery_format_image() - write a fresh image header (new device). */

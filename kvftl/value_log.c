@@ -24,6 +24,8 @@ void vlog_init(struct kvftl *ftl)
     vl->pu = ftl->cfg.placement_unit_bytes;
     vl->pu_large = ftl->cfg.large_blob_unit_bytes ? ftl->cfg.large_blob_unit_bytes : vl->pu;
     vl->page_fit = ftl->cfg.page_fit_blobs;
+    vl->page_data = ftl->cfg.page_data_bytes;
+    vl->page_bytes = ftl->cfg.page_size_bytes;
     vl->packing = ftl->cfg.packing;
     vl->next_seq = 1;
     vlog_forget(ftl);
@@ -203,6 +205,12 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
         vlog_write(ftl, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
                    now_ns) != 0) {
         return -2;
+    }
+    if (vl->page_data && occ > vl->page_data) {
+        /* a blob split over several data areas: every one of its pages is programmed */
+        if (!vlog_open_page(ftl, (uint32_t)((off + occ - 1) >> ftl->nand.geo.page_shift), now_ns)) {
+            return -2;
+        }
     }
     vl->streaming = false;
 

@@ -67,6 +67,8 @@ struct value_log {
     uint32_t pu;                  /* placement unit */
     uint32_t pu_large;            /* alignment of blobs of at least pu bytes (<= pu) */
     bool page_fit;                /* start a blob on a fresh page rather than straddle (cfg) */
+    uint32_t page_data;           /* data area of a page (cfg page_data_bytes), 0 = whole page */
+    uint32_t page_bytes;          /* NAND page size */
     uint32_t packing;             /* enum kvftl_packing */
 
     uint32_t stripe;              /* open data stripe, UINT32_MAX if none */
@@ -104,6 +106,10 @@ static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
     /* a small blob takes one whole unit; larger ones are rounded to pu_large */
     if (len < vl->pu) {
         return vl->pu;
+    }
+    if (vl->page_data && len > vl->page_data) {
+        /* more than one page's data area: whole pages, one per data area's worth */
+        return (len + vl->page_data - 1) / vl->page_data * vl->page_bytes;
     }
     return (len + vl->pu_large - 1) & ~(vl->pu_large - 1);
 }

@@ -231,6 +231,9 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
     if (n->page_fit_blobs != ON_OFF_AUTO_AUTO) {
         c->page_fit_blobs = n->page_fit_blobs == ON_OFF_AUTO_ON;
     }
+    if (n->page_data_bytes != UINT32_MAX) {
+        c->page_data_bytes = n->page_data_bytes; /* 0 is a value here: the whole page */
+    }
     if (n->packing) {
         static const char *const names[] = { "block", "all", "selective", "backfill" };
         int i;
@@ -426,6 +429,7 @@ static const Property kvssd_props[] = {
     DEFINE_PROP_UINT32("placement-unit-bytes", KvssdState, placement_unit_bytes, 0),
     DEFINE_PROP_UINT32("large-blob-unit-bytes", KvssdState, large_blob_unit_bytes, 0),
     DEFINE_PROP_ON_OFF_AUTO("page-fit-blobs", KvssdState, page_fit_blobs, ON_OFF_AUTO_AUTO),
+    DEFINE_PROP_UINT32("page-data-bytes", KvssdState, page_data_bytes, UINT32_MAX),
     DEFINE_PROP_STRING("packing", KvssdState, packing),
     DEFINE_PROP_UINT32("buffer-entries", KvssdState, buffer_entries, 0),
     DEFINE_PROP_UINT32("dlt-entries", KvssdState, dlt_entries, 0),
@@ -472,6 +476,7 @@ static const struct {
     { "placement-unit-bytes", "value placement granularity in bytes, power of two 1-4096 (0 = preset)" },
     { "large-blob-unit-bytes", "alignment of blobs of at least placement-unit-bytes; smaller ones take a whole unit (power of two 1..placement-unit-bytes; 0 = preset)" },
     { "page-fit-blobs", "a blob that does not fit the rest of its NAND page but fits one page starts on the next page (auto = preset)" },
+    { "page-data-bytes", "bytes of each NAND page that hold blobs, the rest reserved (ECC/parity); a larger blob takes one page per this many bytes (unset = preset; 0 = the whole page; else a multiple of large-blob-unit-bytes from 4096 to page-size-bytes)" },
     { "packing", "packing policy: block, all, selective, backfill (unset = preset)" },
     { "buffer-entries", "NAND page buffer entries (0 = preset)" },
     { "dlt-entries", "DMA Log Table entries (0 = preset / buffer-entries)" },

@@ -138,6 +138,7 @@ struct KvssdState {
     uint32_t placement_unit_bytes, buffer_entries, dlt_entries;
     uint32_t large_blob_unit_bytes;
     OnOffAuto page_fit_blobs;
+    uint32_t page_data_bytes;   /* UINT32_MAX = preset */
     uint64_t index_dram_bytes;
     uint32_t index_page_bytes, bloom_bits_per_key;
     uint64_t max_keys;

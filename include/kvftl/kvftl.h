@@ -83,6 +83,14 @@ struct kvftl_config {
     bool page_fit_blobs;           /* a blob placed at the write pointer that does not fit the rest
                                     * of its NAND page but fits one page starts on the next page;
                                     * default false */
+    uint32_t page_data_bytes;      /* bytes of each NAND page that hold blobs, the rest reserved
+                                    * (ECC / parity); default 0 = the whole page, none of the
+                                    * rules below. Else a multiple of large_blob_unit_bytes (or
+                                    * of placement_unit_bytes if that is 0) from 4096 to
+                                    * page_size_bytes: a blob of at most this many bytes
+                                    * never crosses a page's data area (it starts the next page);
+                                    * a larger one starts a page and occupies
+                                    * ceil(bytes / page_data_bytes) whole pages */
 
     /* Index */
     uint64_t index_dram_bytes;     /* DRAM budget for cached index pages, default 64 MiB */

@@ -34,6 +34,12 @@ static inline bool kvftl_refusal_plausible(struct kvftl *ftl, uint32_t key_bytes
         unit = c->large_blob_unit_bytes;
     }
     uint64_t blob = 64 + (uint64_t)key_bytes + value_bytes + unit + 2ull * c->page_size_bytes;
+    if (c->page_data_bytes) {
+        /* a blob over one page's data area occupies whole pages, one per data area */
+        uint64_t len = 64 + (uint64_t)key_bytes + value_bytes;
+        blob = (len + c->page_data_bytes - 1) / c->page_data_bytes * c->page_size_bytes +
+               2ull * c->page_size_bytes;
+    }
     return st.live_nand_bytes + st.index_nand_bytes + blob > st.capacity_bytes;
 }
 

@@ -322,6 +322,59 @@ static void test_foreground_gc_is_greedy(void)
     kvftl_close(f);
 }
 
+/*
+ * GC of a stripe laid out with a per-page data area (8 KiB pages, 6144
+ * bytes of data each, byte placement, 8-byte keys): L (7000 B, blob 7032,
+ * two whole pages) at 0 and S (100 B, blob 132) at 16384 stay live while
+ * 7000-byte fillers close stripe 0 and are then overwritten with 100-byte
+ * values elsewhere. Stripe 0 then holds 16384 + 132 valid bytes; collecting
+ * it relocates exactly those, L again at a page boundary with its two
+ * pages and S right after them, and every key reads back.
+ */
+static void test_collect_data_area_layout(void)
+{
+    struct kvftl_config c = small_config();
+    c.page_size_bytes = 8192;
+    c.placement_unit_bytes = 1;
+    c.page_data_bytes = 6144;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "L-------", 7000, 0x1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "S-------", 100, 0x2, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "L-------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "S-------"), 16384);
+    char key[16];
+    int n = 0;
+    while (f->vl.stripe == 0) {
+        snprintf(key, sizeof(key), "f%07d", n++);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 7000, 0x3, false), 0);
+    }
+    /* pages 0-1 L, 2 S, then two pages per filler: 286 fit up to page 574 */
+    CU_ASSERT_EQUAL(n, 287);
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "f%07d", i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 100, 0x4, false), 0);
+    }
+    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_DATA);
+    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 16384 + 132);
+    uint64_t now = 0;
+    uint64_t relocated = stats(f).gc_relocated_bytes;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes - relocated, 16384 + 132);
+    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_FREE);
+    uint64_t l = addr_of(f, "L-------");
+    CU_ASSERT(l >= f->nand.geo.stripe_bytes);
+    CU_ASSERT_EQUAL(l % 8192, 0);
+    CU_ASSERT_EQUAL(addr_of(f, "S-------"), l + 16384);
+    CU_ASSERT_EQUAL(get_check(f, "L-------", 7000, 0x1), 0);
+    CU_ASSERT_EQUAL(get_check(f, "S-------", 100, 0x2), 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "f%07d", i);
+        CU_ASSERT_EQUAL(get_check(f, key, 100, 0x4), 0);
+    }
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -337,5 +390,6 @@ int main(void)
     ADD(s, test_gc_keeps_needed_tombstone);
     ADD(s, test_gc_without_plp_programs_before_erase);
     ADD(s, test_foreground_gc_is_greedy);
+    ADD(s, test_collect_data_area_layout);
     return tap_cunit_run();
 }

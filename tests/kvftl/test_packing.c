@@ -278,6 +278,186 @@ static void test_backfill_window_too_small(void)
     kvftl_close(f);
 }
 
+/* ------------------------------------------------------------------ */
+/* Per-page data area (page_data_bytes)                                */
+/* ------------------------------------------------------------------ */
+
+/* 8 KiB pages of which 6 KiB hold blobs, byte placement, packing @p. */
+static struct kvftl_config data_area_config(enum kvftl_packing p)
+{
+    struct kvftl_config c = small_config();
+    c.page_size_bytes = 8192;
+    c.placement_unit_bytes = 1;
+    c.page_data_bytes = 6144;
+    c.packing = p;
+    return c;
+}
+
+/*
+ * The pm983 preset's layout (32 KiB pages, 24.5 KiB data area, 1 KiB unit
+ * for small blobs only), 16-byte keys: a 24 KiB value (blob 24616) fits one
+ * data area, so 4 of them program 4 pages, one page each at 0, 32768,
+ * 65536, 98304; a 25 KiB value (blob 25640) does not, so it occupies two
+ * whole pages and 4 of them program 8 pages, at 0, 65536, 131072, 196608.
+ * This is the characterization paper's Fig. 5 step at 25 KB.
+ */
+static void test_data_area_24k_vs_25k_values(void)
+{
+    for (int big = 0; big < 2; big++) {
+        struct kvftl_config c = small_config();
+        c.page_size_bytes = 32768;
+        c.pages_per_block = 96;
+        c.large_blob_unit_bytes = 1;
+        c.page_data_bytes = 24 * 1024 + 512;
+        c.packing = KVFTL_PACK_ALL;
+        struct kvftl *f = open_or_die(&c);
+        uint32_t vlen = big ? 25 * 1024 : 24 * 1024;
+        char key[17];
+        for (int i = 0; i < 4; i++) {
+            snprintf(key, sizeof(key), "key-%012d", i);
+            CU_ASSERT_EQUAL(put(f, key, vlen, (uint8_t)i, true), 0);
+            CU_ASSERT_EQUAL(addr_of(f, key), (uint64_t)i * (big ? 65536 : 32768));
+        }
+        flush(f);
+        struct kvftl_stats st = stats(f);
+        CU_ASSERT_EQUAL(st.nand_data_pages_programmed, big ? 8 : 4);
+        CU_ASSERT_EQUAL(st.live_nand_bytes, big ? 4 * 65536 : 4 * 24616);
+        for (int i = 0; i < 4; i++) {
+            snprintf(key, sizeof(key), "key-%012d", i);
+            CU_ASSERT_EQUAL(get_check(f, key, vlen, (uint8_t)i), 0);
+        }
+        assert_consistent(f);
+        kvftl_close(f);
+    }
+}
+
+/*
+ * 8 KiB pages, 6144-byte data areas, packing all, 8-byte keys:
+ *   A 4000 B -> blob 4032 at 0
+ *   B 2000 B -> blob 2032 at 4032 (ends at 6064, inside the data area)
+ *   C  100 B -> blob  132 would end at 6196, past the data area: next page,
+ *               8192 (2128 bytes padded)
+ *   D 7000 B -> blob 7032, larger than a data area: two whole pages,
+ *               starting a page: 16384 (8060 padded before, 9352 after)
+ *   E   10 B -> blob 42 at 32768, right after D's two pages
+ * Live NAND bytes 4032 + 2032 + 132 + 16384 + 42; padding 2128 + 8060 + 9352;
+ * after a flush 5 pages are programmed. Without the data area (page_fit
+ * only) C would have gone at 6064 and D at 6196.
+ */
+static void test_data_area_small_blob_starts_next_page(void)
+{
+    struct kvftl_config c = data_area_config(KVFTL_PACK_ALL);
+    struct kvftl *f = open_or_die(&c);
+    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------" };
+    uint32_t lens[] = { 4000, 2000, 100, 7000, 10 };
+    uint64_t want[] = { 0, 4032, 8192, 16384, 32768 };
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
+        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
+    }
+    CU_ASSERT_EQUAL(f->vl.wp, 32810);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 4032 + 2032 + 132 + 16384 + 42);
+    CU_ASSERT_EQUAL(st.padding_bytes, 2128 + 8060 + 9352);
+    flush(f);
+    CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 5);
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
+    }
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Block policy with the data area: every blob at a 4 KiB boundary and
+ * within its page's 6144 bytes. A 1000 B DMA value (blob 1032) at 0; B
+ * 2000 B (blob 2032) at 4096 would end at 6128, inside; C 2100 B (blob
+ * 2132) at 12288 would end at 6228 in its page, past 6144: next page, 16384.
+ */
+static void test_data_area_block_policy(void)
+{
+    struct kvftl_config c = data_area_config(KVFTL_PACK_BLOCK);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "A-------", 1000, 1, true), 0);
+    CU_ASSERT_EQUAL(put(f, "B-------", 2000, 2, true), 0);
+    CU_ASSERT_EQUAL(put(f, "X-------", 100, 3, true), 0);
+    CU_ASSERT_EQUAL(put(f, "C-------", 2100, 4, true), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
+    CU_ASSERT_EQUAL(addr_of(f, "X-------"), 8192);
+    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 16384);
+    CU_ASSERT_EQUAL(get_check(f, "C-------", 2100, 4), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * Backfill with the data area, 8-byte keys:
+ *   I1 1968 B inline -> blob 2000 at 0
+ *   M1 3000 B by DMA -> blob 3032; 4096 + 3032 passes the data area, so it
+ *                       goes ahead of the write pointer at 8192 (DLT)
+ *   I2 3000 B inline -> blob 3032 fills the gap at 2000 (ends at 5032,
+ *                       inside the data area): one backfill
+ *   I3 4200 B inline -> blob 4232 at 5032 would pass 6144, and the next
+ *                       page is M1's: the DLT head is consumed (5032..8192
+ *                       padded), wp = 11224, and I3 (3032 + 4232 > 6144 in
+ *                       that page) starts page 2, 16384
+ * Without the data-area check I3 would have "fit" the gap at 5032.
+ */
+static void test_data_area_backfill_gap(void)
+{
+    struct kvftl_config c = data_area_config(KVFTL_PACK_BACKFILL);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "I1------", 1968, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "M1------", 3000, 2, true), 0);
+    CU_ASSERT_EQUAL(put(f, "I2------", 3000, 3, false), 0);
+    CU_ASSERT_EQUAL(put(f, "I3------", 4200, 4, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "I1------"), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "M1------"), 8192);
+    CU_ASSERT_EQUAL(addr_of(f, "I2------"), 2000);
+    CU_ASSERT_EQUAL(addr_of(f, "I3------"), 16384);
+    CU_ASSERT_EQUAL(f->vl.wp, 16384 + 4232);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.dlt_backfills, 1);
+    CU_ASSERT_EQUAL(st.padding_bytes, (8192 - 5032) + (16384 - 11224));
+    CU_ASSERT_EQUAL(get_check(f, "M1------", 3000, 2), 0);
+    CU_ASSERT_EQUAL(get_check(f, "I3------", 4200, 4), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/* page_data_bytes is checked: range, unit, and the largest blob must fit a stripe. */
+static void test_data_area_config_check(void)
+{
+    char err[256];
+    struct kvftl_config c = data_area_config(KVFTL_PACK_ALL);
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), 0);
+    c.page_data_bytes = 2048;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "page_data_bytes is 2048; it must be 0 (the whole page) or a "
+                                "multiple of the large blob unit (1) from 4096 to "
+                                "page_size_bytes (8192)");
+    c.page_data_bytes = 8193;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    c = data_area_config(KVFTL_PACK_ALL);
+    c.placement_unit_bytes = 1024;
+    c.page_data_bytes = 6000; /* not a multiple of the 1 KiB unit */
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "page_data_bytes is 6000; it must be 0 (the whole page) or a "
+                                "multiple of the large blob unit (1024) from 4096 to "
+                                "page_size_bytes (8192)");
+    /* 2 MiB + 279 B in 4096-byte data areas: 513 pages of 8 KiB, more than 300 */
+    c = data_area_config(KVFTL_PACK_ALL);
+    c.pages_per_block = 300;
+    c.page_data_bytes = 4096;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "page_data_bytes is 4096; the largest blob would occupy 4202496 "
+                                "bytes of whole pages, more than an erase stripe (2457600 "
+                                "bytes): raise it or enlarge the stripe");
+    c.page_data_bytes = 0;
+    CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -293,5 +473,10 @@ int main(void)
     ADD(s, test_hybrid_value_placed_as_dma);
     ADD(s, test_dlt_full_drains);
     ADD(s, test_backfill_window_too_small);
+    ADD(s, test_data_area_24k_vs_25k_values);
+    ADD(s, test_data_area_small_blob_starts_next_page);
+    ADD(s, test_data_area_block_policy);
+    ADD(s, test_data_area_backfill_gap);
+    ADD(s, test_data_area_config_check);
     return tap_cunit_run();
 }

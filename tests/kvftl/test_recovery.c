@@ -334,6 +334,61 @@ static void test_crash_scan_fine_units_and_page_fit(void)
     unlink(image);
 }
 
+/*
+ * A crash mount scans a log laid out with a per-page data area (8 KiB
+ * pages, 6144 data bytes, 1 KiB unit for small blobs only, 8-byte keys):
+ *   A   50 B -> 1024 (padded) at 0
+ *   B 5000 B -> blob 5032 at 1024 (ends at 6056, inside the data area)
+ *   C  100 B -> 1024 (padded) would pass 6144: next page, 8192
+ *   D 7000 B -> blob 7032, two whole pages from 16384
+ *   E 2000 B -> blob 2032 at 32768, right after D's pages
+ * Every pair is found where it was written; a mount with another
+ * page_data_bytes is refused.
+ */
+static void test_crash_scan_data_area(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.plp = false;
+    c.page_size_bytes = 8192;
+    c.large_blob_unit_bytes = 1;
+    c.page_data_bytes = 6144;
+    struct kvftl *f = open_or_die(&c);
+    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------" };
+    uint32_t lens[] = { 50, 5000, 100, 7000, 2000 };
+    uint64_t want[] = { 0, 1024, 8192, 16384, 32768 };
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
+        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
+    }
+    kvftl_power_cut_after(f, 1);
+    flush(f);                       /* programs the partial page 4: the one program allowed */
+    CU_ASSERT_TRUE(ftl_powered(f));
+    put(f, "late", 7000, 1, false); /* needs a program: the power goes */
+    CU_ASSERT_FALSE(ftl_powered(f));
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 5);
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
+        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
+    }
+    /* writing resumes with the same rules */
+    CU_ASSERT_EQUAL(put(f, "F-------", 7000, 6, false), 0);
+    CU_ASSERT_EQUAL(addr_of(f, "F-------") % 8192, 0);
+    CU_ASSERT_EQUAL(get_check(f, "F-------", 7000, 6), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    c.page_data_bytes = 0;
+    char err[512], msg[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(msg, sizeof(msg),
+             "image_path %s was made with page_data_bytes 6144; the configuration says 0", image);
+    CU_ASSERT_STRING_EQUAL(err, msg);
+    unlink(image);
+}
+
 /* Format erases every key (also across a crash mount) and keeps the counters. */
 static void test_format(void)
 {
@@ -678,6 +733,7 @@ int main(void)
     ADD(s, test_recovery_after_gc);
     ADD(s, test_image_geometry_mismatch);
     ADD(s, test_crash_scan_fine_units_and_page_fit);
+    ADD(s, test_crash_scan_data_area);
     ADD(s, test_format);
     ADD(s, test_killed_process_image);
     ADD(s, test_sigkill_plp_keeps_completed);

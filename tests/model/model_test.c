@@ -292,6 +292,8 @@ struct scenario {
     uint32_t power_cuts;     /* kvftl_power_cut_after cuts (plus one plain power cycle) */
     bool file_backed;        /* image_path in /tmp; clean close/open restarts too */
     bool format_midway;
+    uint32_t large_blob_unit_bytes; /* 0 = placement_unit_bytes */
+    uint32_t page_data_bytes;       /* 0 = the whole page */
 };
 
 /* One operation, kept in a ring for the failure report. */
@@ -433,6 +435,9 @@ static bool open_device(struct run *r)
     return true;
 }
 
+/* header + longest key + largest value */
+#define BLOB_MAX (24u + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES)
+
 static void make_config(struct run *r)
 {
     const struct scenario *sc = r->sc;
@@ -449,6 +454,16 @@ static void make_config(struct run *r)
     uint32_t dies = r->cfg.channels * r->cfg.dies_per_channel;
     r->cfg.blocks_per_die = sc->blocks_per_die;
     r->cfg.pages_per_block = (2300000 / dies + sc->page_size_bytes - 1) / sc->page_size_bytes;
+    if (sc->page_data_bytes) {
+        /* the largest blob takes one whole page per data area's worth */
+        uint32_t pages = (BLOB_MAX + sc->page_data_bytes - 1) / sc->page_data_bytes;
+        uint32_t per_die = (pages + dies - 1) / dies + 1;
+        if (r->cfg.pages_per_block < per_die) {
+            r->cfg.pages_per_block = per_die;
+        }
+    }
+    r->cfg.large_blob_unit_bytes = sc->large_blob_unit_bytes;
+    r->cfg.page_data_bytes = sc->page_data_bytes;
     r->cfg.gc_high_watermark_blocks = 4;
     r->cfg.gc_low_watermark_blocks = 2;
     r->cfg.page_size_bytes = sc->page_size_bytes;
@@ -1717,6 +1732,15 @@ static const struct scenario scenarios[] = {
       .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1, .plp = true, .bloom = true,
       .page_size_bytes = 16384, .blocks_per_die = 12, .channels = 4, .dies_per_channel = 8,
       .pool_keys = 3000, .power_cuts = 3 },
+    /*
+     * The pm983 preset's placement (32 KiB pages, 1 KiB unit for small blobs
+     * only, 24.5 KiB of each page for data, the rest reserved): blobs keep
+     * out of the reserved tails and values over 24.5 KiB take whole pages.
+     */
+    { .name = "pm983_page_data_area", .seed = 0x5eed000a, .ops = OPS,
+      .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1024, .large_blob_unit_bytes = 1,
+      .page_data_bytes = 24 * 1024 + 512, .plp = true, .bloom = true,
+      .page_size_bytes = 32768, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
 };
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -1731,6 +1755,7 @@ SCENARIO_TEST(5)
 SCENARIO_TEST(6)
 SCENARIO_TEST(7)
 SCENARIO_TEST(8)
+SCENARIO_TEST(9)
 
 /* The suite's volume: at least 1,000,000 random operations across all scenarios. */
 static void test_total_operations(void)
@@ -1744,7 +1769,7 @@ int main(void)
     static void (*const fns[])(void) = {
         test_scenario_0, test_scenario_1, test_scenario_2, test_scenario_3,
         test_scenario_4, test_scenario_5, test_scenario_6, test_scenario_7,
-        test_scenario_8,
+        test_scenario_8, test_scenario_9,
     };
     G_STATIC_ASSERT(sizeof(fns) / sizeof(fns[0]) == N_SCENARIOS);
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -99,5 +99,7 @@ check_realize mdts=2 "mdts is 2; it must be from 9"
 check_realize preset=nosuch "preset is 'nosuch'"
 check_realize placement-unit-bytes=1024,large-blob-unit-bytes=2048 \
     "large_blob_unit_bytes is 2048; it must be 0 or a power of two from 1 to placement_unit_bytes (1024)"
+check_realize preset=pm983,page-data-bytes=2048 \
+    "page_data_bytes is 2048; it must be 0 (the whole page) or a multiple of the large blob unit (1) from 4096 to page_size_bytes (32768)"
 
 [ $failed -eq 0 ]
