@@ -90,7 +90,8 @@ struct pci_queue {
 
 struct kvssd_pci {
     char bdf[32];
-    char driver[64]; /* the kernel driver unbound at attach ("" = none) */
+    char driver[64]; /* the kernel driver to rebind at detach ("" = none) */
+    bool was_unbound; /* no driver was bound at attach */
     volatile uint8_t *bar;
     size_t bar_len;
     uint64_t cap;
@@ -175,8 +176,24 @@ static int unbind_driver(struct kvssd_pci *p)
     char path[PATH_MAX], link[PATH_MAX];
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", p->bdf);
     ssize_t n = readlink(path, link, sizeof(link) - 1);
-    if (n <= 0)
-        return 0; /* no driver bound */
+    if (n <= 0) {
+        /*
+         * Unbound (e.g. left so by KVSSD_PCI_REBIND=0): an NVMe function
+         * (class 010802h) still goes to the nvme driver at close.
+         */
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", p->bdf);
+        char cls[16] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            if (read(fd, cls, sizeof(cls) - 1) < 0)
+                cls[0] = '\0';
+            close(fd);
+        }
+        if (!strncmp(cls, "0x010802", 8))
+            snprintf(p->driver, sizeof(p->driver), "nvme");
+        p->was_unbound = true;
+        return 0;
+    }
     link[n] = '\0';
     const char *base = strrchr(link, '/');
     if (snprintf(p->driver, sizeof(p->driver), "%s", base ? base + 1 : link) >=
@@ -203,12 +220,15 @@ static int unbind_driver(struct kvssd_pci *p)
 static void rebind_driver(struct kvssd_pci *p)
 {
     char path[PATH_MAX];
-    if (!p->driver[0])
+    const char *keep = getenv(KVSSD_PCI_REBIND_ENV);
+    if (!p->driver[0] || (keep && !strcmp(keep, "0")))
         return;
     snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/bind", p->driver);
     if (write_file(path, p->bdf)) {
-        say(p, "cannot rebind it to the kernel driver %s (%s): %s", p->driver, path,
-            strerror(errno));
+        /* without a driver at attach, a driver that is not loaded is no error */
+        if (!p->was_unbound || access(path, F_OK) == 0)
+            say(p, "cannot rebind it to the kernel driver %s (%s): %s", p->driver, path,
+                strerror(errno));
         return;
     }
     if (strcmp(p->driver, "nvme"))

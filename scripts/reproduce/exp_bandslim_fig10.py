@@ -12,6 +12,13 @@ every extra command is one more synchronous passthrough round trip; the
 device's simulated time cannot see that cost (a command's device time is
 nanoseconds), so throughput here is the guest's wall clock (labelled):
 ROUNDS interleaved rounds, each configuration's best round.
+
+prp-pci, inline-full and adaptive-full run the same workloads over
+libkvssd's user-space PCI transport (kvbench --device pci:nvme0): whole
+SQEs, so inline uses BandSlim's full layout (35 value bytes in the head, 56
+per transfer) as the paper's driver does, and no kernel passthrough sits in
+a command's path. Their throughput is compared among themselves (one
+transport), their traffic against the same prp baseline.
 """
 
 import common as C
@@ -25,7 +32,9 @@ SETUP = ("Device preset cosmos (BandSlim's Cosmos+ geometry), sync engine, queue
          "(as BandSlim's passthrough driver). ")
 
 WORKLOADS = ["B", "C", "D", "M"]
-MODES = ["prp", "inline", "adaptive", "adaptive-cal"]
+MODES = ["prp", "inline", "adaptive", "adaptive-cal", "prp-pci", "inline-full", "adaptive-full"]
+PCI_MODES = ["prp-pci", "inline-full", "adaptive-full"]  # one transport: compared among themselves
+PCI = "pci:nvme0"  # libkvssd's user-space PCI transport (docs/host.md)
 XFER = "/tmp/rp-xfer.conf"  # in the guest: the calibrated threshold file
 TIE = 0.10  # within 10 % of the best counts as tied: TCG wall clock is noisy
 ROUNDS = 5
@@ -34,6 +43,10 @@ SCALE = ("paper: 1 M Stores per workload; here 1 000 per workload and method (in
 
 
 def bench(w, mode, n):
+    if mode in PCI_MODES:
+        base = {"prp-pci": "prp", "inline-full": "inline", "adaptive-full": "adaptive"}[mode]
+        keys = max(200, n // 4) if base == "inline" else n
+        return C.kvbench(preset=w, keys=keys, mode=base, device=PCI)
     if mode == "adaptive-cal":
         return C.kvbench(preset=w, keys=n, mode="adaptive", xfer_config=XFER)
     if mode == "inline":  # up to 67 commands per Store on W(C): fewer Stores
@@ -126,17 +139,41 @@ def analyze(raw, scale):
     paper_best = {w: pts[w]["adaptive"]["guest_ops_per_s"] >= (1 - TIE) * max(
         pts[w][m]["guest_ops_per_s"] for m in MODES) for w in WORKLOADS}
     rec["numbers"].update({"W(%s)_adaptive_best_or_tied" % w: paper_best[w] for w in WORKLOADS})
+    # the full layout over the pci transport: adaptive-full against that transport's methods
+    cut_m_full = C.reduction(pts["M"]["adaptive-full"]["pcie_bytes"], pts["M"]["prp"]["pcie_bytes"])
+    cut_m_inline_full = C.reduction(pts["M"]["inline-full"]["pcie_bytes"],
+                                    pts["M"]["prp"]["pcie_bytes"])
+    full_best = {w: pts[w]["adaptive-full"]["guest_ops_per_s"] >= (1 - TIE) * max(
+        pts[w][m]["guest_ops_per_s"] for m in PCI_MODES) for w in WORKLOADS}
+    rec["numbers"].update({"W(M)_adaptive_full_traffic_cut_pct": round(cut_m_full, 1),
+                           "W(M)_inline_full_traffic_cut_pct": round(cut_m_inline_full, 1)})
+    rec["numbers"].update({"W(%s)_adaptive_full_best_or_tied_on_pci" % w: full_best[w]
+                           for w in WORKLOADS})
+    full_ok = cut_m_full >= 90.0 and all(full_best.values())
+    rec["ours"] += ("; full layout over the pci transport: W(M) cut %.1f %% (adaptive-full), "
+                    "%.1f %% (inline-full); adaptive-full best or tied among that transport's "
+                    "methods on %s" % (cut_m_full, cut_m_inline_full,
+                                       ", ".join(w for w in WORKLOADS if full_best[w]) or "none"))
     both = ((cut_m >= 90.0 and all(paper_best.values())) or
-            (cut_m_cal >= 90.0 and all(best_ok.values())))
+            (cut_m_cal >= 90.0 and all(best_ok.values())) or full_ok)
     rec["met"] = True if both else (
         "partly" if cut_m >= 90.0 or all(best_ok.values()) else False)
     losers = [w for w in WORKLOADS if not best_ok[w]]
-    rec["why"] = ("no single threshold does both here: the paper's 128 B gives the W(M) cut "
+    full_why = ("With the full layout over libkvssd's pci transport (BandSlim's driver fills "
+                "CDW4-9 too), adaptive with the paper's 128 B threshold cuts W(M) traffic by "
+                "%.1f %% and inline by %.1f %% (paper: 93.3 %% and 97.9 %%), and adaptive is "
+                "best or tied among that transport's methods on %s (guest wall clock, best of "
+                "%d rounds; no kernel passthrough in a command's path there). " % (
+                    cut_m_full, cut_m_inline_full,
+                    ", ".join(w for w in WORKLOADS if full_best[w]) or "none", ROUNDS))
+    rec["why"] = full_why + ("on stock passthrough no single threshold does both: the paper's 128 B gives the W(M) cut "
                   "but is best or tied only on %s; the calibrated one is best or tied on %s "
                   "but sends W(M) by PRP. " % (
                       ", ".join(w for w in WORKLOADS if paper_best[w]) or "none",
                       ", ".join(w for w in WORKLOADS if best_ok[w]) or "none")
-                  if not both else "") + ("Traffic is the device's counters. Throughput is "
+                  if not ((cut_m >= 90.0 and all(paper_best.values())) or
+                          (cut_m_cal >= 90.0 and all(best_ok.values()))) else "") + (
+                  "Traffic is the device's counters. Throughput is "
                   "the guest's wall clock: "
                   "under TCG a passthrough command costs ~100 us of emulated kernel work while "
                   "a 4 KiB DMA costs little, so piggybacking pays off only for values that fit "

@@ -16,7 +16,7 @@
 #   KVSSD_GUEST_BENCH_SECONDS   length of the kvbench verification run (default 60)
 #   KVSSD_GUEST_KERNELS         guest kernels for the nvme group (default
 #                               "bookworm trixie": Linux 6.1 and 6.12)
-#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench (default all)
+#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci (default all)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib/common.sh"
@@ -27,7 +27,7 @@ bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
 [[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
     die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
 kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
-groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench}
+groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
 if [ -n "${KVSSD_GUEST_KEEP:-}" ]; then
@@ -176,10 +176,11 @@ for g in $groups; do
             esac
         done ;;
     kv) run_group kv kv --cpus 2 ;;
+    pci) run_group pci pci --cpus 2 ;;
     bench)
         GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 ;;
     persist) persist_group ;;
-    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench" ;;
+    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci" ;;
     esac
 done
 
