@@ -225,10 +225,11 @@ static void rebind_driver(struct kvssd_pci *p)
         return;
     snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/bind", p->driver);
     if (write_file(path, p->bdf)) {
+        int e = errno;
         /* without a driver at attach, a driver that is not loaded is no error */
         if (!p->was_unbound || access(path, F_OK) == 0)
             say(p, "cannot rebind it to the kernel driver %s (%s): %s", p->driver, path,
-                strerror(errno));
+                strerror(e));
         return;
     }
     if (strcmp(p->driver, "nvme"))
