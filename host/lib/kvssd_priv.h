@@ -46,6 +46,7 @@ enum kvssd_wire_layout kvssd_dev_wire(const struct kvssd_dev *dev);
 #define KVSSD_PCI_DATA_BYTES KVSSD_VALUE_MAX        /* largest transfer: one bounce */
 #define KVSSD_PCI_TIMEOUT_ENV "KVSSD_PCI_TIMEOUT_MS"
 #define KVSSD_PCI_TIMEOUT_MS_DEFAULT 30000u
+#define KVSSD_PCI_REBIND_ENV "KVSSD_PCI_REBIND" /* "0": leave the function unbound at close */
 
 /*
  * Attach to the PCI function named by @spec ("0000:00:04.0", "00:04.0" or
