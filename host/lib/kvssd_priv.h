@@ -47,6 +47,8 @@ enum kvssd_wire_layout kvssd_dev_wire(const struct kvssd_dev *dev);
 #define KVSSD_PCI_TIMEOUT_ENV "KVSSD_PCI_TIMEOUT_MS"
 #define KVSSD_PCI_TIMEOUT_MS_DEFAULT 30000u
 #define KVSSD_PCI_REBIND_ENV "KVSSD_PCI_REBIND" /* "0": leave the function unbound at close */
+/* "1": drive a function whose PCI IDs are not the emulated KV-SSD's (at your own risk) */
+#define KVSSD_PCI_ANY_ENV "KVSSD_PCI_ANY"
 
 /*
  * Attach to the PCI function named by @spec ("0000:00:04.0", "00:04.0" or

@@ -142,6 +142,45 @@ static long read_long(const char *path)
     return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
+static long read_hex(const char *path)
+{
+    char buf[32] = "";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    return n > 0 ? strtol(buf, NULL, 16) : -1;
+}
+
+/*
+ * Taking a function from its kernel driver takes its namespaces away from
+ * the system: a wrong BDF (or nvmeN) could be the disk the system runs
+ * from. So only the emulated KV-SSD's PCI IDs (include/kvssd/ext.h) are
+ * driven, unless KVSSD_PCI_ANY=1 says the caller knows the function is a
+ * KV-SSD nobody else uses.
+ */
+static int check_identity(struct kvssd_pci *p)
+{
+    const char *any = getenv(KVSSD_PCI_ANY_ENV);
+    if (any && !strcmp(any, "1"))
+        return 0;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", p->bdf);
+    long vendor = read_hex(path);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", p->bdf);
+    long device = read_hex(path);
+    if (vendor != KVSSD_PCI_VENDOR_ID || device != KVSSD_PCI_DEVICE_ID) {
+        say(p, "its PCI IDs are %04lx:%04lx, not the emulated KV-SSD's (%04x:%04x); taking it "
+            "from its kernel driver could take a disk away from the system, so it is refused "
+            "(set %s=1 to drive another KV-SSD this way)", vendor & 0xffff, device & 0xffff,
+            KVSSD_PCI_VENDOR_ID, KVSSD_PCI_DEVICE_ID, KVSSD_PCI_ANY_ENV);
+        errno = ENODEV;
+        return -1;
+    }
+    return 0;
+}
+
 /* "0000:00:04.0", "00:04.0" or "nvme0" -> the canonical BDF. */
 static int resolve_bdf(const char *spec, char *bdf, size_t len)
 {
@@ -626,6 +665,10 @@ int kvssd_pci_attach(const char *spec, struct kvssd_pci **pp, char *bdf, size_t 
             return -KVSSD_ERR_INVALID_ARGUMENT;
         }
         p->timeout_ms = (uint32_t)v;
+    }
+    if (check_identity(p)) {
+        rc = -KVSSD_ERR_NO_DEVICE;
+        goto fail;
     }
     if (unbind_driver(p) || map_bar(p) || enable_bus_master(p) || alloc_region(p))
         goto fail;

@@ -22,8 +22,7 @@
 #define TYPE_KVSSD "kvssd"
 OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
 
-#define KVSSD_PCI_VENDOR_ID 0x144d   /* Samsung */
-#define KVSSD_PCI_DEVICE_ID 0xa8ff   /* our own: not a real Samsung product */
+/* KVSSD_PCI_VENDOR_ID / KVSSD_PCI_DEVICE_ID: include/kvssd/ext.h */
 #define KVSSD_MAX_IOQPAIRS 64
 #define KVSSD_MQES 1023              /* CAP.MQES: queues of up to 1024 entries */
 #define KVSSD_PAGE_BYTES 4096        /* the only memory page size (CAP.MPSMIN = MPSMAX = 0) */

@@ -26,6 +26,14 @@
 extern "C" {
 #endif
 
+/*
+ * The emulated controller's PCI IDs (Samsung's vendor ID; the device ID is
+ * our own, not a real Samsung product). The host library's pci transport
+ * drives only functions with these IDs unless told otherwise.
+ */
+#define KVSSD_PCI_VENDOR_ID 0x144d
+#define KVSSD_PCI_DEVICE_ID 0xa8ff
+
 enum kvssd_ext_opcode {
     KVSSD_OPC_INLINE_HEAD = 0x81,      /* stock layout head (may carry PRP data: hybrid) */
     KVSSD_OPC_INLINE_XFER = 0x85,      /* stock layout transfer */
