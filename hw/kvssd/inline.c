@@ -10,7 +10,9 @@
  * CPU, so fragments of one stream may arrive on different queues in any
  * order: reassembly is by tag and sequence number only. The command that
  * delivers the last byte hands the value to kvftl_store() and completes
- * with the Store's status.
+ * with the Store's status. A stock head with the full-tail bit
+ * (KVSSD_INLINE_FULL_TAIL) opens a stream whose transfers are 8Dh: the
+ * stream's layout is that of its transfers, not of its head.
  *
  * Memory is bounded: at most tag_table_entries streams and staged keys,
  * each stream buffer sized by its declared value size (<= 2 MiB) and
@@ -281,19 +283,30 @@ void kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req,
     const uint8_t *head_value;
     uint32_t head_cap, dma_bytes, inline_total, head_bytes, xfer_payload, rest;
     uint16_t tag, idx = KVSSD_SLOT_NONE;
+    enum kvssd_inline_layout stream_layout = layout; /* the layout its transfers must use */
     uint8_t *buf;
     uint16_t st;
 
     ns->xfer->inline_commands++;
     if (layout == KVSSD_LAYOUT_STOCK) {
-        if (KVSSD_RESERVED(cdw11, KVSSD_TAG_MASK | KVSSD_INLINE_HYBRID) ||
+        if (KVSSD_RESERVED(cdw11, KVSSD_TAG_MASK | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL) ||
             (staged && (sqe->cdw[2] & ~KVSSD_TAG_MASK))) {
             req->status = KVSSD_SC_INVALID_FIELD;
             return;
         }
         tag = cdw11 & KVSSD_TAG_MASK;
         dma_bytes = (cdw11 & KVSSD_INLINE_HYBRID) ? value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1) : 0;
-        xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
+        if (cdw11 & KVSSD_INLINE_FULL_TAIL) {
+            /* the tail comes in 8Dh transfers, whose tags are those of the full layout */
+            if (tag > KVSSD_INLINE_FULL_MAX_TAG) {
+                req->status = KVSSD_SC_INVALID_FIELD;
+                return;
+            }
+            stream_layout = KVSSD_LAYOUT_FULL;
+            xfer_payload = KVSSD_INLINE_XFER_FULL_PAYLOAD;
+        } else {
+            xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
+        }
     } else {
         tag = cdw11 & KVSSD_INLINE_FULL_MAX_TAG;
         dma_bytes = 0;
@@ -400,7 +413,7 @@ void kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req,
 
         s->key_bytes = key_bytes;
         memcpy(s->key, key, key_bytes);
-        sm->layout = (uint8_t)layout;
+        sm->layout = (uint8_t)stream_layout;
         sm->options = options;
         sm->value_bytes = value_bytes;
         sm->dma_bytes = dma_bytes;

@@ -104,7 +104,9 @@ static inline uint32_t kvssd_iter_entry_bytes(uint32_t key_len, int with_value, 
  *     CDW10[21:0]  value size (0..2 MiB)
  *     CDW10[23:22] store options (KVSSD_STORE_OPT_* << 22)
  *     CDW10[31:24] key length
- *     CDW11[11:0]  tag; CDW11[16] hybrid; other bits reserved (0)
+ *     CDW11[11:0]  tag; CDW11[16] hybrid; CDW11[17] full tail (the
+ *       stream's transfers are full-layout 8Dh, 56 bytes each; tag 0..255);
+ *       other bits reserved (0)
  *     payload area, in order: CDW2, CDW3, CDW12, CDW13, CDW14, CDW15
  *       (24 bytes): the key first when key length <= 16 (else the key is
  *       staged and CDW2[11:0] is not payload but the staged-key tag, and the
@@ -126,6 +128,13 @@ static inline uint32_t kvssd_iter_entry_bytes(uint32_t key_len, int with_value, 
 #define KVSSD_INLINE_OPT_SHIFT 22
 #define KVSSD_INLINE_KLEN_SHIFT 24
 #define KVSSD_INLINE_HYBRID (1u << 16)
+/*
+ * Stock head (81h) only: the stream's transfers use the full layout (8Dh,
+ * 56 bytes each) instead of 85h. For hosts that write whole SQEs: the head
+ * keeps its data pointer (hybrid) and its staged-key form, the tail costs
+ * half the commands. The tag must be 0..255.
+ */
+#define KVSSD_INLINE_FULL_TAIL (1u << 17)
 #define KVSSD_INLINE_SEQ_SHIFT 12
 #define KVSSD_INLINE_SEQ_MAX 0xfffffu
 

@@ -407,6 +407,49 @@ void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *val
     }
 }
 
+void encode_inline_full_tail(const uint8_t *key, uint32_t key_len, const uint8_t *value,
+                             uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
+                             uint32_t staged_tag, struct inline_cmds *out)
+{
+    static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
+    static const uint8_t head_staged_dw[] = {3, 12, 13, 14, 15};
+    static const uint8_t xfer_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    uint32_t dma = hybrid ? value_len / 4096 * 4096 : 0;
+    uint32_t inl = value_len - dma;
+    uint32_t cap = key_len > 16 ? 20 : 24 - key_len;
+    uint32_t head = inl < cap ? inl : cap;
+    uint32_t xfers = div_round_up(inl - head, 56);
+    uint8_t p[24];
+    struct kvssd_sqe *s;
+
+    out->n = 1 + xfers;
+    out->dma_bytes = dma;
+    out->sqe = calloc(out->n, sizeof(*out->sqe));
+    s = &out->sqe[0];
+    *s = sqe_new(KVSSD_OPC_INLINE_HEAD);
+    s->cdw[10] = kvssd_inline_head_cdw10(value_len, options, key_len);
+    s->cdw[11] = tag | KVSSD_INLINE_FULL_TAIL | (hybrid ? KVSSD_INLINE_HYBRID : 0);
+    memset(p, 0, sizeof(p));
+    if (key_len > 16) {
+        memcpy(p, value + dma, head);
+        put_payload(s, head_staged_dw, 5, p, head);
+        s->cdw[2] = staged_tag;
+    } else {
+        memcpy(p, key, key_len);
+        memcpy(p + key_len, value + dma, head);
+        put_payload(s, head_dw, 6, p, key_len + head);
+    }
+    for (uint32_t seq = 1; seq <= xfers; seq++) {
+        uint32_t off = dma + head + (seq - 1) * 56;
+        uint32_t n = value_len - off < 56 ? value_len - off : 56;
+
+        s = &out->sqe[seq];
+        *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
+        s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
+        put_payload(s, xfer_dw, 14, value + off, n);
+    }
+}
+
 void inline_cmds_free(struct inline_cmds *c)
 {
     free(c->sqe);

@@ -92,6 +92,13 @@ void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *va
 void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *value,
                         uint32_t value_len, uint32_t options, uint32_t tag,
                         struct inline_cmds *out);
+/*
+ * Stock head (81h) with the full-tail bit (CDW11[17]) and full-layout
+ * transfers (8Dh, 56 bytes each); hybrid and staged keys as the stock encoder.
+ */
+void encode_inline_full_tail(const uint8_t *key, uint32_t key_len, const uint8_t *value,
+                             uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
+                             uint32_t staged_tag, struct inline_cmds *out);
 void inline_cmds_free(struct inline_cmds *c);
 
 #endif

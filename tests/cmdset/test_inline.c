@@ -678,6 +678,214 @@ static void test_table_reusable_after_expiry(void)
     inline_cmds_free(&c);
 }
 
+/* ---- Full tail (CDW11[17]): stock head, full-layout transfers ------------ */
+
+/*
+ * Hybrid 4 KiB + 100 with the full-tail bit: the head carries 4096 bytes by
+ * data pointer and 20 tail bytes; two 8Dh transfers carry 56 and 24 (DW0
+ * 4116, 4172, 4196); inline_commands 3, inline_bytes 100; kvftl sees 100
+ * inline bytes and 4096 by DMA; the value comes back byte-exact.
+ */
+static void test_full_tail_hybrid_4k_plus_100(void)
+{
+    static const uint32_t expect_dw0[] = {4116, 4172, 4196};
+    uint8_t v[4196];
+    struct inline_cmds c;
+    struct fake_host h = fake_host_over(v, 4096);
+    struct kvftl_stats st;
+
+    fill_pattern(v, sizeof(v), 60);
+    encode_inline_full_tail(key4, 4, v, 4196, 0, 200, true, 0, &c);
+    CU_ASSERT_EQUAL_FATAL(c.n, 3);
+    CU_ASSERT_EQUAL(c.sqe[0].cdw[0] & 0xff, KVSSD_OPC_INLINE_HEAD);
+    CU_ASSERT_EQUAL(c.sqe[1].cdw[0] & 0xff, KVSSD_OPC_INLINE_XFER_FULL);
+    for (uint32_t i = 0; i < 3; i++) {
+        struct kvssd_req r = fx_exec(&c.sqe[i], i == 0 ? &h : NULL);
+
+        CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(r.dw0, expect_dw0[i]);
+        CU_ASSERT_EQUAL(r.dw1, i == 2 ? KVSSD_INLINE_DW1_STORED : 0);
+    }
+    CU_ASSERT_EQUAL(h.from_bytes, 4096);
+    CU_ASSERT_EQUAL(fx.xfer.inline_commands, 3);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 100);
+    CU_ASSERT_EQUAL(fx.xfer.commands, 3);
+    kvftl_stats_get(fx.ftl, &st);
+    CU_ASSERT_EQUAL(st.host_bytes_in_inline, 100);
+    CU_ASSERT_EQUAL(st.host_bytes_in_dma, 4096);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
+    assert_stored(key4, 4, v, 4196);
+    inline_cmds_free(&c);
+}
+
+/*
+ * Hybrid 4 KiB + t with the full-tail bit, t = 1, 20, 21, 56, 57, 76, 77,
+ * 100, 2048, 4095: 1 + ceil((t - 20) / 56) commands (1, 1, 2, 2, 2, 2, 3,
+ * 3, 38, 74), transfers executed in reverse order, each value byte-exact.
+ */
+static void test_full_tail_hybrid_round_trips(void)
+{
+    static const uint32_t tails[] = {1, 20, 21, 56, 57, 76, 77, 100, 2048, 4095};
+    static const uint32_t expect_cmds[] = {1, 1, 2, 2, 2, 2, 3, 3, 38, 74};
+    uint8_t *v = malloc(8191);
+    uint64_t commands = 0, bytes = 0;
+
+    for (uint32_t i = 0; i < G_N_ELEMENTS(tails); i++) {
+        uint32_t n = 4096 + tails[i];
+        uint8_t key[4] = {'f', 't', 0, (uint8_t)i};
+        struct fake_host h = fake_host_over(v, 4096);
+        struct inline_cmds c;
+
+        fill_pattern(v, n, 61 + i);
+        encode_inline_full_tail(key, 4, v, n, 0, 210 + i, true, 0, &c);
+        CU_ASSERT_EQUAL(c.n, expect_cmds[i]);
+        CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], &h).status, KVSSD_SC_SUCCESS);
+        for (uint32_t s = c.n - 1; s >= 1; s--) {
+            struct kvssd_req r = fx_exec(&c.sqe[s], NULL);
+
+            CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+            CU_ASSERT_EQUAL(r.dw1, s == 1 ? KVSSD_INLINE_DW1_STORED : 0);
+        }
+        commands += c.n;
+        bytes += tails[i];
+        assert_stored(key, 4, v, n);
+        inline_cmds_free(&c);
+    }
+    CU_ASSERT_EQUAL(fx.xfer.inline_commands, commands);
+    CU_ASSERT_EQUAL(commands, 128);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, bytes);
+    free(v);
+}
+
+/*
+ * A stock 85h transfer into a full-tail stream is a transfer of the other
+ * layout: 01C0h, nothing consumed (inline_bytes stays 20, the stream stays
+ * open and still completes with its 8Dh transfer).
+ */
+static void test_full_tail_rejects_stock_xfer(void)
+{
+    uint8_t v[4096 + 50];
+    struct inline_cmds c, stock;
+    struct fake_host h = fake_host_over(v, 4096);
+    struct kvssd_req r;
+
+    fill_pattern(v, sizeof(v), 72);
+    encode_inline_full_tail(key4, 4, v, sizeof(v), 0, 220, true, 0, &c);
+    encode_inline_stock(key4, 4, v, sizeof(v), 0, 220, true, 0, &stock);
+    CU_ASSERT_EQUAL_FATAL(c.n, 2);
+    CU_ASSERT_EQUAL_FATAL(stock.n, 3);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], &h).status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_exec(&stock.sqe[1], NULL).status, KVSSD_SC_INLINE_UNKNOWN_TAG);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20);
+    CU_ASSERT_EQUAL(fx.xfer.inline_commands, 2);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1);
+    r = fx_exec(&c.sqe[1], NULL);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(r.dw0, 4146);
+    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 50);
+    assert_stored(key4, 4, v, sizeof(v));
+    inline_cmds_free(&c);
+    inline_cmds_free(&stock);
+}
+
+/*
+ * Full-tail head with tag 256 (above the full layout's 0..255): 0002h,
+ * nothing consumed: the data pointer is not read, no stream is opened,
+ * a staged long key stays staged, no inline bytes are counted.
+ */
+static void test_full_tail_tag_above_255(void)
+{
+    uint8_t v[4096 + 30], key[20];
+    struct inline_cmds c;
+    struct fake_host h = fake_host_over(v, 4096);
+
+    fill_pattern(v, sizeof(v), 73);
+    encode_inline_full_tail(key4, 4, v, sizeof(v), 0, 256, true, 0, &c);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], &h).status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(h.from_calls, 0);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 0);
+    inline_cmds_free(&c);
+
+    fill_pattern(key, sizeof(key), 74);
+    CU_ASSERT_EQUAL(fx_stage(key, 20, 9), KVSSD_SC_SUCCESS);
+    encode_inline_full_tail(key, 20, v, sizeof(v), 0, 4095, true, 9, &c);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], &h).status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1); /* the key is still staged */
+    CU_ASSERT_EQUAL(fx_exist(key, 20), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    inline_cmds_free(&c);
+}
+
+/*
+ * Full tail with a staged 20-byte key, hybrid 4 KiB + 100: Key Stage, head
+ * (20 tail bytes from CDW3, CDW12-15) and 2 transfers (56 + 24); stored
+ * byte-exact under the long key.
+ */
+static void test_full_tail_long_key(void)
+{
+    uint8_t v[4196], key[20];
+    struct inline_cmds c;
+    struct fake_host h = fake_host_over(v, 4096);
+
+    fill_pattern(v, sizeof(v), 75);
+    fill_pattern(key, sizeof(key), 76);
+    CU_ASSERT_EQUAL(fx_stage(key, 20, 10), KVSSD_SC_SUCCESS);
+    encode_inline_full_tail(key, 20, v, sizeof(v), 0, 230, true, 10, &c);
+    CU_ASSERT_EQUAL_FATAL(c.n, 3);
+    run_in_order(&c, &h, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 100);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
+    assert_stored(key, 20, v, sizeof(v));
+    inline_cmds_free(&c);
+}
+
+/*
+ * Without the hybrid bit the full-tail bit makes an inline stream of a
+ * stock head and 8Dh transfers: 100 bytes = head (20) + 2 transfers (56 + 24).
+ */
+static void test_full_tail_without_hybrid(void)
+{
+    uint8_t v[100];
+    struct inline_cmds c;
+
+    fill_pattern(v, sizeof(v), 77);
+    encode_inline_full_tail(key4, 4, v, sizeof(v), 0, 240, false, 0, &c);
+    CU_ASSERT_EQUAL_FATAL(c.n, 3);
+    run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx.xfer.inline_commands, 3);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 100);
+    assert_stored(key4, 4, v, sizeof(v));
+    inline_cmds_free(&c);
+}
+
+/*
+ * Sequence rules as for any stream: 8Dh seq 0 is 01C1h, a repeated seq is
+ * 01C1h, a seq past the two the tail needs is 01C2h; none consumes bytes.
+ */
+static void test_full_tail_sequence_checks(void)
+{
+    uint8_t v[4196];
+    struct inline_cmds c;
+    struct fake_host h = fake_host_over(v, 4096);
+    struct kvssd_sqe s;
+
+    fill_pattern(v, sizeof(v), 78);
+    encode_inline_full_tail(key4, 4, v, sizeof(v), 0, 250, true, 0, &c);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], &h).status, KVSSD_SC_SUCCESS);
+    s = c.sqe[1];
+    s.cdw[1] = kvssd_inline_tag_seq(250, 0);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INLINE_BAD_SEQUENCE);
+    s.cdw[1] = kvssd_inline_tag_seq(250, 3);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INLINE_OVERFLOW);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[1], NULL).status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[1], NULL).status, KVSSD_SC_INLINE_BAD_SEQUENCE);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20 + 56);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[2], NULL).dw1, KVSSD_INLINE_DW1_STORED);
+    assert_stored(key4, 4, v, sizeof(v));
+    inline_cmds_free(&c);
+}
+
 /* Head field errors: value > 2 MiB (85h), key length 0 (86h), both options, reserved bits. */
 static void test_head_field_errors(void)
 {
@@ -849,5 +1057,12 @@ int main(void)
     CU_add_test(s, "layout_mismatch", test_layout_mismatch);
     CU_add_test(s, "fragment_after_completion", test_fragment_after_completion);
     CU_add_test(s, "reset_drops_streams", test_reset_drops_streams);
+    CU_add_test(s, "full_tail_hybrid_4k_plus_100", test_full_tail_hybrid_4k_plus_100);
+    CU_add_test(s, "full_tail_hybrid_round_trips", test_full_tail_hybrid_round_trips);
+    CU_add_test(s, "full_tail_rejects_stock_xfer", test_full_tail_rejects_stock_xfer);
+    CU_add_test(s, "full_tail_tag_above_255", test_full_tail_tag_above_255);
+    CU_add_test(s, "full_tail_long_key", test_full_tail_long_key);
+    CU_add_test(s, "full_tail_without_hybrid", test_full_tail_without_hybrid);
+    CU_add_test(s, "full_tail_sequence_checks", test_full_tail_sequence_checks);
     return tap_cunit_run();
 }
