@@ -197,6 +197,20 @@ uint32_t kvssd_cmd_inline_head(struct kvssd_cmd *cmd, uint32_t nsid, const void 
                        tail_len);
 }
 
+uint32_t kvssd_cmd_inline_head_full_tail(struct kvssd_cmd *cmd, uint32_t nsid, const void *key,
+                                         uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
+                                         uint32_t value_len, uint32_t options, bool hybrid,
+                                         const void *page_data, const void *tail,
+                                         uint32_t tail_len)
+{
+    uint32_t n = kvssd_cmd_inline_head(cmd, nsid, key, key_len, key_tag, stream_tag, value_len,
+                                       options, hybrid, page_data, tail, tail_len);
+
+    /* the stream's transfers are 8Dh; a tag above 255 is sent as is (the device: 0002h) */
+    cmd->sqe.cdw[11] |= KVSSD_INLINE_FULL_TAIL;
+    return n;
+}
+
 uint32_t kvssd_cmd_inline_xfer(struct kvssd_cmd *cmd, uint32_t nsid, uint32_t stream_tag,
                                uint32_t seq, const void *bytes, uint32_t len)
 {

@@ -6,7 +6,8 @@
  * NSID, CDW2-3 and CDW10-15 reach the device; the kernel builds the data
  * pointer. The 64-bit result is CQE DW0 (low) and DW1 (high). On a pci:
  * handle the same commands go whole through the user-space driver (pci.c),
- * and inline Stores use the full layout.
+ * and inline Stores use the full layout; hybrid Stores a stock head (data
+ * pointer) with the full-tail bit and 8Dh transfers (docs/protocol.md 7.3a).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,8 @@
  * Transfer methods (BandSlim §3.2): which of PRP, inline and hybrid a Store
  * uses, and how a Store is split into Key Stage + head + transfer commands
  * in the stock layout (the only one Linux passthrough can carry) or, on the
- * pci transport, BandSlim's full layout (89h/8Dh). Pure: no
+ * pci transport, BandSlim's full layout (89h/8Dh; hybrid: a stock head with
+ * the full-tail bit and 8Dh transfers). Pure: no
  * I/O besides reading and writing the threshold config file.
  */
 #include <ctype.h>
@@ -176,26 +177,36 @@ int kvssd_xfer_mode_parse(const char *name)
 enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
                                           enum kvssd_xfer_mode method, uint32_t key_len)
 {
-    /* the full head has no staged-key tag and no data pointer */
-    if (transport == KVSSD_WIRE_FULL && method == KVSSD_XFER_INLINE &&
-        key_len <= KVSSD_KEY_INLINE_MAX)
+    if (transport != KVSSD_WIRE_FULL)
+        return KVSSD_WIRE_STOCK;
+    /*
+     * A hybrid Store keeps the stock head (81h: data pointer, staged-key
+     * form) with the full-tail bit, so its tail travels in 8Dh transfers
+     * whatever the key length (docs/protocol.md 7.3a).
+     */
+    if (method == KVSSD_XFER_HYBRID)
+        return KVSSD_WIRE_FULL;
+    /* the full head has no staged-key tag */
+    if (method == KVSSD_XFER_INLINE && key_len <= KVSSD_KEY_INLINE_MAX)
         return KVSSD_WIRE_FULL;
     return KVSSD_WIRE_STOCK;
 }
 
-static uint32_t head_capacity(enum kvssd_wire_layout layout, uint32_t key_len)
+/* Value bytes the head carries: a stock head unless it is a full-layout inline head. */
+static uint32_t head_capacity(bool full_head, uint32_t key_len)
 {
-    if (layout == KVSSD_WIRE_FULL)
+    if (full_head)
         return KVSSD_INLINE_HEAD_FULL_PAYLOAD; /* the key has its own dwords */
     /* a long key's tag takes CDW2; a short key takes its own bytes */
     return key_len <= KVSSD_KEY_INLINE_MAX ? KVSSD_INLINE_HEAD_PAYLOAD - key_len
                                            : KVSSD_INLINE_HEAD_PAYLOAD - 4;
 }
 
-static uint32_t inline_commands(enum kvssd_wire_layout layout, uint32_t key_len,
-                                uint32_t inline_bytes)
+static uint32_t inline_commands(enum kvssd_wire_layout layout, enum kvssd_xfer_mode method,
+                                uint32_t key_len, uint32_t inline_bytes)
 {
-    uint32_t cap = head_capacity(layout, key_len);
+    uint32_t cap = head_capacity(layout == KVSSD_WIRE_FULL && method != KVSSD_XFER_HYBRID,
+                                 key_len);
     uint32_t xfer = layout == KVSSD_WIRE_FULL ? KVSSD_INLINE_XFER_FULL_PAYLOAD
                                               : KVSSD_INLINE_XFER_PAYLOAD;
     if (inline_bytes <= cap)
@@ -211,9 +222,9 @@ uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
     uint32_t n = key_len > KVSSD_KEY_INLINE_MAX ? 1 : 0;
     switch (method) {
     case KVSSD_XFER_INLINE:
-        return n + inline_commands(layout, key_len, value_len);
+        return n + inline_commands(layout, method, key_len, value_len);
     case KVSSD_XFER_HYBRID:
-        return n + inline_commands(layout, key_len, value_len & PAGE_MASK);
+        return n + inline_commands(layout, method, key_len, value_len & PAGE_MASK);
     default:
         return n + 1;
     }
@@ -254,7 +265,7 @@ int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_lay
         return -KVSSD_ERR_INVALID_ARGUMENT;
     enum kvssd_wire_layout layout = kvssd_store_layout(transport, method, key_len);
     if (layout == KVSSD_WIRE_FULL && stream_tag > KVSSD_INLINE_FULL_MAX_TAG)
-        return -KVSSD_ERR_INVALID_ARGUMENT; /* the full head's tag field is 8 bits */
+        return -KVSSD_ERR_INVALID_ARGUMENT; /* full-layout streams have 8-bit tags */
     memset(p, 0, sizeof(*p));
     p->nsid = nsid;
     p->key = key;
@@ -284,6 +295,11 @@ bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
         if (p->method == KVSSD_XFER_PRP) {
             kvssd_cmd_store(cmd, p->nsid, p->key, p->key_len, p->key_tag, p->value, p->value_len,
                             p->options);
+        } else if (p->method == KVSSD_XFER_HYBRID && p->layout == KVSSD_WIRE_FULL) {
+            p->inline_off += kvssd_cmd_inline_head_full_tail(
+                cmd, p->nsid, p->key, p->key_len, p->key_tag, p->stream_tag, p->value_len,
+                p->options, true, p->value, p->value + p->inline_off,
+                p->value_len - p->inline_off);
         } else if (p->layout == KVSSD_WIRE_FULL) {
             p->inline_off += kvssd_cmd_inline_head_full(
                 cmd, p->nsid, p->key, p->key_len, p->stream_tag, p->value_len, p->options,

@@ -354,8 +354,12 @@ static void test_full_layout(void)
  * Whole Store plans of the pci transport (KVSSD_WIRE_FULL) through the
  * device: 4-byte key + 32 B is one 89h command counted as one inline
  * command; 4 KiB + 100 B inline is 76 commands (head 35 + 75 transfers of
- * 56); 4 KiB + 100 B hybrid keeps the stock layout (4 commands); a 2 MiB
- * inline value is 37450 commands. Every value reads back byte for byte.
+ * 56); a 2 MiB inline value is 37450 commands. Hybrid uses the stock head
+ * with the full-tail bit and 8Dh transfers: with a 6-byte key the head
+ * carries 18 tail bytes, so 4 KiB + 1 is 1 command, 4 KiB + 100 is 3
+ * (18 + 56 + 26), 4 KiB + 2 KiB is 38, 4 KiB + 4095 is 74; a 20-byte
+ * (staged) key is Key Stage + head (20) + 2 transfers for 4 KiB + 100.
+ * Every value reads back byte for byte.
  */
 static void test_full_layout_plans(void)
 {
@@ -364,10 +368,18 @@ static void test_full_layout_plans(void)
         uint32_t len;
         enum kvssd_xfer_mode method;
         uint32_t commands;
+        uint32_t inline_commands;
     } t[] = {
-        {"fp32", 32, KVSSD_XFER_INLINE, 1},         {"fp35", 35, KVSSD_XFER_INLINE, 1},
-        {"fp36", 36, KVSSD_XFER_INLINE, 2},         {"fp4k1", 4196, KVSSD_XFER_INLINE, 76},
-        {"fph4k1", 4196, KVSSD_XFER_HYBRID, 4},     {"fp2m", 2 * MiB, KVSSD_XFER_INLINE, 37450},
+        {"fp32", 32, KVSSD_XFER_INLINE, 1, 1},
+        {"fp35", 35, KVSSD_XFER_INLINE, 1, 1},
+        {"fp36", 36, KVSSD_XFER_INLINE, 2, 2},
+        {"fp4k1", 4196, KVSSD_XFER_INLINE, 76, 76},
+        {"fph4k1", 4196, KVSSD_XFER_HYBRID, 3, 3},
+        {"fph4k2", 4097, KVSSD_XFER_HYBRID, 1, 1},
+        {"fph4k3", 4096 + 2048, KVSSD_XFER_HYBRID, 38, 38},
+        {"fph4k4", 4096 + 4095, KVSSD_XFER_HYBRID, 74, 74},
+        {"fph-staged-key-20-b", 4196, KVSSD_XFER_HYBRID, 4, 3},
+        {"fp2m", 2 * MiB, KVSSD_XFER_INLINE, 37450, 37450},
     };
     uint8_t *buf = malloc(2 * MiB);
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -384,7 +396,7 @@ static void test_full_layout_plans(void)
             rc = exec(&c, &r);
         CU_ASSERT_EQUAL(rc, 0);
         CU_ASSERT_EQUAL(r.commands, t[i].commands);
-        CU_ASSERT_EQUAL(xfer.inline_commands - inline_before, t[i].commands);
+        CU_ASSERT_EQUAL(xfer.inline_commands - inline_before, t[i].inline_commands);
         CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
         CU_ASSERT_EQUAL(retrieve(t[i].key, (uint32_t)strlen(t[i].key), buf, 2 * MiB, &r), 0);
         CU_ASSERT_EQUAL(r.dw0, t[i].len);

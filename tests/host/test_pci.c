@@ -144,11 +144,12 @@ static void test_full_plan_reassembles(void)
     free(v);
 }
 
-/* On the pci transport a long key and a hybrid Store keep the stock layout
- * (the full head has no staged-key tag and no data pointer): 4 KiB + 100 B
- * hybrid with a 4-byte key is one 81h head with 4096 bytes by PRP and 20
- * inline + 3 transfers of 28 = 4 commands, as on passthrough; 4 KiB + 100 B
- * inline is 76 full-layout commands instead of 151. */
+/* On the pci transport an inline Store of a long key keeps the stock layout
+ * (the full head has no staged-key tag); a hybrid Store keeps the stock head
+ * (it has the data pointer) with the full-tail bit and 8Dh transfers:
+ * 4 KiB + 100 B hybrid with a 4-byte key is one 81h head with 4096 bytes by
+ * PRP and 20 inline + 2 transfers of 56 = 3 commands (4 on passthrough);
+ * 4 KiB + 100 B inline is 76 full-layout commands instead of 151. */
 static void test_full_transport_keeps_stock_where_needed(void)
 {
     uint8_t key[255];
@@ -157,19 +158,22 @@ static void test_full_transport_keeps_stock_where_needed(void)
     struct kvssd_cmd c;
 
     memset(key, 'L', sizeof(key));
-    CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4), KVSSD_WIRE_STOCK);
+    CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4), KVSSD_WIRE_FULL);
+    CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 255), KVSSD_WIRE_FULL);
+    CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4), KVSSD_WIRE_STOCK);
     CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 17), KVSSD_WIRE_STOCK);
     CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 16), KVSSD_WIRE_FULL);
     CU_ASSERT_EQUAL(kvssd_store_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_INLINE, 4), KVSSD_WIRE_STOCK);
 
-    CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4, 4196), 4);
+    CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4, 4196), 3);
+    CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4, 4196), 4);
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 4, 4196), 76);
-    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 4, 0, 4000,
+    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 4, 0, 200,
                                                        v, 4196, 0, KVSSD_XFER_HYBRID), 0);
-    CU_ASSERT_EQUAL(p.layout, KVSSD_WIRE_STOCK);
+    CU_ASSERT_EQUAL(p.layout, KVSSD_WIRE_FULL);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD);
-    CU_ASSERT_EQUAL(c.sqe.cdw[11], 4000u | KVSSD_INLINE_HYBRID);
+    CU_ASSERT_EQUAL(c.sqe.cdw[11], 200u | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL);
     CU_ASSERT_EQUAL(c.data_len, 4096);
 
     /* 255-byte key, 32-byte value: Key Stage + stock head (20) + 1 transfer */
@@ -183,8 +187,89 @@ static void test_full_transport_keeps_stock_where_needed(void)
     free(v);
 }
 
-/* The full head's tag is 8 bits: a full-layout plan refuses tag 256; the
- * same tag is fine when the Store is stock (hybrid) on that transport. */
+/*
+ * Hybrid on the pci transport, 4-byte key, value 4096 + t: commands per
+ * Store for t = 4 ... 4096 (powers of two). Full tail: 1 + ceil((t - 20) /
+ * 56); stock: 1 + ceil((t - 20) / 28); a whole second page (t = 4096) is
+ * one hybrid head with no inline bytes.
+ */
+static void test_hybrid_full_tail_counts(void)
+{
+    static const struct {
+        uint32_t tail, full, stock;
+    } t[] = {
+        {4, 1, 1},      {8, 1, 1},      {16, 1, 1},     {32, 2, 2},
+        {64, 2, 3},     {128, 3, 5},    {256, 6, 10},   {512, 10, 19},
+        {1024, 19, 37}, {2048, 38, 74}, {4095, 74, 147}, {4096, 1, 1},
+    };
+
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4,
+                                                    4096 + t[i].tail), t[i].full);
+        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4,
+                                                    4096 + t[i].tail), t[i].stock);
+    }
+    /* a staged key: Key Stage + head (20 tail bytes) + ceil((100 - 20) / 56) */
+    CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 40, 4196), 4);
+    /* a 16-byte key leaves 8 tail bytes in the head: 1 + ceil(92 / 56) */
+    CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 16, 4196), 3);
+}
+
+/*
+ * Byte lanes of a full-tail hybrid plan, 4 KiB + 100 B, key "hk01", tag 9:
+ * head 81h: CDW2 = key, CDW3/CDW12-15 = tail bytes 0..19, CDW10 = value
+ * size | key length << 24, CDW11 = 9 | hybrid | full tail, data = the
+ * first 4096 bytes; transfer 1 (8Dh): CDW1 = 9 | 1 << 12, CDW2-15 = tail
+ * bytes 20..75; transfer 2: CDW1 = 9 | 2 << 12, tail bytes 76..99 in
+ * CDW2-7, CDW8-15 zero.
+ */
+static void test_hybrid_full_tail_lanes(void)
+{
+    uint8_t *v = pattern(4196, 9);
+    struct kvssd_store_plan p;
+    struct kvssd_cmd c;
+    uint8_t got[100] = {0};
+
+    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "hk01", 4, 0, 9,
+                                                       v, 4196, 0, KVSSD_XFER_HYBRID), 0);
+    CU_ASSERT_EQUAL(p.total, 3);
+    CU_ASSERT_TRUE_FATAL(kvssd_store_plan_next(&p, &c));
+    CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD);
+    CU_ASSERT_EQUAL(c.sqe.cdw[1], NSID);
+    CU_ASSERT_EQUAL(c.sqe.cdw[2], 0x31306b68u); /* "hk01" little endian */
+    CU_ASSERT_EQUAL(c.sqe.cdw[10], 4196u | 4u << 24);
+    CU_ASSERT_EQUAL(c.sqe.cdw[11], 9u | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL);
+    CU_ASSERT_PTR_EQUAL(c.data, v);
+    CU_ASSERT_EQUAL(c.data_len, 4096);
+    for (int d = 0; d < 5; d++) {
+        static const int lane[] = {3, 12, 13, 14, 15};
+        for (int b = 0; b < 4; b++)
+            got[4 * d + b] = (uint8_t)(c.sqe.cdw[lane[d]] >> (8 * b));
+    }
+    for (uint32_t seq = 1; seq <= 2; seq++) {
+        CU_ASSERT_TRUE_FATAL(kvssd_store_plan_next(&p, &c));
+        CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_XFER_FULL);
+        CU_ASSERT_EQUAL(c.sqe.cdw[1], 9u | seq << 12);
+        CU_ASSERT_EQUAL(c.data_len, 0);
+        for (int d = 2; d < 16; d++) {
+            for (int b = 0; b < 4; b++) {
+                uint32_t at = 20 + (seq - 1) * 56 + 4 * (uint32_t)(d - 2) + (uint32_t)b;
+                uint8_t byte = (uint8_t)(c.sqe.cdw[d] >> (8 * b));
+                if (at < 100)
+                    got[at] = byte;
+                else
+                    CU_ASSERT_EQUAL(byte, 0);
+            }
+        }
+    }
+    CU_ASSERT_FALSE(kvssd_store_plan_next(&p, &c));
+    CU_ASSERT_EQUAL(memcmp(got, v + 4096, 100), 0);
+    free(v);
+}
+
+/* Full-layout streams have 8-bit tags: a full-layout plan, inline or hybrid
+ * (full tail), refuses tag 256; the same hybrid plan on the stock transport
+ * takes it. */
 static void test_full_tag_range(void)
 {
     uint8_t v[8] = {0};
@@ -196,6 +281,9 @@ static void test_full_tag_range(void)
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 255, v, 8,
                                                  0, KVSSD_XFER_INLINE), 0);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 256, big,
+                                                 5000, 0, KVSSD_XFER_HYBRID),
+                    -KVSSD_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_STOCK, NSID, "k", 1, 0, 256, big,
                                                  5000, 0, KVSSD_XFER_HYBRID), 0);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, (enum kvssd_wire_layout)7, NSID, "k", 1, 0, 1,
                                                  v, 8, 0, KVSSD_XFER_INLINE),
@@ -284,6 +372,8 @@ int main(void)
     CU_add_test(s, "full_plan_reassembles", test_full_plan_reassembles);
     CU_add_test(s, "full_transport_keeps_stock_where_needed",
                 test_full_transport_keeps_stock_where_needed);
+    CU_add_test(s, "hybrid_full_tail_counts", test_hybrid_full_tail_counts);
+    CU_add_test(s, "hybrid_full_tail_lanes", test_hybrid_full_tail_lanes);
     CU_add_test(s, "full_tag_range", test_full_tag_range);
     CU_add_test(s, "prp_build", test_prp_build);
     CU_add_test(s, "prp_refusals", test_prp_refusals);

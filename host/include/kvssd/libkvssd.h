@@ -246,6 +246,23 @@ uint32_t kvssd_cmd_inline_head(struct kvssd_cmd *cmd, uint32_t nsid, const void 
                                uint32_t value_len, uint32_t options, bool hybrid,
                                const void *page_data, const void *tail, uint32_t tail_len);
 /**
+ * kvssd_cmd_inline_head_full_tail() - stock head (81h) whose transfers are 8Dh
+ * @stream_tag: the stream's tag, 0..255 (the full layout's; the device refuses more with 0002h)
+ *
+ * kvssd_cmd_inline_head() with the full-tail bit (CDW11[17],
+ * KVSSD_INLINE_FULL_TAIL): the head keeps its data pointer (@hybrid) and
+ * its staged-key form, and the rest of the inline bytes follow in
+ * kvssd_cmd_inline_xfer_full() commands of 56 bytes (docs/protocol.md 7.3a).
+ * Only transports that write whole SQEs can send those (the pci transport).
+ *
+ * Return: number of @tail bytes carried by this head.
+ */
+uint32_t kvssd_cmd_inline_head_full_tail(struct kvssd_cmd *cmd, uint32_t nsid, const void *key,
+                                         uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
+                                         uint32_t value_len, uint32_t options, bool hybrid,
+                                         const void *page_data, const void *tail,
+                                         uint32_t tail_len);
+/**
  * kvssd_cmd_inline_xfer() - stock-layout inline transfer (85h)
  * @seq: sequence number, 1..
  * @bytes: the next value bytes; at most KVSSD_INLINE_XFER_PAYLOAD are taken
@@ -378,10 +395,13 @@ enum kvssd_wire_layout {
  * @transport: what the transport can carry
  * @method: PRP, INLINE or HYBRID
  *
- * The full layout carries inline Stores of keys of 1..16 bytes; a long
- * (staged) key or a hybrid Store uses the stock layout on every transport,
- * because the device's full head has neither a staged-key tag nor a data
- * pointer (docs/protocol.md 7.4).
+ * On a full transport an inline Store of a 1..16-byte key is one 89h head
+ * and 8Dh transfers; an inline Store of a long (staged) key uses the stock
+ * layout, because the full head has no staged-key tag (docs/protocol.md
+ * 7.4). A hybrid Store on a full transport, any key length, is
+ * KVSSD_WIRE_FULL too: a stock head (81h, with its data pointer) carrying
+ * the full-tail bit, then 8Dh transfers of 56 bytes (docs/protocol.md 7.3a).
+ * On a stock transport every Store is stock.
  *
  * Return: KVSSD_WIRE_FULL or KVSSD_WIRE_STOCK.
  */
@@ -390,7 +410,9 @@ enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
 /**
  * kvssd_store_commands_layout() - kvssd_store_commands() on a transport
  * @transport: KVSSD_WIRE_FULL counts 35-byte heads and 56-byte transfers
- *             where kvssd_store_layout() picks the full layout
+ *             where kvssd_store_layout() picks the full layout (a hybrid
+ *             head stays a stock head: 24 bytes minus the key, or 20 for a
+ *             staged key; its transfers carry 56)
  */
 uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
                                      enum kvssd_xfer_mode method, uint32_t key_len,
@@ -437,10 +459,12 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
 /**
  * kvssd_store_plan_init_layout() - kvssd_store_plan_init() on a transport
  * @transport: KVSSD_WIRE_FULL: an inline Store of a 1..16-byte key is split
- *             into one 89h head and 8Dh transfers (@stream_tag 0..255)
+ *             into one 89h head and 8Dh transfers (@stream_tag 0..255); a
+ *             hybrid Store into a stock 81h head with the full-tail bit and
+ *             8Dh transfers (@stream_tag 0..255)
  *
  * Return: as kvssd_store_plan_init(); -KVSSD_ERR_INVALID_ARGUMENT also for a
- * full-layout plan whose @stream_tag is above 255.
+ * full-layout plan (inline or hybrid) whose @stream_tag is above 255.
  */
 int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_layout transport,
                                  uint32_t nsid, const void *key, uint32_t key_len,
