@@ -885,6 +885,78 @@ static void test_inline_store(void)
     kv_stop(d);
 }
 
+/* Full tail (CDW11[17], docs/protocol.md 7.3a) through the transport: a
+ * hybrid 81h head for 4096 + 100 bytes under key "ftl" carries the first
+ * page by PRP and 21 tail bytes; two 8Dh transfers (tag and sequence in
+ * CDW1, no NSID) carry 56 and 23; an 85h transfer into that stream gets
+ * 01C0h and consumes nothing. The device counts 4 inline commands and 100
+ * inline bytes, 4096 data bytes host-to-device; the value reads back
+ * exactly. A full-tail head with tag 256 gets 0002h. */
+static void test_inline_full_tail(void)
+{
+    KvDev *d = kv_ready(NULL);
+    static const uint8_t head_dw[] = { 2, 3, 12, 13, 14, 15 };
+    static const uint8_t xfer_dw[] = { 2, 3, 11, 12, 13, 14, 15 };
+    static const uint8_t full_xfer_dw[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    static uint8_t val[4196], back[4300];
+    uint8_t buf[24], log[4096];
+    struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
+    struct kvssd_sqe s;
+    KvCqe c;
+
+    for (int i = 0; i < 4196; i++) {
+        val[i] = (uint8_t)(i * 7 + 3);
+    }
+    qtest_memwrite(d->qts, KV_DATA, val, 4096);
+    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
+    s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+    s.cdw[10] = kvssd_inline_head_cdw10(4196, 0, 3);
+    s.cdw[11] = 12 | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL;
+    memcpy(buf, "ftl", 3);
+    memcpy(buf + 3, val + 4096, 21);
+    put_payload(&s, head_dw, 6, buf, 24);
+    kv_set_prp(&s, KV_DATA, 0);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 4117);
+    g_assert_cmpuint(c.dw1, ==, 0);
+
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);               /* the stock transfer: refused */
+    s.cdw[10] = kvssd_inline_tag_seq(12, 1);
+    put_payload(&s, xfer_dw, 7, val + 4117, 28);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
+
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(12, 1));
+    put_payload(&s, full_xfer_dw, 14, val + 4117, 56);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 4173);
+    g_assert_cmpuint(c.dw1, ==, 0);
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(12, 2));
+    put_payload(&s, full_xfer_dw, 14, val + 4173, 23);
+    c = kv_cmd(d, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 4196);
+    g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
+
+    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.inline_commands), ==, 4);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.inline_bytes), ==, 100);
+    g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 4096);
+    c = kv_retrieve(d, "ftl", back, sizeof(back));
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 4196);
+    g_assert(memcmp(back, val, 4196) == 0);
+
+    s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+    s.cdw[10] = kvssd_inline_head_cdw10(4196, 0, 3);
+    s.cdw[11] = 256 | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL;
+    put_payload(&s, head_dw, 6, buf, 24);
+    kv_set_prp(&s, KV_DATA, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, KVSSD_SC_INVALID_FIELD);
+    kv_stop(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -908,6 +980,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
     qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
     qtest_add_func("/kvssd/kv/inline-store", test_inline_store);
+    qtest_add_func("/kvssd/kv/inline-full-tail", test_inline_full_tail);
     qtest_add_func("/kvssd/kv/image-persistence", test_image_persistence);
     qtest_add_func("/kvssd/kv/image-killed", test_image_killed);
     return g_test_run();
