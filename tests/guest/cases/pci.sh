@@ -3,8 +3,9 @@
 # Group "pci": libkvssd's user-space PCI transport (host/lib/pci.c) against
 # the KV-SSD: the kvssd CLI with --device pci:BDF unbinds the function from
 # the kernel's nvme driver, drives the controller itself and sends inline
-# Stores in BandSlim's full layout (89h/8Dh). Round trips in every transfer
-# mode, the device's own count of commands for a 32-byte inline value,
+# Stores in BandSlim's full layout (89h/8Dh), hybrid ones as a stock head
+# with the full-tail bit and 8Dh transfers. Round trips in every transfer
+# mode, the device's own count of commands for inline and hybrid values,
 # status codes, iterators, format, kvbench, and the kernel driver coming
 # back afterwards.
 . "${KVSSD_GUEST_LIB:-/root/lib.sh}"
@@ -84,6 +85,35 @@ full_layout_counts() { # VALUE_BYTES COMMANDS
 check "inline 4-byte key + 32 B value is 1 command, inline_commands 1 (device stats)" full_layout_counts 32 1
 check "inline 4-byte key + 35 B value is 1 command (the full head's 35 bytes)" full_layout_counts 35 1
 check "inline 4-byte key + 100 B value is 3 commands (35 + 56 + 9)" full_layout_counts 100 3
+
+# Hybrid over pci: the 81h head carries the first 4 KiB by PRP and, with the
+# full-tail bit (docs/protocol.md 7.3a), the tail goes in 56-byte 8Dh
+# transfers instead of 28-byte 85h ones. 4-byte key, value 4096 + TAIL:
+# 1 + ceil((TAIL - 20) / 56) commands, all inline commands, TAIL inline
+# bytes and one 4 KiB DMA unit host-to-device.
+hybrid_full_tail_counts() { # TAIL COMMANDS
+    _k=$(printf 'h%03x' "$1")
+    mkdata "$T/v" $((4096 + $1)) 6
+    kv reset-stats >/dev/null || fail "reset-stats failed"
+    kv --json --mode hybrid --file "$T/v" put "$_k" >"$T/put" || fail "put failed: $(cat "$T/put")"
+    expect_eq "commands the library counted" "$(json_get "$T/put" .commands)" "$2"
+    kv --json stats >"$T/stats" || fail "stats failed"
+    expect_eq "device commands" "$(stat_of "$T/stats" commands)" "$2"
+    expect_eq "device inline_commands" "$(stat_of "$T/stats" inline_commands)" "$2"
+    expect_eq "device inline_bytes" "$(stat_of "$T/stats" inline_bytes)" "$1"
+    expect_eq "device data_h2d_bytes" "$(stat_of "$T/stats" data_h2d_bytes)" 4096
+    rm -f "$T/got"
+    kv_get "$_k" "$T/got" && cmp "$T/v" "$T/got" || fail "the value does not read back byte-identical"
+    kv_del "$_k"
+}
+check "hybrid 4 KiB + 1 B over pci is 1 command (tail in the head)" hybrid_full_tail_counts 1 1
+check "hybrid 4 KiB + 56 B over pci is 2 commands (20 + 36 in one 8Dh)" hybrid_full_tail_counts 56 2
+check "hybrid 4 KiB + 57 B over pci is 2 commands (20 + 37)" hybrid_full_tail_counts 57 2
+check "hybrid 4 KiB + 100 B over pci is 3 commands (20 + 56 + 24)" hybrid_full_tail_counts 100 3
+check "hybrid 4 KiB + 2048 B over pci is 38 commands (20 + 36 x 56 + 12; stock: 74)" \
+    hybrid_full_tail_counts 2048 38
+check "hybrid 4 KiB + 4095 B over pci is 74 commands (20 + 72 x 56 + 47; stock: 147)" \
+    hybrid_full_tail_counts 4095 74
 
 # Status codes come back as the device sent them.
 missing_key() {
