@@ -18,7 +18,10 @@ libkvssd's user-space PCI transport (kvbench --device pci:nvme0): whole
 SQEs, so inline uses BandSlim's full layout (35 value bytes in the head, 56
 per transfer) as the paper's driver does, and no kernel passthrough sits in
 a command's path. Their throughput is compared among themselves (one
-transport), their traffic against the same prp baseline.
+transport), their traffic against the same prp baseline. Where adaptive-full
+picks hybrid it would send the tail in 56-byte full-layout transfers (stock
+head with the full-tail bit, docs/protocol.md 7.3a), but the values of B,
+C, D and M are at most 2 KiB, so it never picks hybrid here: inline or prp.
 """
 
 import common as C
