@@ -87,6 +87,7 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
         st->latency[op].p99_ns = hist_percentile(h, 9900);
         st->latency[op].p999_ns = hist_percentile(h, 9990);
         st->latency[op].max_ns = h->max_ns;
+        st->latency[op].sum_ns = h->sum_ns;
     }
 }
 

@@ -16,6 +16,7 @@
 
 struct latency_hist {
     uint64_t count;
+    uint64_t sum_ns; /* for the mean */
     uint64_t max_ns;
     uint64_t bucket[HIST_BUCKETS];
     uint64_t bucket_max[HIST_BUCKETS]; /* largest sample in each bucket */
@@ -29,6 +30,7 @@ static inline void hist_record(struct latency_hist *h, uint64_t ns)
 {
     unsigned b = hist_bucket(ns);
     h->count++;
+    h->sum_ns += ns;
     h->bucket[b]++;
     if (ns > h->bucket_max[b]) {
         h->bucket_max[b] = ns;

@@ -156,11 +156,17 @@ static void json_device(const struct kb_result *r)
     printf("\"sim_time_s\":%.6f,\"sim_ops_per_s\":%.1f,\"sim_latency_us\":{", sim_s,
            ratio((double)r->ops, sim_s));
     static const char *const ops[5] = {"store", "retrieve", "delete", "exist", "iterate"};
-    for (int i = 0; i < 5; i++)
-        printf("%s\"%s\":{\"count\":%llu,\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f}",
+    for (int i = 0; i < 5; i++) {
+        /* the mean over this phase alone: deltas of the sum and the count */
+        uint64_t n = r->after.latency[i][0] - r->before.latency[i][0];
+        uint64_t sum = r->after.latency_sum_ns[i] - r->before.latency_sum_ns[i];
+        printf("%s\"%s\":{\"count\":%llu,\"mean\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
+               "\"p999\":%.3f,\"max\":%.3f}",
                i ? "," : "", ops[i], (unsigned long long)r->after.latency[i][0],
-               r->after.latency[i][1] / 1e3, r->after.latency[i][2] / 1e3,
-               r->after.latency[i][3] / 1e3, r->after.latency[i][4] / 1e3);
+               n ? (double)sum / (double)n / 1e3 : 0.0, r->after.latency[i][1] / 1e3,
+               r->after.latency[i][2] / 1e3, r->after.latency[i][3] / 1e3,
+               r->after.latency[i][4] / 1e3);
+    }
     printf("}}");
 }
 

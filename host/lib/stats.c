@@ -14,7 +14,8 @@
     {"latency_" #op "_p50_ns", offsetof(struct kvssd_stats_log, latency[i][1])},              \
     {"latency_" #op "_p99_ns", offsetof(struct kvssd_stats_log, latency[i][2])},              \
     {"latency_" #op "_p999_ns", offsetof(struct kvssd_stats_log, latency[i][3])},             \
-    {"latency_" #op "_max_ns", offsetof(struct kvssd_stats_log, latency[i][4])}
+    {"latency_" #op "_max_ns", offsetof(struct kvssd_stats_log, latency[i][4])},              \
+    {"latency_" #op "_sum_ns", offsetof(struct kvssd_stats_log, latency_sum_ns[i])}
 
 static const struct kvssd_stats_field fields[] = {
     X(sqe_fetch_bytes), X(cqe_post_bytes), X(doorbell_bytes), X(mmio_other_bytes),

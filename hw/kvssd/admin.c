@@ -399,6 +399,9 @@ static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
     l->capacity_bytes = st.capacity_bytes;
     l->index_nand_bytes = st.index_nand_bytes;
     for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
+        l->latency_sum_ns[op] = st.latency[op].sum_ns;
+    }
+    for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
         l->latency[op][0] = st.latency[op].count;
         l->latency[op][1] = st.latency[op].p50_ns;
         l->latency[op][2] = st.latency[op].p99_ns;

@@ -266,6 +266,7 @@ void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
 struct kvftl_latency {
     uint64_t count;
     uint64_t p50_ns, p99_ns, p999_ns, max_ns;
+    uint64_t sum_ns;                 /* total of all samples: the mean is sum_ns / count */
 };
 
 enum kvftl_op {

@@ -225,7 +225,9 @@ struct kvssd_stats_log {
     uint64_t latency[5][5];
     /* version 2: the capacity check's terms (kvftl_stats) */
     uint64_t capacity_bytes, index_nand_bytes;
-    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8];
+    /* per op as in latency[]: total simulated latency, ns (the mean is this / count) */
+    uint64_t latency_sum_ns[5];
+    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8 - 5 * 8];
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct kvssd_stats_log) == 4096, "stats log is 4096 bytes");

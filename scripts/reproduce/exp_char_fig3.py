@@ -53,6 +53,8 @@ def analyze(raw, scale):
             continue
         lat = ph["device"]["sim_latency_us"]
         pts[name] = {"keys": b["key_count"], "ops": ph["ops"],
+                     "store_mean_us": lat["store"].get("mean", 0.0),
+                     "retrieve_mean_us": lat["retrieve"].get("mean", 0.0),
                      "store_p50_us": lat["store"]["p50"], "store_p99_us": lat["store"]["p99"],
                      "retrieve_p50_us": lat["retrieve"]["p50"],
                      "retrieve_p99_us": lat["retrieve"]["p99"],
@@ -68,7 +70,9 @@ def analyze(raw, scale):
     def r(k):
         return hi[k] / lo[k] if lo[k] > 0 else float("inf")
 
-    rec["numbers"] = {"retrieve_p50_ratio": round(r("retrieve_p50_us"), 2),
+    rec["numbers"] = {"retrieve_mean_ratio": round(r("retrieve_mean_us"), 2),
+                      "store_mean_ratio": round(r("store_mean_us"), 2),
+                      "retrieve_p50_ratio": round(r("retrieve_p50_us"), 2),
                       "retrieve_p99_ratio": round(r("retrieve_p99_us"), 2),
                       "store_p50_ratio": round(r("store_p50_us"), 2),
                       "store_p99_ratio": round(r("store_p99_us"), 2),
@@ -77,37 +81,38 @@ def analyze(raw, scale):
                           "index_cache_misses"] + lo["index_cache_hits"]), 3),
                       "index_miss_rate_high": round(hi["index_cache_misses"] / max(1, hi[
                           "index_cache_misses"] + hi["index_cache_hits"]), 3)}
-    table = [["occupancy", "keys", "Store p50 us", "Store p99 us", "Retrieve p50 us",
-              "Retrieve p99 us", "index cache misses", "NAND pages read"]]
+    table = [["occupancy", "keys", "Store mean us", "Store p50 us", "Store p99 us",
+              "Retrieve mean us", "Retrieve p50 us", "Retrieve p99 us", "index cache misses",
+              "NAND pages read"]]
     for name in ("low", "high"):
         x = pts[name]
-        table.append([name, x["keys"], "%.2f" % x["store_p50_us"], "%.1f" % x["store_p99_us"],
+        table.append([name, x["keys"], "%.1f" % x["store_mean_us"], "%.2f" % x["store_p50_us"],
+                      "%.1f" % x["store_p99_us"], "%.1f" % x["retrieve_mean_us"],
                       "%.1f" % x["retrieve_p50_us"], "%.1f" % x["retrieve_p99_us"],
                       x["index_cache_misses"], x["nand_pages_read"]])
     rec["table"] = table
-    slow_r = r("retrieve_p50_us") > 1.2 or r("retrieve_p99_us") > 1.2
-    slow_w = r("store_p50_us") > 1.2 or r("store_p99_us") > 1.2
-    rec["ours"] = ("high vs low occupancy: Retrieve p50 %.2fx, p99 %.2fx; Store p50 %.2fx, "
-                   "p99 %.2fx (simulated device latency)" % (
-                       r("retrieve_p50_us"), r("retrieve_p99_us"), r("store_p50_us"),
-                       r("store_p99_us")))
+    # the paper's 2x and 16.4x are average latencies: the means are the comparison
+    slow_r = r("retrieve_mean_us") > 1.2
+    slow_w = r("store_mean_us") > 1.2
+    rec["ours"] = ("high vs low occupancy, mean simulated device latency: Retrieve %.2fx, "
+                   "Store %.2fx (p50 %.2fx and %.2fx, p99 %.2fx and %.2fx)" % (
+                       r("retrieve_mean_us"), r("store_mean_us"), r("retrieve_p50_us"),
+                       r("store_p50_us"), r("retrieve_p99_us"), r("store_p99_us")))
     rec["met"] = slow_r and slow_w
     rec["why"] = ("an index page missing from DRAM (miss rate %.0f %% at high occupancy, %.0f %% "
-                  "at low) costs a NAND read, and evicting a dirty one a program, before the "
-                  "operation proceeds. At low occupancy a Retrieve costs one NAND read (%.0f us = "
-                  "one tR) and so does the median update; at high occupancy the median Retrieve "
-                  "also reads its index page and often waits for a die still programming an "
-                  "evicted dirty index page (tPROG 700 us), so its p50 rises %.1fx (the paper's "
-                  "reads: 2x, a mean) and the update's %.1fx; the p99s (%.0fx, %.0fx) are "
-                  "operations that wait for a whole write-back. How often an operation meets a "
-                  "busy die depends on the guest's pace between commands (TCG), so these ratios "
-                  "move between runs; the slowdown itself does not. The paper's 16.4x for writes "
-                  "is a mean on the PM983, whose write path we do not know; the statistics log "
-                  "page records percentiles, not means" % (
+                  "at low) costs a NAND read, and evicting a dirty one a program (tPROG 700 us), "
+                  "before the operation proceeds. At low occupancy a Retrieve costs one NAND read "
+                  "(%.0f us = one tR); at high occupancy the index read comes first and, when the "
+                  "evicted page was dirtied by an update, a write-back, so the mean Retrieve is "
+                  "%.1fx (paper: 2x) and the mean update %.1fx (paper: 16.4x). Both papers' figures "
+                  "and ours are means over the run; the medians (%.1fx, %.1fx) sit in a bimodal "
+                  "distribution (operations with and without a write-back) and move between runs "
+                  "with the guest's pace (TCG), the means much less. The paper's larger write "
+                  "factor comes from the PM983's write path, which we do not know" % (
                       100 * rec["numbers"]["index_miss_rate_high"],
                       100 * rec["numbers"]["index_miss_rate_low"], lo["retrieve_p50_us"],
-                      r("retrieve_p50_us"), r("store_p50_us"), r("retrieve_p99_us"),
-                      r("store_p99_us")))
+                      r("retrieve_mean_us"), r("store_mean_us"), r("retrieve_p50_us"),
+                      r("store_p50_us")))
     return rec
 
 
@@ -115,12 +120,12 @@ def plot(rec, figdir):
     plt = C.pyplot()
     pts = rec["series"]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    vals = {occ: {"Store": pts[occ]["store_p50_us"], "Retrieve": pts[occ]["retrieve_p50_us"]}
-            for occ in pts}
-    C.bars(a1, ["Store", "Retrieve"], list(pts), vals, "p50 latency, us (simulated)", logy=True)
+    vals = {occ: {"Store": pts[occ].get("store_mean_us", 0.0),
+                  "Retrieve": pts[occ].get("retrieve_mean_us", 0.0)} for occ in pts}
+    C.bars(a1, ["Store", "Retrieve"], list(pts), vals, "mean latency, us (simulated)", logy=True)
     vals = {occ: {"Store": pts[occ]["store_p99_us"], "Retrieve": pts[occ]["retrieve_p99_us"]}
             for occ in pts}
     C.bars(a2, ["Store", "Retrieve"], list(pts), vals, "p99 latency, us (simulated)", logy=True)
-    a1.set_title("Fig. 3: low vs high index occupancy (p50)")
+    a1.set_title("Fig. 3: low vs high index occupancy (mean)")
     a2.set_title("p99")
     return [C.save(fig, figdir, "char-fig3-index-occupancy.png")]

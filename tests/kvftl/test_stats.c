@@ -76,7 +76,7 @@ static void test_latency_percentiles(void)
     CU_ASSERT_EQUAL(hist_bucket_upper(hist_bucket(500)), 503);
 }
 
-/* Latency is done - arrival; sim_now_ns is the latest completion seen. */
+/* Latency is done - arrival; sim_now_ns is the latest completion seen; sum_ns adds them. */
 static void test_latency_from_arrival(void)
 {
     struct kvftl_config c = small_config();
@@ -91,6 +91,18 @@ static void test_latency_from_arrival(void)
     CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].p50_ns, 2000);
     CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].max_ns, 2000);
     CU_ASSERT_EQUAL(st.sim_now_ns, 1002000);
+    /* a second key's Store of 1000 B arriving later: 500 ns; the sum makes the mean 1250 ns */
+    r.key = "j";
+    r.value_bytes = r.inline_bytes = 1000;
+    r.arrival_ns = 2000000;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.done_ns, 2000000 + 500);
+    st = stats(f);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].count, 2);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].sum_ns, 2500);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_RETRIEVE].sum_ns, 0);
+    kvftl_stats_reset(f);
+    CU_ASSERT_EQUAL(stats(f).latency[KVFTL_OP_STORE].sum_ns, 0);
     kvftl_close(f);
 }
 

@@ -588,6 +588,10 @@ static void test_log_pages(void)
     g_assert_cmpuint(le64_to_cpu(st->capacity_bytes), ==, 123ull * 33554432 / 100 * 93);
     g_assert_cmpuint(le64_to_cpu(st->index_nand_bytes), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st->total_stripes), ==, 128);
+    /* one Store since the reset: its latency sum is its only sample, the max */
+    g_assert_cmpuint(le64_to_cpu(st->latency[0][0]), ==, 1);
+    g_assert_cmpuint(le64_to_cpu(st->latency_sum_ns[0]), ==, le64_to_cpu(st->latency[0][4]));
+    g_assert_cmpuint(le64_to_cpu(st->latency_sum_ns[0]), >, 0);
     kv_stop(d);
 }
 

@@ -170,6 +170,17 @@ bad_address() {
 }
 check "a pci: path naming no PCI function is refused with a sentence" bad_address
 
+# A function that is not the emulated KV-SSD (here the host bridge, 8086:1237
+# on pc) is refused before anything is unbound: a mistyped BDF must not take
+# a disk from the system. Its driver binding is the same afterwards.
+other_function() {
+    _d0=$(readlink /sys/bus/pci/devices/0000:00:00.0/driver 2>/dev/null)
+    expect_status fail "not the emulated KV-SSD's (144d:a8ff)" kvssd --device pci:0000:00:00.0 info
+    expect_eq "host bridge driver after the refusal" \
+        "$(readlink /sys/bus/pci/devices/0000:00:00.0/driver 2>/dev/null)" "$_d0"
+}
+check "a pci: path naming another device (the host bridge) is refused untouched, naming its IDs" other_function
+
 # Back to the kernel: with rebinding on (the default), the nvme driver gets
 # the function back at close and the namespace's char device reappears; it
 # reads what the pci transport stored, and there a 32-byte inline value
