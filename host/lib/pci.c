@@ -131,7 +131,8 @@ static int write_file(const char *path, const char *text)
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-static long read_long(const char *path)
+/* A number from a sysfs file in @base (10, or 16 for "0x144d"); -1 if unreadable. */
+static long read_num(const char *path, int base)
 {
     char buf[32] = "";
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -139,18 +140,7 @@ static long read_long(const char *path)
         return -1;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
-static long read_hex(const char *path)
-{
-    char buf[32] = "";
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    return n > 0 ? strtol(buf, NULL, 16) : -1;
+    return n > 0 ? strtol(buf, NULL, base) : -1;
 }
 
 /*
@@ -167,9 +157,9 @@ static int check_identity(struct kvssd_pci *p)
         return 0;
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", p->bdf);
-    long vendor = read_hex(path);
+    long vendor = read_num(path, 16);
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", p->bdf);
-    long device = read_hex(path);
+    long device = read_num(path, 16);
     if (vendor != KVSSD_PCI_VENDOR_ID || device != KVSSD_PCI_DEVICE_ID) {
         say(p, "its PCI IDs are %04lx:%04lx, not the emulated KV-SSD's (%04x:%04x); taking it "
             "from its kernel driver could take a disk away from the system, so it is refused "
@@ -365,13 +355,13 @@ static int alloc_region(struct kvssd_pci *p)
 {
     void *m = map_huge();
     if (!m) {
-        long free_pages = read_long(FREE_HUGEPAGES), total = read_long(NR_HUGEPAGES);
+        long free_pages = read_num(FREE_HUGEPAGES, 10), total = read_num(NR_HUGEPAGES, 10);
         long need = REGION_BYTES / HUGE_BYTES - (free_pages > 0 ? free_pages : 0);
         char buf[32];
         if (total >= 0 && need > 0) {
             snprintf(buf, sizeof(buf), "%ld", total + need);
             if (write_file(NR_HUGEPAGES, buf) == 0) {
-                p->hugepages_added = read_long(NR_HUGEPAGES) - total;
+                p->hugepages_added = read_num(NR_HUGEPAGES, 10) - total;
                 m = map_huge();
             }
         }
@@ -415,7 +405,7 @@ static void free_region(struct kvssd_pci *p)
         munmap(p->region, REGION_BYTES);
     p->region = NULL;
     if (p->hugepages_added > 0) {
-        long total = read_long(NR_HUGEPAGES);
+        long total = read_num(NR_HUGEPAGES, 10);
         char buf[32];
         snprintf(buf, sizeof(buf), "%ld", total - p->hugepages_added);
         if (total >= p->hugepages_added)

@@ -330,19 +330,27 @@ static uint32_t div_round_up(uint32_t a, uint32_t b)
     return (a + b - 1) / b;
 }
 
-void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *value,
-                         uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
-                         uint32_t staged_tag, struct inline_cmds *out)
+/*
+ * A stream opened by a stock head (81h): the key (or staged-key tag) and
+ * the first bytes of the inline part in the head, the rest in stock 28-byte
+ * transfers (85h), or with @full_tail (KVSSD_INLINE_FULL_TAIL) in full-layout
+ * 56-byte transfers (8Dh). @hybrid: whole 4 KiB pages go by DMA.
+ */
+static void encode_stock_head(const uint8_t *key, uint32_t key_len, const uint8_t *value,
+                              uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
+                              uint32_t staged_tag, bool full_tail, struct inline_cmds *out)
 {
     static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
     static const uint8_t head_staged_dw[] = {3, 12, 13, 14, 15};
     static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
+    static const uint8_t xfer_full_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    uint32_t per = full_tail ? 56 : 28;
     uint32_t dma = hybrid ? value_len / 4096 * 4096 : 0;
     uint32_t inl = value_len - dma;
     uint32_t cap = key_len > 16 ? 20 : 24 - key_len;
     uint32_t head = inl < cap ? inl : cap;
-    uint32_t xfers = div_round_up(inl - head, 28);
-    uint8_t p[28];
+    uint32_t xfers = div_round_up(inl - head, per);
+    uint8_t p[24];
     struct kvssd_sqe *s;
 
     out->n = 1 + xfers;
@@ -351,7 +359,7 @@ void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *va
     s = &out->sqe[0];
     *s = sqe_new(KVSSD_OPC_INLINE_HEAD);
     s->cdw[10] = kvssd_inline_head_cdw10(value_len, options, key_len);
-    s->cdw[11] = tag | (hybrid ? KVSSD_INLINE_HYBRID : 0);
+    s->cdw[11] = tag | (full_tail ? KVSSD_INLINE_FULL_TAIL : 0) | (hybrid ? KVSSD_INLINE_HYBRID : 0);
     memset(p, 0, sizeof(p));
     if (key_len > 16) {
         memcpy(p, value + dma, head);
@@ -363,15 +371,29 @@ void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *va
         put_payload(s, head_dw, 6, p, key_len + head);
     }
     for (uint32_t seq = 1; seq <= xfers; seq++) {
-        uint32_t off = dma + head + (seq - 1) * 28;
-        uint32_t n = value_len - off < 28 ? value_len - off : 28;
+        uint32_t off = dma + head + (seq - 1) * per;
+        uint32_t n = value_len - off < per ? value_len - off : per;
 
         s = &out->sqe[seq];
-        *s = sqe_new(KVSSD_OPC_INLINE_XFER);
-        s->cdw[1] = 1;
-        s->cdw[10] = kvssd_inline_tag_seq(tag, seq);
-        put_payload(s, xfer_dw, 7, value + off, n);
+        if (full_tail) {
+            *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
+            s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
+            put_payload(s, xfer_full_dw, 14, value + off, n);
+        } else {
+            *s = sqe_new(KVSSD_OPC_INLINE_XFER);
+            s->cdw[1] = 1;
+            s->cdw[10] = kvssd_inline_tag_seq(tag, seq);
+            put_payload(s, xfer_dw, 7, value + off, n);
+        }
     }
+}
+
+void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *value,
+                         uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
+                         uint32_t staged_tag, struct inline_cmds *out)
+{
+    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, false,
+                      out);
 }
 
 void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *value,
@@ -411,43 +433,8 @@ void encode_inline_full_tail(const uint8_t *key, uint32_t key_len, const uint8_t
                              uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
                              uint32_t staged_tag, struct inline_cmds *out)
 {
-    static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
-    static const uint8_t head_staged_dw[] = {3, 12, 13, 14, 15};
-    static const uint8_t xfer_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    uint32_t dma = hybrid ? value_len / 4096 * 4096 : 0;
-    uint32_t inl = value_len - dma;
-    uint32_t cap = key_len > 16 ? 20 : 24 - key_len;
-    uint32_t head = inl < cap ? inl : cap;
-    uint32_t xfers = div_round_up(inl - head, 56);
-    uint8_t p[24];
-    struct kvssd_sqe *s;
-
-    out->n = 1 + xfers;
-    out->dma_bytes = dma;
-    out->sqe = calloc(out->n, sizeof(*out->sqe));
-    s = &out->sqe[0];
-    *s = sqe_new(KVSSD_OPC_INLINE_HEAD);
-    s->cdw[10] = kvssd_inline_head_cdw10(value_len, options, key_len);
-    s->cdw[11] = tag | KVSSD_INLINE_FULL_TAIL | (hybrid ? KVSSD_INLINE_HYBRID : 0);
-    memset(p, 0, sizeof(p));
-    if (key_len > 16) {
-        memcpy(p, value + dma, head);
-        put_payload(s, head_staged_dw, 5, p, head);
-        s->cdw[2] = staged_tag;
-    } else {
-        memcpy(p, key, key_len);
-        memcpy(p + key_len, value + dma, head);
-        put_payload(s, head_dw, 6, p, key_len + head);
-    }
-    for (uint32_t seq = 1; seq <= xfers; seq++) {
-        uint32_t off = dma + head + (seq - 1) * 56;
-        uint32_t n = value_len - off < 56 ? value_len - off : 56;
-
-        s = &out->sqe[seq];
-        *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
-        s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
-        put_payload(s, xfer_dw, 14, value + off, n);
-    }
+    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, true,
+                      out);
 }
 
 void inline_cmds_free(struct inline_cmds *c)
