@@ -333,7 +333,9 @@ static bool just_fired(struct fuzz *f, uint16_t st)
     return false;
 }
 
-static bool reads_as(struct fuzz *f, const struct mstate *s, const struct kvftl_cpl *c)
+/* Does a full retrieve into @buf read as state @s? */
+static bool buf_reads_as(struct fuzz *f, const struct mstate *s, const struct kvftl_cpl *c,
+                         const uint8_t *buf)
 {
     if (!s->present) {
         return c->status == KVSSD_SC_KEY_DOES_NOT_EXIST;
@@ -342,45 +344,71 @@ static bool reads_as(struct fuzz *f, const struct mstate *s, const struct kvftl_
         return false;
     }
     value_fill(s->vseed, 0, f->exp, s->len);
-    return memcmp(f->buf, f->exp, s->len) == 0;
+    return memcmp(buf, f->exp, s->len) == 0;
+}
+
+/* Keys read back per kvftl_retrieve_batch() call by verify_all(). */
+#define VERIFY_BATCH 4
+
+/* One key of verify_all(): its retrieve gave @c into @buf. */
+static void verify_one(struct fuzz *f, const char *why, struct mkey *k, const struct kvftl_cpl *c,
+                       const uint8_t *buf)
+{
+    if (trace > 0) {
+        fprintf(stderr, "    %s: key %u B fp %08x reads status 0x%x len %u (model %s len %u)\n",
+                why, k->klen, key_fp(k->key, k->klen), c->status, c->value_bytes,
+                k->cur.present ? "present" : "absent", k->cur.len);
+    }
+    if (buf_reads_as(f, &k->cur, c, buf)) {
+        return;
+    }
+    if (k->hist_epoch == f->epoch) {
+        for (unsigned i = 0; i < k->hist->len; i++) {
+            struct mstate s = g_array_index(k->hist, struct mstate, i);
+            if (buf_reads_as(f, &s, c, buf)) {
+                set_state(f, k, s, false);
+                return;
+            }
+        }
+    }
+    die(f, "%s: key of %u B (fp %08x) reads as status 0x%x len %u; model: %s len %u", why,
+        k->klen, key_fp(k->key, k->klen), c->status, c->value_bytes,
+        k->cur.present ? "present" : "absent", k->cur.len);
 }
 
 /*
  * Every key in one of its allowed states (adopting it), gauges, kvftl_check.
  * @remounted: after a power cycle, when what is read is what is durable;
- * otherwise (a check op) nothing becomes durable by being read.
+ * otherwise (a check op) nothing becomes durable by being read. Keys are
+ * read back VERIFY_BATCH at a time through kvftl_retrieve_batch(), which
+ * must answer exactly as kvftl_retrieve().
  */
 static void verify_all(struct fuzz *f, const char *why, bool remounted)
 {
+    static uint8_t *bufs;
+    if (!bufs) {
+        bufs = g_malloc((size_t)VERIFY_BATCH * VALUE_BUF_BYTES);
+    }
+    struct mkey *ks[VERIFY_BATCH];
+    struct kvftl_retrieve_req req[VERIFY_BATCH];
+    struct kvftl_cpl cpl[VERIFY_BATCH];
     GHashTableIter it;
     gpointer kp;
     g_hash_table_iter_init(&it, f->keys);
-    while (g_hash_table_iter_next(&it, &kp, NULL)) {
-        struct mkey *k = kp;
-        struct kvftl_cpl c;
-        kvftl_retrieve(f->ftl, k->key, k->klen, f->buf, 0, VALUE_BUF_BYTES, f->now, &c);
-        if (trace > 0) {
-            fprintf(stderr, "    %s: key %u B fp %08x reads status 0x%x len %u (model %s len %u)\n",
-                    why, k->klen, key_fp(k->key, k->klen), c.status, c.value_bytes,
-                    k->cur.present ? "present" : "absent", k->cur.len);
+    bool more = true;
+    while (more) {
+        unsigned n = 0;
+        while (n < VERIFY_BATCH && (more = g_hash_table_iter_next(&it, &kp, NULL))) {
+            ks[n] = kp;
+            req[n] = (struct kvftl_retrieve_req){ .key = ks[n]->key, .key_bytes = ks[n]->klen,
+                                                  .buf = bufs + (size_t)n * VALUE_BUF_BYTES,
+                                                  .buf_bytes = VALUE_BUF_BYTES,
+                                                  .arrival_ns = f->now };
+            n++;
         }
-        if (reads_as(f, &k->cur, &c)) {
-            continue;
-        }
-        bool ok = false;
-        if (k->hist_epoch == f->epoch) {
-            for (unsigned i = 0; i < k->hist->len && !ok; i++) {
-                struct mstate s = g_array_index(k->hist, struct mstate, i);
-                if (reads_as(f, &s, &c)) {
-                    set_state(f, k, s, false);
-                    ok = true;
-                }
-            }
-        }
-        if (!ok) {
-            die(f, "%s: key of %u B (fp %08x) reads as status 0x%x len %u; model: %s len %u",
-                why, k->klen, key_fp(k->key, k->klen), c.status, c.value_bytes,
-                k->cur.present ? "present" : "absent", k->cur.len);
+        kvftl_retrieve_batch(f->ftl, req, cpl, n);
+        for (unsigned i = 0; i < n; i++) {
+            verify_one(f, why, ks[i], &cpl[i], req[i].buf);
         }
     }
     if (remounted) {
