@@ -22,6 +22,24 @@ kv_exist() { kv exist "$1"; }
 kv_del() { kv del "$1"; }
 # kv_list START - keys from START on, one a line
 kv_list() { kv --start "$1" list; }
+# kv_roundtrip TAG MODE KEYLEN VALUELEN - store (transfer MODE), exist, list,
+# retrieve (byte-identical), delete, and the key is gone for exist and get.
+# TAG keeps the keys of different groups apart.
+kv_roundtrip() {
+    _key=$(mkkey "$3" "$1$2$4")
+    mkdata "$T/val" "$4" "$(( ($3 * 7919 + $4) % 65536 ))"
+    kv_put "$2" "$_key" "$T/val" || fail "put (mode $2, key $3 B, value $4 B) failed"
+    kv_exist "$_key" || fail "exist says the stored key is missing"
+    kv_list "$_key" >"$T/list" || fail "list from the key failed"
+    grep -qxF -- "$_key" "$T/list" || fail "list from the key does not show it: $(head -c 300 "$T/list")"
+    rm -f "$T/got"
+    kv_get "$_key" "$T/got" || fail "get failed"
+    expect_eq "retrieved size" "$(wc -c <"$T/got")" "$4"
+    cmp "$T/val" "$T/got" || fail "retrieved bytes differ from the stored ones"
+    kv_del "$_key" || fail "del failed"
+    expect_status fail "does not exist" kv_exist "$_key"
+    expect_status fail "does not exist" kv_get "$_key" "$T/got"
+}
 # kv_iter PREFIX - the keys with PREFIX (iterator), one a line
 kv_iter() { kv --prefix "$1" iter; }
 # kv_flush - NVMe Flush (00h) on the namespace, as libkvssd's

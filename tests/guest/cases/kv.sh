@@ -9,29 +9,12 @@ MODES="prp inline hybrid adaptive"
 VALUES="0 1 31 32 33 4095 4096 4097 65536 2097152"
 KEYS="1 16 17 255"
 
-# roundtrip MODE KEYLEN VALUELEN - store, exist, list, retrieve
-# (byte-identical), delete, and the key is gone.
-roundtrip() {
-    _key=$(mkkey "$2" "rt$1$3")
-    mkdata "$T/val" "$3" "$(( ($2 * 7919 + $3) % 65536 ))"
-    kv_put "$1" "$_key" "$T/val" || fail "put (mode $1, key $2 B, value $3 B) failed"
-    kv_exist "$_key" || fail "exist says the stored key is missing"
-    kv_list "$_key" >"$T/list" || fail "list from the key failed"
-    grep -qxF -- "$_key" "$T/list" || fail "list from the key does not show it: $(head -c 300 "$T/list")"
-    rm -f "$T/got"
-    kv_get "$_key" "$T/got" || fail "get failed"
-    expect_eq "retrieved size" "$(wc -c <"$T/got")" "$3"
-    cmp "$T/val" "$T/got" || fail "retrieved bytes differ from the stored ones"
-    kv_del "$_key" || fail "del failed"
-    expect_status fail "does not exist" kv_exist "$_key"
-    expect_status fail "does not exist" kv_get "$_key" "$T/got"
-}
 
 for m in $MODES; do
     for k in $KEYS; do
         for v in $VALUES; do
             check "round trip mode=$m key=${k}B value=${v}B: put/exist/list/get byte-identical/del" \
-                roundtrip "$m" "$k" "$v"
+                kv_roundtrip rt "$m" "$k" "$v"
         done
     done
 done

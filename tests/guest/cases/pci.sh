@@ -40,47 +40,42 @@ unbind_first() {
 }
 check "kvssd info over pci:BDF identifies the KV namespace and leaves the kernel driver unbound" unbind_first
 
-# roundtrip MODE KEYLEN VALUELEN - store, exist, list, retrieve
-# (byte-identical), delete, and the key is gone: all over the pci transport.
-roundtrip() {
-    _key=$(mkkey "$2" "pci$1$3")
-    mkdata "$T/val" "$3" "$(( ($2 * 7919 + $3) % 65536 ))"
-    kv_put "$1" "$_key" "$T/val" || fail "put (mode $1, key $2 B, value $3 B) failed"
-    kv_exist "$_key" || fail "exist says the stored key is missing"
-    kv_list "$_key" >"$T/list" || fail "list from the key failed"
-    grep -qxF -- "$_key" "$T/list" || fail "list from the key does not show it: $(head -c 300 "$T/list")"
-    rm -f "$T/got"
-    kv_get "$_key" "$T/got" || fail "get failed"
-    expect_eq "retrieved size" "$(wc -c <"$T/got")" "$3"
-    cmp "$T/val" "$T/got" || fail "retrieved bytes differ from the stored ones"
-    kv_del "$_key" || fail "del failed"
-    expect_status fail "does not exist" kv_exist "$_key"
-}
+# Round trips (kv_roundtrip, kvcli.sh), all over the pci transport.
 for m in $MODES; do
     for k in $KEYS; do
         for v in $VALUES; do
             check "round trip mode=$m key=${k}B value=${v}B: put/exist/list/get byte-identical/del" \
-                roundtrip "$m" "$k" "$v"
+                kv_roundtrip pci "$m" "$k" "$v"
         done
     done
 done
+
+# store_counts MODE KEY DMA_BYTES INLINE_BYTES COMMANDS - a Store of a
+# DMA_BYTES + INLINE_BYTES value in transfer MODE: the library and the
+# device both count COMMANDS commands, all of them inline commands, carrying
+# INLINE_BYTES inline and DMA_BYTES host-to-device; the value reads back
+# byte-identical.
+store_counts() {
+    mkdata "$T/v" $(($3 + $4)) 5
+    kv reset-stats >/dev/null || fail "reset-stats failed"
+    kv --json --mode "$1" --file "$T/v" put "$2" >"$T/put" || fail "put failed: $(cat "$T/put")"
+    expect_eq "commands the library counted" "$(json_get "$T/put" .commands)" "$5"
+    kv --json stats >"$T/stats" || fail "stats failed"
+    expect_eq "device commands" "$(stat_of "$T/stats" commands)" "$5"
+    expect_eq "device inline_commands" "$(stat_of "$T/stats" inline_commands)" "$5"
+    expect_eq "device inline_bytes" "$(stat_of "$T/stats" inline_bytes)" "$4"
+    expect_eq "device data_h2d_bytes" "$(stat_of "$T/stats" data_h2d_bytes)" "$3"
+    rm -f "$T/got"
+    kv_get "$2" "$T/got" && cmp "$T/v" "$T/got" || fail "the value does not read back byte-identical"
+    kv_del "$2"
+}
 
 # The device's counters: a 32-byte value with a 4-byte key, inline, is ONE
 # NVMe command (the full layout's 89h head holds 35 value bytes) and one
 # inline command carrying 32 inline bytes; a 100-byte value is 3 commands
 # (35 + 56 + 9).
 full_layout_counts() { # VALUE_BYTES COMMANDS
-    mkdata "$T/v" "$1" 5
-    kv reset-stats >/dev/null || fail "reset-stats failed"
-    kv --json --mode inline --file "$T/v" put "fl$1" >"$T/put" || fail "put failed: $(cat "$T/put")"
-    expect_eq "commands the library counted" "$(json_get "$T/put" .commands)" "$2"
-    kv --json stats >"$T/stats" || fail "stats failed"
-    expect_eq "device commands" "$(stat_of "$T/stats" commands)" "$2"
-    expect_eq "device inline_commands" "$(stat_of "$T/stats" inline_commands)" "$2"
-    expect_eq "device inline_bytes" "$(stat_of "$T/stats" inline_bytes)" "$1"
-    expect_eq "device data_h2d_bytes" "$(stat_of "$T/stats" data_h2d_bytes)" 0
-    kv_get "fl$1" "$T/got" && cmp "$T/v" "$T/got" || fail "the value does not read back"
-    kv_del "fl$1"
+    store_counts inline "fl$1" 0 "$1" "$2"
 }
 check "inline 4-byte key + 32 B value is 1 command, inline_commands 1 (device stats)" full_layout_counts 32 1
 check "inline 4-byte key + 35 B value is 1 command (the full head's 35 bytes)" full_layout_counts 35 1
@@ -92,19 +87,7 @@ check "inline 4-byte key + 100 B value is 3 commands (35 + 56 + 9)" full_layout_
 # 1 + ceil((TAIL - 20) / 56) commands, all inline commands, TAIL inline
 # bytes and one 4 KiB DMA unit host-to-device.
 hybrid_full_tail_counts() { # TAIL COMMANDS
-    _k=$(printf 'h%03x' "$1")
-    mkdata "$T/v" $((4096 + $1)) 6
-    kv reset-stats >/dev/null || fail "reset-stats failed"
-    kv --json --mode hybrid --file "$T/v" put "$_k" >"$T/put" || fail "put failed: $(cat "$T/put")"
-    expect_eq "commands the library counted" "$(json_get "$T/put" .commands)" "$2"
-    kv --json stats >"$T/stats" || fail "stats failed"
-    expect_eq "device commands" "$(stat_of "$T/stats" commands)" "$2"
-    expect_eq "device inline_commands" "$(stat_of "$T/stats" inline_commands)" "$2"
-    expect_eq "device inline_bytes" "$(stat_of "$T/stats" inline_bytes)" "$1"
-    expect_eq "device data_h2d_bytes" "$(stat_of "$T/stats" data_h2d_bytes)" 4096
-    rm -f "$T/got"
-    kv_get "$_k" "$T/got" && cmp "$T/v" "$T/got" || fail "the value does not read back byte-identical"
-    kv_del "$_k"
+    store_counts hybrid "$(printf 'h%03x' "$1")" 4096 "$1" "$2"
 }
 check "hybrid 4 KiB + 1 B over pci is 1 command (tail in the head)" hybrid_full_tail_counts 1 1
 check "hybrid 4 KiB + 56 B over pci is 2 commands (20 + 36 in one 8Dh)" hybrid_full_tail_counts 56 2
