@@ -46,6 +46,7 @@
 #include <kvssd/nvme_kv.h>
 
 #include "kvftl_capacity.h"
+#include "kvftl_readback.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -347,70 +348,58 @@ static bool buf_reads_as(struct fuzz *f, const struct mstate *s, const struct kv
     return memcmp(buf, f->exp, s->len) == 0;
 }
 
-/* Keys read back per kvftl_retrieve_batch() call by verify_all(). */
-#define VERIFY_BATCH 4
+static void readback_key(gpointer rec, const void **key, uint32_t *key_bytes)
+{
+    const struct mkey *k = rec;
+    *key = k->key;
+    *key_bytes = k->klen;
+}
+
+struct readback_ctx {
+    struct fuzz *f;
+    const char *why;
+};
 
 /* One key of verify_all(): its retrieve gave @c into @buf. */
-static void verify_one(struct fuzz *f, const char *why, struct mkey *k, const struct kvftl_cpl *c,
-                       const uint8_t *buf)
+static bool verify_one(void *ctx, gpointer rec, const struct kvftl_cpl *c, const uint8_t *buf)
 {
+    struct readback_ctx *x = ctx;
+    struct fuzz *f = x->f;
+    struct mkey *k = rec;
     if (trace > 0) {
         fprintf(stderr, "    %s: key %u B fp %08x reads status 0x%x len %u (model %s len %u)\n",
-                why, k->klen, key_fp(k->key, k->klen), c->status, c->value_bytes,
+                x->why, k->klen, key_fp(k->key, k->klen), c->status, c->value_bytes,
                 k->cur.present ? "present" : "absent", k->cur.len);
     }
     if (buf_reads_as(f, &k->cur, c, buf)) {
-        return;
+        return true;
     }
     if (k->hist_epoch == f->epoch) {
         for (unsigned i = 0; i < k->hist->len; i++) {
             struct mstate s = g_array_index(k->hist, struct mstate, i);
             if (buf_reads_as(f, &s, c, buf)) {
                 set_state(f, k, s, false);
-                return;
+                return true;
             }
         }
     }
-    die(f, "%s: key of %u B (fp %08x) reads as status 0x%x len %u; model: %s len %u", why,
+    die(f, "%s: key of %u B (fp %08x) reads as status 0x%x len %u; model: %s len %u", x->why,
         k->klen, key_fp(k->key, k->klen), c->status, c->value_bytes,
         k->cur.present ? "present" : "absent", k->cur.len);
+    return false;
 }
 
 /*
  * Every key in one of its allowed states (adopting it), gauges, kvftl_check.
  * @remounted: after a power cycle, when what is read is what is durable;
  * otherwise (a check op) nothing becomes durable by being read. Keys are
- * read back VERIFY_BATCH at a time through kvftl_retrieve_batch(), which
- * must answer exactly as kvftl_retrieve().
+ * read back through kvftl_retrieve_batch() (tests/common/kvftl_readback.h),
+ * which must answer exactly as kvftl_retrieve().
  */
 static void verify_all(struct fuzz *f, const char *why, bool remounted)
 {
-    static uint8_t *bufs;
-    if (!bufs) {
-        bufs = g_malloc((size_t)VERIFY_BATCH * VALUE_BUF_BYTES);
-    }
-    struct mkey *ks[VERIFY_BATCH];
-    struct kvftl_retrieve_req req[VERIFY_BATCH];
-    struct kvftl_cpl cpl[VERIFY_BATCH];
-    GHashTableIter it;
-    gpointer kp;
-    g_hash_table_iter_init(&it, f->keys);
-    bool more = true;
-    while (more) {
-        unsigned n = 0;
-        while (n < VERIFY_BATCH && (more = g_hash_table_iter_next(&it, &kp, NULL))) {
-            ks[n] = kp;
-            req[n] = (struct kvftl_retrieve_req){ .key = ks[n]->key, .key_bytes = ks[n]->klen,
-                                                  .buf = bufs + (size_t)n * VALUE_BUF_BYTES,
-                                                  .buf_bytes = VALUE_BUF_BYTES,
-                                                  .arrival_ns = f->now };
-            n++;
-        }
-        kvftl_retrieve_batch(f->ftl, req, cpl, n);
-        for (unsigned i = 0; i < n; i++) {
-            verify_one(f, why, ks[i], &cpl[i], req[i].buf);
-        }
-    }
+    struct readback_ctx x = { f, why };
+    kvftl_read_back_all(f->ftl, f->keys, f->now, readback_key, verify_one, &x);
     if (remounted) {
         f->epoch++;
     }

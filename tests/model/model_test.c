@@ -43,6 +43,7 @@
 #include <kvssd/nvme_kv.h>
 
 #include "kvftl_capacity.h"
+#include "kvftl_readback.h"
 #include "tap_cunit.h"
 
 /* ------------------------------------------------------------------ */
@@ -548,49 +549,42 @@ static bool verify_key(struct run *r, struct mkey *k, const char *why)
     return true;
 }
 
-/*
- * Read every key the model knows back through kvftl_retrieve_batch() in
- * windows of BATCH_KEYS (the same arrival time for all), each compared with
- * the model exactly. Only where the model is definite (no power cut armed).
- */
-#define BATCH_KEYS 8
+static void readback_key(gpointer rec, const void **key, uint32_t *key_bytes)
+{
+    const struct mkey *k = rec;
+    *key = k->key;
+    *key_bytes = k->klen;
+}
 
+struct readback_ctx {
+    struct run *r;
+    const char *why;
+};
+
+static bool readback_check(void *ctx, gpointer rec, const struct kvftl_cpl *c, const uint8_t *buf)
+{
+    struct readback_ctx *x = ctx;
+    struct mkey *k = rec;
+    if (buf_matches(x->r, &k->cur, c->status, c, buf)) {
+        return true;
+    }
+    fail(x->r, "%s: batched retrieve of key (%u B, first4 0x%08x) gave status %s value_bytes %u "
+         "xfer %u; model has %s len %u", x->why, k->klen, key_first4(k->key, k->klen),
+         sc_name(c->status), c->value_bytes, c->xfer_bytes, k->cur.present ? "present" : "absent",
+         k->cur.len);
+    return false;
+}
+
+/*
+ * Read every key the model knows back through kvftl_retrieve_batch()
+ * (tests/common/kvftl_readback.h), each compared with the model exactly.
+ * Only where the model is definite (no power cut armed).
+ */
 static bool verify_all_batched(struct run *r, const char *why)
 {
-    static uint8_t *bufs;
-    if (!bufs) {
-        bufs = g_malloc((size_t)BATCH_KEYS * KVFTL_VALUE_MAX_BYTES);
-    }
-    struct mkey *ks[BATCH_KEYS];
-    struct kvftl_retrieve_req req[BATCH_KEYS];
-    struct kvftl_cpl cpl[BATCH_KEYS];
-    GHashTableIter it;
-    gpointer kp;
-    g_hash_table_iter_init(&it, r->m.keys);
-    bool more = true;
-    while (more && !r->failed) {
-        unsigned n = 0;
-        while (n < BATCH_KEYS && (more = g_hash_table_iter_next(&it, &kp, NULL))) {
-            ks[n] = kp;
-            req[n] = (struct kvftl_retrieve_req){ .key = ks[n]->key, .key_bytes = ks[n]->klen,
-                                                  .buf = bufs + (size_t)n * KVFTL_VALUE_MAX_BYTES,
-                                                  .buf_bytes = KVFTL_VALUE_MAX_BYTES,
-                                                  .arrival_ns = r->now };
-            n++;
-        }
-        kvftl_retrieve_batch(r->ftl, req, cpl, n);
-        r->batch_reads += n;
-        for (unsigned i = 0; i < n; i++) {
-            if (!buf_matches(r, &ks[i]->cur, cpl[i].status, &cpl[i], req[i].buf)) {
-                fail(r, "%s: batched retrieve of key (%u B, first4 0x%08x) gave status %s "
-                     "value_bytes %u xfer %u; model has %s len %u", why, ks[i]->klen,
-                     key_first4(ks[i]->key, ks[i]->klen), sc_name(cpl[i].status),
-                     cpl[i].value_bytes, cpl[i].xfer_bytes,
-                     ks[i]->cur.present ? "present" : "absent", ks[i]->cur.len);
-                return false;
-            }
-        }
-    }
+    struct readback_ctx x = { r, why };
+    r->batch_reads += kvftl_read_back_all(r->ftl, r->m.keys, r->now, readback_key,
+                                          readback_check, &x);
     return !r->failed;
 }
 
