@@ -331,6 +331,34 @@ static uint32_t div_round_up(uint32_t a, uint32_t b)
 }
 
 /*
+ * The transfers of a stream, out->sqe[1 .. out->n - 1]: value bytes from
+ * @from on, 56 per full-layout transfer (8Dh) or 28 per stock one (85h).
+ */
+static void put_xfers(struct inline_cmds *out, uint32_t tag, const uint8_t *value,
+                      uint32_t from, uint32_t value_len, bool full)
+{
+    static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
+    static const uint8_t xfer_full_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    uint32_t per = full ? 56 : 28;
+    for (uint32_t seq = 1; seq < out->n; seq++) {
+        uint32_t off = from + (seq - 1) * per;
+        uint32_t n = value_len - off < per ? value_len - off : per;
+        struct kvssd_sqe *s = &out->sqe[seq];
+
+        if (full) {
+            *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
+            s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
+            put_payload(s, xfer_full_dw, 14, value + off, n);
+        } else {
+            *s = sqe_new(KVSSD_OPC_INLINE_XFER);
+            s->cdw[1] = 1;
+            s->cdw[10] = kvssd_inline_tag_seq(tag, seq);
+            put_payload(s, xfer_dw, 7, value + off, n);
+        }
+    }
+}
+
+/*
  * A stream opened by a stock head (81h): the key (or staged-key tag) and
  * the first bytes of the inline part in the head, the rest in stock 28-byte
  * transfers (85h), or with @full_tail (KVSSD_INLINE_FULL_TAIL) in full-layout
@@ -342,8 +370,6 @@ static void encode_stock_head(const uint8_t *key, uint32_t key_len, const uint8_
 {
     static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
     static const uint8_t head_staged_dw[] = {3, 12, 13, 14, 15};
-    static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
-    static const uint8_t xfer_full_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     uint32_t per = full_tail ? 56 : 28;
     uint32_t dma = hybrid ? value_len / 4096 * 4096 : 0;
     uint32_t inl = value_len - dma;
@@ -370,22 +396,7 @@ static void encode_stock_head(const uint8_t *key, uint32_t key_len, const uint8_
         memcpy(p + key_len, value + dma, head);
         put_payload(s, head_dw, 6, p, key_len + head);
     }
-    for (uint32_t seq = 1; seq <= xfers; seq++) {
-        uint32_t off = dma + head + (seq - 1) * per;
-        uint32_t n = value_len - off < per ? value_len - off : per;
-
-        s = &out->sqe[seq];
-        if (full_tail) {
-            *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
-            s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
-            put_payload(s, xfer_full_dw, 14, value + off, n);
-        } else {
-            *s = sqe_new(KVSSD_OPC_INLINE_XFER);
-            s->cdw[1] = 1;
-            s->cdw[10] = kvssd_inline_tag_seq(tag, seq);
-            put_payload(s, xfer_dw, 7, value + off, n);
-        }
-    }
+    put_xfers(out, tag, value, dma + head, value_len, full_tail);
 }
 
 void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *value,
@@ -401,7 +412,6 @@ void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *val
                         struct inline_cmds *out)
 {
     static const uint8_t head_dw[] = {4, 5, 6, 7, 8, 9, 12, 13};
-    static const uint8_t xfer_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     uint32_t head = value_len < 35 ? value_len : 35;
     uint32_t xfers = div_round_up(value_len - head, 56);
     uint8_t p[35];
@@ -418,15 +428,7 @@ void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *val
     memcpy(p, value, head);
     s->cdw[11] = tag | (uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24;
     put_payload(s, head_dw, 8, p + 3, head > 3 ? head - 3 : 0);
-    for (uint32_t seq = 1; seq <= xfers; seq++) {
-        uint32_t off = head + (seq - 1) * 56;
-        uint32_t n = value_len - off < 56 ? value_len - off : 56;
-
-        s = &out->sqe[seq];
-        *s = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
-        s->cdw[1] = kvssd_inline_tag_seq(tag, seq); /* no NSID in this layout */
-        put_payload(s, xfer_dw, 14, value + off, n);
-    }
+    put_xfers(out, tag, value, head, value_len, true);
 }
 
 void encode_inline_full_tail(const uint8_t *key, uint32_t key_len, const uint8_t *value,
