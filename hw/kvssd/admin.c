@@ -160,9 +160,9 @@ static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
 static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
 {
     struct kvftl_stats st;
-    uint64_t blocks = kvssd_admin_capacity_bytes(a) / 4096;
 
     kvftl_stats_get(a->ftl, &st);
+    uint64_t blocks = st.capacity_bytes / 4096;
     put64(id + 0, blocks);           /* NSZE */
     put64(id + 8, blocks);           /* NCAP */
     put64(id + 16, (used_bytes(&st) + 4095) / 4096); /* NUSE */
@@ -179,7 +179,7 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     uint8_t b[8];
 
     kvftl_stats_get(a->ftl, &st);
-    put64(b, kvssd_admin_capacity_bytes(a));
+    put64(b, st.capacity_bytes);
     memcpy(&id->nsze, b, 8);
     put64(b, used_bytes(&st));
     memcpy(&id->nuse, b, 8);
