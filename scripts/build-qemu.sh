@@ -175,6 +175,13 @@ configure_args=(--target-list=x86_64-softmmu --without-default-features --enable
     --enable-kvm --enable-fdt=system --disable-install-blobs --disable-docs
     --disable-werror "--python=$(command -v "$python")")
 
+qtest_targets() {
+    local f
+    for f in "$KVSSD_TOP"/tests/qtest/kvssd-*-test.c; do
+        [ -e "$f" ] && printf 'tests/qtest/%s ' "$(basename "$f" .c)"
+    done
+}
+
 build_one() { # DIR EXTRA-CONFIGURE-ARGS...
     local b=$1
     shift
@@ -186,7 +193,8 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
             die "QEMU configure failed (see above)"
         }
     fi
-    local targets=${KVSSD_QEMU_TARGETS:-qemu-system-x86_64 tests/qtest/kvssd-test tests/qtest/kvssd-fuzz-test}
+    # Default: the emulator and every qtest (tests/qtest/kvssd-*-test.c).
+    local targets=${KVSSD_QEMU_TARGETS:-qemu-system-x86_64 $(qtest_targets)}
     local have=() t
     for t in $targets; do
         case $t in

@@ -6,6 +6,8 @@
 #   - kvssd-test        every register/admin/DMA/KV case, on both builds;
 #   - kvssd-fuzz-test   >= 100,000 random commands and queue operations on
 #                       the ASan build, then the FTL consistency check;
+#   - kvssd-*-test      every other qtest (robustness: hostile commands,
+#                       damaged images), on both builds;
 #   - realize checks    invalid properties fail with a sentence.
 # Prints one TAP line per case ("ok N - name" / "not ok N - name") and exits
 # non-zero if any failed. Environment: KVSSD_FUZZ_COMMANDS (default 100000),
@@ -78,6 +80,14 @@ if [ "$asan" = 1 ]; then
     run_qtest "$build-asan" kvssd-test asan
     run_qtest "$build-asan" kvssd-fuzz-test asan
 fi
+# Every other qtest (tests/qtest/kvssd-*-test.c): on the plain build (where
+# host-memory bounds are read from QEMU's RSS) and on the ASan build.
+for t in tests/qtest/kvssd-*-test.c; do
+    t=$(basename "$t" .c)
+    case $t in kvssd-test | kvssd-fuzz-test) continue ;; esac
+    run_qtest "$build" "$t" ""
+    [ "$asan" = 1 ] && run_qtest "$build-asan" "$t" asan
+done
 
 # Realize: an invalid property value stops QEMU with a sentence naming it.
 check_realize() { # PROPS EXPECTED-SUBSTRING
