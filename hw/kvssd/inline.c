@@ -207,6 +207,13 @@ uint16_t kvssd_tags_stage_key(struct kvssd_ns *ns, uint32_t tag, const uint8_t *
     return KVSSD_SC_SUCCESS;
 }
 
+bool kvssd_tags_key_staged(const struct kvssd_ns *ns, uint32_t tag, uint64_t now_ns)
+{
+    uint16_t idx = ns->staged_slot[tag & KVSSD_TAG_MASK];
+
+    return idx != KVSSD_SLOT_NONE && !slot_idle(ns, &ns->slots[idx], now_ns);
+}
+
 uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes,
                              uint8_t *key, uint64_t now_ns)
 {

@@ -45,11 +45,19 @@ static uint16_t dptr_to_host(struct kvssd_req *req, uint64_t offset, const void 
  * (1..255): up to 16 bytes in CDW2-3/CDW14-15, or, for 17..255, the key
  * staged under the tag in CDW2[11:0] (the rest of CDW2, CDW3, CDW14 and
  * CDW15 are then reserved). Taking a staged key consumes it.
+ *
+ * A standard host (nvme-cli, SPDK, xNVMe) knows only the KV format's key
+ * maximum, 16, and has no Key Stage: a key length of 17..255 with no
+ * staged key under that tag is its key that does not fit, and gets the
+ * status the KV Command Set names for it, Invalid Key Size (86h), whatever
+ * key bytes it left in the reserved dwords.
  */
 static uint16_t kv_command_key(struct kvssd_ns *ns, const struct kvssd_req *req,
                                uint32_t key_bytes, uint8_t *key)
 {
     const struct kvssd_sqe *sqe = req->sqe;
+    uint32_t tag = sqe->cdw[2] & KVSSD_TAG_MASK;
+    uint16_t st;
 
     if (key_bytes == 0 || key_bytes > KVFTL_KEY_MAX_BYTES) {
         return KVSSD_SC_INVALID_KEY_SIZE;
@@ -61,11 +69,15 @@ static uint16_t kv_command_key(struct kvssd_ns *ns, const struct kvssd_req *req,
         memcpy(key, k, key_bytes);
         return KVSSD_SC_SUCCESS;
     }
+    if (!kvssd_tags_key_staged(ns, tag, req->now_ns)) {
+        return KVSSD_SC_INVALID_KEY_SIZE;
+    }
     if (KVSSD_RESERVED(sqe->cdw[2], KVSSD_TAG_MASK) || sqe->cdw[3] || sqe->cdw[14] ||
         sqe->cdw[15]) {
         return KVSSD_SC_INVALID_FIELD;
     }
-    return kvssd_tags_take_key(ns, sqe->cdw[2] & KVSSD_TAG_MASK, key_bytes, key, req->now_ns);
+    st = kvssd_tags_take_key(ns, tag, key_bytes, key, req->now_ns);
+    return st == KVSSD_SC_STAGED_KEY_UNKNOWN ? KVSSD_SC_INVALID_KEY_SIZE : st;
 }
 
 void kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,

@@ -109,6 +109,9 @@ void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns);
 uint16_t kvssd_tags_stage_key(struct kvssd_ns *ns, uint32_t tag, const uint8_t *key,
                               uint32_t key_bytes, uint64_t now_ns);
 
+/* Whether a key is staged under @tag and not expired (nothing is consumed). */
+bool kvssd_tags_key_staged(const struct kvssd_ns *ns, uint32_t tag, uint64_t now_ns);
+
 /*
  * Take (copy out and free) the key staged under @tag for a command whose
  * key length is @key_bytes. SUCCESS; STAGED_KEY_UNKNOWN (none, or expired);

@@ -252,17 +252,110 @@ static void test_delete_then_exist(void)
     CU_ASSERT_EQUAL(fx_exist("k1", 2), KVSSD_SC_KEY_DOES_NOT_EXIST);
 }
 
-/* A long-key command naming a tag with no staged key: STAGED_KEY_UNKNOWN (C6h). */
+/* A long-key command naming a tag with no staged key: INVALID_KEY_SIZE (86h). */
 static void test_long_key_not_staged(void)
 {
     struct kvssd_sqe s = sqe_exist("x", 1);
 
     s.cdw[11] = kvssd_cdw11(40, 0);
     sqe_use_staged_key(&s, 12);
-    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_STAGED_KEY_UNKNOWN);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_KEY_SIZE);
 }
 
-/* A staged key is consumed by the command that uses it: a second use gets C6h. */
+/*
+ * The five standard keyed opcodes (Store, Retrieve, Exist, List, Delete, in
+ * an order that works on one key) as a standard host (nvme-cli, SPDK, xNVMe)
+ * builds them, with key length @key_len: the first 16 key bytes in
+ * CDW2-3/CDW14-15, value size or buffer size in CDW10. @key may be all zero
+ * (then CDW2[31:12], CDW3, CDW14, CDW15 are zero, as in our long-key form).
+ */
+static void standard_sqes(const uint8_t *key, uint32_t key_len, struct kvssd_sqe s[5])
+{
+    s[0] = sqe_store(key, key_len, 8, 0);
+    s[1] = sqe_retrieve(key, key_len, 8);
+    s[2] = sqe_exist(key, key_len);
+    s[3] = sqe_list(key, key_len, 64);
+    s[4] = sqe_delete(key, key_len);
+}
+
+/*
+ * Store, Retrieve, Delete, Exist and List with key length 17 and 255 and no
+ * staged key, from a standard host: each gets INVALID_KEY_SIZE (86h), the
+ * status the KV Command Set names for a key longer than the KV format's
+ * maximum (16), with no data moved and nothing stored. Both a key with
+ * nonzero bytes 4..15 (what such a host sends) and an all-zero key (which
+ * looks like our long-key form naming tag 0) are refused the same way.
+ */
+static void test_standard_long_key_without_stage(void)
+{
+    static const uint32_t lens[] = {17, 255};
+    uint8_t key[255], zero[255] = {0};
+    uint8_t b[64];
+
+    fill_pattern(key, sizeof(key), 21);
+    for (uint32_t l = 0; l < G_N_ELEMENTS(lens); l++) {
+        for (int z = 0; z < 2; z++) {
+            struct kvssd_sqe s[5];
+
+            standard_sqes(z ? zero : key, lens[l], s);
+            for (int i = 0; i < 5; i++) {
+                struct fake_host h = fake_host_over(b, sizeof(b));
+
+                memset(b, 0x5a, sizeof(b));
+                CU_ASSERT_EQUAL(fx_exec(&s[i], &h).status, KVSSD_SC_INVALID_KEY_SIZE);
+                CU_ASSERT_EQUAL(h.from_calls + h.to_calls, 0);
+            }
+        }
+    }
+    /* Nothing was stored under the 16-byte prefix either. */
+    CU_ASSERT_EQUAL(fx_exist(key, 16), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(fx_exist(zero, 16), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
+}
+
+/*
+ * The same five opcodes with key length 17 and 255 after Key Stage (91h):
+ * Store succeeds, Exist succeeds, Retrieve returns the 8 value bytes, List
+ * from the staged start key succeeds (DW0 = 0 keys: nothing sorts after
+ * the only key), Delete succeeds and a later Exist gets 87h.
+ */
+static void test_standard_long_key_with_stage(void)
+{
+    static const uint32_t lens[] = {17, 255};
+    static const uint8_t value[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+    for (uint32_t l = 0; l < G_N_ELEMENTS(lens); l++) {
+        uint8_t key[255], b[64];
+        struct kvssd_sqe s[5];
+        struct kvssd_req r;
+
+        fill_pattern(key, sizeof(key), 30 + l);
+        standard_sqes(key, lens[l], s);
+        for (int i = 0; i < 5; i++) {
+            struct fake_host h = fake_host_over(b, sizeof(b));
+
+            memset(b, 0, sizeof(b));
+            if (i == 0) {
+                memcpy(b, value, sizeof(value));
+            }
+            CU_ASSERT_EQUAL(fx_stage(key, lens[l], 40 + i), KVSSD_SC_SUCCESS);
+            sqe_use_staged_key(&s[i], 40 + i);
+            r = fx_exec(&s[i], &h);
+            CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+            if (i == 1) {
+                CU_ASSERT_EQUAL(r.dw0, 8);
+                CU_ASSERT(memcmp(b, value, 8) == 0);
+            }
+            if (i == 3) {
+                CU_ASSERT_EQUAL(r.dw0, 0);
+            }
+        }
+        CU_ASSERT_EQUAL(fx_exist(key, lens[l]), KVSSD_SC_KEY_DOES_NOT_EXIST);
+        CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
+    }
+}
+
+/* A staged key is consumed by the command that uses it: a second use gets 86h. */
 static void test_staged_key_consumed_once(void)
 {
     uint8_t key[40];
@@ -276,7 +369,7 @@ static void test_staged_key_consumed_once(void)
     sqe_use_staged_key(&s, 99);
     CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
-    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_STAGED_KEY_UNKNOWN);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_KEY_SIZE);
 }
 
 /* Long-key form with CDW3 set (reserved there): INVALID_FIELD, the key stays staged. */
@@ -345,7 +438,7 @@ static void test_key_stage_dptr_failure(void)
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
 }
 
-/* A staged key idle longer than inline_timeout_ns is freed: using it gets C6h. */
+/* A staged key idle longer than inline_timeout_ns is freed: using it gets 86h. */
 static void test_staged_key_expires(void)
 {
     struct kvssd_ns_config cfg = {.tag_table_entries = 8, .inline_timeout_ns = 1000000};
@@ -359,7 +452,7 @@ static void test_staged_key_expires(void)
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
     s.cdw[11] = kvssd_cdw11(20, 0);
     sqe_use_staged_key(&s, 6);
-    CU_ASSERT_EQUAL(fx_exec_at(&s, NULL, fx.now + 2000000).status, KVSSD_SC_STAGED_KEY_UNKNOWN);
+    CU_ASSERT_EQUAL(fx_exec_at(&s, NULL, fx.now + 2000000).status, KVSSD_SC_INVALID_KEY_SIZE);
 }
 
 /* Opcodes the KV command set does not define: INVALID_OPCODE (0001h). */
@@ -995,6 +1088,8 @@ int main(void)
     CU_add_test(s, "delete_missing_with_ednek", test_delete_missing_with_ednek);
     CU_add_test(s, "delete_then_exist", test_delete_then_exist);
     CU_add_test(s, "long_key_not_staged", test_long_key_not_staged);
+    CU_add_test(s, "standard_long_key_without_stage", test_standard_long_key_without_stage);
+    CU_add_test(s, "standard_long_key_with_stage", test_standard_long_key_with_stage);
     CU_add_test(s, "staged_key_consumed_once", test_staged_key_consumed_once);
     CU_add_test(s, "long_key_reserved_field", test_long_key_reserved_field);
     CU_add_test(s, "key_stage_short_key", test_key_stage_short_key);
