@@ -419,7 +419,7 @@ static int aop_start(struct kvssd_queue *q, struct aop *op)
 int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
                       uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(q->dev))
         return -KVSSD_ERR_KEY_SIZE;
     if (value_len > KVSSD_VALUE_MAX)
         return -KVSSD_ERR_VALUE_SIZE;
@@ -453,7 +453,7 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
 static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *key,
                         uint32_t key_len, void *buf, uint32_t buf_len, kvssd_cb cb, void *arg)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(q->dev))
         return -KVSSD_ERR_KEY_SIZE;
     if (!key || (buf_len && !buf))
         return -KVSSD_ERR_INVALID_ARGUMENT;

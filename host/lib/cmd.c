@@ -249,6 +249,45 @@ void kvssd_cmd_identify(struct kvssd_cmd *cmd, uint32_t nsid, uint8_t cns, uint8
     cmd->data_len = IDENTIFY_BYTES;
 }
 
+/* Little-endian fields of a page the device wrote (possibly unaligned). */
+static uint32_t le16(const void *p)
+{
+    const uint8_t *b = p;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8;
+}
+
+static uint32_t le32(const void *p)
+{
+    const uint8_t *b = p;
+    return le16(b) | le16(b + 2) << 16;
+}
+
+static uint64_t le64(const void *p)
+{
+    const uint8_t *b = p;
+    return le32(b) | (uint64_t)le32(b + 4) << 32;
+}
+
+int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info)
+{
+    const struct kvssd_id_ns_kv *id = page;
+    uint32_t kvmkl = le16(&id->kvf[0].kvmkl);
+    uint32_t long_max = kvssd_id_ns_kv_long_key_max(id);
+
+    if (kvmkl == 0)
+        return -KVSSD_ERR_NO_DEVICE;
+    info->nsze_bytes = le64(&id->nsze);
+    info->nuse_bytes = le64(&id->nuse);
+    info->format_max_key_bytes = kvmkl;
+    /* Without our Key Stage, a key longer than the SQE's 16 bytes cannot be sent. */
+    info->max_key_bytes = long_max ? long_max
+                                   : (kvmkl < KVSSD_KEY_INLINE_MAX ? kvmkl : KVSSD_KEY_INLINE_MAX);
+    info->max_value_bytes = le32(&id->kvf[0].kvmvl);
+    info->max_keys = le32(&id->kvf[0].kvmnk);
+    info->optimal_value_granularity_bytes = le32(&id->novg);
+    return 0;
+}
+
 void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
 {
     uint32_t numd = sizeof(*log) / 4 - 1; /* zero-based dword count */

@@ -61,16 +61,10 @@ static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_in
     rc = kvssd_dev_submit(dev, &cmd, &res);
     if (rc == -KVSSD_ERR_SYSTEM || rc == -KVSSD_ERR_TIMEOUT)
         goto out;
-    if (rc || id->kvf[0].kvmkl == 0) {
+    if (rc || kvssd_id_ns_kv_decode(id, info) != 0) {
         rc = -KVSSD_ERR_NO_DEVICE; /* answers, but not as a KV namespace */
         goto out;
     }
-    info->nsze_bytes = id->nsze;
-    info->nuse_bytes = id->nuse;
-    info->max_key_bytes = id->kvf[0].kvmkl;
-    info->max_value_bytes = id->kvf[0].kvmvl;
-    info->max_keys = id->kvf[0].kvmnk;
-    info->optimal_value_granularity_bytes = id->novg;
 
     kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_CTRL, KVSSD_CSI_NVM, ctrl);
     if (kvssd_dev_submit(dev, &cmd, &res) == 0) {

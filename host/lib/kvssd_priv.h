@@ -24,6 +24,17 @@ struct kvssd_dev {
 };
 
 /*
+ * The longest key this handle sends: what Identify advertised (our long-key
+ * extension, or 16 on a standard device); a handle opened without Identify
+ * (kvssd_open_passthru) keeps the library's own limit.
+ */
+static inline uint32_t kvssd_dev_key_max(const struct kvssd_dev *dev)
+{
+    uint32_t max = dev->info.max_key_bytes;
+    return max && max < KVSSD_KEY_MAX ? max : KVSSD_KEY_MAX;
+}
+
+/*
  * Data transfers above this go through a huge-page bounce buffer (dma.c):
  * well under the ~500 KiB that 127 discontiguous 4 KiB pages can carry.
  */

@@ -76,9 +76,9 @@ int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_resu
     return rc;
 }
 
-static int check_key(const void *key, uint32_t key_len)
+static int check_key(const struct kvssd_dev *dev, const void *key, uint32_t key_len)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(dev))
         return -KVSSD_ERR_KEY_SIZE;
     return key ? 0 : -KVSSD_ERR_INVALID_ARGUMENT;
 }
@@ -126,7 +126,7 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
     struct kvssd_store_plan plan;
     struct kvssd_cmd cmd;
     uint32_t key_tag, stream_tag;
-    int rc = check_key(key, key_len);
+    int rc = check_key(dev, key, key_len);
 
     if (rc)
         return finish(res, &r, rc);
@@ -181,7 +181,7 @@ int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, voi
     struct kvssd_result r = {0};
     struct kvssd_cmd cmd;
     uint32_t tag;
-    int rc = check_key(key, key_len);
+    int rc = check_key(dev, key, key_len);
 
     if (!rc && buf_len && !buf)
         rc = -KVSSD_ERR_INVALID_ARGUMENT;
@@ -205,7 +205,7 @@ static int key_only_op(struct kvssd_dev *dev, key_cmd_fn fn, const void *key, ui
     struct kvssd_result r = {0};
     struct kvssd_cmd cmd;
     uint32_t tag;
-    int rc = check_key(key, key_len);
+    int rc = check_key(dev, key, key_len);
 
     if (!rc)
         rc = stage_key(dev, key, key_len, &tag, &r);
@@ -237,7 +237,7 @@ int kvssd_list(struct kvssd_dev *dev, const void *start, uint32_t start_len, voi
     uint32_t tag = 0;
     int rc = 0;
 
-    if (start_len > KVSSD_KEY_MAX)
+    if (start_len > kvssd_dev_key_max(dev))
         rc = -KVSSD_ERR_KEY_SIZE;
     else if (!buf || buf_len < KVSSD_LIST_HEADER_BYTES || (start_len && !start))
         rc = -KVSSD_ERR_INVALID_ARGUMENT;

@@ -186,13 +186,24 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     id->nkvf = 0;
     put32(b, c->placement_unit_bytes);
     memcpy(&id->novg, b, 4);
-    put16(b, KVFTL_KEY_MAX_BYTES);
+    /*
+     * KVMKL is what a standard command carries (16 bytes in CDW2-3/CDW14-15):
+     * standard hosts size their keys by it. Longer keys need our Key Stage
+     * (91h); their maximum is in the vendor area, which standard hosts ignore.
+     */
+    put16(b, KVSSD_KEY_INLINE_MAX);
     memcpy(&id->kvf[0].kvmkl, b, 2);
     put32(b, KVFTL_VALUE_MAX_BYTES);
     memcpy(&id->kvf[0].kvmvl, b, 4);
     put32(b, c->max_keys > UINT32_MAX ? UINT32_MAX : (uint32_t)c->max_keys);
     memcpy(&id->kvf[0].kvmnk, b, 4);
+    memcpy(id->vs, KVSSD_ID_VS_SIGNATURE, KVSSD_ID_VS_SIGNATURE_BYTES);
+    put16(id->vs + 8, KVSSD_ID_VS_VERSION);
+    put16(id->vs + 10, KVSSD_LONG_KEY_MAX);
 }
+
+_Static_assert(KVSSD_LONG_KEY_MAX == KVFTL_KEY_MAX_BYTES,
+               "the long-key maximum advertised is the firmware's");
 
 static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16])
 {

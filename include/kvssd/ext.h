@@ -61,6 +61,48 @@ enum kvssd_ext_opcode {
 #define KVSSD_TAG_MASK ((1u << KVSSD_TAG_BITS) - 1)
 #define KVSSD_MAX_TAGS (1u << KVSSD_TAG_BITS)
 
+/*
+ * A standard command whose key length is 17..255 and whose tag holds no
+ * staged key (a standard host's key that does not fit the SQE) gets
+ * KVSSD_SC_INVALID_KEY_SIZE, as the KV Command Set names it.
+ *
+ * Discovery. The KV format of Identify Namespace (CNS 05h, CSI 01h) reports
+ * KVMKL = 16 (KVSSD_KEY_INLINE_MAX): the longest key a standard command can
+ * carry, which is what standard hosts size their keys by. The long-key
+ * maximum is advertised in that page's vendor-specific area (bytes
+ * 3840-4095), which standard hosts ignore: struct kvssd_id_ns_kv_vs.
+ */
+#define KVSSD_LONG_KEY_MAX 255u
+#define KVSSD_ID_VS_SIGNATURE "KVSSDEXT"
+#define KVSSD_ID_VS_SIGNATURE_BYTES 8
+#define KVSSD_ID_VS_VERSION 1
+
+struct kvssd_id_ns_kv_vs {
+    uint8_t signature[KVSSD_ID_VS_SIGNATURE_BYTES]; /* KVSSD_ID_VS_SIGNATURE, no NUL */
+    uint16_t version;             /* KVSSD_ID_VS_VERSION */
+    uint16_t long_key_max_bytes;  /* largest key through Key Stage (91h): 255 */
+    uint8_t rsvd12[244];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct kvssd_id_ns_kv_vs) == 256, "vendor area of the KV identify page");
+
+/*
+ * The long-key maximum an Identify Namespace (KV) page advertises, or 0 when
+ * its vendor area is not ours (a standard KV device: keys of at most KVMKL).
+ * A value outside 17..255 is not trusted (0).
+ */
+static inline uint32_t kvssd_id_ns_kv_long_key_max(const struct kvssd_id_ns_kv *id)
+{
+    const uint8_t *vs = id->vs;
+    uint32_t max = (uint32_t)vs[10] | (uint32_t)vs[11] << 8;
+
+    if (memcmp(vs, KVSSD_ID_VS_SIGNATURE, KVSSD_ID_VS_SIGNATURE_BYTES) != 0 ||
+        max <= KVSSD_KEY_INLINE_MAX || max > KVSSD_LONG_KEY_MAX) {
+        return 0;
+    }
+    return max;
+}
+
 /* ---- 2. Iterators ---------------------------------------------------- */
 /*
  * Iter Open (90h): CDW10 = prefix (first 4 key bytes, big-endian number:

@@ -164,13 +164,17 @@ enum kvssd_cns {
     KVSSD_CNS_IO_CMD_SET_PROFILES = 0x1c,
 };
 
-/* KV format descriptor (16 bytes). */
+/*
+ * KV format descriptor (16 bytes). KVMKL is the longest key a standard
+ * command carries, KVSSD_KEY_INLINE_MAX (16); longer keys are our extension
+ * (<kvssd/ext.h>, long keys), advertised in the page's vendor area.
+ */
 struct kvssd_kv_format {
-    uint16_t kvmkl;     /* max key length, bytes */
+    uint16_t kvmkl;     /* KV Key Max Length, bytes */
     uint8_t rsvd2;
     uint8_t kvfattr;
-    uint32_t kvmvl;     /* max value length, bytes */
-    uint32_t kvmnk;     /* max number of keys (0 = not reported) */
+    uint32_t kvmvl;     /* KV Value Max Length, bytes */
+    uint32_t kvmnk;     /* KV Max Number of Keys (0 = not reported) */
     uint8_t rsvd12[4];
 } __attribute__((packed));
 

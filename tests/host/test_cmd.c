@@ -309,6 +309,78 @@ static void test_inline_xfer_full(void)
     CU_ASSERT_EQUAL(c.sqe.cdw[15], 0x37363534);
 }
 
+/* An Identify Namespace (KV) page with KVMKL @kvmkl and, when @long_max is
+ * nonzero, our vendor area with signature @sig and that long-key maximum. */
+static void id_page(uint8_t *id, uint16_t kvmkl, const char *sig, uint16_t long_max)
+{
+    memset(id, 0, 4096);
+    id[0] = 0x00; id[1] = 0x10;               /* NSZE 4096 */
+    id[16] = 0x00; id[17] = 0x02;             /* NUSE 512 */
+    id[32] = 0x00; id[33] = 0x01;             /* NOVG 256 */
+    id[72] = (uint8_t)kvmkl; id[73] = (uint8_t)(kvmkl >> 8);
+    id[76] = 0x00; id[77] = 0x00; id[78] = 0x20; /* KVMVL 2 MiB */
+    id[80] = 100;                             /* KVMNK */
+    if (long_max) {
+        memcpy(id + 3840, sig, 8);
+        id[3848] = 1;
+        id[3850] = (uint8_t)long_max; id[3851] = (uint8_t)(long_max >> 8);
+    }
+}
+
+/* Long-key discovery from Identify: our page (KVMKL 16, vendor area
+ * "KVSSDEXT" with 255) gives max_key_bytes 255 and format_max_key_bytes 16;
+ * a standard device's page (KVMKL 16 or even 255, no vendor area) gives 16,
+ * since without Key Stage a standard command carries 16; a vendor area with
+ * another signature or a maximum outside 17..255 is ignored (16); KVMKL 0 is
+ * not a KV namespace. */
+static void test_id_ns_kv_decode(void)
+{
+    static uint8_t id[4096];
+    struct kvssd_dev_info info;
+
+    id_page(id, 16, "KVSSDEXT", 255);
+    memset(&info, 0, sizeof(info));
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 255);
+    CU_ASSERT_EQUAL(info.format_max_key_bytes, 16);
+    CU_ASSERT_EQUAL(info.max_value_bytes, 2u * 1024 * 1024);
+    CU_ASSERT_EQUAL(info.max_keys, 100);
+    CU_ASSERT_EQUAL(info.nsze_bytes, 4096);
+    CU_ASSERT_EQUAL(info.nuse_bytes, 512);
+    CU_ASSERT_EQUAL(info.optimal_value_granularity_bytes, 256);
+
+    id_page(id, 16, "KVSSDEXT", 40);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 40);
+
+    id_page(id, 16, NULL, 0);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 16);
+    CU_ASSERT_EQUAL(info.format_max_key_bytes, 16);
+
+    id_page(id, 255, NULL, 0);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 16);
+    CU_ASSERT_EQUAL(info.format_max_key_bytes, 255);
+
+    id_page(id, 8, NULL, 0);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 8);
+
+    id_page(id, 16, "KVSSDEXU", 255);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 16);
+    id_page(id, 16, "KVSSDEXT", 256);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 16);
+    id_page(id, 16, "KVSSDEXT", 16);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 16);
+
+    id_page(id, 0, "KVSSDEXT", 255);
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), -KVSSD_ERR_NO_DEVICE);
+}
+
 /* Admin commands: Identify CNS 05h CSI 01h; Get Log Page C0h of 1024 dwords; Set Features C0h; Format NVM. */
 static void test_admin_commands(void)
 {
@@ -402,6 +474,7 @@ int main(void)
     CU_add_test(s, "inline_xfer", test_inline_xfer);
     CU_add_test(s, "inline_head_full", test_inline_head_full);
     CU_add_test(s, "inline_xfer_full", test_inline_xfer_full);
+    CU_add_test(s, "id_ns_kv_decode", test_id_ns_kv_decode);
     CU_add_test(s, "admin_commands", test_admin_commands);
     CU_add_test(s, "list_parse", test_list_parse);
     CU_add_test(s, "iter_entry_parse", test_iter_entry_parse);

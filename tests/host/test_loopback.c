@@ -13,6 +13,7 @@
 #include <CUnit/CUnit.h>
 #include <kvssd/libkvssd.h>
 
+#include "admin.h"
 #include "cmdset.h"
 #include "tap_cunit.h"
 
@@ -406,6 +407,56 @@ static void test_full_layout_plans(void)
     free(buf);
 }
 
+/*
+ * Long-key discovery end to end: Identify CNS 05h/CSI 01h run by the
+ * device's admin command set and decoded by the library gives
+ * max_key_bytes 255 (from our extension's vendor area) while the KV format
+ * says 16; a 255-byte key then round-trips (staged by the library), and a
+ * 17-byte Store naming a tag with no staged key is refused by the device
+ * with 86h, which the library maps to -KVSSD_ERR_KEY_SIZE.
+ */
+static void test_identify_long_key_max(void)
+{
+    static struct kvssd_admin a;
+    uint8_t *page = calloc(1, 4096);
+    struct host_buf h = {page, 4096};
+    struct kvssd_dev_info info;
+    struct kvssd_result r;
+    struct kvssd_cmd c;
+    uint8_t key[255], back[64];
+
+    memset(&a, 0, sizeof(a));
+    snprintf(a.serial, sizeof(a.serial), "LOOP01");
+    a.ftl = ftl;
+    a.ns = ns;
+    a.xfer = &xfer;
+    a.max_ioqpairs = 1;
+    kvssd_admin_init(&a);
+    kvssd_cmd_identify(&c, NSID, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, page);
+    struct kvssd_admin_req req = {.sqe = &c.sqe, .now_ns = now,
+                                  .dptr = {&h, from_host, to_host}};
+    kvssd_admin_execute(&a, &req);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+    memset(&info, 0, sizeof(info));
+    CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(page, &info), 0);
+    CU_ASSERT_EQUAL(info.max_key_bytes, 255);
+    CU_ASSERT_EQUAL(info.format_max_key_bytes, 16);
+    CU_ASSERT_EQUAL(info.max_value_bytes, 2 * MiB);
+    free(page);
+
+    for (uint32_t i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(i * 3 + 1);
+    CU_ASSERT_EQUAL(store(key, info.max_key_bytes, "long-key", 8, 0, KVSSD_XFER_PRP, &r), 0);
+    CU_ASSERT_EQUAL(retrieve(key, info.max_key_bytes, back, sizeof(back), &r), 0);
+    CU_ASSERT_EQUAL(r.dw0, 8);
+    CU_ASSERT_EQUAL(memcmp(back, "long-key", 8), 0);
+
+    kvssd_cmd_store(&c, NSID, key, 17, 3999, "v", 1, 0);
+    memset(&r, 0, sizeof(r));
+    CU_ASSERT_EQUAL(exec(&c, &r), -KVSSD_ERR_KEY_SIZE);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_INVALID_KEY_SIZE);
+}
+
 /* Device refusals reach the host as the mapped error: a 0-byte key, a transfer for an unknown tag. */
 static void test_device_refusals(void)
 {
@@ -435,5 +486,6 @@ int main(void)
     CU_add_test(s, "full_layout", test_full_layout);
     CU_add_test(s, "full_layout_plans", test_full_layout_plans);
     CU_add_test(s, "device_refusals", test_device_refusals);
+    CU_add_test(s, "identify_long_key_max", test_identify_long_key_max);
     return tap_cunit_run();
 }

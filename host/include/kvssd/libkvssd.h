@@ -487,7 +487,13 @@ struct kvssd_dev;
  * @nsid: namespace identifier
  * @model, @serial, @firmware: from Identify Controller
  * @nsze_bytes, @nuse_bytes: namespace size and utilization
- * @max_key_bytes, @max_value_bytes, @max_keys: KV format 0 limits
+ * @max_key_bytes: the longest key the library sends: the long-key maximum
+ *   our extension advertises in the Identify page's vendor area (255), or,
+ *   on a device without it, what a standard command carries (KVMKL, at most
+ *   16); longer keys get -KVSSD_ERR_KEY_SIZE before any command is sent
+ * @format_max_key_bytes: KV format 0's KV Key Max Length (KVMKL), what
+ *   standard hosts size keys by (16 on this device)
+ * @max_value_bytes, @max_keys: KV format 0 limits
  * @optimal_value_granularity_bytes: NOVG
  */
 struct kvssd_dev_info {
@@ -500,6 +506,7 @@ struct kvssd_dev_info {
     uint64_t nsze_bytes;
     uint64_t nuse_bytes;
     uint32_t max_key_bytes;
+    uint32_t format_max_key_bytes;
     uint32_t max_value_bytes;
     uint32_t max_keys;
     uint32_t optimal_value_granularity_bytes;
@@ -536,6 +543,19 @@ int kvssd_open_passthru(const char *path, struct kvssd_dev **devp);
 void kvssd_close(struct kvssd_dev *dev);
 /** kvssd_dev_info() - identify data learned by kvssd_open(). */
 const struct kvssd_dev_info *kvssd_dev_info(const struct kvssd_dev *dev);
+/**
+ * kvssd_id_ns_kv_decode() - the limits of an Identify Namespace (KV) page
+ * @page: the 4096 bytes of Identify CNS 05h, CSI 01h
+ * @info: its nsze/nuse/key/value/keys/NOVG fields are filled
+ *
+ * @info->max_key_bytes comes from our extension's vendor area when it is
+ * there (kvssd_id_ns_kv_long_key_max()), else from KVMKL capped at the 16
+ * bytes a standard command carries: a device without Key Stage (91h) never
+ * gets a staged key.
+ *
+ * Return: 0, or -KVSSD_ERR_NO_DEVICE when KVMKL is 0 (not a KV namespace).
+ */
+int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info);
 /**
  * kvssd_discover() - list the KV namespaces of this machine
  * @paths: array of @max buffers of 64 bytes, filled with /dev/ngXnY paths

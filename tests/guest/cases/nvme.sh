@@ -62,8 +62,12 @@ id_ns_kv() {
         --cdw11=0x01000000 --data-len=4096 --read --raw-binary >"$T/idns.bin" ||
         fail "Identify CNS 05h CSI 01h failed"
     expect_eq "identify size" "$(wc -c <"$T/idns.bin")" 4096
-    # kvf[0] at byte 72: kvmkl (u16) at 72, kvmvl (u32) at 76.
-    expect_eq "kvf[0].kvmkl (max key length)" "$(od -An -tu2 -j72 -N2 "$T/idns.bin" | tr -d ' ')" 255
+    # kvf[0] at byte 72: kvmkl (u16) at 72, kvmvl (u32) at 76. KVMKL is what a
+    # standard command carries (16); our long-key maximum (255) is in the
+    # vendor area: signature "KVSSDEXT" at 3840, u16 at 3850 (docs/protocol.md 4).
+    expect_eq "kvf[0].kvmkl (max key length)" "$(od -An -tu2 -j72 -N2 "$T/idns.bin" | tr -d ' ')" 16
+    expect_eq "vendor area signature" "$(dd if="$T/idns.bin" bs=1 skip=3840 count=8 2>/dev/null)" KVSSDEXT
+    expect_eq "vendor area long-key maximum" "$(od -An -tu2 -j3850 -N2 "$T/idns.bin" | tr -d ' ')" 255
     expect_eq "kvf[0].kvmvl (max value length)" "$(od -An -tu4 -j76 -N4 "$T/idns.bin" | tr -d ' ')" 2097152
     _nsze=$(od -An -tu8 -j0 -N8 "$T/idns.bin" | tr -d ' ')
     [ "$_nsze" -gt 0 ] || fail "nsze (namespace size) is 0"
@@ -161,7 +165,7 @@ effects_log() {
 
 check "the Linux nvme driver binds and $DEV appears (no block device)" driver_binds
 check "nvme id-ctrl: serial kvssd0, one namespace, version 2.0, MDTS set" id_ctrl
-check "Identify CNS 05h for CSI 01h: max key 255 B, max value 2 MiB" id_ns_kv
+check "Identify CNS 05h for CSI 01h: KV format max key 16 B (long keys: 255 B in the vendor area), max value 2 MiB" id_ns_kv
 check "nvme ns-descs reports CSI 01h (KV)" ns_descs
 check "nvme cmdset-ind-id-ns reports the namespace ready" cmdset_ind
 check "nvme list -v shows the controller" list_ctrl
