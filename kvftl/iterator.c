@@ -95,6 +95,21 @@ void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                      kvftl_iter_emit_fn emit, void *opaque, uint64_t arrival_ns,
                      struct kvftl_cpl *cpl)
 {
+    kvftl_iter_step(ftl, handle, max_entries, UINT32_MAX, emit, opaque, arrival_ns, cpl);
+}
+
+/*
+ * The walk behind both calls. A step ends after @max_pages index pages
+ * (at least one) even if nothing matched: each page costs a bounded amount
+ * of work (its slots, one blob-header read per live entry), so a device can
+ * run a long iteration in slices that each hold its main loop briefly. The
+ * cursor is advanced past every page walked, so the next step goes on
+ * where this one stopped.
+ */
+void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
+                     uint32_t max_pages, kvftl_iter_emit_fn emit, void *opaque,
+                     uint64_t arrival_ns, struct kvftl_cpl *cpl)
+{
     uint64_t now = arrival_ns;
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = now;
@@ -119,10 +134,14 @@ void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
         return;
     }
 
-    uint32_t emitted = 0;
+    uint32_t emitted = 0, pages = 0;
     bool refused = false;
-    while (emitted < max_entries && !refused && !it->done) {
+    if (max_pages == 0) {
+        max_pages = 1;
+    }
+    while (emitted < max_entries && !refused && !it->done && pages < max_pages) {
         uint64_t first, last;
+        pages++;
         uint32_t pid = index_page_of(ix, it->next_hash, &first, &last);
         const uint8_t *mem = index_cache_get(ftl, pid, &now);
         const struct index_entry *e = (const struct index_entry *)(mem + sizeof(struct index_page_header));

@@ -258,6 +258,17 @@ void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                      kvftl_iter_emit_fn emit, void *opaque,
                      uint64_t arrival_ns, struct kvftl_cpl *cpl);
 
+/*
+ * kvftl_iter_step() - kvftl_iter_next() that walks at most @max_index_pages
+ * index pages (0 counts as 1), the bounded unit of work a device runs per
+ * main-loop slice. Status as kvftl_iter_next(), except that success with 0
+ * entries also means "the page budget ran out before a match": call again
+ * until ITERATOR_END (or until the callback refuses an entry).
+ */
+void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
+                     uint32_t max_index_pages, kvftl_iter_emit_fn emit, void *opaque,
+                     uint64_t arrival_ns, struct kvftl_cpl *cpl);
+
 /* kvftl_iter_close() - Status: INVALID_ITERATOR for a handle not open. */
 void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
                       struct kvftl_cpl *cpl);
@@ -343,6 +354,25 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len);
  * accounting, free-block counts). Returns 0, or -1 with a sentence in @err.
  */
 int kvftl_check(struct kvftl *ftl, char *err, size_t err_len);
+
+/*
+ * The same check in bounded steps, for a device that must not hold its main
+ * loop for the whole walk (the vendor admin command C4h). Nothing may change
+ * the firmware between kvftl_check_begin() and the last step.
+ * kvftl_check_step() examines index pages and blobs, at most @max_bytes
+ * bytes of them (index page bytes + blob bytes), but always at least one
+ * (so a step that starts with a blob larger than @max_bytes checks it).
+ * Returns 1 if there is more to check, 0 when the check passed, -1 with a
+ * sentence in @err when it failed (the same sentence kvftl_check() gives).
+ * kvftl_check_progress() gives the index pages and blobs examined so far.
+ */
+struct kvftl_check_walk;
+struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl);
+int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                     char *err, size_t err_len);
+void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_pages,
+                          uint64_t *blobs, uint64_t *bytes);
+void kvftl_check_end(struct kvftl_check_walk *w);
 
 #ifdef __cplusplus
 }

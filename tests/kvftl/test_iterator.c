@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Iterators: 4-byte prefix/mask buckets, key or key+value, 16 handles, deleted keys never returned. */
 #include <glib.h>
+#include <string.h>
 
 #include "helpers.h"
 
@@ -285,6 +286,214 @@ static void test_exactly_once_under_splits(void)
     kvftl_close(f);
 }
 
+/* ---- Bounded steps (kvftl_iter_step): what a device runs per main-loop slice ---- */
+
+/* 3000 keys over many 4 KiB index pages, a few of them deleted. */
+static struct kvftl *many_pages(void)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    char key[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "%c%c-%05d", 'a' + i % 3, 'a' + i % 3, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, key[strlen(key) - 1], false), 0);
+    }
+    for (int i = 0; i < 3000; i += 7) {
+        snprintf(key, sizeof(key), "%c%c-%05d", 'a' + i % 3, 'a' + i % 3, i);
+        CU_ASSERT_EQUAL_FATAL(del(f, key), 0);
+    }
+    CU_ASSERT_FATAL(f->idx.npages >= 16);
+    return f;
+}
+
+/*
+ * Drain with kvftl_iter_step(@pages per step). Every step must look at most
+ * @pages index pages: counted by the index cache's access clock (one access
+ * per page walked), not by time. Returns the number of steps.
+ */
+static int drain_steps(struct kvftl *f, uint32_t prefix, uint32_t mask, uint32_t pages,
+                       struct seen *s)
+{
+    uint32_t h;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, prefix, mask, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    int steps = 0;
+    for (;;) {
+        uint64_t clock = f->idx.clock;
+        kvftl_iter_step(f, h, UINT32_MAX, pages, collect, s, 0, &cpl);
+        steps++;
+        CU_ASSERT(f->idx.clock - clock <= pages);
+        if (cpl.status == KVSSD_SC_ITERATOR_END) {
+            break;
+        }
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+        CU_ASSERT_FATAL(steps <= 100000);
+    }
+    kvftl_iter_close(f, h, 0, &cpl);
+    return steps;
+}
+
+static bool same_sets(struct seen *a, struct seen *b)
+{
+    if (g_hash_table_size(a->keys) != g_hash_table_size(b->keys)) {
+        return false;
+    }
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, a->keys);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        if (g_hash_table_lookup(b->keys, k) != v) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Mask 0 over 2571 live keys: steps of 1 and of 3 index pages return exactly
+ * the keys of the one-shot walk, each once; every step walks at most its
+ * budget; and there are at least as many steps as pages / budget.
+ */
+static void test_steps_match_one_shot(void)
+{
+    struct kvftl *f = many_pages();
+    uint32_t npages = f->idx.npages;
+    struct seen one, s1, s3;
+    seen_init(&one);
+    seen_init(&s1);
+    seen_init(&s3);
+    drain(f, 0, 0, KVFTL_ITER_KEYS, UINT32_MAX, &one);
+    CU_ASSERT_EQUAL(one.emitted, 3000 - 429);
+    CU_ASSERT_EQUAL(g_hash_table_size(one.keys), 3000 - 429);
+    int steps1 = drain_steps(f, 0, 0, 1, &s1);
+    int steps3 = drain_steps(f, 0, 0, 3, &s3);
+    CU_ASSERT_EQUAL(s1.emitted, 3000 - 429);
+    CU_ASSERT_EQUAL(s3.emitted, 3000 - 429);
+    CU_ASSERT(same_sets(&one, &s1));
+    CU_ASSERT(same_sets(&one, &s3));
+    /* one step per page, plus the one that reports the end */
+    CU_ASSERT_EQUAL(steps1, (int)npages + 1);
+    CU_ASSERT(steps3 >= (int)(npages + 2) / 3);
+    g_hash_table_destroy(one.keys);
+    g_hash_table_destroy(s1.keys);
+    g_hash_table_destroy(s3.keys);
+    kvftl_close(f);
+}
+
+/*
+ * A prefix that matches nothing ("zzzz"): every step returns success with 0
+ * entries until the walk has visited every page once, the last step Iterator End;
+ * the one-shot walk returns End at once. Same (empty) result, bounded steps.
+ */
+static void test_steps_prefix_matching_nothing(void)
+{
+    struct kvftl *f = many_pages();
+    uint32_t npages = f->idx.npages;
+    struct seen s;
+    seen_init(&s);
+    uint64_t clock = f->idx.clock;
+    int steps = drain_steps(f, 0x7a7a7a7a, 0xffffffff, 2, &s);
+    CU_ASSERT_EQUAL(s.emitted, 0);
+    /* the step that walks the last page finds nothing after it: End at once */
+    CU_ASSERT_EQUAL(steps, (int)(npages + 1) / 2);
+    CU_ASSERT_EQUAL(f->idx.clock - clock, npages);
+    struct seen one;
+    seen_init(&one);
+    CU_ASSERT_EQUAL(drain(f, 0x7a7a7a7a, 0xffffffff, KVFTL_ITER_KEYS, UINT32_MAX, &one), 1);
+    CU_ASSERT_EQUAL(one.emitted, 0);
+    g_hash_table_destroy(s.keys);
+    g_hash_table_destroy(one.keys);
+    kvftl_close(f);
+}
+
+/* Prefix "bb" (mask ffff0000): steps of 1 page give exactly the 857 live "bb" keys. */
+static void test_steps_partial_prefix(void)
+{
+    struct kvftl *f = many_pages();
+    struct seen one, st;
+    seen_init(&one);
+    seen_init(&st);
+    drain(f, 0x62620000, 0xffff0000, KVFTL_ITER_KEYS, UINT32_MAX, &one);
+    drain_steps(f, 0x62620000, 0xffff0000, 1, &st);
+    /* keys i = 1 mod 3 (1000 of them) minus those with i = 0 mod 7 (143) */
+    CU_ASSERT_EQUAL(one.emitted, 857);
+    CU_ASSERT_EQUAL(st.emitted, 857);
+    CU_ASSERT(same_sets(&one, &st));
+    g_hash_table_destroy(one.keys);
+    g_hash_table_destroy(st.keys);
+    kvftl_close(f);
+}
+
+/* ---- The FTL check in bounded steps (kvftl_check_step) ---- */
+
+/* Run the stepped check with @budget bytes a step; returns its result, steps in *@steps. */
+static int check_in_steps(struct kvftl *f, uint64_t budget, char *err, size_t err_len, int *steps,
+                          uint64_t *pages, uint64_t *blobs)
+{
+    struct kvftl_check_walk *w = kvftl_check_begin(f);
+    uint64_t bytes_before = 0;
+    int rc;
+    *steps = 0;
+    do {
+        rc = kvftl_check_step(f, w, budget, err, err_len);
+        (*steps)++;
+        uint64_t p, b, bytes;
+        kvftl_check_progress(w, &p, &b, &bytes);
+        /* a step may pass its budget by one item at most: one index page or one small blob */
+        CU_ASSERT(bytes - bytes_before <= budget + f->idx.page_bytes);
+        bytes_before = bytes;
+        *pages = p;
+        *blobs = b;
+        CU_ASSERT_FATAL(*steps <= 1000000);
+    } while (rc == 1);
+    kvftl_check_end(w);
+    return rc;
+}
+
+/*
+ * A consistent device: the stepped check passes like the one-shot check,
+ * after examining every index page once and every live entry (2571 pairs
+ * and 429 tombstones) once, in many steps of at most ~8 KiB each.
+ */
+static void test_check_steps_pass(void)
+{
+    struct kvftl *f = many_pages();
+    char err[512] = "";
+    int steps;
+    uint64_t pages, blobs;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(check_in_steps(f, 8192, err, sizeof(err), &steps, &pages, &blobs), 0);
+    CU_ASSERT_EQUAL(pages, f->idx.npages);
+    CU_ASSERT_EQUAL(blobs, 3000);
+    CU_ASSERT(steps > (int)f->idx.npages / 2);
+    kvftl_close(f);
+}
+
+/*
+ * A damaged accounting (one stripe's valid bytes off by one): the stepped
+ * check fails with exactly the sentence of the one-shot check.
+ */
+static void test_check_steps_same_failure(void)
+{
+    struct kvftl *f = many_pages();
+    char one[512] = "", stepped[512] = "";
+    int steps;
+    uint64_t pages, blobs;
+    uint64_t addr = addr_of(f, "bb-00001");
+    uint32_t s = (uint32_t)(addr / f->nand.geo.stripe_bytes);
+    f->stripes[s].valid_bytes += 1;
+    CU_ASSERT_EQUAL(kvftl_check(f, one, sizeof(one)), -1);
+    CU_ASSERT_EQUAL(check_in_steps(f, 4096, stepped, sizeof(stepped), &steps, &pages, &blobs), -1);
+    CU_ASSERT_STRING_EQUAL(one, stepped);
+    CU_ASSERT(strstr(one, "valid bytes") != NULL);
+    CU_ASSERT(steps > 1);
+    f->stripes[s].valid_bytes -= 1;
+    kvftl_close(f);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -297,5 +506,10 @@ int main(void)
     ADD(s, test_handle_limit);
     ADD(s, test_refused_entry_offered_again);
     ADD(s, test_exactly_once_under_splits);
+    ADD(s, test_steps_match_one_shot);
+    ADD(s, test_steps_prefix_matching_nothing);
+    ADD(s, test_steps_partial_prefix);
+    ADD(s, test_check_steps_pass);
+    ADD(s, test_check_steps_same_failure);
     return tap_cunit_run();
 }
