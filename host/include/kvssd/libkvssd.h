@@ -64,7 +64,8 @@ extern "C" {
  * @KVSSD_ERR_INLINE_TAG_IN_USE: C3h: head for a tag whose stream is open
  * @KVSSD_ERR_INLINE_EXPIRED:   C4h: the device abandoned the stream
  * @KVSSD_ERR_TAG_TABLE_FULL:   C5h: no free stream / staged-key slot (retry later)
- * @KVSSD_ERR_STAGED_KEY_UNKNOWN: C6h: long key refers to a tag with no staged key
+ * @KVSSD_ERR_STAGED_KEY_UNKNOWN: C6h: an inline head's long key names a tag with no
+ *   staged key (standard commands get 86h: KVSSD_ERR_KEY_SIZE)
  * @KVSSD_ERR_ITERATOR_LIMIT:   C7h: 16 iterators already open
  * @KVSSD_ERR_INVALID_ITERATOR: C8h: iterator handle not open
  * @KVSSD_ERR_ITERATOR_END:     C9h: nothing left to read (kvssd_iter_next() returns 0 instead)
