@@ -43,19 +43,42 @@ fi
 ensure_packages build-essential dpkg-dev ninja-build pkg-config python3 \
     libglib2.0-dev libfdt-dev libxxhash-dev zlib1g-dev seabios qemu-system-data
 
-# QEMU 10 wants meson >= 1.5 (bookworm has 1.0.1); its configure venv is not
-# isolated and finds a pip-installed meson in the Python it runs with.
-python=${PYTHON:-python3}
-if ! "$python" - <<'PY' 2>/dev/null; then
+# QEMU 10 wants meson >= 1.5 (bookworm has 1.0.1) and its tests pycotap. Its
+# configure builds a venv on top of the Python it is given (--python) and
+# takes meson from there. PYTHON, else a python3 that has both already (a
+# development machine's own Python), else a private venv in the cache with
+# both installed from PyPI: the system Python is never touched (Debian's
+# refuses pip installs anyway, PEP 668).
+python_ok() { # PYTHON - it runs and has meson >= 1.5 and pycotap
+    [ -n "$1" ] && "$1" - <<'PY' >/dev/null 2>&1
 import sys, mesonbuild.coredata as c, pycotap
 v = tuple(int(x) for x in c.version.split('.')[:2])
 sys.exit(0 if v >= (1, 5) else 1)
 PY
-    log "installing meson>=1.5 and pycotap for $python"
-    "$python" -m pip install -q 'meson>=1.5' pycotap >&2 ||
-        "$python" -m pip install -q --break-system-packages 'meson>=1.5' pycotap >&2 ||
-        die "pip install 'meson>=1.5' pycotap failed"
-fi
+}
+venv=$cache/python
+pick_python() { # sets python
+    python=${PYTHON:-}
+    if [ -n "$python" ]; then
+        python_ok "$python" || die "PYTHON=$python has no meson >= 1.5 and pycotap; unset PYTHON to use a private venv in $venv"
+        return
+    fi
+    python=$(command -v python3 || true)
+    python_ok "$python" && return
+    python=$venv/bin/python3
+    python_ok "$python" && return
+    ensure_packages python3-venv
+    log "creating a Python venv with meson>=1.5 and pycotap in $venv (from PyPI)"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2 || die "python3 -m venv $venv failed (package python3-venv)"
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check 'meson>=1.5' pycotap >&2 ||
+        die "pip install 'meson>=1.5' pycotap into $venv failed: PyPI unreachable? (or set PYTHON to a python3 that has both)"
+    python_ok "$python" || die "$venv has no meson >= 1.5 and pycotap after pip install"
+}
+# configured_python DIR - the --python a configured build dir was set up with
+configured_python() {
+    sed -n "s/.* '--python=\([^']*\)'.*/\1/p" "$1/config.status" 2>/dev/null | head -n1 || true
+}
 
 # ---- 1. QEMU source ---------------------------------------------------------
 fetch_debian_source() {
@@ -173,7 +196,7 @@ fi
 # ---- 3. configure and build -------------------------------------------------
 configure_args=(--target-list=x86_64-softmmu --without-default-features --enable-tcg
     --enable-kvm --enable-fdt=system --disable-install-blobs --disable-docs
-    --disable-werror "--python=$(command -v "$python")")
+    --disable-werror)
 
 qtest_targets() {
     local f
@@ -185,10 +208,19 @@ qtest_targets() {
 build_one() { # DIR EXTRA-CONFIGURE-ARGS...
     local b=$1
     shift
+    # A build dir keeps the Python it was configured with (its meson reruns
+    # with it): reconfigure only when that Python is gone or lost meson.
+    local py
+    py=$(configured_python "$b")
+    if [ -f "$b/build.ninja" ] && [ -n "$py" ] && ! python_ok "$py"; then
+        log "$b was configured with $py, which no longer runs or has no meson >= 1.5: reconfiguring"
+        rm -f "$b/build.ninja"
+    fi
     if [ ! -f "$b/build.ninja" ]; then
+        [ -n "$python" ] || pick_python
         mkdir -p "$b"
-        log "configuring QEMU in $b"
-        (cd "$b" && "$tree/configure" "${configure_args[@]}" "$@" >&2) || {
+        log "configuring QEMU in $b (Python: $python)"
+        (cd "$b" && "$tree/configure" "${configure_args[@]}" "--python=$python" "$@" >&2) || {
             rm -f "$b/build.ninja"
             die "QEMU configure failed (see above)"
         }
@@ -206,6 +238,7 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
     ninja -C "$b" "${have[@]}" >&2 || die "QEMU build failed in $b"
 }
 
+python=
 build_one "$build_base"
 if [ "$asan" = 1 ]; then
     build_one "$build_base-asan" --enable-asan --enable-ubsan

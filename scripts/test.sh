@@ -60,14 +60,39 @@ for line in open(sys.argv[1]):
 PY
 }
 
+# setup_failed PHASE STEP LOG... - a setup step of PHASE failed: its log's
+# tail, one line with the reason and the fix, and a failed TAP line.
+setup_failed() {
+    local phase=$1 step=$2 why
+    shift 2
+    tail -n 40 "$1" >&2
+    why=$(setup_failure "$@")
+    log "   $phase: $step failed: $why"
+    echo "not ok - $phase: $step failed: $why" >"$results/$phase.tap"
+}
+
+# qemu_cold_note PHASE - say so before a phase that builds QEMU from cold.
+qemu_cold_note() {
+    local b=$KVSSD_CACHE/qemu/build
+    case $1 in qtest | guest) ;; *) return ;; esac
+    [ -z "${QEMU_SRC:-}" ] || return
+    [ "$1" = guest ] && [ -n "${QEMU:-}" ] && return
+    if [ ! -x "$b/qemu-system-x86_64" ] ||
+       { [ "$1" = qtest ] && [ "${KVSSD_QTEST_ASAN:-1}" = 1 ] && [ ! -x "$b-asan/qemu-system-x86_64" ]; }; then
+        log "   building QEMU 10.0 with the device (cold: ~4-15 min)…"
+    fi
+}
+
 for phase in $phases; do
     log "== phase: $phase"
     case $phase in
     unit)
-        if ! configure "$build" "$results/setup.log" -Dwerror=true ||
-           ! ninja -C "$build" >"$results/build.log" 2>&1; then
-            cat "$results/setup.log" "$results/build.log" 2>/dev/null | tail -40 >&2
-            echo "not ok - build: meson/ninja failed" >"$results/unit.tap"
+        if ! configure "$build" "$results/setup.log" -Dwerror=true; then
+            setup_failed unit "meson setup" "$results/setup.log" "$build/meson-logs/meson-log.txt"
+            continue
+        fi
+        if ! ninja -C "$build" >"$results/build.log" 2>&1; then
+            setup_failed unit build "$results/build.log"
             continue
         fi
         meson_phase unit "$build"
@@ -76,10 +101,12 @@ for phase in $phases; do
         # The firmware suites again under AddressSanitizer + UBSan.
         san=${build}-asan
         if ! configure "$san" "$results/san-setup.log" -Dwerror=true \
-                 -Db_sanitize=address,undefined -Db_lundef=false ||
-           ! ninja -C "$san" >"$results/san-build.log" 2>&1; then
-            cat "$results/san-setup.log" "$results/san-build.log" 2>/dev/null | tail -40 >&2
-            echo "not ok - sanitize: build failed" >"$results/sanitize.tap"
+                 -Db_sanitize=address,undefined -Db_lundef=false; then
+            setup_failed sanitize "meson setup" "$results/san-setup.log" "$san/meson-logs/meson-log.txt"
+            continue
+        fi
+        if ! ninja -C "$san" >"$results/san-build.log" 2>&1; then
+            setup_failed sanitize build "$results/san-build.log"
             continue
         fi
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -92,12 +119,24 @@ for phase in $phases; do
             log "   ($runner not present yet)"
             continue
         fi
+        qemu_cold_note "$phase"
         BUILD_DIR=$build "$runner" >"$results/$phase.out" 2>"$results/$phase.err"
         rc=$?
         grep -E '^(not )?ok ' "$results/$phase.out" | sed "s/^\(\(not \)\?ok\) [0-9]* *-\?/\1 - $phase:/" >"$results/$phase.tap"
         if [ $rc -ne 0 ] && ! grep -q '^not ok' "$results/$phase.tap"; then
             echo "not ok - $phase: runner exited $rc" >>"$results/$phase.tap"
             tail -20 "$results/$phase.err" >&2
+        fi
+        # A setup that failed: the runner's own one-line reason ("PHASE: STEP
+        # failed: REASON; FIX"), else one read from what it printed.
+        if [ $rc -ne 0 ]; then
+            why=$(grep -m1 -E "^$phase: .* failed: " "$results/$phase.err")
+            if [ -z "$why" ] && grep -q '^not ok 1 - scripts/build-qemu.sh' "$results/$phase.out"; then
+                why="$phase: QEMU build (scripts/build-qemu.sh) failed: $(setup_failure "$results/$phase.err")"
+            elif [ -z "$why" ] && ! grep -q -E '^(not )?ok ' "$results/$phase.out"; then
+                why="$phase: $runner failed: $(setup_failure "$results/$phase.err")"
+            fi
+            [ -z "$why" ] || log "   $why"
         fi
         ;;
     esac

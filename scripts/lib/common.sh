@@ -30,3 +30,54 @@ ensure_packages() {
 # The packages every build needs.
 KVSSD_BUILD_PACKAGES=(build-essential meson ninja-build pkg-config python3
     libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev)
+
+# clang_rt_package - the Debian package that holds the installed clang's
+# sanitizer and libFuzzer runtimes (libclang_rt.*.a): libclang-rt-N-dev for
+# clang N, a mere recommendation of clang that --no-install-recommends skips.
+# PATH: a runtime path (/usr/lib/llvm-N/...) to take N from instead.
+clang_rt_package() {
+    local major
+    major=$(echo "${1:-}" | sed -n 's|.*/llvm-\([0-9][0-9]*\)/.*|\1|p')
+    [ -n "$major" ] || major=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+    [ -n "$major" ] || major=$(dpkg-query -W -f='${Depends}' clang 2>/dev/null |
+                               sed -n 's/^clang-\([0-9]*\).*/\1/p')
+    echo "libclang-rt-${major:-N}-dev"
+}
+
+# setup_failure LOG... - why a setup step failed and what fixes it, in one
+# line, from what its logs say (the first LOG is named when nothing better is
+# known). Give meson's meson-logs/meson-log.txt too: a failed compiler check
+# is explained only there.
+setup_failure() {
+    local hit name pkg
+    hit=$(grep -ho 'cannot find [^ ]*libclang_rt\.[a-z_]*' "$@" 2>/dev/null | head -n1)
+    if [ -n "$hit" ]; then
+        echo "clang's sanitizer runtime libclang_rt.${hit##*libclang_rt.} is missing; install $(clang_rt_package "$hit")"
+        return
+    fi
+    name=$(grep -ho -m1 -E 'Dependency "[^"]+" not found|dependency "[^"]+" not found' "$@" 2>/dev/null |
+           head -n1 | cut -d'"' -f2)
+    if [ -n "$name" ]; then
+        case $name in
+        glib-2.0|gio-2.0|gmodule-2.0|gthread-2.0) pkg=libglib2.0-dev ;;
+        cunit) pkg=libcunit1-dev ;;
+        libxxhash) pkg=libxxhash-dev ;;
+        libnvme) pkg=libnvme-dev ;;
+        liburing) pkg=liburing-dev ;;
+        fdt|libfdt) pkg=libfdt-dev ;;
+        zlib) pkg=zlib1g-dev ;;
+        *) pkg="the package that provides $name.pc" ;;
+        esac
+        echo "the library $name (pkg-config) is missing; install $pkg"
+        return
+    fi
+    if grep -q 'ensurepip is not available' "$@" 2>/dev/null; then
+        echo "python3 -m venv cannot install pip; install python3-venv"
+        return
+    fi
+    hit=$(grep -h -m1 -E '(^|: )ERROR: |^E: ' "$@" 2>/dev/null | head -n1)
+    [ -n "$hit" ] || hit=$(grep -h -m1 -E ': (fatal )?error: ' "$@" 2>/dev/null | head -n1)
+    [ -n "$hit" ] || hit=$(grep -h -m1 '^error: ' "$@" 2>/dev/null | head -n1)
+    [ -n "$hit" ] || hit=$(grep -hv '^[[:space:]]*$' "$@" 2>/dev/null | tail -n1)
+    echo "${hit:-no log} (log: $1)"
+}

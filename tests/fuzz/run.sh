@@ -34,6 +34,8 @@ else
 fi
 
 ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" clang
+# The sanitizer and libFuzzer runtimes: only a recommendation of clang.
+ensure_packages "$(clang_rt_package)"
 
 echo "1..2"
 log "fuzz: building in $fbuild"
@@ -41,17 +43,29 @@ log "fuzz: building in $fbuild"
 # sanitizers; only the fuzz target links libFuzzer.
 setup_args=(-Dfuzz=true -Dhost_tools=false -Db_sanitize=address,undefined -Db_lundef=false
             -Dbuildtype=debugoptimized "-Dc_args=-fsanitize=fuzzer-no-link")
-if ! { CC=clang meson setup "$fbuild" "${setup_args[@]}" --reconfigure >"$fbuild.setup.log" 2>&1 ||
-       CC=clang meson setup "$fbuild" "${setup_args[@]}" --wipe >"$fbuild.setup.log" 2>&1; }; then
+# A configured dir is reconfigured (wiped if that fails), any other is set up
+# afresh; the log of the last attempt is kept.
+if [ -f "$fbuild/meson-private/coredata.dat" ]; then
+    CC=clang meson setup "$fbuild" "${setup_args[@]}" --reconfigure >"$fbuild.setup.log" 2>&1 ||
+        CC=clang meson setup "$fbuild" "${setup_args[@]}" --wipe >"$fbuild.setup.log" 2>&1
+else
+    rm -rf "$fbuild"
+    CC=clang meson setup "$fbuild" "${setup_args[@]}" >"$fbuild.setup.log" 2>&1
+fi
+if [ $? -ne 0 ]; then
     tail -30 "$fbuild.setup.log" >&2
-    echo "not ok 1 - fuzz kvftl_api: meson setup failed (log: $fbuild.setup.log)"
+    why=$(setup_failure "$fbuild.setup.log" "$fbuild/meson-logs/meson-log.txt")
+    log "fuzz: meson setup failed: $why"
+    echo "not ok 1 - fuzz kvftl_api: meson setup failed: $why"
     exit 1
 fi
 if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
         tests/cmdset/fuzz_cmdset_smoke >"$fbuild.build.log" 2>&1; then
     tail -30 "$fbuild.build.log" >&2
-    echo "not ok 1 - fuzz kvftl_api: build failed (log: $fbuild.build.log)"
-    echo "not ok 2 - fuzz cmdset: build failed (log: $fbuild.build.log)"
+    why=$(setup_failure "$fbuild.build.log")
+    log "fuzz: build failed: $why"
+    echo "not ok 1 - fuzz kvftl_api: build failed: $why"
+    echo "not ok 2 - fuzz cmdset: build failed: $why"
     exit 1
 fi
 

@@ -62,7 +62,8 @@ if [ -z "$qemu" ]; then
         log "building QEMU with the device (scripts/build-qemu.sh; cached)"
         qemu=$("$KVSSD_TOP/scripts/build-qemu.sh" 2>"$work/build-qemu.log" | tail -n1)
         [ -n "$qemu" ] && [ -x "$qemu" ] ||
-            { prereq="scripts/build-qemu.sh failed: $(tail -n3 "$work/build-qemu.log" | tr '\n' ' ')"; qemu=; }
+            { tail -n 30 "$work/build-qemu.log" >&2
+              prereq="QEMU build (scripts/build-qemu.sh) failed: $(setup_failure "$work/build-qemu.log")"; qemu=; }
     else
         prereq="scripts/build-qemu.sh is not in this checkout: no QEMU with -device kvssd"
     fi
@@ -74,11 +75,18 @@ guest=
 if [ -z "$prereq" ]; then
     guest=$("$KVSSD_TOP/scripts/mkguest.sh" 2>"$work/mkguest.log" | tail -n1)
     if [ -z "$guest" ] || [ ! -f "$guest/initrd.gz" ]; then
-        prereq="scripts/mkguest.sh failed: $(tail -n3 "$work/mkguest.log" | tr '\n' ' ')"
+        tail -n 30 "$work/mkguest.log" >&2
+        prereq="guest build (scripts/mkguest.sh) failed: $(setup_failure "$work/mkguest.log")"
     elif [ "$(cat "$guest/has-tools")" != yes ]; then
         prereq="the guest has no host tools: $(sed -n 's/^tools: //p' "$guest/manifest")"
     fi
 fi
+# One line for scripts/test.sh: what is missing and what fixes it.
+case $prereq in
+'') ;;
+*" failed: "*) log "guest: $prereq" ;;
+*) log "guest: setup failed: $prereq" ;;
+esac
 
 # The random pool the cases cut their values from (lib.sh mkdata): fixed
 # seed, so every boot sees the same bytes.
