@@ -403,4 +403,20 @@ static inline uint16_t le16p(const uint8_t *p) { return p[0] | p[1] << 8; }
 static inline uint32_t le32p(const uint8_t *p) { return le16p(p) | (uint32_t)le16p(p + 2) << 16; }
 static inline uint64_t le64p(const uint8_t *p) { return le32p(p) | (uint64_t)le32p(p + 4) << 32; }
 
+/*
+ * A "Vm..." line of QEMU's /proc/<pid>/status in KiB (@field: "VmRSS" for the
+ * resident set, "VmHWM" for its peak); fails the test if it cannot be read.
+ */
+static inline uint64_t kv_qemu_status_kib(KvDev *d, const char *field)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)qtest_pid(d->qts));
+    g_autofree char *text = NULL;
+    g_autofree char *want = g_strdup_printf("\n%s:", field);
+
+    g_assert(g_file_get_contents(path, &text, NULL, NULL));
+    const char *p = strstr(text, want);
+    g_assert(p);
+    return g_ascii_strtoull(p + strlen(want), NULL, 10);
+}
+
 #endif /* KVSSD_QTEST_COMMON_H */

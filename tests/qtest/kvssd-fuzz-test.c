@@ -9,17 +9,43 @@
  * lists and SGLs; random admin commands (identify, logs, features, queue
  * create/delete with random parameters, abort, format, AERs); invalid
  * doorbell writes; controller resets with commands in flight and
- * shutdowns. It proves that
+ * shutdowns. Among them, weighted, the attack classes of issue 10, each
+ * checked exactly:
+ *   - PRP chains that loop (a list entry at FF8h naming itself, two list
+ *     pages naming each other, a chain pointer with an offset) under Store,
+ *     a hybrid inline head and Get Log Page: Invalid PRP Offset (4013h),
+ *     and the device answers the next command;
+ *   - SQ deletion with an undrained CQ: rounds of "create a deep SQ on a
+ *     tiny CQ nobody reads, ring it full, delete it"; the completions the
+ *     host finds afterwards are bounded by the queue sizes, each one is
+ *     Aborted due to SQ Deletion or the status of the command that ran;
+ *   - a controller reset with a full tag table of open inline streams of
+ *     up to 2 MiB: heads succeed with the bytes received, one more gets Tag
+ *     Table Full, after the reset every tag is unknown (01C0h) and a new
+ *     stream stores exact bytes;
+ *   - keys that collide in the index: keys sharing the top bits of the
+ *     device's key hash (brute force at small depth, 4 KiB index pages),
+ *     stored, read back byte-exact (or refused with Capacity Exceeded),
+ *     deleted, with a sentinel key that must survive;
+ * and the test as a whole proves that
  *   - every submitted command completes exactly once with its CID (no hang,
  *     no lost or duplicated completion) and never with Internal Error,
  *   - the controller never reports Controller Fatal Status (queues always
  *     live in RAM here, so no guest action may make it fatal),
  *   - QEMU survives (and, under ASan, touches no memory it should not),
  *   - afterwards the FTL consistency check (vendor admin C4h, kvftl_check)
- *     passes and a store/retrieve round trip returns the exact bytes.
- * The seed is printed (glib --seed reproduces a run).
+ *     passes, a store/retrieve round trip returns the exact bytes, and
+ *     QEMU's resident memory is within the bound the properties give.
+ * The second case runs the same with latency=on (completions held until
+ * their simulated time; the test steps the virtual clock).
+ *
+ * Reproducible: the command stream depends only on the seed,
+ * KVSSD_QTEST_SEED (default 1), printed first.
  */
 #include "kvssd-common.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #define NQ 5                      /* I/O queue ids used: 1..4 */
 #define DATA_PAGES 1024           /* 4 MiB of random bytes at KV_DATA */
@@ -27,6 +53,41 @@
 #define PRPL_IN KV_PRPLIST        /* list of all KV_DATA pages */
 #define PRPL_OUT (KV_PRPLIST + 0x4000)
 #define SGL_AREA (KV_PRPLIST + 0x10000)
+/*
+ * KV_DATA pages whose bytes never change: random Retrieves reach the first
+ * eight through the SGL segment at SGL_AREA. Exact checks store values
+ * of up to two pages from these.
+ */
+#define STABLE_PAGE(i) (16 + (uint32_t)(i) % (DATA_PAGES - 18))
+/* Areas of the attack classes, above everything kvssd-common.h places. */
+#define CHAIN_AREA 0x4000000ull   /* 8 pages of looping PRP lists */
+#define SQDEL_SQ 0x4010000ull     /* a 1024-entry SQ (64 KiB) */
+#define SQDEL_CQ 0x4020000ull     /* its tiny CQ */
+#define DPTR_LIST 0x4030000ull    /* the PRP list of the exact checks' Stores */
+#define COLL_OUT 0x4100000ull     /* retrieve buffer of the exact checks (64 KiB) */
+#define SQDEL_QID 5               /* the queue pair of the SQ-deletion rounds */
+#define VALUE_MAX_BYTES (2u * 1024 * 1024)   /* KV max value length (KVMVL) */
+
+/*
+ * The device: a small NAND (2 x 2 dies of 32 blocks of 64 x 16 KiB pages:
+ * 32 erase stripes of 4 MiB, the smallest that holds a 2 MiB blob; 128 MiB)
+ * so that GC and capacity limits are reached, 4 KiB index pages
+ * and a 1 MiB index cache so that pages split and are evicted, a 16-entry
+ * tag table and a 50 ms inline timeout.
+ */
+#define FUZZ_PROPS "channels=2,dies-per-channel=2,blocks-per-die=32,pages-per-block=64," \
+                   "index-page-bytes=4096,index-dram-bytes=1048576," \
+                   "tag-table-entries=16,inline-timeout-ms=50"
+#define FUZZ_NAND_BYTES (2ull * 2 * 32 * 64 * 16384)
+#define FUZZ_INDEX_DRAM_BYTES (1ull << 20)
+#define FUZZ_TAGS 16
+#define LATENCY_PROPS ",latency=on,read-latency-ns=2000,program-latency-ns=5000," \
+                      "erase-latency-ns=10000"
+
+/* Statuses as the CQE carries them without the phase bit (DNR = 4000h). */
+#define ST_INVALID_PRP_OFFSET (KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR)
+#define ST_INVALID_QID 0x4101     /* Invalid Queue Identifier (SCT 1, SC 01h), DNR */
+#define ST_INVALID_QDEL 0x410c    /* Invalid Queue Deletion (SCT 1, SC 0Ch), DNR */
 
 static uint64_t rng;
 
@@ -50,8 +111,12 @@ static bool chance(uint32_t per_mille)
 
 typedef struct Fuzz {
     KvDev *d;
+    bool latency;                 /* latency=on: step the virtual clock to get completions */
+    uint8_t *data;                /* copy of the DATA_PAGES random pages at KV_DATA */
     uint64_t commands;
     uint64_t io_ok, io_err, admin_ok, admin_err, resets, aer_done;
+    uint64_t prp_chains, sqdel_rounds, sqdel_seen, stream_resets, streams_opened;
+    uint64_t coll_keys, coll_stored, coll_refused, coll_max_depth_keys;
     uint16_t outstanding_aers;
     uint16_t aer_cids[8];
 } Fuzz;
@@ -76,6 +141,31 @@ static uint32_t value_size(void)
         return below(2 * 1024 * 1024 + 1);
     }
     return 2 * 1024 * 1024 + below(8192);   /* too large */
+}
+
+/*
+ * A valid data pointer for @len bytes (at most 2 MiB + 4 KiB) of the
+ * KV_DATA pages from @first: PRP1, and PRP2 or a PRP list in one page at
+ * DPTR_LIST. (PRPL_IN is no valid list for more than a page of entries:
+ * the last entry of its list pages is a data page, not a chain pointer.)
+ */
+static void data_prp(KvDev *d, struct kvssd_sqe *s, uint32_t first, uint32_t len)
+{
+    uint32_t pages = (len + 4095) / 4096;
+    uint64_t prp2 = 0;
+
+    g_assert(first + pages <= DATA_PAGES && pages <= 513);
+    if (pages == 2) {
+        prp2 = KV_DATA + (uint64_t)(first + 1) * 4096;
+    } else if (pages > 2) {
+        uint64_t list[512];
+        for (uint32_t i = 1; i < pages; i++) {
+            list[i - 1] = cpu_to_le64(KV_DATA + (uint64_t)(first + i) * 4096);
+        }
+        qtest_memwrite(d->qts, DPTR_LIST, list, (pages - 1) * 8);
+        prp2 = DPTR_LIST;
+    }
+    kv_set_prp(s, KV_DATA + (uint64_t)first * 4096, prp2);
 }
 
 /* A data pointer for @len bytes: mostly valid PRPs, sometimes broken. */
@@ -312,18 +402,37 @@ static struct kvssd_sqe random_admin(Fuzz *f)
     return s;
 }
 
-/* Collect completions of queue @qid until @want CIDs from @cids are seen. */
-static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want)
+/*
+ * latency=on: move the virtual clock by a small step, so that the device
+ * posts the completions due by then. Small, so that a wait never jumps
+ * over the inline timeout (50 ms) of the streams a test has open.
+ */
+static void step_clock(Fuzz *f)
+{
+    qtest_clock_step(f->d->qts, 100 * 1000);
+}
+
+/*
+ * Collect completions of queue @qid until @want CIDs from @cids are seen
+ * (each into @out[i] when @out is given). With latency=on the device holds
+ * completions until their simulated time: when none is there, step the
+ * virtual clock to the device's next deadline.
+ */
+static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want, KvCqe *out)
 {
     int got = 0;
     bool seen[64] = { false };
 
+    g_assert(want <= 64);
     for (long polls = 0; got < want; polls++) {
         KvCqe c;
         if (!kv_try_cqe(f->d, qid, &c)) {
             if (polls > 2000000) {
                 fuzz_fail_if_fatal(f);
                 g_error("queue %u: %d of %d completions after %ld polls", qid, got, want, polls);
+            }
+            if (f->latency && polls % 16 == 15) {
+                step_clock(f);
             }
             continue;
         }
@@ -354,6 +463,9 @@ static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want)
         }
         seen[idx] = true;
         got++;
+        if (out) {
+            out[idx] = c;
+        }
         g_assert_cmphex(c.status & 0x7ff, !=, 0x0006);  /* never Internal Error */
         if (qid == 0) {
             c.status ? f->admin_err++ : f->admin_ok++;
@@ -361,6 +473,23 @@ static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want)
             c.status ? f->io_err++ : f->io_ok++;
         }
     }
+}
+
+/* One command on @qid, waited for (AERs and latency=on handled). */
+static KvCqe fz_cmd(Fuzz *f, uint16_t qid, struct kvssd_sqe *s)
+{
+    uint16_t cid = kv_put(f->d, qid, s, false);
+    KvCqe c;
+
+    kv_ring(f->d, qid);
+    f->commands++;
+    drain(f, qid, &cid, 1, &c);
+    return c;
+}
+
+static uint16_t fz_status(Fuzz *f, uint16_t qid, struct kvssd_sqe *s)
+{
+    return fz_cmd(f, qid, s).status;
 }
 
 static void setup_queues(Fuzz *f)
@@ -391,7 +520,7 @@ static void submit_batch(Fuzz *f, uint16_t qid, bool admin)
     }
     kv_ring(d, qid);
     f->commands += n;
-    drain(f, qid, cids, n);
+    drain(f, qid, cids, n, NULL);
 }
 
 static void invalid_doorbell(Fuzz *f)
@@ -443,29 +572,507 @@ static void reset_in_flight(Fuzz *f)
     setup_queues(f);
 }
 
-static void test_fuzz(void)
+static struct kvssd_sqe stream_xfer(uint32_t tag, uint32_t seq);
+
+/* ---- Attack class: PRP chains that loop ---------------------------------- */
+
+static void put_le64(KvDev *d, uint64_t addr, uint64_t v)
+{
+    uint64_t le = cpu_to_le64(v);
+    qtest_memwrite(d->qts, addr, &le, 8);
+}
+
+/*
+ * A PRP list whose walk loops: (0) the entry at FF8h of a list page, the
+ * only entry PRP2 names, points at itself; (1) two list pages whose FF8h
+ * entries point at each other; (2) PRP2 names the last k entries of a page,
+ * k - 1 data pages and a chain pointer back to PRP2 (an offset, so each
+ * pass makes progress but the chain is malformed). A chain pointer is a
+ * PRP entry inside a list and must have offset 0: each is refused with
+ * Invalid PRP Offset, by Store, by a hybrid inline head (which then opens
+ * no stream) and by Get Log Page on the admin queue, and the device
+ * answers the next command. Returns PRP2; *@len is the transfer length.
+ */
+static uint64_t looping_prp_list(Fuzz *f, uint32_t *len)
+{
+    KvDev *d = f->d;
+    uint64_t l1 = CHAIN_AREA + below(4) * 4096ull, l2 = CHAIN_AREA + (4 + below(4)) * 4096ull;
+    uint32_t k;
+
+    qtest_memset(d->qts, CHAIN_AREA, 0, 8 * 4096);
+    switch (below(3)) {
+    case 0:
+        put_le64(d, l1 + 0xff8, l1 + 0xff8);
+        *len = 4096 * (3 + below(30));
+        return l1 + 0xff8;
+    case 1:
+        put_le64(d, l1 + 0xff8, l2 + 0xff8);
+        put_le64(d, l2 + 0xff8, l1 + 0xff8);
+        *len = 4096 * (3 + below(30));
+        return l1 + 0xff8;
+    default:
+        k = 2 + below(8);
+        for (uint32_t i = 0; i + 1 < k; i++) {
+            put_le64(d, l1 + 0x1000 - 8 * k + 8 * i, KV_DATA + (uint64_t)below(DATA_PAGES) * 4096);
+        }
+        put_le64(d, l1 + 0xff8, l1 + 0x1000 - 8 * k);
+        /* more data pages than one pass over the list gives: the walk must chain */
+        *len = 4096 * (1 + k + below(k));
+        return l1 + 0x1000 - 8 * k;
+    }
+}
+
+static void prp_chain(Fuzz *f)
+{
+    uint32_t len;
+    uint64_t prp2 = looping_prp_list(f, &len);
+    uint16_t qid = 1 + below(NQ - 1);
+    struct kvssd_sqe s;
+    const char *key = "prp-chain";
+    uint32_t kind = below(3);
+
+    if (kind == 0) {
+        s = kv_sqe(KVSSD_OPC_STORE, 1);
+        kvssd_sqe_set_key(&s, key, strlen(key));
+        s.cdw[10] = len;
+        s.cdw[11] = kvssd_cdw11(strlen(key), 0);
+    } else if (kind == 1) {
+        /* a whole number of pages: no inline tail, so no stream slot is needed;
+         * tags from 4000 on are never used by the random commands */
+        s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+        s.cdw[10] = kvssd_inline_head_cdw10(len, 0, strlen(key));
+        s.cdw[11] = (4000 + below(16)) | KVSSD_INLINE_HYBRID;
+        uint8_t payload[24] = { 0 };
+        memcpy(payload, key, strlen(key));
+        static const uint8_t dw[] = { 2, 3, 12, 13, 14, 15 };
+        for (int i = 0; i < 6; i++) {
+            s.cdw[dw[i]] = le32p(payload + 4 * i);
+        }
+    } else {
+        qid = 0;
+        s = kv_sqe(0x02, 0xffffffff);
+        s.cdw[10] = 0x02 | (len / 4 - 1) << 16;          /* SMART log, len bytes */
+    }
+    kv_set_prp(&s, KV_DATA + (uint64_t)below(DATA_PAGES) * 4096, prp2);
+    KvCqe c = fz_cmd(f, qid, &s);
+    if (c.status != ST_INVALID_PRP_OFFSET) {
+        g_error("looping PRP list (PRP2 %" PRIx64 ", %u bytes, %s): status 0x%x, "
+                "want 0x%x (Invalid PRP Offset)", prp2, len,
+                kind == 0 ? "Store" : kind == 1 ? "hybrid inline head" : "Get Log Page",
+                c.status, ST_INVALID_PRP_OFFSET);
+    }
+    if (kind == 1) {
+        /* the head opened no stream */
+        struct kvssd_sqe x = stream_xfer(s.cdw[11] & KVSSD_TAG_MASK, 1);
+        g_assert_cmphex(fz_status(f, 1 + below(NQ - 1), &x), ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
+    }
+    /* the device answers, and nothing was stored under the key */
+    s = kv_sqe(KVSSD_OPC_EXIST, 1);
+    kvssd_sqe_set_key(&s, key, strlen(key));
+    s.cdw[11] = strlen(key);
+    g_assert_cmphex(fz_status(f, 1 + below(NQ - 1), &s), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    f->prp_chains++;
+}
+
+/* ---- Attack class: SQ deletion with an undrained CQ ---------------------- */
+
+static uint16_t admin_queue_cmd(Fuzz *f, uint8_t opc, uint16_t qid, uint16_t entries,
+                                uint64_t base, uint32_t cdw11)
+{
+    struct kvssd_sqe s = kv_sqe(opc, 0);
+    s.cdw[10] = (uint32_t)(entries ? entries - 1 : 0) << 16 | qid;
+    s.cdw[11] = cdw11;
+    kv_set_prp(&s, base, 0);
+    return fz_status(f, 0, &s);
+}
+
+/*
+ * Rounds of: create a deep SQ on a CQ of 2..4 entries that nobody reads,
+ * fill it (tail = size - 1), delete it. The device may run a few of the
+ * commands before the deletion (as many as the CQ can take); the rest are
+ * aborted. Afterwards the host drains the CQ: every completion is either
+ * the status of the command that ran (Exist of an absent key: 0187h) or
+ * Aborted due to SQ Deletion (0008h), and there are no more of them than
+ * the queues can hold (the CQ's entries once posted, plus as many waiting
+ * as it has entries), however many rounds ran: completions the device
+ * keeps for a CQ never exceed what the queues can hold.
+ */
+static void sq_delete_undrained(Fuzz *f)
+{
+    KvDev *d = f->d;
+    uint16_t cq_entries = 2 + below(3);
+    uint32_t rounds = 2 + below(15);
+    uint64_t bound = 2 * (uint64_t)cq_entries;
+    const char *key = "sqdel-absent";
+
+    /* queue ids 5..8 may hold queues the random admin commands created */
+    struct kvssd_sqe nq = kv_sqe(0x09, 0);
+    nq.cdw[10] = 0x07;                             /* Number of Queues: 8 SQs, 8 CQs */
+    nq.cdw[11] = 0x00070007;
+    g_assert_cmphex(fz_status(f, 0, &nq), ==, 0);
+    for (uint16_t q = SQDEL_QID; q <= 8; q++) {
+        uint16_t st = admin_queue_cmd(f, 0x00, q, 0, 0, 0);
+        g_assert(st == 0 || st == ST_INVALID_QID);
+    }
+    uint16_t st = admin_queue_cmd(f, 0x04, SQDEL_QID, 0, 0, 0);
+    g_assert(st == 0 || st == ST_INVALID_QID);
+
+    /* 1023 well-formed commands with distinct CIDs, written once */
+    struct kvssd_sqe *sq = g_new0(struct kvssd_sqe, 1024);
+    for (int i = 0; i < 1024; i++) {
+        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
+        kvssd_sqe_set_key(&s, key, strlen(key));
+        s.cdw[11] = strlen(key);
+        s.cdw[0] |= (uint32_t)(0xf000 + i) << 16;
+        for (int j = 0; j < 16; j++) {
+            sq[i].cdw[j] = cpu_to_le32(s.cdw[j]);
+        }
+    }
+    qtest_memwrite(d->qts, SQDEL_SQ, sq, 1024 * sizeof(*sq));
+    g_free(sq);
+    qtest_memset(d->qts, SQDEL_CQ, 0, 4096);
+    g_assert_cmphex(admin_queue_cmd(f, 0x05, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==, 0);
+
+    for (uint32_t r = 0; r < rounds; r++) {
+        uint16_t sq_entries = chance(700) ? 1024 : 2 + below(1023);
+        g_assert_cmphex(admin_queue_cmd(f, 0x01, SQDEL_QID, sq_entries, SQDEL_SQ,
+                                        (uint32_t)SQDEL_QID << 16 | 1), ==, 0);
+        kv_wr32(d, 0x1000 + 8 * SQDEL_QID, sq_entries - 1);
+        f->commands++;               /* the doorbell; the SQEs are mostly never run */
+        g_assert_cmphex(admin_queue_cmd(f, 0x00, SQDEL_QID, 0, 0, 0), ==, 0);
+        f->sqdel_rounds++;
+    }
+
+    /* drain: the completions the device kept for the CQ */
+    d->q[SQDEL_QID] = (KvQueue){ .cq = SQDEL_CQ, .size = cq_entries, .phase = true };
+    uint64_t seen = 0;
+    for (int idle = 0; idle < 2000; idle++) {
+        KvCqe c;
+        if (!kv_try_cqe(d, SQDEL_QID, &c)) {
+            if (f->latency && idle % 16 == 15) {
+                step_clock(f);
+            }
+            continue;
+        }
+        kv_cq_doorbell(d, SQDEL_QID);
+        idle = 0;
+        seen++;
+        g_assert_cmpuint(c.cid, >=, 0xf000);
+        g_assert_cmpuint(c.sqid, ==, SQDEL_QID);
+        if (c.status != (KVSSD_SC_ABORTED_SQ_DELETION) &&
+            c.status != (KVSSD_SC_ABORTED_SQ_DELETION | KVSSD_SC_DNR) &&
+            c.status != KVSSD_SC_KEY_DOES_NOT_EXIST) {
+            g_error("SQ deletion: completion cid 0x%x status 0x%x, want 0x8 or 0x187",
+                    c.cid, c.status);
+        }
+        if (seen > bound) {
+            g_error("SQ deletion: more than %" PRIu64 " completions for a %u-entry CQ after "
+                    "%u rounds: the device keeps completions without bound",
+                    bound, cq_entries, rounds);
+        }
+    }
+    d->q[SQDEL_QID] = (KvQueue){ 0 };
+    f->sqdel_seen += seen;
+    g_assert_cmphex(admin_queue_cmd(f, 0x04, SQDEL_QID, 0, 0, 0), ==, 0);
+}
+
+/* ---- Attack class: reset with a full tag table of open streams ----------- */
+
+/* A stock inline head (81h) for @tag: key @key, @value bytes; hybrid sends the
+ * whole pages through a PRP pointer into the KV_DATA pages from @first. */
+static struct kvssd_sqe stream_head(KvDev *d, const char *key, uint32_t tag, uint32_t value, bool hybrid,
+                                    uint32_t first)
+{
+    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
+    uint8_t payload[24];
+    static const uint8_t dw[] = { 2, 3, 12, 13, 14, 15 };
+    uint32_t klen = strlen(key);
+
+    for (int i = 0; i < 24; i++) {
+        payload[i] = (uint8_t)(0x40 + i);
+    }
+    memcpy(payload, key, klen);
+    for (int i = 0; i < 6; i++) {
+        s.cdw[dw[i]] = le32p(payload + 4 * i);
+    }
+    s.cdw[10] = kvssd_inline_head_cdw10(value, 0, klen);
+    s.cdw[11] = tag | (hybrid ? KVSSD_INLINE_HYBRID : 0);
+    if (hybrid) {
+        data_prp(d, &s, first, value & ~4095u);
+    }
+    return s;
+}
+
+static struct kvssd_sqe stream_xfer(uint32_t tag, uint32_t seq)
+{
+    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);
+    s.cdw[10] = kvssd_inline_tag_seq(tag, seq);
+    for (int i = 11; i < 16; i++) {
+        s.cdw[i] = 0x01010101u * (uint32_t)(i + seq);
+    }
+    s.cdw[2] = 0x0a0b0c0d;
+    s.cdw[3] = 0x0e0f1011;
+    return s;
+}
+
+/*
+ * Reset first (so the table is empty), then fill the tag table with
+ * streams of up to 2 MiB (hybrid ones bring their pages by DMA, so their
+ * buffers are real memory): each head succeeds with DW0 = bytes received;
+ * one more head gets Tag Table Full (01C5h), a head for an open tag Tag In
+ * Use (01C3h); a transfer succeeds with DW0 grown by 28. Then a reset with
+ * transfers in flight: afterwards every tag is unknown (01C0h: the reset
+ * dropped the streams and the expiry memory), and a new stream on one of
+ * the tags completes its Store.
+ */
+static void reset_with_streams(Fuzz *f)
+{
+    KvDev *d = f->d;
+    uint32_t tag0 = 100 + below(3000), received[FUZZ_TAGS];
+    char key[8];
+
+    kv_disable(d);
+    setup_queues(f);
+    for (uint32_t i = 0; i < FUZZ_TAGS; i++) {
+        bool hybrid = chance(500);
+        uint32_t value = 4096 + below(VALUE_MAX_BYTES - 4096);
+        uint32_t klen;
+        /* an inline part longer than the head and one transfer: the stream stays open */
+        if ((value & 4095) < 100) {
+            value += 100;
+        }
+        snprintf(key, sizeof(key), "sr%u", i);
+        klen = strlen(key);
+        struct kvssd_sqe s = stream_head(d, key, tag0 + i, value, hybrid,
+                                         below(DATA_PAGES - VALUE_MAX_BYTES / 4096));
+        KvCqe c = fz_cmd(f, 1 + below(NQ - 1), &s);
+        uint32_t dma = hybrid ? value & ~4095u : 0;
+        received[i] = dma + 24 - klen;
+        if (c.status != 0 || c.dw0 != received[i] || c.dw1 != 0) {
+            g_error("stream head %u (tag %u, %u bytes%s): status 0x%x dw0 %u dw1 %u, "
+                    "want 0 %u 0", i, tag0 + i, value, hybrid ? ", hybrid" : "", c.status,
+                    c.dw0, c.dw1, received[i]);
+        }
+        f->streams_opened++;
+    }
+    struct kvssd_sqe s = stream_head(d, "full", tag0 + FUZZ_TAGS, 1000, false, 0);
+    g_assert_cmphex(fz_status(f, 1, &s), ==, KVSSD_SC_TAG_TABLE_FULL);
+    s = stream_head(d, "inuse", tag0, 1000, false, 0);
+    g_assert_cmphex(fz_status(f, 2, &s), ==, KVSSD_SC_INLINE_TAG_IN_USE);
+    for (uint32_t i = 0; i < FUZZ_TAGS; i += 1 + below(4)) {
+        s = stream_xfer(tag0 + i, 1);
+        KvCqe c = fz_cmd(f, 1 + below(NQ - 1), &s);
+        g_assert_cmphex(c.status, ==, 0);
+        g_assert_cmpuint(c.dw0, ==, received[i] + KVSSD_INLINE_XFER_PAYLOAD);
+    }
+    /* transfers in flight, then the reset */
+    uint16_t qid = 1 + below(NQ - 1);
+    int n = MIN(1 + (int)below(8), d->q[qid].sq_size - 1);
+    for (int i = 0; i < n; i++) {
+        s = stream_xfer(tag0 + below(FUZZ_TAGS), 2 + below(3));
+        kv_put(d, qid, &s, false);
+    }
+    kv_ring(d, qid);
+    f->commands += n;
+    kv_disable(d);
+    f->resets++;
+    f->stream_resets++;
+    setup_queues(f);
+    for (uint32_t i = 0; i < FUZZ_TAGS; i++) {
+        s = stream_xfer(tag0 + i, 2);
+        g_assert_cmphex(fz_status(f, 1 + below(NQ - 1), &s), ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
+    }
+    /* the table is free again: a 40-byte stream (head 24 - 3, one transfer of 19) */
+    s = stream_head(d, "srx", tag0, 40, false, 0);
+    KvCqe c = fz_cmd(f, 1, &s);
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert_cmpuint(c.dw0, ==, 21);
+    s = stream_xfer(tag0, 1);
+    c = fz_cmd(f, 2, &s);
+    g_assert(c.status == 0 || c.status == KVSSD_SC_CAPACITY_EXCEEDED ||
+             c.status == (KVSSD_SC_CAPACITY_EXCEEDED | KVSSD_SC_DNR));
+    g_assert_cmpuint(c.dw0, ==, 40);
+    g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
+}
+
+/* ---- Attack class: keys that collide in the index ------------------------ */
+
+/* The index hash of @key as kvftl/index.c computes it (XXH3-64; 0 becomes 1). */
+static uint64_t device_key_hash(const void *key, size_t len)
+{
+    uint64_t h = XXH3_64bits(key, len);
+    return h ? h : 1;
+}
+
+static KvCqe key_cmd(Fuzz *f, uint8_t opc, const char *key, uint32_t len, uint32_t first_page)
+{
+    struct kvssd_sqe s = kv_sqe(opc, 1);
+    uint32_t klen = strlen(key);
+
+    kvssd_sqe_set_key(&s, key, klen);
+    s.cdw[11] = kvssd_cdw11(klen, 0);
+    if (opc == KVSSD_OPC_STORE) {
+        s.cdw[10] = len;
+        data_prp(f->d, &s, first_page, len);
+    } else if (opc == KVSSD_OPC_RETRIEVE) {
+        s.cdw[10] = len;
+        kv_set_prp(&s, COLL_OUT, COLL_OUT + 4096);
+    }
+    return fz_cmd(f, 1 + below(NQ - 1), &s);
+}
+
+static bool is_capacity_exceeded(uint16_t st)
+{
+    return (st & ~KVSSD_SC_DNR) == KVSSD_SC_CAPACITY_EXCEEDED;
+}
+
+/* Retrieve @key and compare with @len bytes of the KV_DATA page @page. */
+static void check_value(Fuzz *f, const char *key, uint32_t page, uint32_t len)
+{
+    uint8_t back[8192];
+
+    g_assert(len <= sizeof(back));
+    qtest_memset(f->d->qts, COLL_OUT, 0, sizeof(back));
+    KvCqe c = key_cmd(f, KVSSD_OPC_RETRIEVE, key, sizeof(back), 0);
+    if (c.status != 0 || c.dw0 != len) {
+        g_error("key %s: retrieve status 0x%x size %u, want 0 and %u", key, c.status, c.dw0, len);
+    }
+    qtest_memread(f->d->qts, COLL_OUT, back, len);
+    if (memcmp(back, f->data + (uint64_t)page * 4096, len) != 0) {
+        g_error("key %s: the value read back differs from the %u bytes stored", key, len);
+    }
+}
+
+/*
+ * 224..263 keys (more than one 4 KiB index page holds before it splits:
+ * 255 slots, a split past 217) whose hashes share their top 10 bits: the
+ * page that holds them splits again and again along one side, the
+ * directory doubles up to depth 11 or more. Found by brute force (about
+ * 1,000 tries a key). Each Store succeeds or, when the device bounds
+ * directory growth or is full, gets Capacity Exceeded; every key stored
+ * reads back byte-exact, every refused one does not exist; a sentinel key
+ * stored before survives; then all are deleted.
+ */
+static void colliding_keys(Fuzz *f)
+{
+    const uint32_t depth = 10, nkeys = 224 + below(40);
+    typedef char Key[17];
+    Key *k = g_new0(Key, nkeys);
+    bool *stored = g_new0(bool, nkeys);
+    uint64_t prefix = (uint64_t)rnd() >> (32 - depth);
+
+    for (uint32_t i = 0; i < nkeys; i++) {
+        do {
+            snprintf(k[i], sizeof(k[i]), "c%08x%06x", rnd(), i);
+        } while (device_key_hash(k[i], strlen(k[i])) >> (64 - depth) != prefix);
+    }
+    /* the sentinel: a full device is emptied by Format first */
+    uint16_t st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
+    if (is_capacity_exceeded(st)) {
+        struct kvssd_sqe s = kv_sqe(0x80, 1);
+        g_assert_cmphex(fz_status(f, 0, &s), ==, 0);
+        st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
+    }
+    g_assert_cmphex(st, ==, 0);
+    for (uint32_t i = 0; i < nkeys; i++) {
+        st = key_cmd(f, KVSSD_OPC_STORE, k[i], 1 + i % 200, STABLE_PAGE(i)).status;
+        if (st == 0) {
+            stored[i] = true;
+            f->coll_stored++;
+        } else if (is_capacity_exceeded(st)) {
+            f->coll_refused++;
+        } else {
+            g_error("colliding key %u (%s): Store status 0x%x, want 0 or Capacity Exceeded",
+                    i, k[i], st);
+        }
+    }
+    f->coll_keys += nkeys;
+    for (uint32_t i = 0; i < nkeys; i++) {
+        if (stored[i]) {
+            check_value(f, k[i], STABLE_PAGE(i), 1 + i % 200);
+        } else {
+            g_assert_cmphex(key_cmd(f, KVSSD_OPC_EXIST, k[i], 0, 0).status, ==,
+                            KVSSD_SC_KEY_DOES_NOT_EXIST);
+        }
+    }
+    check_value(f, "coll-sentinel", STABLE_PAGE(1), 5000);
+    for (uint32_t i = 0; i < nkeys; i++) {
+        if (stored[i]) {
+            g_assert_cmphex(key_cmd(f, KVSSD_OPC_DELETE, k[i], 0, 0).status, ==, 0);
+        }
+    }
+    g_assert_cmphex(key_cmd(f, KVSSD_OPC_DELETE, "coll-sentinel", 0, 0).status, ==, 0);
+    g_assert_cmphex(key_cmd(f, KVSSD_OPC_EXIST, k[below(nkeys)], 0, 0).status, ==,
+                    KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_free(k);
+    g_free(stored);
+}
+
+/* ---- The run ------------------------------------------------------------- */
+
+static uint64_t fuzz_seed(void)
+{
+    const char *env = g_getenv("KVSSD_QTEST_SEED");
+    return env && *env ? g_ascii_strtoull(env, NULL, 0) : 1;
+}
+
+/*
+ * Resident memory QEMU may grow by during the run (KiB): the NAND (memory
+ * backed, touched as it is programmed), the index cache, every stream slot
+ * holding a 2 MiB value (+ 9 KiB of bookkeeping), the completions the
+ * queues can hold (65 CQs of up to 1024 entries, twice, 64 bytes each with
+ * the allocator's overhead), the 2 MiB value buffers of the command set,
+ * and 64 MiB for everything the run warms up once (TCG, glib, firmware
+ * tables). Under ASan, every byte costs 1/8 more of shadow, and freed
+ * blocks wait in a quarantine of KVSSD_FUZZ_ASAN_QUARANTINE_MB (set for
+ * QEMU's run below).
+ */
+#define FUZZ_ASAN_QUARANTINE_MB 64
+static uint64_t rss_bound_kib(void)
+{
+    uint64_t b = FUZZ_NAND_BYTES + FUZZ_INDEX_DRAM_BYTES +
+                 FUZZ_TAGS * (2ull * 1024 * 1024 + 9 * 1024) +
+                 65ull * 2 * 1024 * 64 + 4ull * 1024 * 1024 + 64ull * 1024 * 1024;
+#ifdef __SANITIZE_ADDRESS__
+    b += b / 8 + FUZZ_ASAN_QUARANTINE_MB * 1024ull * 1024;
+#endif
+    return b / 1024;
+}
+
+static void run_fuzz(bool latency)
 {
     const char *env = g_getenv("KVSSD_FUZZ_COMMANDS");
     uint64_t target = env ? g_ascii_strtoull(env, NULL, 10) : 100000;
-    Fuzz f = { 0 };
+    uint64_t seed = fuzz_seed();
+    Fuzz f = { .latency = latency };
 
-    rng = (uint64_t)(uint32_t)g_test_rand_int() << 32 | (uint32_t)g_test_rand_int() | 1;
-    g_test_message("kvssd fuzz: %" PRIu64 " commands, rng 0x%" PRIx64, target, rng);
-    /* small NAND so that GC and capacity limits are reached */
-    f.d = kv_start("blocks-per-die=32,pages-per-block=32,tag-table-entries=16,"
-                   "inline-timeout-ms=50");
+    if (latency) {
+        /* completions wait for the virtual clock: a fifth of the commands */
+        target = target / 5;
+    }
+    rng = seed * 0x9e3779b97f4a7c15ull ^ 0x2545f4914f6cdd1dull ^ latency;
+    rng = rng ? rng : 1;
+    g_test_message("kvssd fuzz%s: seed %" PRIu64 " (KVSSD_QTEST_SEED=%" PRIu64
+                   " reproduces), %" PRIu64 " commands", latency ? " latency=on" : "",
+                   seed, seed, target);
+#ifdef __SANITIZE_ADDRESS__
+    /* QEMU inherits the environment: a bounded quarantine keeps RSS meaningful */
+    g_autofree char *asan = g_strdup_printf("%s%squarantine_size_mb=%d",
+                                            g_getenv("ASAN_OPTIONS") ? g_getenv("ASAN_OPTIONS") : "",
+                                            g_getenv("ASAN_OPTIONS") ? ":" : "",
+                                            FUZZ_ASAN_QUARANTINE_MB);
+    g_setenv("ASAN_OPTIONS", asan, true);
+#endif
+    f.d = kv_start(latency ? FUZZ_PROPS LATENCY_PROPS : FUZZ_PROPS);
     KvDev *d = f.d;
 
     /* 4 MiB of random bytes, and a PRP list of all its pages (and of the
      * retrieve buffers) so that any run of pages has a valid list */
-    uint8_t *page = g_malloc(4096);
-    for (int p = 0; p < DATA_PAGES; p++) {
-        for (int i = 0; i < 4096; i++) {
-            page[i] = (uint8_t)rnd();
-        }
-        qtest_memwrite(d->qts, KV_DATA + p * 4096ull, page, 4096);
+    f.data = g_malloc((size_t)DATA_PAGES * 4096);
+    for (size_t i = 0; i < (size_t)DATA_PAGES * 4096; i++) {
+        f.data[i] = (uint8_t)rnd();
     }
-    g_free(page);
+    qtest_memwrite(d->qts, KV_DATA, f.data, (size_t)DATA_PAGES * 4096);
     uint64_t *list = g_new(uint64_t, DATA_PAGES + 1);
     for (int p = 0; p <= DATA_PAGES; p++) {
         list[p] = cpu_to_le64(KV_DATA + p * 4096ull);
@@ -488,21 +1095,30 @@ static void test_fuzz(void)
     qtest_memwrite(d->qts, SGL_AREA, seg, sizeof(seg));
 
     setup_queues(&f);
+    uint64_t rss0 = kv_qemu_status_kib(d, "VmRSS");
     while (f.commands < target) {
-        uint32_t r = below(1000);
-        if (r < 850) {
+        uint32_t r = below(10000);       /* weights per 10,000 actions */
+        if (r < 8480) {
             submit_batch(&f, 1 + below(NQ - 1), false);
-        } else if (r < 960) {
+        } else if (r < 9530) {
             submit_batch(&f, 0, true);
-        } else if (r < 985) {
+        } else if (r < 9780) {
             invalid_doorbell(&f);
-        } else if (r < 995) {
+        } else if (r < 9880) {
             send_aer(&f);
-        } else if (r < 997) {
+        } else if (r < 9900) {
             qtest_clock_step(d->qts, 100 * 1000 * 1000);   /* expire inline streams */
             f.commands++;
-        } else {
+        } else if (r < 9930) {
             reset_in_flight(&f);
+        } else if (r < 9970) {
+            prp_chain(&f);
+        } else if (r < 9980) {
+            sq_delete_undrained(&f);
+        } else if (r < 9996) {
+            reset_with_streams(&f);
+        } else {
+            colliding_keys(&f);
         }
         if (r % 64 == 0) {
             fuzz_fail_if_fatal(&f);
@@ -512,35 +1128,53 @@ static void test_fuzz(void)
     g_test_message("io ok %" PRIu64 " err %" PRIu64 ", admin ok %" PRIu64 " err %" PRIu64
                    ", resets %" PRIu64 ", AERs completed %" PRIu64,
                    f.io_ok, f.io_err, f.admin_ok, f.admin_err, f.resets, f.aer_done);
+    g_test_message("kvssd fuzz classes: %" PRIu64 " looping PRP lists, %" PRIu64
+                   " SQ deletions on undrained CQs (%" PRIu64 " completions kept), %" PRIu64
+                   " resets with %" PRIu64 " streams open, %" PRIu64 " colliding keys (%"
+                   PRIu64 " stored, %" PRIu64 " refused)",
+                   f.prp_chains, f.sqdel_rounds, f.sqdel_seen, f.stream_resets,
+                   f.streams_opened, f.coll_keys, f.coll_stored, f.coll_refused);
     g_assert_cmpuint(f.io_ok, >, 0);
     g_assert_cmpuint(f.io_err, >, 0);
 
     /* the FTL is consistent, and the device still stores exact bytes */
     kv_disable(d);
-    kv_enable(d);
+    setup_queues(&f);
     struct kvssd_sqe s = kv_sqe(0xc4, 0);
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
-    kv_io_queue(d, 16);
-    static uint8_t val[10000], back[10000];
-    for (int i = 0; i < 10000; i++) {
-        val[i] = (uint8_t)(i * 31 + 7);
-    }
+    g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
     /* the device may be full after the run: make room first */
     s = kv_sqe(0x80, 1);
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
-    g_assert_cmphex(kv_store(d, "final", val, sizeof(val), 0), ==, 0);
-    KvCqe c = kv_retrieve(d, "final", back, sizeof(back));
-    g_assert_cmphex(c.status, ==, 0);
-    g_assert_cmpuint(c.dw0, ==, sizeof(val));
-    g_assert(memcmp(val, back, sizeof(val)) == 0);
+    g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
+    g_assert_cmphex(key_cmd(&f, KVSSD_OPC_STORE, "final", 8000, STABLE_PAGE(2)).status, ==, 0);
+    check_value(&f, "final", STABLE_PAGE(2), 8000);
     s = kv_sqe(0xc4, 0);
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
+
+    /* QEMU's resident memory: within the bound the properties give */
+    uint64_t rss = kv_qemu_status_kib(d, "VmRSS"), hwm = kv_qemu_status_kib(d, "VmHWM");
+    g_test_message("kvssd fuzz rss: %" PRIu64 " KiB after setup, %" PRIu64 " KiB at the end, "
+                   "peak %" PRIu64 " KiB; bound: setup + %" PRIu64 " KiB",
+                   rss0, rss, hwm, rss_bound_kib());
+    g_assert_cmpuint(rss, <=, rss0 + rss_bound_kib());
+    g_assert_cmpuint(hwm, <=, rss0 + rss_bound_kib());
+    g_free(f.data);
     kv_stop(d);
+}
+
+static void test_fuzz(void)
+{
+    run_fuzz(false);
+}
+
+static void test_fuzz_latency(void)
+{
+    run_fuzz(true);
 }
 
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/kvssd/fuzz/random-commands", test_fuzz);
+    qtest_add_func("/kvssd/fuzz/random-commands-latency", test_fuzz_latency);
     return g_test_run();
 }
