@@ -3,13 +3,23 @@
 #include "ftl.h"
 
 #include <string.h>
+#include <sys/random.h>
 
 #include <glib.h>
 #include <xxhash.h>
 
-uint64_t index_default_hash(const void *key, size_t len)
+uint64_t index_new_seed(void)
 {
-    return XXH3_64bits(key, len);
+    uint64_t seed;
+    if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)) {
+        seed = (uint64_t)g_random_int() << 32 | g_random_int();
+    }
+    return seed;
+}
+
+void index_set_seed_for_test(struct index *ix, uint64_t seed)
+{
+    ix->hash_seed = seed;
 }
 
 static inline struct index_page_header *page_hdr(uint8_t *mem)
@@ -79,7 +89,7 @@ void index_init(struct kvftl *ftl)
 {
     struct index *ix = &ftl->idx;
     memset(ix, 0, sizeof(*ix));
-    ix->hash = index_default_hash;
+    ix->hash = NULL;
     ix->page_bytes = ftl->cfg.index_page_bytes;
     ix->slots = (ix->page_bytes - sizeof(struct index_page_header)) / sizeof(struct index_entry);
     ix->split_at = ix->slots / 8 * 7;
@@ -115,6 +125,8 @@ void index_reset(struct kvftl *ftl)
     ix->dir = g_new(uint32_t, 1);
     ix->stream_stripe = UINT32_MAX;
     ix->stream_idx = 0;
+    /* a new index, a new secret: nothing hashed under the old one remains */
+    ix->hash_seed = index_new_seed();
     ix->dir[0] = page_new(ftl, 0, &now);
 }
 
@@ -233,12 +245,19 @@ static void page_put(struct index *ix, uint8_t *mem, uint64_t hash, uint64_t loc
     page_hdr(mem)->count++;
 }
 
-/* Split page @pid on its next hash bit. -1 if it is at the maximum depth. */
+/*
+ * Split page @pid on its next hash bit. -1 (nothing changed) if it is at the
+ * maximum depth, or if the directory would have to double past the bound
+ * for the page count after the split.
+ */
 static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *now_ns)
 {
     struct index *ix = &ftl->idx;
     uint32_t ld = ix->page_depth[pid];
     if (ld >= INDEX_MAX_DEPTH) {
+        return -1;
+    }
+    if (ld == ix->global_depth && ld + 1 > index_depth_limit(ix->npages + 1)) {
         return -1;
     }
     if (ld == ix->global_depth) {
@@ -285,24 +304,43 @@ static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *
     return 0;
 }
 
-int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+int index_reserve(struct kvftl *ftl, uint64_t hash, uint64_t *now_ns)
 {
     struct index *ix = &ftl->idx;
+    /* each split deepens @hash's page by one bit: at most INDEX_MAX_DEPTH rounds */
     for (;;) {
         uint32_t pid = ix->dir[dir_slot(ix, hash)];
         uint8_t *mem = index_cache_get(ftl, pid, now_ns);
-        uint32_t count = page_hdr(mem)->count;
-        if (count + 1 > ix->split_at && page_split(ftl, pid, hash, now_ns) == 0) {
-            continue;
+        if (page_hdr(mem)->count + 1 <= ix->split_at) {
+            return 0;
         }
-        if (count + 1 > ix->slots - 1) {
-            return -1; /* a page full of one hash prefix that cannot split */
+        /*
+         * A page that may not split stays at its threshold: probes stay
+         * short, and one hash prefix cannot take the index further.
+         */
+        if (page_split(ftl, pid, hash, now_ns) != 0) {
+            return -1;
         }
-        mem = index_cache_get(ftl, pid, now_ns);
-        page_put(ix, mem, hash, loc);
-        index_cache_dirty(ftl, pid);
-        return 0;
     }
+}
+
+void index_add(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+{
+    struct index *ix = &ftl->idx;
+    /* reserved: the page has fewer than split_at (< slots) entries, page_put finds a free slot */
+    uint32_t pid = ix->dir[dir_slot(ix, hash)];
+    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    page_put(ix, mem, hash, loc);
+    index_cache_dirty(ftl, pid);
+}
+
+int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+{
+    if (index_reserve(ftl, hash, now_ns) != 0) {
+        return -1;
+    }
+    index_add(ftl, hash, loc, now_ns);
+    return 0;
 }
 
 void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_ns)

@@ -16,11 +16,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xxhash.h>
+
 struct kvftl;
 
 #define INDEX_PAGE_MAGIC 0x58444e49u /* "INDX" */
 #define INDEX_NO_PAGE UINT32_MAX
 #define INDEX_MAX_DEPTH 30
+/*
+ * Directory bound: the global depth never exceeds
+ * ceil(log2(index pages)) + INDEX_DEPTH_SLACK. Under a hash the guest cannot
+ * predict, a page that deep would need a region of 1/(16 x pages) of the hash
+ * space to hold more than a page's split threshold (217 entries at 4 KiB,
+ * against about 16 expected): it does not happen. Keys chosen to share their
+ * top hash bits hit it after a few splits, so the directory stays at most
+ * 2^(INDEX_DEPTH_SLACK+1) = 32 entries (128 bytes) per index page.
+ */
+#define INDEX_DEPTH_SLACK 4
 
 struct index_entry {
     uint64_t hash;   /* never 0 (0 is remapped to 1) */
@@ -45,7 +57,8 @@ struct index_frame {
 typedef uint64_t (*index_hash_fn)(const void *key, size_t len);
 
 struct index {
-    index_hash_fn hash;
+    index_hash_fn hash;      /* a test's injected hash, or NULL: XXH3 seeded with hash_seed */
+    uint64_t hash_seed;      /* secret per index (index_reset); kept in the checkpoint */
     uint32_t page_bytes;
     uint32_t slots;          /* entries per page */
     uint32_t split_at;       /* split when count would exceed this */
@@ -82,13 +95,36 @@ struct index_pos {
     uint32_t slot;
 };
 
-uint64_t index_default_hash(const void *key, size_t len);
-
+/*
+ * index_hash() - the key's 64-bit hash, never 0. XXH3 seeded with a secret
+ * the guest never sees: keys cannot be chosen offline to share index pages.
+ */
 static inline uint64_t index_hash(const struct index *ix, const void *key, uint32_t len)
 {
-    uint64_t h = ix->hash(key, len);
+    uint64_t h = ix->hash ? ix->hash(key, len) : XXH3_64bits_withSeed(key, len, ix->hash_seed);
     return h ? h : 1;
 }
+
+/* index_depth_limit() - the largest global depth allowed with @npages index pages. */
+static inline uint32_t index_depth_limit(uint32_t npages)
+{
+    uint32_t log2_ceil = npages <= 1 ? 0 : 32 - (uint32_t)__builtin_clz(npages - 1);
+    uint32_t d = log2_ceil + INDEX_DEPTH_SLACK;
+    return d < INDEX_MAX_DEPTH ? d : INDEX_MAX_DEPTH;
+}
+
+/*
+ * index_new_seed() - a fresh secret from getrandom() (glib's generator if the
+ * kernel has none): every new or rebuilt index gets one.
+ */
+uint64_t index_new_seed(void);
+
+/*
+ * index_set_seed_for_test() - hash an empty index with @seed instead of its
+ * secret (tests that generate colliding keys); the next index_reset() draws
+ * a new secret again.
+ */
+void index_set_seed_for_test(struct index *ix, uint64_t seed);
 
 /* index_page_cached() - is the index page for @hash in DRAM? */
 static inline bool index_page_cached(const struct index *ix, uint64_t hash)
@@ -99,7 +135,7 @@ static inline bool index_page_cached(const struct index *ix, uint64_t hash)
 
 void index_init(struct kvftl *ftl);
 void index_fini(struct kvftl *ftl);
-/* index_reset() - an empty index (one empty page), all cached pages dropped. */
+/* index_reset() - an empty index (one empty page) under a new secret seed, all cached pages dropped. */
 void index_reset(struct kvftl *ftl);
 
 /*
@@ -127,7 +163,25 @@ bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index
 /* index_set() - overwrite the location at @pos (from a find with no index change since). */
 void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns);
 
-/* index_insert() - add a new entry. Returns 0, or -1 if the page cannot split further. */
+/*
+ * index_reserve() - make room for one more entry of @hash: split its page
+ * (on the next hash bit, as often as needed) until the page holding @hash
+ * is at most split_at - 1 full. Returns 0, or -1 if a split is refused: the
+ * page is at INDEX_MAX_DEPTH, or it would double the directory past
+ * index_depth_limit(). Splits already made stay (the index is valid either
+ * way); no entry is added or lost. A Store calls it before its blob goes to
+ * the log, so a refused Store leaves nothing there.
+ */
+int index_reserve(struct kvftl *ftl, uint64_t hash, uint64_t *now_ns);
+
+/*
+ * index_add() - add a new entry for @hash. Only after a successful
+ * index_reserve() of the same hash with no entry added since (finds, sets,
+ * removes and cache traffic in between are fine).
+ */
+void index_add(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns);
+
+/* index_insert() - index_reserve() then index_add(). Returns 0, or -1 (nothing added). */
 int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns);
 
 /* index_remove() - delete the entry at @pos. */

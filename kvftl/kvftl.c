@@ -228,7 +228,7 @@ static void config_derive(struct kvftl_config *c, uint64_t capacity_bytes)
 
 void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn)
 {
-    ftl->idx.hash = fn ? fn : index_default_hash;
+    ftl->idx.hash = fn; /* NULL: the seeded XXH3 again */
 }
 
 void ftl_reset_state(struct kvftl *ftl)
@@ -480,6 +480,17 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         return;
     }
 
+    /*
+     * A new key needs an index entry: make room before the blob goes to the
+     * log. A refused Store must leave nothing there, or a crash scan would
+     * find the blob and bring back a key whose Store failed.
+     */
+    if (!found && index_reserve(ftl, hash, &now) != 0) {
+        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        return;
+    }
+
     struct blob_header h = {
         .type = REC_PAIR,
         .key_bytes = (uint8_t)req->key_bytes,
@@ -498,11 +509,8 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     uint64_t newloc = loc_make(pl.addr, len, false);
     if (found) {
         index_set(ftl, &pos, newloc, &now);
-    } else if (index_insert(ftl, hash, newloc, &now) != 0) {
-        /* the blob is written but unreachable; it is garbage for GC */
-        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
-        return;
+    } else {
+        index_add(ftl, hash, newloc, &now); /* room reserved before the append */
     }
     account_replace(ftl, oldloc, newloc, req->key_bytes, h.seq);
     if (ftl->bloom_on) {

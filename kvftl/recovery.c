@@ -21,6 +21,7 @@ struct checkpoint_head {
     uint32_t stream_stripe, stream_idx;
     uint32_t vl_stripe, alloc_cursor;
     uint32_t stripes, reserved;
+    uint64_t hash_seed;      /* the index's secret key-hash seed: the pages below are hashed with it */
 };
 
 static struct image_header *image_header(struct kvftl *ftl)
@@ -110,6 +111,7 @@ int recovery_checkpoint(struct kvftl *ftl)
         .vl_stripe = ftl->vl.stripe,
         .alloc_cursor = ftl->alloc_cursor,
         .stripes = ftl->nand.geo.stripes,
+        .hash_seed = ix->hash_seed,
     };
     GByteArray *b = g_byte_array_new();
     g_byte_array_append(b, (const guint8 *)&ch, sizeof(ch));
@@ -189,6 +191,7 @@ static int load_checkpoint(struct kvftl *ftl)
     }
     ix->stream_stripe = ch.stream_stripe;
     ix->stream_idx = ch.stream_idx;
+    ix->hash_seed = ch.hash_seed;
 
     ftl->vl.next_seq = ch.next_seq;
     ftl->stripe_seq = ch.stripe_seq;

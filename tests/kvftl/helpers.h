@@ -141,4 +141,27 @@ static inline void assert_consistent(struct kvftl *f)
 
 #define ADD(suite, fn) CU_add_test(suite, #fn, fn)
 
+/*
+ * Keys a guest would choose to blow up the index, found by brute force:
+ * @n 16-byte keys ("col-" + 12 digits; 17 bytes with the NUL) whose
+ * XXH3_64bits_withSeed(@seed) share their top @bits bits with the first key
+ * tried. About n x 2^bits hashes.
+ */
+static inline void colliding_keys(uint64_t seed, unsigned bits, uint32_t n, char (*keys)[17])
+{
+    uint64_t want = 0;
+    uint32_t found = 0;
+    for (uint64_t i = 0; found < n; i++) {
+        char k[17];
+        snprintf(k, sizeof(k), "col-%012llu", (unsigned long long)i);
+        uint64_t top = XXH3_64bits_withSeed(k, 16, seed) >> (64 - bits);
+        if (i == 0) {
+            want = top;
+        }
+        if (top == want) {
+            memcpy(keys[found++], k, sizeof(k));
+        }
+    }
+}
+
 #endif

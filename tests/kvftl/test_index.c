@@ -7,6 +7,8 @@
  * Most tests inject the hash: an 8-byte key *is* its hash (big endian), so
  * the test decides which index page and which slot every key goes to.
  */
+#include <unistd.h>
+
 #include "helpers.h"
 
 static uint64_t key_is_hash(const void *key, size_t len)
@@ -342,6 +344,7 @@ static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
     c.index_page_bytes = 4096;
     c.index_dram_bytes = index_dram_bytes;
     struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
+    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed); /* the same index layout on both */
     fill_batch_device(fb, fillers);
     fill_batch_device(fs, fillers);
     kvftl_stats_reset(fb);
@@ -416,6 +419,193 @@ static void test_retrieve_batch_small_budget(void)
     check_batch_equals_singles(3 * 4096, 3000);
 }
 
+
+/*
+ * Keys whose hashes share their top 12 bits (a guest that could predict the
+ * hash): 217 fit page 0. The 218th would split the page once per shared bit,
+ * doubling the directory each time; the bound ceil(log2(pages)) + 4 stops
+ * it at global depth 8 (9 pages, 256 directory entries = 1 KiB): the split
+ * to depth 9 would leave 10 pages, whose bound is 4 + 4 = 8. The Store gets
+ * CAPACITY_EXCEEDED, no blob reaches the log (the write pointer stays), and
+ * the 217 stored keys are all there, still overwritable.
+ */
+static void test_directory_bound_chosen_hashes(void)
+{
+    struct kvftl_config c = index_config();
+    c.placement_unit_bytes = 64;
+    struct kvftl *f = open_or_die(&c);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    const uint64_t prefix = 0xabcull << 52;
+    for (uint64_t i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL(put_h(f, prefix | (i + 1) * 2654435761u, 8), 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.npages, 1);
+    uint64_t wp = f->vl.wp;
+    CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(f->vl.wp, wp);
+    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(index_depth_limit(10), 8);
+    /* the 217 keys sit in the last page split off, at local depth 8 */
+    CU_ASSERT_EQUAL(f->idx.page_depth[f->idx.dir[0xab]], 8);
+    CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(f, f->idx.dir[0xab]))->count,
+                    217);
+    /* and again: nothing changes */
+    CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(get_h(f, prefix | 218 * 2654435761u, 8), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats st = stats(f);
+    CU_ASSERT_EQUAL(st.live_keys, 217);
+    CU_ASSERT_EQUAL(st.stores, 217);
+    int bad = 0;
+    for (uint64_t i = 0; i < 217; i++) {
+        bad += get_h(f, prefix | (i + 1) * 2654435761u, 8) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(put_h(f, prefix | 1 * 2654435761u, 8), 0); /* an overwrite needs no entry */
+    /* a key elsewhere in the hash space is stored as usual */
+    CU_ASSERT_EQUAL(put_h(f, 0x123ull << 52 | 7, 8), 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 218);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * The same attack against the real hash, through the seed: with the
+ * device's seed known (set by the test hook), 218 keys sharing their top 10
+ * hash bits are found by brute force (~220,000 hashes) and the 218th Store
+ * gets CAPACITY_EXCEEDED at global depth 8. A device with its own secret
+ * seed takes the same 218 keys as any others: one split, depth 1.
+ */
+static void test_directory_bound_seeded_brute_force(void)
+{
+    static char keys[218][17];
+    const uint64_t seed = 0x5eed5eed5eed5eedull;
+    colliding_keys(seed, 10, 218, keys);
+    struct kvftl_config c = index_config();
+    c.placement_unit_bytes = 64;
+    struct kvftl *f = open_or_die(&c);
+    index_set_seed_for_test(&f->idx, seed);
+    for (int i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(put(f, keys[217], 8, 217, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(get_check(f, keys[217], 8, 217), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    int bad = 0;
+    for (int i = 0; i < 217; i++) {
+        bad += get_check(f, keys[i], 8, (uint8_t)i) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    assert_consistent(f);
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    for (int i = 0; i < 218; i++) {
+        CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(f->idx.global_depth, 1);
+    CU_ASSERT_EQUAL(f->idx.npages, 2);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
+ * 30,000 ordinary keys on 4 KiB index pages: no Store is refused, and the
+ * directory stays within the bound (a bound an honest workload never meets).
+ */
+static void test_directory_bound_ordinary_keys(void)
+{
+    struct kvftl_config c = index_config();
+    c.placement_unit_bytes = 1;
+    struct kvftl *f = open_or_die(&c);
+    char key[32];
+    int refused = 0;
+    for (int i = 0; i < 30000; i++) {
+        snprintf(key, sizeof(key), "user:%08d", i);
+        refused += put(f, key, 16, (uint8_t)i, false) != 0;
+    }
+    CU_ASSERT_EQUAL(refused, 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 30000);
+    printf("# 30000 keys: %u index pages, global depth %u (bound %u)\n", f->idx.npages,
+           f->idx.global_depth, index_depth_limit(f->idx.npages));
+    CU_ASSERT(f->idx.global_depth <= index_depth_limit(f->idx.npages));
+    kvftl_close(f);
+}
+
+/*
+ * Every device draws its own seed: two memory devices differ, and Format
+ * (a new, empty index) draws a new one.
+ */
+static void test_seed_fresh_per_device(void)
+{
+    struct kvftl_config c = index_config();
+    struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
+    CU_ASSERT_NOT_EQUAL(a->idx.hash_seed, b->idx.hash_seed);
+    uint64_t before = a->idx.hash_seed;
+    struct kvftl_cpl cpl;
+    kvftl_format(a, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    CU_ASSERT_NOT_EQUAL(a->idx.hash_seed, before);
+    kvftl_close(a);
+    kvftl_close(b);
+}
+
+/*
+ * The seed is part of the image: after an orderly close the reopened
+ * device hashes with the same seed (its checkpointed index pages are
+ * hashed with it, so every key is found without a scan). A crash mount
+ * rebuilds the index from the log under a new seed; the keys are found too.
+ */
+static void test_seed_persists_in_image(void)
+{
+    char image[64];
+    snprintf(image, sizeof(image), "/tmp/kvftl-seed-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+    struct kvftl_config c = index_config();
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    uint64_t seed = f->idx.hash_seed;
+    char key[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(key, sizeof(key), "seed-%d", i);
+        CU_ASSERT_EQUAL(put(f, key, 30, (uint8_t)i, false), 0);
+    }
+    uint32_t pages = f->idx.npages;
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->idx.hash_seed, seed);
+    CU_ASSERT_EQUAL(f->idx.npages, pages);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read, 0); /* mounted from the checkpoint */
+    int bad = 0;
+    for (int i = 0; i < 500; i++) {
+        snprintf(key, sizeof(key), "seed-%d", i);
+        bad += get_check(f, key, 30, (uint8_t)i) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    assert_consistent(f);
+
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    bad = 0;
+    for (int i = 0; i < 500; i++) {
+        snprintf(key, sizeof(key), "seed-%d", i);
+        bad += get_check(f, key, 30, (uint8_t)i) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -430,5 +620,10 @@ int main(void)
     ADD(s, test_max_keys);
     ADD(s, test_retrieve_batch_cached);
     ADD(s, test_retrieve_batch_small_budget);
+    ADD(s, test_directory_bound_chosen_hashes);
+    ADD(s, test_directory_bound_seeded_brute_force);
+    ADD(s, test_directory_bound_ordinary_keys);
+    ADD(s, test_seed_fresh_per_device);
+    ADD(s, test_seed_persists_in_image);
     return tap_cunit_run();
 }

@@ -718,6 +718,45 @@ static void test_sigkill_no_plp_keeps_flushed(void)
     unlink(image);
 }
 
+/*
+ * A Store refused with CAPACITY_EXCEEDED leaves nothing a crash mount
+ * could bring back. With the device's seed known (test hook), 218 keys
+ * sharing their top 10 hash bits: 217 are stored, the 218th is refused by
+ * the directory bound (its blob must never reach the log). 40 ordinary
+ * keys are stored after it. Power is cut (PLP dumps the page buffer) and
+ * the crash mount rebuilds the index by scanning the log, under a new
+ * seed. The refused key is absent (KEY_DOES_NOT_EXIST), every one of the
+ * 257 acknowledged keys reads back with its bytes, and the counts agree.
+ */
+static void test_refused_store_not_resurrected(void)
+{
+    static char keys[218][17];
+    const uint64_t seed = 0x5eed5eed5eed5eedull;
+    colliding_keys(seed, 10, 218, keys);
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    struct kvftl *f = open_or_die(&c);
+    index_set_seed_for_test(&f->idx, seed);
+    for (int i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL_FATAL(put(f, keys[i], 50, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(put(f, keys[217], 50, 0xaa, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    fill(f, 0, 40, 7);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 257);
+    cycle(f);
+    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    CU_ASSERT_EQUAL(get_check(f, keys[217], 50, 0xaa), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    int bad = 0;
+    for (int i = 0; i < 217; i++) {
+        bad += get_check(f, keys[i], 50, (uint8_t)i) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 40, 7), 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 257);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -739,5 +778,6 @@ int main(void)
     ADD(s, test_sigkill_plp_keeps_completed);
     ADD(s, test_sigkill_plp_backfill_gaps);
     ADD(s, test_sigkill_no_plp_keeps_flushed);
+    ADD(s, test_refused_store_not_resurrected);
     return tap_cunit_run();
 }
