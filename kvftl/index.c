@@ -126,7 +126,7 @@ void index_reset(struct kvftl *ftl)
     ix->stream_stripe = UINT32_MAX;
     ix->stream_idx = 0;
     /* a new index, a new secret: nothing hashed under the old one remains */
-    ix->hash_seed = index_new_seed();
+    ix->hash_seed = ftl->cfg.hash_seed ? ftl->cfg.hash_seed : index_new_seed();
     ix->dir[0] = page_new(ftl, 0, &now);
 }
 

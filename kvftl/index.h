@@ -135,7 +135,10 @@ static inline bool index_page_cached(const struct index *ix, uint64_t hash)
 
 void index_init(struct kvftl *ftl);
 void index_fini(struct kvftl *ftl);
-/* index_reset() - an empty index (one empty page) under a new secret seed, all cached pages dropped. */
+/*
+ * index_reset() - an empty index (one empty page) under a new secret seed
+ * (cfg.hash_seed if set), all cached pages dropped.
+ */
 void index_reset(struct kvftl *ftl);
 
 /*

@@ -98,6 +98,11 @@ struct kvftl_config {
     bool bloom;                    /* Bloom filter for absent keys, default true */
     uint32_t bloom_bits_per_key;   /* default 10 */
     uint64_t max_keys;             /* reported as KV max number of keys; default derived from capacity */
+    uint64_t hash_seed;            /* key hash seed: default 0 = a secret from getrandom() drawn
+                                    * whenever the index starts empty (kept in the image's
+                                    * checkpoint). Nonzero = always this seed, for reproducible
+                                    * tests, fuzzing and benchmarks only: whoever knows the seed
+                                    * can choose keys that collide in the index */
 
     /* Garbage collection */
     uint32_t overprovision_percent;    /* default 7; 1..50 */

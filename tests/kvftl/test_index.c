@@ -555,6 +555,36 @@ static void test_seed_fresh_per_device(void)
 }
 
 /*
+ * cfg.hash_seed pins the seed (reproducible tests, fuzzing, benchmarks):
+ * the device hashes with it from the open, after Format and after a
+ * crash scan; two such devices lay their index out identically.
+ */
+static void test_seed_pinned_by_config(void)
+{
+    struct kvftl_config c = index_config();
+    c.hash_seed = 42;
+    struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
+    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "pin-%d", i);
+        CU_ASSERT_EQUAL(put(a, key, 8, 1, false), 0);
+        CU_ASSERT_EQUAL(put(b, key, 8, 1, false), 0);
+    }
+    CU_ASSERT_EQUAL(a->idx.npages, b->idx.npages);
+    CU_ASSERT_EQUAL(a->idx.global_depth, b->idx.global_depth);
+    CU_ASSERT_EQUAL(memcmp(a->idx.dir, b->idx.dir, sizeof(uint32_t) << a->idx.global_depth), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(a, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    struct kvftl_cpl cpl;
+    kvftl_format(a, 0, &cpl);
+    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    kvftl_close(a);
+    kvftl_close(b);
+}
+
+/*
  * The seed is part of the image: after an orderly close the reopened
  * device hashes with the same seed (its checkpointed index pages are
  * hashed with it, so every key is found without a scan). A crash mount
@@ -624,6 +654,7 @@ int main(void)
     ADD(s, test_directory_bound_seeded_brute_force);
     ADD(s, test_directory_bound_ordinary_keys);
     ADD(s, test_seed_fresh_per_device);
+    ADD(s, test_seed_pinned_by_config);
     ADD(s, test_seed_persists_in_image);
     return tap_cunit_run();
 }
