@@ -42,6 +42,7 @@ struct kvftl {
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */
 
     struct iterator iters[KVFTL_MAX_ITERATORS];
+    struct recovery_report mount; /* what the last mount of an image found */
 
     /* counters (struct kvftl_stats fields that are counters) */
     struct kvftl_stats st;

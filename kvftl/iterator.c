@@ -167,7 +167,9 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                                           &last_ppn, &now);
             uint32_t kb = p[1];
             const uint8_t *key = p + BLOB_HEADER_BYTES;
-            if ((iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+            /* a blob damaged in the image after its index entry was made: not a key (C4h reports it) */
+            bool intact = kb && BLOB_HEADER_BYTES + kb <= hdr_len;
+            if (intact && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
                 const uint8_t *value = NULL;
                 uint32_t vbytes = 0;
                 if (it->kind == KVFTL_ITER_KEY_VALUES) {

@@ -36,6 +36,44 @@ uint64_t nand_checkpoint_offset(const struct nand *n)
     return NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo);
 }
 
+/*
+ * One image backs one device: two writers would each take the NAND for
+ * their own and corrupt it. An open file description (OFD) lock on bytes
+ * 1.. of the file excludes every other opener, another device of this
+ * process included, and goes away with the last descriptor (a killed
+ * process leaves no lock behind). OFD locks report no owner, so byte 0
+ * also gets a classic POSIX lock, which does (F_GETLK gives its pid): the
+ * refused opener names the process. The two ranges do not overlap, so the
+ * two kinds never conflict with each other. Closing any descriptor of the
+ * file drops the classic lock (POSIX), which only loses that name.
+ * Filesystems without locks (ENOLCK, EOPNOTSUPP, EINVAL) are used unlocked.
+ */
+static int image_lock(int fd, const char *path, char *err, size_t err_len)
+{
+    struct flock excl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 0 };
+    if (fcntl(fd, F_OFD_SETLK, &excl) == 0) {
+        struct flock owner = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+        (void)fcntl(fd, F_SETLK, &owner); /* best effort: only names us to a refused opener */
+        return 0;
+    }
+    if (errno != EAGAIN && errno != EACCES) {
+        if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
+            return 0;
+        }
+        snprintf(err, err_len, "image_path %s cannot be locked: %s", path, strerror(errno));
+        return -1;
+    }
+    struct flock who = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK && who.l_pid > 0) {
+        snprintf(err, err_len, "image_path %s is in use by process %ld (another QEMU or kvftl program "
+                 "has it open); an image can back only one device at a time", path, (long)who.l_pid);
+    } else {
+        snprintf(err, err_len, "image_path %s is in use by another device or process (its process id "
+                 "is not known); an image can back only one device at a time", path);
+    }
+    return -1;
+}
+
 int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
               const char *path, char *err, size_t err_len)
 {
@@ -49,14 +87,28 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
 
     if (path) {
         struct stat st;
-        n->file_existed = stat(path, &st) == 0 && st.st_size > 0;
         n->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (n->fd < 0) {
             snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
             return -1;
         }
-        if (fstat(n->fd, &st) == 0 && (uint64_t)st.st_size < n->map_bytes &&
-            ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
+        if (image_lock(n->fd, path, err, err_len) != 0) {
+            close(n->fd);
+            return -1;
+        }
+        if (fstat(n->fd, &st) != 0) {
+            snprintf(err, err_len, "image_path %s cannot be examined: %s", path, strerror(errno));
+            close(n->fd);
+            return -1;
+        }
+        /*
+         * Only a new (empty) file is sized here. An existing one is mapped as
+         * it is and its size checked against its header at mount: growing a
+         * truncated image would turn its loss into an empty device.
+         */
+        n->file_bytes = (uint64_t)st.st_size;
+        n->file_existed = st.st_size > 0;
+        if (!n->file_existed && ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
             snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path,
                      n->map_bytes, strerror(errno));
             close(n->fd);

@@ -81,7 +81,8 @@ struct nand {
     uint8_t *data;         /* page 0 */
     struct nand_oob *oob;  /* one per page */
     int fd;                /* -1 for anonymous memory */
-    bool file_existed;
+    bool file_existed;     /* the image file was not empty when opened */
+    uint64_t file_bytes;   /* its size then (an existing image is never resized) */
 
     uint64_t *die_busy_ns;
     uint64_t *chan_busy_ns;
@@ -102,8 +103,10 @@ void nand_geometry_derive(struct nand_geometry *geo);
 
 /*
  * nand_init() - map the backing store: anonymous memory when @path is NULL,
- * else the file @path (created sparse if missing). Returns 0 or -1 with a
- * sentence in @err.
+ * else the file @path (created sparse if missing or empty), locked against
+ * every other opener. An existing file is mapped at the size the geometry
+ * needs but not resized: the caller checks file_bytes before touching it.
+ * Returns 0 or -1 with a sentence in @err.
  */
 int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
               const char *path, char *err, size_t err_len);

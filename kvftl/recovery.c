@@ -12,17 +12,17 @@
 #include <glib.h>
 #include <xxhash.h>
 
-struct checkpoint_head {
-    uint64_t magic;
-    uint64_t next_seq, stripe_seq;
-    uint64_t live_keys, live_user_bytes, live_nand_bytes, tombstone_bytes, index_nand_bytes;
-    uint64_t vl_wp;
-    uint32_t global_depth, npages;
-    uint32_t stream_stripe, stream_idx;
-    uint32_t vl_stripe, alloc_cursor;
-    uint32_t stripes, reserved;
-    uint64_t hash_seed;      /* the index's secret key-hash seed: the pages below are hashed with it */
-};
+uint64_t checkpoint_length(uint32_t stripes, uint32_t global_depth, uint32_t npages)
+{
+    return sizeof(struct checkpoint_head) + (uint64_t)stripes * sizeof(struct stripe_info) +
+           ((uint64_t)sizeof(uint32_t) << global_depth) +
+           (uint64_t)npages * (sizeof(uint32_t) + 1 + sizeof(uint64_t));
+}
+
+const char *kvftl_mount_note(const struct kvftl *ftl)
+{
+    return ftl->mount.note[0] ? ftl->mount.note : NULL;
+}
 
 static struct image_header *image_header(struct kvftl *ftl)
 {
@@ -111,6 +111,7 @@ int recovery_checkpoint(struct kvftl *ftl)
         .vl_stripe = ftl->vl.stripe,
         .alloc_cursor = ftl->alloc_cursor,
         .stripes = ftl->nand.geo.stripes,
+        .layout = CHECKPOINT_LAYOUT,
         .hash_seed = ix->hash_seed,
     };
     GByteArray *b = g_byte_array_new();
@@ -119,6 +120,13 @@ int recovery_checkpoint(struct kvftl *ftl)
     g_byte_array_append(b, (const guint8 *)ix->dir, (sizeof(uint32_t) << ix->global_depth));
     g_byte_array_append(b, (const guint8 *)ix->page_ppn, ix->npages * sizeof(uint32_t));
     g_byte_array_append(b, (const guint8 *)ix->page_depth, ix->npages);
+    /* every page was just written back: its NAND copy is what the next mount will load */
+    for (uint32_t p = 0; p < ix->npages; p++) {
+        uint64_t sum = ix->page_ppn[p] == UINT32_MAX
+                           ? 0
+                           : XXH3_64bits(nand_page_ptr(&ftl->nand, ix->page_ppn[p]), ix->page_bytes);
+        g_byte_array_append(b, (const guint8 *)&sum, sizeof(sum));
+    }
 
     int rc = 0;
     off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
@@ -136,57 +144,435 @@ int recovery_checkpoint(struct kvftl *ftl)
     return rc;
 }
 
-static int load_checkpoint(struct kvftl *ftl)
+/*
+ * Why a checkpoint is not used: the first problem found, as a sentence
+ * fragment the mount note quotes. Everything below is read from the image
+ * file and checked before any of it is used.
+ */
+#define WHY(...)                                  \
+    do {                                          \
+        snprintf(why, why_len, __VA_ARGS__);      \
+        goto out;                                 \
+    } while (0)
+
+/* The largest checkpoint this geometry can have (directory at its depth limit, an index page per NAND page). */
+static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
 {
-    struct image_header *h = image_header(ftl);
-    size_t len = h->checkpoint_bytes;
-    if (len < sizeof(struct checkpoint_head) || len > (1ull << 34)) {
-        return -1;
+    uint32_t pages = geo->total_pages > UINT32_MAX ? UINT32_MAX : (uint32_t)geo->total_pages;
+    return checkpoint_length(geo->stripes, index_depth_limit(pages), pages);
+}
+
+/* A stripe_info as stored (host layout), its enum and bool bytes checked before being loaded. */
+static bool stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
+                              size_t why_len)
+{
+    uint8_t state = p[offsetof(struct stripe_info, state)];
+    uint8_t erased = p[offsetof(struct stripe_info, erased)];
+    if (state > STRIPE_INDEX) {
+        snprintf(why, why_len, "stripe %u has state %u; it must be from 0 to %u", s, state, STRIPE_INDEX);
+        return false;
     }
-    uint8_t *b = g_malloc(len);
-    off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
-    if (pread(ftl->nand.fd, b, len, off) != (ssize_t)len || XXH3_64bits(b, len) != h->checkpoint_checksum) {
-        g_free(b);
-        return -1;
+    if (erased > 1) {
+        snprintf(why, why_len, "stripe %u has erased flag %u; it must be 0 or 1", s, erased);
+        return false;
+    }
+    memset(si, 0, sizeof(*si));
+    si->state = state;
+    si->erased = erased;
+    memcpy(&si->valid_bytes, p + offsetof(struct stripe_info, valid_bytes), sizeof(si->valid_bytes));
+    memcpy(&si->open_seq, p + offsetof(struct stripe_info, open_seq), sizeof(si->open_seq));
+    memcpy(&si->min_blob_seq, p + offsetof(struct stripe_info, min_blob_seq), sizeof(si->min_blob_seq));
+    memcpy(&si->last_write_ns, p + offsetof(struct stripe_info, last_write_ns), sizeof(si->last_write_ns));
+    return true;
+}
+
+/* First page of stripe @s from @from on whose spare area is not erased, or UINT32_MAX. */
+static uint32_t first_written_page(const struct kvftl *ftl, uint32_t s, uint32_t from)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t base = (uint64_t)s * geo->pages_per_stripe;
+    for (uint32_t i = from; i < geo->pages_per_stripe; i++) {
+        if (ftl->nand.oob[base + i].kind != NAND_PAGE_ERASED) {
+            return i;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/*
+ * The entries of index page @p (bytes @mem, local depth @ld, hash prefix
+ * @prefix) are checked one by one: a hash that belongs to the page, a
+ * location inside a data stripe (before the write pointer of the open
+ * one) with a possible blob length, reachable from its home slot by the
+ * linear probe. Their live bytes are added to @valid and the gauges.
+ */
+struct ckpt_tally {
+    uint64_t keys, user, nand, tomb;
+};
+
+static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *st, uint32_t vl_stripe,
+                             uint64_t vl_wp, uint64_t seed, uint32_t p, const uint8_t *mem,
+                             uint32_t ld, uint32_t prefix, uint64_t *valid, struct ckpt_tally *t,
+                             char *why, size_t why_len)
+{
+    bool sampled = false;
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct index *ix = &ftl->idx;
+    struct index_page_header h;
+    memcpy(&h, mem, sizeof(h));
+    if (h.magic != INDEX_PAGE_MAGIC || h.page_id != p || h.local_depth != ld || h.count > ix->slots - 1) {
+        snprintf(why, why_len, "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
+                 "entries)", p, h.magic, h.page_id, h.local_depth, h.count);
+        return false;
+    }
+    const uint8_t *ents = mem + sizeof(struct index_page_header);
+    /* the probe runs start after an empty slot; there is one (count <= slots - 1), checked below */
+    uint32_t empty = UINT32_MAX, count = 0;
+    for (uint32_t i = 0; i < ix->slots && empty == UINT32_MAX; i++) {
+        uint64_t loc;
+        memcpy(&loc, ents + (size_t)i * sizeof(struct index_entry) + 8, 8);
+        empty = loc ? UINT32_MAX : i;
+    }
+    if (empty == UINT32_MAX) {
+        snprintf(why, why_len, "index page %u has no empty slot", p);
+        return false;
+    }
+    uint32_t run_start = 0; /* slots walked since the last empty one */
+    for (uint32_t n = 1; n <= ix->slots; n++) {
+        uint32_t i = (empty + n) % ix->slots;
+        struct index_entry e;
+        memcpy(&e, ents + (size_t)i * sizeof(e), sizeof(e));
+        if (!e.loc) {
+            run_start = n + 1;
+            if (e.hash) {
+                snprintf(why, why_len, "index page %u slot %u is empty but holds a hash", p, i);
+                return false;
+            }
+            continue;
+        }
+        count++;
+        if (!e.hash || (ld && (uint32_t)(e.hash >> (64 - ld)) != prefix)) {
+            snprintf(why, why_len, "index page %u slot %u holds hash %#llx, which belongs to another "
+                     "page", p, i, (unsigned long long)e.hash);
+            return false;
+        }
+        uint32_t home = (uint32_t)(((uint64_t)(uint32_t)e.hash * ix->slots) >> 32);
+        uint32_t home_n = (home + ix->slots - empty) % ix->slots; /* its position in this walk */
+        if (home_n == 0 || home_n < run_start || home_n > n) {
+            snprintf(why, why_len, "index page %u slot %u cannot be reached from its home slot %u",
+                     p, i, home);
+            return false;
+        }
+        uint64_t addr = loc_addr(e.loc);
+        uint32_t len = loc_len(e.loc);
+        bool tomb = loc_tombstone(e.loc);
+        uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + (tomb ? 0 : KVFTL_VALUE_MAX_BYTES);
+        if (len < BLOB_HEADER_BYTES + 1 || len > max) {
+            snprintf(why, why_len, "index page %u slot %u names a blob of %u bytes", p, i, len);
+            return false;
+        }
+        uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
+        bool inside = addr + len <= geo->total_bytes && (addr + len - 1) / geo->stripe_bytes == s &&
+                      (st[s].state == STRIPE_DATA ||
+                       (st[s].state == STRIPE_OPEN_DATA && s == vl_stripe &&
+                        addr % geo->stripe_bytes + len <= vl_wp));
+        if (!inside) {
+            snprintf(why, why_len, "index page %u slot %u points outside the value log (address %llu, "
+                     "%u bytes)", p, i, (unsigned long long)addr, len);
+            return false;
+        }
+        if (!sampled) {
+            /*
+             * One blob per page is read back: its header must match the entry
+             * and its key must hash to it under the checkpoint's seed (a wrong
+             * seed would lose every key without a word). A clean mount reads
+             * no other blob; the FTL check (C4h) reads them all.
+             */
+            const uint8_t *blob = ftl->nand.data + addr;
+            struct blob_header bh;
+            memcpy(&bh, blob, sizeof(bh));
+            uint64_t h2 = 0;
+            if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
+                BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
+                h2 = ftl->idx.hash ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
+                                   : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, seed);
+                h2 = h2 ? h2 : 1;
+            }
+            if (h2 != e.hash) {
+                snprintf(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p, i,
+                         (unsigned long long)addr, h2 ? "holds another key (or the hash seed is "
+                         "wrong)" : "does not match the entry");
+                return false;
+            }
+            sampled = true;
+        }
+        uint32_t occ = vlog_occupied(&ftl->vl, len);
+        valid[s] += occ;
+        if (tomb) {
+            t->tomb += occ;
+        } else {
+            t->keys++;
+            t->user += len - BLOB_HEADER_BYTES;
+            t->nand += occ;
+        }
+    }
+    if (count != h.count) {
+        snprintf(why, why_len, "index page %u counts %u entries but holds %u", p, h.count, count);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Mount from the checkpoint. Every field is checked against the geometry
+ * and against the others (the directory's structure, each index page's
+ * checksum and entries, the accounting the entries imply, the open stripes
+ * against the spare areas) before anything is loaded; on the first problem
+ * nothing is changed and a sentence fragment in @why says what it was.
+ */
+static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
+{
+    struct image_header *hd = image_header(ftl);
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct index *ix = &ftl->idx;
+    uint64_t off = nand_checkpoint_offset(&ftl->nand);
+    uint64_t len = hd->checkpoint_bytes;
+    uint64_t file = ftl->nand.file_bytes;
+    uint8_t *b = NULL, *seen = NULL;
+    uint64_t *valid = NULL;
+    uint32_t *prefix = NULL;
+    struct stripe_info *st = NULL;
+    int rc = -1;
+
+    if (len < sizeof(struct checkpoint_head)) {
+        WHY("the checkpoint is %llu bytes, shorter than its %zu-byte head", (unsigned long long)len,
+            sizeof(struct checkpoint_head));
+    }
+    if (file < off || len > file - off) {
+        WHY("the checkpoint (%llu bytes at offset %llu) is past the end of the file (%llu bytes)",
+            (unsigned long long)len, (unsigned long long)off, (unsigned long long)file);
+    }
+    if (len > checkpoint_max_length(geo)) {
+        WHY("the checkpoint is %llu bytes; one of this geometry is at most %llu",
+            (unsigned long long)len, (unsigned long long)checkpoint_max_length(geo));
+    }
+    b = g_malloc(len);
+    if (pread(ftl->nand.fd, b, len, (off_t)off) != (ssize_t)len) {
+        WHY("the checkpoint cannot be read: %s", strerror(errno));
+    }
+    if (XXH3_64bits(b, len) != hd->checkpoint_checksum) {
+        WHY("the checkpoint does not match its checksum");
     }
     struct checkpoint_head ch;
     memcpy(&ch, b, sizeof(ch));
-    size_t need = sizeof(ch) + ch.stripes * sizeof(struct stripe_info) +
-                  (sizeof(uint32_t) << ch.global_depth) + ch.npages * (sizeof(uint32_t) + 1);
-    if (ch.magic != IMAGE_MAGIC || ch.stripes != ftl->nand.geo.stripes || ch.global_depth > INDEX_MAX_DEPTH ||
-        need != len) {
-        g_free(b);
-        return -1;
+    if (ch.magic != IMAGE_MAGIC) {
+        WHY("the checkpoint has a bad magic number");
     }
-    struct index *ix = &ftl->idx;
-    index_cache_drop(ftl);
+    if (ch.layout != CHECKPOINT_LAYOUT) {
+        WHY("the checkpoint was written by %s kvftl (layout %u; this one reads layout %u)",
+            ch.layout < CHECKPOINT_LAYOUT ? "an older" : "another", ch.layout, CHECKPOINT_LAYOUT);
+    }
+    if (ch.stripes != geo->stripes) {
+        WHY("it describes %u stripes; the image has %u", ch.stripes, geo->stripes);
+    }
+    if (ch.npages == 0 || ch.npages > geo->total_pages) {
+        WHY("it holds %u index pages; it must hold from 1 to %llu", ch.npages,
+            (unsigned long long)geo->total_pages);
+    }
+    if (ch.global_depth > index_depth_limit(ch.npages)) {
+        WHY("its global depth is %u; it must be at most %u for %u index pages", ch.global_depth,
+            index_depth_limit(ch.npages), ch.npages);
+    }
+    if (len != checkpoint_length(ch.stripes, ch.global_depth, ch.npages)) {
+        WHY("the checkpoint is %llu bytes; its counts make %llu", (unsigned long long)len,
+            (unsigned long long)checkpoint_length(ch.stripes, ch.global_depth, ch.npages));
+    }
+    if (ch.vl_stripe != UINT32_MAX && ch.vl_stripe >= geo->stripes) {
+        WHY("the open data stripe is %u; it must be below %u (or none)", ch.vl_stripe, geo->stripes);
+    }
+    if (ch.vl_stripe != UINT32_MAX && (ch.vl_wp % geo->page_size || ch.vl_wp >= geo->stripe_bytes)) {
+        WHY("the write pointer %llu of the open data stripe is not a page boundary inside the "
+            "stripe (%llu bytes)", (unsigned long long)ch.vl_wp, (unsigned long long)geo->stripe_bytes);
+    }
+    if (ch.stream_stripe != UINT32_MAX && ch.stream_stripe >= geo->stripes) {
+        WHY("the index stream's stripe is %u; it must be below %u (or none)", ch.stream_stripe,
+            geo->stripes);
+    }
+    if (ch.stream_stripe != UINT32_MAX && ch.stream_idx > geo->pages_per_stripe) {
+        WHY("the index stream's next page is %u; a stripe has %u pages", ch.stream_idx,
+            geo->pages_per_stripe);
+    }
+    if (ch.alloc_cursor >= geo->stripes) {
+        WHY("the allocation cursor is %u; it must be below %u", ch.alloc_cursor, geo->stripes);
+    }
+
+    /* the stripe table, and the spare areas it implies */
     const uint8_t *p = b + sizeof(ch);
-    memcpy(ftl->stripes, p, ch.stripes * sizeof(struct stripe_info));
-    p += ch.stripes * sizeof(struct stripe_info);
+    st = g_new(struct stripe_info, geo->stripes);
+    uint64_t max_blob_seq = 0;
+    for (uint32_t s = 0; s < geo->stripes; s++, p += sizeof(struct stripe_info)) {
+        struct stripe_info *si = &st[s];
+        if (!stripe_info_parse(p, s, si, why, why_len)) {
+            goto out;
+        }
+        bool open_data = si->state == STRIPE_OPEN_DATA, open_index = si->state == STRIPE_OPEN_INDEX;
+        if (open_data != (s == ch.vl_stripe)) {
+            WHY("stripe %u has state %u but the open data stripe is %d", s, si->state,
+                ch.vl_stripe == UINT32_MAX ? -1 : (int)ch.vl_stripe);
+        }
+        if (open_index != (s == ch.stream_stripe)) {
+            WHY("stripe %u has state %u but the index stream's stripe is %d", s, si->state,
+                ch.stream_stripe == UINT32_MAX ? -1 : (int)ch.stream_stripe);
+        }
+        if (si->valid_bytes > geo->stripe_bytes) {
+            WHY("stripe %u has %llu valid bytes; a stripe holds %llu", s,
+                (unsigned long long)si->valid_bytes, (unsigned long long)geo->stripe_bytes);
+        }
+        /* later programs must find erased pages (the model asserts it, as NAND requires) */
+        uint32_t from = UINT32_MAX;
+        const char *what = NULL;
+        if (open_data) {
+            from = (uint32_t)(ch.vl_wp / geo->page_size);
+            what = "after the write pointer of the open data stripe";
+        } else if (open_index) {
+            from = ch.stream_idx;
+            what = "after the index stream's last page";
+        } else if (si->state == STRIPE_FREE && si->erased) {
+            from = 0;
+            what = "of a stripe marked erased";
+        }
+        uint32_t w = from == UINT32_MAX ? UINT32_MAX : first_written_page(ftl, s, from);
+        if (w != UINT32_MAX) {
+            WHY("page %u of stripe %u, %s, is already programmed", w, s, what);
+        }
+        if (si->state != STRIPE_FREE) {
+            if (si->open_seq >= ch.stripe_seq) {
+                WHY("stripe %u was opened at sequence %llu, not before the next one (%llu)", s,
+                    (unsigned long long)si->open_seq, (unsigned long long)ch.stripe_seq);
+            }
+            if (si->min_blob_seq != UINT64_MAX && si->min_blob_seq > max_blob_seq) {
+                max_blob_seq = si->min_blob_seq;
+            }
+        }
+    }
+    if (max_blob_seq >= ch.next_seq) {
+        WHY("the next sequence number %llu is not above the blobs' (%llu)",
+            (unsigned long long)ch.next_seq, (unsigned long long)max_blob_seq);
+    }
+
+    /* the directory: every page names one aligned run of 2^(global - local depth) slots */
+    uint32_t gd = ch.global_depth, np = ch.npages;
+    const uint8_t *dirp = p;
+    const uint8_t *ppnp = dirp + ((uint64_t)sizeof(uint32_t) << gd);
+    const uint8_t *depthp = ppnp + (uint64_t)np * sizeof(uint32_t);
+    const uint8_t *sump = depthp + np;
+    seen = g_new0(uint8_t, np);
+    prefix = g_new(uint32_t, np);
+    uint64_t nslots = 1ull << gd;
+    for (uint64_t i = 0; i < nslots;) {
+        uint32_t pid;
+        memcpy(&pid, dirp + 4 * i, 4);
+        if (pid >= np) {
+            WHY("directory slot %llu names index page %u; there are %u", (unsigned long long)i, pid, np);
+        }
+        uint32_t ld = depthp[pid];
+        if (ld > gd) {
+            WHY("index page %u has local depth %u; the global depth is %u", pid, ld, gd);
+        }
+        uint64_t span = 1ull << (gd - ld);
+        if (seen[pid] || i % span) {
+            WHY("index page %u is named by directory slots that do not form one run of %llu", pid,
+                (unsigned long long)span);
+        }
+        for (uint64_t j = i; j < i + span; j++) {
+            uint32_t q;
+            memcpy(&q, dirp + 4 * j, 4);
+            if (q != pid) {
+                WHY("index page %u is named by directory slots that do not form one run of %llu", pid,
+                    (unsigned long long)span);
+            }
+        }
+        seen[pid] = 1;
+        prefix[pid] = (uint32_t)(i >> (gd - ld));
+        i += span;
+    }
+
+    /* the index pages: where they are, their checksums, their entries */
+    valid = g_new0(uint64_t, geo->stripes);
+    struct ckpt_tally t = { 0 };
+    uint64_t index_bytes = 0;
+    for (uint32_t pg = 0; pg < np; pg++) {
+        uint32_t ppn;
+        uint64_t sum;
+        memcpy(&ppn, ppnp + 4ull * pg, 4);
+        memcpy(&sum, sump + 8ull * pg, 8);
+        if (!seen[pg]) {
+            WHY("index page %u is not in the directory", pg);
+        }
+        if (ppn >= geo->total_pages) {
+            WHY("index page %u is at NAND page %u, past the last page (%llu)", pg, ppn,
+                (unsigned long long)geo->total_pages - 1);
+        }
+        uint32_t s = ppn / geo->pages_per_stripe;
+        const struct nand_oob *oob = &ftl->nand.oob[ppn];
+        bool in_stream = st[s].state == STRIPE_INDEX ||
+                         (st[s].state == STRIPE_OPEN_INDEX && ppn % geo->pages_per_stripe < ch.stream_idx);
+        if (!in_stream || oob->kind != NAND_PAGE_INDEX || oob->tag != pg) {
+            WHY("index page %u is at NAND page %u, which is not an index page (spare area kind %#x, "
+                "page %u)", pg, ppn, oob->kind, oob->tag);
+        }
+        const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
+        if (XXH3_64bits(mem, ix->page_bytes) != sum) {
+            WHY("index page %u (NAND page %u) does not match its checksum in the checkpoint", pg, ppn);
+        }
+        if (!index_page_check(ftl, st, ch.vl_stripe, ch.vl_wp, ch.hash_seed, pg, mem, depthp[pg],
+                              prefix[pg], valid, &t, why, why_len)) {
+            goto out;
+        }
+        valid[s] += geo->page_size;
+        index_bytes += geo->page_size;
+    }
+
+    /* the accounting the entries imply */
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        if (valid[s] != st[s].valid_bytes) {
+            WHY("stripe %u has %llu valid bytes but its index references %llu", s,
+                (unsigned long long)st[s].valid_bytes, (unsigned long long)valid[s]);
+        }
+    }
+#define GAUGE(name, field, counted)                                                              \
+    if (ch.field != (counted)) {                                                                 \
+        WHY("the checkpoint counts " name " %llu but its index holds %llu",                     \
+            (unsigned long long)ch.field, (unsigned long long)(counted));                        \
+    }
+    GAUGE("live keys", live_keys, t.keys)
+    GAUGE("live user bytes", live_user_bytes, t.user)
+    GAUGE("live NAND bytes", live_nand_bytes, t.nand)
+    GAUGE("tombstone bytes", tombstone_bytes, t.tomb)
+    GAUGE("index NAND bytes", index_nand_bytes, index_bytes)
+#undef GAUGE
+
+    /* all checked: load it */
+    index_cache_drop(ftl);
+    memcpy(ftl->stripes, st, geo->stripes * sizeof(*st));
     g_free(ix->dir);
-    ix->global_depth = ch.global_depth;
-    ix->dir = g_memdup2(p, sizeof(uint32_t) << ch.global_depth);
-    p += sizeof(uint32_t) << ch.global_depth;
-    ix->npages = 0;
-    ix->pages_cap = 0;
+    ix->global_depth = gd;
+    ix->dir = g_memdup2(dirp, sizeof(uint32_t) << gd);
     g_free(ix->page_ppn);
     g_free(ix->page_frame);
     g_free(ix->page_depth);
-    ix->page_ppn = ix->page_frame = NULL;
-    ix->page_depth = NULL;
     uint32_t cap = 16;
-    while (cap < ch.npages) {
+    while (cap < np) {
         cap *= 2;
     }
     ix->page_ppn = g_new(uint32_t, cap);
     ix->page_frame = g_new(uint32_t, cap);
     ix->page_depth = g_new(uint8_t, cap);
     ix->pages_cap = cap;
-    ix->npages = ch.npages;
-    memcpy(ix->page_ppn, p, ch.npages * sizeof(uint32_t));
-    p += ch.npages * sizeof(uint32_t);
-    memcpy(ix->page_depth, p, ch.npages);
-    for (uint32_t i = 0; i < ch.npages; i++) {
+    ix->npages = np;
+    memcpy(ix->page_ppn, ppnp, np * sizeof(uint32_t));
+    memcpy(ix->page_depth, depthp, np);
+    for (uint32_t i = 0; i < np; i++) {
         ix->page_frame[i] = UINT32_MAX;
     }
     ix->stream_stripe = ch.stream_stripe;
@@ -202,28 +588,88 @@ static int load_checkpoint(struct kvftl *ftl)
     ftl->index_nand_bytes = ch.index_nand_bytes;
     ftl->alloc_cursor = ch.alloc_cursor;
     ftl->free_stripes = 0;
-    for (uint32_t s = 0; s < ch.stripes; s++) {
+    for (uint32_t s = 0; s < geo->stripes; s++) {
         ftl->free_stripes += ftl->stripes[s].state == STRIPE_FREE;
     }
 
     struct value_log *vl = &ftl->vl;
     vlog_forget(ftl);
     if (ch.vl_stripe != UINT32_MAX) {
-        uint32_t ps = ftl->nand.geo.page_size;
         vl->stripe = ch.vl_stripe;
-        vl->base_ppn = (uint64_t)ch.vl_stripe * ftl->nand.geo.pages_per_stripe;
+        vl->base_ppn = (uint64_t)ch.vl_stripe * geo->pages_per_stripe;
         vl->wp = vl->frontier = ch.vl_wp;
-        vl->prog_idx = vl->open_idx = (uint32_t)(ch.vl_wp / ps);
+        vl->prog_idx = vl->open_idx = (uint32_t)(ch.vl_wp / geo->page_size);
     }
-    g_free(b);
     bloom_rebuild(ftl);
-    return 0;
+    rc = 0;
+out:
+    g_free(b);
+    g_free(st);
+    g_free(seen);
+    g_free(prefix);
+    g_free(valid);
+    return rc;
+}
+#undef WHY
+
+/* The sentence kvftl_mount_note() gives after a mount that scanned the log. */
+static void mount_note(struct kvftl *ftl)
+{
+    struct recovery_report *r = &ftl->mount;
+    GString *s = g_string_new(NULL);
+    if (r->why[0]) {
+        g_string_append_printf(s, "image_path %s: %s; the index was rebuilt by scanning the log",
+                               ftl->cfg.image_path, r->why);
+    } else {
+        g_string_append_printf(s, "image_path %s was not closed cleanly; the index was rebuilt by "
+                               "scanning the log", ftl->cfg.image_path);
+    }
+    g_string_append_printf(s, ": %llu keys found", (unsigned long long)r->keys);
+    if (r->bad_checksums) {
+        bool one = r->bad_checksums == 1;
+        g_string_append_printf(s, "; %llu record%s whose checksum%s fail%s %s skipped (a Store cut "
+                               "short by the crash, or damage)", (unsigned long long)r->bad_checksums,
+                               one ? "" : "s", one ? "" : "s", one ? "s" : "", one ? "was" : "were");
+    }
+    if (r->unindexed) {
+        bool one = r->unindexed == 1;
+        g_string_append_printf(s, "; %llu intact record%s could not be indexed (too many keys share "
+                               "a hash prefix) and %s lost", (unsigned long long)r->unindexed,
+                               one ? "" : "s", one ? "is" : "are");
+    }
+    if (r->cut_stripes) {
+        g_string_append_printf(s, "; the log of %u stripe%s cannot be parsed to its end (stripe %u "
+                               "from offset %llu, %s): %llu programmed bytes after that were not "
+                               "read, and the records in them are lost", r->cut_stripes,
+                               r->cut_stripes == 1 ? "" : "s", r->cut_stripe,
+                               (unsigned long long)r->cut_offset, r->cut_what,
+                               (unsigned long long)r->unread_bytes);
+    }
+    if (r->bad_spares) {
+        g_string_append_printf(s, "; %u page%s %s a damaged spare area (the first: page %llu, kind "
+                               "%#x)", r->bad_spares, r->bad_spares == 1 ? "" : "s",
+                               r->bad_spares == 1 ? "has" : "have",
+                               (unsigned long long)r->bad_spare_page, r->bad_spare_kind);
+    }
+    g_string_append_c(s, '.');
+    g_strlcpy(r->note, s->str, sizeof(r->note));
+    g_string_free(s, TRUE);
 }
 
 int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
 {
-    struct image_header *h = image_header(ftl);
     const struct kvftl_config *c = &ftl->cfg;
+    struct recovery_report *r = &ftl->mount;
+    uint64_t file = ftl->nand.file_bytes;
+    memset(r, 0, sizeof(*r));
+    /* nothing past the end of the file may be touched: the mapping there is not backed */
+    if (file < NAND_IMAGE_HEADER_BYTES) {
+        snprintf(err, err_len, "image_path %s is %llu bytes, too short for a kvftl image header "
+                 "(%u bytes): it is not a kvftl image", c->image_path, (unsigned long long)file,
+                 NAND_IMAGE_HEADER_BYTES);
+        return -1;
+    }
+    struct image_header *h = image_header(ftl);
     if (h->magic != IMAGE_MAGIC || h->version != IMAGE_VERSION) {
         snprintf(err, err_len, "image_path %s is not a kvftl image (bad magic or version)",
                  c->image_path);
@@ -245,13 +691,28 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     SAME(large_blob_unit_bytes, large_blob_unit_bytes)
     SAME(page_data_bytes, page_data_bytes)
 #undef SAME
-    if (h->clean && load_checkpoint(ftl) == 0) {
-        recovery_mark_dirty(ftl);
-        return 0;
+    if (file < ftl->nand.map_bytes) {
+        snprintf(err, err_len, "image_path %s is %llu bytes, shorter than the %llu bytes of NAND and "
+                 "spare areas its header describes: the file was truncated, and what it lost cannot "
+                 "be recovered (restore it from a copy, or delete it to start an empty device)",
+                 c->image_path, (unsigned long long)file, (unsigned long long)ftl->nand.map_bytes);
+        return -1;
+    }
+    char why[sizeof(r->why)] = "";
+    if (h->clean == 1) {
+        if (load_checkpoint(ftl, why, sizeof(why)) == 0) {
+            recovery_mark_dirty(ftl);
+            return 0;
+        }
+    } else if (h->clean != 0) {
+        snprintf(why, sizeof(why), "the header's clean flag is %u, neither 0 nor 1", h->clean);
     }
     if (recovery_scan(ftl, err, err_len) != 0) {
         return -1;
     }
+    r->scanned = true;
+    g_strlcpy(r->why, why, sizeof(r->why));
+    mount_note(ftl);
     recovery_mark_dirty(ftl);
     return 0;
 }
@@ -267,8 +728,8 @@ static int scan_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Apply one intact record found by the scan. */
-static void scan_apply(struct kvftl *ftl, const struct blob_header *h, const uint8_t *key,
+/* Apply one intact record found by the scan. false: the index could not take it. */
+static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uint8_t *key,
                        uint64_t addr, uint64_t *now)
 {
     uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
@@ -281,13 +742,13 @@ static void scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
         struct blob_header old;
         memcpy(&old, ftl->nand.data + loc_addr(oldloc), sizeof(old));
         if (old.seq > h->seq) {
-            return; /* a newer record of this key was already seen */
+            return true; /* a newer record of this key was already seen */
         }
         index_set(ftl, &pos, newloc, now);
     } else {
         oldloc = 0;
         if (index_insert(ftl, hash, newloc, now) != 0) {
-            return;
+            return false;
         }
     }
     /* account_replace() equivalent */
@@ -311,6 +772,44 @@ static void scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
         ftl->live_nand_bytes += occ;
         ftl->live_user_bytes += len - BLOB_HEADER_BYTES;
     }
+    return true;
+}
+
+/*
+ * The parse of stripe @s stopped at @pos: if programmed pages after it
+ * still hold bytes, the log was damaged there (the records past it cannot
+ * be found: a record's length is the only way to the next one), and the
+ * report says where and how much. Zero bytes or unprogrammed pages after
+ * the stop are the normal end of the log.
+ */
+static void scan_cut(struct kvftl *ftl, uint32_t s, uint64_t pos, const char *what)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
+    const uint8_t *base = ftl->nand.data + (uint64_t)s * geo->stripe_bytes;
+    uint64_t end = 0;
+    for (uint64_t pg = geo->pages_per_stripe; pg-- > pos / geo->page_size;) {
+        if (!nand_page_programmed(&ftl->nand, base_ppn + pg)) {
+            continue;
+        }
+        uint64_t from = pg * geo->page_size > pos ? pg * geo->page_size : pos;
+        uint64_t n = (pg + 1) * geo->page_size - from;
+        const uint8_t *q = base + from;
+        if (q[0] || memcmp(q, q + 1, n - 1) != 0) {
+            end = (pg + 1) * geo->page_size;
+            break;
+        }
+    }
+    if (!end) {
+        return;
+    }
+    struct recovery_report *r = &ftl->mount;
+    if (!r->cut_stripes++) {
+        r->cut_stripe = s;
+        r->cut_offset = pos;
+        g_strlcpy(r->cut_what, what, sizeof(r->cut_what));
+    }
+    r->unread_bytes += end - pos;
 }
 
 /* Scan one data stripe; returns the largest sequence number seen. */
@@ -321,10 +820,14 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
     uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
     uint64_t max_seq = 0, pos = 0, read_upto = 0;
     struct stripe_info *si = &ftl->stripes[s];
+    char what[64];
 
     while (pos < geo->stripe_bytes) {
         uint64_t idx = pos / geo->page_size;
         if (!nand_page_programmed(&ftl->nand, base_ppn + idx)) {
+            snprintf(what, sizeof(what), "page %llu of the stripe is not programmed",
+                     (unsigned long long)idx);
+            scan_cut(ftl, s, pos, what);
             break;
         }
         for (; read_upto <= idx; read_upto++) {
@@ -336,36 +839,50 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
             continue;
         }
         if (p[0] == REC_PAD) {
-            uint32_t len;
-            memcpy(&len, p + 4, 4);
+            uint32_t len = 0;
+            if (pos + 8 <= geo->stripe_bytes) {
+                memcpy(&len, p + 4, 4);
+            }
             if (len < 8) {
+                snprintf(what, sizeof(what), "a pad record of %u bytes", len);
+                scan_cut(ftl, s, pos, what);
                 break;
             }
             pos += len;
             continue;
         }
-        if ((p[0] != REC_PAIR && p[0] != REC_TOMBSTONE) || pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
+        if (p[0] != REC_PAIR && p[0] != REC_TOMBSTONE) {
+            snprintf(what, sizeof(what), "record type %#04x", p[0]);
+            scan_cut(ftl, s, pos, what);
             break;
         }
         struct blob_header h;
-        memcpy(&h, p, sizeof(h));
-        uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
-        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES ||
+        uint64_t len = 0;
+        if (pos + BLOB_HEADER_BYTES <= geo->stripe_bytes) {
+            memcpy(&h, p, sizeof(h));
+            len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
+        }
+        if (!len || h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES ||
             (h.type == REC_TOMBSTONE && h.value_bytes) || pos + len > geo->stripe_bytes) {
+            scan_cut(ftl, s, pos, "a record header with impossible lengths");
             break;
         }
         const uint8_t *key = p + BLOB_HEADER_BYTES;
         if (blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, key, key + h.key_bytes) ==
             h.checksum) {
-            scan_apply(ftl, &h, key, base + pos, now);
+            if (!scan_apply(ftl, &h, key, base + pos, now)) {
+                ftl->mount.unindexed++;
+            }
             if (h.seq > max_seq) {
                 max_seq = h.seq;
             }
             if (h.seq < si->min_blob_seq) {
                 si->min_blob_seq = h.seq;
             }
+        } else {
+            /* half written by a crash, or damaged: skipped, its length still leads to the next */
+            ftl->mount.bad_checksums++;
         }
-        /* a record that fails its checksum was half written: skip it */
         pos += vlog_occupied(&ftl->vl, (uint32_t)len);
     }
     return max_seq;
@@ -424,8 +941,10 @@ static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first
             continue;
         }
         if (type == REC_PAD) {
-            uint32_t len;
-            memcpy(&len, p + pos + 4, 4);
+            uint32_t len = 0;
+            if (pos + 8 <= geo->stripe_bytes) {
+                memcpy(&len, p + pos + 4, 4);
+            }
             if (len < 8) {
                 break;
             }
@@ -483,9 +1002,12 @@ static void resolve_buffered(struct kvftl *ftl)
 int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
+    struct recovery_report *r = &ftl->mount;
     uint64_t now = ftl->now_max_ns;
     ftl_reset_state(ftl);
     resolve_buffered(ftl);
+    r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
+    r->cut_stripes = r->bad_spares = 0;
 
     struct scan_stripe *order = g_new(struct scan_stripe, geo->stripes);
     uint32_t ndata = 0;
@@ -494,23 +1016,46 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
         uint64_t first = (uint64_t)s * geo->pages_per_stripe;
         struct stripe_info *si = &ftl->stripes[s];
         bool any = ftl->nand.torn_ppn >= first && ftl->nand.torn_ppn < first + geo->pages_per_stripe;
-        for (uint32_t i = 0; i < geo->pages_per_stripe && !any; i++) {
-            any = nand_page_programmed(&ftl->nand, first + i);
+        /*
+         * What the stripe holds, by a vote of its pages' spare areas: one
+         * damaged spare area (the first page's used to decide alone) does
+         * not hide a stripe of data from the scan.
+         */
+        uint32_t ndata_pages = 0, nindex_pages = 0, first_data = UINT32_MAX, first_index = UINT32_MAX;
+        for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+            uint32_t kind = ftl->nand.oob[first + i].kind;
+            any |= nand_page_programmed(&ftl->nand, first + i);
+            if (kind == NAND_PAGE_DATA) {
+                first_data = ndata_pages++ ? first_data : i;
+            } else if (kind == NAND_PAGE_INDEX) {
+                first_index = nindex_pages++ ? first_index : i;
+            }
+        }
+        uint32_t kind = ndata_pages >= nindex_pages ? (ndata_pages ? NAND_PAGE_DATA : NAND_PAGE_ERASED)
+                                                    : NAND_PAGE_INDEX;
+        for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+            uint32_t k = ftl->nand.oob[first + i].kind;
+            if (k != NAND_PAGE_ERASED && k != kind) {
+                if (!r->bad_spares++) {
+                    r->bad_spare_page = first + i;
+                    r->bad_spare_kind = k;
+                }
+            }
         }
         /* bytes left by a page buffer that never reached NAND also need an erase */
         si->erased = !any && ftl->nand.data[first * geo->page_size] == 0;
         si->state = STRIPE_FREE;
-        const struct nand_oob *oob = &ftl->nand.oob[first];
-        if (oob->kind != NAND_PAGE_ERASED) {
+        if (kind != NAND_PAGE_ERASED) {
+            const struct nand_oob *oob =
+                &ftl->nand.oob[first + (kind == NAND_PAGE_DATA ? first_data : first_index)];
             now = nand_read(&ftl->nand, first, 0, now);
-            if (oob->seq + 1 > max_stripe_seq) {
-                max_stripe_seq = oob->seq + 1;
+            uint64_t next = oob->seq == UINT64_MAX ? UINT64_MAX : oob->seq + 1;
+            max_stripe_seq = next > max_stripe_seq ? next : max_stripe_seq;
+            if (kind == NAND_PAGE_DATA) {
+                order[ndata].stripe = s;
+                order[ndata].seq = oob->seq;
+                ndata++;
             }
-        }
-        if (oob->kind == NAND_PAGE_DATA) {
-            order[ndata].stripe = s;
-            order[ndata].seq = oob->seq;
-            ndata++;
         }
         /* index stripes are rebuilt from the log: they become free */
     }
@@ -528,12 +1073,13 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
         max_seq = m > max_seq ? m : max_seq;
     }
     g_free(order);
-    if (max_seq + 1 > ftl->vl.next_seq) {
+    if (max_seq != UINT64_MAX && max_seq + 1 > ftl->vl.next_seq) {
         ftl->vl.next_seq = max_seq + 1;
     }
     if (max_stripe_seq > ftl->stripe_seq) {
         ftl->stripe_seq = max_stripe_seq;
     }
+    r->keys = ftl->live_keys;
     bloom_rebuild(ftl);
     if (now > ftl->now_max_ns) {
         ftl->now_max_ns = now;

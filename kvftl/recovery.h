@@ -8,6 +8,7 @@
 #ifndef KVFTL_RECOVERY_H
 #define KVFTL_RECOVERY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,57 @@ struct image_header {
     uint64_t checkpoint_bytes;
     uint64_t checkpoint_checksum;
     uint32_t page_data_bytes;       /* 0 in images made before the field existed */
+};
+
+/*
+ * The checkpoint, written after the NAND and spare areas of the image on an
+ * orderly close (nand_checkpoint_offset()): this head, then
+ *   struct stripe_info stripes[stripes]
+ *   uint32_t dir[1 << global_depth]      index page id per directory slot
+ *   uint32_t page_ppn[npages]            NAND page of each index page
+ *   uint8_t page_depth[npages]           local depth of each index page
+ *   uint64_t page_sum[npages]            XXH3-64 of each index page's bytes in NAND
+ * The image header holds its length and XXH3-64. Every field is validated
+ * at mount; anything out of range, or an index page whose bytes do not
+ * match page_sum, makes the mount rebuild the index by scanning the log.
+ */
+#define CHECKPOINT_LAYOUT 2 /* 0: before index page checksums (such a checkpoint is not used) */
+
+struct checkpoint_head {
+    uint64_t magic;
+    uint64_t next_seq, stripe_seq;
+    uint64_t live_keys, live_user_bytes, live_nand_bytes, tombstone_bytes, index_nand_bytes;
+    uint64_t vl_wp;
+    uint32_t global_depth, npages;
+    uint32_t stream_stripe, stream_idx;
+    uint32_t vl_stripe, alloc_cursor;
+    uint32_t stripes, layout;
+    uint64_t hash_seed;      /* the index's secret key-hash seed: the pages below are hashed with it */
+};
+
+/* checkpoint_length() - bytes of a checkpoint with these counts (layout CHECKPOINT_LAYOUT). */
+uint64_t checkpoint_length(uint32_t stripes, uint32_t global_depth, uint32_t npages);
+
+/*
+ * What the last mount of an image found (kvftl_open()), kept for
+ * kvftl_mount_note() and the tests. A clean mount from a valid checkpoint
+ * leaves it zero.
+ */
+struct recovery_report {
+    bool scanned;              /* the index was rebuilt by scanning the log */
+    char why[256];             /* why the checkpoint was not used ("" = the image was not closed) */
+    uint64_t keys;             /* live keys after the scan */
+    uint64_t bad_checksums;    /* records skipped because their checksum fails */
+    uint64_t unindexed;        /* intact records the index could not take */
+    uint32_t cut_stripes;      /* data stripes whose log could not be parsed to its end */
+    uint32_t cut_stripe;       /* the first of them */
+    uint64_t cut_offset;       /* where its parse stopped (byte offset in the stripe) */
+    char cut_what[64];         /* what stopped it */
+    uint64_t unread_bytes;     /* programmed bytes after those stops, not read */
+    uint32_t bad_spares;       /* pages whose spare area names a kind the stripe does not have */
+    uint64_t bad_spare_page;   /* the first of them */
+    uint32_t bad_spare_kind;   /* and its kind */
+    char note[1024];           /* the sentence kvftl_mount_note() returns */
 };
 
 /* recovery_format_image() - write a fresh image header (new device). */

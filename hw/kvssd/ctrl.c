@@ -17,6 +17,7 @@
 #include "migration/vmstate.h"
 #include "qapi/error.h"
 #include "qemu/cutils.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "system/system.h"
@@ -329,6 +330,11 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     if (!n->ftl) {
         error_setg(errp, "kvssd: %s", err);
         return;
+    }
+    /* an image mounted by scanning its log (a crash, or damage): say what was found */
+    const char *note = kvftl_mount_note(n->ftl);
+    if (note) {
+        warn_report("kvssd: %s", note);
     }
     struct kvssd_ns_config nc = {
         .tag_table_entries = n->tag_table_entries,

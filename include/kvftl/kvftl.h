@@ -151,6 +151,15 @@ struct kvftl;
  */
 struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_len);
 
+/*
+ * kvftl_mount_note() - when kvftl_open() mounted an existing image by
+ * scanning its log rather than from a valid checkpoint, a sentence naming
+ * the image, why, and what the scan found (keys, skipped or unreadable
+ * records, damaged spare areas); NULL after a clean mount or for a new
+ * device. The device prints it (stderr) so that no damage goes unsaid.
+ */
+const char *kvftl_mount_note(const struct kvftl *ftl);
+
 /* kvftl_close() - orderly shutdown: flush the page buffer, write a checkpoint, free. */
 void kvftl_close(struct kvftl *ftl);
 

@@ -3,8 +3,10 @@
 #
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan) and run each
 # for a bounded time: fuzz_kvftl_api (the firmware API against a reference
-# model, seeded from tests/fuzz/corpus) and fuzz_cmdset (raw SQEs through
-# the KV command set, seeded by fuzz_cmdset_smoke --corpus). Prints TAP:
+# model, seeded from tests/fuzz/corpus), fuzz_cmdset (raw SQEs through
+# the KV command set, seeded by fuzz_cmdset_smoke --corpus) and fuzz_image
+# (real images, damaged, mounted and exercised; seeded from
+# tests/fuzz/image-corpus, written by make_image_corpus.py). Prints TAP:
 #   ok N - fuzz NAME (N runs, 0 crashes)
 #   not ok N - fuzz NAME (...): crash file <path>
 # and exits non-zero on a build failure or a crash.
@@ -37,7 +39,7 @@ ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" clang
 # The sanitizer and libFuzzer runtimes: only a recommendation of clang.
 ensure_packages "$(clang_rt_package)"
 
-echo "1..2"
+echo "1..3"
 log "fuzz: building in $fbuild"
 # The whole build is instrumented for coverage (fuzzer-no-link) and the
 # sanitizers; only the fuzz target links libFuzzer.
@@ -60,12 +62,13 @@ if [ $? -ne 0 ]; then
     exit 1
 fi
 if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
-        tests/cmdset/fuzz_cmdset_smoke >"$fbuild.build.log" 2>&1; then
+        tests/cmdset/fuzz_cmdset_smoke tests/fuzz/fuzz_image >"$fbuild.build.log" 2>&1; then
     tail -30 "$fbuild.build.log" >&2
     why=$(setup_failure "$fbuild.build.log")
     log "fuzz: build failed: $why"
     echo "not ok 1 - fuzz kvftl_api: build failed: $why"
     echo "not ok 2 - fuzz cmdset: build failed: $why"
+    echo "not ok 3 - fuzz image: build failed: $why"
     exit 1
 fi
 
@@ -105,4 +108,7 @@ if ! "$fbuild/tests/cmdset/fuzz_cmdset_smoke" --corpus "$cmdset_seeds" >"$fbuild
     exit 1
 fi
 run_target 2 cmdset "$fbuild/tests/cmdset/fuzz_cmdset" "$cmdset_seeds" || status=1
+# A finding of fuzz_image goes to tests/fuzz/image-open-bugs/, and to
+# image-regressions/ (replayed by meson) once fixed.
+run_target 3 image "$fbuild/tests/fuzz/fuzz_image" "$here/image-corpus" || status=1
 exit $status

@@ -4,10 +4,12 @@
  * power-loss harness (PLP on and off, torn programs), tombstones.
  */
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "kvftl_image.h"
 
 static char image[64];
 
@@ -718,6 +720,545 @@ static void test_sigkill_no_plp_keeps_flushed(void)
     unlink(image);
 }
 
+/* ---- damaged images: every field read from the file is checked ---- */
+
+#define DMG_KEYS 600
+
+/* A cleanly closed image of DMG_KEYS keys (50-byte values of byte 7) spread over several index pages. */
+static struct kvftl_config damaged_setup(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, DMG_KEYS, 7);
+    CU_ASSERT_EQUAL(f->idx.npages, 4);
+    kvftl_close(f);
+    return c;
+}
+
+/*
+ * The damaged image mounts by scanning the log, says why (@why is part of
+ * the reason) in a note that names the image, and every key is back with
+ * its bytes; the next orderly close makes the image clean again.
+ */
+static void expect_rescan(const struct kvftl_config *c, const char *why)
+{
+    struct kvftl *f = open_or_die(c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    char got[sizeof(f->mount.why)];
+    memcpy(got, f->mount.why, sizeof(got));
+    bool found = strstr(got, why) != NULL;
+    if (!found) {
+        printf("# expected a reason with \"%s\", got \"%s\"\n", why, got);
+    }
+    CU_ASSERT_TRUE(found);
+    const char *note = kvftl_mount_note(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(note);
+    char want[512];
+    snprintf(want, sizeof(want), "image_path %s: %s; the index was rebuilt by scanning the log: "
+             "%d keys found.", image, f->mount.why, DMG_KEYS);
+    CU_ASSERT_STRING_EQUAL(note, want);
+    CU_ASSERT_EQUAL(stats(f).live_keys, DMG_KEYS);
+    CU_ASSERT_EQUAL(count_bad(f, 0, DMG_KEYS, 7), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    f = open_or_die(c);
+    CU_ASSERT_PTR_NULL(kvftl_mount_note(f));
+    CU_ASSERT_EQUAL(count_bad(f, 0, DMG_KEYS, 7), 0);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* A clean mount says nothing; the note is only for mounts that had to scan. */
+static void test_clean_mount_has_no_note(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_PTR_NULL(kvftl_mount_note(f));
+    CU_ASSERT_EQUAL(count_bad(f, 0, DMG_KEYS, 7), 0);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * One index page overwritten in NAND after a clean close (it used to be
+ * trusted: a SIGSEGV at the next lookup): its bytes no longer match the
+ * checksum the checkpoint keeps for it, so the index is rebuilt from the log.
+ */
+static void test_overwritten_index_page_rescanned(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint32_t ppn = kvftl_image_index_ppn(&im, 0);
+    CU_ASSERT_FATAL(ppn != UINT32_MAX);
+    static uint8_t junk[4096];
+    memset(junk, 0xa5, sizeof(junk));
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), junk, sizeof(junk)));
+    kvftl_image_close(&im);
+    char why[128];
+    snprintf(why, sizeof(why), "index page 0 (NAND page %u) does not match its checksum", ppn);
+    expect_rescan(&c, why);
+}
+
+/*
+ * An index entry that points outside the value log, in a page whose
+ * checksum was recomputed to match (the copy of host memory past the
+ * image it used to cause): the page's entries are checked one by one.
+ */
+static void test_index_entry_outside_log_rescanned(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint32_t ppn = kvftl_image_index_ppn(&im, 0);
+    CU_ASSERT_FATAL(ppn != UINT32_MAX);
+    static uint8_t page[4096];
+    CU_ASSERT(kvftl_image_read(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    struct index_entry *e = (struct index_entry *)(page + sizeof(struct index_page_header));
+    uint32_t slot = 0;
+    while (!e[slot].loc) {
+        slot++;
+    }
+    e[slot].loc = loc_make(im.geo.total_bytes + 8192, 90, false);
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    size_t len = 0;
+    uint8_t *b = kvftl_image_checkpoint(&im, &len);
+    CU_ASSERT_FATAL(b != NULL);
+    CU_ASSERT(kvftl_image_reseal(&im, b, len));
+    g_free(b);
+    kvftl_image_close(&im);
+    char why[128];
+    snprintf(why, sizeof(why), "index page 0 slot %u points outside the value log", slot);
+    expect_rescan(&c, why);
+}
+
+/* One change to a checkpoint field (the checksums recomputed afterwards) and the reason it gives. */
+struct ckpt_case {
+    const char *what;
+    void (*change)(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l);
+    const char *why;
+};
+
+static void ck_vl_stripe(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->vl_stripe = 13;
+}
+static void ck_depth(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->global_depth = 31;
+}
+static void ck_npages(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->npages = 0;
+}
+static void ck_dir(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    uint32_t v = 9;
+    memcpy(b + l->dir, &v, 4);
+}
+static void ck_wp(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->vl_wp = 576 * 4096 + 4096;
+}
+static void ck_state(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    b[l->stripes + 2 * sizeof(struct stripe_info) + offsetof(struct stripe_info, state)] = 7;
+}
+static void ck_erased(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    b[l->stripes + 4 * sizeof(struct stripe_info) + offsetof(struct stripe_info, erased)] = 2;
+}
+static void ck_cursor(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->alloc_cursor = 50;
+}
+static void ck_keys(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->live_keys++;
+}
+static void ck_page_depth(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    b[l->page_depth] = 9;
+}
+static void ck_stream(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->stream_idx = 577;
+}
+static void ck_stripes(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->stripes = 11;
+}
+static void ck_page_ppn(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    uint32_t v = 3; /* a data page of stripe 0 */
+    memcpy(b + l->page_ppn, &v, 4);
+}
+static void ck_valid(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    uint64_t v = 4096;
+    memcpy(b + l->stripes + 0 * sizeof(struct stripe_info) + offsetof(struct stripe_info, valid_bytes), &v, 8);
+}
+static void ck_seed(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->hash_seed ^= 1;
+}
+static void ck_layout(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+{
+    ch->layout = 0;
+}
+
+/*
+ * Each checkpoint field out of range, with the checksums made to match
+ * (the global depth used in a shift before it was checked, a write
+ * pointer or open stripe that sent later programs over programmed pages,
+ * a directory naming a page that does not exist, gauges the index
+ * contradicts, a hash seed the keys were not hashed with, ...): the mount
+ * names the field and rebuilds from the log.
+ */
+static void test_checkpoint_fields_out_of_range(void)
+{
+    static const struct ckpt_case cases[] = {
+        { "open data stripe", ck_vl_stripe, "the open data stripe is 13; it must be below 10" },
+        { "global depth", ck_depth, "its global depth is 31; it must be at most 6 for 4 index pages" },
+        { "index pages", ck_npages, "it holds 0 index pages" },
+        { "directory", ck_dir, "directory slot 0 names index page 9; there are 4" },
+        { "write pointer", ck_wp, "the write pointer 2363392 of the open data stripe" },
+        { "stripe state", ck_state, "stripe 2 has state 7" },
+        { "erased flag", ck_erased, "stripe 4 has erased flag 2" },
+        { "allocation cursor", ck_cursor, "the allocation cursor is 50" },
+        { "live keys", ck_keys, "live keys 601 but its index holds 600" },
+        { "local depth", ck_page_depth, "index page 0 has local depth 9" },
+        { "index stream", ck_stream, "the index stream's next page is 577" },
+        { "stripe count", ck_stripes, "it describes 11 stripes; the image has 10" },
+        { "index page address", ck_page_ppn, "index page 0 is at NAND page 3, which is not an index page" },
+        { "valid bytes", ck_valid, "stripe 0 has 4096 valid bytes but its index references" },
+        { "hash seed", ck_seed, "holds another key (or the hash seed is wrong)" },
+        { "layout", ck_layout, "written by an older kvftl (layout 0; this one reads layout 2)" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        printf("# checkpoint field: %s\n", cases[i].what);
+        struct kvftl_config c = damaged_setup();
+        struct kvftl_image im;
+        CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+        size_t len = 0;
+        uint8_t *b = kvftl_image_checkpoint(&im, &len);
+        CU_ASSERT_FATAL(b != NULL);
+        struct checkpoint_head ch;
+        memcpy(&ch, b, sizeof(ch));
+        struct kvftl_image_ckpt_layout l = kvftl_image_ckpt_layout(&ch);
+        cases[i].change(&ch, b, &l);
+        memcpy(b, &ch, sizeof(ch));
+        CU_ASSERT(kvftl_image_reseal(&im, b, len));
+        g_free(b);
+        kvftl_image_close(&im);
+        expect_rescan(&c, cases[i].why);
+    }
+}
+
+static int count_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                      uint32_t value_bytes)
+{
+    (*(int *)opaque)++;
+    return 0;
+}
+
+/*
+ * A blob damaged in place after a clean close (key 5's key-length byte
+ * set past its blob): the clean mount does not read blobs, so the index
+ * still names it. Iterating keys and values skips it (it used to copy
+ * ~4 GiB from past the blob), a Retrieve does not find the key, and the
+ * FTL check names the blob.
+ */
+static void test_damaged_blob_after_clean_close(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint8_t kb = 250;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, 0) + 5 * 1024 + 1, &kb, 1));
+    kvftl_image_close(&im);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    struct kvftl_cpl cpl;
+    uint32_t h;
+    int n = 0;
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEY_VALUES, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    while (kvftl_iter_next(f, h, 64, count_emit, &n, 0, &cpl), cpl.status == 0) {
+    }
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(n, DMG_KEYS - 1);
+    kvftl_iter_close(f, h, 0, &cpl);
+    CU_ASSERT_EQUAL(exist(f, "key-000000000005"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    char err[512];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "blob at 5120 does not match its index entry (type 0xb1, 250+50 bytes)");
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* A flipped byte in the checkpoint: its checksum fails, and the mount says so. */
+static void test_checkpoint_checksum_mismatch(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint8_t b;
+    CU_ASSERT(kvftl_image_read(&im, im.ckpt_off + 100, &b, 1));
+    b ^= 0x10;
+    CU_ASSERT(kvftl_image_write(&im, im.ckpt_off + 100, &b, 1));
+    kvftl_image_close(&im);
+    expect_rescan(&c, "the checkpoint does not match its checksum");
+}
+
+/* The file cut just after the spare areas: the checkpoint is gone, the log is intact. */
+static void test_checkpoint_cut_off(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint64_t ckpt = im.ckpt_off, bytes = im.h.checkpoint_bytes;
+    kvftl_image_close(&im);
+    CU_ASSERT_EQUAL(truncate(image, (off_t)ckpt), 0);
+    char why[160];
+    snprintf(why, sizeof(why), "the checkpoint (%llu bytes at offset %llu) is past the end of the file "
+             "(%llu bytes)", (unsigned long long)bytes, (unsigned long long)ckpt, (unsigned long long)ckpt);
+    expect_rescan(&c, why);
+}
+
+/*
+ * An image truncated to half (it used to mount empty and be grown back:
+ * the data gone without a word): refused with a sentence naming the file,
+ * and the file is left as it was.
+ */
+static void test_truncated_image_refused(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint64_t need = im.ckpt_off;
+    kvftl_image_close(&im);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(image, &st), 0);
+    off_t half = st.st_size / 2;
+    CU_ASSERT_EQUAL(truncate(image, half), 0);
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want), "image_path %s is %lld bytes, shorter than the %llu bytes of NAND and "
+             "spare areas its header describes: the file was truncated, and what it lost cannot be "
+             "recovered (restore it from a copy, or delete it to start an empty device)",
+             image, (long long)half, (unsigned long long)need);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT_EQUAL(stat(image, &st), 0);
+    CU_ASSERT_EQUAL(st.st_size, half);
+    unlink(image);
+}
+
+/* A short file that is not an image at all is refused and left untouched (it used to be grown). */
+static void test_short_foreign_file_refused(void)
+{
+    image_new();
+    FILE *fp = fopen(image, "w");
+    CU_ASSERT_FATAL(fp != NULL);
+    fputs("not an image\n", fp);
+    fclose(fp);
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want), "image_path %s is 13 bytes, too short for a kvftl image header "
+             "(4096 bytes): it is not a kvftl image", image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(image, &st), 0);
+    CU_ASSERT_EQUAL(st.st_size, 13);
+    unlink(image);
+}
+
+/*
+ * A dirty image (its process died without closing): a child opens it,
+ * stores keys 0..99 (50-byte values of byte 9; blob i at byte i x 1024 of
+ * stripe 0), flushes and exits without kvftl_close().
+ */
+static struct kvftl_config dirty_setup(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.plp = false;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct kvftl *f = open_or_die(&c);
+        fill(f, 0, 100, 9);
+        flush(f);
+        _exit(addr_of(f, "key-000000000040") == 40 * 1024 ? 0 : 1);
+    }
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return c;
+}
+
+/* The dirty image, undamaged: the scan finds every key and the note says only that. */
+static void test_dirty_image_note(void)
+{
+    struct kvftl_config c = dirty_setup();
+    struct kvftl *f = open_or_die(&c);
+    char want[512];
+    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+             "scanning the log: 100 keys found.", image);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 100, 9), 0);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * A blob header overwritten in the middle of a scanned stripe (key 40's
+ * type byte): the scan cannot find where the next record starts, so the
+ * 60 keys after it are lost -- and the note says where and how much.
+ */
+static void test_scan_reports_unparseable_record(void)
+{
+    struct kvftl_config c = dirty_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint8_t t = 0x77;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, 0) + 40 * 1024, &t, 1));
+    kvftl_image_close(&im);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->mount.cut_stripes, 1);
+    CU_ASSERT_EQUAL(f->mount.cut_stripe, 0);
+    CU_ASSERT_EQUAL(f->mount.cut_offset, 40960);
+    CU_ASSERT_EQUAL(f->mount.unread_bytes, 61440);
+    char want[768];
+    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+             "scanning the log: 40 keys found; the log of 1 stripe cannot be parsed to its end "
+             "(stripe 0 from offset 40960, record type 0x77): 61440 programmed bytes after that "
+             "were not read, and the records in them are lost.", image);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 40, 9), 0);
+    CU_ASSERT_EQUAL(count_absent(f, 40, 100), 60);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* A value byte flipped in the dirty image: that record fails its checksum, is skipped and counted. */
+static void test_scan_counts_bad_checksum(void)
+{
+    struct kvftl_config c = dirty_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint8_t v;
+    uint64_t off = kvftl_image_page_off(&im, 0) + 40 * 1024 + BLOB_HEADER_BYTES + 16 + 10;
+    CU_ASSERT(kvftl_image_read(&im, off, &v, 1));
+    CU_ASSERT_EQUAL(v, 9);
+    v ^= 0xff;
+    CU_ASSERT(kvftl_image_write(&im, off, &v, 1));
+    kvftl_image_close(&im);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->mount.bad_checksums, 1);
+    char want[512];
+    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+             "scanning the log: 99 keys found; 1 record whose checksum fails was skipped (a Store "
+             "cut short by the crash, or damage).", image);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 40, 9), 0);
+    CU_ASSERT_EQUAL(exist(f, "key-000000000040"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(count_bad(f, 41, 100, 9), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * The spare area of the first page of the data stripe overwritten with an
+ * unknown kind (the stripe used to be skipped: every key lost silently):
+ * its other pages say it holds data, so it is scanned, and the damaged
+ * spare area is counted.
+ */
+static void test_scan_survives_damaged_spare_area(void)
+{
+    struct kvftl_config c = dirty_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint32_t kind = 0x12345678;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_oob_off(&im, 0), &kind, 4));
+    kvftl_image_close(&im);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->mount.bad_spares, 1);
+    char want[512];
+    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+             "scanning the log: 100 keys found; 1 page has a damaged spare area (the first: page 0, "
+             "kind 0x12345678).", image);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 100, 9), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * Image locking: while one process has the image open, another gets a
+ * sentence naming the file and that process; a second device on the same
+ * image in the same process is refused too. Once the holder is gone the
+ * image opens.
+ */
+static void test_image_locked(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    int up[2], down[2];
+    CU_ASSERT_FATAL(pipe(up) == 0 && pipe(down) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct kvftl *f = open_or_die(&c);
+        char b = 1;
+        if (write(up[1], &b, 1) != 1 || read(down[0], &b, 1) != 1) {
+            _exit(1);
+        }
+        kvftl_close(f);
+        _exit(0);
+    }
+    char b;
+    CU_ASSERT_EQUAL(read(up[0], &b, 1), 1);
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want), "image_path %s is in use by process %d (another QEMU or kvftl "
+             "program has it open); an image can back only one device at a time", image, (int)pid);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT(write(down[1], &b, 1) == 1);
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want), "image_path %s is in use by another device or process (its process "
+             "id is not known); an image can back only one device at a time", image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    kvftl_close(f);
+    close(up[0]);
+    close(up[1]);
+    close(down[0]);
+    close(down[1]);
+    unlink(image);
+}
+
+
 /*
  * A Store refused with CAPACITY_EXCEEDED leaves nothing a crash mount
  * could bring back. With the device's seed known (test hook), 218 keys
@@ -779,5 +1320,19 @@ int main(void)
     ADD(s, test_sigkill_plp_backfill_gaps);
     ADD(s, test_sigkill_no_plp_keeps_flushed);
     ADD(s, test_refused_store_not_resurrected);
+    ADD(s, test_clean_mount_has_no_note);
+    ADD(s, test_overwritten_index_page_rescanned);
+    ADD(s, test_index_entry_outside_log_rescanned);
+    ADD(s, test_checkpoint_fields_out_of_range);
+    ADD(s, test_damaged_blob_after_clean_close);
+    ADD(s, test_checkpoint_checksum_mismatch);
+    ADD(s, test_checkpoint_cut_off);
+    ADD(s, test_truncated_image_refused);
+    ADD(s, test_short_foreign_file_refused);
+    ADD(s, test_dirty_image_note);
+    ADD(s, test_scan_reports_unparseable_record);
+    ADD(s, test_scan_counts_bad_checksum);
+    ADD(s, test_scan_survives_damaged_spare_area);
+    ADD(s, test_image_locked);
     return tap_cunit_run();
 }
