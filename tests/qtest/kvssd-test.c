@@ -95,8 +95,10 @@ static void test_identify_ctrl(void)
 }
 
 /* The KV namespace as Linux finds it: active list [1]; descriptor list with
- * a CSI descriptor = 01h; CNS 08h ready; CNS 05h/CSI 01h with max key length
- * 255, max value length 2 MiB, a max number of keys; CNS 1Ch with NVM and KV.
+ * a CSI descriptor = 01h; CNS 08h ready; CNS 05h/CSI 01h with KV format 0's
+ * max key length 16 (what a standard command carries), max value length
+ * 2 MiB, a max number of keys, and our extension's long-key maximum 255 in
+ * the vendor area (signature "KVSSDEXT", version 1); CNS 1Ch with NVM and KV.
  * Wrong CSI, NSID or CNS get 2Ch, 0Bh, 02h (with DNR). */
 static void test_identify_ns(void)
 {
@@ -119,7 +121,12 @@ static void test_identify_ns(void)
     g_assert_cmpuint(id[14] & 1, ==, 1);
     g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_KV, 1, id), ==, 0);
     struct kvssd_id_ns_kv *kv = (struct kvssd_id_ns_kv *)id;
-    g_assert_cmpuint(le16_to_cpu(kv->kvf[0].kvmkl), ==, 255);
+    g_assert_cmpuint(kv->nkvf, ==, 0);
+    g_assert_cmpuint(le16_to_cpu(kv->kvf[0].kvmkl), ==, 16);
+    g_assert(memcmp(kv->vs, "KVSSDEXT", 8) == 0);
+    g_assert_cmpuint(le16p(kv->vs + 8), ==, 1);
+    g_assert_cmpuint(le16p(kv->vs + 10), ==, 255);
+    g_assert_cmpuint(kvssd_id_ns_kv_long_key_max(kv), ==, 255);
     g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmvl), ==, 2 * 1024 * 1024);
     g_assert_cmpuint(le32_to_cpu(kv->kvf[0].kvmnk), >, 0);
     /*
@@ -786,6 +793,69 @@ static void test_image_killed(void)
     rmdir(dir);
 }
 
+/* A standard host (nvme-cli, SPDK, xNVMe) that ignores the KV format's key
+ * maximum and sends Store, Retrieve, Delete, Exist and List with a 17-byte
+ * key (first 16 bytes in CDW2-3/CDW14-15) and no Key Stage gets exactly
+ * 0186h (Invalid Key Size, no DNR) for each, and nothing is stored under the
+ * 16-byte prefix. The same Store with the key staged (91h) succeeds and the
+ * value comes back byte-identical through a staged Retrieve. */
+static void test_standard_long_key(void)
+{
+    KvDev *d = kv_ready(NULL);
+    const char *key17 = "standard-host-17";   /* 16 bytes + 1 below */
+    char key[18];
+    uint8_t val[100], back[128];
+    struct kvssd_sqe s;
+
+    snprintf(key, sizeof(key), "%sX", key17);
+    g_assert_cmpuint(strlen(key), ==, 17);
+    for (int i = 0; i < 100; i++) {
+        val[i] = (uint8_t)(i * 7 + 3);
+    }
+    g_assert_cmphex(kv_store(d, key, val, sizeof(val), 0), ==, 0x0186);
+    g_assert_cmphex(kv_retrieve(d, key, back, sizeof(back)).status, ==, 0x0186);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, 0x0186);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, key), ==, 0x0186);
+    s = kv_sqe(KVSSD_OPC_LIST, 1);
+    kvssd_sqe_set_key(&s, key, 17);
+    s.cdw[10] = 4096;
+    s.cdw[11] = kvssd_cdw11(17, 0);
+    kv_set_prp(&s, KV_DATA2, 0);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0186);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key17), ==, 0x0187);
+
+    /* Our extension: stage the 17-byte key under tag 9, then Store and Retrieve. */
+    for (int op = 0; op < 2; op++) {
+        qtest_memwrite(d->qts, KV_DATA2 + 8192, key, 17);
+        s = kv_sqe(KVSSD_OPC_KEY_STAGE, 1);
+        s.cdw[10] = 17;
+        s.cdw[11] = 9;
+        kv_set_prp(&s, KV_DATA2 + 8192, 0);
+        g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0);
+        if (op == 0) {
+            qtest_memwrite(d->qts, KV_DATA, val, sizeof(val));
+            s = kv_sqe(KVSSD_OPC_STORE, 1);
+            s.cdw[10] = sizeof(val);
+            kv_set_prp(&s, KV_DATA, 0);
+        } else {
+            qtest_memset(d->qts, KV_DATA2, 0, sizeof(back));
+            s = kv_sqe(KVSSD_OPC_RETRIEVE, 1);
+            s.cdw[10] = sizeof(back);
+            kv_set_prp(&s, KV_DATA2, 0);
+        }
+        s.cdw[2] = 9;
+        s.cdw[11] = kvssd_cdw11(17, 0);
+        KvCqe c = kv_cmd(d, 1, &s);
+        g_assert_cmphex(c.status, ==, 0);
+        if (op == 1) {
+            g_assert_cmpuint(c.dw0, ==, sizeof(val));
+            qtest_memread(d->qts, KV_DATA2, back, sizeof(back));
+            g_assert(memcmp(back, val, sizeof(val)) == 0);
+        }
+    }
+    kv_stop(d);
+}
+
 /* Put @len bytes into the dwords @dw (in order, each little endian). */
 static void put_payload(struct kvssd_sqe *s, const uint8_t *dw, int ndw, const uint8_t *b,
                         uint32_t len)
@@ -982,6 +1052,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/dma/sgl", test_sgl);
     qtest_add_func("/kvssd/dma/dma-unit-ideal", test_dma_unit_ideal);
     qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
+    qtest_add_func("/kvssd/kv/standard-long-key", test_standard_long_key);
     qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
     qtest_add_func("/kvssd/kv/inline-store", test_inline_store);
     qtest_add_func("/kvssd/kv/inline-full-tail", test_inline_full_tail);
