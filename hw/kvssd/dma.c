@@ -96,11 +96,25 @@ static uint16_t resolve_prp(KvssdDptr *d)
         trace_kvssd_prp_bad_offset(prp2);
         return KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR;
     }
-    /* A PRP list: pages of 8-byte entries; the last entry of a full list
-     * page points to the next list page. Bounded by the pages the data needs. */
+    /*
+     * A PRP list: pages of 8-byte entries; the last entry of a list page
+     * points to the next list page when more entries are needed. Only the
+     * list pointer in PRP2 may start inside a page; every entry in a list,
+     * the chain pointer included, has a page offset of 0 (the PRP Entry
+     * layout of the NVMe base specification), so every list page after the first holds 511 data entries and a list
+     * that points back into itself either ends with Invalid PRP Offset or
+     * runs out of data pages. The walk therefore never needs more list
+     * pages than the transfer has data pages in the list; that bound is
+     * enforced too, so no list can keep the bottom half walking.
+     */
     uint64_t list_addr = prp2;
     uint32_t pages = DIV_ROUND_UP(remaining, PAGE);
-    while (pages > 0) {
+    uint32_t max_list_pages = pages;
+    for (uint32_t list_pages = 0; pages > 0; list_pages++) {
+        if (list_pages == max_list_pages) {
+            trace_kvssd_prp_bad_offset(list_addr);
+            return KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR;
+        }
         uint32_t in_page = (PAGE - (uint32_t)(list_addr & (PAGE - 1))) / 8;
         uint32_t take = pages > in_page ? in_page : pages;   /* entries read */
         bool chained = pages > in_page;
@@ -123,7 +137,7 @@ static uint16_t resolve_prp(KvssdDptr *d)
         pages -= data_entries;
         if (chained) {
             list_addr = le64_to_cpu(list[take - 1]);
-            if (list_addr & 7) {
+            if (list_addr & (PAGE - 1)) {
                 trace_kvssd_prp_bad_offset(list_addr);
                 return KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR;
             }
@@ -163,6 +177,12 @@ static uint16_t sgl_data(KvssdDptr *d, const SglDesc *s, uint64_t *total)
     return add_extent(d, le64_to_cpu(s->addr), len);
 }
 
+/*
+ * The walk is bounded by what the SGL may describe: at most
+ * KVSSD_MAX_SGL_DESCRS descriptors over all its segments (so at most 4 KiB
+ * of segment bytes fetched, however the segments point at each other),
+ * and no segment after the one that completes the transfer.
+ */
 static uint16_t resolve_sgl(KvssdDptr *d)
 {
     KvssdState *n = d->n;
@@ -214,6 +234,11 @@ static uint16_t resolve_sgl(KvssdDptr *d)
                     return KVSSD_SC_INVALID_SGL_SEG_DESCR | KVSSD_SC_DNR;
                 }
                 s = seg[i];
+                /* the transfer is described: nothing further can add to it,
+                 * so a chain that cycles back is never walked again */
+                if (total == d->len) {
+                    return KVSSD_SC_SUCCESS;
+                }
                 goto next_segment;
             }
             st = sgl_data(d, &seg[i], &total);

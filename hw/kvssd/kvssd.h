@@ -61,10 +61,10 @@ typedef struct KvssdState KvssdState;
 
 /* A completion waiting to be posted: CQ full, or held until its simulated time. */
 typedef struct KvssdCqe {
-    uint16_t sqid, cid, status;
-    uint32_t dw0, dw1;
     int64_t due_ns;
-    QTAILQ_ENTRY(KvssdCqe) entry;
+    uint64_t seq;            /* enqueue order: FIFO among equal due times */
+    uint32_t dw0, dw1;
+    uint16_t sqid, cid, status;
 } KvssdCqe;
 
 typedef struct KvssdCQ {
@@ -72,8 +72,17 @@ typedef struct KvssdCQ {
     bool phase, ien;
     uint64_t dma_addr;
     uint32_t sq_refs;        /* SQs that complete here */
-    uint32_t waiting;        /* entries on @pending */
-    QTAILQ_HEAD(, KvssdCqe) pending; /* ordered by due_ns */
+    /*
+     * Completions not yet posted: a binary min-heap on (due_ns, seq) in
+     * pending[0 .. waiting), so queuing and posting one is O(log waiting)
+     * whatever order the simulated times come in. waiting <= size for an
+     * I/O CQ (no SQE is fetched for a CQ with that many waiting, and Delete
+     * I/O SQ leaves none of its SQ's), <= size + KVSSD_AERL + 1 for the
+     * admin CQ (asynchronous events complete outstanding AERs).
+     */
+    KvssdCqe *pending;
+    uint32_t waiting, pending_cap;
+    uint64_t next_seq;
 } KvssdCQ;
 
 typedef struct KvssdSQ {

@@ -7,9 +7,10 @@
  * Doorbell writes only record the new value and schedule a bottom half;
  * the bottom half fetches at most KVSSD_BATCH commands per run, so a guest
  * with deep queues never holds the main loop for long. Completions that do
- * not fit into a full CQ wait on its pending list; a CQ's pending list is
- * bounded by its size because no SQE is fetched for a CQ that has as many
- * completions pending as entries.
+ * not fit into a full CQ wait on its pending heap; an I/O CQ's pending heap
+ * is bounded by its size because no SQE is fetched for a CQ that has as
+ * many completions pending as entries, and Delete I/O SQ leaves nothing of
+ * the deleted SQ pending.
  */
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
@@ -71,35 +72,99 @@ static bool cq_full(const KvssdCQ *cq)
     return (cq->tail + 1) % cq->size == cq->head;
 }
 
+/*
+ * Completions not yet posted wait in a binary min-heap on (due_ns, seq)
+ * (kvssd.h): with latency=on the simulated times arrive in any order, and
+ * an insert or a removal must not walk everything that waits.
+ */
+static bool cqe_before(const KvssdCqe *a, const KvssdCqe *b)
+{
+    return a->due_ns != b->due_ns ? a->due_ns < b->due_ns : a->seq < b->seq;
+}
+
+static void pending_sift_down(KvssdCQ *cq, uint32_t i)
+{
+    KvssdCqe *h = cq->pending;
+
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < cq->waiting && cqe_before(&h[l], &h[m])) {
+            m = l;
+        }
+        if (r < cq->waiting && cqe_before(&h[r], &h[m])) {
+            m = r;
+        }
+        if (m == i) {
+            return;
+        }
+        KvssdCqe t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void pending_push(KvssdCQ *cq, KvssdCqe *e)
+{
+    uint32_t i;
+
+    if (cq->waiting == cq->pending_cap) {
+        cq->pending_cap = MAX(16u, cq->pending_cap * 2);
+        cq->pending = g_renew(KvssdCqe, cq->pending, cq->pending_cap);
+    }
+    e->seq = cq->next_seq++;
+    for (i = cq->waiting++; i > 0; i = (i - 1) / 2) {
+        KvssdCqe *parent = &cq->pending[(i - 1) / 2];
+        if (!cqe_before(e, parent)) {
+            break;
+        }
+        cq->pending[i] = *parent;
+    }
+    cq->pending[i] = *e;
+}
+
+static void pending_pop(KvssdCQ *cq)
+{
+    cq->pending[0] = cq->pending[--cq->waiting];
+    pending_sift_down(cq, 0);
+}
+
+/* Write @e at the tail of @cq, which has room. Returns false on a DMA failure. */
+static bool cq_post(KvssdState *n, KvssdCQ *cq, const KvssdCqe *e)
+{
+    KvssdSQ *sq = e->sqid <= KVSSD_MAX_IOQPAIRS ? n->sq[e->sqid] : NULL;
+    uint32_t cqe[4];
+
+    cqe[0] = cpu_to_le32(e->dw0);
+    cqe[1] = cpu_to_le32(e->dw1);
+    cqe[2] = cpu_to_le32((sq ? sq->head : 0) | (uint32_t)e->sqid << 16);
+    cqe[3] = cpu_to_le32(e->cid | (uint32_t)((e->status << 1) | cq->phase) << 16);
+    hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * KVSSD_CQE_BYTES;
+    if (pci_dma_write(PCI_DEVICE(n), addr, cqe, sizeof(cqe)) != MEMTX_OK) {
+        trace_kvssd_dma_error(addr, sizeof(cqe));
+        kvssd_ctrl_fatal(n, "CQE post outside guest memory");
+        return false;
+    }
+    trace_kvssd_cqe_post(cq->qid, e->sqid, e->cid, e->status, e->dw0);
+    n->xfer.cqe_post_bytes += KVSSD_CQE_BYTES;
+    cq->tail++;
+    if (cq->tail == cq->size) {
+        cq->tail = 0;
+        cq->phase = !cq->phase;
+    }
+    return true;
+}
+
 /* Post as many due completions of @cq as fit. Returns false on a DMA failure. */
 static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
 {
-    KvssdCqe *e;
     bool posted = false;
 
-    while ((e = QTAILQ_FIRST(&cq->pending)) && e->due_ns <= now && !cq_full(cq)) {
-        KvssdSQ *sq = e->sqid <= KVSSD_MAX_IOQPAIRS ? n->sq[e->sqid] : NULL;
-        uint32_t cqe[4];
-        cqe[0] = cpu_to_le32(e->dw0);
-        cqe[1] = cpu_to_le32(e->dw1);
-        cqe[2] = cpu_to_le32((sq ? sq->head : 0) | (uint32_t)e->sqid << 16);
-        cqe[3] = cpu_to_le32(e->cid | (uint32_t)((e->status << 1) | cq->phase) << 16);
-        hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * KVSSD_CQE_BYTES;
-        if (pci_dma_write(PCI_DEVICE(n), addr, cqe, sizeof(cqe)) != MEMTX_OK) {
-            trace_kvssd_dma_error(addr, sizeof(cqe));
-            kvssd_ctrl_fatal(n, "CQE post outside guest memory");
+    while (cq->waiting && cq->pending[0].due_ns <= now && !cq_full(cq)) {
+        if (!cq_post(n, cq, &cq->pending[0])) {
             return false;
         }
-        trace_kvssd_cqe_post(cq->qid, e->sqid, e->cid, e->status, e->dw0);
-        n->xfer.cqe_post_bytes += KVSSD_CQE_BYTES;
-        cq->tail++;
-        if (cq->tail == cq->size) {
-            cq->tail = 0;
-            cq->phase = !cq->phase;
-        }
-        QTAILQ_REMOVE(&cq->pending, e, entry);
-        cq->waiting--;
-        g_free(e);
+        pending_pop(cq);
         posted = true;
     }
     if (posted) {
@@ -112,23 +177,11 @@ static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
 static void cq_enqueue(KvssdState *n, KvssdCQ *cq, uint16_t sqid, uint16_t cid,
                        uint16_t status, uint32_t dw0, uint32_t dw1, int64_t due_ns)
 {
-    KvssdCqe *e = g_new0(KvssdCqe, 1), *it;
+    KvssdCqe e = {
+        .due_ns = due_ns, .dw0 = dw0, .dw1 = dw1, .sqid = sqid, .cid = cid, .status = status,
+    };
 
-    e->sqid = sqid;
-    e->cid = cid;
-    e->status = status;
-    e->dw0 = dw0;
-    e->dw1 = dw1;
-    e->due_ns = due_ns;
-    QTAILQ_FOREACH_REVERSE(it, &cq->pending, entry) {
-        if (it->due_ns <= due_ns) {
-            QTAILQ_INSERT_AFTER(&cq->pending, it, e, entry);
-            goto inserted;
-        }
-    }
-    QTAILQ_INSERT_HEAD(&cq->pending, e, entry);
-inserted:
-    cq->waiting++;
+    pending_push(cq, &e);
     if (status != KVSSD_SC_SUCCESS) {
         kvssd_admin_record_error(&n->admin, sqid, cid, status, 0);
     }
@@ -136,13 +189,84 @@ inserted:
 
 static void cq_free_pending(KvssdCQ *cq)
 {
-    KvssdCqe *e, *next;
+    g_free(cq->pending);
+    cq->pending = NULL;
+    cq->waiting = cq->pending_cap = 0;
+}
 
-    QTAILQ_FOREACH_SAFE(e, &cq->pending, entry, next) {
-        QTAILQ_REMOVE(&cq->pending, e, entry);
-        g_free(e);
+static int cqe_by_seq(const void *a, const void *b)
+{
+    const KvssdCqe *x = a, *y = b;
+
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Delete I/O SQ completes every command of @sq, explicitly (a CQE placed in
+ * @cq before the Delete's own completion) or implicitly (no CQE: the host
+ * treats the command as aborted). Explicitly as far as @cq has room now:
+ * first the completions already due, then the deleted SQ's fetched
+ * commands in submission order (with latency=on ahead of their simulated
+ * time), then 08h Command Aborted due to SQ Deletion for the commands not
+ * fetched yet; the rest implicitly. Nothing of a deleted SQ stays waiting,
+ * so the Delete never waits for the host to drain an I/O CQ, and however
+ * often SQs are created and deleted on a CQ, the completions it holds stay
+ * within its size.
+ */
+static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
+{
+    bool posted = false;
+    uint32_t kept = 0, own;
+
+    if (!cq_drain(n, cq, kvssd_now_ns())) {
+        return;
     }
-    cq->waiting = 0;
+    /* the SQ's own completions to the end of the array, the rest re-heaped */
+    for (uint32_t i = 0; i < cq->waiting; i++) {
+        if (cq->pending[i].sqid != sq->qid) {
+            KvssdCqe t = cq->pending[kept];
+            cq->pending[kept++] = cq->pending[i];
+            cq->pending[i] = t;
+        }
+    }
+    own = cq->waiting - kept;
+    cq->waiting = kept;
+    for (uint32_t i = kept / 2; i-- > 0;) {
+        pending_sift_down(cq, i);
+    }
+    if (own > 0) {
+        KvssdCqe *mine = cq->pending + kept;   /* past waiting: untouched until the next push */
+        qsort(mine, own, sizeof(*mine), cqe_by_seq);
+        for (uint32_t i = 0; i < own && !cq_full(cq); i++) {
+            if (!cq_post(n, cq, &mine[i])) {
+                return;
+            }
+            posted = true;
+        }
+    }
+    while (sq->head != sq->tail && !cq_full(cq)) {
+        uint32_t dw0;
+        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
+        if (pci_dma_read(PCI_DEVICE(n), addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+            trace_kvssd_dma_error(addr, sizeof(dw0));
+            break;
+        }
+        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
+        sq->head = (sq->head + 1) % sq->size;
+        KvssdCqe e = {
+            .sqid = sq->qid, .cid = le32_to_cpu(dw0) >> 16,
+            .status = KVSSD_SC_ABORTED_SQ_DELETION,
+        };
+        kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
+        if (!cq_post(n, cq, &e)) {
+            return;
+        }
+        posted = true;
+    }
+    sq->head = sq->tail;
+    if (posted) {
+        cq_notify(n, cq);
+    }
 }
 
 /* ---- queue management (admin command callbacks) ------------------------ */
@@ -177,7 +301,6 @@ static uint16_t create_cq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t 
     cq->vector = vector;
     cq->ien = ien;
     cq->phase = 1;
-    QTAILQ_INIT(&cq->pending);
     n->cq[qid] = cq;
     trace_kvssd_create_cq(qid, cq->size, vector, ien);
     return KVSSD_SC_SUCCESS;
@@ -238,22 +361,9 @@ static uint16_t delete_sq(void *opaque, uint16_t qid)
         trace_kvssd_queue_err("delete sq: invalid qid", qid);
         return KVSSD_SC_INVALID_QID | KVSSD_SC_DNR;
     }
-    /*
-     * Commands still in the queue (submitted, not fetched) are aborted:
-     * each gets "Command Aborted due to SQ Deletion". Fetched commands have
-     * run already; their completions stay pending on the CQ.
-     */
     KvssdCQ *cq = n->cq[sq->cqid];
-    while (sq->head != sq->tail && cq) {
-        uint32_t dw0;
-        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
-        if (pci_dma_read(PCI_DEVICE(n), addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
-            break;
-        }
-        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
-        sq->head = (sq->head + 1) % sq->size;
-        cq_enqueue(n, cq, qid, le32_to_cpu(dw0) >> 16, KVSSD_SC_ABORTED_SQ_DELETION,
-                   0, 0, INT64_MIN);
+    if (cq) {
+        sq_complete_on_delete(n, sq, cq);
     }
     trace_kvssd_delete_sq(qid);
     sq_free(n, sq);
@@ -308,7 +418,6 @@ bool kvssd_admin_queue_setup(KvssdState *n)
     cq->vector = 0;
     cq->ien = true;
     cq->phase = 1;
-    QTAILQ_INIT(&cq->pending);
     n->cq[0] = cq;
     sq = g_new0(KvssdSQ, 1);
     sq->qid = 0;
@@ -554,9 +663,8 @@ static void kvssd_process(void *opaque)
         if (!cq_drain(n, cq, now)) {
             return;
         }
-        KvssdCqe *e = QTAILQ_FIRST(&cq->pending);
-        if (e && e->due_ns > now) {
-            next_due = MIN(next_due, e->due_ns);
+        if (cq->waiting && cq->pending[0].due_ns > now) {
+            next_due = MIN(next_due, cq->pending[0].due_ns);
         }
     }
     for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {

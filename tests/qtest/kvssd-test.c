@@ -201,13 +201,15 @@ static void test_queue_misuse(void)
 }
 
 /* Deleting an SQ with commands submitted but not fetched: the CQ (2 entries)
- * is full, so the device stops fetching; Delete I/O SQ aborts the remaining
- * commands, each completing with 08h Command Aborted due to SQ Deletion. */
+ * is full, so the device stops fetching; Delete I/O SQ completes at once and
+ * the commands whose completions do not fit into the CQ before its own (two
+ * fetched, three not fetched) are implicitly completed: no CQE of the
+ * deleted SQ appears after the host frees the slot (NVMe: explicit
+ * completions precede the Delete's; kvssd-transport-test covers them). */
 static void test_sq_delete_aborts(void)
 {
     KvDev *d = kv_start(NULL);
     uint16_t cids[6];
-    int ok = 0, aborted = 0;
 
     kv_enable(d);
     g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
@@ -228,19 +230,9 @@ static void test_sq_delete_aborts(void)
     struct kvssd_sqe s = kv_sqe(0x00, 0);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
-    kv_cq_doorbell(d, 1);                               /* room again: the rest drains */
-    for (int i = 1; i < 6; i++) {
-        c = kv_wait(d, 1);
-        g_assert_cmpuint(c.cid, ==, cids[i]);
-        if (c.status == 0x0187) {
-            ok++;
-        } else {
-            g_assert_cmphex(c.status, ==, 0x0008);
-            aborted++;
-        }
-    }
-    g_assert_cmpint(ok, ==, 2);
-    g_assert_cmpint(aborted, ==, 3);
+    kv_cq_doorbell(d, 1);                               /* room again: nothing left */
+    g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
+    g_assert(!kv_try_cqe(d, 1, &c));
     kv_stop(d);
 }
 
