@@ -852,7 +852,7 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
             continue;
         }
         if (p[0] != REC_PAIR && p[0] != REC_TOMBSTONE) {
-            snprintf(what, sizeof(what), "record type %#04x", p[0]);
+            snprintf(what, sizeof(what), "record type 0x%02x", p[0]);
             scan_cut(ftl, s, pos, what);
             break;
         }

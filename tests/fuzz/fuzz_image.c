@@ -314,6 +314,11 @@ static void apply_damage(struct input *in, struct damage *d)
         memcpy(&ch, ckpt, sizeof(ch));
         g_free(ckpt);
     }
+    /* the index pages as the undamaged checkpoint names them (a damaged one may name data pages) */
+    uint32_t npages = ch.npages < 64 ? ch.npages : 64, ppns[64];
+    for (uint32_t p = 0; p < npages; p++) {
+        ppns[p] = kvftl_image_index_ppn(&im, p);
+    }
     bool reseal = false;
     int64_t cut = -1;
     for (int i = 0; i < MAX_DAMAGES && in->n; i++) {
@@ -335,7 +340,7 @@ static void apply_damage(struct input *in, struct damage *d)
         case 2: {
             uint8_t pg = in_u8(in);
             uint16_t off = in_u16(in);
-            uint32_t ppn = ch.npages ? kvftl_image_index_ppn(&im, pg % ch.npages) : UINT32_MAX;
+            uint32_t ppn = npages ? ppns[pg % npages] : UINT32_MAX;
             if (ppn != UINT32_MAX && ppn < im.geo.total_pages) {
                 damage_bytes(&im, kvftl_image_page_off(&im, ppn) + off % im.h.index_page_bytes, in,
                              "index page");
@@ -385,7 +390,7 @@ static void apply_damage(struct input *in, struct damage *d)
             static uint8_t page[4096];
             memset(page, fill, sizeof(page));
             uint64_t ppn = which & 1 ? nth_page(&im, NAND_PAGE_DATA, which >> 1)
-                         : ch.npages ? kvftl_image_index_ppn(&im, (which >> 1) % ch.npages) : UINT32_MAX;
+                         : npages ? ppns[(which >> 1) % npages] : UINT32_MAX;
             if (ppn < im.geo.total_pages) {
                 say("damage: page %" PRIu64 " filled with %#x\n", ppn, fill);
                 kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page));
