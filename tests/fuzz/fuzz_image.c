@@ -14,7 +14,8 @@
  *   - otherwise every operation (Retrieve and Exist of every workload key,
  *     an iteration over keys and values, the FTL check, Stores, a Delete,
  *     Flush, close and a second mount) returns a status it documents, and
- *     the second mount is clean (no note);
+ *     the second mount is clean (no note), except that it may scan when
+ *     the log was damaged under a checkpoint the first mount took;
  *   - unless forged checksums (re-sealed over changed bytes) got a
  *     checkpoint past every check: with the log intact (no data page, spare
  *     area or truncation damage) every workload key reads back exactly and
@@ -180,6 +181,7 @@ static void setup(struct kvftl_config *c, uint8_t cb)
     c->page_fit_blobs = (cb >> 5) & 1;
     c->bloom = (cb >> 6) & 1;
     c->image_path = image;
+    c->hash_seed = 0x6b7673736466757aull; /* a pinned key-hash seed: an input replays the same */
 }
 
 static uint16_t store(struct kvftl *f, uint32_t k, uint32_t v, uint32_t len, uint8_t *vbuf)
@@ -570,20 +572,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * checkpoint nobody forged. A forged checkpoint that passes every check
      * is a consistent device with other contents: only statuses are checked.
      */
-    bool trusted = note != NULL || !d.forged;
+    bool scanned = note != NULL; /* the note goes with the device */
+    bool trusted = scanned || !d.forged;
     bool exact = trusted && !d.log;
-    exercise(f, &m, &d, exact, note != NULL, vbuf);
+    exercise(f, &m, &d, exact, scanned, vbuf);
     kvftl_close(f);
 
-    /* the orderly close wrote a checkpoint the next mount takes as it is */
+    /*
+     * The orderly close wrote a checkpoint the next mount takes as it is --
+     * unless the log was damaged under a checkpoint the first mount took:
+     * the second may then read one of the damaged blobs (one per index page)
+     * and scan. After a scan, nothing indexed is damaged.
+     */
     f = kvftl_open(&cfg, err, sizeof(err));
     if (!f) {
         die("the mount after an orderly close was refused: %s", err);
     }
-    if (kvftl_mount_note(f)) {
+    bool rescanned = kvftl_mount_note(f) != NULL;
+    say("mounted again%s%s\n", rescanned ? ": " : " clean", rescanned ? kvftl_mount_note(f) : "");
+    if (rescanned && (!d.log || scanned)) {
         die("the mount after an orderly close had to scan: %s", kvftl_mount_note(f));
     }
-    if (kvftl_check(f, err, sizeof(err)) != 0 && (exact || note)) {
+    if (kvftl_check(f, err, sizeof(err)) != 0 && (exact || scanned || rescanned)) {
         die("kvftl_check after the second mount: %s", err);
     }
     for (uint32_t k = 0; k < 3; k++) {
