@@ -10,6 +10,12 @@
  * returns). Requests are issued closed-loop at --queue-depth: request i
  * arrives when request i - depth completed.
  *
+ * --slices replaces the retrieve phase: it runs List, an Iter Read whose
+ * prefix matches nothing and the FTL check over the stored keys in the
+ * bounded slices the device runs them in (one call per main-loop slice), and
+ * prints each walk's total time and its worst slice: the longest the device
+ * would hold QEMU's main loop.
+ *
  * Documented in docs/kvftl-bench.md. This is a benchmark that prints numbers,
  * not a test: it asserts nothing about speed.
  */
@@ -26,6 +32,9 @@
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
 
+#include "admin.h"     /* hw/kvssd: the command sets and their slice budgets */
+#include "cmdset.h"
+
 struct opts {
     uint64_t keys;
     uint32_t key_bytes;
@@ -38,6 +47,7 @@ struct opts {
     uint32_t batch;            /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
     bool inline_values;
     bool json;
+    bool slices;               /* run the long walks in device slices instead of retrieves */
     uint64_t seed;
 };
 
@@ -58,6 +68,8 @@ static void usage(FILE *f)
         "  --batch N              retrieves per kvftl_retrieve_batch() call, at most the queue depth;\n"
         "                         1 calls kvftl_retrieve() (default 16; 1..256)\n"
         "  --arrival KIND         how values arrive: dma or inline (default dma)\n"
+        "  --slices               after the stores, run List, an Iter Read matching nothing and the\n"
+        "                         FTL check in device slices; print each one's worst slice\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
         "  --help                 this text\n");
@@ -110,7 +122,7 @@ static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_HELP };
+    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_SLICES, O_HELP };
     static const struct option lo[] = {
         { "keys", required_argument, NULL, O_KEYS },
         { "key-bytes", required_argument, NULL, O_KB },
@@ -124,6 +136,7 @@ static void parse(int argc, char **argv, struct opts *o)
         { "arrival", required_argument, NULL, O_ARR },
         { "seed", required_argument, NULL, O_SEED },
         { "json", no_argument, NULL, O_JSON },
+        { "slices", no_argument, NULL, O_SLICES },
         { "help", no_argument, NULL, O_HELP },
         { NULL, 0, NULL, 0 },
     };
@@ -199,6 +212,9 @@ static void parse(int argc, char **argv, struct opts *o)
             break;
         case O_JSON:
             o->json = true;
+            break;
+        case O_SLICES:
+            o->slices = true;
             break;
         case O_HELP:
             usage(stdout);
@@ -360,6 +376,180 @@ static double sim_ops_per_s(const struct phase *p)
     return s > 0 ? (double)p->ops / s : 0;
 }
 
+/* ---------------- --slices: long walks in device slices ---------------- */
+
+/* The host buffer of one command: what the device's data pointer reaches. */
+struct host_buf {
+    uint8_t *bytes;
+    uint32_t len;
+};
+
+static uint16_t host_from(void *opaque, uint64_t off, void *buf, uint32_t len)
+{
+    struct host_buf *h = opaque;
+    if (off > h->len || len > h->len - off) {
+        return KVSSD_SC_DATA_XFER_ERROR;
+    }
+    memcpy(buf, h->bytes + off, len);
+    return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t host_to(void *opaque, uint64_t off, const void *buf, uint32_t len)
+{
+    struct host_buf *h = opaque;
+    if (off > h->len || len > h->len - off) {
+        return KVSSD_SC_DATA_XFER_ERROR;
+    }
+    memcpy(h->bytes + off, buf, len);
+    return KVSSD_SC_SUCCESS;
+}
+
+/* CPU time of this thread: a slice's own work, even on a machine shared with other jobs. */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct slice_stats {
+    double total_s, worst_s, worst_cpu_s;
+    uint64_t slices, worst_at;
+};
+
+/* Account one slice that took @wall seconds (@cpu of CPU). */
+static void slice_add(struct slice_stats *st, double wall, double cpu)
+{
+    if (wall > st->worst_s) {
+        st->worst_s = wall;
+    }
+    if (cpu > st->worst_cpu_s) {
+        st->worst_cpu_s = cpu;
+        st->worst_at = st->slices;
+    }
+    st->slices++;
+}
+
+static void slice_report(const char *what, const struct slice_stats *st, const char *result)
+{
+    printf("%-32s total %8.3f s   worst slice %7.3f ms (CPU %7.3f ms, slice %" PRIu64
+           ") over %7" PRIu64 " slices   %s\n", what, st->total_s, st->worst_s * 1e3,
+           st->worst_cpu_s * 1e3, st->worst_at, st->slices, result);
+}
+
+/*
+ * Run one KV command the way the transport does: kvssd_kv_execute() with
+ * may_park, again and again with the same SQE and state while it is in
+ * progress; time every call.
+ */
+static struct kvssd_req run_parked(struct kvssd_ns *ns, const struct kvssd_sqe *sqe,
+                                   struct host_buf *hb, uint64_t *now, struct slice_stats *st)
+{
+    struct kvssd_req req = { .sqe = sqe, .may_park = true };
+    req.dptr = (struct kvssd_dptr){ .opaque = hb, .from_host = host_from, .to_host = host_to };
+    double t0 = now_s();
+    do {
+        req.now_ns = *now;
+        double a = now_s(), ac = thread_cpu_s();
+        kvssd_kv_execute(ns, &req);
+        slice_add(st, now_s() - a, thread_cpu_s() - ac);
+        if (req.done_ns > *now) {
+            *now = req.done_ns;
+        }
+    } while (req.in_progress);
+    st->total_s = now_s() - t0;
+    return req;
+}
+
+static int run_slices(struct kvftl *ftl, const struct opts *o, uint64_t now)
+{
+    char err[512], result[128];
+    struct kvssd_ns *ns = kvssd_ns_new(ftl, NULL, NULL, err, sizeof(err));
+    if (!ns) {
+        fprintf(stderr, "kvftl-bench: kvssd_ns_new: %s\n", err);
+        return 1;
+    }
+    /* the largest host buffer the device uses: List keeps the most keys then */
+    struct host_buf hb = { .len = KVFTL_VALUE_MAX_BYTES + 4096 };
+    hb.bytes = calloc(1, hb.len);
+    if (!hb.bytes) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        return 1;
+    }
+    int rc = 0;
+    printf("\nlong commands in device slices (List/Iter Read: index pages of %u slots per "
+           "slice, List output: %u keys per slice; FTL check: %u KiB of index pages and blobs "
+           "per slice)\n", KVSSD_SLICE_INDEX_ENTRIES, KVSSD_SLICE_LIST_KEYS,
+           KVSSD_SLICE_CHECK_BYTES >> 10);
+
+    /* List (06h) from the first key into a 2 MiB + 4 KiB buffer */
+    struct slice_stats ls = {0};
+    struct kvssd_sqe sqe = {0};
+    sqe.cdw[0] = KVSSD_OPC_LIST;
+    sqe.cdw[1] = 1;
+    sqe.cdw[10] = hb.len;
+    struct kvssd_req r = run_parked(ns, &sqe, &hb, &now, &ls);
+    uint64_t want = (hb.len - KVSSD_LIST_HEADER_BYTES) / kvssd_list_entry_bytes(o->key_bytes);
+    if (want > o->keys) {
+        want = o->keys;
+    }
+    snprintf(result, sizeof(result), "status %04x, %u keys (expected %" PRIu64 ")", r.status, r.dw0,
+             want);
+    rc |= r.status != KVSSD_SC_SUCCESS || r.dw0 != want;
+    slice_report("List", &ls, result);
+
+    /* Iter Open "\xff\xff\xff\xff" (no key of this run starts so), then one Iter Read */
+    struct slice_stats is = {0}, unused = {0};
+    memset(&sqe, 0, sizeof(sqe));
+    sqe.cdw[0] = KVSSD_OPC_ITER_OPEN;
+    sqe.cdw[1] = 1;
+    sqe.cdw[10] = 0xffffffffu;
+    sqe.cdw[11] = 0xffffffffu;
+    r = run_parked(ns, &sqe, &hb, &now, &unused);
+    uint32_t handle = r.dw0;
+    rc |= r.status != KVSSD_SC_SUCCESS;
+    memset(&sqe, 0, sizeof(sqe));
+    sqe.cdw[0] = KVSSD_OPC_ITER_READ;
+    sqe.cdw[1] = 1;
+    sqe.cdw[10] = hb.len;
+    sqe.cdw[11] = handle;
+    r = run_parked(ns, &sqe, &hb, &now, &is);
+    snprintf(result, sizeof(result), "status %04x (expected %04x Iterator End), %u entries",
+             r.status, KVSSD_SC_ITERATOR_END, r.dw0);
+    rc |= r.status != KVSSD_SC_ITERATOR_END;
+    slice_report("Iter Read, prefix matching none", &is, result);
+    memset(&sqe, 0, sizeof(sqe));
+    sqe.cdw[0] = KVSSD_OPC_ITER_CLOSE;
+    sqe.cdw[1] = 1;
+    sqe.cdw[10] = handle;
+    run_parked(ns, &sqe, &hb, &now, &unused);
+
+    /* FTL check (C4h): the firmware steps with the admin command's budget */
+    struct slice_stats cs = {0};
+    double t0 = now_s();
+    struct kvftl_check_walk *w = kvftl_check_begin(ftl);
+    int crc;
+    do {
+        double a = now_s(), ac = thread_cpu_s();
+        crc = kvftl_check_step(ftl, w, KVSSD_SLICE_CHECK_BYTES, err, sizeof(err));
+        slice_add(&cs, now_s() - a, thread_cpu_s() - ac);
+    } while (crc == 1);
+    uint64_t pages, blobs, bytes;
+    kvftl_check_progress(w, &pages, &blobs, &bytes);
+    kvftl_check_end(w);
+    cs.total_s = now_s() - t0;
+    snprintf(result, sizeof(result), "%s, %" PRIu64 " index pages, %" PRIu64 " blobs",
+             crc == 0 ? "passed" : "FAILED", pages, blobs);
+    rc |= crc != 0;
+    slice_report("FTL check (C4h)", &cs, result);
+    if (crc != 0) {
+        fprintf(stderr, "kvftl-bench: FTL check: %s\n", err);
+    }
+    kvssd_ns_free(ns);
+    free(hb.bytes);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -476,6 +666,23 @@ int main(int argc, char **argv)
     }
     struct kvftl_stats s1;
     kvftl_stats_get(ftl, &s1);
+    if (o.slices) {
+        printf("kvftl-bench: %" PRIu64 " keys stored (%u B keys, %u B values) in %.3f s, %" PRIu64
+               " failed; index: %" PRIu64 " bytes of host memory\n", o.keys, o.key_bytes,
+               o.value_bytes, st.wall_s, st.errors, s1.index_host_bytes);
+        int src = run_slices(ftl, &o, st.last_done_ns);
+        kvftl_close(ftl);
+        free(val);
+        free(ring);
+        free(bkeys);
+        free(bvals);
+        free(bbufs);
+        free(bidx);
+        free(sreq);
+        free(breq);
+        free(bcpl);
+        return st.errors || src ? 1 : 0;
+    }
 
     /* Phase 2: retrieve every key, in the order j -> (a*j + c) mod N (a coprime to N). */
     uint64_t a = (scramble(o.seed) | 1) % o.keys;

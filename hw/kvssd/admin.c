@@ -4,6 +4,7 @@
  * in plain byte buffers with explicit little-endian stores and moved to the
  * host through the command's struct kvssd_dptr.
  */
+#include <glib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -717,6 +718,66 @@ static uint16_t admin_format(struct kvssd_admin *a, struct kvssd_admin_req *req)
     return cpl.status;
 }
 
+/* A parked FTL check: the firmware's walk and the slices it has run. */
+struct admin_check {
+    struct kvftl_check_walk *walk;
+    uint32_t slices;
+};
+
+/*
+ * Vendor FTL check (C4h): success with DW0 = the slices the check took, or
+ * INTERNAL_ERROR with the reason on stderr. Parked, it checks
+ * KVSSD_SLICE_CHECK_BYTES of index pages and blobs per call, so checking
+ * millions of blobs never holds the main loop.
+ */
+static uint16_t admin_ftl_check(struct kvssd_admin *a, struct kvssd_admin_req *req)
+{
+    struct admin_check *c = req->cont;
+    char err[256];
+    int rc;
+
+    req->cont = NULL;
+    if (!c) {
+        c = g_new0(struct admin_check, 1);
+        c->walk = kvftl_check_begin(a->ftl);
+        if (req->may_park) {
+            /* the walk runs in the transport's slices, not in the fetch */
+            req->cont = c;
+            req->in_progress = true;
+            return KVSSD_SC_SUCCESS;
+        }
+    }
+    do {
+        c->slices++;
+        rc = kvftl_check_step(a->ftl, c->walk,
+                              req->may_park ? KVSSD_SLICE_CHECK_BYTES : UINT64_MAX,
+                              err, sizeof(err));
+    } while (rc == 1 && !req->may_park);
+    if (rc == 1) {
+        req->cont = c;
+        req->in_progress = true;
+        return KVSSD_SC_SUCCESS;
+    }
+    req->dw0 = c->slices;
+    kvssd_admin_cancel(a, c);
+    if (rc != 0) {
+        fprintf(stderr, "kvssd: FTL check failed: %s\n", err);
+        return KVSSD_SC_INTERNAL_ERROR;
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
+void kvssd_admin_cancel(struct kvssd_admin *a, void *cont)
+{
+    struct admin_check *c = cont;    /* C4h is the only admin command that parks */
+
+    (void)a;
+    if (c) {
+        kvftl_check_end(c->walk);
+        g_free(c);
+    }
+}
+
 void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
@@ -727,6 +788,14 @@ void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req)
 
     req->dw0 = req->dw1 = 0;
     req->deferred = false;
+    req->in_progress = false;
+    if (req->cont && opc != KVSSD_ADM_FTL_CHECK) {
+        /* the transport broke the parking contract: drop the state, fail the command */
+        kvssd_admin_cancel(a, req->cont);
+        req->cont = NULL;
+        req->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
     /* fused operations and SGLs are not supported for admin commands */
     if ((sqe->cdw[0] >> 8) & 0x3) {
         req->status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
@@ -773,15 +842,9 @@ void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req)
     case KVSSD_ADM_FORMAT_NVM:
         st = admin_format(a, req);
         break;
-    case KVSSD_ADM_FTL_CHECK: {
-        char err[256];
-        st = kvftl_check(a->ftl, err, sizeof(err)) == 0 ? KVSSD_SC_SUCCESS
-                                                        : KVSSD_SC_INTERNAL_ERROR;
-        if (st != KVSSD_SC_SUCCESS) {
-            fprintf(stderr, "kvssd: FTL check failed: %s\n", err);
-        }
+    case KVSSD_ADM_FTL_CHECK:
+        st = admin_ftl_check(a, req);
         break;
-    }
     default:
         st = KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR;
         break;

@@ -146,7 +146,22 @@ struct kvssd_admin_req {
     uint16_t status;
     uint32_t dw0, dw1;
     bool deferred;               /* AER: completes later (kvssd_admin_event) */
+    /*
+     * Parking, as struct kvssd_req (cmdset.h): with may_park the FTL check
+     * (C4h) examines KVSSD_SLICE_CHECK_BYTES per call and returns with
+     * in_progress and its walk in cont until it is done. The firmware must
+     * not change meanwhile: the transport runs no I/O while it is parked.
+     */
+    bool may_park;               /* in */
+    void *cont;                  /* in: NULL for a new command; out: the parked state */
+    bool in_progress;            /* out */
 };
+
+/* Index page + blob bytes the FTL check examines per call when parked. */
+#define KVSSD_SLICE_CHECK_BYTES (256u << 10)
+
+/* kvssd_admin_cancel() - drop a parked admin command's state (reset, SQ deletion). */
+void kvssd_admin_cancel(struct kvssd_admin *a, void *cont);
 
 /* kvssd_admin_init() - defaults of every feature; identity fields stay as set. */
 void kvssd_admin_init(struct kvssd_admin *a);

@@ -61,13 +61,43 @@ struct kvssd_req {
     uint16_t status;      /* (SCT << 8) | SC */
     uint32_t dw0, dw1;
     uint64_t done_ns;     /* simulated completion time */
+    /*
+     * Parking (docs/device.md, "Work per main-loop slice"). A transport that
+     * can run a command again later sets may_park: List and Iter Read then
+     * return from the first call once validated, with in_progress set and
+     * their state in cont, and do a bounded part of their walk per later
+     * call (KVSSD_SLICE_*), with in_progress set until they are done. The
+     * transport keeps the SQE and cont, and calls kvssd_kv_execute() again
+     * with both (in a later main-loop slice) until in_progress is clear, or
+     * kvssd_kv_cancel() to drop the command. Without may_park every command
+     * runs to completion in one call.
+     */
+    bool may_park;        /* in */
+    void *cont;           /* in: NULL for a new command; out: the parked state */
+    bool in_progress;     /* out: not complete, no completion to post yet */
 };
+
+/*
+ * Work per call of a parked command. A List or Iter Read walks whole index
+ * pages, as many as hold KVSSD_SLICE_INDEX_ENTRIES slots (at least one
+ * page): each slot is scanned, each live entry costs a blob-header read.
+ * A List then writes its keys out KVSSD_SLICE_LIST_KEYS per call.
+ */
+#define KVSSD_SLICE_INDEX_ENTRIES 2048u
+#define KVSSD_SLICE_LIST_KEYS 512u
 
 /*
  * kvssd_kv_execute() - decode, validate, run one KV or extension I/O command.
  * Never aborts on guest input: every malformed command gets its status.
  */
 void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req);
+
+/*
+ * kvssd_kv_cancel() - drop a parked command (SQ deleted, controller reset):
+ * its firmware iterator and memory are released; no completion. @ns may be
+ * NULL when the namespace is already gone (only memory is freed then).
+ */
+void kvssd_kv_cancel(struct kvssd_ns *ns, void *cont);
 
 /* kvssd_ns_expire() - free inline streams and staged keys idle since before now - timeout. */
 void kvssd_ns_expire(struct kvssd_ns *ns, uint64_t now_ns);

@@ -241,19 +241,35 @@ static void kv_flush(struct kvssd_ns *ns, struct kvssd_req *req)
  * walks every key with an internal iterator and keeps the smallest ones
  * that fit in a max-heap: memory is bounded by the host buffer size.
  */
-struct list_key {
-    uint32_t len;
-    uint8_t bytes[];
-};
+/*
+ * The selected keys live in one arena of records { u8 length, u32 heap
+ * index, key }, and the heap holds their offsets: no allocation per key, so
+ * neither the walk nor freeing 100,000 keys at the end leaves work for the
+ * allocator (glibc consolidates that many freed small chunks in one go,
+ * stalling whoever allocates next). A record is live while the heap slot it
+ * names holds its offset; an evicted key's record becomes garbage. The
+ * arena has a fixed size, 4 x budget + 1 KiB (live records take at most
+ * 1.75 x budget + one record, since an entry is at least its key + 2 bytes
+ * rounded up to 4 and at least 4); when it is full the live records are
+ * slid down in arena order (a sequential pass, no random reads), and the
+ * heap slots they name are updated. Each pass frees more than 2 x budget,
+ * so it costs O(1) per key selected. In all: the arena + 4 bytes of heap
+ * per key (at most budget / 4 keys), under 5 x budget + 2 KiB.
+ */
+#define LIST_REC_HDR 5u
 
 struct list_select {
     const uint8_t *start;
     uint32_t start_bytes;    /* 0: from the first key */
     uint32_t budget;         /* bytes for entries */
     uint32_t used;           /* entry bytes of the keys in the heap */
-    struct list_key **heap;  /* max-heap by key order */
+    uint32_t *heap;          /* max-heap by key order: arena offsets */
     uint32_t count, cap;
-    struct list_key *bound;  /* smallest key evicted: nothing >= it can fit */
+    uint8_t *arena;
+    uint32_t arena_used, arena_cap;
+    bool bounded;            /* bound holds the smallest key evicted: nothing >= it can fit */
+    uint8_t bound_len;
+    uint8_t bound[KVFTL_KEY_MAX_BYTES];
 };
 
 static int key_order(const uint8_t *a, uint32_t a_len, const uint8_t *b, uint32_t b_len)
@@ -267,41 +283,86 @@ static int key_order(const uint8_t *a, uint32_t a_len, const uint8_t *b, uint32_
     return a_len < b_len ? -1 : a_len > b_len;
 }
 
-static int list_key_order(const struct list_key *a, const struct list_key *b)
+static int list_key_order(const struct list_select *sel, uint32_t a, uint32_t b)
 {
-    return key_order(a->bytes, a->len, b->bytes, b->len);
+    return key_order(sel->arena + a + LIST_REC_HDR, sel->arena[a],
+                     sel->arena + b + LIST_REC_HDR, sel->arena[b]);
 }
 
-static int list_key_qsort(const void *a, const void *b)
+/* Heap slot @i holds the record at @off; the record learns its slot. */
+static void list_heap_set(struct list_select *sel, uint32_t i, uint32_t off)
 {
-    return list_key_order(*(struct list_key *const *)a, *(struct list_key *const *)b);
+    sel->heap[i] = off;
+    memcpy(sel->arena + off + 1, &i, sizeof(i));
 }
 
-static void list_heap_push(struct list_select *sel, struct list_key *k)
+static bool list_rec_live(const struct list_select *sel, uint32_t off)
 {
     uint32_t i;
 
+    memcpy(&i, sel->arena + off + 1, sizeof(i));
+    return i < sel->count && sel->heap[i] == off;
+}
+
+/* Room for @need more arena bytes: when full, slide the live records down. */
+static void list_arena_reserve(struct list_select *sel, uint32_t need)
+{
+    uint32_t from = 0, to = 0;
+
+    if (!sel->arena) {
+        sel->arena_cap = 4 * sel->budget + 1024;
+        sel->arena = g_malloc(sel->arena_cap);
+    }
+    if (sel->arena_used + need <= sel->arena_cap) {
+        return;
+    }
+    while (from < sel->arena_used) {
+        uint32_t n = LIST_REC_HDR + sel->arena[from];
+
+        if (list_rec_live(sel, from)) {
+            uint32_t i;
+
+            memcpy(&i, sel->arena + from + 1, sizeof(i));
+            memmove(sel->arena + to, sel->arena + from, n);
+            sel->heap[i] = to;
+            to += n;
+        }
+        from += n;
+    }
+    sel->arena_used = to;
+}
+
+static void list_heap_push(struct list_select *sel, const uint8_t *key, uint32_t key_bytes)
+{
+    uint32_t i, k;
+
+    list_arena_reserve(sel, LIST_REC_HDR + key_bytes);
+    k = sel->arena_used;
+    sel->arena[k] = (uint8_t)key_bytes;
+    memcpy(sel->arena + k + LIST_REC_HDR, key, key_bytes);
+    sel->arena_used += LIST_REC_HDR + key_bytes;
     if (sel->count == sel->cap) {
         sel->cap = sel->cap ? sel->cap * 2 : 64;
-        sel->heap = g_renew(struct list_key *, sel->heap, sel->cap);
+        sel->heap = g_renew(uint32_t, sel->heap, sel->cap);
     }
     i = sel->count++;
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
 
-        if (list_key_order(sel->heap[parent], k) >= 0) {
+        if (list_key_order(sel, sel->heap[parent], k) >= 0) {
             break;
         }
-        sel->heap[i] = sel->heap[parent];
+        list_heap_set(sel, i, sel->heap[parent]);
         i = parent;
     }
-    sel->heap[i] = k;
+    list_heap_set(sel, i, k);
 }
 
-static struct list_key *list_heap_pop(struct list_select *sel)
+/* Remove the largest key; returns its record's offset (valid until the next push). */
+static uint32_t list_heap_pop(struct list_select *sel)
 {
-    struct list_key *top = sel->heap[0];
-    struct list_key *last = sel->heap[--sel->count];
+    uint32_t top = sel->heap[0];
+    uint32_t last = sel->heap[--sel->count];
     uint32_t i = 0;
 
     for (;;) {
@@ -310,17 +371,17 @@ static struct list_key *list_heap_pop(struct list_select *sel)
         if (c >= sel->count) {
             break;
         }
-        if (c + 1 < sel->count && list_key_order(sel->heap[c + 1], sel->heap[c]) > 0) {
+        if (c + 1 < sel->count && list_key_order(sel, sel->heap[c + 1], sel->heap[c]) > 0) {
             c++;
         }
-        if (list_key_order(sel->heap[c], last) <= 0) {
+        if (list_key_order(sel, sel->heap[c], last) <= 0) {
             break;
         }
-        sel->heap[i] = sel->heap[c];
+        list_heap_set(sel, i, sel->heap[c]);
         i = c;
     }
     if (sel->count) {
-        sel->heap[i] = last;
+        list_heap_set(sel, i, last);
     }
     return top;
 }
@@ -329,101 +390,263 @@ static int list_emit(void *opaque, const void *key, uint32_t key_bytes,
                      const void *value, uint32_t value_bytes)
 {
     struct list_select *sel = opaque;
-    struct list_key *k;
 
     if (sel->start_bytes &&
         key_order(key, key_bytes, sel->start, sel->start_bytes) <= 0) {
         return 0;
     }
-    if (sel->bound && key_order(key, key_bytes, sel->bound->bytes, sel->bound->len) >= 0) {
+    if (sel->bounded && key_order(key, key_bytes, sel->bound, sel->bound_len) >= 0) {
         return 0;
     }
-    k = g_malloc(sizeof(*k) + key_bytes);
-    k->len = key_bytes;
-    memcpy(k->bytes, key, key_bytes);
-    list_heap_push(sel, k);
+    list_heap_push(sel, key, key_bytes);
     sel->used += kvssd_list_entry_bytes(key_bytes);
     while (sel->used > sel->budget) {
-        struct list_key *evicted = list_heap_pop(sel);
+        uint32_t evicted = list_heap_pop(sel);
 
-        sel->used -= kvssd_list_entry_bytes(evicted->len);
-        g_free(sel->bound);
-        sel->bound = evicted;
+        sel->used -= kvssd_list_entry_bytes(sel->arena[evicted]);
+        sel->bounded = true;
+        sel->bound_len = sel->arena[evicted];
+        memcpy(sel->bound, sel->arena + evicted + LIST_REC_HDR, sel->bound_len);
     }
     return 0;
 }
 
-static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
+/*
+ * The state of a List or Iter Read that is walking the index in slices
+ * (parked by the transport between calls): everything the command needs
+ * again, since the SQE alone cannot give a staged start key back.
+ */
+struct kv_cont {
+    uint8_t opcode;
+    uint32_t epoch;          /* ns->epoch at the start */
+    uint64_t t;              /* simulated time reached */
+    /* List */
+    bool started;            /* holds ns's List slot and firmware iterator */
+    bool output;             /* the walk is over: writing the keys out */
+    uint32_t keys;           /* keys selected (the header's N) */
+    uint32_t end;            /* host buffer offset of the end of the keys not yet written */
+    struct list_select sel;
+    uint8_t start[KVFTL_KEY_MAX_BYTES];
+    /* Iter Read */
+    uint32_t handle;
+    uint32_t cap;            /* entry bytes the host buffer holds */
+    uint32_t used, entries;  /* entry bytes and entries written to the host so far */
+    bool key_values;
+};
+
+static void list_select_free(struct list_select *sel)
+{
+    g_free(sel->heap);
+    g_free(sel->arena);
+    sel->heap = NULL;
+    sel->arena = NULL;
+    sel->count = sel->cap = sel->used = 0;
+    sel->arena_used = sel->arena_cap = 0;
+    sel->bounded = false;
+}
+
+/* Give up List's slot and firmware iterator, if it still holds them. */
+static void list_release(struct kvssd_ns *ns, struct kv_cont *c, uint64_t t)
+{
+    struct kvftl_cpl cpl;
+
+    if (c->started && ns && c->epoch == ns->epoch) {
+        kvftl_iter_close(ns->ftl, ns->list_handle, t, &cpl);
+        ns->list_busy = false;
+    }
+    c->started = false;
+}
+
+/*
+ * Index pages per slice of a parked List or Iter Read: KVSSD_SLICE_INDEX_ENTRIES
+ * index slots' worth (each live slot costs a blob-header read), at least one page.
+ */
+static uint32_t kv_slice_pages(const struct kvssd_ns *ns)
+{
+    uint32_t slots = (kvftl_get_config(ns->ftl)->index_page_bytes - 16u) / 16u;
+
+    return MAX(1u, KVSSD_SLICE_INDEX_ENTRIES / MAX(slots, 1u));
+}
+
+static void kv_park(struct kvssd_req *req, struct kv_cont *c)
+{
+    req->cont = c;
+    req->in_progress = true;
+    req->done_ns = c->t;
+}
+
+/* A new List: validate, take the start key. NULL with req->status on an error. */
+static struct kv_cont *list_begin(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t buf_bytes = MIN(sqe->cdw[10], (uint32_t)KVSSD_SCRATCH_BYTES);
     uint32_t key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
     uint8_t start[KVFTL_KEY_MAX_BYTES];
-    struct list_select sel = {0};
-    struct kvftl_cpl cpl = {0};
-    uint64_t t = req->now_ns;
-    uint32_t handle = 0;
-    uint32_t off;
+    struct kv_cont *c;
     uint16_t st;
 
     if (KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) || sqe->cdw[12] || sqe->cdw[13] ||
         buf_bytes < KVSSD_LIST_HEADER_BYTES) {
         req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return NULL;
     }
     if (key_bytes) {
         st = kv_command_key(ns, req, key_bytes, start);
         if (st != KVSSD_SC_SUCCESS) {
             req->status = st;
+            return NULL;
+        }
+    }
+    c = g_new0(struct kv_cont, 1);
+    c->opcode = KVSSD_OPC_LIST;
+    c->epoch = ns->epoch;
+    c->t = req->now_ns;
+    memcpy(c->start, start, key_bytes);
+    c->sel.start = c->start;
+    c->sel.start_bytes = key_bytes;
+    c->sel.budget = buf_bytes - KVSSD_LIST_HEADER_BYTES;
+    return c;
+}
+
+/* The List is over with @st (an error, or success once every key is written). */
+static void list_complete(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c,
+                          uint16_t st)
+{
+    list_release(ns, c, c->t);
+    list_select_free(&c->sel);
+    req->status = st;
+    req->dw0 = st == KVSSD_SC_SUCCESS ? c->keys : 0;
+    req->done_ns = c->t;
+    g_free(c);
+}
+
+/*
+ * Write up to KVSSD_SLICE_LIST_KEYS selected keys to the host. The heap pops
+ * the largest first, so the keys are written from the end of their area
+ * towards its start, a contiguous chunk per call; the header goes last.
+ * Returns true when the List is complete.
+ */
+static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c)
+{
+    /* room for the largest chunk: KVSSD_SLICE_LIST_KEYS keys of 255 bytes */
+    const uint32_t top = KVSSD_SLICE_LIST_KEYS * ((2 + KVFTL_KEY_MAX_BYTES + 3) & ~3u);
+    struct list_select *sel = &c->sel;
+    uint32_t n = 0, pos = top;
+    uint16_t st;
+
+    G_STATIC_ASSERT(KVSSD_SLICE_LIST_KEYS * ((2 + KVFTL_KEY_MAX_BYTES + 3) & ~3u) <=
+                    KVSSD_SCRATCH_BYTES);
+    /* descending pops, laid out from the top of the scratch area down: ascending */
+    while (n < KVSSD_SLICE_LIST_KEYS && sel->count) {
+        uint32_t k = list_heap_pop(sel);
+        uint32_t len = sel->arena[k];
+        uint32_t eb = kvssd_list_entry_bytes(len);
+
+        pos -= eb;
+        memset(ns->scratch + pos, 0, eb);
+        kvssd_put_le16(ns->scratch + pos, (uint16_t)len);
+        memcpy(ns->scratch + pos + 2, sel->arena + k + LIST_REC_HDR, len);
+        n++;
+    }
+    c->end -= top - pos;
+    sel->used -= top - pos;
+    st = dptr_to_host(req, c->end, ns->scratch + pos, top - pos);
+    if (st == KVSSD_SC_SUCCESS && !sel->count) {
+        kvssd_put_le32(ns->scratch, c->keys);
+        st = dptr_to_host(req, 0, ns->scratch, KVSSD_LIST_HEADER_BYTES);
+        if (st == KVSSD_SC_SUCCESS) {
+            list_complete(ns, req, c, KVSSD_SC_SUCCESS);
+            return true;
+        }
+    }
+    if (st != KVSSD_SC_SUCCESS) {
+        list_complete(ns, req, c, st);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * List walks every key (see above). Parked, it walks
+ * kv_slice_pages() index pages per call, then writes KVSSD_SLICE_LIST_KEYS
+ * keys per call; only one List walks at a time (the others wait parked,
+ * holding their start key only), so the selection heap exists once. A
+ * Format or reset in between restarts the walk on what is stored then.
+ */
+static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
+{
+    struct kv_cont *c = req->cont;
+    struct kvftl_cpl cpl = {0};
+
+    req->cont = NULL;
+    if (!c) {
+        c = list_begin(ns, req);
+        if (!c) {
+            return;
+        }
+        if (req->may_park) {
+            /* the walk runs in the transport's slices, not in the fetch */
+            kv_park(req, c);
             return;
         }
     }
-    sel.start = start;
-    sel.start_bytes = key_bytes;
-    sel.budget = buf_bytes - KVSSD_LIST_HEADER_BYTES;
-
-    kvftl_iter_open(ns->ftl, 0, 0, KVFTL_ITER_KEYS, t, &handle, &cpl);
-    if (cpl.status != KVSSD_SC_SUCCESS) {
-        req->status = cpl.status;
-        req->done_ns = cpl.done_ns;
+    c->t = MAX(c->t, req->now_ns);
+    if (c->output) {
+        while (!list_output(ns, req, c)) {
+            if (req->may_park) {
+                kv_park(req, c);
+                return;
+            }
+        }
         return;
     }
-    t = cpl.done_ns;
+    if (c->epoch != ns->epoch) {
+        list_select_free(&c->sel);
+        c->started = false;
+        c->epoch = ns->epoch;
+    }
+    if (!c->started) {
+        if (ns->list_busy && req->may_park) {
+            kv_park(req, c);
+            return;
+        }
+        kvftl_iter_open(ns->ftl, 0, 0, KVFTL_ITER_KEYS, c->t, &ns->list_handle, &cpl);
+        c->t = MAX(c->t, cpl.done_ns);
+        if (cpl.status != KVSSD_SC_SUCCESS) {
+            list_complete(ns, req, c, cpl.status);
+            return;
+        }
+        ns->list_busy = true;
+        c->started = true;
+    }
     for (;;) {
-        kvftl_iter_next(ns->ftl, handle, UINT32_MAX, list_emit, &sel, t, &cpl);
-        t = cpl.done_ns;
-        if (cpl.status != KVSSD_SC_SUCCESS || cpl.value_bytes == 0) {
+        kvftl_iter_step(ns->ftl, ns->list_handle, UINT32_MAX,
+                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
+                        list_emit, &c->sel, c->t, &cpl);
+        c->t = MAX(c->t, cpl.done_ns);
+        if (cpl.status == KVSSD_SC_ITERATOR_END) {
             break;
         }
-    }
-    st = cpl.status == KVSSD_SC_ITERATOR_END ? KVSSD_SC_SUCCESS : cpl.status;
-    kvftl_iter_close(ns->ftl, handle, t, &cpl);
-    t = MAX(t, cpl.done_ns);
-
-    if (st == KVSSD_SC_SUCCESS) {
-        if (sel.count) {
-            qsort(sel.heap, sel.count, sizeof(*sel.heap), list_key_qsort);
+        if (cpl.status != KVSSD_SC_SUCCESS) {
+            list_complete(ns, req, c, cpl.status);
+            return;
         }
-        kvssd_put_le32(ns->scratch, sel.count);
-        off = KVSSD_LIST_HEADER_BYTES;
-        for (uint32_t i = 0; i < sel.count; i++) {
-            uint32_t eb = kvssd_list_entry_bytes(sel.heap[i]->len);
-
-            memset(ns->scratch + off, 0, eb);
-            kvssd_put_le16(ns->scratch + off, (uint16_t)sel.heap[i]->len);
-            memcpy(ns->scratch + off + 2, sel.heap[i]->bytes, sel.heap[i]->len);
-            off += eb;
+        if (req->may_park) {
+            kv_park(req, c);
+            return;
         }
-        st = dptr_to_host(req, 0, ns->scratch, off);
-        req->dw0 = sel.count;
     }
-    for (uint32_t i = 0; i < sel.count; i++) {
-        g_free(sel.heap[i]);
+    /* the walk is over: the output starts in the next slice */
+    list_release(ns, c, c->t);
+    c->output = true;
+    c->keys = c->sel.count;
+    c->end = KVSSD_LIST_HEADER_BYTES + c->sel.used;
+    if (req->may_park) {
+        kv_park(req, c);
+        return;
     }
-    g_free(sel.heap);
-    g_free(sel.bound);
-    req->status = st;
-    req->done_ns = t;
+    while (!list_output(ns, req, c)) {
+    }
 }
 
 /* ---- Extension: Key Stage (91h) ---------------------------------------- */
@@ -496,6 +719,7 @@ struct iter_fill {
     uint32_t used;
     uint32_t entries;
     bool key_values;
+    bool full;               /* an entry did not fit */
 };
 
 static int iter_emit(void *opaque, const void *key, uint32_t key_bytes,
@@ -506,6 +730,7 @@ static int iter_emit(void *opaque, const void *key, uint32_t key_bytes,
     uint8_t *p = f->buf + f->used;
 
     if (eb > f->cap - f->used) {
+        f->full = true;
         return 1;
     }
     memset(p, 0, eb);
@@ -527,37 +752,103 @@ static bool kv_host_iterator(const struct kvssd_ns *ns, uint32_t handle)
     return handle < KVSSD_ITER_MAX_HANDLES && (ns->host_iterators & (1u << handle));
 }
 
-static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
+/* A new Iter Read: validate. NULL with req->status on an error. */
+static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t buf_bytes = MIN(sqe->cdw[10], (uint32_t)KVSSD_SCRATCH_BYTES);
     uint32_t handle = sqe->cdw[11] & 0xffu;
-    struct iter_fill fill = {0};
-    struct kvftl_cpl cpl = {0};
+    struct kv_cont *c;
 
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[11], 0xffu) || sqe->cdw[12] ||
         sqe->cdw[13] || sqe->cdw[14] || sqe->cdw[15] ||
         buf_bytes < sizeof(struct kvssd_iter_header)) {
         req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return NULL;
     }
     if (!kv_host_iterator(ns, handle)) {
         req->status = KVSSD_SC_INVALID_ITERATOR;
-        return;
+        return NULL;
     }
-    fill.buf = ns->scratch + sizeof(struct kvssd_iter_header);
-    fill.cap = buf_bytes - sizeof(struct kvssd_iter_header);
-    fill.key_values = ns->host_iterator_kv & (1u << handle);
-    kvftl_iter_next(ns->ftl, handle, UINT32_MAX, iter_emit, &fill, req->now_ns, &cpl);
-    req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
-    if (cpl.status != KVSSD_SC_SUCCESS) {
-        return;
+    c = g_new0(struct kv_cont, 1);
+    c->opcode = KVSSD_OPC_ITER_READ;
+    c->epoch = ns->epoch;
+    c->t = req->now_ns;
+    c->handle = handle;
+    c->cap = buf_bytes - sizeof(struct kvssd_iter_header);
+    c->key_values = ns->host_iterator_kv & (1u << handle);
+    return c;
+}
+
+/*
+ * Iter Read fills the host buffer until an entry does not fit or the
+ * iterator ends. Parked, each call walks kv_slice_pages() index pages
+ * and writes the entries it found straight to their place in the host
+ * buffer (after the header, written last), so a parked read holds no buffer.
+ */
+static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
+{
+    struct kv_cont *c = req->cont;
+    struct kvftl_cpl cpl = {0};
+    uint16_t st;
+
+    req->cont = NULL;
+    if (!c) {
+        c = iter_read_begin(ns, req);
+        if (!c) {
+            return;
+        }
+        if (req->may_park) {
+            kv_park(req, c);
+            return;
+        }
     }
-    kvssd_put_le32(ns->scratch, fill.entries);
-    kvssd_put_le32(ns->scratch + 4, fill.used);
-    req->dw0 = fill.entries;
-    req->status = dptr_to_host(req, 0, ns->scratch, sizeof(struct kvssd_iter_header) + fill.used);
+    c->t = MAX(c->t, req->now_ns);
+    for (;;) {
+        struct iter_fill fill = {
+            .buf = ns->scratch, .cap = c->cap - c->used, .key_values = c->key_values,
+        };
+
+        /* the host closed it (or a reset or Format did) while this read was parked */
+        if (c->epoch != ns->epoch || !kv_host_iterator(ns, c->handle)) {
+            st = KVSSD_SC_INVALID_ITERATOR;
+            break;
+        }
+        kvftl_iter_step(ns->ftl, c->handle, UINT32_MAX,
+                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
+                        iter_emit, &fill, c->t, &cpl);
+        c->t = MAX(c->t, cpl.done_ns);
+        st = cpl.status;
+        if (st == KVSSD_SC_SUCCESS && fill.used) {
+            st = dptr_to_host(req, sizeof(struct kvssd_iter_header) + c->used, ns->scratch,
+                              fill.used);
+        }
+        if (st != KVSSD_SC_SUCCESS) {
+            break;
+        }
+        c->used += fill.used;
+        c->entries += fill.entries;
+        if (fill.full) {
+            break;
+        }
+        if (req->may_park) {
+            kv_park(req, c);
+            return;
+        }
+    }
+    /* the end after some entries: they are this read's result, End comes next time */
+    if (st == KVSSD_SC_ITERATOR_END && c->entries) {
+        st = KVSSD_SC_SUCCESS;
+    }
+    if (st == KVSSD_SC_SUCCESS) {
+        kvssd_put_le32(ns->scratch, c->entries);
+        kvssd_put_le32(ns->scratch + 4, c->used);
+        req->dw0 = c->entries;
+        st = dptr_to_host(req, 0, ns->scratch, sizeof(struct kvssd_iter_header));
+    }
+    req->status = st;
+    req->done_ns = c->t;
+    g_free(c);
 }
 
 static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
@@ -582,9 +873,30 @@ static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
     req->status = cpl.status;
 }
 
+void kvssd_kv_cancel(struct kvssd_ns *ns, void *cont)
+{
+    struct kv_cont *c = cont;
+
+    if (!c) {
+        return;
+    }
+    if (c->opcode == KVSSD_OPC_LIST) {
+        list_release(ns, c, 0);
+        list_select_free(&c->sel);
+    }
+    g_free(c);
+}
+
 static void kv_close_host_iterators(struct kvssd_ns *ns)
 {
     struct kvftl_cpl cpl;
+
+    /* a parked List's iterator: the List restarts (or is cancelled) after this */
+    if (ns->list_busy) {
+        kvftl_iter_close(ns->ftl, ns->list_handle, 0, &cpl);
+        ns->list_busy = false;
+    }
+    ns->epoch++;
 
     for (uint32_t h = 0; h < KVSSD_ITER_MAX_HANDLES; h++) {
         if (ns->host_iterators & (1u << h)) {
@@ -603,8 +915,18 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
     req->dw0 = 0;
     req->dw1 = 0;
     req->done_ns = req->now_ns;
-    ns->xfer->commands++;
+    req->in_progress = false;
+    if (!req->cont) {
+        ns->xfer->commands++;    /* once per command, not per slice */
+    }
 
+    if (req->cont && ((struct kv_cont *)req->cont)->opcode != kvssd_sqe_opcode(req->sqe)) {
+        /* the transport broke the parking contract: drop the state, fail the command */
+        kvssd_kv_cancel(ns, req->cont);
+        req->cont = NULL;
+        req->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
     switch (kvssd_sqe_opcode(req->sqe)) {
     case KVSSD_OPC_FLUSH:
         kv_flush(ns, req);

@@ -89,6 +89,16 @@ struct kvssd_ns {
     uint32_t expired_next, expired_count;
     uint64_t stream_bytes_held;          /* gauge: memory of open streams */
 
+    /*
+     * Parked commands (kv.c): one List at a time walks (it holds this slot
+     * and firmware iterator list_handle; others wait, holding only their
+     * small state); epoch counts resets and Formats, after which a parked
+     * command's iterator is no longer its own.
+     */
+    bool list_busy;
+    uint32_t list_handle;
+    uint32_t epoch;
+
     uint32_t host_iterators;             /* bit per kvftl handle the host opened */
     uint32_t host_iterator_kv;           /* bit per handle opened for key+value entries */
 };

@@ -88,6 +88,14 @@ typedef struct KvssdCQ {
 typedef struct KvssdSQ {
     uint16_t qid, cqid, size, head, tail;
     uint64_t dma_addr;
+    /*
+     * A fetched command that is not done (List, Iter Read, FTL check walk in
+     * bounded slices): its SQE and the command set's state. At most one per
+     * SQ; the SQ fetches nothing more until it completes.
+     */
+    bool parked;
+    struct kvssd_sqe parked_sqe;
+    void *parked_cont;
 } KvssdSQ;
 
 /* The data pointer of one command, resolved into at most a bounded list of extents. */

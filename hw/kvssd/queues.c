@@ -341,10 +341,34 @@ static uint16_t create_sq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t 
     return KVSSD_SC_SUCCESS;
 }
 
+/*
+ * Drop the command parked on @sq (SQ deletion, controller reset). With
+ * @cq, it completes there as aborted by SQ deletion, like the commands the
+ * SQ still holds.
+ */
+static void sq_unpark(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
+{
+    if (!sq->parked) {
+        return;
+    }
+    if (sq->qid == 0) {
+        kvssd_admin_cancel(&n->admin, sq->parked_cont);
+    } else {
+        kvssd_kv_cancel(n->ns, sq->parked_cont);
+    }
+    if (cq) {
+        cq_enqueue(n, cq, sq->qid, sq->parked_sqe.cdw[0] >> 16, KVSSD_SC_ABORTED_SQ_DELETION,
+                   0, 0, INT64_MIN);
+    }
+    sq->parked = false;
+    sq->parked_cont = NULL;
+}
+
 static void sq_free(KvssdState *n, KvssdSQ *sq)
 {
     KvssdCQ *cq = n->cq[sq->cqid];
 
+    sq_unpark(n, sq, cq);
     if (cq) {
         cq->sq_refs--;
     }
@@ -432,6 +456,9 @@ bool kvssd_admin_queue_setup(KvssdState *n)
 void kvssd_queues_free(KvssdState *n)
 {
     for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
+        if (n->sq[i]) {
+            sq_unpark(n, n->sq[i], NULL);
+        }
         g_free(n->sq[i]);
         n->sq[i] = NULL;
         if (n->cq[i]) {
@@ -514,10 +541,11 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
 /* ---- command execution -------------------------------------------------- */
 
 static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
-                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, bool *deferred)
+                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, bool *deferred,
+                          void **cont)
 {
     KvssdDptr d;
-    struct kvssd_admin_req req = { .sqe = sqe, .now_ns = now };
+    struct kvssd_admin_req req = { .sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont };
 
     /* Admin data is at most 4 KiB (Identify, log pages); the dptr bounds it. */
     uint32_t len = 4096;
@@ -533,15 +561,16 @@ static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     *dw0 = req.dw0;
     *dw1 = req.dw1;
     *deferred = req.deferred;
+    *cont = req.in_progress ? req.cont : NULL;
 }
 
 static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
-                          uint16_t *status, uint32_t *dw0, uint32_t *dw1)
+                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, void **cont)
 {
     uint8_t opc = kvssd_sqe_opcode(sqe);
     uint32_t nsid = sqe->cdw[1];
     KvssdDptr d;
-    struct kvssd_req req = { .sqe = sqe, .now_ns = now };
+    struct kvssd_req req = { .sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont };
 
     *dw0 = *dw1 = 0;
     if ((sqe->cdw[0] >> 8) & 0x3) {
@@ -558,6 +587,12 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     kvssd_dptr_init(&d, n, sqe, kvssd_io_data_len(sqe));
     req.dptr = kvssd_dptr_ops(&d);
     kvssd_kv_execute(n->ns, &req);
+    *cont = req.in_progress ? req.cont : NULL;
+    if (req.in_progress) {
+        n->batch_bytes += d.moved_h2d + d.moved_d2h;
+        kvssd_dptr_finish(&d);
+        return (int64_t)req.done_ns;
+    }
     /* A volatile write cache that the host disabled: write through. */
     if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce &&
         (opc & 1)) {
@@ -576,20 +611,69 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     return (int64_t)req.done_ns;
 }
 
-/* Fetch and run up to @budget commands of @sq. Returns the number run, -1 on fatal. */
-static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now)
+/*
+ * Run one command: @sqe fetched now, or parked on @sq (@cont its state) and
+ * resumed. It completes (its CQE is queued), or the command set says it is
+ * not done: it is then parked on @sq with its state. Returns true if parked.
+ */
+static bool sq_run(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq, const struct kvssd_sqe *sqe,
+                   void *cont, int64_t now)
+{
+    uint16_t cid = sqe->cdw[0] >> 16;
+    uint16_t status = KVSSD_SC_SUCCESS;
+    uint32_t dw0 = 0, dw1 = 0;
+    bool deferred = false;
+    int64_t due = INT64_MIN;
+
+    if (sq->qid == 0) {
+        execute_admin(n, sqe, now, &status, &dw0, &dw1, &deferred, &cont);
+    } else {
+        int64_t done_ns = execute_io(n, sqe, now, &status, &dw0, &dw1, &cont);
+        if (n->latency) {
+            due = done_ns;
+        }
+    }
+    if (cont) {
+        if (sqe != &sq->parked_sqe) {
+            sq->parked_sqe = *sqe;
+        }
+        sq->parked = true;
+        sq->parked_cont = cont;
+        return true;
+    }
+    sq->parked = false;
+    sq->parked_cont = NULL;
+    if (!deferred) {
+        cq_enqueue(n, cq, sq->qid, cid, status, dw0, dw1, due);
+    }
+    return false;
+}
+
+/*
+ * Fetch and run up to @budget commands of @sq. Returns the number run, -1 on
+ * fatal. A parked command is resumed first, only if no slice of a parked
+ * command has run in this bottom half yet (*@sliced); while it stays parked
+ * the SQ fetches nothing.
+ */
+static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now, bool *sliced)
 {
     KvssdCQ *cq = n->cq[sq->cqid];
     int done = 0;
 
+    if (sq->parked) {
+        if (*sliced || !cq || cq->waiting >= cq->size) {
+            return 0;
+        }
+        *sliced = true;
+        done++;
+        if (sq_run(n, sq, cq, &sq->parked_sqe, sq->parked_cont, now)) {
+            return done;
+        }
+    }
     while (done < budget && sq->head != sq->tail && cq && cq->waiting < cq->size &&
            n->batch_bytes < KVSSD_BATCH_BYTES) {
         struct kvssd_sqe sqe;
         hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
-        uint16_t status;
-        uint32_t dw0, dw1;
-        bool deferred = false;
-        int64_t due = INT64_MIN;
 
         if (pci_dma_read(PCI_DEVICE(n), addr, &sqe, sizeof(sqe)) != MEMTX_OK) {
             trace_kvssd_dma_error(addr, sizeof(sqe));
@@ -601,20 +685,12 @@ static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now)
         }
         n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
         sq->head = (sq->head + 1) % sq->size;
-        uint16_t cid = sqe.cdw[0] >> 16;
-        trace_kvssd_sqe(sq->qid, cid, kvssd_sqe_opcode(&sqe), sqe.cdw[10], sqe.cdw[11]);
+        trace_kvssd_sqe(sq->qid, sqe.cdw[0] >> 16, kvssd_sqe_opcode(&sqe), sqe.cdw[10],
+                        sqe.cdw[11]);
 
-        if (sq->qid == 0) {
-            execute_admin(n, &sqe, now, &status, &dw0, &dw1, &deferred);
-        } else {
-            int64_t done_ns = execute_io(n, &sqe, now, &status, &dw0, &dw1);
-            if (n->latency) {
-                due = done_ns;
-            }
-        }
         done++;
-        if (!deferred) {
-            cq_enqueue(n, cq, sq->qid, cid, status, dw0, dw1, due);
+        if (sq_run(n, sq, cq, &sqe, NULL, now)) {
+            break;      /* it waits for its next slice */
         }
         /* an admin command may have deleted this very queue or reset state */
         if (!n->sq[sq->qid] || n->sq[sq->qid] != sq || !(n->csts & KVSSD_CSTS_RDY)) {
@@ -630,6 +706,7 @@ static void kvssd_process(void *opaque)
     int64_t now = kvssd_now_ns();
     int budget = KVSSD_BATCH;
     bool more = false;
+    bool sliced = false;     /* a parked command ran its slice in this run */
 
     n->batch_bytes = 0;
     if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
@@ -643,7 +720,11 @@ static void kvssd_process(void *opaque)
         if (!sq) {
             continue;
         }
-        int r = sq_process(n, sq, MIN(budget, 32), now);
+        /* the FTL check (C4h) needs a firmware that does not change: no I/O meanwhile */
+        if (qid != 0 && n->sq[0] && n->sq[0]->parked) {
+            continue;
+        }
+        int r = sq_process(n, sq, MIN(budget, 32), now, &sliced);
         if (r < 0) {
             return;
         }
@@ -670,7 +751,7 @@ static void kvssd_process(void *opaque)
     for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
         KvssdSQ *sq = n->sq[i];
         KvssdCQ *cq = sq ? n->cq[sq->cqid] : NULL;
-        if (sq && cq && sq->head != sq->tail && cq->waiting < cq->size) {
+        if (sq && cq && (sq->head != sq->tail || sq->parked) && cq->waiting < cq->size) {
             more = true;
         }
     }
