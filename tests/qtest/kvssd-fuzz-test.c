@@ -47,6 +47,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* The image layout, to read the device's key-hash seed from its checkpoint. */
+#include "../../hw/kvssd/kvftl/nand.h"
+#include "../../hw/kvssd/kvftl/recovery.h"
+
 #define NQ 5                      /* I/O queue ids used: 1..4 */
 #define DATA_PAGES 1024           /* 4 MiB of random bytes at KV_DATA */
 #define OUT_PAGES 1024            /* 4 MiB of retrieve buffers at KV_DATA2 */
@@ -112,6 +116,12 @@ static bool chance(uint32_t per_mille)
 typedef struct Fuzz {
     KvDev *d;
     bool latency;                 /* latency=on: step the virtual clock to get completions */
+    char *props;                  /* the device's properties (image= included) */
+    char *dir, *image;            /* a temporary directory and the image in it */
+    uint64_t hash_seed;           /* the device's key-hash seed, read from its image */
+    bool hash_seed_known;         /* false from a Format on (a new seed) */
+    uint64_t rss0;                /* QEMU's VmRSS after the last start (KiB) */
+    uint64_t restarts;
     uint8_t *data;                /* copy of the DATA_PAGES random pages at KV_DATA */
     uint64_t commands;
     uint64_t io_ok, io_err, admin_ok, admin_err, resets, aer_done;
@@ -347,6 +357,9 @@ static struct kvssd_sqe random_admin(Fuzz *f)
     if (opc == 0x80 && !chance(50)) {
         opc = 0x06;                  /* Format rarely */
     }
+    if (opc == 0x80) {
+        f->hash_seed_known = false;  /* a Format draws a new seed */
+    }
     struct kvssd_sqe s = kv_sqe(opc, chance(500) ? 1 : (chance(500) ? 0xffffffff : rnd()));
     kv_set_prp(&s, KV_DATA2 + below(256) * 4096ull, KV_DATA2 + 256 * 4096ull);
     switch (opc) {
@@ -398,7 +411,6 @@ static struct kvssd_sqe random_admin(Fuzz *f)
         }
         break;
     }
-    (void)f;
     return s;
 }
 
@@ -728,7 +740,9 @@ static void sq_delete_undrained(Fuzz *f)
             sq[i].cdw[j] = cpu_to_le32(s.cdw[j]);
         }
     }
-    qtest_memwrite(d->qts, SQDEL_SQ, sq, 1024 * sizeof(*sq));
+    for (int i = 0; i < 1024; i += 64) {
+        qtest_memwrite(d->qts, SQDEL_SQ + i * sizeof(*sq), sq + i, 64 * sizeof(*sq));
+    }
     g_free(sq);
     qtest_memset(d->qts, SQDEL_CQ, 0, 4096);
     g_assert_cmphex(admin_queue_cmd(f, 0x05, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==, 0);
@@ -897,12 +911,14 @@ static void reset_with_streams(Fuzz *f)
 
 /* ---- Attack class: keys that collide in the index ------------------------ */
 
-/* The index hash of @key as kvftl/index.c computes it (XXH3-64; 0 becomes 1). */
-static uint64_t device_key_hash(const void *key, size_t len)
+/* The index hash of @key as kvftl/index.h computes it (XXH3-64 seeded; 0 becomes 1). */
+static uint64_t device_key_hash(Fuzz *f, const void *key, size_t len)
 {
-    uint64_t h = XXH3_64bits(key, len);
+    uint64_t h = XXH3_64bits_withSeed(key, len, f->hash_seed);
     return h ? h : 1;
 }
+
+static void fuzz_reboot(Fuzz *f);
 
 static KvCqe key_cmd(Fuzz *f, uint8_t opc, const char *key, uint32_t len, uint32_t first_page)
 {
@@ -945,13 +961,15 @@ static void check_value(Fuzz *f, const char *key, uint32_t page, uint32_t len)
 
 /*
  * 224..263 keys (more than one 4 KiB index page holds before it splits:
- * 255 slots, a split past 217) whose hashes share their top 10 bits: the
- * page that holds them splits again and again along one side, the
- * directory doubles up to depth 11 or more. Found by brute force (about
- * 1,000 tries a key). Each Store succeeds or, when the device bounds
- * directory growth or is full, gets Capacity Exceeded; every key stored
- * reads back byte-exact, every refused one does not exist; a sentinel key
- * stored before survives; then all are deleted.
+ * 255 slots, a split past 217) whose hashes under the device's seed share
+ * their top 10 bits: the page that holds them splits again and again along
+ * one side until the directory bound (ceil(log2(index pages)) + 4) stops
+ * it. Found by brute force (about 1,000 tries a key) with the seed read
+ * from the device's image (QEMU restarted when a Format drew a new one).
+ * Each Store succeeds or, when the bound is hit or the device is full,
+ * gets Capacity Exceeded; every key stored reads back byte-exact, every
+ * refused one does not exist; a sentinel key stored before survives; then
+ * all are deleted.
  */
 static void colliding_keys(Fuzz *f)
 {
@@ -961,19 +979,23 @@ static void colliding_keys(Fuzz *f)
     bool *stored = g_new0(bool, nkeys);
     uint64_t prefix = (uint64_t)rnd() >> (32 - depth);
 
-    for (uint32_t i = 0; i < nkeys; i++) {
-        do {
-            snprintf(k[i], sizeof(k[i]), "c%08x%06x", rnd(), i);
-        } while (device_key_hash(k[i], strlen(k[i])) >> (64 - depth) != prefix);
-    }
     /* the sentinel: a full device is emptied by Format first */
     uint16_t st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
     if (is_capacity_exceeded(st)) {
         struct kvssd_sqe s = kv_sqe(0x80, 1);
         g_assert_cmphex(fz_status(f, 0, &s), ==, 0);
+        f->hash_seed_known = false;
         st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
     }
     g_assert_cmphex(st, ==, 0);
+    if (!f->hash_seed_known) {
+        fuzz_reboot(f);              /* the image's checkpoint then names the seed */
+    }
+    for (uint32_t i = 0; i < nkeys; i++) {
+        do {
+            snprintf(k[i], sizeof(k[i]), "c%08x%06x", rnd(), i);
+        } while (device_key_hash(f, k[i], strlen(k[i])) >> (64 - depth) != prefix);
+    }
     for (uint32_t i = 0; i < nkeys; i++) {
         st = key_cmd(f, KVSSD_OPC_STORE, k[i], 1 + i % 200, STABLE_PAGE(i)).status;
         if (st == 0) {
@@ -1039,6 +1061,81 @@ static uint64_t rss_bound_kib(void)
     return b / 1024;
 }
 
+/*
+ * The key-hash seed of the device that last ran on @f->image, read from the
+ * checkpoint its orderly exit wrote (a test-only path: no command returns
+ * the seed). The image header names the geometry; the checkpoint follows
+ * the NAND and its spare areas and must match the header's checksum.
+ */
+static uint64_t image_hash_seed(Fuzz *f)
+{
+    struct image_header h;
+    int fd = open(f->image, O_RDONLY);
+
+    g_assert(fd >= 0);
+    g_assert(pread(fd, &h, sizeof(h), 0) == sizeof(h));
+    g_assert(h.magic == IMAGE_MAGIC && h.clean == 1);
+    g_assert(h.checkpoint_bytes >= sizeof(struct checkpoint_head) &&
+             h.checkpoint_bytes < 64 * 1024 * 1024);
+    uint64_t pages = (uint64_t)h.channels * h.dies_per_channel * h.blocks_per_die *
+                     h.pages_per_block;
+    uint64_t off = NAND_IMAGE_HEADER_BYTES + pages * h.page_size +
+                   ((pages * sizeof(struct nand_oob) + 4095) & ~4095ull);
+    g_autofree uint8_t *ckpt = g_malloc(h.checkpoint_bytes);
+    g_assert(pread(fd, ckpt, h.checkpoint_bytes, off) == (ssize_t)h.checkpoint_bytes);
+    close(fd);
+    g_assert_cmphex(XXH3_64bits(ckpt, h.checkpoint_bytes), ==, h.checkpoint_checksum);
+    struct checkpoint_head head;
+    memcpy(&head, ckpt, sizeof(head));
+    return head.hash_seed;
+}
+
+/* Start QEMU on the image, fill guest memory, set up the queues. */
+static void fuzz_boot(Fuzz *f)
+{
+    KvDev *d = f->d = kv_start(f->props);
+
+    /* 4 MiB of random bytes, and a PRP list of all its pages (and of the
+     * retrieve buffers) so that any run of pages has a valid list */
+    /* a page a qtest command: QEMU's qtest server rescans a long line for
+     * its end as each chunk arrives, so one 4 MiB write would take seconds */
+    for (int p = 0; p < DATA_PAGES; p++) {
+        qtest_memwrite(d->qts, KV_DATA + p * 4096ull, f->data + p * 4096ull, 4096);
+    }
+    uint64_t *list = g_new(uint64_t, DATA_PAGES + 1);
+    for (int p = 0; p <= DATA_PAGES; p++) {
+        list[p] = cpu_to_le64(KV_DATA + p * 4096ull);
+    }
+    qtest_memwrite(d->qts, PRPL_IN, list, (DATA_PAGES + 1) * 8);
+    for (int p = 0; p <= OUT_PAGES; p++) {
+        list[p] = cpu_to_le64(KV_DATA2 + p * 4096ull);
+    }
+    qtest_memwrite(d->qts, PRPL_OUT, list, (OUT_PAGES + 1) * 8);
+    g_free(list);
+    /* an SGL segment: 4 data blocks in RAM */
+    uint8_t seg[64];
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = cpu_to_le64(KV_DATA + i * 8192ull);
+        uint32_t l = cpu_to_le32(1000 + i * 3000);
+        memset(seg + 16 * i, 0, 16);
+        memcpy(seg + 16 * i, &a, 8);
+        memcpy(seg + 16 * i + 8, &l, 4);
+    }
+    qtest_memwrite(d->qts, SGL_AREA, seg, sizeof(seg));
+    setup_queues(f);
+    f->rss0 = kv_qemu_status_kib(d, "VmRSS");
+}
+
+/* An orderly QEMU exit (the checkpoint names the seed), the seed, a new start. */
+static void fuzz_reboot(Fuzz *f)
+{
+    kv_stop(f->d);
+    f->hash_seed = image_hash_seed(f);
+    f->hash_seed_known = true;
+    f->restarts++;
+    fuzz_boot(f);
+}
+
 static void run_fuzz(bool latency)
 {
     const char *env = g_getenv("KVSSD_FUZZ_COMMANDS");
@@ -1063,39 +1160,18 @@ static void run_fuzz(bool latency)
                                             FUZZ_ASAN_QUARANTINE_MB);
     g_setenv("ASAN_OPTIONS", asan, true);
 #endif
-    f.d = kv_start(latency ? FUZZ_PROPS LATENCY_PROPS : FUZZ_PROPS);
-    KvDev *d = f.d;
-
-    /* 4 MiB of random bytes, and a PRP list of all its pages (and of the
-     * retrieve buffers) so that any run of pages has a valid list */
+    f.dir = g_dir_make_tmp("kvssd-fuzz-XXXXXX", NULL);
+    g_assert(f.dir);
+    f.image = g_build_filename(f.dir, "kvssd.img", NULL);
+    f.props = g_strdup_printf("%s%s,image=%s", FUZZ_PROPS, latency ? LATENCY_PROPS : "",
+                              f.image);
     f.data = g_malloc((size_t)DATA_PAGES * 4096);
     for (size_t i = 0; i < (size_t)DATA_PAGES * 4096; i++) {
         f.data[i] = (uint8_t)rnd();
     }
-    qtest_memwrite(d->qts, KV_DATA, f.data, (size_t)DATA_PAGES * 4096);
-    uint64_t *list = g_new(uint64_t, DATA_PAGES + 1);
-    for (int p = 0; p <= DATA_PAGES; p++) {
-        list[p] = cpu_to_le64(KV_DATA + p * 4096ull);
-    }
-    qtest_memwrite(d->qts, PRPL_IN, list, (DATA_PAGES + 1) * 8);
-    for (int p = 0; p <= OUT_PAGES; p++) {
-        list[p] = cpu_to_le64(KV_DATA2 + p * 4096ull);
-    }
-    qtest_memwrite(d->qts, PRPL_OUT, list, (OUT_PAGES + 1) * 8);
-    g_free(list);
-    /* an SGL segment: 4 data blocks in RAM */
-    uint8_t seg[64];
-    for (int i = 0; i < 4; i++) {
-        uint64_t a = cpu_to_le64(KV_DATA + i * 8192ull);
-        uint32_t l = cpu_to_le32(1000 + i * 3000);
-        memset(seg + 16 * i, 0, 16);
-        memcpy(seg + 16 * i, &a, 8);
-        memcpy(seg + 16 * i + 8, &l, 4);
-    }
-    qtest_memwrite(d->qts, SGL_AREA, seg, sizeof(seg));
-
-    setup_queues(&f);
-    uint64_t rss0 = kv_qemu_status_kib(d, "VmRSS");
+    /* a first start creates the image; the restart learns its seed */
+    f.d = kv_start(f.props);
+    fuzz_reboot(&f);
     while (f.commands < target) {
         uint32_t r = below(10000);       /* weights per 10,000 actions */
         if (r < 8480) {
@@ -1107,7 +1183,7 @@ static void run_fuzz(bool latency)
         } else if (r < 9880) {
             send_aer(&f);
         } else if (r < 9900) {
-            qtest_clock_step(d->qts, 100 * 1000 * 1000);   /* expire inline streams */
+            qtest_clock_step(f.d->qts, 100 * 1000 * 1000); /* expire inline streams */
             f.commands++;
         } else if (r < 9930) {
             reset_in_flight(&f);
@@ -1136,8 +1212,15 @@ static void run_fuzz(bool latency)
                    f.streams_opened, f.coll_keys, f.coll_stored, f.coll_refused);
     g_assert_cmpuint(f.io_ok, >, 0);
     g_assert_cmpuint(f.io_err, >, 0);
+    /* the first batch of colliding keys on a small index always reaches the
+     * directory bound: a refusal proves the keys collide under the device's
+     * hash, i.e. that the seed read from the image is the device's */
+    if (f.coll_keys) {
+        g_assert_cmpuint(f.coll_refused, >, 0);
+    }
 
     /* the FTL is consistent, and the device still stores exact bytes */
+    KvDev *d = f.d;
     kv_disable(d);
     setup_queues(&f);
     struct kvssd_sqe s = kv_sqe(0xc4, 0);
@@ -1150,15 +1233,21 @@ static void run_fuzz(bool latency)
     s = kv_sqe(0xc4, 0);
     g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
 
-    /* QEMU's resident memory: within the bound the properties give */
+    /* QEMU's resident memory (of its last start): within the bound the properties give */
     uint64_t rss = kv_qemu_status_kib(d, "VmRSS"), hwm = kv_qemu_status_kib(d, "VmHWM");
     g_test_message("kvssd fuzz rss: %" PRIu64 " KiB after setup, %" PRIu64 " KiB at the end, "
-                   "peak %" PRIu64 " KiB; bound: setup + %" PRIu64 " KiB",
-                   rss0, rss, hwm, rss_bound_kib());
-    g_assert_cmpuint(rss, <=, rss0 + rss_bound_kib());
-    g_assert_cmpuint(hwm, <=, rss0 + rss_bound_kib());
-    g_free(f.data);
+                   "peak %" PRIu64 " KiB; bound: setup + %" PRIu64 " KiB; %" PRIu64
+                   " QEMU restarts (to read the seed)",
+                   f.rss0, rss, hwm, rss_bound_kib(), f.restarts);
+    g_assert_cmpuint(rss, <=, f.rss0 + rss_bound_kib());
+    g_assert_cmpuint(hwm, <=, f.rss0 + rss_bound_kib());
     kv_stop(d);
+    unlink(f.image);
+    rmdir(f.dir);
+    g_free(f.image);
+    g_free(f.dir);
+    g_free(f.props);
+    g_free(f.data);
 }
 
 static void test_fuzz(void)
