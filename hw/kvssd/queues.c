@@ -589,6 +589,9 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     kvssd_kv_execute(n->ns, &req);
     *cont = req.in_progress ? req.cont : NULL;
     if (req.in_progress) {
+        /* a slice's data counts now (SMART data units); the command counts when it completes */
+        n->admin.bytes_read += d.moved_d2h;
+        n->admin.bytes_written += d.moved_h2d;
         n->batch_bytes += d.moved_h2d + d.moved_d2h;
         kvssd_dptr_finish(&d);
         return (int64_t)req.done_ns;
