@@ -15,7 +15,7 @@
 # re-run after a change to our files rebuilds only those files.
 #
 # Our files are symlinked into QEMU_TREE/hw/kvssd (device, firmware,
-# include/) and QEMU_TREE/tests/qtest (kvssd-*-test.c). The only QEMU files
+# include/) and QEMU_TREE/tests/qtest (kvssd-test.c, kvssd-*-test.c). The only QEMU files
 # changed are hw/meson.build, hw/Kconfig and tests/qtest/meson.build, each by
 # one appended/inserted line that registers kvssd.
 #
@@ -200,7 +200,8 @@ configure_args=(--target-list=x86_64-softmmu --without-default-features --enable
 
 qtest_targets() {
     local f
-    for f in "$KVSSD_TOP"/tests/qtest/kvssd-*-test.c; do
+    # kvssd-test.c and every kvssd-*-test.c
+    for f in "$KVSSD_TOP"/tests/qtest/kvssd-*test.c; do
         [ -e "$f" ] && printf 'tests/qtest/%s ' "$(basename "$f" .c)"
     done
 }
@@ -225,7 +226,7 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
             die "QEMU configure failed (see above)"
         }
     fi
-    # Default: the emulator and every qtest (tests/qtest/kvssd-*-test.c).
+    # Default: the emulator and every qtest (tests/qtest/kvssd-*test.c).
     local targets=${KVSSD_QEMU_TARGETS:-qemu-system-x86_64 $(qtest_targets)}
     local have=() t
     for t in $targets; do
