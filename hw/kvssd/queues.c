@@ -201,74 +201,6 @@ static int cqe_by_seq(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/*
- * Delete I/O SQ completes every command of @sq, explicitly (a CQE placed in
- * @cq before the Delete's own completion) or implicitly (no CQE: the host
- * treats the command as aborted). Explicitly as far as @cq has room now:
- * first the completions already due, then the deleted SQ's fetched
- * commands in submission order (with latency=on ahead of their simulated
- * time), then 08h Command Aborted due to SQ Deletion for the commands not
- * fetched yet; the rest implicitly. Nothing of a deleted SQ stays waiting,
- * so the Delete never waits for the host to drain an I/O CQ, and however
- * often SQs are created and deleted on a CQ, the completions it holds stay
- * within its size.
- */
-static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
-{
-    bool posted = false;
-    uint32_t kept = 0, own;
-
-    if (!cq_drain(n, cq, kvssd_now_ns())) {
-        return;
-    }
-    /* the SQ's own completions to the end of the array, the rest re-heaped */
-    for (uint32_t i = 0; i < cq->waiting; i++) {
-        if (cq->pending[i].sqid != sq->qid) {
-            KvssdCqe t = cq->pending[kept];
-            cq->pending[kept++] = cq->pending[i];
-            cq->pending[i] = t;
-        }
-    }
-    own = cq->waiting - kept;
-    cq->waiting = kept;
-    for (uint32_t i = kept / 2; i-- > 0;) {
-        pending_sift_down(cq, i);
-    }
-    if (own > 0) {
-        KvssdCqe *mine = cq->pending + kept;   /* past waiting: untouched until the next push */
-        qsort(mine, own, sizeof(*mine), cqe_by_seq);
-        for (uint32_t i = 0; i < own && !cq_full(cq); i++) {
-            if (!cq_post(n, cq, &mine[i])) {
-                return;
-            }
-            posted = true;
-        }
-    }
-    while (sq->head != sq->tail && !cq_full(cq)) {
-        uint32_t dw0;
-        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
-        if (pci_dma_read(PCI_DEVICE(n), addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
-            trace_kvssd_dma_error(addr, sizeof(dw0));
-            break;
-        }
-        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
-        sq->head = (sq->head + 1) % sq->size;
-        KvssdCqe e = {
-            .sqid = sq->qid, .cid = le32_to_cpu(dw0) >> 16,
-            .status = KVSSD_SC_ABORTED_SQ_DELETION,
-        };
-        kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
-        if (!cq_post(n, cq, &e)) {
-            return;
-        }
-        posted = true;
-    }
-    sq->head = sq->tail;
-    if (posted) {
-        cq_notify(n, cq);
-    }
-}
-
 /* ---- queue management (admin command callbacks) ------------------------ */
 
 static uint16_t create_cq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
@@ -342,11 +274,11 @@ static uint16_t create_sq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t 
 }
 
 /*
- * Drop the command parked on @sq (SQ deletion, controller reset). With
- * @cq, it completes there as aborted by SQ deletion, like the commands the
- * SQ still holds.
+ * Drop the command parked on @sq (SQ deletion, controller reset) and free
+ * its state. Its completion, if any, is the caller's: SQ deletion posts it
+ * when the CQ has room (sq_complete_on_delete), a reset posts nothing.
  */
-static void sq_unpark(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
+static void sq_unpark(KvssdState *n, KvssdSQ *sq)
 {
     if (!sq->parked) {
         return;
@@ -356,19 +288,96 @@ static void sq_unpark(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
     } else {
         kvssd_kv_cancel(n->ns, sq->parked_cont);
     }
-    if (cq) {
-        cq_enqueue(n, cq, sq->qid, sq->parked_sqe.cdw[0] >> 16, KVSSD_SC_ABORTED_SQ_DELETION,
-                   0, 0, INT64_MIN);
-    }
     sq->parked = false;
     sq->parked_cont = NULL;
+}
+
+/*
+ * Delete I/O SQ completes every command of @sq, explicitly (a CQE placed in
+ * @cq before the Delete's own completion) or implicitly (no CQE: the host
+ * treats the command as aborted). Explicitly as far as @cq has room now:
+ * first the completions already due, then the deleted SQ's fetched
+ * commands in submission order (with latency=on ahead of their simulated
+ * time), then 08h Command Aborted due to SQ Deletion for a command parked
+ * between slices and for the commands not fetched yet; the rest
+ * implicitly. Nothing of a deleted SQ stays waiting, so the Delete never
+ * waits for the host to drain an I/O CQ, and however often SQs are created
+ * and deleted on a CQ, the completions it holds stay within its size.
+ */
+static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
+{
+    bool posted = false;
+    uint32_t kept = 0, own;
+
+    if (!cq_drain(n, cq, kvssd_now_ns())) {
+        return;
+    }
+    /* the SQ's own completions to the end of the array, the rest re-heaped */
+    for (uint32_t i = 0; i < cq->waiting; i++) {
+        if (cq->pending[i].sqid != sq->qid) {
+            KvssdCqe t = cq->pending[kept];
+            cq->pending[kept++] = cq->pending[i];
+            cq->pending[i] = t;
+        }
+    }
+    own = cq->waiting - kept;
+    cq->waiting = kept;
+    for (uint32_t i = kept / 2; i-- > 0;) {
+        pending_sift_down(cq, i);
+    }
+    if (own > 0) {
+        KvssdCqe *mine = cq->pending + kept;   /* past waiting: untouched until the next push */
+        qsort(mine, own, sizeof(*mine), cqe_by_seq);
+        for (uint32_t i = 0; i < own && !cq_full(cq); i++) {
+            if (!cq_post(n, cq, &mine[i])) {
+                return;
+            }
+            posted = true;
+        }
+    }
+    /* a command parked between slices was fetched before any still in the SQ */
+    if (sq->parked && !cq_full(cq)) {
+        KvssdCqe e = {
+            .sqid = sq->qid, .cid = sq->parked_sqe.cdw[0] >> 16,
+            .status = KVSSD_SC_ABORTED_SQ_DELETION,
+        };
+        kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
+        if (!cq_post(n, cq, &e)) {
+            return;
+        }
+        posted = true;
+    }
+    while (sq->head != sq->tail && !cq_full(cq)) {
+        uint32_t dw0;
+        hwaddr addr = sq->dma_addr + (hwaddr)sq->head * KVSSD_SQE_BYTES;
+        if (pci_dma_read(PCI_DEVICE(n), addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+            trace_kvssd_dma_error(addr, sizeof(dw0));
+            break;
+        }
+        n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
+        sq->head = (sq->head + 1) % sq->size;
+        KvssdCqe e = {
+            .sqid = sq->qid, .cid = le32_to_cpu(dw0) >> 16,
+            .status = KVSSD_SC_ABORTED_SQ_DELETION,
+        };
+        kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
+        if (!cq_post(n, cq, &e)) {
+            return;
+        }
+        posted = true;
+    }
+    sq->head = sq->tail;
+    sq_unpark(n, sq);
+    if (posted) {
+        cq_notify(n, cq);
+    }
 }
 
 static void sq_free(KvssdState *n, KvssdSQ *sq)
 {
     KvssdCQ *cq = n->cq[sq->cqid];
 
-    sq_unpark(n, sq, cq);
+    sq_unpark(n, sq);
     if (cq) {
         cq->sq_refs--;
     }
@@ -457,7 +466,7 @@ void kvssd_queues_free(KvssdState *n)
 {
     for (int i = 0; i <= KVSSD_MAX_IOQPAIRS; i++) {
         if (n->sq[i]) {
-            sq_unpark(n, n->sq[i], NULL);
+            sq_unpark(n, n->sq[i]);
         }
         g_free(n->sq[i]);
         n->sq[i] = NULL;
