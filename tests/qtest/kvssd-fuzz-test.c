@@ -41,7 +41,9 @@
  * their simulated time; the test steps the virtual clock).
  *
  * Reproducible: the command stream depends only on the seed,
- * KVSSD_QTEST_SEED (default 1), printed first.
+ * KVSSD_QTEST_SEED (default 1), printed first. The device's own key-hash
+ * seed is a fresh secret on every run (no property pins it), so index
+ * layouts, and which colliding keys the directory bound refuses, differ.
  */
 #include "kvssd-common.h"
 
@@ -93,7 +95,12 @@
 #define ST_INVALID_PRP_OFFSET (KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR)
 #define ST_INVALID_QID 0x4101     /* Invalid Queue Identifier (SCT 1, SC 01h), DNR */
 
-static uint64_t rng;
+/*
+ * The command stream: a function of KVSSD_QTEST_SEED only. What depends on
+ * the device's answers (its secret key-hash seed, a restart a Format
+ * forced) draws from side_rng instead, so that it cannot shift the stream.
+ */
+static uint64_t rng, side_rng;
 
 static uint32_t rnd(void)
 {
@@ -122,6 +129,7 @@ typedef struct Fuzz {
     bool hash_seed_known;         /* false from a Format on (a new seed) */
     uint64_t rss0;                /* QEMU's VmRSS after the last start (KiB) */
     uint64_t restarts;
+    uint16_t next_qid;            /* the I/O queue of the next exact check */
     uint8_t *data;                /* copy of the DATA_PAGES random pages at KV_DATA */
     uint64_t commands;
     uint64_t io_ok, io_err, admin_ok, admin_err, resets, aer_done;
@@ -518,21 +526,36 @@ static void setup_queues(Fuzz *f)
     }
 }
 
+/*
+ * Up to @n of @sqes (as many as @qid's SQ takes) into the queue, rung.
+ * Callers draw all @n commands whatever the queue size, so that the random
+ * stream does not depend on queue sizes (those chosen at a restart come
+ * from the side stream), and the budget counts all @n. Returns the number
+ * submitted.
+ */
+static int put_batch(Fuzz *f, uint16_t qid, struct kvssd_sqe *sqes, int n, uint16_t *cids)
+{
+    int m = MIN(n, f->d->q[qid].sq_size - 1);
+
+    for (int i = 0; i < m; i++) {
+        cids[i] = kv_put(f->d, qid, &sqes[i], false);
+    }
+    kv_ring(f->d, qid);
+    f->commands += n;
+    return m;
+}
+
 static void submit_batch(Fuzz *f, uint16_t qid, bool admin)
 {
-    KvDev *d = f->d;
-    KvQueue *q = &d->q[qid];
     int n = 1 + below(admin ? 3 : 8);
-    uint16_t cids[64];
+    struct kvssd_sqe sqes[8];
+    uint16_t cids[8];
 
-    n = MIN(n, q->sq_size - 1);
     for (int i = 0; i < n; i++) {
-        struct kvssd_sqe s = admin ? random_admin(f) : random_io();
-        cids[i] = kv_put(d, qid, &s, false);
+        sqes[i] = admin ? random_admin(f) : random_io();
     }
-    kv_ring(d, qid);
-    f->commands += n;
-    drain(f, qid, cids, n, NULL);
+    int m = put_batch(f, qid, sqes, n, cids);
+    drain(f, qid, cids, m, NULL);
 }
 
 static void invalid_doorbell(Fuzz *f)
@@ -567,19 +590,19 @@ static void reset_in_flight(Fuzz *f)
 {
     KvDev *d = f->d;
     uint16_t qid = 1 + below(NQ - 1);
-    int n = MIN(1 + (int)below(8), d->q[qid].sq_size - 1);
+    int n = 1 + (int)below(8);
+    struct kvssd_sqe sqes[8];
+    uint16_t cids[8];
 
     for (int i = 0; i < n; i++) {
-        struct kvssd_sqe s = random_io();
-        kv_put(d, qid, &s, false);
+        sqes[i] = random_io();
     }
-    kv_ring(d, qid);
+    put_batch(f, qid, sqes, n, cids);
     if (chance(300)) {
         kv_wr32(d, KV_REG_CC, KV_CC_ENABLE | (1 + below(2)) << 14);   /* shutdown */
         g_assert(kv_wait_csts(d, 0xc, 0x8));
     }
     kv_disable(d);
-    f->commands += n;
     f->resets++;
     setup_queues(f);
 }
@@ -883,14 +906,14 @@ static void reset_with_streams(Fuzz *f)
         g_assert_cmpuint(c.dw0, ==, received[i] + KVSSD_INLINE_XFER_PAYLOAD);
     }
     /* transfers in flight, then the reset */
-    uint16_t qid = 1 + below(NQ - 1);
-    int n = MIN(1 + (int)below(8), d->q[qid].sq_size - 1);
+    uint16_t qid = 1 + below(NQ - 1), cids[8];
+    struct kvssd_sqe xfers[8];
+    int n = 1 + (int)below(8);
     for (int i = 0; i < n; i++) {
-        s = stream_xfer(tag0 + below(FUZZ_TAGS), 2 + below(3));
-        kv_put(d, qid, &s, false);
+        uint32_t tag = tag0 + below(FUZZ_TAGS);
+        xfers[i] = stream_xfer(tag, 2 + below(3));
     }
-    kv_ring(d, qid);
-    f->commands += n;
+    put_batch(f, qid, xfers, n, cids);
     kv_disable(d);
     f->resets++;
     f->stream_resets++;
@@ -950,7 +973,10 @@ static KvCqe key_cmd(Fuzz *f, uint8_t opc, const char *key, uint32_t len, uint32
         s.cdw[10] = len;
         kv_set_prp(&s, COLL_OUT, COLL_OUT + 4096);
     }
-    return fz_cmd(f, 1 + below(NQ - 1), &s);
+    /* the queues in turn, not at random: exact checks run as the device
+     * answers (a Store stored or refused), so they draw nothing */
+    f->next_qid = f->next_qid % (NQ - 1) + 1;
+    return fz_cmd(f, f->next_qid, &s);
 }
 
 static bool is_capacity_exceeded(uint16_t st)
@@ -1013,11 +1039,16 @@ static void colliding_keys(Fuzz *f)
     if (!f->hash_seed_known) {
         fuzz_reboot(f);              /* the image's checkpoint then names the seed */
     }
+    /* how many tries a key takes depends on the device's seed: side stream */
+    uint64_t stream = rng;
+    rng = side_rng;
     for (uint32_t i = 0; i < nkeys; i++) {
         do {
             snprintf(k[i], sizeof(k[i]), "c%08x%06x", rnd(), i);
         } while (device_key_hash(f, k[i], strlen(k[i])) >> (64 - depth) != prefix);
     }
+    side_rng = rng;
+    rng = stream;
     for (uint32_t i = 0; i < nkeys; i++) {
         st = key_cmd(f, KVSSD_OPC_STORE, k[i], 1 + i % 200, STABLE_PAGE(i)).status;
         if (st == 0) {
@@ -1144,7 +1175,12 @@ static void fuzz_boot(Fuzz *f)
         memcpy(seg + 16 * i + 8, &l, 4);
     }
     qtest_memwrite(d->qts, SGL_AREA, seg, sizeof(seg));
+    /* restarts follow the device's answers: their queue sizes from the side stream */
+    uint64_t stream = rng;
+    rng = side_rng;
     setup_queues(f);
+    side_rng = rng;
+    rng = stream;
     f->rss0 = kv_qemu_status_kib(d, "VmRSS");
 }
 
@@ -1171,6 +1207,7 @@ static void run_fuzz(bool latency)
     }
     rng = seed * 0x9e3779b97f4a7c15ull ^ 0x2545f4914f6cdd1dull ^ latency;
     rng = rng ? rng : 1;
+    side_rng = rng ^ 0x6a09e667f3bcc909ull;
     g_test_message("kvssd fuzz%s: seed %" PRIu64 " (KVSSD_QTEST_SEED=%" PRIu64
                    " reproduces), %" PRIu64 " commands", latency ? " latency=on" : "",
                    seed, seed, target);
