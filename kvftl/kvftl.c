@@ -579,9 +579,22 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     }
     uint32_t n = vbytes - offset < buf_bytes ? vbytes - offset : buf_bytes;
     if (n) {
+        /*
+         * The record is read and verified whole, even for a part of its
+         * value: its one checksum covers key and value. A damaged record
+         * moves no byte (a drive whose ECC fails returns no data either).
+         */
         uint64_t addr = loc_addr(loc);
-        vlog_copy(ftl, addr + BLOB_HEADER_BYTES + key_bytes + offset, n, buf,
-                  addr >> ftl->nand.geo.page_shift, &now);
+        const uint8_t *blob = vlog_read_record(ftl, loc, REC_PAIR, key_bytes,
+                                               addr >> ftl->nand.geo.page_shift, &now);
+        if (!blob) {
+            cpl->status = KVSSD_SC_UNRECOVERED_ERROR;
+            cpl->value_bytes = 0;
+            ftl->st.media_errors++;
+            finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+            return;
+        }
+        memcpy(buf, blob + BLOB_HEADER_BYTES + key_bytes + offset, n);
     }
     cpl->xfer_bytes = n;
     ftl->st.retrieves++;

@@ -93,7 +93,10 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
 
 void kvftl_stats_reset(struct kvftl *ftl)
 {
+    /* SMART reports media errors over the device's life: a statistics reset keeps them */
+    uint64_t media_errors = ftl->st.media_errors;
     memset(&ftl->st, 0, sizeof(ftl->st));
+    ftl->st.media_errors = media_errors;
     memset(ftl->hist, 0, sizeof(ftl->hist));
     ftl->base_pages_read = ftl->nand.pages_read;
     ftl->base_pages_programmed = ftl->nand.pages_programmed;

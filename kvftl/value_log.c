@@ -312,6 +312,29 @@ void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64
     memcpy(dst, ftl->nand.data + addr, len);
 }
 
+const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, uint32_t key_bytes,
+                                uint64_t skip_ppn, uint64_t *now_ns)
+{
+    uint64_t addr = loc_addr(loc), last;
+    uint32_t len = loc_len(loc);
+    if (len < BLOB_HEADER_BYTES + key_bytes || addr + len > ftl->nand.geo.total_bytes) {
+        return NULL;
+    }
+    const uint8_t *p = vlog_bytes(ftl, addr, len, NULL, skip_ppn, &last, now_ns);
+    struct blob_header h;
+    memcpy(&h, p, sizeof(h));
+    if (h.type != type || h.key_bytes != key_bytes ||
+        h.value_bytes != len - BLOB_HEADER_BYTES - key_bytes) {
+        return NULL;
+    }
+    const uint8_t *key = p + BLOB_HEADER_BYTES;
+    if (blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, key, key + key_bytes) !=
+        h.checksum) {
+        return NULL;
+    }
+    return p;
+}
+
 void vlog_prefetch(const struct kvftl *ftl, uint64_t loc)
 {
     const uint8_t *blob = ftl->nand.data + loc_addr(loc);

@@ -140,6 +140,18 @@ const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_
 void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
                uint64_t *now_ns);
 
+/*
+ * vlog_read_record() - read the whole blob at @loc from NAND, as a drive
+ * reads a sector whole to check its ECC, and verify it: its header must be a
+ * record of @type holding @key_bytes key bytes and exactly loc_len(@loc)
+ * bytes, and its checksum must match. Accounts the NAND page reads of the
+ * whole record (@skip_ppn, the page the lookup already read, costs none).
+ * Returns a pointer to the verified blob (header first), or NULL when it is
+ * damaged: the caller returns Unrecovered Error and moves no byte of it.
+ */
+const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, uint32_t key_bytes,
+                                uint64_t skip_ppn, uint64_t *now_ns);
+
 /* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
 void vlog_prefetch(const struct kvftl *ftl, uint64_t loc);
 

@@ -334,7 +334,7 @@ static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_
     put64(log + 112, a->power_cycles);
     put64(log + 128, (now_ns - a->created_ns) / 3600000000000ull); /* hours */
     put64(log + 144, a->unsafe_shutdowns);
-    put64(log + 160, 0);                     /* media errors */
+    put64(log + 160, st.media_errors);       /* media and data integrity errors: records that failed their checksum */
     put64(log + 176, a->error_count);
 }
 

@@ -306,6 +306,8 @@ struct kvftl_stats {
     uint64_t host_bytes_out;         /* value bytes returned by retrieve/iterate */
     uint64_t user_bytes_written;     /* key + value bytes of successful stores */
     uint64_t stores, retrieves, deletes, exists, iterates;
+    uint64_t media_errors;           /* reads refused with Unrecovered Error (the record failed its
+                                        checksum); SMART's Media Errors; kept by kvftl_stats_reset() */
 
     /* NAND */
     uint64_t nand_pages_read;

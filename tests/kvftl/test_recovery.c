@@ -1000,6 +1000,87 @@ static void test_damaged_blob_after_clean_close(void)
     unlink(image);
 }
 
+/*
+ * One byte of a value flipped in the image after a clean close (the mount
+ * reads no blob, so it mounts clean): Retrieve of that key, whole or any
+ * part of it, is Unrecovered Error with no byte moved, as a drive whose ECC
+ * fails; every other key reads back exactly. Key i is the blob at i KiB
+ * (24-byte header, 16-byte key, 50-byte value): byte 10 of key 5's value is
+ * at 5 * 1024 + 24 + 16 + 10.
+ */
+static void test_damaged_value_unrecovered(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint64_t off = kvftl_image_page_off(&im, 0) + 5 * 1024 + 24 + 16 + 10;
+    uint8_t b;
+    CU_ASSERT(kvftl_image_read(&im, off, &b, 1));
+    CU_ASSERT_EQUAL(b, 7);
+    b ^= 0x01;
+    CU_ASSERT(kvftl_image_write(&im, off, &b, 1));
+    kvftl_image_close(&im);
+
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    static const char key[] = "key-000000000005";
+    uint8_t buf[64];
+    struct kvftl_cpl cpl;
+    memset(buf, 0xee, sizeof(buf));
+    kvftl_retrieve(f, key, 16, buf, 0, sizeof(buf), 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
+    /* a part that does not hold the damaged byte: the whole record is verified */
+    kvftl_retrieve(f, key, 16, buf, 0, 5, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
+    kvftl_retrieve(f, key, 16, buf, 40, 10, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
+    int moved = 0;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        moved += buf[i] != 0xee;
+    }
+    CU_ASSERT_EQUAL(moved, 0);
+
+    /* the batch path: the damaged key in the middle of three */
+    uint8_t bufs[3][64];
+    memset(bufs, 0xee, sizeof(bufs));
+    struct kvftl_retrieve_req reqs[3] = {
+        { .key = "key-000000000004", .key_bytes = 16, .buf = bufs[0], .buf_bytes = 64 },
+        { .key = key, .key_bytes = 16, .buf = bufs[1], .buf_bytes = 64 },
+        { .key = "key-000000000006", .key_bytes = 16, .buf = bufs[2], .buf_bytes = 64 },
+    };
+    struct kvftl_cpl cpls[3];
+    kvftl_retrieve_batch(f, reqs, cpls, 3);
+    CU_ASSERT_EQUAL(cpls[0].status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(cpls[0].xfer_bytes, 50);
+    CU_ASSERT_EQUAL(cpls[1].status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpls[1].xfer_bytes, 0);
+    CU_ASSERT_EQUAL(cpls[2].status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(cpls[2].xfer_bytes, 50);
+    moved = 0;
+    for (size_t i = 0; i < 64; i++) {
+        moved += bufs[1][i] != 0xee;
+    }
+    CU_ASSERT_EQUAL(moved, 0);
+    CU_ASSERT_EQUAL(bufs[0][49], 7);
+    CU_ASSERT_EQUAL(bufs[2][0], 7);
+    /* each refusal counts once as a media error (SMART's Media and Data Integrity Errors) */
+    CU_ASSERT_EQUAL(stats(f).media_errors, 4);
+
+    /* the damage is the record's alone: every other key is intact */
+    CU_ASSERT_EQUAL(count_bad(f, 0, 5, 7), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 6, DMG_KEYS, 7), 0);
+    /* the key still exists (its entry is intact); only its bytes cannot be read */
+    CU_ASSERT_EQUAL(exist(f, key), KVSSD_SC_SUCCESS);
+    char err[512];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "blob at 5120 fails its checksum");
+    kvftl_close(f);
+    unlink(image);
+}
+
 /* A flipped byte in the checkpoint: its checksum fails, and the mount says so. */
 static void test_checkpoint_checksum_mismatch(void)
 {
@@ -1325,6 +1406,7 @@ int main(void)
     ADD(s, test_index_entry_outside_log_rescanned);
     ADD(s, test_checkpoint_fields_out_of_range);
     ADD(s, test_damaged_blob_after_clean_close);
+    ADD(s, test_damaged_value_unrecovered);
     ADD(s, test_checkpoint_checksum_mismatch);
     ADD(s, test_checkpoint_cut_off);
     ADD(s, test_truncated_image_refused);
