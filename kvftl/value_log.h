@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buffer.h"
 #include "dlt.h"
@@ -41,6 +42,20 @@ struct blob_header {
     uint64_t seq;
     uint64_t checksum;
 };
+
+/*
+ * vlog_pad_len() - length of the REC_PAD record at @rec, with @avail bytes
+ * left in its stripe from @rec on; 0 when it is not a pad record we wrote.
+ */
+static inline uint32_t vlog_pad_len(const uint8_t *rec, uint64_t avail)
+{
+    uint32_t len;
+    if (avail < 8) {
+        return 0; /* its length field would lie past the stripe */
+    }
+    memcpy(&len, rec + 4, 4);
+    return len < 8 ? 0 : len;
+}
 
 /* Blob location as kept in the index: byte address, stored length, tombstone flag. */
 #define LOC_ADDR_BITS 40

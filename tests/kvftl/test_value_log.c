@@ -5,6 +5,30 @@
 static const char *K16[] = { "key-000000000000", "key-000000000001", "key-000000000002" };
 
 /* A stored pair is on flash as header {0xb1, 4, 50, seq 1, XXH3 checksum} + key + value. */
+/*
+ * A pad record's length is bytes 4..7. One that starts fewer than 8 bytes
+ * before its stripe's end holds no length inside the stripe: it is not a
+ * pad record we wrote (0), and nothing past the stripe is read. The records
+ * sit at the very end of exact-size heap blocks, so ASan flags any over-read.
+ */
+static void test_pad_length_bounded_by_stripe(void)
+{
+    uint8_t *tail = malloc(4);
+    memcpy(tail, (uint8_t[]){REC_PAD, 0, 0, 0}, 4);
+    CU_ASSERT_EQUAL(vlog_pad_len(tail, 4), 0);
+    free(tail);
+    uint8_t *seven = malloc(7);
+    memcpy(seven, (uint8_t[]){REC_PAD, 0, 0, 0, 0x10, 0, 0}, 7);
+    CU_ASSERT_EQUAL(vlog_pad_len(seven, 7), 0);
+    free(seven);
+    uint8_t *whole = malloc(8);
+    memcpy(whole, (uint8_t[]){REC_PAD, 0, 0, 0, 0x10, 0, 0, 0}, 8);
+    CU_ASSERT_EQUAL(vlog_pad_len(whole, 8), 16);
+    whole[4] = 7; /* shorter than the record itself */
+    CU_ASSERT_EQUAL(vlog_pad_len(whole, 8), 0);
+    free(whole);
+}
+
 static void test_blob_header_on_flash(void)
 {
     struct kvftl_config c = small_config();
@@ -444,5 +468,6 @@ int main(void)
     ADD(s, test_page_fit_blobs);
     ADD(s, test_config_check_and_presets);
     ADD(s, test_presets_round_trip);
+    ADD(s, test_pad_length_bounded_by_stripe);
     return tap_cunit_run();
 }
