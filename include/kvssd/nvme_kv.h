@@ -141,12 +141,17 @@ enum kvssd_status {
     KVSSD_SC_CMD_SEQ_ERROR = 0x000c,
     KVSSD_SC_CAPACITY_EXCEEDED = 0x0081,
     KVSSD_SC_NS_NOT_READY = 0x0082,
-    /* KV command set specific (SCT 1) */
-    KVSSD_SC_INVALID_VALUE_SIZE = 0x0185,
-    KVSSD_SC_INVALID_KEY_SIZE = 0x0186,
-    KVSSD_SC_KEY_DOES_NOT_EXIST = 0x0187,
-    KVSSD_SC_UNRECOVERED_ERROR = 0x0188,
-    KVSSD_SC_KEY_EXISTS = 0x0189,
+    /*
+     * The KV Command Set's own statuses continue the generic status table's
+     * I/O-command-set range (80h-BFh, SCT 0) after the NVM set's 80h-84h, as
+     * SPDK's spdk_nvme_generic_command_status_code lists them; a standard
+     * host decodes them only with SCT 0.
+     */
+    KVSSD_SC_INVALID_VALUE_SIZE = 0x0085,
+    KVSSD_SC_INVALID_KEY_SIZE = 0x0086,
+    KVSSD_SC_KEY_DOES_NOT_EXIST = 0x0087,
+    KVSSD_SC_UNRECOVERED_ERROR = 0x0088,
+    KVSSD_SC_KEY_EXISTS = 0x0089,
 };
 
 static inline uint8_t kvssd_status_sct(uint16_t st) { return (st >> 8) & 0x7; }

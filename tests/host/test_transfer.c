@@ -393,16 +393,16 @@ static void test_config_errors(void)
 static void test_status_kv(void)
 {
     CU_ASSERT_EQUAL(kvssd_status_to_err(0), 0);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0185), -KVSSD_ERR_VALUE_SIZE);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0186), -KVSSD_ERR_KEY_SIZE);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0187), -KVSSD_ERR_KEY_NOT_FOUND);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x4187), -KVSSD_ERR_KEY_NOT_FOUND);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x6187), -KVSSD_ERR_KEY_NOT_FOUND);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0188), -KVSSD_ERR_UNRECOVERED);
-    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0189), -KVSSD_ERR_KEY_EXISTS);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0085), -KVSSD_ERR_VALUE_SIZE);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0086), -KVSSD_ERR_KEY_SIZE);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0087), -KVSSD_ERR_KEY_NOT_FOUND);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x4087), -KVSSD_ERR_KEY_NOT_FOUND);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x6087), -KVSSD_ERR_KEY_NOT_FOUND);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0088), -KVSSD_ERR_UNRECOVERED);
+    CU_ASSERT_EQUAL(kvssd_status_to_err(0x0089), -KVSSD_ERR_KEY_EXISTS);
     CU_ASSERT_EQUAL(kvssd_status_to_err(0x0081), -KVSSD_ERR_CAPACITY);
     CU_ASSERT_EQUAL(kvssd_status_to_err(0x0082), -KVSSD_ERR_NOT_READY);
-    CU_ASSERT_STRING_EQUAL(kvssd_status_str(0x4187), "KEY_DOES_NOT_EXIST");
+    CU_ASSERT_STRING_EQUAL(kvssd_status_str(0x4087), "KEY_DOES_NOT_EXIST");
 }
 
 /* Generic statuses: each maps to its code; an unknown one to KVSSD_ERR_NVME. */

@@ -8,8 +8,8 @@
  * (max-keys), then runs a storm of Stores, eight outstanding at a time on
  * one I/O queue, with value sizes from 0 B to 300 KiB, overwrites, and
  * Stores that fail on purpose with exact statuses: only-if-absent on a
- * stored key (0189h), only-if-exists on a missing key (0187h), a value of
- * 2 MiB + 1 (0185h), a 17-byte key with no staged key (0186h) and a new key
+ * stored key (0089h), only-if-exists on a missing key (0087h), a value of
+ * 2 MiB + 1 (0085h), a 17-byte key with no staged key (0086h) and a new key
  * past max-keys (0081h). It Flushes, runs more acknowledged overwrites,
  * submits a last batch and sends SIGKILL to QEMU without waiting for it.
  * The test then starts QEMU on the image again and checks that
@@ -91,12 +91,12 @@ static void key_name(char *buf, size_t len, const char *prefix, int i)
 
 /*
  * Batches 0-3: key-00..27 (28 Stores, 7 a batch, sizes cycling through the
- * table); batch 4: overwrite key-00..05, only-if-absent on key-06 (0189h),
- * only-if-exists on "missing" (0187h); batch 5: pad-00..07 and the
- * 2 MiB + 1 value (0185h) and the 17-byte key (0186h); batch 6: pad-08..11
+ * table); batch 4: overwrite key-00..05, only-if-absent on key-06 (0089h),
+ * only-if-exists on "missing" (0087h); batch 5: pad-00..07 and the
+ * 2 MiB + 1 value (0085h) and the 17-byte key (0086h); batch 6: pad-08..11
  * (40 live keys); batch 7: a new key past max-keys (0081h). Flush. Batches
  * 8-9 (acknowledged): overwrite key-10..17, and two more failures (0081h,
- * 0187h). Batch 10, in flight at the kill: overwrite key-18..25 with
+ * 0087h). Batch 10, in flight at the kill: overwrite key-18..25 with
  * 256-300 KiB values, one doorbell write each, then SIGKILL at once.
  */
 static void crash_plan(CrashPlan *p)
@@ -114,15 +114,15 @@ static void crash_plan(CrashPlan *p)
         key_name(k, sizeof(k), "key", i);
         plan_add(p, b, BEFORE_FLUSH, k, value_sizes[(i + 5) % G_N_ELEMENTS(value_sizes)], 0, 0);
     }
-    plan_add(p, b, BEFORE_FLUSH, "key-06", 777, KVSSD_STORE_OPT_ONLY_IF_ABSENT, 0x0189);
-    plan_add(p, b, BEFORE_FLUSH, "missing", 100, KVSSD_STORE_OPT_ONLY_IF_EXISTS, 0x0187);
+    plan_add(p, b, BEFORE_FLUSH, "key-06", 777, KVSSD_STORE_OPT_ONLY_IF_ABSENT, 0x0089);
+    plan_add(p, b, BEFORE_FLUSH, "missing", 100, KVSSD_STORE_OPT_ONLY_IF_EXISTS, 0x0087);
     b = 5;
     for (int i = 0; i < 8; i++) {
         key_name(k, sizeof(k), "pad", i);
         plan_add(p, i < 6 ? b : b + 1, BEFORE_FLUSH, k, 64 + 100 * i, 0, 0);
     }
-    plan_add(p, b, BEFORE_FLUSH, "too-big", 2 * 1024 * 1024 + 1, 0, 0x0185);
-    plan_add(p, b, BEFORE_FLUSH, "standard-17-byte", 10, 0, 0x0186); /* 16 + 1 below */
+    plan_add(p, b, BEFORE_FLUSH, "too-big", 2 * 1024 * 1024 + 1, 0, 0x0085);
+    plan_add(p, b, BEFORE_FLUSH, "standard-17-byte", 10, 0, 0x0086); /* 16 + 1 below */
     g_strlcat(p->op[p->n - 1].key, "X", sizeof(p->op[0].key));
     p->op[p->n - 1].key_len = 17;
     b = 6;
@@ -140,7 +140,7 @@ static void crash_plan(CrashPlan *p)
                  0, 0);
     }
     plan_add(p, b + 1, AFTER_FLUSH, "over-cap-2", 4096, 0, 0x0081);
-    plan_add(p, b + 1, AFTER_FLUSH, "missing-2", 4096, KVSSD_STORE_OPT_ONLY_IF_EXISTS, 0x0187);
+    plan_add(p, b + 1, AFTER_FLUSH, "missing-2", 4096, KVSSD_STORE_OPT_ONLY_IF_EXISTS, 0x0087);
     b = 10;
     for (int i = 18; i < 26; i++) {
         key_name(k, sizeof(k), "key", i);
@@ -165,7 +165,7 @@ static struct kvssd_sqe crash_sqe(KvDev *d, const CrashOp *o, int j)
             qtest_memwrite(d->qts, buf, v, len);
         }
     } else {
-        len = 0;                   /* 0185h is decided before any data moves */
+        len = 0;                   /* 0085h is decided before any data moves */
     }
     uint32_t pages = (len + 4095) / 4096;
     if (pages <= 1) {
@@ -326,7 +326,7 @@ static void crash_check(KvDev *d, const CrashPlan *p, bool plp)
     static const char *const failed[] = {"missing", "too-big", "over-cap", "over-cap-2",
                                          "missing-2", "standard-17-byte"};
     for (size_t i = 0; i < G_N_ELEMENTS(failed); i++) {
-        g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, failed[i]), ==, 0x0187);
+        g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, failed[i]), ==, 0x0087);
     }
     g_test_message("after the kill: %d keys hold a version newer than the one required "
                    "(%d of them from the batch in flight)", newer, present_in_flight);

@@ -729,7 +729,7 @@ static uint16_t admin_queue_cmd(Fuzz *f, uint8_t opc, uint16_t qid, uint16_t ent
  * fill it (tail = size - 1), delete it. The device may run a few of the
  * commands before the deletion (as many as the CQ can take); the rest are
  * aborted. Afterwards the host drains the CQ: every completion is either
- * the status of the command that ran (Exist of an absent key: 0187h) or
+ * the status of the command that ran (Exist of an absent key: 0087h) or
  * Aborted due to SQ Deletion (0008h), and there are no more of them than
  * the queues can hold (the CQ's entries once posted, plus as many waiting
  * as it has entries), however many rounds ran: completions the device
@@ -802,7 +802,7 @@ static void sq_delete_undrained(Fuzz *f)
         if (c.status != (KVSSD_SC_ABORTED_SQ_DELETION) &&
             c.status != (KVSSD_SC_ABORTED_SQ_DELETION | KVSSD_SC_DNR) &&
             c.status != KVSSD_SC_KEY_DOES_NOT_EXIST) {
-            g_error("SQ deletion: completion cid 0x%x status 0x%x, want 0x8 or 0x187",
+            g_error("SQ deletion: completion cid 0x%x status 0x%x, want 0x8 or 0x87",
                     c.cid, c.status);
         }
         if (seen > bound) {

@@ -226,7 +226,7 @@ static void test_sq_delete_aborts(void)
     for (int i = 0; i < 200000 && !kv_try_cqe(d, 1, &c); i++) {
     }
     g_assert_cmpuint(c.cid, ==, cids[0]);
-    g_assert_cmphex(c.status, ==, 0x0187);
+    g_assert_cmphex(c.status, ==, 0x0087);
     struct kvssd_sqe s = kv_sqe(0x00, 0);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
@@ -331,7 +331,7 @@ static void test_prp_outside_ram(void)
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0087);
 
     s = kv_sqe(0x06, 0);
     s.cdw[10] = 1;
@@ -353,7 +353,7 @@ static void test_prp_outside_ram(void)
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_OUTSIDE_RAM);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0087);
     kv_stop(d);
 }
 
@@ -385,7 +385,7 @@ static void test_malformed_prp(void)
     qtest_memwrite(d->qts, KV_PRPLIST, list, sizeof(list));
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "prp"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "prp"), ==, 0x0087);
 
     g_assert_cmphex(kv_store(d, "prp", val, sizeof(val), 0), ==, 0);
     KvCqe c = kv_retrieve(d, "prp", back, sizeof(back));
@@ -470,7 +470,7 @@ static void test_sgl(void)
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400f);
     sqe_sgl(&s, KV_PRPLIST, 257 * 16, 0x30);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400e);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "bad"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "bad"), ==, 0x0087);
     kv_stop(d);
 }
 
@@ -498,24 +498,24 @@ static void test_kv_roundtrip(void)
     g_assert(memcmp(back, val, 100) == 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "hello"), ==, 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0x0087);
     c = kv_retrieve(d, "hello", back, 100);
-    g_assert_cmphex(c.status, ==, 0x0187);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, 0x0187);
+    g_assert_cmphex(c.status, ==, 0x0087);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, 0x0087);
     g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0x0189);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0x0089);
 
     struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
     kvssd_sqe_set_key(&s, "big", 3);
     s.cdw[10] = 2 * 1024 * 1024 + 1;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0185);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0085);
     s = kv_sqe(KVSSD_OPC_STORE, 1);
     s.cdw[10] = 10;
     s.cdw[11] = 0;
     kv_set_prp(&s, KV_DATA, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0186);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0086);
 
     uint8_t *big = g_malloc(2 * 1024 * 1024), *bigback = g_malloc(2 * 1024 * 1024);
     for (int i = 0; i < 2 * 1024 * 1024; i++) {
@@ -560,10 +560,10 @@ static void test_log_pages(void)
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE), ==, 0);
     g_assert_cmphex(kv_get_log(d, 0x05, 0x02, 4096, 0, log), ==, 0x402c);
 
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, 0x0087);
     g_assert_cmphex(kv_get_log(d, 0x01, 0, 64, 0, log), ==, 0);
     g_assert_cmpuint(le16p(log + 8), ==, 1);            /* SQ 1 */
-    g_assert_cmphex(le16p(log + 12) >> 1, ==, 0x0187);
+    g_assert_cmphex(le16p(log + 12) >> 1, ==, 0x0087);
 
     g_assert_cmphex(kv_feature(d, 0x09, 0xc0, 0, 0).status, ==, 0);
     /* After the reset: Get Log Page itself is 1 SQE; CQEs posted: the
@@ -624,7 +624,7 @@ static void test_features(void)
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
     g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 1, 1).status, ==, 0);
     g_assert_cmphex(kv_feature(d, 0x0a, KVSSD_FID_KV_CONFIG, 0, 1).dw0, ==, 1);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0x0087);
     g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 0, 1).status, ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
     g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 2, 1).status, ==, 0x4002);
@@ -647,8 +647,8 @@ static void test_format_and_check(void)
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     s = kv_sqe(0x80, 1);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "a"), ==, 0x0187);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "b"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "a"), ==, 0x0087);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "b"), ==, 0x0087);
     s = kv_sqe(0xc4, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
@@ -731,7 +731,7 @@ static void test_image_persistence(void)
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmpuint(c.dw0, ==, sizeof(val));
     g_assert(memcmp(val, back, sizeof(val)) == 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "gone"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "gone"), ==, 0x0087);
     struct kvssd_sqe s = kv_sqe(0xc4, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
@@ -788,7 +788,7 @@ static void test_image_killed(void)
 /* A standard host (nvme-cli, SPDK, xNVMe) that ignores the KV format's key
  * maximum and sends Store, Retrieve, Delete, Exist and List with a 17-byte
  * key (first 16 bytes in CDW2-3/CDW14-15) and no Key Stage gets exactly
- * 0186h (Invalid Key Size, no DNR) for each, and nothing is stored under the
+ * 0086h (Invalid Key Size, no DNR) for each, and nothing is stored under the
  * 16-byte prefix. The same Store with the key staged (91h) succeeds and the
  * value comes back byte-identical through a staged Retrieve. */
 static void test_standard_long_key(void)
@@ -804,17 +804,17 @@ static void test_standard_long_key(void)
     for (int i = 0; i < 100; i++) {
         val[i] = (uint8_t)(i * 7 + 3);
     }
-    g_assert_cmphex(kv_store(d, key, val, sizeof(val), 0), ==, 0x0186);
-    g_assert_cmphex(kv_retrieve(d, key, back, sizeof(back)).status, ==, 0x0186);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, 0x0186);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, key), ==, 0x0186);
+    g_assert_cmphex(kv_store(d, key, val, sizeof(val), 0), ==, 0x0086);
+    g_assert_cmphex(kv_retrieve(d, key, back, sizeof(back)).status, ==, 0x0086);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, 0x0086);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, key), ==, 0x0086);
     s = kv_sqe(KVSSD_OPC_LIST, 1);
     kvssd_sqe_set_key(&s, key, 17);
     s.cdw[10] = 4096;
     s.cdw[11] = kvssd_cdw11(17, 0);
     kv_set_prp(&s, KV_DATA2, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0186);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key17), ==, 0x0187);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0086);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key17), ==, 0x0087);
 
     /* Our extension: stage the 17-byte key under tag 9, then Store and Retrieve. */
     for (int op = 0; op < 2; op++) {

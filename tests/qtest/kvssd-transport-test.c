@@ -41,7 +41,7 @@ static void test_prp_list_self_chain(void)
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_A + LAST_ENTRY);
     g_assert_cmphex(store_prp(d, "loop", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "loop"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "loop"), ==, 0x0087);
     kv_stop(d);
 }
 
@@ -54,7 +54,7 @@ static void test_prp_list_two_page_cycle(void)
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B + LAST_ENTRY);
     put_qword(d, LIST_B + LAST_ENTRY, LIST_A + LAST_ENTRY);
     g_assert_cmphex(store_prp(d, "cycle", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "cycle"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "cycle"), ==, 0x0087);
     kv_stop(d);
 }
 
@@ -75,7 +75,7 @@ static void test_prp_chain_pointer_offset(void)
     put_qword(d, LIST_B + 8, KV_DATA + 4096);
     put_qword(d, LIST_B + 16, KV_DATA + 2 * 4096);
     g_assert_cmphex(store_prp(d, "chain", sizeof(val), KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "chain"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "chain"), ==, 0x0087);
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B);
     put_qword(d, LIST_B, KV_DATA + 4096);
@@ -171,7 +171,7 @@ static void test_sgl_segment_cycles(void)
     sgl_desc(d, LIST_A, KV_DATA, 1, 0x00);
     sgl_desc(d, LIST_A + 16, LIST_A, 32, 0x20);
     g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, 0x400e);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "s"), ==, 0x0187);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "s"), ==, 0x0087);
 
     sgl_desc(d, LIST_A, KV_DATA, 300, 0x00);
     g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, 0);
@@ -227,7 +227,7 @@ static void test_sq_delete_full_cq(void)
     kv_ring(d, 1);
     g_assert(cqe_arrives(d, 1, &c));
     g_assert_cmpuint(c.cid, ==, cids[0]);
-    g_assert_cmphex(c.status, ==, 0x0187);
+    g_assert_cmphex(c.status, ==, 0x0087);
     g_assert_cmphex(delete_sq(d, 1), ==, 0);
     kv_cq_doorbell(d, 1);                               /* the slot is free again */
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
@@ -240,7 +240,7 @@ static void test_sq_delete_full_cq(void)
         c = kv_wait(d, 1);
         g_assert_cmpuint(c.sqid, ==, 1);
         g_assert_cmpuint(c.cid, ==, cid);
-        g_assert_cmphex(c.status, ==, 0x0187);
+        g_assert_cmphex(c.status, ==, 0x0087);
     }
     kv_stop(d);
 }

@@ -119,14 +119,14 @@ raw_store_retrieve() {
 
 raw_missing_key() {
     _o=$(kv_retrieve_raw "no-such-key" 4096 "$T/none" 2>&1)
-    expect_eq "status of Retrieve of a missing key (KV Key Does Not Exist)" "$(nvme_sc "$_o")" 0x187
+    expect_eq "status of Retrieve of a missing key (KV Key Does Not Exist)" "$(nvme_sc "$_o")" 0x87
 }
 
 raw_key_size_zero() {
     printf x >"$T/v1"
     _o=$(nvme io-passthru "$DEV" --opcode=0x01 --namespace-id=1 --cdw10=1 --cdw11=0 \
          --data-len=1 --write --input-file="$T/v1" 2>&1)
-    expect_eq "status of Store with key length 0 (Invalid Key Size)" "$(nvme_sc "$_o")" 0x186
+    expect_eq "status of Store with key length 0 (Invalid Key Size)" "$(nvme_sc "$_o")" 0x86
 }
 
 raw_value_too_big() {
@@ -134,7 +134,7 @@ raw_value_too_big() {
     head -c 4096 "$POOL" >"$T/v4096"
     _o=$(nvme io-passthru "$DEV" --opcode=0x01 --namespace-id=1 --cdw2=0x61 --cdw10=2097153 \
          --cdw11=1 --data-len=4096 --write --input-file="$T/v4096" 2>&1)
-    expect_eq "status of Store of 2 MiB + 1 (Invalid Value Size)" "$(nvme_sc "$_o")" 0x185
+    expect_eq "status of Store of 2 MiB + 1 (Invalid Value Size)" "$(nvme_sc "$_o")" 0x85
 }
 
 error_log() {
@@ -171,9 +171,9 @@ check "nvme cmdset-ind-id-ns reports the namespace ready" cmdset_ind
 check "nvme list -v shows the controller" list_ctrl
 check "nvme smart-log: no warning; data units and write commands count Stores" smart_log
 check "io-passthru Store + Retrieve of 4097 bytes is byte-identical" raw_store_retrieve
-check "io-passthru Retrieve of a missing key: status 187h" raw_missing_key
-check "io-passthru Store with key length 0: status 186h" raw_key_size_zero
-check "io-passthru Store of 2 MiB + 1 byte: status 185h" raw_value_too_big
+check "io-passthru Retrieve of a missing key: status 87h" raw_missing_key
+check "io-passthru Store with key length 0: status 86h" raw_key_size_zero
+check "io-passthru Store of 2 MiB + 1 byte: status 85h" raw_value_too_big
 check "nvme error-log records a failed I/O command" error_log
 check "nvme effects-log --csi=1 lists the KV and extension opcodes" effects_log
 done_group

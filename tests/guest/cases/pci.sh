@@ -105,7 +105,7 @@ missing_key() {
     kv --json get never-stored >"$T/j" 2>/dev/null
     expect_eq "status (SCT 1h SC 87h)" "$(json_get "$T/j" .status)" 391
 }
-check "get/del of a missing key: status 0187h (KV Key Does Not Exist)" missing_key
+check "get/del of a missing key: status 0087h (KV Key Does Not Exist)" missing_key
 
 only_if_absent() {
     mkdata "$T/a" 20 21
@@ -113,7 +113,7 @@ only_if_absent() {
     expect_status 1 "SC 89h" kv_put inline pci-absent "$T/a" --if-absent
     kv_del pci-absent
 }
-check "only-if-absent inline Store of a present key: status 0189h (KV Key Exists)" only_if_absent
+check "only-if-absent inline Store of a present key: status 0089h (KV Key Exists)" only_if_absent
 
 iterators() {
     printf v >"$T/v1"
