@@ -135,7 +135,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
     }
 
     uint32_t emitted = 0, pages = 0;
-    bool refused = false;
+    bool refused = false, unrecovered = false;
     if (max_pages == 0) {
         max_pages = 1;
     }
@@ -167,9 +167,30 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                                           &last_ppn, &now);
             uint32_t kb = p[1];
             const uint8_t *key = p + BLOB_HEADER_BYTES;
-            /* a blob damaged in the image after its index entry was made: not a key (C4h reports it) */
-            bool intact = kb && BLOB_HEADER_BYTES + kb <= hdr_len;
-            if (intact && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+            /*
+             * A blob damaged in the image after its index entry was made: its
+             * key no longer hashes to the entry (a cheap check of the key
+             * alone), or, when the value is returned too, the record fails
+             * its checksum. Reported as Unrecovered Error, never skipped.
+             */
+            bool damaged = !kb || BLOB_HEADER_BYTES + kb > hdr_len || p[0] != REC_PAIR ||
+                           index_hash(ix, key, kb) != cand[i].hash;
+            const uint8_t *blob = NULL;
+            if (!damaged && it->kind == KVFTL_ITER_KEY_VALUES &&
+                (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+                blob = vlog_read_record(ftl, loc, REC_PAIR, kb,
+                                        loc_addr(loc) / ftl->nand.geo.page_size, &now);
+                damaged = !blob;
+            }
+            if (damaged) {
+                if (emitted) {
+                    /* deliver what was emitted; the next step starts at this entry */
+                    refused = true;
+                    break;
+                }
+                unrecovered = true;
+                ftl->st.media_errors++;
+            } else if ((iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
                 const uint8_t *value = NULL;
                 uint32_t vbytes = 0;
                 if (it->kind == KVFTL_ITER_KEY_VALUES) {
@@ -177,9 +198,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                     if (!ftl->iter_value) {
                         ftl->iter_value = g_malloc(KVFTL_VALUE_MAX_BYTES);
                     }
-                    /* copy the key out of the scratch area the value read may reuse */
-                    vlog_copy(ftl, loc_addr(loc) + BLOB_HEADER_BYTES + kb, vbytes, ftl->iter_value,
-                              loc_addr(loc) / ftl->nand.geo.page_size, &now);
+                    memcpy(ftl->iter_value, blob + BLOB_HEADER_BYTES + kb, vbytes);
                     value = ftl->iter_value;
                 }
                 if (emit(opaque, key, kb, value, vbytes) != 0) {
@@ -195,11 +214,11 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                 it->next_hash = cand[i].hash;
                 it->same_done = 1;
             }
-            if (emitted == max_entries) {
+            if (emitted == max_entries || unrecovered) {
                 break;
             }
         }
-        if (refused || emitted == max_entries) {
+        if (refused || emitted == max_entries || unrecovered) {
             if (i + 1 >= n && !refused) {
                 /* the page is exhausted too */
                 if (last == UINT64_MAX) {
@@ -219,7 +238,9 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
         }
     }
     cpl->value_bytes = emitted;
-    if (emitted == 0 && it->done && !refused) {
+    if (unrecovered) {
+        cpl->status = KVSSD_SC_UNRECOVERED_ERROR; /* the cursor is past the damaged entry */
+    } else if (emitted == 0 && it->done && !refused) {
         cpl->status = KVSSD_SC_ITERATOR_END;
     }
     iter_done(ftl, arrival_ns, now, cpl);

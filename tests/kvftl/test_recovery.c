@@ -968,8 +968,9 @@ static int count_emit(void *opaque, const void *key, uint32_t key_bytes, const v
 /*
  * A blob damaged in place after a clean close (key 5's key-length byte
  * set past its blob): the clean mount does not read blobs, so the index
- * still names it. Iterating keys and values skips it (it used to copy
- * ~4 GiB from past the blob), a Retrieve does not find the key, and the
+ * still names it. Iterating keys and values reports it once as Unrecovered
+ * Error and goes on past it (it used to copy ~4 GiB from past the blob),
+ * a Retrieve does not find the key, and the
  * FTL check names the blob.
  */
 static void test_damaged_blob_after_clean_close(void)
@@ -987,10 +988,17 @@ static void test_damaged_blob_after_clean_close(void)
     int n = 0;
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEY_VALUES, 0, &h, &cpl);
     CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
-    while (kvftl_iter_next(f, h, 64, count_emit, &n, 0, &cpl), cpl.status == 0) {
+    int unrecovered = 0;
+    for (int step = 0; step < DMG_KEYS; step++) {
+        kvftl_iter_next(f, h, 64, count_emit, &n, 0, &cpl);
+        unrecovered += cpl.status == KVSSD_SC_UNRECOVERED_ERROR;
+        if (cpl.status != KVSSD_SC_SUCCESS && cpl.status != KVSSD_SC_UNRECOVERED_ERROR) {
+            break;
+        }
     }
     CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
     CU_ASSERT_EQUAL(n, DMG_KEYS - 1);
+    CU_ASSERT_EQUAL(unrecovered, 1); /* the damaged blob is reported, once, not skipped */
     kvftl_iter_close(f, h, 0, &cpl);
     CU_ASSERT_EQUAL(exist(f, "key-000000000005"), KVSSD_SC_KEY_DOES_NOT_EXIST);
     char err[512];
@@ -1077,6 +1085,96 @@ static void test_damaged_value_unrecovered(void)
     char err[512];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "blob at 5120 fails its checksum");
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* Collects what an iteration emits: the keys, and whether every value byte was 7. */
+struct iter_seen {
+    int keys;
+    int bad_values;
+    int key5;
+};
+
+static int seen_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
+{
+    struct iter_seen *s = opaque;
+    s->keys++;
+    s->key5 += key_bytes == 16 && memcmp(key, "key-000000000005", 16) == 0;
+    for (uint32_t i = 0; i < value_bytes; i++) {
+        if (((const uint8_t *)value)[i] != 7) {
+            s->bad_values++;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Iterate @kind to the end, 64 entries a step; returns the Unrecovered Error steps. */
+static int iterate_all(struct kvftl *f, enum kvftl_iter_kind kind, struct iter_seen *seen)
+{
+    struct kvftl_cpl cpl;
+    uint32_t h;
+    int unrecovered = 0;
+    memset(seen, 0, sizeof(*seen));
+    kvftl_iter_open(f, 0, 0, kind, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    for (int step = 0; step < 2 * DMG_KEYS; step++) {
+        kvftl_iter_next(f, h, 64, seen_emit, seen, 0, &cpl);
+        if (cpl.status == KVSSD_SC_UNRECOVERED_ERROR) {
+            CU_ASSERT_EQUAL(cpl.value_bytes, 0); /* an error step emits nothing */
+            unrecovered++;
+        } else if (cpl.status != KVSSD_SC_SUCCESS) {
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    kvftl_iter_close(f, h, 0, &cpl);
+    return unrecovered;
+}
+
+/*
+ * Iterators read what Retrieve reads. Key 5's value damaged (one byte, as
+ * above): iterating keys and values reports it once as Unrecovered Error,
+ * emits every other pair with its exact bytes, and goes on to the end;
+ * iterating keys alone returns all 600 keys (it reads no value, and each
+ * key is checked against its index entry's hash). Key 7's key damaged
+ * (one byte): both kinds report it once and return the other 599 keys.
+ */
+static void test_damaged_blob_iterators(void)
+{
+    struct kvftl_config c = damaged_setup();
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    uint64_t off = kvftl_image_page_off(&im, 0) + 5 * 1024 + 24 + 16 + 10;
+    uint8_t b = 7 ^ 0x01;
+    CU_ASSERT(kvftl_image_write(&im, off, &b, 1));
+    kvftl_image_close(&im);
+
+    struct kvftl *f = open_or_die(&c);
+    struct iter_seen seen;
+    CU_ASSERT_EQUAL(iterate_all(f, KVFTL_ITER_KEY_VALUES, &seen), 1);
+    CU_ASSERT_EQUAL(seen.keys, DMG_KEYS - 1);
+    CU_ASSERT_EQUAL(seen.key5, 0);
+    CU_ASSERT_EQUAL(seen.bad_values, 0);
+    CU_ASSERT_EQUAL(iterate_all(f, KVFTL_ITER_KEYS, &seen), 0);
+    CU_ASSERT_EQUAL(seen.keys, DMG_KEYS);
+    CU_ASSERT_EQUAL(stats(f).media_errors, 1);
+    kvftl_close(f);
+
+    /* key 7's last key byte: '7' becomes '6' */
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    b = '6';
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, 0) + 7 * 1024 + 24 + 15, &b, 1));
+    kvftl_image_close(&im);
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(iterate_all(f, KVFTL_ITER_KEYS, &seen), 1);
+    CU_ASSERT_EQUAL(seen.keys, DMG_KEYS - 1);
+    CU_ASSERT_EQUAL(iterate_all(f, KVFTL_ITER_KEY_VALUES, &seen), 2);
+    CU_ASSERT_EQUAL(seen.keys, DMG_KEYS - 2);
+    CU_ASSERT_EQUAL(seen.bad_values, 0);
+    CU_ASSERT_EQUAL(stats(f).media_errors, 3);
     kvftl_close(f);
     unlink(image);
 }
@@ -1407,6 +1505,7 @@ int main(void)
     ADD(s, test_checkpoint_fields_out_of_range);
     ADD(s, test_damaged_blob_after_clean_close);
     ADD(s, test_damaged_value_unrecovered);
+    ADD(s, test_damaged_blob_iterators);
     ADD(s, test_checkpoint_checksum_mismatch);
     ADD(s, test_checkpoint_cut_off);
     ADD(s, test_truncated_image_refused);
