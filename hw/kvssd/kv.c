@@ -704,6 +704,7 @@ static void kv_iter_open(struct kvssd_ns *ns, struct kvssd_req *req)
             return;
         }
         ns->host_iterators |= 1u << handle;
+        ns->host_iterator_unrecovered &= ~(1u << handle);
         if (key_values) {
             ns->host_iterator_kv |= 1u << handle;
         } else {
@@ -770,6 +771,12 @@ static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *re
         req->status = KVSSD_SC_INVALID_ITERATOR;
         return NULL;
     }
+    if (ns->host_iterator_unrecovered & (1u << handle)) {
+        /* the damaged blob the last read stopped before (the firmware's cursor is past it) */
+        ns->host_iterator_unrecovered &= ~(1u << handle);
+        req->status = KVSSD_SC_UNRECOVERED_ERROR;
+        return NULL;
+    }
     c = g_new0(struct kv_cont, 1);
     c->opcode = KVSSD_OPC_ITER_READ;
     c->epoch = ns->epoch;
@@ -819,6 +826,12 @@ static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
                         iter_emit, &fill, c->t, &cpl);
         c->t = MAX(c->t, cpl.done_ns);
         st = cpl.status;
+        if (st == KVSSD_SC_UNRECOVERED_ERROR && c->entries) {
+            /* a damaged blob after entries: they are this read's result, the error comes next time */
+            ns->host_iterator_unrecovered |= 1u << c->handle;
+            st = KVSSD_SC_SUCCESS;
+            break;
+        }
         if (st == KVSSD_SC_SUCCESS && fill.used) {
             st = dptr_to_host(req, sizeof(struct kvssd_iter_header) + c->used, ns->scratch,
                               fill.used);
@@ -869,6 +882,7 @@ static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
     kvftl_iter_close(ns->ftl, handle, req->now_ns, &cpl);
     ns->host_iterators &= ~(1u << handle);
     ns->host_iterator_kv &= ~(1u << handle);
+    ns->host_iterator_unrecovered &= ~(1u << handle);
     req->done_ns = cpl.done_ns;
     req->status = cpl.status;
 }
@@ -905,6 +919,7 @@ static void kv_close_host_iterators(struct kvssd_ns *ns)
     }
     ns->host_iterators = 0;
     ns->host_iterator_kv = 0;
+    ns->host_iterator_unrecovered = 0;
 }
 
 /* ---- The seam ----------------------------------------------------------- */

@@ -101,6 +101,7 @@ struct kvssd_ns {
 
     uint32_t host_iterators;             /* bit per kvftl handle the host opened */
     uint32_t host_iterator_kv;           /* bit per handle opened for key+value entries */
+    uint32_t host_iterator_unrecovered;  /* bit per handle: its next Iter Read is Unrecovered Error */
 };
 
 /* kv.c: the one place a value reaches kvftl_store(). */

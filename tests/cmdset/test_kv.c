@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 #include <glib.h>
@@ -830,6 +831,113 @@ static uint32_t iter_drain_keys(uint32_t handle, char names[][8], uint32_t max)
     return n;
 }
 
+/*
+ * A device on an image file holding "dk0", "dk1", "dk2" (100-byte values of
+ * 'v'), closed cleanly; then one byte of @damaged's value flipped in the file
+ * (the key is found in the file: keys appear only in their blobs), and the
+ * image mounted again. @order gets the keys in iteration order, found before
+ * the damage.
+ */
+static void damaged_image_device(char *path, size_t path_len, int damaged_pos, char order[3][8])
+{
+    struct kvftl_config c;
+    uint8_t value[100];
+    int fd;
+
+    snprintf(path, path_len, "/tmp/kvssd-cmdset-dmg-%d-XXXXXX", (int)getpid());
+    fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(path);
+    fx_ftl_config(&c);
+    c.image_path = path;
+    fx_open(NULL, &c);
+    memset(value, 'v', sizeof(value));
+    for (int i = 0; i < 3; i++) {
+        char key[4] = {'d', 'k', (char)('0' + i), 0};
+        CU_ASSERT_EQUAL_FATAL(fx_store(key, 3, value, sizeof(value), 0), KVSSD_SC_SUCCESS);
+    }
+    struct kvssd_sqe s = sqe_iter_open(0, 0, false);
+    struct kvssd_req r = fx_exec(&s, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(iter_drain_keys(r.dw0, order, 3), 3);
+    s = sqe_iter_close(r.dw0);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_SUCCESS);
+    fx_close();
+
+    gsize len;
+    gchar *img;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &img, &len, NULL));
+    uint8_t *at = memmem(img, len, order[damaged_pos], 3);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    CU_ASSERT_PTR_NULL(memmem(at + 1, len - (gsize)(at + 1 - (uint8_t *)img), order[damaged_pos], 3));
+    CU_ASSERT_EQUAL(at[3 + 10], 'v');
+    at[3 + 10] ^= 0x01;
+    CU_ASSERT_FATAL(g_file_set_contents(path, img, (gssize)len, NULL));
+    g_free(img);
+    fx_open(NULL, &c);
+}
+
+/*
+ * A value damaged in the image: Retrieve completes with Unrecovered Error
+ * (the firmware's status, KVSSD_SC_UNRECOVERED_ERROR) and nothing reaches
+ * the host; the other keys read back.
+ */
+static void test_retrieve_damaged_value_unrecovered(void)
+{
+    char path[64], order[3][8];
+    uint8_t back[128];
+    uint32_t dw0 = 0;
+
+    damaged_image_device(path, sizeof(path), 1, order);
+    struct kvssd_sqe s = sqe_retrieve(order[1], 3, sizeof(back));
+    struct fake_host h = fake_host_over(back, sizeof(back));
+    struct kvssd_req r = fx_exec(&s, &h);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(h.to_calls, 0);
+    CU_ASSERT_EQUAL(fx_retrieve(order[0], 3, back, sizeof(back), &dw0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(dw0, 100);
+    CU_ASSERT_EQUAL(fx_retrieve(order[2], 3, back, sizeof(back), &dw0), KVSSD_SC_SUCCESS);
+    fx_close();
+    unlink(path);
+}
+
+/*
+ * Iter Read of keys and values over the same damage, on the last key in
+ * iteration order: the first read returns the two intact pairs (entries
+ * gathered before a damaged blob are never dropped), the second completes
+ * with Unrecovered Error and transfers nothing, the third is the end.
+ */
+static void test_iter_read_damaged_value(void)
+{
+    char path[64], order[3][8];
+    uint8_t buf[4096];
+
+    damaged_image_device(path, sizeof(path), 2, order);
+    struct kvssd_sqe s = sqe_iter_open(0, 0, true);
+    struct kvssd_req r = fx_exec(&s, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.status, KVSSD_SC_SUCCESS);
+    uint32_t handle = r.dw0;
+    uint16_t want[3] = {KVSSD_SC_SUCCESS, KVSSD_SC_UNRECOVERED_ERROR, KVSSD_SC_ITERATOR_END};
+    uint32_t entries[3] = {2, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        struct fake_host h = fake_host_over(buf, sizeof(buf));
+        s = sqe_iter_read(handle, sizeof(buf));
+        r = fx_exec(&s, &h);
+        CU_ASSERT_EQUAL(r.status, want[i]);
+        if (want[i] == KVSSD_SC_SUCCESS) {
+            CU_ASSERT_EQUAL(r.dw0, entries[i]);
+            CU_ASSERT(memcmp(buf + 8 + 2, order[0], 3) == 0);
+        } else {
+            CU_ASSERT_EQUAL(h.to_calls, 0);
+        }
+    }
+    s = sqe_iter_close(handle);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_SUCCESS);
+    fx_close();
+    unlink(path);
+}
+
 static int str_order(const void *a, const void *b)
 {
     return strcmp(a, b);
@@ -1124,5 +1232,7 @@ int main(void)
     CU_add_test(s, "iter_reserved_fields", test_iter_reserved_fields);
     CU_add_test(s, "reset_drops_state", test_reset_drops_state);
     CU_add_test(s, "ns_config_errors", test_ns_config_errors);
+    CU_add_test(s, "retrieve_damaged_value_unrecovered", test_retrieve_damaged_value_unrecovered);
+    CU_add_test(s, "iter_read_damaged_value", test_iter_read_damaged_value);
     return tap_cunit_run();
 }
