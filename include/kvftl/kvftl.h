@@ -192,7 +192,9 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
  * @offset, into @buf. cpl->value_bytes is the full size, cpl->xfer_bytes what
  * was copied (a short buffer gets a partial copy and success).
  * Status: KEY_DOES_NOT_EXIST; INVALID_KEY_SIZE; INVALID_FIELD if @offset is
- * beyond the value's size.
+ * beyond the value's size; UNRECOVERED_ERROR (nothing copied, xfer_bytes and
+ * value_bytes 0) when bytes are to be copied and the whole record fails its
+ * checksum (damaged in the image), counted in media_errors.
  */
 void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes,
                     void *buf, uint32_t offset, uint32_t buf_bytes,
@@ -266,7 +268,10 @@ typedef int (*kvftl_iter_emit_fn)(void *opaque, const void *key, uint32_t key_by
  * kvftl_iter_next() - emit up to @max_entries entries.
  * cpl->value_bytes = entries emitted. Status: success (possibly 0 entries only
  * if the callback refused the first one), ITERATOR_END when nothing is left,
- * INVALID_ITERATOR for a handle not open.
+ * INVALID_ITERATOR for a handle not open, UNRECOVERED_ERROR with 0 entries
+ * for a damaged blob (its key does not hash to its entry, or with values the
+ * record fails its checksum): a call that meets one after emitting entries
+ * stops before it with success; the next call reports it and moves past it.
  */
 void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                      kvftl_iter_emit_fn emit, void *opaque,
