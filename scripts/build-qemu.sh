@@ -236,7 +236,7 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
         have+=("$t")
     done
     log "building ${have[*]} in $b"
-    ninja -C "$b" "${have[@]}" >&2 || die "QEMU build failed in $b"
+    ninja -C "$b" "${have[@]}" >&2 || die "QEMU build failed in $b (see above)"
 }
 
 python=

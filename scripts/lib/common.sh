@@ -45,9 +45,9 @@ clang_rt_package() {
 }
 
 # setup_failure LOG... - why a setup step failed and what fixes it, in one
-# line, from what its logs say (the first LOG is named when nothing better is
-# known). Give meson's meson-logs/meson-log.txt too: a failed compiler check
-# is explained only there.
+# line, from what its logs say; else the first error line they hold (the
+# caller names the log if it outlives the run). Give meson's
+# meson-logs/meson-log.txt too: a failed compiler check is explained only there.
 setup_failure() {
     local hit name pkg
     hit=$(grep -ho 'cannot find [^ ]*libclang_rt\.[a-z_]*' "$@" 2>/dev/null | head -n1)
@@ -75,9 +75,13 @@ setup_failure() {
         echo "python3 -m venv cannot install pip; install python3-venv"
         return
     fi
-    hit=$(grep -h -m1 -E '(^|: )ERROR: |^E: ' "$@" 2>/dev/null | head -n1)
+    # ours (die: a sentence with the fix) unless it points "above", then
+    # meson's/configure's/apt's, the compiler's, ours, the last line
+    hit=$(grep -h '^error: ' "$@" 2>/dev/null | grep -v -m1 'see above' | head -n1)
+    [ -n "$hit" ] || hit=$(grep -h -m1 -E '(^|: )ERROR: |^E: ' "$@" 2>/dev/null | head -n1)
     [ -n "$hit" ] || hit=$(grep -h -m1 -E ': (fatal )?error: ' "$@" 2>/dev/null | head -n1)
     [ -n "$hit" ] || hit=$(grep -h -m1 '^error: ' "$@" 2>/dev/null | head -n1)
     [ -n "$hit" ] || hit=$(grep -hv '^[[:space:]]*$' "$@" 2>/dev/null | tail -n1)
-    echo "${hit:-no log} (log: $1)"
+    hit=${hit#error: }
+    echo "${hit:-its log is empty}"
 }

@@ -58,7 +58,7 @@ if [ $? -ne 0 ]; then
     tail -30 "$fbuild.setup.log" >&2
     why=$(setup_failure "$fbuild.setup.log" "$fbuild/meson-logs/meson-log.txt")
     log "fuzz: meson setup failed: $why"
-    echo "not ok 1 - fuzz kvftl_api: meson setup failed: $why"
+    echo "not ok 1 - fuzz kvftl_api: meson setup failed: $why (log: $fbuild.setup.log)"
     exit 1
 fi
 if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
@@ -66,8 +66,8 @@ if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
     tail -30 "$fbuild.build.log" >&2
     why=$(setup_failure "$fbuild.build.log")
     log "fuzz: build failed: $why"
-    echo "not ok 1 - fuzz kvftl_api: build failed: $why"
-    echo "not ok 2 - fuzz cmdset: build failed: $why"
+    echo "not ok 1 - fuzz kvftl_api: build failed: $why (log: $fbuild.build.log)"
+    echo "not ok 2 - fuzz cmdset: build failed: $why (log: $fbuild.build.log)"
     echo "not ok 3 - fuzz image: build failed: $why"
     exit 1
 fi
