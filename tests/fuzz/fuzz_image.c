@@ -59,6 +59,7 @@
 #include <kvssd/ext.h>
 #include <kvssd/nvme_kv.h>
 
+#include "fuzz_input.h"
 #include "kvftl_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -67,32 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_VERSIONS 3
 #define MAX_DAMAGES 16
 #define VBUF_BYTES 16384
-
-struct input {
-    const uint8_t *p;
-    size_t n;
-};
-
-static uint8_t in_u8(struct input *in)
-{
-    if (!in->n) {
-        return 0;
-    }
-    in->n--;
-    return *in->p++;
-}
-
-static uint16_t in_u16(struct input *in)
-{
-    uint16_t v = in_u8(in);
-    return (uint16_t)(v << 8 | in_u8(in));
-}
-
-static uint32_t in_u32(struct input *in)
-{
-    uint32_t v = in_u16(in);
-    return v << 16 | in_u16(in);
-}
 
 static int trace = -1;
 

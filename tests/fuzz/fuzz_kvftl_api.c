@@ -45,6 +45,7 @@
 #include <kvssd/ext.h>
 #include <kvssd/nvme_kv.h>
 
+#include "fuzz_input.h"
 #include "kvftl_capacity.h"
 #include "kvftl_readback.h"
 
@@ -54,32 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define VALUE_BUF_BYTES (KVFTL_VALUE_MAX_BYTES + 64)
 
 /* ---------------- input decoding ---------------- */
-
-struct input {
-    const uint8_t *p;
-    size_t n;
-};
-
-static uint8_t in_u8(struct input *in)
-{
-    if (!in->n) {
-        return 0;
-    }
-    in->n--;
-    return *in->p++;
-}
-
-static uint16_t in_u16(struct input *in)
-{
-    uint16_t v = in_u8(in);
-    return (uint16_t)(v << 8 | in_u8(in));
-}
-
-static uint32_t in_u32(struct input *in)
-{
-    uint32_t v = in_u16(in);
-    return v << 16 | in_u16(in);
-}
 
 static uint64_t mix64(uint64_t x)
 {
