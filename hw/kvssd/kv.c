@@ -475,6 +475,31 @@ static void kv_park(struct kvssd_req *req, struct kv_cont *c)
     req->done_ns = c->t;
 }
 
+/*
+ * The walk state of a command that runs in slices (List, Iter Read): the
+ * one it was parked with, or a new one from @begin. A new one is parked at
+ * once when the command may park, so that the walk runs in the transport's
+ * slices, not in the fetch. NULL: nothing to do in this call (@begin
+ * completed the command with an error, or the new state was parked).
+ */
+static struct kv_cont *kv_cont_take(struct kvssd_ns *ns, struct kvssd_req *req,
+                                    struct kv_cont *(*begin)(struct kvssd_ns *ns,
+                                                             struct kvssd_req *req))
+{
+    struct kv_cont *c = req->cont;
+
+    req->cont = NULL;
+    if (c) {
+        return c;
+    }
+    c = begin(ns, req);
+    if (c && req->may_park) {
+        kv_park(req, c);
+        return NULL;
+    }
+    return c;
+}
+
 /* A new List: validate, take the start key. NULL with req->status on an error. */
 static struct kv_cont *list_begin(struct kvssd_ns *ns, struct kvssd_req *req)
 {
@@ -575,20 +600,11 @@ static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_co
  */
 static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    struct kv_cont *c = req->cont;
+    struct kv_cont *c = kv_cont_take(ns, req, list_begin);
     struct kvftl_cpl cpl = {0};
 
-    req->cont = NULL;
     if (!c) {
-        c = list_begin(ns, req);
-        if (!c) {
-            return;
-        }
-        if (req->may_park) {
-            /* the walk runs in the transport's slices, not in the fetch */
-            kv_park(req, c);
-            return;
-        }
+        return;
     }
     c->t = MAX(c->t, req->now_ns);
     if (c->output) {
@@ -795,20 +811,12 @@ static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *re
  */
 static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    struct kv_cont *c = req->cont;
+    struct kv_cont *c = kv_cont_take(ns, req, iter_read_begin);
     struct kvftl_cpl cpl = {0};
     uint16_t st;
 
-    req->cont = NULL;
     if (!c) {
-        c = iter_read_begin(ns, req);
-        if (!c) {
-            return;
-        }
-        if (req->may_park) {
-            kv_park(req, c);
-            return;
-        }
+        return;
     }
     c->t = MAX(c->t, req->now_ns);
     for (;;) {
