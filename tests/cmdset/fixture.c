@@ -101,14 +101,19 @@ struct fake_host fake_host_over(void *buf, uint32_t len)
     return h;
 }
 
+void fake_host_dptr(struct kvssd_req *req, struct fake_host *host)
+{
+    req->dptr.opaque = host;
+    req->dptr.from_host = fake_from_host;
+    req->dptr.to_host = fake_to_host;
+}
+
 struct kvssd_req fx_exec_at(const struct kvssd_sqe *sqe, struct fake_host *host, uint64_t now)
 {
     struct kvssd_req req = {.sqe = sqe, .now_ns = now};
 
     if (host) {
-        req.dptr.opaque = host;
-        req.dptr.from_host = fake_from_host;
-        req.dptr.to_host = fake_to_host;
+        fake_host_dptr(&req, host);
     }
     /* Results are poisoned so that a field the device forgets shows. */
     req.status = 0xdead;

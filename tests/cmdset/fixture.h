@@ -46,6 +46,8 @@ struct kvssd_req fx_exec(const struct kvssd_sqe *sqe, struct fake_host *host);
 struct kvssd_req fx_exec_at(const struct kvssd_sqe *sqe, struct fake_host *host, uint64_t now);
 
 struct fake_host fake_host_over(void *buf, uint32_t len);
+/* Point @req's data pointer at @host (which must outlive the command, parked or not). */
+void fake_host_dptr(struct kvssd_req *req, struct fake_host *host);
 
 /* SQE builders: every field as the headers define it, all else zero. */
 struct kvssd_sqe sqe_new(uint8_t opcode);

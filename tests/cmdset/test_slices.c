@@ -20,34 +20,6 @@
 
 static uint8_t host_a[SL_BUF], host_b[SL_BUF];
 
-/* A data pointer over a plain buffer of @len bytes. */
-struct sl_host {
-    uint8_t *buf;
-    uint32_t len;
-};
-
-static uint16_t sl_from(void *opaque, uint64_t off, void *buf, uint32_t len)
-{
-    struct sl_host *h = opaque;
-
-    if (off > h->len || len > h->len - off) {
-        return KVSSD_SC_DATA_XFER_ERROR;
-    }
-    memcpy(buf, h->buf + off, len);
-    return KVSSD_SC_SUCCESS;
-}
-
-static uint16_t sl_to(void *opaque, uint64_t off, const void *buf, uint32_t len)
-{
-    struct sl_host *h = opaque;
-
-    if (off > h->len || len > h->len - off) {
-        return KVSSD_SC_DATA_XFER_ERROR;
-    }
-    memcpy(h->buf + off, buf, len);
-    return KVSSD_SC_SUCCESS;
-}
-
 /* 3000 keys "key-00000".. on 4 KiB index pages (about 25 of them), every 6th deleted. */
 static void sl_open(void)
 {
@@ -72,14 +44,11 @@ static void sl_open(void)
 static struct kvssd_req sl_call(const struct kvssd_sqe *sqe, uint8_t *buf, uint32_t len,
                                 bool park, void *cont)
 {
-    static struct sl_host h;
+    static struct fake_host h; /* a parked command resumes with the same data pointer */
     struct kvssd_req req = {.sqe = sqe, .now_ns = fx.now, .may_park = park, .cont = cont};
 
-    h.buf = buf;
-    h.len = len;
-    req.dptr.opaque = &h;
-    req.dptr.from_host = sl_from;
-    req.dptr.to_host = sl_to;
+    h = fake_host_over(buf, len);
+    fake_host_dptr(&req, &h);
     kvssd_kv_execute(fx.ns, &req);
     fx.now += 1000;
     return req;
