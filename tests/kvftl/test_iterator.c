@@ -70,6 +70,18 @@ static int drain(struct kvftl *f, uint32_t prefix, uint32_t mask, enum kvftl_ite
     return calls;
 }
 
+/*
+ * small_config() on 4 KiB index pages, blobs placed byte by byte: a few
+ * thousand short keys fill many index pages.
+ */
+static struct kvftl *open_small_pages(void)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 1;
+    return open_or_die(&c);
+}
+
 static struct kvftl *four_keys(void)
 {
     struct kvftl_config c = small_config();
@@ -239,10 +251,7 @@ static void test_refused_entry_offered_again(void)
  */
 static void test_exactly_once_under_splits(void)
 {
-    struct kvftl_config c = small_config();
-    c.index_page_bytes = 4096;
-    c.placement_unit_bytes = 1;
-    struct kvftl *f = open_or_die(&c);
+    struct kvftl *f = open_small_pages();
     char key[32];
     for (int i = 0; i < 3000; i++) {
         snprintf(key, sizeof(key), "old-%05d", i);
@@ -291,10 +300,7 @@ static void test_exactly_once_under_splits(void)
 /* 3000 keys over many 4 KiB index pages, a few of them deleted. */
 static struct kvftl *many_pages(void)
 {
-    struct kvftl_config c = small_config();
-    c.index_page_bytes = 4096;
-    c.placement_unit_bytes = 1;
-    struct kvftl *f = open_or_die(&c);
+    struct kvftl *f = open_small_pages();
     char key[32];
     for (int i = 0; i < 3000; i++) {
         snprintf(key, sizeof(key), "%c%c-%05d", 'a' + i % 3, 'a' + i % 3, i);
