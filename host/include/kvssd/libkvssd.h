@@ -136,7 +136,7 @@ int kvssd_status_to_err(uint16_t status);
  * kvssd_status_str() - name of an NVMe / KV / extension status
  * @status: (SCT << 8) | SC; DNR/More bits are ignored
  *
- * Return: a static string such as "KEY_DOES_NOT_EXIST (SCT 1h SC 87h)"'s name part.
+ * Return: a static string such as "KEY_DOES_NOT_EXIST (SCT 0h SC 87h)"'s name part.
  */
 const char *kvssd_status_str(uint16_t status);
 

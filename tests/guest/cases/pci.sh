@@ -103,7 +103,7 @@ missing_key() {
     expect_status 1 "SC 87h" kv_get never-stored "$T/got"
     expect_status 1 "does not exist" kv_del never-stored
     kv --json get never-stored >"$T/j" 2>/dev/null
-    expect_eq "status (SCT 1h SC 87h)" "$(json_get "$T/j" .status)" 391
+    expect_eq "status (SCT 0h SC 87h)" "$(json_get "$T/j" .status)" 135
 }
 check "get/del of a missing key: status 0087h (KV Key Does Not Exist)" missing_key
 
