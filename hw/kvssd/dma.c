@@ -101,9 +101,9 @@ static uint16_t resolve_prp(KvssdDptr *d)
      * points to the next list page when more entries are needed. Only the
      * list pointer in PRP2 may start inside a page; every entry in a list,
      * the chain pointer included, has a page offset of 0 (the PRP Entry
-     * layout of the NVMe base specification), so every list page after the first holds 511 data entries and a list
-     * that points back into itself either ends with Invalid PRP Offset or
-     * runs out of data pages. The walk therefore never needs more list
+     * layout of the NVMe base specification), so every list page after the
+     * first holds 511 data entries and a list that points back into itself
+     * either ends with Invalid PRP Offset or runs out of data pages. The walk therefore never needs more list
      * pages than the transfer has data pages in the list; that bound is
      * enforced too, so no list can keep the bottom half walking.
      */
