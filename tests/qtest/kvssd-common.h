@@ -419,4 +419,33 @@ static inline uint64_t kv_qemu_status_kib(KvDev *d, const char *field)
     return g_ascii_strtoull(p + strlen(want), NULL, 10);
 }
 
+/* Delete I/O SQ @qid (admin opcode 00h); its status. */
+static inline uint16_t kv_delete_sq(KvDev *d, uint16_t qid)
+{
+    struct kvssd_sqe s = kv_sqe(0x00, 0);
+
+    s.cdw[10] = qid;
+    return kv_admin_status(d, &s);
+}
+
+/*
+ * An I/O CQ that fills at once (on an enabled device): CQ 1 of 2 entries
+ * (one usable slot, no interrupts), SQ 1 of 16 entries on it, and six
+ * Exists of key "k" (each 87h Key Does Not Exist) submitted and rung: the
+ * first completion fills the CQ, two more are fetched and wait, three are
+ * not fetched. Their cids in @cids, in submission order.
+ */
+static inline void kv_six_exists_on_full_cq(KvDev *d, uint16_t cids[6])
+{
+    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
+    for (int i = 0; i < 6; i++) {
+        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
+        kvssd_sqe_set_key(&s, "k", 1);
+        s.cdw[11] = 1;
+        cids[i] = kv_put(d, 1, &s, false);
+    }
+    kv_ring(d, 1);
+}
+
 #endif /* KVSSD_QTEST_COMMON_H */

@@ -222,9 +222,7 @@ static void test_delete_sq_while_parked(void)
     uint16_t cid = kv_put(d, 1, &s, false);
 
     kv_ring(d, 1);
-    struct kvssd_sqe del = kv_sqe(0x00, 0);
-    del.cdw[10] = 1;
-    g_assert_cmphex(kv_admin_status(d, &del), ==, 0);
+    g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     /* the List completed before the deletion, or was aborted by it: one CQE either way */
     KvCqe c = kv_wait(d, 1);
     g_assert_cmpuint(c.cid, ==, cid);

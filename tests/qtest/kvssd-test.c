@@ -212,24 +212,14 @@ static void test_sq_delete_aborts(void)
     uint16_t cids[6];
 
     kv_enable(d);
-    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
-    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
-    for (int i = 0; i < 6; i++) {
-        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
-        kvssd_sqe_set_key(&s, "k", 1);
-        s.cdw[11] = 1;
-        cids[i] = kv_put(d, 1, &s, false);
-    }
-    kv_ring(d, 1);
+    kv_six_exists_on_full_cq(d, cids);
     /* The first completion is posted; two more wait inside the device. */
     KvCqe c = { 0 };
     for (int i = 0; i < 200000 && !kv_try_cqe(d, 1, &c); i++) {
     }
     g_assert_cmpuint(c.cid, ==, cids[0]);
     g_assert_cmphex(c.status, ==, 0x0087);
-    struct kvssd_sqe s = kv_sqe(0x00, 0);
-    s.cdw[10] = 1;
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
+    g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     kv_cq_doorbell(d, 1);                               /* room again: nothing left */
     g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
     g_assert(!kv_try_cqe(d, 1, &c));

@@ -182,14 +182,6 @@ static void test_sgl_segment_cycles(void)
     kv_stop(d);
 }
 
-static uint16_t delete_sq(KvDev *d, uint16_t qid)
-{
-    struct kvssd_sqe s = kv_sqe(0x00, 0);
-
-    s.cdw[10] = qid;
-    return kv_admin_status(d, &s);
-}
-
 /* Poll @qid's next CQE slot a bounded number of times; true if one arrived. */
 static bool cqe_arrives(KvDev *d, uint16_t qid, KvCqe *c)
 {
@@ -216,19 +208,11 @@ static void test_sq_delete_full_cq(void)
     KvCqe c = { 0 };
 
     kv_enable(d);
-    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
-    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
-    for (int i = 0; i < 6; i++) {
-        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
-        kvssd_sqe_set_key(&s, "k", 1);
-        s.cdw[11] = 1;
-        cids[i] = kv_put(d, 1, &s, false);
-    }
-    kv_ring(d, 1);
+    kv_six_exists_on_full_cq(d, cids);
     g_assert(cqe_arrives(d, 1, &c));
     g_assert_cmpuint(c.cid, ==, cids[0]);
     g_assert_cmphex(c.status, ==, 0x0087);
-    g_assert_cmphex(delete_sq(d, 1), ==, 0);
+    g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     kv_cq_doorbell(d, 1);                               /* the slot is free again */
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
     for (int round = 0; round < 2; round++) {
@@ -283,7 +267,7 @@ static void test_sq_delete_latency_explicit(void)
     /* an admin round trip: the bottom half that answers it has fetched SQ 3 */
     g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
     g_assert(!kv_try_cqe(d, 2, &c));                    /* held: not due yet */
-    g_assert_cmphex(delete_sq(d, 3), ==, 0);
+    g_assert_cmphex(kv_delete_sq(d, 3), ==, 0);
     for (int i = 0; i < 7; i++) {
         g_assert(kv_try_cqe(d, 2, &c));
         g_assert_cmpuint(c.sqid, ==, 3);
@@ -346,7 +330,7 @@ static void sq_delete_rounds(const char *props)
         }
         g_assert_cmphex(kv_create_sq(d, 1, DELETE_SQ_ENTRIES, 2), ==, 0);
         kv_wr32(d, 0x1000 + 8 * 1, DELETE_SQ_ENTRIES - 1);
-        g_assert_cmphex(delete_sq(d, 1), ==, 0);
+        g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     }
     uint64_t after = qemu_rss_kib(d);
     g_test_message("QEMU RSS %" PRIu64 " KiB -> %" PRIu64 " KiB over %d rounds (%s)",
