@@ -32,11 +32,6 @@ static inline struct index_entry *page_entries(uint8_t *mem)
     return (struct index_entry *)(mem + sizeof(struct index_page_header));
 }
 
-static inline uint32_t home_slot(const struct index *ix, uint64_t hash)
-{
-    return (uint32_t)(((uint64_t)(uint32_t)hash * ix->slots) >> 32);
-}
-
 static inline uint32_t dir_slot(const struct index *ix, uint64_t hash)
 {
     return ix->global_depth ? (uint32_t)(hash >> (64 - ix->global_depth)) : 0;
@@ -155,7 +150,7 @@ void index_prefetch(const struct index *ix, uint64_t hash)
 {
     const struct index_entry *e = cached_entries(ix, hash);
     if (e) {
-        __builtin_prefetch(e + home_slot(ix, hash));
+        __builtin_prefetch(e + index_home_slot(ix, hash));
     }
 }
 
@@ -165,7 +160,7 @@ uint64_t index_peek(const struct index *ix, uint64_t hash)
     if (!e) {
         return 0;
     }
-    uint32_t i = home_slot(ix, hash);
+    uint32_t i = index_home_slot(ix, hash);
     /* the home slot's cache line and the next: a longer probe is rare */
     for (uint32_t n = 0; n < 4; n++) {
         if (e[i].loc == 0) {
@@ -184,7 +179,7 @@ bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_
 {
     struct index *ix = &ftl->idx;
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
-    uint32_t i = home_slot(ix, hash);
+    uint32_t i = index_home_slot(ix, hash);
     /* the home slot is almost always a cache miss: start it now */
     index_prefetch(ix, hash);
     uint8_t *mem = index_cache_get(ftl, pid, now_ns);
@@ -211,7 +206,7 @@ bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint8_t *mem = index_cache_get(ftl, pid, now_ns);
     struct index_entry *e = page_entries(mem);
-    uint32_t i = home_slot(ix, hash);
+    uint32_t i = index_home_slot(ix, hash);
     for (uint32_t n = 0; n < ix->slots; n++) {
         if (e[i].loc == 0) {
             break;
@@ -236,7 +231,7 @@ void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uin
 static void page_put(struct index *ix, uint8_t *mem, uint64_t hash, uint64_t loc)
 {
     struct index_entry *e = page_entries(mem);
-    uint32_t i = home_slot(ix, hash);
+    uint32_t i = index_home_slot(ix, hash);
     while (e[i].loc != 0) {
         i = i + 1 == ix->slots ? 0 : i + 1;
     }
@@ -356,7 +351,7 @@ void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_
         if (e[j].loc == 0) {
             break;
         }
-        uint32_t k = home_slot(ix, e[j].hash);
+        uint32_t k = index_home_slot(ix, e[j].hash);
         bool move = (j > i) ? (k <= i || k > j) : (k <= i && k > j);
         if (move) {
             e[i] = e[j];

@@ -99,6 +99,12 @@ struct index_pos {
  * index_hash() - the key's 64-bit hash, never 0. XXH3 seeded with a secret
  * the guest never sees: keys cannot be chosen offline to share index pages.
  */
+/* The slot a hash's linear probe starts from in its index page. */
+static inline uint32_t index_home_slot(const struct index *ix, uint64_t hash)
+{
+    return (uint32_t)(((uint64_t)(uint32_t)hash * ix->slots) >> 32);
+}
+
 static inline uint64_t index_hash(const struct index *ix, const void *key, uint32_t len)
 {
     uint64_t h = ix->hash ? ix->hash(key, len) : XXH3_64bits_withSeed(key, len, ix->hash_seed);

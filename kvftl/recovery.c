@@ -256,7 +256,7 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
                      "page", p, i, (unsigned long long)e.hash);
             return false;
         }
-        uint32_t home = (uint32_t)(((uint64_t)(uint32_t)e.hash * ix->slots) >> 32);
+        uint32_t home = index_home_slot(ix, e.hash);
         uint32_t home_n = (home + ix->slots - empty) % ix->slots; /* its position in this walk */
         if (home_n == 0 || home_n < run_start || home_n > n) {
             snprintf(why, why_len, "index page %u slot %u cannot be reached from its home slot %u",
