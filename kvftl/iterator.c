@@ -175,9 +175,9 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
              */
             bool damaged = !kb || BLOB_HEADER_BYTES + kb > hdr_len || p[0] != REC_PAIR ||
                            index_hash(ix, key, kb) != cand[i].hash;
+            bool match = !damaged && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask);
             const uint8_t *blob = NULL;
-            if (!damaged && it->kind == KVFTL_ITER_KEY_VALUES &&
-                (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+            if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
                 blob = vlog_read_record(ftl, loc, REC_PAIR, kb,
                                         loc_addr(loc) / ftl->nand.geo.page_size, &now);
                 damaged = !blob;
@@ -190,7 +190,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                 }
                 unrecovered = true;
                 ftl->st.media_errors++;
-            } else if ((iter_first4(key, kb) & it->mask) == (it->prefix & it->mask)) {
+            } else if (match) {
                 const uint8_t *value = NULL;
                 uint32_t vbytes = 0;
                 if (it->kind == KVFTL_ITER_KEY_VALUES) {
