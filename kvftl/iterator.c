@@ -19,8 +19,6 @@
 #include <string.h>
 
 #include <glib.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 uint32_t iter_first4(const void *key, uint32_t key_bytes)
 {
@@ -41,7 +39,7 @@ static int entry_cmp(const void *a, const void *b)
 static void iter_done(struct kvftl *ftl, uint64_t arrival_ns, uint64_t now, struct kvftl_cpl *cpl)
 {
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
     }
     cpl->done_ns = now;
     stats_record_op(ftl, KVFTL_OP_ITERATE, arrival_ns, now);
@@ -53,11 +51,11 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = arrival_ns;
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
         return;
     }
     if ((kind != KVFTL_ITER_KEYS && kind != KVFTL_ITER_KEY_VALUES) || !handle) {
-        cpl->status = KVSSD_SC_INVALID_FIELD;
+        cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
     for (uint32_t i = 0; i < KVFTL_MAX_ITERATORS; i++) {
@@ -73,7 +71,7 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
             return;
         }
     }
-    cpl->status = KVSSD_SC_ITERATOR_LIMIT;
+    cpl->status = KVFTL_ITERATOR_LIMIT;
 }
 
 void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, struct kvftl_cpl *cpl)
@@ -81,11 +79,11 @@ void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, s
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = arrival_ns;
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
         return;
     }
     if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
-        cpl->status = KVSSD_SC_INVALID_ITERATOR;
+        cpl->status = KVFTL_INVALID_ITERATOR;
         return;
     }
     ftl->iters[handle].open = false;
@@ -114,22 +112,22 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = now;
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
         return;
     }
     if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
-        cpl->status = KVSSD_SC_INVALID_ITERATOR;
+        cpl->status = KVFTL_INVALID_ITERATOR;
         return;
     }
     if (!emit) {
-        cpl->status = KVSSD_SC_INVALID_FIELD;
+        cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
     struct iterator *it = &ftl->iters[handle];
     struct index *ix = &ftl->idx;
     ftl->st.iterates++;
     if (it->done) {
-        cpl->status = KVSSD_SC_ITERATOR_END;
+        cpl->status = KVFTL_ITERATOR_END;
         iter_done(ftl, arrival_ns, now, cpl);
         return;
     }
@@ -239,9 +237,9 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
     }
     cpl->value_bytes = emitted;
     if (unrecovered) {
-        cpl->status = KVSSD_SC_UNRECOVERED_ERROR; /* the cursor is past the damaged entry */
+        cpl->status = KVFTL_UNRECOVERED_ERROR; /* the cursor is past the damaged entry */
     } else if (emitted == 0 && it->done && !refused) {
-        cpl->status = KVSSD_SC_ITERATOR_END;
+        cpl->status = KVFTL_ITERATOR_END;
     }
     iter_done(ftl, arrival_ns, now, cpl);
 }

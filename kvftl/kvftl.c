@@ -6,11 +6,28 @@
 #include <string.h>
 
 #include <glib.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 #define MIB (1024ull * 1024)
 #define MIN_STRIPE_BYTES (2 * MIB + 8192)
+
+const char *kvftl_status_name(enum kvftl_status s)
+{
+    switch (s) {
+    case KVFTL_OK:                 return "OK";
+    case KVFTL_INVALID_FIELD:      return "INVALID_FIELD";
+    case KVFTL_INVALID_KEY_SIZE:   return "INVALID_KEY_SIZE";
+    case KVFTL_INVALID_VALUE_SIZE: return "INVALID_VALUE_SIZE";
+    case KVFTL_KEY_DOES_NOT_EXIST: return "KEY_DOES_NOT_EXIST";
+    case KVFTL_KEY_EXISTS:         return "KEY_EXISTS";
+    case KVFTL_CAPACITY_EXCEEDED:  return "CAPACITY_EXCEEDED";
+    case KVFTL_UNRECOVERED_ERROR:  return "UNRECOVERED_ERROR";
+    case KVFTL_ITERATOR_LIMIT:     return "ITERATOR_LIMIT";
+    case KVFTL_INVALID_ITERATOR:   return "INVALID_ITERATOR";
+    case KVFTL_ITERATOR_END:       return "ITERATOR_END";
+    case KVFTL_INTERNAL_ERROR:     return "INTERNAL_ERROR";
+    }
+    return "unknown status";
+}
 
 int kvftl_config_preset(struct kvftl_config *cfg, const char *name)
 {
@@ -359,7 +376,7 @@ const struct kvftl_config *kvftl_get_config(const struct kvftl *ftl)
 
 static void cpl_init(struct kvftl_cpl *cpl, uint64_t arrival_ns)
 {
-    cpl->status = KVSSD_SC_SUCCESS;
+    cpl->status = KVFTL_OK;
     cpl->done_ns = arrival_ns;
     cpl->value_bytes = 0;
     cpl->xfer_bytes = 0;
@@ -381,11 +398,11 @@ static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_
 {
     cpl_init(cpl, arrival_ns);
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
         return false;
     }
     if (keyed && !key_ok(key, key_bytes)) {
-        cpl->status = KVSSD_SC_INVALID_KEY_SIZE;
+        cpl->status = KVFTL_INVALID_KEY_SIZE;
         return false;
     }
     return true;
@@ -421,7 +438,7 @@ static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uin
                    struct kvftl_cpl *cpl)
 {
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
     }
     cpl->done_ns = now;
     stats_record_op(ftl, op, arrival_ns, now);
@@ -434,13 +451,13 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         return;
     }
     if (req->value_bytes > KVFTL_VALUE_MAX_BYTES) {
-        cpl->status = KVSSD_SC_INVALID_VALUE_SIZE;
+        cpl->status = KVFTL_INVALID_VALUE_SIZE;
         return;
     }
     if ((req->value_bytes && !req->value) || req->inline_bytes > req->value_bytes ||
         (req->options & ~(KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) ||
         req->options == (KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) {
-        cpl->status = KVSSD_SC_INVALID_FIELD;
+        cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
 
@@ -459,12 +476,12 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         oldloc = 0;
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
-        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
-        cpl->status = KVSSD_SC_KEY_EXISTS;
+        cpl->status = KVFTL_KEY_EXISTS;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
     }
@@ -475,7 +492,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     /* tombstones are not user data: they live in the reserve until GC drops them */
     uint64_t used = ftl->live_nand_bytes + ftl->index_nand_bytes;
     if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->live_keys >= ftl->cfg.max_keys)) {
-        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
+        cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
     }
@@ -486,7 +503,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
      * find the blob and bring back a key whose Store failed.
      */
     if (!found && index_reserve(ftl, hash, &now) != 0) {
-        cpl->status = KVSSD_SC_CAPACITY_EXCEEDED;
+        cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
     }
@@ -502,7 +519,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     int rc = vlog_append(ftl, &h, req->key, req->value, req->inline_bytes < req->value_bytes,
                          req->inline_bytes, false, &pl, &now);
     if (rc != 0) {
-        cpl->status = rc == -1 ? KVSSD_SC_CAPACITY_EXCEEDED : KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
     }
@@ -557,7 +574,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
         return;
     }
     if (buf_bytes && !buf) {
-        cpl->status = KVSSD_SC_INVALID_FIELD;
+        cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
     if (!hash) {
@@ -566,14 +583,14 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     uint64_t loc;
     struct index_pos pos;
     if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now)) {
-        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
         finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
         return;
     }
     uint32_t vbytes = loc_len(loc) - BLOB_HEADER_BYTES - key_bytes;
     cpl->value_bytes = vbytes;
     if (offset > vbytes) {
-        cpl->status = KVSSD_SC_INVALID_FIELD;
+        cpl->status = KVFTL_INVALID_FIELD;
         finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
         return;
     }
@@ -588,7 +605,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
         const uint8_t *blob = vlog_read_record(ftl, loc, REC_PAIR, key_bytes,
                                                addr >> ftl->nand.geo.page_shift, &now);
         if (!blob) {
-            cpl->status = KVSSD_SC_UNRECOVERED_ERROR;
+            cpl->status = KVFTL_UNRECOVERED_ERROR;
             cpl->value_bytes = 0;
             ftl->st.media_errors++;
             finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
@@ -658,7 +675,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     uint64_t loc;
     struct index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
-        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
         finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
         return;
     }
@@ -673,7 +690,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     struct placement pl;
     int rc = vlog_append(ftl, &h, key, NULL, false, 0, false, &pl, &now);
     if (rc != 0) {
-        cpl->status = rc == -1 ? KVSSD_SC_CAPACITY_EXCEEDED : KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
         finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
         return;
     }
@@ -694,7 +711,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
     uint64_t loc;
     struct index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
-        cpl->status = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
     }
     ftl->st.exists++;
     finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, cpl);
@@ -707,7 +724,7 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
         return;
     }
     if (vlog_flush(ftl, &now) != 0) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
     }
     /* the program of the last page must finish before the data is durable */
     for (uint32_t d = 0; d < ftl->nand.geo.dies; d++) {
@@ -720,7 +737,7 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
         ftl->now_max_ns = now;
     }
     if (!ftl_powered(ftl)) {
-        cpl->status = KVSSD_SC_INTERNAL_ERROR;
+        cpl->status = KVFTL_INTERNAL_ERROR;
     }
 }
 

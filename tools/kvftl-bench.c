@@ -608,7 +608,7 @@ int main(int argc, char **argv)
      * depth); only Retrieves have a batch call.
      */
     struct phase st = { .ops = o.keys };
-    uint64_t first_err_status = 0;
+    enum kvftl_status first_err_status = KVFTL_OK;
     int rc;
     uint8_t *bkeys = calloc(o.batch, KVFTL_KEY_MAX_BYTES);
     uint8_t *bvals = calloc(o.batch, (size_t)o.value_bytes + 8);
@@ -650,7 +650,7 @@ int main(int argc, char **argv)
         }
         for (uint32_t k = 0; k < nb; k++) {
             const struct kvftl_cpl *cp = &bcpl[k];
-            if (cp->status != KVSSD_SC_SUCCESS && !st.errors++) {
+            if (cp->status != KVFTL_OK && !st.errors++) {
                 first_err_status = cp->status;
             }
             ring[(j + k) % o.queue_depth] = cp->done_ns;
@@ -662,8 +662,8 @@ int main(int argc, char **argv)
     st.wall_s = now_s() - w0;
     st.cpu_s = cpu_s() - c0;
     if (st.errors) {
-        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status 0x%04" PRIx64 ")\n",
-                st.errors, first_err_status);
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n",
+                st.errors, kvftl_status_name(first_err_status));
     }
     struct kvftl_stats s1;
     kvftl_stats_get(ftl, &s1);
@@ -713,7 +713,7 @@ int main(int argc, char **argv)
         }
         for (uint32_t k = 0; k < nb; k++) {
             const struct kvftl_cpl *cp = &bcpl[k];
-            if (cp->status != KVSSD_SC_SUCCESS || cp->value_bytes != o.value_bytes) {
+            if (cp->status != KVFTL_OK || cp->value_bytes != o.value_bytes) {
                 if (!rt.errors++) {
                     first_err_status = cp->status;
                 }
@@ -729,8 +729,8 @@ int main(int argc, char **argv)
     rt.wall_s = now_s() - w0;
     rt.cpu_s = cpu_s() - c0;
     if (rt.errors || mismatches) {
-        fprintf(stderr, "kvftl-bench: %" PRIu64 " retrieves failed (first status 0x%04" PRIx64
-                "), %" PRIu64 " returned wrong bytes\n", rt.errors, first_err_status, mismatches);
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
+                " returned wrong bytes\n", rt.errors, kvftl_status_name(first_err_status), mismatches);
     }
     struct kvftl_stats s2;
     kvftl_stats_get(ftl, &s2);

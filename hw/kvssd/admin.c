@@ -715,7 +715,7 @@ static uint16_t admin_format(struct kvssd_admin *a, struct kvssd_admin_req *req)
     }
     kvssd_ns_reset(a->ns);
     kvftl_format(a->ftl, req->now_ns, &cpl);
-    return cpl.status;
+    return kvssd_status_from_ftl(cpl.status);
 }
 
 /* A parked FTL check: the firmware's walk and the slices it has run. */

@@ -18,6 +18,30 @@
 #include "kvssd/nvme_kv.h"
 
 /*
+ * kvssd_status_from_ftl() - the NVMe status (SCT << 8 | SC, without DNR) the
+ * KV Command Set and our extensions name for a firmware outcome. The one
+ * place the firmware's words meet the wire.
+ */
+static inline uint16_t kvssd_status_from_ftl(enum kvftl_status s)
+{
+    switch (s) {
+    case KVFTL_OK:                 return KVSSD_SC_SUCCESS;
+    case KVFTL_INVALID_FIELD:      return KVSSD_SC_INVALID_FIELD;
+    case KVFTL_INVALID_KEY_SIZE:   return KVSSD_SC_INVALID_KEY_SIZE;
+    case KVFTL_INVALID_VALUE_SIZE: return KVSSD_SC_INVALID_VALUE_SIZE;
+    case KVFTL_KEY_DOES_NOT_EXIST: return KVSSD_SC_KEY_DOES_NOT_EXIST;
+    case KVFTL_KEY_EXISTS:         return KVSSD_SC_KEY_EXISTS;
+    case KVFTL_CAPACITY_EXCEEDED:  return KVSSD_SC_CAPACITY_EXCEEDED;
+    case KVFTL_UNRECOVERED_ERROR:  return KVSSD_SC_UNRECOVERED_ERROR;
+    case KVFTL_ITERATOR_LIMIT:     return KVSSD_SC_ITERATOR_LIMIT;
+    case KVFTL_INVALID_ITERATOR:   return KVSSD_SC_INVALID_ITERATOR;
+    case KVFTL_ITERATOR_END:       return KVSSD_SC_ITERATOR_END;
+    case KVFTL_INTERNAL_ERROR:     return KVSSD_SC_INTERNAL_ERROR;
+    }
+    return KVSSD_SC_INTERNAL_ERROR;
+}
+
+/*
  * The command's data pointer (PRP or SGL), as the transport resolves it.
  * Each call moves @len bytes starting at byte @offset of the host buffer the
  * command describes, and returns KVSSD_SC_SUCCESS or the NVMe status of the

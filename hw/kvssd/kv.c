@@ -97,7 +97,7 @@ void kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
     struct kvftl_cpl cpl = {0};
 
     kvftl_store(ns->ftl, &sr, &cpl);
-    req->status = cpl.status;
+    req->status = kvssd_status_from_ftl(cpl.status);
     req->done_ns = cpl.done_ns;
 }
 
@@ -162,8 +162,8 @@ static void kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     kvftl_retrieve(ns->ftl, key, key_bytes, ns->scratch, 0, buf_bytes, req->now_ns, &cpl);
     req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
-    if (cpl.status != KVSSD_SC_SUCCESS) {
+    req->status = kvssd_status_from_ftl(cpl.status);
+    if (cpl.status != KVFTL_OK) {
         return;
     }
     req->dw0 = cpl.value_bytes;
@@ -201,8 +201,8 @@ static void kv_delete(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     kvftl_delete(ns->ftl, key, key_bytes, req->now_ns, &cpl);
     req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
-    if (cpl.status == KVSSD_SC_KEY_DOES_NOT_EXIST && !ns->cfg.ednek) {
+    req->status = kvssd_status_from_ftl(cpl.status);
+    if (cpl.status == KVFTL_KEY_DOES_NOT_EXIST && !ns->cfg.ednek) {
         req->status = KVSSD_SC_SUCCESS;
     }
 }
@@ -220,7 +220,7 @@ static void kv_exist(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     kvftl_exist(ns->ftl, key, key_bytes, req->now_ns, &cpl);
     req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
+    req->status = kvssd_status_from_ftl(cpl.status);
 }
 
 /* Flush (00h): program the page buffer. No fields. */
@@ -230,7 +230,7 @@ static void kv_flush(struct kvssd_ns *ns, struct kvssd_req *req)
 
     kvftl_flush(ns->ftl, req->now_ns, &cpl);
     req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
+    req->status = kvssd_status_from_ftl(cpl.status);
 }
 
 /* ---- List (06h) --------------------------------------------------------
@@ -628,8 +628,8 @@ static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
         }
         kvftl_iter_open(ns->ftl, 0, 0, KVFTL_ITER_KEYS, c->t, &ns->list_handle, &cpl);
         c->t = MAX(c->t, cpl.done_ns);
-        if (cpl.status != KVSSD_SC_SUCCESS) {
-            list_complete(ns, req, c, cpl.status);
+        if (cpl.status != KVFTL_OK) {
+            list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
             return;
         }
         ns->list_busy = true;
@@ -640,11 +640,11 @@ static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
                         req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
                         list_emit, &c->sel, c->t, &cpl);
         c->t = MAX(c->t, cpl.done_ns);
-        if (cpl.status == KVSSD_SC_ITERATOR_END) {
+        if (cpl.status == KVFTL_ITERATOR_END) {
             break;
         }
-        if (cpl.status != KVSSD_SC_SUCCESS) {
-            list_complete(ns, req, c, cpl.status);
+        if (cpl.status != KVFTL_OK) {
+            list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
             return;
         }
         if (req->may_park) {
@@ -710,9 +710,9 @@ static void kv_iter_open(struct kvssd_ns *ns, struct kvssd_req *req)
     kvftl_iter_open(ns->ftl, sqe->cdw[10], sqe->cdw[11],
                     key_values ? KVFTL_ITER_KEY_VALUES : KVFTL_ITER_KEYS,
                     req->now_ns, &handle, &cpl);
-    req->status = cpl.status;
+    req->status = kvssd_status_from_ftl(cpl.status);
     req->done_ns = cpl.done_ns;
-    if (cpl.status == KVSSD_SC_SUCCESS) {
+    if (cpl.status == KVFTL_OK) {
         if (handle >= KVSSD_ITER_MAX_HANDLES) {
             /* The firmware broke its own contract: do not hand it out. */
             kvftl_iter_close(ns->ftl, handle, cpl.done_ns, &cpl);
@@ -833,7 +833,7 @@ static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
                         req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
                         iter_emit, &fill, c->t, &cpl);
         c->t = MAX(c->t, cpl.done_ns);
-        st = cpl.status;
+        st = kvssd_status_from_ftl(cpl.status);
         if (st == KVSSD_SC_UNRECOVERED_ERROR && c->entries) {
             /* a damaged blob after entries: they are this read's result, the error comes next time */
             ns->host_iterator_unrecovered |= 1u << c->handle;
@@ -892,7 +892,7 @@ static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
     ns->host_iterator_kv &= ~(1u << handle);
     ns->host_iterator_unrecovered &= ~(1u << handle);
     req->done_ns = cpl.done_ns;
-    req->status = cpl.status;
+    req->status = kvssd_status_from_ftl(cpl.status);
 }
 
 void kvssd_kv_cancel(struct kvssd_ns *ns, void *cont)

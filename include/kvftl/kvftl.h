@@ -15,9 +15,10 @@
  * thread; tests and benchmarks call it from one thread). Distinct instances
  * share nothing and may be used from distinct threads.
  *
- * Status values are NVMe status fields as carried in a CQE's status field
- * bits 15:1 shifted down by one: (SCT << 8) | SC. They are the KVSSD_SC_*
- * values of <kvssd/nvme_kv.h>, so the device passes them through unchanged.
+ * Every operation reports an enum kvftl_status: what happened, in the
+ * firmware's words. The firmware knows nothing of the wire: the command set
+ * (hw/kvssd/cmdset.h, kvssd_status_from_ftl()) maps each to the NVMe status
+ * the KV Command Set names.
  */
 #ifndef KVFTL_KVFTL_H
 #define KVFTL_KVFTL_H
@@ -132,9 +133,28 @@ int kvftl_config_preset(struct kvftl_config *cfg, const char *name);
  */
 int kvftl_config_check(const struct kvftl_config *cfg, char *err, size_t err_len);
 
+/* What an operation's outcome was. */
+enum kvftl_status {
+    KVFTL_OK = 0,
+    KVFTL_INVALID_FIELD,       /* an argument outside its documented range */
+    KVFTL_INVALID_KEY_SIZE,    /* key length outside 1..KVFTL_KEY_MAX_BYTES */
+    KVFTL_INVALID_VALUE_SIZE,  /* value larger than KVFTL_VALUE_MAX_BYTES */
+    KVFTL_KEY_DOES_NOT_EXIST,  /* no such key (or ONLY_IF_EXISTS and absent) */
+    KVFTL_KEY_EXISTS,          /* ONLY_IF_ABSENT and present */
+    KVFTL_CAPACITY_EXCEEDED,   /* no room for the pair, even after GC */
+    KVFTL_UNRECOVERED_ERROR,   /* the stored record fails its checksum */
+    KVFTL_ITERATOR_LIMIT,      /* KVFTL_MAX_ITERATORS already open */
+    KVFTL_INVALID_ITERATOR,    /* handle not open */
+    KVFTL_ITERATOR_END,        /* the iterator has nothing left */
+    KVFTL_INTERNAL_ERROR,      /* the firmware could not do it (e.g. out of memory) */
+};
+
+/* kvftl_status_name() - the status's name ("KEY_DOES_NOT_EXIST"), for messages. */
+const char *kvftl_status_name(enum kvftl_status s);
+
 /* The result of every operation. */
 struct kvftl_cpl {
-    uint16_t status;      /* KVSSD_SC_* ((SCT << 8) | SC); 0 = success */
+    enum kvftl_status status;
     uint64_t done_ns;     /* simulated completion time, >= the arrival time */
     uint32_t value_bytes; /* retrieve: the value's full size; store: bytes stored */
     uint32_t xfer_bytes;  /* retrieve: bytes copied to the caller's buffer */

@@ -56,8 +56,6 @@
 #include <glib.h>
 
 #include <kvftl/kvftl.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 #include "fuzz_input.h"
 #include "kvftl_image.h"
@@ -204,11 +202,11 @@ static void build(const struct kvftl_config *cfg, uint8_t wb, struct model *m, u
                          : lens == 2 ? 2000 + h % 7000 : (h % 3 == 0 ? 9000 : 1 + h % 300);
             len = len > cap ? cap : len;
             uint16_t st = store(f, k, v, len, vbuf);
-            if (st == KVSSD_SC_SUCCESS) {
+            if (st == KVFTL_OK) {
                 m->len[k][v] = len;
                 m->versions[k] = (uint8_t)v;
                 m->live[k] = true;
-            } else if (st != KVSSD_SC_CAPACITY_EXCEEDED) {
+            } else if (st != KVFTL_CAPACITY_EXCEEDED) {
                 die("building the image: store of key %u got status 0x%x", k, st);
             }
         }
@@ -216,9 +214,9 @@ static void build(const struct kvftl_config *cfg, uint8_t wb, struct model *m, u
     if (deletes) {
         for (uint32_t k = 0; k < m->nkeys; k += 3) {
             uint16_t st = delete_key(f, k);
-            if (st == KVSSD_SC_SUCCESS) {
+            if (st == KVFTL_OK) {
                 m->live[k] = false;
-            } else if (st != KVSSD_SC_KEY_DOES_NOT_EXIST || m->live[k]) {
+            } else if (st != KVFTL_KEY_DOES_NOT_EXIST || m->live[k]) {
                 die("building the image: delete of key %u got status 0x%x", k, st);
             }
         }
@@ -422,14 +420,14 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
         key_of(key, k);
         struct kvftl_cpl c;
         kvftl_retrieve(f, key, 9, vbuf, 0, VBUF_BYTES, 0, &c);
-        if (c.status != KVSSD_SC_SUCCESS && c.status != KVSSD_SC_KEY_DOES_NOT_EXIST &&
-            c.status != KVSSD_SC_UNRECOVERED_ERROR) {
+        if (c.status != KVFTL_OK && c.status != KVFTL_KEY_DOES_NOT_EXIST &&
+            c.status != KVFTL_UNRECOVERED_ERROR) {
             die("retrieve of key %u: status 0x%x", k, c.status);
         }
         live += m->live[k];
         if (exact) {
             bool ok = m->live[k] ? c.status == 0 && is_version(m, k, m->versions[k], vbuf, c.xfer_bytes)
-                                 : c.status == KVSSD_SC_KEY_DOES_NOT_EXIST;
+                                 : c.status == KVFTL_KEY_DOES_NOT_EXIST;
             if (!ok) {
                 die("key %u: status 0x%x, %u bytes; expected %s (version %u, %u bytes)", k, c.status,
                     c.value_bytes, m->live[k] ? "its value" : "absent", m->versions[k],
@@ -445,7 +443,7 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
             }
         }
         kvftl_exist(f, key, 9, 0, &c);
-        if (c.status != KVSSD_SC_SUCCESS && c.status != KVSSD_SC_KEY_DOES_NOT_EXIST) {
+        if (c.status != KVFTL_OK && c.status != KVFTL_KEY_DOES_NOT_EXIST) {
             die("exist of key %u: status 0x%x", k, c.status);
         }
     }
@@ -463,11 +461,11 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
     }
     for (uint32_t calls = 0;; calls++) {
         kvftl_iter_next(f, h, 32, count_entry, &ic, 0, &c);
-        if (c.status == KVSSD_SC_ITERATOR_END) {
+        if (c.status == KVFTL_ITERATOR_END) {
             break;
         }
         /* a damaged blob is one Unrecovered Error step; the iteration goes on past it */
-        if ((c.status != KVSSD_SC_SUCCESS && c.status != KVSSD_SC_UNRECOVERED_ERROR) ||
+        if ((c.status != KVFTL_OK && c.status != KVFTL_UNRECOVERED_ERROR) ||
             calls > 2 * MAX_KEYS + 16) {
             die("iter_next: status 0x%x after %u calls", c.status, calls);
         }
@@ -486,12 +484,12 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
     for (uint32_t k = 0; k < 3; k++) {
         uint32_t nk = MAX_KEYS - 1 - k;
         uint16_t s = store(f, nk, 1, 100 + k, vbuf);
-        if (s != KVSSD_SC_SUCCESS && (s != KVSSD_SC_CAPACITY_EXCEEDED || !d->forged || scanned)) {
+        if (s != KVFTL_OK && (s != KVFTL_CAPACITY_EXCEEDED || !d->forged || scanned)) {
             die("store after the mount: status 0x%x", s);
         }
     }
     uint16_t s = delete_key(f, 0);
-    if (s != KVSSD_SC_SUCCESS && s != KVSSD_SC_KEY_DOES_NOT_EXIST) {
+    if (s != KVFTL_OK && s != KVFTL_KEY_DOES_NOT_EXIST) {
         die("delete after the mount: status 0x%x", s);
     }
     kvftl_flush(f, 0, &c);

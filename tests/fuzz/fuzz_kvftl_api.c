@@ -42,8 +42,6 @@
 #include <glib.h>
 
 #include <kvftl/kvftl.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 #include "fuzz_input.h"
 #include "kvftl_capacity.h"
@@ -294,7 +292,7 @@ static bool fired_check(struct fuzz *f, const char *op, uint16_t st, uint16_t ar
     if (!f->fired) {
         return false;
     }
-    if (st != KVSSD_SC_INTERNAL_ERROR && !(arg_err && st == arg_err)) {
+    if (st != KVFTL_INTERNAL_ERROR && !(arg_err && st == arg_err)) {
         die(f, "%s after the power cut fired: status 0x%x, expected INTERNAL_ERROR", op, st);
     }
     return true;
@@ -302,7 +300,7 @@ static bool fired_check(struct fuzz *f, const char *op, uint16_t st, uint16_t ar
 
 static bool just_fired(struct fuzz *f, uint16_t st)
 {
-    if (st == KVSSD_SC_INTERNAL_ERROR && f->armed && !f->fired) {
+    if (st == KVFTL_INTERNAL_ERROR && f->armed && !f->fired) {
         f->fired = true;
         return true;
     }
@@ -314,9 +312,9 @@ static bool buf_reads_as(struct fuzz *f, const struct mstate *s, const struct kv
                          const uint8_t *buf)
 {
     if (!s->present) {
-        return c->status == KVSSD_SC_KEY_DOES_NOT_EXIST;
+        return c->status == KVFTL_KEY_DOES_NOT_EXIST;
     }
-    if (c->status != KVSSD_SC_SUCCESS || c->value_bytes != s->len || c->xfer_bytes != s->len) {
+    if (c->status != KVFTL_OK || c->value_bytes != s->len || c->xfer_bytes != s->len) {
         return false;
     }
     value_fill(s->vseed, 0, f->exp, s->len);
@@ -419,39 +417,39 @@ static void op_store(struct fuzz *f, struct input *in, uint8_t *key, uint32_t kl
     /* Argument errors that apply; any one of them is a correct answer. */
     bool bad_key = !key_size_ok(klen), bad_val = vlen > KVFTL_VALUE_MAX_BYTES;
     bool odd_opt = (opt & ~3u) || opt == 3, odd_inl = inl > vlen;
-    if (fired_check(f, "store", c.status, bad_key ? KVSSD_SC_INVALID_KEY_SIZE
-                                          : bad_val ? KVSSD_SC_INVALID_VALUE_SIZE : 0)) {
+    if (fired_check(f, "store", c.status, bad_key ? KVFTL_INVALID_KEY_SIZE
+                                          : bad_val ? KVFTL_INVALID_VALUE_SIZE : 0)) {
         return;
     }
     if (bad_key || bad_val) {
         if (just_fired(f, c.status)) {
             return;
         }
-        if (!((bad_key && c.status == KVSSD_SC_INVALID_KEY_SIZE) ||
-              (bad_val && c.status == KVSSD_SC_INVALID_VALUE_SIZE) ||
-              ((odd_opt || odd_inl) && c.status == KVSSD_SC_INVALID_FIELD))) {
+        if (!((bad_key && c.status == KVFTL_INVALID_KEY_SIZE) ||
+              (bad_val && c.status == KVFTL_INVALID_VALUE_SIZE) ||
+              ((odd_opt || odd_inl) && c.status == KVFTL_INVALID_FIELD))) {
             die(f, "store key %u B value %u B: status 0x%x, expected a size error", klen, vlen,
                 c.status);
         }
         return;
     }
     struct mstate ns = { true, vlen, vseed };
-    uint16_t sem = KVSSD_SC_SUCCESS;
+    uint16_t sem = KVFTL_OK;
     if ((opt & KVFTL_STORE_ONLY_IF_EXISTS) && !k->cur.present) {
-        sem = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        sem = KVFTL_KEY_DOES_NOT_EXIST;
     } else if ((opt & KVFTL_STORE_ONLY_IF_ABSENT) && k->cur.present) {
-        sem = KVSSD_SC_KEY_EXISTS;
+        sem = KVFTL_KEY_EXISTS;
     }
     if (just_fired(f, c.status)) {
-        if (sem == KVSSD_SC_SUCCESS) {
+        if (sem == KVFTL_OK) {
             note_possible(f, k, ns);
         }
         return;
     }
-    if ((odd_opt || odd_inl) && c.status == KVSSD_SC_INVALID_FIELD) {
+    if ((odd_opt || odd_inl) && c.status == KVFTL_INVALID_FIELD) {
         return;
     }
-    if (sem == KVSSD_SC_SUCCESS && c.status == KVSSD_SC_CAPACITY_EXCEEDED) {
+    if (sem == KVFTL_OK && c.status == KVFTL_CAPACITY_EXCEEDED) {
         if (!kvftl_refusal_plausible(f->ftl, klen, vlen, !k->cur.present)) {
             struct kvftl_stats st;
             kvftl_stats_get(f->ftl, &st);
@@ -465,7 +463,7 @@ static void op_store(struct fuzz *f, struct input *in, uint8_t *key, uint32_t kl
         die(f, "store key %u B value %u B opt 0x%x inline %u: status 0x%x, expected 0x%x", klen,
             vlen, opt, inl, c.status, sem);
     }
-    if (sem == KVSSD_SC_SUCCESS) {
+    if (sem == KVFTL_OK) {
         if (c.value_bytes != vlen) {
             die(f, "store: cpl.value_bytes %u, stored %u", c.value_bytes, vlen);
         }
@@ -482,18 +480,18 @@ static void op_retrieve(struct fuzz *f, uint8_t *key, uint32_t klen, uint32_t of
     uint64_t t = f->now;
     kvftl_retrieve(f->ftl, key, klen, f->buf, off, bufb, t, &c);
     check_time(f, "retrieve", &c, t);
-    if (fired_check(f, "retrieve", c.status, key_size_ok(klen) ? 0 : KVSSD_SC_INVALID_KEY_SIZE) ||
+    if (fired_check(f, "retrieve", c.status, key_size_ok(klen) ? 0 : KVFTL_INVALID_KEY_SIZE) ||
         just_fired(f, c.status)) {
         return;
     }
-    uint16_t want = !key_size_ok(klen) ? KVSSD_SC_INVALID_KEY_SIZE
-                  : !s.present ? KVSSD_SC_KEY_DOES_NOT_EXIST
-                  : off > s.len ? KVSSD_SC_INVALID_FIELD : KVSSD_SC_SUCCESS;
+    enum kvftl_status want = !key_size_ok(klen) ? KVFTL_INVALID_KEY_SIZE
+                  : !s.present ? KVFTL_KEY_DOES_NOT_EXIST
+                  : off > s.len ? KVFTL_INVALID_FIELD : KVFTL_OK;
     if (c.status != want) {
         die(f, "retrieve key %u B off %u buf %u (model %s len %u): status 0x%x, expected 0x%x",
             klen, off, bufb, s.present ? "present" : "absent", s.len, c.status, want);
     }
-    if (want != KVSSD_SC_SUCCESS) {
+    if (want != KVFTL_OK) {
         return;
     }
     uint32_t xfer = s.len - off < bufb ? s.len - off : bufb;
@@ -520,11 +518,11 @@ static void op_delete(struct fuzz *f, uint8_t *key, uint32_t klen)
     kvftl_delete(f->ftl, key, klen, t, &c);
     trace_cpl("delete", key, klen, 0, &c);
     check_time(f, "delete", &c, t);
-    if (fired_check(f, "delete", c.status, k ? 0 : KVSSD_SC_INVALID_KEY_SIZE)) {
+    if (fired_check(f, "delete", c.status, k ? 0 : KVFTL_INVALID_KEY_SIZE)) {
         return;
     }
     if (!k) {
-        if (c.status != KVSSD_SC_INVALID_KEY_SIZE && !just_fired(f, c.status)) {
+        if (c.status != KVFTL_INVALID_KEY_SIZE && !just_fired(f, c.status)) {
             die(f, "delete with a %u-byte key: status 0x%x", klen, c.status);
         }
         return;
@@ -535,7 +533,7 @@ static void op_delete(struct fuzz *f, uint8_t *key, uint32_t klen)
         }
         return;
     }
-    uint16_t want = k->cur.present ? KVSSD_SC_SUCCESS : KVSSD_SC_KEY_DOES_NOT_EXIST;
+    enum kvftl_status want = k->cur.present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST;
     if (c.status != want) {
         die(f, "delete key %u B: status 0x%x, expected 0x%x", klen, c.status, want);
     }
@@ -551,12 +549,12 @@ static void op_exist(struct fuzz *f, uint8_t *key, uint32_t klen)
     uint64_t t = f->now;
     kvftl_exist(f->ftl, key, klen, t, &c);
     check_time(f, "exist", &c, t);
-    if (fired_check(f, "exist", c.status, key_size_ok(klen) ? 0 : KVSSD_SC_INVALID_KEY_SIZE) ||
+    if (fired_check(f, "exist", c.status, key_size_ok(klen) ? 0 : KVFTL_INVALID_KEY_SIZE) ||
         just_fired(f, c.status)) {
         return;
     }
-    uint16_t want = !key_size_ok(klen) ? KVSSD_SC_INVALID_KEY_SIZE
-                  : k && k->cur.present ? KVSSD_SC_SUCCESS : KVSSD_SC_KEY_DOES_NOT_EXIST;
+    enum kvftl_status want = !key_size_ok(klen) ? KVFTL_INVALID_KEY_SIZE
+                  : k && k->cur.present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST;
     if (c.status != want) {
         die(f, "exist key %u B: status 0x%x, expected 0x%x", klen, c.status, want);
     }
@@ -634,24 +632,24 @@ static void op_iter_open(struct fuzz *f, uint32_t prefix, uint32_t mask, uint8_t
         lenient += f->h[i].open && f->h[i].lenient;
     }
     bool bad_kind = kind > KVFTL_ITER_KEY_VALUES, full = open_handles(f) == KVFTL_MAX_ITERATORS;
-    if (full && lenient && !bad_kind && c.status == KVSSD_SC_SUCCESS) {
+    if (full && lenient && !bad_kind && c.status == KVFTL_OK) {
         full = false; /* the device dropped the handles at format */
     }
-    if (c.status == KVSSD_SC_SUCCESS && h < KVFTL_MAX_ITERATORS && f->h[h].open && f->h[h].lenient) {
+    if (c.status == KVFTL_OK && h < KVFTL_MAX_ITERATORS && f->h[h].open && f->h[h].lenient) {
         close_model_handle(&f->h[h]);
     }
-    if (fired_check(f, "iter_open", c.status, bad_kind ? KVSSD_SC_INVALID_FIELD : 0) ||
+    if (fired_check(f, "iter_open", c.status, bad_kind ? KVFTL_INVALID_FIELD : 0) ||
         just_fired(f, c.status)) {
         return;
     }
     if (bad_kind || full) {
-        if (!((bad_kind && c.status == KVSSD_SC_INVALID_FIELD) ||
-              (full && c.status == KVSSD_SC_ITERATOR_LIMIT))) {
+        if (!((bad_kind && c.status == KVFTL_INVALID_FIELD) ||
+              (full && c.status == KVFTL_ITERATOR_LIMIT))) {
             die(f, "iter_open kind %u with %u open: status 0x%x", kind, open_handles(f), c.status);
         }
         return;
     }
-    if (c.status != KVSSD_SC_SUCCESS) {
+    if (c.status != KVFTL_OK) {
         die(f, "iter_open: status 0x%x", c.status);
     }
     if (h >= KVFTL_MAX_ITERATORS || f->h[h].open) {
@@ -678,33 +676,33 @@ static void op_iter_next(struct fuzz *f, uint32_t handle, uint32_t max, uint32_t
     kvftl_iter_next(f->ftl, handle, max, emit, f, t, &c);
     f->cur_h = NULL;
     check_time(f, "iter_next", &c, t);
-    if (fired_check(f, "iter_next", c.status, h ? 0 : KVSSD_SC_INVALID_ITERATOR) ||
+    if (fired_check(f, "iter_next", c.status, h ? 0 : KVFTL_INVALID_ITERATOR) ||
         just_fired(f, c.status)) {
         return;
     }
-    if (h && h->lenient && c.status == KVSSD_SC_INVALID_ITERATOR) {
+    if (h && h->lenient && c.status == KVFTL_INVALID_ITERATOR) {
         close_model_handle(h);
         return;
     }
     if (!h) {
-        if (c.status != KVSSD_SC_INVALID_ITERATOR || f->taken) {
+        if (c.status != KVFTL_INVALID_ITERATOR || f->taken) {
             die(f, "iter_next on handle %u (not open): status 0x%x", handle, c.status);
         }
         return;
     }
-    if (max == 0 && f->taken == 0 && (c.status == KVSSD_SC_SUCCESS ||
-                                      c.status == KVSSD_SC_ITERATOR_END ||
-                                      c.status == KVSSD_SC_INVALID_FIELD)) {
+    if (max == 0 && f->taken == 0 && (c.status == KVFTL_OK ||
+                                      c.status == KVFTL_ITERATOR_END ||
+                                      c.status == KVFTL_INVALID_FIELD)) {
         return; /* asking for 0 entries: the API leaves the answer open */
     }
-    if (c.status != KVSSD_SC_SUCCESS && c.status != KVSSD_SC_ITERATOR_END) {
+    if (c.status != KVFTL_OK && c.status != KVFTL_ITERATOR_END) {
         die(f, "iter_next: status 0x%x", c.status);
     }
     if (c.value_bytes != f->taken || f->taken > max) {
         die(f, "iter_next reported %u entries, callback took %u, max %u", c.value_bytes, f->taken,
             max);
     }
-    if (c.status == KVSSD_SC_ITERATOR_END && !h->lenient) {
+    if (c.status == KVFTL_ITERATOR_END && !h->lenient) {
         GHashTableIter it;
         gpointer kp;
         g_hash_table_iter_init(&it, f->keys);
@@ -727,15 +725,15 @@ static void op_iter_close(struct fuzz *f, uint32_t handle)
     uint64_t t = f->now;
     kvftl_iter_close(f->ftl, handle, t, &c);
     check_time(f, "iter_close", &c, t);
-    if (fired_check(f, "iter_close", c.status, h ? 0 : KVSSD_SC_INVALID_ITERATOR) ||
+    if (fired_check(f, "iter_close", c.status, h ? 0 : KVFTL_INVALID_ITERATOR) ||
         just_fired(f, c.status)) {
-        if (h && c.status != KVSSD_SC_INTERNAL_ERROR) {
+        if (h && c.status != KVFTL_INTERNAL_ERROR) {
             close_model_handle(h);
         }
         return;
     }
-    uint16_t want = h ? KVSSD_SC_SUCCESS : KVSSD_SC_INVALID_ITERATOR;
-    if (c.status != want && !(h && h->lenient && c.status == KVSSD_SC_INVALID_ITERATOR)) {
+    enum kvftl_status want = h ? KVFTL_OK : KVFTL_INVALID_ITERATOR;
+    if (c.status != want && !(h && h->lenient && c.status == KVFTL_INVALID_ITERATOR)) {
         die(f, "iter_close %u: status 0x%x, expected 0x%x", handle, c.status, want);
     }
     if (h) {
@@ -784,7 +782,7 @@ static void op_format(struct fuzz *f)
         }
         return;
     }
-    if (c.status != KVSSD_SC_SUCCESS) {
+    if (c.status != KVFTL_OK) {
         die(f, "format: status 0x%x", c.status);
     }
     GHashTableIter it;
@@ -913,7 +911,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             kvftl_flush(f.ftl, t, &c);
             check_time(&f, "flush", &c, t);
             if (!fired_check(&f, "flush", c.status, 0) && !just_fired(&f, c.status)) {
-                if (c.status != KVSSD_SC_SUCCESS) {
+                if (c.status != KVFTL_OK) {
                     die(&f, "flush: status 0x%x", c.status);
                 }
                 f.epoch++;

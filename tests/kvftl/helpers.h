@@ -17,8 +17,6 @@
 
 #include <CUnit/CUnit.h>
 #include <kvftl/kvftl.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 #include "ftl.h"
 #include "tap_cunit.h"

@@ -107,9 +107,9 @@ static void test_absent_key_without_flash_read(void)
     struct kvftl_stats before = stats(f);
     struct kvftl_cpl cpl;
     kvftl_exist(f, k, 8, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     kvftl_retrieve(f, k, 8, NULL, 0, 0, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats after = stats(f);
     CU_ASSERT_EQUAL(after.bloom_negatives - before.bloom_negatives, 2);
     CU_ASSERT_EQUAL(after.nand_pages_read - before.nand_pages_read, 0);
@@ -127,7 +127,7 @@ static void test_bloom_off_reads_index_page(void)
     struct kvftl_stats before = stats(f);
     struct kvftl_cpl cpl;
     kvftl_exist(f, k, 8, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats after = stats(f);
     CU_ASSERT_EQUAL(after.bloom_negatives, 0);
     CU_ASSERT_EQUAL(after.nand_pages_read - before.nand_pages_read, 1);

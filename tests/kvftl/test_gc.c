@@ -143,8 +143,8 @@ static void test_device_full(void)
     fill(f, 0, 12856, 7);
     char key[17];
     key_of(key, 12856);
-    CU_ASSERT_EQUAL(put(f, key, 50, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
-    CU_ASSERT_EQUAL(put(f, "x", 1, 7, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, key, 50, 7, false), KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, "x", 1, 7, false), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(count_bad(f, 0, 12856, 7), 0);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 12856);
@@ -243,11 +243,11 @@ static void test_gc_drops_unneeded_tombstone(void)
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
     CU_ASSERT_EQUAL(f->tombstone_bytes, 0);
     CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 0);
-    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVFTL_KEY_DOES_NOT_EXIST);
     assert_consistent(f);
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
-    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "gone-key"), KVFTL_KEY_DOES_NOT_EXIST);
     kvftl_close(f);
 }
 
@@ -273,7 +273,7 @@ static void test_gc_keeps_needed_tombstone(void)
     CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
-    CU_ASSERT_EQUAL(exist(f, "old-key"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "old-key"), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 1, 3), 0);
     assert_consistent(f);
     kvftl_close(f);

@@ -136,12 +136,12 @@ static void test_forced_collision(void)
     CU_ASSERT_EQUAL(get_check(f, "beta", 40, 2), 0);
     CU_ASSERT_EQUAL(stats(f).nand_pages_read - before, 2);
     CU_ASSERT_EQUAL(get_check(f, "alpha", 40, 1), 0);
-    CU_ASSERT_EQUAL(exist(f, "gamma"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "gamma"), KVFTL_KEY_DOES_NOT_EXIST);
     /* overwrite and delete act on the right key */
     CU_ASSERT_EQUAL(put(f, "beta", 40, 3, false), 0);
     CU_ASSERT_EQUAL(del(f, "alpha"), 0);
     CU_ASSERT_EQUAL(get_check(f, "beta", 40, 3), 0);
-    CU_ASSERT_EQUAL(exist(f, "alpha"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "alpha"), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(stats(f).live_keys, 1);
     assert_consistent(f);
     kvftl_close(f);
@@ -292,7 +292,7 @@ static void test_max_keys(void)
     CU_ASSERT_EQUAL(put(f, "k1", 1, 1, false), 0);
     CU_ASSERT_EQUAL(put(f, "k2", 1, 1, false), 0);
     CU_ASSERT_EQUAL(put(f, "k3", 1, 1, false), 0);
-    CU_ASSERT_EQUAL(put(f, "k4", 1, 1, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, "k4", 1, 1, false), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(put(f, "k2", 1, 2, false), 0);
     CU_ASSERT_EQUAL(del(f, "k1"), 0);
     CU_ASSERT_EQUAL(put(f, "k4", 1, 1, false), 0);
@@ -377,17 +377,17 @@ static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
     CU_ASSERT_EQUAL(cb[39].xfer_bytes, 139);
     CU_ASSERT_EQUAL(bb[39 * 256 + 138], 39);
     CU_ASSERT_EQUAL(bb[39 * 256 + 139], 0xee);
-    CU_ASSERT_EQUAL(cb[5].status, KVSSD_SC_KEY_DOES_NOT_EXIST);
-    CU_ASSERT_EQUAL(cb[45].status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cb[5].status, KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cb[45].status, KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(cb[10].value_bytes, 110);
     CU_ASSERT_EQUAL(cb[10].xfer_bytes, 20);
     CU_ASSERT_EQUAL(bb[10 * 256 + 19], 10);
     CU_ASSERT_EQUAL(bb[10 * 256 + 20], 0xee);
-    CU_ASSERT_EQUAL(cb[11].status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cb[11].status, KVFTL_INVALID_FIELD);
     CU_ASSERT_EQUAL(cb[12].status, 0);
     CU_ASSERT_EQUAL(cb[12].value_bytes, 112);
     CU_ASSERT_EQUAL(cb[12].xfer_bytes, 0);
-    CU_ASSERT_EQUAL(cb[13].status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cb[13].status, KVFTL_INVALID_KEY_SIZE);
 
     struct kvftl_stats sb = stats(fb), ss = stats(fs);
     CU_ASSERT_EQUAL(sb.retrieves, 37); /* 39 found, less k011's bad offset and k005 */
@@ -441,7 +441,7 @@ static void test_directory_bound_chosen_hashes(void)
     }
     CU_ASSERT_EQUAL(f->idx.npages, 1);
     uint64_t wp = f->vl.wp;
-    CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(f->vl.wp, wp);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);
     CU_ASSERT_EQUAL(f->idx.npages, 9);
@@ -451,10 +451,10 @@ static void test_directory_bound_chosen_hashes(void)
     CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(f, f->idx.dir[0xab]))->count,
                     217);
     /* and again: nothing changes */
-    CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);
     CU_ASSERT_EQUAL(f->idx.npages, 9);
-    CU_ASSERT_EQUAL(get_h(f, prefix | 218 * 2654435761u, 8), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_h(f, prefix | 218 * 2654435761u, 8), KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 217);
     CU_ASSERT_EQUAL(st.stores, 217);
@@ -490,10 +490,10 @@ static void test_directory_bound_seeded_brute_force(void)
     for (int i = 0; i < 217; i++) {
         CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
     }
-    CU_ASSERT_EQUAL(put(f, keys[217], 8, 217, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, keys[217], 8, 217, false), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);
     CU_ASSERT_EQUAL(f->idx.npages, 9);
-    CU_ASSERT_EQUAL(get_check(f, keys[217], 8, 217), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, keys[217], 8, 217), KVFTL_KEY_DOES_NOT_EXIST);
     int bad = 0;
     for (int i = 0; i < 217; i++) {
         bad += get_check(f, keys[i], 8, (uint8_t)i) != 0;

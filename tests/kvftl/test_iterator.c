@@ -59,7 +59,7 @@ static int drain(struct kvftl *f, uint32_t prefix, uint32_t mask, enum kvftl_ite
     for (;;) {
         kvftl_iter_next(f, h, batch, collect, s, 0, &cpl);
         calls++;
-        if (cpl.status == KVSSD_SC_ITERATOR_END) {
+        if (cpl.status == KVFTL_ITERATOR_END) {
             break;
         }
         CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
@@ -153,7 +153,7 @@ static void test_deleted_keys_not_returned(void)
     seen_init(&s);
     while (kvftl_iter_next(f, h, 100, collect, &s, 0, &cpl), cpl.status == 0) {
     }
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_END);
     CU_ASSERT_EQUAL(s.emitted, 2);
     CU_ASSERT_EQUAL(times(&s, "aaaa1"), 0);
     CU_ASSERT_EQUAL(times(&s, "bbbb4"), 0);
@@ -193,23 +193,23 @@ static void test_handle_limit(void)
         CU_ASSERT_EQUAL(h[i], (uint32_t)i);
     }
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &extra, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_LIMIT);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_LIMIT);
     kvftl_iter_close(f, 3, 0, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
     kvftl_iter_close(f, 3, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_ITERATOR);
     struct seen s;
     seen_init(&s);
     kvftl_iter_next(f, 3, 1, collect, &s, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_ITERATOR);
     kvftl_iter_next(f, 99, 1, collect, &s, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_ITERATOR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_ITERATOR);
     kvftl_iter_open(f, 0, 0, (enum kvftl_iter_kind)7, 0, &extra, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, NULL, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     kvftl_iter_next(f, 0, 1, NULL, NULL, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &extra, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
     CU_ASSERT_EQUAL(extra, 3); /* the freed handle is reused */
@@ -237,7 +237,7 @@ static void test_refused_entry_offered_again(void)
     CU_ASSERT_EQUAL(cpl.status, 0);
     CU_ASSERT_EQUAL(cpl.value_bytes, 2);
     kvftl_iter_next(f, h, 10, collect, &s, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_END);
     CU_ASSERT_EQUAL(g_hash_table_size(s.keys), 4);
     CU_ASSERT_EQUAL(s.emitted, 4);
     g_hash_table_destroy(s.keys);
@@ -272,7 +272,7 @@ static void test_exactly_once_under_splits(void)
             put(f, key, 8, 'x', false); /* overwrite: the blob moves */
         }
     }
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_END);
     CU_ASSERT(f->idx.npages > pages_before);
     int once = 0, other = 0;
     for (int i = 0; i < 3000; i++) {
@@ -332,7 +332,7 @@ static int drain_steps(struct kvftl *f, uint32_t prefix, uint32_t mask, uint32_t
         kvftl_iter_step(f, h, UINT32_MAX, pages, collect, s, 0, &cpl);
         steps++;
         CU_ASSERT(f->idx.clock - clock <= pages);
-        if (cpl.status == KVSSD_SC_ITERATOR_END) {
+        if (cpl.status == KVFTL_ITERATOR_END) {
             break;
         }
         CU_ASSERT_EQUAL_FATAL(cpl.status, 0);

@@ -53,7 +53,7 @@ static int count_absent(struct kvftl *f, int from, int to)
     int n = 0;
     for (int i = from; i < to; i++) {
         key_of(key, i);
-        n += exist(f, key) == KVSSD_SC_KEY_DOES_NOT_EXIST;
+        n += exist(f, key) == KVFTL_KEY_DOES_NOT_EXIST;
     }
     return n;
 }
@@ -116,7 +116,7 @@ static void test_crash_reopen_scans_log(void)
     kvftl_power_cut_after(f, 1);
     flush(f);                      /* programs page 13: the one program allowed */
     CU_ASSERT_TRUE(ftl_powered(f));
-    CU_ASSERT_EQUAL(put(f, "late", 5000, 1, false), KVSSD_SC_INTERNAL_ERROR); /* page 14 is torn */
+    CU_ASSERT_EQUAL(put(f, "late", 5000, 1, false), KVFTL_INTERNAL_ERROR); /* page 14 is torn */
     CU_ASSERT_FALSE(ftl_powered(f));
     kvftl_close(f); /* no checkpoint without power */
     f = open_or_die(&c);
@@ -124,7 +124,7 @@ static void test_crash_reopen_scans_log(void)
     CU_ASSERT_EQUAL(count_bad(f, 0, 50, 5), 0);
     CU_ASSERT_EQUAL(count_bad(f, 50, 52, 6), 0);
     CU_ASSERT_EQUAL(stats(f).live_keys, 52);
-    CU_ASSERT_EQUAL(exist(f, "late"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "late"), KVFTL_KEY_DOES_NOT_EXIST);
     assert_consistent(f);
     kvftl_close(f);
     unlink(image);
@@ -177,14 +177,14 @@ static void cut_mid_blob(bool plp)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(put(f, "small", 50, 0x11, false), 0);
     kvftl_power_cut_after(f, 1);
-    CU_ASSERT_EQUAL(put(f, "big", 20000, 0x22, true), KVSSD_SC_INTERNAL_ERROR);
+    CU_ASSERT_EQUAL(put(f, "big", 20000, 0x22, true), KVFTL_INTERNAL_ERROR);
     CU_ASSERT_EQUAL(f->nand.torn_ppn, 1);
     CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 1);
-    CU_ASSERT_EQUAL(get_check(f, "small", 50, 0x11), KVSSD_SC_INTERNAL_ERROR);
-    CU_ASSERT_EQUAL(put(f, "other", 1, 1, false), KVSSD_SC_INTERNAL_ERROR);
+    CU_ASSERT_EQUAL(get_check(f, "small", 50, 0x11), KVFTL_INTERNAL_ERROR);
+    CU_ASSERT_EQUAL(put(f, "other", 1, 1, false), KVFTL_INTERNAL_ERROR);
     cycle(f);
     CU_ASSERT_EQUAL(get_check(f, "small", 50, 0x11), 0);
-    CU_ASSERT_EQUAL(exist(f, "big"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "big"), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(stats(f).live_keys, 1);
     assert_consistent(f);
     /* the log continues in a fresh stripe */
@@ -213,7 +213,7 @@ static void test_deleted_stays_deleted(void)
     flush(f);
     CU_ASSERT_EQUAL(del(f, "doomed"), 0);
     cycle(f); /* tombstone still in the buffer: PLP saves it */
-    CU_ASSERT_EQUAL(exist(f, "doomed"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "doomed"), KVFTL_KEY_DOES_NOT_EXIST);
     kvftl_close(f);
 
     c.plp = false;
@@ -223,7 +223,7 @@ static void test_deleted_stays_deleted(void)
     CU_ASSERT_EQUAL(del(f, "doomed"), 0);
     flush(f);
     cycle(f);
-    CU_ASSERT_EQUAL(exist(f, "doomed"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "doomed"), KVFTL_KEY_DOES_NOT_EXIST);
     assert_consistent(f);
     kvftl_close(f);
 }
@@ -442,7 +442,7 @@ static void test_killed_process_image(void)
     CU_ASSERT_EQUAL(put(f, "new", 50, 2, false), 0);
     CU_ASSERT_EQUAL(addr_of(f, "new"), 0);
     CU_ASSERT_EQUAL(stats(f).nand_blocks_erased, 1);
-    CU_ASSERT_EQUAL(exist(f, "lost-1"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "lost-1"), KVFTL_KEY_DOES_NOT_EXIST);
     assert_consistent(f);
     kvftl_close(f);
     unlink(image);
@@ -582,7 +582,7 @@ static void kill_verify(struct kvftl *f, const struct kill_op *ops, int upto)
         struct kvftl_cpl cpl;
         kvftl_retrieve(f, key, 16, buf, 0, sizeof(buf), 0, &cpl);
         if (!ver[k]) {
-            bad += cpl.status != KVSSD_SC_KEY_DOES_NOT_EXIST;
+            bad += cpl.status != KVFTL_KEY_DOES_NOT_EXIST;
             continue;
         }
         live++;
@@ -991,16 +991,16 @@ static void test_damaged_blob_after_clean_close(void)
     int unrecovered = 0;
     for (int step = 0; step < DMG_KEYS; step++) {
         kvftl_iter_next(f, h, 64, count_emit, &n, 0, &cpl);
-        unrecovered += cpl.status == KVSSD_SC_UNRECOVERED_ERROR;
-        if (cpl.status != KVSSD_SC_SUCCESS && cpl.status != KVSSD_SC_UNRECOVERED_ERROR) {
+        unrecovered += cpl.status == KVFTL_UNRECOVERED_ERROR;
+        if (cpl.status != KVFTL_OK && cpl.status != KVFTL_UNRECOVERED_ERROR) {
             break;
         }
     }
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_END);
     CU_ASSERT_EQUAL(n, DMG_KEYS - 1);
     CU_ASSERT_EQUAL(unrecovered, 1); /* the damaged blob is reported, once, not skipped */
     kvftl_iter_close(f, h, 0, &cpl);
-    CU_ASSERT_EQUAL(exist(f, "key-000000000005"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "key-000000000005"), KVFTL_KEY_DOES_NOT_EXIST);
     char err[512];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "blob at 5120 does not match its index entry (type 0xb1, 250+50 bytes)");
@@ -1036,14 +1036,14 @@ static void test_damaged_value_unrecovered(void)
     struct kvftl_cpl cpl;
     memset(buf, 0xee, sizeof(buf));
     kvftl_retrieve(f, key, 16, buf, 0, sizeof(buf), 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_UNRECOVERED_ERROR);
     CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
     /* a part that does not hold the damaged byte: the whole record is verified */
     kvftl_retrieve(f, key, 16, buf, 0, 5, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_UNRECOVERED_ERROR);
     CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
     kvftl_retrieve(f, key, 16, buf, 40, 10, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_UNRECOVERED_ERROR);
     CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
     int moved = 0;
     for (size_t i = 0; i < sizeof(buf); i++) {
@@ -1061,11 +1061,11 @@ static void test_damaged_value_unrecovered(void)
     };
     struct kvftl_cpl cpls[3];
     kvftl_retrieve_batch(f, reqs, cpls, 3);
-    CU_ASSERT_EQUAL(cpls[0].status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(cpls[0].status, KVFTL_OK);
     CU_ASSERT_EQUAL(cpls[0].xfer_bytes, 50);
-    CU_ASSERT_EQUAL(cpls[1].status, KVSSD_SC_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(cpls[1].status, KVFTL_UNRECOVERED_ERROR);
     CU_ASSERT_EQUAL(cpls[1].xfer_bytes, 0);
-    CU_ASSERT_EQUAL(cpls[2].status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(cpls[2].status, KVFTL_OK);
     CU_ASSERT_EQUAL(cpls[2].xfer_bytes, 50);
     moved = 0;
     for (size_t i = 0; i < 64; i++) {
@@ -1081,7 +1081,7 @@ static void test_damaged_value_unrecovered(void)
     CU_ASSERT_EQUAL(count_bad(f, 0, 5, 7), 0);
     CU_ASSERT_EQUAL(count_bad(f, 6, DMG_KEYS, 7), 0);
     /* the key still exists (its entry is intact); only its bytes cannot be read */
-    CU_ASSERT_EQUAL(exist(f, key), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(exist(f, key), KVFTL_OK);
     char err[512];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "blob at 5120 fails its checksum");
@@ -1122,14 +1122,14 @@ static int iterate_all(struct kvftl *f, enum kvftl_iter_kind kind, struct iter_s
     CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
     for (int step = 0; step < 2 * DMG_KEYS; step++) {
         kvftl_iter_next(f, h, 64, seen_emit, seen, 0, &cpl);
-        if (cpl.status == KVSSD_SC_UNRECOVERED_ERROR) {
+        if (cpl.status == KVFTL_UNRECOVERED_ERROR) {
             CU_ASSERT_EQUAL(cpl.value_bytes, 0); /* an error step emits nothing */
             unrecovered++;
-        } else if (cpl.status != KVSSD_SC_SUCCESS) {
+        } else if (cpl.status != KVFTL_OK) {
             break;
         }
     }
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_ITERATOR_END);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_ITERATOR_END);
     kvftl_iter_close(f, h, 0, &cpl);
     return unrecovered;
 }
@@ -1351,7 +1351,7 @@ static void test_scan_counts_bad_checksum(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
     CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
     CU_ASSERT_EQUAL(count_bad(f, 0, 40, 9), 0);
-    CU_ASSERT_EQUAL(exist(f, "key-000000000040"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "key-000000000040"), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(count_bad(f, 41, 100, 9), 0);
     assert_consistent(f);
     kvftl_close(f);
@@ -1460,12 +1460,12 @@ static void test_refused_store_not_resurrected(void)
     for (int i = 0; i < 217; i++) {
         CU_ASSERT_EQUAL_FATAL(put(f, keys[i], 50, (uint8_t)i, false), 0);
     }
-    CU_ASSERT_EQUAL(put(f, keys[217], 50, 0xaa, false), KVSSD_SC_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(put(f, keys[217], 50, 0xaa, false), KVFTL_CAPACITY_EXCEEDED);
     fill(f, 0, 40, 7);
     CU_ASSERT_EQUAL(stats(f).live_keys, 257);
     cycle(f);
     CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
-    CU_ASSERT_EQUAL(get_check(f, keys[217], 50, 0xaa), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, keys[217], 50, 0xaa), KVFTL_KEY_DOES_NOT_EXIST);
     int bad = 0;
     for (int i = 0; i < 217; i++) {
         bad += get_check(f, keys[i], 50, (uint8_t)i) != 0;

@@ -161,7 +161,7 @@ static void test_partial_retrieve(void)
     CU_ASSERT_EQUAL(cpl.status, 0);
     CU_ASSERT_EQUAL(cpl.xfer_bytes, 0);
     kvftl_retrieve(f, "p", 1, out, 101, 10, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     CU_ASSERT_EQUAL(cpl.value_bytes, 100);
     kvftl_retrieve(f, "p", 1, out, 0, 30, 0, &cpl); /* short buffer: partial copy, success */
     CU_ASSERT_EQUAL(cpl.status, 0);
@@ -180,20 +180,20 @@ static void test_invalid_sizes(void)
     struct kvftl_store_req r = { .key = key, .key_bytes = 0, .value = v, .value_bytes = 1 };
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
     r.key_bytes = 256;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
     r.key_bytes = 255;
     r.value_bytes = KVFTL_VALUE_MAX_BYTES + 1;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_VALUE_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_VALUE_SIZE);
     kvftl_retrieve(f, key, 0, v, 0, 1, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
     kvftl_delete(f, key, 256, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
     kvftl_exist(f, key, 0, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
     CU_ASSERT_EQUAL(stats(f).stores, 0);
 
     key[255] = 0;
@@ -215,22 +215,22 @@ static void test_store_options(void)
                                  .inline_bytes = 8, .options = KVFTL_STORE_ONLY_IF_EXISTS };
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     r.options = KVFTL_STORE_ONLY_IF_ABSENT;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_EXISTS);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_EXISTS);
     r.options = KVFTL_STORE_ONLY_IF_EXISTS;
     v[0] = 9;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
     r.options = KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     r.options = 4;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
     uint8_t out[8];
     kvftl_retrieve(f, "opt", 3, out, 0, 8, 0, &cpl);
     CU_ASSERT_EQUAL(out[0], 9);
@@ -241,7 +241,7 @@ static void test_store_options(void)
     del(f, "opt");
     r.options = KVFTL_STORE_ONLY_IF_EXISTS;
     kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     kvftl_close(f);
 }
 
@@ -250,13 +250,13 @@ static void test_delete_and_exist(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(exist(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "d"), KVFTL_KEY_DOES_NOT_EXIST);
     put(f, "d", 10, 1, false);
     CU_ASSERT_EQUAL(exist(f, "d"), 0);
     CU_ASSERT_EQUAL(del(f, "d"), 0);
-    CU_ASSERT_EQUAL(exist(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
-    CU_ASSERT_EQUAL(get_check(f, "d", 10, 1), KVSSD_SC_KEY_DOES_NOT_EXIST);
-    CU_ASSERT_EQUAL(del(f, "d"), KVSSD_SC_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(exist(f, "d"), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, "d", 10, 1), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(del(f, "d"), KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 0);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 0);

@@ -39,8 +39,6 @@
 #include <glib.h>
 
 #include <kvftl/kvftl.h>
-#include <kvssd/ext.h>
-#include <kvssd/nvme_kv.h>
 
 #include "kvftl_capacity.h"
 #include "kvftl_readback.h"
@@ -373,31 +371,13 @@ static void fail(struct run *r, const char *fmt, ...)
     CU_FAIL(msg);
 }
 
-static const char *sc_name(uint16_t s)
-{
-    switch (s) {
-    case KVSSD_SC_SUCCESS: return "SUCCESS";
-    case KVSSD_SC_INVALID_FIELD: return "INVALID_FIELD";
-    case KVSSD_SC_INTERNAL_ERROR: return "INTERNAL_ERROR";
-    case KVSSD_SC_CAPACITY_EXCEEDED: return "CAPACITY_EXCEEDED";
-    case KVSSD_SC_INVALID_VALUE_SIZE: return "INVALID_VALUE_SIZE";
-    case KVSSD_SC_INVALID_KEY_SIZE: return "INVALID_KEY_SIZE";
-    case KVSSD_SC_KEY_DOES_NOT_EXIST: return "KEY_DOES_NOT_EXIST";
-    case KVSSD_SC_KEY_EXISTS: return "KEY_EXISTS";
-    case KVSSD_SC_ITERATOR_LIMIT: return "ITERATOR_LIMIT";
-    case KVSSD_SC_INVALID_ITERATOR: return "INVALID_ITERATOR";
-    case KVSSD_SC_ITERATOR_END: return "ITERATOR_END";
-    default: return "?";
-    }
-}
-
 /* Check a completion's status and timing; returns false (and fails) on mismatch. */
 static bool expect_status(struct run *r, const char *op, const struct kvftl_cpl *c,
-                          uint64_t arrival, uint16_t want)
+                          uint64_t arrival, enum kvftl_status want)
 {
     if (c->status != want) {
         fail(r, "%s: status 0x%04x (%s), expected 0x%04x (%s)", op, c->status,
-             sc_name(c->status), want, sc_name(want));
+             kvftl_status_name(c->status), want, kvftl_status_name(want));
         return false;
     }
     if (c->done_ns < arrival) {
@@ -503,9 +483,9 @@ static bool buf_matches(struct run *r, const struct mstate *s, uint16_t got_stat
                         const struct kvftl_cpl *c, const uint8_t *buf)
 {
     if (!s->present) {
-        return got_status == KVSSD_SC_KEY_DOES_NOT_EXIST;
+        return got_status == KVFTL_KEY_DOES_NOT_EXIST;
     }
-    if (got_status != KVSSD_SC_SUCCESS || c->value_bytes != s->len || c->xfer_bytes != s->len) {
+    if (got_status != KVFTL_OK || c->value_bytes != s->len || c->xfer_bytes != s->len) {
         return false;
     }
     value_fill(s->vseed, 0, r->exp, s->len);
@@ -537,14 +517,14 @@ static bool verify_key(struct run *r, struct mkey *k, const char *why)
     if (!read_matches(r, k, &k->cur, c.status, &c)) {
         fail(r, "%s: key (%u B, first4 0x%08x) retrieve gave status %s value_bytes %u xfer %u; "
              "model has %s len %u", why, k->klen, key_first4(k->key, k->klen),
-             sc_name(c.status), c.value_bytes, c.xfer_bytes,
+             kvftl_status_name(c.status), c.value_bytes, c.xfer_bytes,
              k->cur.present ? "present" : "absent", k->cur.len);
         return false;
     }
     kvftl_exist(r->ftl, k->key, k->klen, r->now, &c);
-    uint16_t want = k->cur.present ? KVSSD_SC_SUCCESS : KVSSD_SC_KEY_DOES_NOT_EXIST;
+    enum kvftl_status want = k->cur.present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST;
     if (c.status != want) {
-        fail(r, "%s: exist gave %s, expected %s", why, sc_name(c.status), sc_name(want));
+        fail(r, "%s: exist gave %s, expected %s", why, kvftl_status_name(c.status), kvftl_status_name(want));
         return false;
     }
     return true;
@@ -571,7 +551,7 @@ static bool readback_check(void *ctx, gpointer rec, const struct kvftl_cpl *c, c
     }
     fail(x->r, "%s: batched retrieve of key (%u B, first4 0x%08x) gave status %s value_bytes %u "
          "xfer %u; model has %s len %u", x->why, k->klen, key_first4(k->key, k->klen),
-         sc_name(c->status), c->value_bytes, c->xfer_bytes, k->cur.present ? "present" : "absent",
+         kvftl_status_name(c->status), c->value_bytes, c->xfer_bytes, k->cur.present ? "present" : "absent",
          k->cur.len);
     return false;
 }
@@ -713,7 +693,7 @@ static void iterate_and_check(struct run *r, uint32_t prefix, uint32_t mask, boo
     ic.open_gen = r->mut_gen;
     r->iterations++;
     kvftl_iter_open(r->ftl, prefix, mask, kv ? KVFTL_ITER_KEY_VALUES : KVFTL_ITER_KEYS, t, &h, &c);
-    if (!expect_status(r, "iter_open", &c, t, KVSSD_SC_SUCCESS)) {
+    if (!expect_status(r, "iter_open", &c, t, KVFTL_OK)) {
         goto out;
     }
     if (h >= KVFTL_MAX_ITERATORS) {
@@ -729,8 +709,8 @@ static void iterate_and_check(struct run *r, uint32_t prefix, uint32_t mask, boo
         if (r->failed) {
             goto out;
         }
-        if (c.status != KVSSD_SC_SUCCESS && c.status != KVSSD_SC_ITERATOR_END) {
-            fail(r, "iter_next: status %s", sc_name(c.status));
+        if (c.status != KVFTL_OK && c.status != KVFTL_ITERATOR_END) {
+            fail(r, "iter_next: status %s", kvftl_status_name(c.status));
             goto out;
         }
         if (c.value_bytes != ic.emitted || ic.emitted > max) {
@@ -738,7 +718,7 @@ static void iterate_and_check(struct run *r, uint32_t prefix, uint32_t mask, boo
                  ic.emitted, max);
             goto out;
         }
-        if (c.status == KVSSD_SC_ITERATOR_END) {
+        if (c.status == KVFTL_ITERATOR_END) {
             break;
         }
         if (++guard > 1000000) {
@@ -778,10 +758,10 @@ static void iterate_and_check(struct run *r, uint32_t prefix, uint32_t mask, boo
     }
     t = r->now;
     kvftl_iter_close(r->ftl, h, t, &c);
-    expect_status(r, "iter_close", &c, t, KVSSD_SC_SUCCESS);
+    expect_status(r, "iter_close", &c, t, KVFTL_OK);
     /* A closed handle is invalid for next and close. */
     kvftl_iter_next(r->ftl, h, 1, iter_emit, &ic, t, &c);
-    expect_status(r, "iter_next on closed handle", &c, t, KVSSD_SC_INVALID_ITERATOR);
+    expect_status(r, "iter_next on closed handle", &c, t, KVFTL_INVALID_ITERATOR);
     h = 0xffffffff;
 out:
     if (h != 0xffffffff && !r->failed) {
@@ -807,7 +787,7 @@ static void iterator_limits(struct run *r)
     oplog_add(r, "iterator limits");
     for (unsigned i = 0; i < KVFTL_MAX_ITERATORS; i++) {
         kvftl_iter_open(r->ftl, (uint32_t)rng_next(&r->rng), pick_mask(r), KVFTL_ITER_KEYS, t, &h[i], &c);
-        if (!expect_status(r, "iter_open (16 handles)", &c, t, KVSSD_SC_SUCCESS)) {
+        if (!expect_status(r, "iter_open (16 handles)", &c, t, KVFTL_OK)) {
             return;
         }
         if (h[i] >= KVFTL_MAX_ITERATORS || (seen_mask & (1u << h[i]))) {
@@ -817,25 +797,25 @@ static void iterator_limits(struct run *r)
         seen_mask |= 1u << h[i];
     }
     kvftl_iter_open(r->ftl, 0, 0, KVFTL_ITER_KEYS, t, &h[16], &c);
-    if (!expect_status(r, "iter_open (17th)", &c, t, KVSSD_SC_ITERATOR_LIMIT)) {
+    if (!expect_status(r, "iter_open (17th)", &c, t, KVFTL_ITERATOR_LIMIT)) {
         return;
     }
     kvftl_iter_close(r->ftl, h[3], t, &c);
-    expect_status(r, "iter_close", &c, t, KVSSD_SC_SUCCESS);
+    expect_status(r, "iter_close", &c, t, KVFTL_OK);
     kvftl_iter_open(r->ftl, 0, 0, KVFTL_ITER_KEY_VALUES, t, &h[3], &c);
-    expect_status(r, "iter_open after a close", &c, t, KVSSD_SC_SUCCESS);
+    expect_status(r, "iter_open after a close", &c, t, KVFTL_OK);
     for (unsigned i = 0; i < KVFTL_MAX_ITERATORS && !r->failed; i++) {
         kvftl_iter_close(r->ftl, h[i], t, &c);
-        expect_status(r, "iter_close all", &c, t, KVSSD_SC_SUCCESS);
+        expect_status(r, "iter_close all", &c, t, KVFTL_OK);
     }
     kvftl_iter_close(r->ftl, h[5], t, &c);
-    expect_status(r, "iter_close twice", &c, t, KVSSD_SC_INVALID_ITERATOR);
+    expect_status(r, "iter_close twice", &c, t, KVFTL_INVALID_ITERATOR);
     kvftl_iter_close(r->ftl, KVFTL_MAX_ITERATORS, t, &c);
-    expect_status(r, "iter_close handle 16", &c, t, KVSSD_SC_INVALID_ITERATOR);
+    expect_status(r, "iter_close handle 16", &c, t, KVFTL_INVALID_ITERATOR);
     kvftl_iter_next(r->ftl, 0xffffffffu, 4, refuse_emit, r, t, &c);
-    expect_status(r, "iter_next handle 0xffffffff", &c, t, KVSSD_SC_INVALID_ITERATOR);
+    expect_status(r, "iter_next handle 0xffffffff", &c, t, KVFTL_INVALID_ITERATOR);
     kvftl_iter_open(r->ftl, 0, 0, (enum kvftl_iter_kind)7, t, &h[0], &c);
-    expect_status(r, "iter_open kind 7", &c, t, KVSSD_SC_INVALID_FIELD);
+    expect_status(r, "iter_open kind 7", &c, t, KVFTL_INVALID_FIELD);
 }
 
 /* ------------------------------------------------------------------ */
@@ -879,11 +859,11 @@ static bool cut_check(struct run *r, const char *op, const struct kvftl_cpl *c, 
         return false;
     }
     r->ops_after_fire++;
-    if (c->status != KVSSD_SC_INTERNAL_ERROR &&
-        !(invalid_size && (c->status == KVSSD_SC_INVALID_KEY_SIZE ||
-                           c->status == KVSSD_SC_INVALID_VALUE_SIZE))) {
+    if (c->status != KVFTL_INTERNAL_ERROR &&
+        !(invalid_size && (c->status == KVFTL_INVALID_KEY_SIZE ||
+                           c->status == KVFTL_INVALID_VALUE_SIZE))) {
         fail(r, "%s after the power cut fired: status %s, expected INTERNAL_ERROR", op,
-             sc_name(c->status));
+             kvftl_status_name(c->status));
     }
     return true;
 }
@@ -891,7 +871,7 @@ static bool cut_check(struct run *r, const char *op, const struct kvftl_cpl *c, 
 /* An INTERNAL_ERROR while a cut is armed means the cut fired. */
 static bool cut_fired_now(struct run *r, const struct kvftl_cpl *c)
 {
-    if (c->status == KVSSD_SC_INTERNAL_ERROR && r->cut_armed && !r->cut_fired) {
+    if (c->status == KVFTL_INTERNAL_ERROR && r->cut_armed && !r->cut_fired) {
         r->cut_fired = true;
         r->fired_cuts++;
         return true;
@@ -932,20 +912,20 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
     if (cut_check(r, "store", &c, false)) {
         return;
     }
-    uint16_t want = KVSSD_SC_SUCCESS;
+    enum kvftl_status want = KVFTL_OK;
     if ((opt & KVFTL_STORE_ONLY_IF_EXISTS) && !k->cur.present) {
-        want = KVSSD_SC_KEY_DOES_NOT_EXIST;
+        want = KVFTL_KEY_DOES_NOT_EXIST;
     } else if ((opt & KVFTL_STORE_ONLY_IF_ABSENT) && k->cur.present) {
-        want = KVSSD_SC_KEY_EXISTS;
+        want = KVFTL_KEY_EXISTS;
     }
     struct mstate ns = { .present = true, .len = vlen, .vseed = vseed };
     if (cut_fired_now(r, &c)) {
-        if (want == KVSSD_SC_SUCCESS) {
+        if (want == KVFTL_OK) {
             model_note_possible(&r->m, k, ns);
         }
         return;
     }
-    if (want == KVSSD_SC_SUCCESS && c.status == KVSSD_SC_CAPACITY_EXCEEDED) {
+    if (want == KVFTL_OK && c.status == KVFTL_CAPACITY_EXCEEDED) {
         r->cap_exceeded++;
         if (!kvftl_refusal_plausible(r->ftl, klen, vlen, !k->cur.present)) {
             struct kvftl_stats st;
@@ -962,7 +942,7 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
     if (!expect_status(r, "store", &c, req.arrival_ns, want)) {
         return;
     }
-    if (want == KVSSD_SC_SUCCESS) {
+    if (want == KVFTL_OK) {
         if (c.value_bytes != vlen) {
             fail(r, "store: cpl.value_bytes %u, stored %u", c.value_bytes, vlen);
             return;
@@ -1004,12 +984,12 @@ static void op_retrieve(struct run *r, uint8_t *key, uint32_t klen)
     if (cut_check(r, "retrieve", &c, false) || cut_fired_now(r, &c)) {
         return;
     }
-    uint16_t want = !s.present ? KVSSD_SC_KEY_DOES_NOT_EXIST
-                  : off > s.len ? KVSSD_SC_INVALID_FIELD : KVSSD_SC_SUCCESS;
+    enum kvftl_status want = !s.present ? KVFTL_KEY_DOES_NOT_EXIST
+                  : off > s.len ? KVFTL_INVALID_FIELD : KVFTL_OK;
     if (!expect_status(r, "retrieve", &c, t, want)) {
         return;
     }
-    if (want == KVSSD_SC_SUCCESS) {
+    if (want == KVFTL_OK) {
         uint32_t xfer = s.len - off < bufb ? s.len - off : bufb;
         if (c.value_bytes != s.len || c.xfer_bytes != xfer) {
             fail(r, "retrieve: value_bytes %u xfer_bytes %u, expected %u and %u", c.value_bytes,
@@ -1055,8 +1035,8 @@ static void op_delete(struct run *r, uint8_t *key, uint32_t klen)
         }
         return;
     }
-    if (!expect_status(r, "delete", &c, t, k->cur.present ? KVSSD_SC_SUCCESS
-                                                          : KVSSD_SC_KEY_DOES_NOT_EXIST)) {
+    if (!expect_status(r, "delete", &c, t, k->cur.present ? KVFTL_OK
+                                                          : KVFTL_KEY_DOES_NOT_EXIST)) {
         return;
     }
     if (k->cur.present) {
@@ -1079,7 +1059,7 @@ static void op_exist(struct run *r, uint8_t *key, uint32_t klen)
     if (cut_check(r, "exist", &c, false) || cut_fired_now(r, &c)) {
         return;
     }
-    expect_status(r, "exist", &c, t, present ? KVSSD_SC_SUCCESS : KVSSD_SC_KEY_DOES_NOT_EXIST);
+    expect_status(r, "exist", &c, t, present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST);
     next_arrival(r, &c);
 }
 
@@ -1092,7 +1072,7 @@ static void op_flush(struct run *r)
     if (cut_check(r, "flush", &c, false) || cut_fired_now(r, &c)) {
         return;
     }
-    if (expect_status(r, "flush", &c, t, KVSSD_SC_SUCCESS)) {
+    if (expect_status(r, "flush", &c, t, KVFTL_OK)) {
         r->m.epoch++; /* everything so far is durable, with or without PLP */
     }
     next_arrival(r, &c);
@@ -1117,7 +1097,7 @@ static void op_invalid(struct run *r)
         oplog_add(r, "store with a %u-byte key", klen);
         kvftl_store(r->ftl, &req, &c);
         if (!cut_check(r, "store (bad key)", &c, true) && !cut_fired_now(r, &c)) {
-            expect_status(r, "store with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
+            expect_status(r, "store with bad key size", &c, t, KVFTL_INVALID_KEY_SIZE);
         }
         break;
     }
@@ -1129,7 +1109,7 @@ static void op_invalid(struct run *r)
         oplog_add(r, "store of %u bytes", req.value_bytes);
         kvftl_store(r->ftl, &req, &c);
         if (!cut_check(r, "store (bad value size)", &c, true) && !cut_fired_now(r, &c)) {
-            expect_status(r, "store with value > 2 MiB", &c, t, KVSSD_SC_INVALID_VALUE_SIZE);
+            expect_status(r, "store with value > 2 MiB", &c, t, KVFTL_INVALID_VALUE_SIZE);
         }
         break;
     }
@@ -1137,21 +1117,21 @@ static void op_invalid(struct run *r)
         oplog_add(r, "retrieve with a %u-byte key", klen);
         kvftl_retrieve(r->ftl, big, klen, r->buf, 0, 64, t, &c);
         if (!cut_check(r, "retrieve (bad key)", &c, true) && !cut_fired_now(r, &c)) {
-            expect_status(r, "retrieve with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
+            expect_status(r, "retrieve with bad key size", &c, t, KVFTL_INVALID_KEY_SIZE);
         }
         break;
     case 3:
         oplog_add(r, "delete with a %u-byte key", klen);
         kvftl_delete(r->ftl, big, klen, t, &c);
         if (!cut_check(r, "delete (bad key)", &c, true) && !cut_fired_now(r, &c)) {
-            expect_status(r, "delete with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
+            expect_status(r, "delete with bad key size", &c, t, KVFTL_INVALID_KEY_SIZE);
         }
         break;
     default:
         oplog_add(r, "exist with a %u-byte key", klen);
         kvftl_exist(r->ftl, big, klen, t, &c);
         if (!cut_check(r, "exist (bad key)", &c, true) && !cut_fired_now(r, &c)) {
-            expect_status(r, "exist with bad key size", &c, t, KVSSD_SC_INVALID_KEY_SIZE);
+            expect_status(r, "exist with bad key size", &c, t, KVFTL_INVALID_KEY_SIZE);
         }
         break;
     }
@@ -1242,7 +1222,7 @@ static void verify_after_recovery(struct run *r, const char *why)
         if (!found) {
             fail(r, "%s: key (%u B, first4 0x%08x) came back as status %s len %u, which is none "
                  "of its %u allowed states (current: %s len %u)", why, k->klen,
-                 key_first4(k->key, k->klen), sc_name(c.status), c.value_bytes, k->hist->len,
+                 key_first4(k->key, k->klen), kvftl_status_name(c.status), c.value_bytes, k->hist->len,
                  k->cur.present ? "present" : "absent", k->cur.len);
         }
     }
@@ -1315,7 +1295,7 @@ static void extremes(struct run *r)
         struct kvftl_cpl c;
         oplog_add(r, "extreme store key %u B value %u B", cases[i].klen, s.len);
         kvftl_store(r->ftl, &req, &c);
-        if (!expect_status(r, "store (extremes)", &c, req.arrival_ns, KVSSD_SC_SUCCESS)) {
+        if (!expect_status(r, "store (extremes)", &c, req.arrival_ns, KVFTL_OK)) {
             return;
         }
         r->mut_gen++;
@@ -1332,7 +1312,7 @@ static void format_device(struct run *r)
     uint64_t t = r->now;
     oplog_add(r, "format");
     kvftl_format(r->ftl, t, &c);
-    if (!expect_status(r, "format", &c, t, KVSSD_SC_SUCCESS)) {
+    if (!expect_status(r, "format", &c, t, KVFTL_OK)) {
         return;
     }
     GHashTableIter it;
@@ -1592,7 +1572,7 @@ static void test_device_full(void)
                                        .value_bytes = vlen, .arrival_ns = r->now };
         oplog_add(r, "fill store #%" PRIu64 " of %u B", i, vlen);
         kvftl_store(r->ftl, &req, &c);
-        if (c.status == KVSSD_SC_CAPACITY_EXCEEDED) {
+        if (c.status == KVFTL_CAPACITY_EXCEEDED) {
             struct kvftl_stats st;
             kvftl_stats_get(r->ftl, &st);
             printf("# device full after %" PRIu64 " keys: live_nand_bytes %" PRIu64 " of %" PRIu64
@@ -1604,7 +1584,7 @@ static void test_device_full(void)
             full_at = i;
             break;
         }
-        if (!expect_status(r, "fill store", &c, req.arrival_ns, KVSSD_SC_SUCCESS)) {
+        if (!expect_status(r, "fill store", &c, req.arrival_ns, KVFTL_OK)) {
             break;
         }
         struct mkey *k = model_find(&r->m, key, 16, true);
@@ -1634,7 +1614,7 @@ static void test_device_full(void)
         struct mkey *k = kp;
         if (k->cur.present && (k->key[9] & 1)) {
             kvftl_delete(r->ftl, k->key, k->klen, r->now, &c);
-            if (expect_status(r, "delete on a full device", &c, r->now, KVSSD_SC_SUCCESS)) {
+            if (expect_status(r, "delete on a full device", &c, r->now, KVFTL_OK)) {
                 model_set(&r->m, k, (struct mstate){ 0 }, false);
                 deleted++;
             }
@@ -1651,7 +1631,7 @@ static void test_device_full(void)
         struct kvftl_store_req req = { .key = key, .key_bytes = 16, .value = r->val,
                                        .value_bytes = vlen, .arrival_ns = r->now };
         kvftl_store(r->ftl, &req, &c);
-        if (expect_status(r, "store after deleting half the keys", &c, r->now, KVSSD_SC_SUCCESS)) {
+        if (expect_status(r, "store after deleting half the keys", &c, r->now, KVFTL_OK)) {
             struct mkey *k = model_find(&r->m, key, 16, true);
             model_set(&r->m, k, (struct mstate){ true, vlen, vseed }, false);
         }
