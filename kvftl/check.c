@@ -25,7 +25,8 @@ struct kvftl_check_walk {
     uint32_t slot;           /* next slot of that page */
     bool in_page;            /* that page's header has been examined */
     uint32_t page_count;     /* entries counted so far on that page */
-    uint64_t keys, user, nandb, tomb, index_bytes;
+    struct live_gauges live;  /* the gauges the index references */
+    uint64_t index_bytes;
     uint64_t pages_seen, blobs_seen, bytes_seen;
 };
 
@@ -111,15 +112,7 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
     if (index_hash(ix, key, bh.key_bytes) != e->hash) {
         BAD("blob at %llu has a key whose hash is not its entry's", (unsigned long long)addr);
     }
-    uint32_t occ = vlog_occupied(&ftl->vl, len);
-    w->valid[s] += occ;
-    if (is_tomb) {
-        w->tomb += occ;
-    } else {
-        w->keys++;
-        w->user += len - BLOB_HEADER_BYTES;
-        w->nandb += occ;
-    }
+    w->valid[s] += vlog_live_count(&ftl->vl, &w->live, e->loc);
     return 0;
 }
 
@@ -139,15 +132,16 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     if (free_count != ftl->free_stripes) {
         BAD("%u stripes are free but the free count is %u", free_count, ftl->free_stripes);
     }
-    if (w->keys != ftl->live_keys || w->user != ftl->live_user_bytes ||
-        w->nandb != ftl->live_nand_bytes || w->tomb != ftl->tombstone_bytes ||
+    const struct live_gauges *g = &ftl->vl.live;
+    if (w->live.keys != g->keys || w->live.user_bytes != g->user_bytes ||
+        w->live.nand_bytes != g->nand_bytes || w->live.tombstone_bytes != g->tombstone_bytes ||
         w->index_bytes != ftl->index_nand_bytes) {
         BAD("gauges disagree with the index: keys %llu/%llu, user bytes %llu/%llu, nand bytes "
             "%llu/%llu, tombstone bytes %llu/%llu, index bytes %llu/%llu",
-            (unsigned long long)ftl->live_keys, (unsigned long long)w->keys,
-            (unsigned long long)ftl->live_user_bytes, (unsigned long long)w->user,
-            (unsigned long long)ftl->live_nand_bytes, (unsigned long long)w->nandb,
-            (unsigned long long)ftl->tombstone_bytes, (unsigned long long)w->tomb,
+            (unsigned long long)g->keys, (unsigned long long)w->live.keys,
+            (unsigned long long)g->user_bytes, (unsigned long long)w->live.user_bytes,
+            (unsigned long long)g->nand_bytes, (unsigned long long)w->live.nand_bytes,
+            (unsigned long long)g->tombstone_bytes, (unsigned long long)w->live.tombstone_bytes,
             (unsigned long long)ftl->index_nand_bytes, (unsigned long long)w->index_bytes);
     }
     return 0;

@@ -33,11 +33,7 @@ struct kvftl {
     uint64_t stripe_seq;          /* open sequence counter */
     bool gc_active;
 
-    /* live-data gauges */
-    uint64_t live_keys;
-    uint64_t live_user_bytes;
-    uint64_t live_nand_bytes;     /* data blobs incl. padding to the unit (not tombstones) */
-    uint64_t tombstone_bytes;     /* NAND bytes held by tombstones still needed */
+    /* live-data gauges: the blobs' in vl.live */
     uint64_t index_nand_bytes;    /* NAND bytes of live index pages */
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */
 

@@ -183,17 +183,16 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
             if (tomb && h.seq < oldest_other) {
                 /* no older version of the key is left anywhere: drop the tombstone */
                 index_remove(ftl, &ipos, now_ns);
-                gc_valid_add(ftl, base + pos, -(int64_t)occ, 0);
-                ftl->tombstone_bytes -= occ;
+                vlog_account_replace(ftl, loc, 0, 0);
             } else {
                 struct placement pl;
                 int rc = vlog_append(ftl, &h, key, key + h.key_bytes, false, 0, true, &pl, now_ns);
                 if (rc != 0) {
                     return -1;
                 }
-                index_set(ftl, &ipos, loc_make(pl.addr, (uint32_t)len, tomb), now_ns);
-                gc_valid_add(ftl, base + pos, -(int64_t)occ, 0);
-                gc_valid_add(ftl, pl.addr, occ, h.seq);
+                uint64_t newloc = loc_make(pl.addr, (uint32_t)len, tomb);
+                index_set(ftl, &ipos, newloc, now_ns);
+                vlog_account_replace(ftl, loc, newloc, h.seq);
                 ftl->st.gc_relocated_bytes += occ;
             }
         }

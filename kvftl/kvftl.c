@@ -56,8 +56,8 @@ void ftl_reset_state(struct kvftl *ftl)
         si->min_blob_seq = UINT64_MAX;
     }
     ftl->free_stripes = ftl->nand.geo.stripes;
-    ftl->live_keys = ftl->live_user_bytes = ftl->live_nand_bytes = 0;
-    ftl->tombstone_bytes = ftl->index_nand_bytes = 0;
+    ftl->vl.live = (struct live_gauges){ 0 };
+    ftl->index_nand_bytes = 0;
     memset(ftl->iters, 0, sizeof(ftl->iters));
     index_reset(ftl);
     if (ftl->bloom_on) {
@@ -206,32 +206,6 @@ static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_
     return true;
 }
 
-/* Account a blob that became live at @newloc, replacing @oldloc (0 = none). */
-static void account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint32_t key_bytes,
-                            uint64_t seq)
-{
-    if (oldloc) {
-        uint32_t occ = vlog_occupied(&ftl->vl, loc_len(oldloc));
-        gc_valid_add(ftl, loc_addr(oldloc), -(int64_t)occ, 0);
-        if (loc_tombstone(oldloc)) {
-            ftl->tombstone_bytes -= occ;
-        } else {
-            ftl->live_keys--;
-            ftl->live_nand_bytes -= occ;
-            ftl->live_user_bytes -= loc_len(oldloc) - BLOB_HEADER_BYTES;
-        }
-    }
-    uint32_t occ = vlog_occupied(&ftl->vl, loc_len(newloc));
-    gc_valid_add(ftl, loc_addr(newloc), occ, seq);
-    if (loc_tombstone(newloc)) {
-        ftl->tombstone_bytes += occ;
-    } else {
-        ftl->live_keys++;
-        ftl->live_nand_bytes += occ;
-        ftl->live_user_bytes += loc_len(newloc) - BLOB_HEADER_BYTES;
-    }
-}
-
 static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
                    struct kvftl_cpl *cpl)
 {
@@ -288,8 +262,8 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     uint64_t occ = vlog_occupied(&ftl->vl, len);
     uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
     /* tombstones are not user data: they live in the reserve until GC drops them */
-    uint64_t used = ftl->live_nand_bytes + ftl->index_nand_bytes;
-    if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->live_keys >= ftl->cfg.max_keys)) {
+    uint64_t used = ftl->vl.live.nand_bytes + ftl->index_nand_bytes;
+    if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
@@ -327,7 +301,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     } else {
         index_add(ftl, hash, newloc, &now); /* room reserved before the append */
     }
-    account_replace(ftl, oldloc, newloc, req->key_bytes, h.seq);
+    vlog_account_replace(ftl, oldloc, newloc, h.seq);
     if (ftl->bloom_on) {
         bloom_add(&ftl->bloom, hash);
     }
@@ -494,7 +468,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
     index_set(ftl, &pos, newloc, &now);
-    account_replace(ftl, loc, newloc, key_bytes, h.seq);
+    vlog_account_replace(ftl, loc, newloc, h.seq);
     ftl->st.deletes++;
     finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
 }

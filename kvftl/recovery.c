@@ -98,10 +98,10 @@ int recovery_checkpoint(struct kvftl *ftl)
         .magic = IMAGE_MAGIC,
         .next_seq = ftl->vl.next_seq,
         .stripe_seq = ftl->stripe_seq,
-        .live_keys = ftl->live_keys,
-        .live_user_bytes = ftl->live_user_bytes,
-        .live_nand_bytes = ftl->live_nand_bytes,
-        .tombstone_bytes = ftl->tombstone_bytes,
+        .live_keys = ftl->vl.live.keys,
+        .live_user_bytes = ftl->vl.live.user_bytes,
+        .live_nand_bytes = ftl->vl.live.nand_bytes,
+        .tombstone_bytes = ftl->vl.live.tombstone_bytes,
         .index_nand_bytes = ftl->index_nand_bytes,
         .vl_wp = ftl->vl.wp,
         .global_depth = ix->global_depth,
@@ -206,13 +206,9 @@ static uint32_t first_written_page(const struct kvftl *ftl, uint32_t s, uint32_t
  * one) with a possible blob length, reachable from its home slot by the
  * linear probe. Their live bytes are added to @valid and the gauges.
  */
-struct ckpt_tally {
-    uint64_t keys, user, nand, tomb;
-};
-
 static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *st, uint32_t vl_stripe,
                              uint64_t vl_wp, uint64_t seed, uint32_t p, const uint8_t *mem,
-                             uint32_t ld, uint32_t prefix, uint64_t *valid, struct ckpt_tally *t,
+                             uint32_t ld, uint32_t prefix, uint64_t *valid, struct live_gauges *t,
                              char *why, size_t why_len)
 {
     bool sampled = false;
@@ -306,15 +302,7 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
             }
             sampled = true;
         }
-        uint32_t occ = vlog_occupied(&ftl->vl, len);
-        valid[s] += occ;
-        if (tomb) {
-            t->tomb += occ;
-        } else {
-            t->keys++;
-            t->user += len - BLOB_HEADER_BYTES;
-            t->nand += occ;
-        }
+        valid[s] += vlog_live_count(&ftl->vl, t, e.loc);
     }
     if (count != h.count) {
         snprintf(why, why_len, "index page %u counts %u entries but holds %u", p, h.count, count);
@@ -499,7 +487,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
 
     /* the index pages: where they are, their checksums, their entries */
     valid = g_new0(uint64_t, geo->stripes);
-    struct ckpt_tally t = { 0 };
+    struct live_gauges t = { 0 };
     uint64_t index_bytes = 0;
     for (uint32_t pg = 0; pg < np; pg++) {
         uint32_t ppn;
@@ -546,9 +534,9 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
             (unsigned long long)ch.field, (unsigned long long)(counted));                        \
     }
     GAUGE("live keys", live_keys, t.keys)
-    GAUGE("live user bytes", live_user_bytes, t.user)
-    GAUGE("live NAND bytes", live_nand_bytes, t.nand)
-    GAUGE("tombstone bytes", tombstone_bytes, t.tomb)
+    GAUGE("live user bytes", live_user_bytes, t.user_bytes)
+    GAUGE("live NAND bytes", live_nand_bytes, t.nand_bytes)
+    GAUGE("tombstone bytes", tombstone_bytes, t.tombstone_bytes)
     GAUGE("index NAND bytes", index_nand_bytes, index_bytes)
 #undef GAUGE
 
@@ -581,10 +569,12 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
 
     ftl->vl.next_seq = ch.next_seq;
     ftl->stripe_seq = ch.stripe_seq;
-    ftl->live_keys = ch.live_keys;
-    ftl->live_user_bytes = ch.live_user_bytes;
-    ftl->live_nand_bytes = ch.live_nand_bytes;
-    ftl->tombstone_bytes = ch.tombstone_bytes;
+    ftl->vl.live = (struct live_gauges){
+        .keys = ch.live_keys,
+        .user_bytes = ch.live_user_bytes,
+        .nand_bytes = ch.live_nand_bytes,
+        .tombstone_bytes = ch.tombstone_bytes,
+    };
     ftl->index_nand_bytes = ch.index_nand_bytes;
     ftl->alloc_cursor = ch.alloc_cursor;
     ftl->free_stripes = 0;
@@ -751,27 +741,7 @@ static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
             return false;
         }
     }
-    /* account_replace() equivalent */
-    if (oldloc) {
-        uint32_t occ = vlog_occupied(&ftl->vl, loc_len(oldloc));
-        gc_valid_add(ftl, loc_addr(oldloc), -(int64_t)occ, 0);
-        if (loc_tombstone(oldloc)) {
-            ftl->tombstone_bytes -= occ;
-        } else {
-            ftl->live_keys--;
-            ftl->live_nand_bytes -= occ;
-            ftl->live_user_bytes -= loc_len(oldloc) - BLOB_HEADER_BYTES;
-        }
-    }
-    uint32_t occ = vlog_occupied(&ftl->vl, len);
-    gc_valid_add(ftl, addr, occ, h->seq);
-    if (tomb) {
-        ftl->tombstone_bytes += occ;
-    } else {
-        ftl->live_keys++;
-        ftl->live_nand_bytes += occ;
-        ftl->live_user_bytes += len - BLOB_HEADER_BYTES;
-    }
+    vlog_account_replace(ftl, oldloc, newloc, h->seq);
     return true;
 }
 
@@ -1079,7 +1049,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     if (max_stripe_seq > ftl->stripe_seq) {
         ftl->stripe_seq = max_stripe_seq;
     }
-    r->keys = ftl->live_keys;
+    r->keys = ftl->vl.live.keys;
     bloom_rebuild(ftl);
     if (now > ftl->now_max_ns) {
         ftl->now_max_ns = now;

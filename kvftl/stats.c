@@ -65,9 +65,9 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->index_cache_hits = ftl->idx.hits - ftl->base_hits;
     st->index_cache_misses = ftl->idx.misses - ftl->base_misses;
     st->index_pages_evicted_dirty = ftl->idx.evicted_dirty - ftl->base_evicted;
-    st->live_keys = ftl->live_keys;
-    st->live_user_bytes = ftl->live_user_bytes;
-    st->live_nand_bytes = ftl->live_nand_bytes;
+    st->live_keys = ftl->vl.live.keys;
+    st->live_user_bytes = ftl->vl.live.user_bytes;
+    st->live_nand_bytes = ftl->vl.live.nand_bytes;
     st->index_nand_bytes = ftl->index_nand_bytes;
     st->capacity_bytes = ftl->capacity_bytes;
     st->index_host_bytes = index_host_bytes(ftl);
@@ -78,7 +78,7 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
             ? (double)st->nand_pages_programmed * ftl->nand.geo.page_size / (double)st->user_bytes_written
             : 0.0;
     st->space_amplification =
-        ftl->live_user_bytes ? (double)ftl->live_nand_bytes / (double)ftl->live_user_bytes : 0.0;
+        ftl->vl.live.user_bytes ? (double)ftl->vl.live.nand_bytes / (double)ftl->vl.live.user_bytes : 0.0;
     st->sim_now_ns = ftl->now_max_ns;
     for (int op = 0; op < KVFTL_OP__COUNT; op++) {
         const struct latency_hist *h = &ftl->hist[op];

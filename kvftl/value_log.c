@@ -254,6 +254,46 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     return 0;
 }
 
+uint32_t vlog_live_count(const struct value_log *vl, struct live_gauges *g, uint64_t loc)
+{
+    uint32_t occ = vlog_occupied(vl, loc_len(loc));
+    if (loc_tombstone(loc)) {
+        g->tombstone_bytes += occ;
+    } else {
+        g->keys++;
+        g->nand_bytes += occ;
+        g->user_bytes += loc_len(loc) - BLOB_HEADER_BYTES;
+    }
+    return occ;
+}
+
+/* vlog_live_count() undone. */
+static uint32_t live_uncount(const struct value_log *vl, struct live_gauges *g, uint64_t loc)
+{
+    uint32_t occ = vlog_occupied(vl, loc_len(loc));
+    if (loc_tombstone(loc)) {
+        g->tombstone_bytes -= occ;
+    } else {
+        g->keys--;
+        g->nand_bytes -= occ;
+        g->user_bytes -= loc_len(loc) - BLOB_HEADER_BYTES;
+    }
+    return occ;
+}
+
+void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint64_t seq)
+{
+    struct value_log *vl = &ftl->vl;
+    if (oldloc) {
+        uint32_t occ = live_uncount(vl, &vl->live, oldloc);
+        gc_valid_add(ftl, loc_addr(oldloc), -(int64_t)occ, 0);
+    }
+    if (newloc) {
+        uint32_t occ = vlog_live_count(vl, &vl->live, newloc);
+        gc_valid_add(ftl, loc_addr(newloc), occ, seq);
+    }
+}
+
 bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
 {
     const struct value_log *vl = &ftl->vl;

@@ -76,6 +76,18 @@ static inline bool loc_tombstone(uint64_t loc) { return (loc & LOC_TOMBSTONE) !=
 uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, uint64_t seq,
                        const void *key, const void *value);
 
+/*
+ * Live-data gauges: the blobs the index references. The checkpoint keeps
+ * them; kvftl_check() and the mount's checkpoint check count them again
+ * from the index entries (vlog_live_count()) and compare.
+ */
+struct live_gauges {
+    uint64_t keys;             /* live keys */
+    uint64_t user_bytes;       /* their key + value bytes */
+    uint64_t nand_bytes;       /* their blobs incl. padding to the unit (not tombstones) */
+    uint64_t tombstone_bytes;  /* NAND bytes held by tombstones still needed */
+};
+
 struct value_log {
     struct page_buffer buf;
     struct dlt dlt;
@@ -96,6 +108,7 @@ struct value_log {
     bool plp_dump;                /* programs are the capacitor-powered dump after a cut */
 
     uint64_t next_seq;
+    struct live_gauges live;
 
     /* counters */
     uint64_t memcpy_bytes;
@@ -128,6 +141,21 @@ static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
     }
     return (len + vl->pu_large - 1) & ~(vl->pu_large - 1);
 }
+
+/*
+ * vlog_live_count() - count the blob at @loc (a pair or a tombstone) in @g.
+ * Returns the NAND bytes it occupies.
+ */
+uint32_t vlog_live_count(const struct value_log *vl, struct live_gauges *g, uint64_t loc);
+
+/*
+ * vlog_account_replace() - the one live-data accounting: the blob at
+ * @newloc (sequence number @seq) became live in place of the one at
+ * @oldloc. @oldloc 0: a new key; @newloc 0: the blob at @oldloc is dropped
+ * (GC drops a tombstone no longer needed). Updates the gauges and the
+ * valid bytes of the stripes both lie in.
+ */
+void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint64_t seq);
 
 /*
  * vlog_append() - place and write one blob. @dma: the value arrived by

@@ -237,11 +237,11 @@ static void test_gc_drops_unneeded_tombstone(void)
     del(f, "gone-key");
     fill(f, 0, BLOBS_PER_STRIPE - 2, 1);        /* stripe 0 is full */
     fill(f, 0, BLOBS_PER_STRIPE - 2, 2);        /* all of it is overwritten in stripe 1 */
-    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 1024);
     CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 1024); /* the tombstone only */
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
-    CU_ASSERT_EQUAL(f->tombstone_bytes, 0);
+    CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 0);
     CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 0);
     CU_ASSERT_EQUAL(exist(f, "gone-key"), KVFTL_KEY_DOES_NOT_EXIST);
     assert_consistent(f);
@@ -270,7 +270,7 @@ static void test_gc_keeps_needed_tombstone(void)
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 1, &now), 0);
     CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 1024);
-    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 1024);
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(exist(f, "old-key"), KVFTL_KEY_DOES_NOT_EXIST);

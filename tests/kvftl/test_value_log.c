@@ -260,7 +260,7 @@ static void test_delete_and_exist(void)
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 0);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 0);
-    CU_ASSERT_EQUAL(f->tombstone_bytes, 1024);
+    CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 1024);
     CU_ASSERT_EQUAL(f->vl.wp, 2048);
     CU_ASSERT_EQUAL(st.deletes, 1);
     assert_consistent(f);
