@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The firmware's configuration: the presets and the checks of struct kvftl_config. */
+/*
+ * The firmware's configuration: the presets and the checks of struct
+ * kvftl_config, and the description of every tunable for the tools that set
+ * them (the QEMU device, kvftl-bench, the README check), all from the one
+ * table include/kvftl/tunables.def.
+ */
 #include <kvftl/kvftl.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "value_log.h"
@@ -10,85 +17,246 @@
 #define MIB (1024ull * 1024)
 #define MIN_STRIPE_BYTES (2 * MIB + 8192)
 
+const char *const kvftl_preset_names[KVFTL_PRESETS] = { "default", "pm983", "cosmos" };
+
+const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1] = {
+    [KVFTL_PACK_BLOCK] = "block",
+    [KVFTL_PACK_ALL] = "all",
+    [KVFTL_PACK_SELECTIVE] = "selective",
+    [KVFTL_PACK_BACKFILL] = "backfill",
+};
+
+const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1] = {
+    [KVFTL_GC_GREEDY] = "greedy",
+    [KVFTL_GC_COST_BENEFIT] = "cost-benefit",
+};
+
+/* ---- the table, as data ---- */
+
+#define TUNABLE_VALUE_U32(v) ((uint64_t)(v))
+#define TUNABLE_VALUE_U64(v) ((uint64_t)(v))
+#define TUNABLE_VALUE_BOOL(v) ((uint64_t)(v))
+#define TUNABLE_VALUE_ENUM(v) ((uint64_t)(v))
+#define TUNABLE_VALUE_STR(v) 0
+#define TUNABLE_NAMES_U32(field) NULL
+#define TUNABLE_NAMES_U64(field) NULL
+#define TUNABLE_NAMES_BOOL(field) NULL
+#define TUNABLE_NAMES_ENUM(field) kvftl_##field##_names
+#define TUNABLE_NAMES_STR(field) NULL
+
+const struct kvftl_tunable kvftl_tunables[] = {
+#define KVFTL_TUNABLE(f, kind_, where, prop_, unit_, d, pm, cos, min_, max_, flags_, range_, help_) \
+    {                                                                                    \
+        .field = #f, .prop = prop_, .unit = unit_, .range = range_, .help = help_,       \
+        .kind = KVFTL_TUNABLE_##kind_, .qemu = KVFTL_TUNABLE_WHERE_##where,              \
+        .flags = (flags_), .min = (min_), .max = (max_),                                 \
+        .preset = { TUNABLE_VALUE_##kind_(d), TUNABLE_VALUE_##kind_(pm),                 \
+                    TUNABLE_VALUE_##kind_(cos) },                                        \
+        .names = TUNABLE_NAMES_##kind_(f),                                               \
+        .offset = offsetof(struct kvftl_config, f),                                      \
+        .size = sizeof(((struct kvftl_config *)0)->f),                                   \
+    },
+#include <kvftl/tunables.def>
+};
+
+const size_t kvftl_tunable_count = sizeof(kvftl_tunables) / sizeof(kvftl_tunables[0]);
+
+/* ---- presets ---- */
+
+static const struct kvftl_config presets[KVFTL_PRESETS] = {
+    {
+#define KVFTL_TUNABLE(f, kind, where, prop, unit, d, pm, cos, ...) .f = d,
+#include <kvftl/tunables.def>
+    },
+    {
+#define KVFTL_TUNABLE(f, kind, where, prop, unit, d, pm, cos, ...) .f = pm,
+#include <kvftl/tunables.def>
+    },
+    {
+#define KVFTL_TUNABLE(f, kind, where, prop, unit, d, pm, cos, ...) .f = cos,
+#include <kvftl/tunables.def>
+    },
+};
+
 int kvftl_config_preset(struct kvftl_config *cfg, const char *name)
 {
-    struct kvftl_config c = {
-        .channels = 4,
-        .dies_per_channel = 4,
-        .blocks_per_die = 128,
-        .pages_per_block = 128,
-        .page_size_bytes = 16384,
-        .read_latency_ns = 50000,
-        .program_latency_ns = 500000,
-        .erase_latency_ns = 3000000,
-        .channel_bytes_per_us = 800,
-        .dram_copy_bytes_per_us = 2000,
-        .placement_unit_bytes = 1024,
-        .packing = KVFTL_PACK_ALL,
-        .buffer_entries = 64,
-        .dlt_entries = 0,
-        .index_dram_bytes = 64 * MIB,
-        .index_page_bytes = 0,
-        .bloom = true,
-        .bloom_bits_per_key = 10,
-        .max_keys = 0,
-        .overprovision_percent = 7,
-        .gc_high_watermark_blocks = 8,
-        .gc_low_watermark_blocks = 3,
-        .gc_policy = KVFTL_GC_GREEDY,
-        .plp = true,
-        .image_path = NULL,
-    };
-    if (!name || strcmp(name, "default") == 0) {
-        /* as above */
-    } else if (strcmp(name, "pm983") == 0) {
-        /* Samsung PM983 KV (the characterization paper): 32 KiB TLC pages, 1 KiB placement */
-        c.channels = 8;
-        c.dies_per_channel = 4;
-        c.blocks_per_die = 256;
-        c.pages_per_block = 64;
-        c.page_size_bytes = 32768;
-        c.read_latency_ns = 60000;
-        c.program_latency_ns = 700000;
-        c.erase_latency_ns = 3500000;
-        c.channel_bytes_per_us = 800;
-        c.placement_unit_bytes = 1024;
-        /* the PM983 pads only small pairs to 1 KiB (Fig. 7: ~1x from 1 KiB pairs) */
-        c.large_blob_unit_bytes = 1;
-        /* and starts a value that would straddle a page on a fresh one (Fig. 5) */
-        c.page_fit_blobs = true;
-        /*
-         * Fig. 5's dips at 25 and 49 KB: "32KB [pages], which can fit up to
-         * 24KB of value size in addition to metadata and key", the rest
-         * reserved ("erasure coding"). 24 KiB of value + 512 B for the blob
-         * header and key; a larger blob takes one page per 24.5 KiB.
-         */
-        c.page_data_bytes = 24 * 1024 + 512;
-        c.packing = KVFTL_PACK_ALL;
-        c.buffer_entries = 128;
-        c.index_dram_bytes = 256 * MIB;
-    } else if (strcmp(name, "cosmos") == 0) {
-        /* Cosmos+ OpenSSD (BandSlim's testbed): 16 KiB MLC pages, 4 channels x 8 ways */
-        c.channels = 4;
-        c.dies_per_channel = 8;
-        c.blocks_per_die = 256;
-        c.pages_per_block = 128;
-        c.page_size_bytes = 16384;
-        c.read_latency_ns = 60000;
-        c.program_latency_ns = 1000000;
-        c.erase_latency_ns = 3500000;
-        c.channel_bytes_per_us = 200;
-        c.dram_copy_bytes_per_us = 1000;
-        c.placement_unit_bytes = 1;
-        c.packing = KVFTL_PACK_BACKFILL;
-        c.buffer_entries = 512;
-        c.index_dram_bytes = 128 * MIB;
-    } else {
-        return -1;
+    for (int i = 0; i < KVFTL_PRESETS; i++) {
+        if (!name ? i == 0 : strcmp(name, kvftl_preset_names[i]) == 0) {
+            *cfg = presets[i];
+            return 0;
+        }
     }
-    *cfg = c;
-    return 0;
+    return -1;
 }
+
+/* ---- one tunable ---- */
+
+const struct kvftl_tunable *kvftl_tunable_find(const char *name)
+{
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        if (strcmp(name, kvftl_tunables[i].field) == 0 || strcmp(name, kvftl_tunables[i].prop) == 0) {
+            return &kvftl_tunables[i];
+        }
+    }
+    return NULL;
+}
+
+uint64_t kvftl_tunable_get(const struct kvftl_config *c, const struct kvftl_tunable *t)
+{
+    const char *p = (const char *)c + t->offset;
+    uint32_t v32;
+    uint64_t v64;
+    bool b;
+
+    switch (t->size) {
+    case sizeof(bool):
+        memcpy(&b, p, sizeof(b));
+        return b;
+    case sizeof(uint32_t):
+        memcpy(&v32, p, sizeof(v32));
+        return v32;
+    default:
+        memcpy(&v64, p, sizeof(v64));
+        return v64;
+    }
+}
+
+void kvftl_tunable_put(struct kvftl_config *c, const struct kvftl_tunable *t, uint64_t v)
+{
+    char *p = (char *)c + t->offset;
+    uint32_t v32 = (uint32_t)v;
+    bool b = v != 0;
+
+    switch (t->size) {
+    case sizeof(bool):
+        memcpy(p, &b, sizeof(b));
+        break;
+    case sizeof(uint32_t):
+        memcpy(p, &v32, sizeof(v32));
+        break;
+    default:
+        memcpy(p, &v, sizeof(v));
+        break;
+    }
+}
+
+/* "a, b, c or d" */
+static size_t names_text(const struct kvftl_tunable *t, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = 0;
+    for (uint64_t i = 0; i <= t->max; i++) {
+        const char *sep = i == 0 ? "" : i == t->max ? " or " : ", ";
+        n += (size_t)snprintf(buf + (n < len ? n : len - 1), n < len ? len - n : 1, "%s%s", sep,
+                              t->names[i]);
+    }
+    return n;
+}
+
+size_t kvftl_tunable_range(const struct kvftl_tunable *t, char *buf, size_t len)
+{
+    if (t->range[0]) {
+        return (size_t)snprintf(buf, len, "%s", t->range);
+    }
+    switch (t->kind) {
+    case KVFTL_TUNABLE_BOOL:
+        return (size_t)snprintf(buf, len, "on or off");
+    case KVFTL_TUNABLE_ENUM:
+        return names_text(t, buf, len);
+    case KVFTL_TUNABLE_STR:
+        return (size_t)snprintf(buf, len, "a file name");
+    default:
+        break;
+    }
+    uint64_t type_max = t->kind == KVFTL_TUNABLE_U32 ? UINT32_MAX : UINT64_MAX;
+    const char *pow2 = t->flags & KVFTL_TUNABLE_POW2 ? "a power of two " : "";
+    if (t->max == type_max && t->min == 0) {
+        return (size_t)snprintf(buf, len, "any %snumber", pow2);
+    }
+    if (t->max == type_max) {
+        return (size_t)snprintf(buf, len, "%sat least %llu", pow2, (unsigned long long)t->min);
+    }
+    return (size_t)snprintf(buf, len, "%sfrom %llu to %llu", pow2, (unsigned long long)t->min,
+                            (unsigned long long)t->max);
+}
+
+size_t kvftl_tunable_value_text(const struct kvftl_tunable *t, uint64_t v, char *buf, size_t len)
+{
+    switch (t->kind) {
+    case KVFTL_TUNABLE_BOOL:
+        return (size_t)snprintf(buf, len, "%s", v ? "on" : "off");
+    case KVFTL_TUNABLE_ENUM:
+        return (size_t)snprintf(buf, len, "%s", v <= t->max ? t->names[v] : "?");
+    case KVFTL_TUNABLE_STR:
+        return (size_t)snprintf(buf, len, "unset");
+    default:
+        if (strcmp(t->unit, "bytes") == 0 && v >= MIB && v % MIB == 0) {
+            return (size_t)snprintf(buf, len, "%llu MiB", (unsigned long long)(v / MIB));
+        }
+        return (size_t)snprintf(buf, len, "%llu", (unsigned long long)v);
+    }
+}
+
+/* Is @v within a number tunable's own range (not counting other fields)? */
+static bool number_in_range(const struct kvftl_tunable *t, uint64_t v)
+{
+    return v >= t->min && v <= t->max && (!(t->flags & KVFTL_TUNABLE_POW2) || (v && !(v & (v - 1))));
+}
+
+int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, const char *name,
+                        const char *text, char *err, size_t err_len)
+{
+    char range[256];
+
+    kvftl_tunable_range(t, range, sizeof(range));
+    switch (t->kind) {
+    case KVFTL_TUNABLE_STR:
+        /* the caller keeps @text alive as long as @c */
+        memcpy((char *)c + t->offset, &text, sizeof(text));
+        return 0;
+    case KVFTL_TUNABLE_BOOL:
+        if (strcmp(text, "on") == 0 || strcmp(text, "off") == 0) {
+            kvftl_tunable_put(c, t, text[1] == 'n');
+            return 0;
+        }
+        break;
+    case KVFTL_TUNABLE_ENUM:
+        for (uint64_t i = 0; i <= t->max; i++) {
+            if (strcmp(text, t->names[i]) == 0) {
+                kvftl_tunable_put(c, t, i);
+                return 0;
+            }
+        }
+        break;
+    default: {
+        /* a whole number, with an optional binary K/M/G suffix */
+        char *end;
+        errno = 0;
+        unsigned long long v = *text && *text != '-' ? strtoull(text, &end, 0) : 0;
+        bool ok = *text && *text != '-' && errno == 0 && end != text;
+        uint64_t mul = 1;
+        if (ok && *end) {
+            mul = *end == 'K' || *end == 'k' ? 1ull << 10 : *end == 'M' || *end == 'm' ? 1ull << 20
+                  : *end == 'G' || *end == 'g' ? 1ull << 30 : 0;
+            ok = mul && end[1] == 0 && v <= UINT64_MAX / mul;
+        }
+        uint64_t type_max = t->kind == KVFTL_TUNABLE_U32 ? UINT32_MAX : UINT64_MAX;
+        if (ok && v * mul <= type_max &&
+            ((t->flags & KVFTL_TUNABLE_CROSS) || number_in_range(t, v * mul))) {
+            kvftl_tunable_put(c, t, v * mul);
+            return 0;
+        }
+        break;
+    }
+    }
+    if (err && err_len) {
+        snprintf(err, err_len, "%s is '%s'; it must be %s", name, text, range);
+    }
+    return -1;
+}
+
+/* ---- checks ---- */
 
 static bool is_pow2(uint64_t v)
 {
@@ -103,24 +271,46 @@ static bool is_pow2(uint64_t v)
         return -1;                                   \
     } while (0)
 
+/* Every field on its own: the table's min, max and flags. */
+static int check_each_field(const struct kvftl_config *c, char *err, size_t err_len)
+{
+    char range[256];
+
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        const struct kvftl_tunable *t = &kvftl_tunables[i];
+        uint64_t v = t->kind == KVFTL_TUNABLE_STR ? 0 : kvftl_tunable_get(c, t);
+
+        if ((t->flags & KVFTL_TUNABLE_CROSS) || t->kind == KVFTL_TUNABLE_BOOL ||
+            t->kind == KVFTL_TUNABLE_STR) {
+            continue;
+        }
+        if (t->kind == KVFTL_TUNABLE_ENUM) {
+            if (v > t->max) {
+                /* "0 (block), 1 (all), 2 (selective) or 3 (backfill)" */
+                size_t n = 0;
+                for (uint64_t k = 0; k <= t->max && n < sizeof(range); k++) {
+                    n += (size_t)snprintf(range + n, sizeof(range) - n, "%s%llu (%s)",
+                                          k == 0 ? "" : k == t->max ? " or " : ", ",
+                                          (unsigned long long)k, t->names[k]);
+                }
+                FAIL("%s is %llu; it must be %s", t->field, (unsigned long long)v, range);
+            }
+            continue;
+        }
+        if (!number_in_range(t, v)) {
+            kvftl_tunable_range(t, range, sizeof(range));
+            FAIL("%s is %llu; it must be %s", t->field, (unsigned long long)v, range);
+        }
+    }
+    return 0;
+}
+
 int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
 {
-    if (c->channels < 1 || c->channels > 64) {
-        FAIL("channels is %u; it must be from 1 to 64", c->channels);
+    if (check_each_field(c, err, err_len) != 0) {
+        return -1;
     }
-    if (c->dies_per_channel < 1 || c->dies_per_channel > 64) {
-        FAIL("dies_per_channel is %u; it must be from 1 to 64", c->dies_per_channel);
-    }
-    if (c->page_size_bytes < 4096 || c->page_size_bytes > 65536 || !is_pow2(c->page_size_bytes)) {
-        FAIL("page_size_bytes is %u; it must be a power of two from 4096 to 65536",
-             c->page_size_bytes);
-    }
-    if (c->pages_per_block < 1 || c->pages_per_block > 65536) {
-        FAIL("pages_per_block is %u; it must be from 1 to 65536", c->pages_per_block);
-    }
-    if (c->gc_low_watermark_blocks < 2) {
-        FAIL("gc_low_watermark_blocks is %u; it must be at least 2", c->gc_low_watermark_blocks);
-    }
+    /* the fields whose range depends on others (KVFTL_TUNABLE_CROSS) */
     if (c->gc_high_watermark_blocks < c->gc_low_watermark_blocks) {
         FAIL("gc_high_watermark_blocks is %u; it must be at least gc_low_watermark_blocks (%u)",
              c->gc_high_watermark_blocks, c->gc_low_watermark_blocks);
@@ -142,14 +332,6 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
     if (total > (1ull << LOC_ADDR_BITS) || total / c->page_size_bytes >= UINT32_MAX) {
         FAIL("the device is %llu bytes; it must be at most %llu", (unsigned long long)total,
              (unsigned long long)(1ull << LOC_ADDR_BITS));
-    }
-    if (c->channel_bytes_per_us < 1) {
-        FAIL("channel_bytes_per_us is 0; it must be at least 1");
-    }
-    if (c->placement_unit_bytes < 1 || c->placement_unit_bytes > 4096 ||
-        !is_pow2(c->placement_unit_bytes)) {
-        FAIL("placement_unit_bytes is %u; it must be a power of two from 1 to 4096",
-             c->placement_unit_bytes);
     }
     if (c->large_blob_unit_bytes &&
         (c->large_blob_unit_bytes > c->placement_unit_bytes || !is_pow2(c->large_blob_unit_bytes))) {
@@ -175,13 +357,6 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
                  c->page_data_bytes, (unsigned long long)need, (unsigned long long)stripe);
         }
     }
-    if ((unsigned)c->packing > KVFTL_PACK_BACKFILL) {
-        FAIL("packing is %u; it must be 0 (block), 1 (all), 2 (selective) or 3 (backfill)",
-             (unsigned)c->packing);
-    }
-    if (c->buffer_entries < 2 || c->buffer_entries > 4096) {
-        FAIL("buffer_entries is %u; it must be from 2 to 4096", c->buffer_entries);
-    }
     if (c->dlt_entries > c->buffer_entries) {
         FAIL("dlt_entries is %u; it must be from 1 to buffer_entries (%u), or 0 for buffer_entries",
              c->dlt_entries, c->buffer_entries);
@@ -199,12 +374,6 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
         FAIL("index_dram_bytes is %llu; it must be at least %llu (two index pages%s)",
              (unsigned long long)c->index_dram_bytes, (unsigned long long)min_dram,
              c->bloom ? " and a Bloom block" : "");
-    }
-    if (c->overprovision_percent < 1 || c->overprovision_percent > 50) {
-        FAIL("overprovision_percent is %u; it must be from 1 to 50", c->overprovision_percent);
-    }
-    if ((unsigned)c->gc_policy > KVFTL_GC_COST_BENEFIT) {
-        FAIL("gc_policy is %u; it must be 0 (greedy) or 1 (cost-benefit)", (unsigned)c->gc_policy);
     }
     return 0;
 }

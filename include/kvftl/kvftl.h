@@ -54,73 +54,36 @@ enum kvftl_gc_policy {
     KVFTL_GC_COST_BENEFIT = 1, /* victim = max (1-u)*age / (1+u) */
 };
 
+/* The names of the values above, as properties and flags spell them ("block", "cost-benefit"). */
+extern const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1];
+extern const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1];
+
+/* The presets, in the order of tunables.def's columns: "default", "pm983", "cosmos". */
+#define KVFTL_PRESETS 3
+extern const char *const kvftl_preset_names[KVFTL_PRESETS];
+
+/* The C type of each kind of tunable (tunables.def's kind column). */
+#define KVFTL_TUNABLE_CTYPE_U32(field) uint32_t
+#define KVFTL_TUNABLE_CTYPE_U64(field) uint64_t
+#define KVFTL_TUNABLE_CTYPE_BOOL(field) bool
+#define KVFTL_TUNABLE_CTYPE_ENUM(field) enum kvftl_##field
+#define KVFTL_TUNABLE_CTYPE_STR(field) const char *
+
 /*
- * Every tunable, with its unit in its name. kvftl_config_preset() fills the
- * defaults documented beside each field (the "default" preset).
+ * Every tunable, with its unit in its name: one field per row of
+ * <kvftl/tunables.def>, where each one's default in every preset, its range
+ * and its meaning are. kvftl_config_preset() fills them.
  */
 struct kvftl_config {
-    /* NAND geometry */
-    uint32_t channels;           /* default 4 */
-    uint32_t dies_per_channel;   /* default 4 */
-    uint32_t blocks_per_die;     /* default 128 */
-    uint32_t pages_per_block;    /* default 128 */
-    uint32_t page_size_bytes;    /* default 16384; 4096..65536, power of two */
-
-    /* NAND timing */
-    uint64_t read_latency_ns;        /* tR, default 50000 */
-    uint64_t program_latency_ns;     /* tPROG, default 500000 */
-    uint64_t erase_latency_ns;       /* tBERS, default 3000000 */
-    uint64_t channel_bytes_per_us;   /* channel transfer rate, default 800 (= 800 MB/s) */
-    uint64_t dram_copy_bytes_per_us; /* controller memcpy rate for packing, default 2000 */
-
-    /* Value log and packing */
-    uint32_t placement_unit_bytes; /* blob alignment, default 1024; 1..4096, power of two */
-    enum kvftl_packing packing;    /* default KVFTL_PACK_ALL */
-    uint32_t buffer_entries;       /* NAND page buffer entries, default 64; 2..4096 */
-    uint32_t dlt_entries;          /* DMA Log Table entries, default = buffer_entries; <= buffer_entries */
-    uint32_t large_blob_unit_bytes; /* alignment of blobs of at least placement_unit_bytes (smaller
-                                     * ones take one whole unit); default 0 = placement_unit_bytes;
-                                     * else a power of two from 1 to placement_unit_bytes */
-    bool page_fit_blobs;           /* a blob placed at the write pointer that does not fit the rest
-                                    * of its NAND page but fits one page starts on the next page;
-                                    * default false */
-    uint32_t page_data_bytes;      /* bytes of each NAND page that hold blobs, the rest reserved
-                                    * (ECC / parity); default 0 = the whole page, none of the
-                                    * rules below. Else a multiple of large_blob_unit_bytes (or
-                                    * of placement_unit_bytes if that is 0) from 4096 to
-                                    * page_size_bytes: a blob of at most this many bytes
-                                    * never crosses a page's data area (it starts the next page);
-                                    * a larger one starts a page and occupies
-                                    * ceil(bytes / page_data_bytes) whole pages */
-
-    /* Index */
-    uint64_t index_dram_bytes;     /* DRAM budget for cached index pages, default 64 MiB */
-    uint32_t index_page_bytes;     /* index page size in NAND, default = page_size_bytes */
-    bool bloom;                    /* Bloom filter for absent keys, default true */
-    uint32_t bloom_bits_per_key;   /* default 10 */
-    uint64_t max_keys;             /* reported as KV max number of keys; default derived from capacity */
-    uint64_t hash_seed;            /* key hash seed: default 0 = a secret from getrandom() drawn
-                                    * whenever the index starts empty (kept in the image's
-                                    * checkpoint). Nonzero = always this seed, for reproducible
-                                    * tests, fuzzing and benchmarks only: whoever knows the seed
-                                    * can choose keys that collide in the index */
-
-    /* Garbage collection */
-    uint32_t overprovision_percent;    /* default 7; 1..50 */
-    uint32_t gc_high_watermark_blocks; /* background GC below this many free blocks, default 8 */
-    uint32_t gc_low_watermark_blocks;  /* foreground GC (stalls writes) below this, default 3 */
-    enum kvftl_gc_policy gc_policy;    /* default KVFTL_GC_GREEDY */
-
-    /* Durability */
-    bool plp;                 /* page buffer is power-loss protected, default true */
-    const char *image_path;   /* NAND + checkpoint in this file (sparse); NULL = anonymous memory */
+#define KVFTL_TUNABLE(field, kind, ...) KVFTL_TUNABLE_CTYPE_##kind(field) field;
+#include <kvftl/tunables.def>
 };
 
 /*
  * kvftl_config_preset() - fill @cfg with a named preset.
  * @name: "default", "pm983" (32 KiB pages, 1 KiB placement, like the device of
  *        the characterization paper) or "cosmos" (16 KiB pages, 4 channels x
- *        8 ways, BandSlim's Cosmos+ OpenSSD testbed).
+ *        8 ways, BandSlim's Cosmos+ OpenSSD testbed); NULL = "default".
  * Returns 0, or -1 with @cfg untouched if @name is unknown.
  */
 int kvftl_config_preset(struct kvftl_config *cfg, const char *name);
@@ -132,6 +95,64 @@ int kvftl_config_preset(struct kvftl_config *cfg, const char *name);
  * two from 1 to 4096").
  */
 int kvftl_config_check(const struct kvftl_config *cfg, char *err, size_t err_len);
+
+/* One row of tunables.def, as data: for tools that set, check or list tunables. */
+enum kvftl_tunable_kind {
+    KVFTL_TUNABLE_U32,
+    KVFTL_TUNABLE_U64,
+    KVFTL_TUNABLE_BOOL,
+    KVFTL_TUNABLE_ENUM,
+    KVFTL_TUNABLE_STR,
+};
+
+/* tunables.def's flags column */
+#define KVFTL_TUNABLE_POW2 1u       /* a power of two within min..max */
+#define KVFTL_TUNABLE_CROSS 2u      /* the range depends on other fields: checked by code */
+#define KVFTL_TUNABLE_UNSET_MAX 4u  /* 0 is a value: a property's "unset" is all ones */
+/* tunables.def's where column */
+#define KVFTL_TUNABLE_WHERE_QEMU true
+#define KVFTL_TUNABLE_WHERE_LIB false
+
+struct kvftl_tunable {
+    const char *field;          /* "read_latency_ns" */
+    const char *prop;           /* "read-latency-ns": the QEMU property and kvftl-bench flag */
+    const char *unit;           /* "ns", "" for none */
+    const char *range;          /* the range in words if min/max/flags cannot say it, else "" */
+    const char *help;           /* one line */
+    enum kvftl_tunable_kind kind;
+    bool qemu;                  /* a property of the QEMU device */
+    unsigned flags;             /* KVFTL_TUNABLE_* */
+    uint64_t min, max;          /* numbers: the range; ENUM: 0 .. the last value */
+    uint64_t preset[KVFTL_PRESETS]; /* the value in each preset (STR: 0 = NULL) */
+    const char *const *names;   /* ENUM: the names of 0..max */
+    size_t offset, size;        /* of the field in struct kvftl_config */
+};
+
+extern const struct kvftl_tunable kvftl_tunables[];
+extern const size_t kvftl_tunable_count;
+
+/* kvftl_tunable_find() - the tunable of field or property name @name, or NULL. */
+const struct kvftl_tunable *kvftl_tunable_find(const char *name);
+
+/* kvftl_tunable_get/put() - a U32, U64, BOOL or ENUM field of @c as a number. */
+uint64_t kvftl_tunable_get(const struct kvftl_config *c, const struct kvftl_tunable *t);
+void kvftl_tunable_put(struct kvftl_config *c, const struct kvftl_tunable *t, uint64_t v);
+
+/*
+ * kvftl_tunable_parse() - set @t in @c from @text: a number (suffixes K, M, G
+ * are binary), on/off, a value's name, or a string (which must outlive @c).
+ * A number is checked against the field's own range (not the cross-field
+ * checks: kvftl_config_check() does those).
+ * Returns 0, or -1 with "@name is '@text'; it must be <range>" in @err.
+ */
+int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, const char *name,
+                        const char *text, char *err, size_t err_len);
+
+/* kvftl_tunable_range() - the allowed values in words ("a power of two from 1 to 4096"). */
+size_t kvftl_tunable_range(const struct kvftl_tunable *t, char *buf, size_t len);
+
+/* kvftl_tunable_value_text() - value @v of @t as a table shows it ("64 MiB", "on", "all"). */
+size_t kvftl_tunable_value_text(const struct kvftl_tunable *t, uint64_t v, char *buf, size_t len);
 
 /* What an operation's outcome was. */
 enum kvftl_status {
