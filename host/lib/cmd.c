@@ -2,20 +2,12 @@
 /*
  * Pure command encoding: every KV, extension and admin command the library
  * issues, as the dwords of a struct kvssd_sqe. No I/O happens here, so the
- * unit tests check these byte for byte against <kvssd/nvme_kv.h> and
- * <kvssd/ext.h>.
+ * unit tests check these byte for byte against <kvssd/nvme.h> (admin
+ * commands), <kvssd/nvme_kv.h> and <kvssd/ext.h>.
  */
 #include <string.h>
 
 #include <kvssd/libkvssd.h>
-
-/* Admin opcodes and fields from the NVMe base specification. */
-#define ADMIN_OPC_GET_LOG_PAGE 0x02
-#define ADMIN_OPC_IDENTIFY 0x06
-#define ADMIN_OPC_SET_FEATURES 0x09
-#define ADMIN_OPC_FORMAT_NVM 0x80
-#define NSID_ALL 0xffffffffu
-#define IDENTIFY_BYTES 4096u
 
 static void cmd_init(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid)
 {
@@ -241,12 +233,12 @@ uint32_t kvssd_cmd_inline_xfer_full(struct kvssd_cmd *cmd, uint32_t stream_tag, 
 
 void kvssd_cmd_identify(struct kvssd_cmd *cmd, uint32_t nsid, uint8_t cns, uint8_t csi, void *buf)
 {
-    cmd_init(cmd, ADMIN_OPC_IDENTIFY, nsid);
+    cmd_init(cmd, KVSSD_ADM_IDENTIFY, nsid);
     cmd->admin = true;
     cmd->sqe.cdw[10] = cns;
-    cmd->sqe.cdw[11] = (uint32_t)csi << 24;
+    cmd->sqe.cdw[11] = kvssd_identify_cdw11(csi);
     cmd->data = buf;
-    cmd->data_len = IDENTIFY_BYTES;
+    cmd->data_len = KVSSD_IDENTIFY_BYTES;
 }
 
 /* Little-endian fields of a page the device wrote (possibly unaligned). */
@@ -292,17 +284,17 @@ void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
 {
     uint32_t numd = sizeof(*log) / 4 - 1; /* zero-based dword count */
 
-    cmd_init(cmd, ADMIN_OPC_GET_LOG_PAGE, NSID_ALL);
+    cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
     cmd->admin = true;
-    cmd->sqe.cdw[10] = KVSSD_LID_STATS | (numd & 0xffffu) << 16;
-    cmd->sqe.cdw[11] = numd >> 16;
+    cmd->sqe.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_STATS, numd);
+    cmd->sqe.cdw[11] = kvssd_get_log_cdw11(numd);
     cmd->data = log;
     cmd->data_len = sizeof(*log);
 }
 
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd)
 {
-    cmd_init(cmd, ADMIN_OPC_SET_FEATURES, 0);
+    cmd_init(cmd, KVSSD_ADM_SET_FEATURES, 0);
     cmd->admin = true;
     cmd->sqe.cdw[10] = KVSSD_FID_RESET_STATS;
     cmd->sqe.cdw[11] = 1;
@@ -310,7 +302,7 @@ void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd)
 
 void kvssd_cmd_format(struct kvssd_cmd *cmd, uint32_t nsid)
 {
-    cmd_init(cmd, ADMIN_OPC_FORMAT_NVM, nsid);
+    cmd_init(cmd, KVSSD_ADM_FORMAT_NVM, nsid);
     cmd->admin = true;
 }
 

@@ -34,34 +34,7 @@
 
 #include "kvssd_priv.h"
 
-/* Controller registers (NVMe base specification 3.1). */
-#define REG_CAP 0x00
-#define REG_CC 0x14
-#define REG_CSTS 0x1c
-#define REG_AQA 0x24
-#define REG_ASQ 0x28
-#define REG_ACQ 0x30
-#define REG_DOORBELLS 0x1000
-
-#define CAP_MQES(c) ((uint32_t)((c) & 0xffff) + 1)
-#define CAP_TO_MS(c) ((uint32_t)(((c) >> 24) & 0xff) * 500u)
-#define CAP_DSTRD(c) ((uint32_t)(((c) >> 32) & 0xf))
-#define CAP_CSS_IOCS (1ull << 43) /* I/O command sets beyond NVM: CC.CSS = 110b */
-#define CAP_MPSMIN(c) ((uint32_t)(((c) >> 48) & 0xf))
-
-#define CC_EN 1u
-#define CC_CSS_ALL (6u << 4)
-#define CC_IOSQES (6u << 16) /* 64-byte SQEs */
-#define CC_IOCQES (4u << 20) /* 16-byte CQEs */
-#define CSTS_RDY 1u
-#define CSTS_CFS 2u
-
-#define ADMIN_DELETE_SQ 0x00
-#define ADMIN_CREATE_SQ 0x01
-#define ADMIN_DELETE_CQ 0x04
-#define ADMIN_CREATE_CQ 0x05
-#define ADMIN_SET_FEATURES 0x09
-#define FID_NUM_QUEUES 0x07
+/* Registers, their fields and admin opcodes: <kvssd/nvme.h>. */
 
 #define QUEUE_ENTRIES 64u /* per queue, bounded by CAP.MQES */
 #define IO_QID 1
@@ -440,21 +413,21 @@ static uint64_t now_ms(void)
 
 static int wait_ready(struct kvssd_pci *p, bool ready)
 {
-    uint64_t deadline = now_ms() + CAP_TO_MS(p->cap) + 500;
+    uint64_t deadline = now_ms() + kvssd_cap_to_ms(p->cap) + 500;
     for (;;) {
-        uint32_t csts = rd32(p, REG_CSTS);
+        uint32_t csts = rd32(p, KVSSD_REG_CSTS);
         if (csts == 0xffffffffu) {
             say(p, "CSTS reads all ones: the function does not answer");
             return -KVSSD_ERR_NO_DEVICE;
         }
-        if (ready && (csts & CSTS_CFS)) {
+        if (ready && (csts & KVSSD_CSTS_CFS)) {
             say(p, "the controller reports a fatal status (CSTS.CFS) while enabling");
             return -KVSSD_ERR_INTERNAL;
         }
-        if (!!(csts & CSTS_RDY) == ready)
+        if (!!(csts & KVSSD_CSTS_RDY) == ready)
             return 0;
         if (now_ms() > deadline) {
-            say(p, "CSTS.RDY did not become %d within CAP.TO (%u ms)", ready, CAP_TO_MS(p->cap));
+            say(p, "CSTS.RDY did not become %d within CAP.TO (%u ms)", ready, kvssd_cap_to_ms(p->cap));
             return -KVSSD_ERR_TIMEOUT;
         }
         usleep(1000);
@@ -464,7 +437,8 @@ static int wait_ready(struct kvssd_pci *p, bool ready)
 static void queue_init(struct kvssd_pci *p, struct pci_queue *q, uint16_t qid, size_t sq_off,
                        size_t cq_off, uint16_t entries)
 {
-    uint32_t stride = 4u << CAP_DSTRD(p->cap);
+    uint32_t dstrd = kvssd_cap_dstrd(p->cap);
+
     memset(q, 0, sizeof(*q));
     q->qid = qid;
     q->entries = entries;
@@ -473,9 +447,9 @@ static void queue_init(struct kvssd_pci *p, struct pci_queue *q, uint16_t qid, s
     q->cq = (volatile uint32_t *)(p->region + cq_off);
     q->sq_phys = phys_of(p, sq_off);
     q->cq_phys = phys_of(p, cq_off);
-    q->sq_doorbell = (volatile uint32_t *)(p->bar + REG_DOORBELLS + (2u * qid) * stride);
-    q->cq_doorbell = (volatile uint32_t *)(p->bar + REG_DOORBELLS + (2u * qid + 1) * stride);
-    memset((void *)q->cq, 0, (size_t)entries * 16);
+    q->sq_doorbell = (volatile uint32_t *)(p->bar + kvssd_sq_tail_doorbell(qid, dstrd));
+    q->cq_doorbell = (volatile uint32_t *)(p->bar + kvssd_cq_head_doorbell(qid, dstrd));
+    memset((void *)q->cq, 0, (size_t)entries * KVSSD_CQE_BYTES);
 }
 
 /*
@@ -488,7 +462,7 @@ static int poll_cqe(struct kvssd_pci *p, struct pci_queue *q, uint16_t cid, uint
     for (uint32_t spins = 0;; spins++) {
         volatile uint32_t *e = q->cq + (size_t)q->cq_head * 4;
         uint32_t dw3 = e[3];
-        if (((dw3 >> 16) & 1u) == q->phase) {
+        if (kvssd_cqe_phase(dw3) == q->phase) {
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
             cqe[0] = e[0];
             cqe[1] = e[1];
@@ -499,9 +473,9 @@ static int poll_cqe(struct kvssd_pci *p, struct pci_queue *q, uint16_t cid, uint
                 q->phase ^= 1;
             }
             *q->cq_doorbell = q->cq_head;
-            if ((dw3 & 0xffffu) != cid) {
+            if (kvssd_cqe_cid(dw3) != cid) {
                 say(p, "queue %u completed command id %u while %u was outstanding", q->qid,
-                    dw3 & 0xffffu, cid);
+                    kvssd_cqe_cid(dw3), cid);
                 return -KVSSD_ERR_INTERNAL;
             }
             return 0;
@@ -528,8 +502,8 @@ static int queue_exec(struct kvssd_pci *p, struct pci_queue *q, const struct kvs
 
     for (int i = 0; i < 16; i++)
         slot[i] = sqe->cdw[i];
-    /* CDW0: opcode 7:0, FUSE 9:8 and PSDT 15:14 = 0 (PRPs), CID 31:16 */
-    slot[0] = (sqe->cdw[0] & 0xffu) | (uint32_t)cid << 16;
+    /* CDW0: the opcode, FUSE and PSDT 0 (PRPs), our command identifier */
+    slot[0] = kvssd_cdw0(kvssd_sqe_opcode(sqe), cid);
     if (++q->sq_tail == q->entries)
         q->sq_tail = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -555,7 +529,7 @@ static int admin_simple(struct kvssd_pci *p, uint8_t opc, uint32_t cdw10, uint32
     int rc = queue_exec(p, &p->admin, &sqe, cqe);
     if (rc)
         return rc;
-    uint16_t st = (uint16_t)((cqe[3] >> 17) & 0x7ff);
+    uint16_t st = kvssd_cqe_status(cqe[3]) & KVSSD_STATUS_CODE_MASK;
     if (st) {
         say(p, "%s failed: status %03xh (%s)", what, st, kvssd_status_str(st));
         return kvssd_status_to_err(st);
@@ -565,48 +539,50 @@ static int admin_simple(struct kvssd_pci *p, uint8_t opc, uint32_t cdw10, uint32
 
 static int controller_start(struct kvssd_pci *p)
 {
-    p->cap = (uint64_t)rd32(p, REG_CAP) | (uint64_t)rd32(p, REG_CAP + 4) << 32;
-    if (CAP_MPSMIN(p->cap) != 0) {
+    p->cap = (uint64_t)rd32(p, KVSSD_REG_CAP) | (uint64_t)rd32(p, KVSSD_REG_CAP + 4) << 32;
+    if (kvssd_cap_mpsmin(p->cap) != 0) {
         say(p, "CAP.MPSMIN is %u: the controller does not take 4 KiB memory pages",
-            CAP_MPSMIN(p->cap));
+            kvssd_cap_mpsmin(p->cap));
         return -KVSSD_ERR_NO_DEVICE;
     }
-    uint16_t entries = CAP_MQES(p->cap) < QUEUE_ENTRIES ? (uint16_t)CAP_MQES(p->cap)
-                                                          : QUEUE_ENTRIES;
+    /* CAP.MQES is 0-based */
+    uint32_t max_entries = kvssd_cap_mqes(p->cap) + 1;
+    uint16_t entries = max_entries < QUEUE_ENTRIES ? (uint16_t)max_entries : QUEUE_ENTRIES;
     if (entries < 2) {
-        say(p, "CAP.MQES allows %u entries per queue; 2 are needed", CAP_MQES(p->cap));
+        say(p, "CAP.MQES allows %u entries per queue; 2 are needed", max_entries);
         return -KVSSD_ERR_NO_DEVICE;
     }
-    uint32_t cc = rd32(p, REG_CC);
-    if (cc & CC_EN)
-        wr32(p, REG_CC, cc & ~CC_EN);
+    uint32_t cc = rd32(p, KVSSD_REG_CC);
+    if (cc & KVSSD_CC_EN)
+        wr32(p, KVSSD_REG_CC, cc & ~KVSSD_CC_EN);
     int rc = wait_ready(p, false);
     if (rc)
         return rc;
 
     queue_init(p, &p->admin, 0, OFF_ASQ, OFF_ACQ, entries);
     queue_init(p, &p->io, IO_QID, OFF_IOSQ, OFF_IOCQ, entries);
-    wr32(p, REG_AQA, (uint32_t)(entries - 1) << 16 | (uint32_t)(entries - 1));
-    wr32(p, REG_ASQ, (uint32_t)p->admin.sq_phys);
-    wr32(p, REG_ASQ + 4, (uint32_t)(p->admin.sq_phys >> 32));
-    wr32(p, REG_ACQ, (uint32_t)p->admin.cq_phys);
-    wr32(p, REG_ACQ + 4, (uint32_t)(p->admin.cq_phys >> 32));
+    wr32(p, KVSSD_REG_AQA, kvssd_aqa(entries, entries));
+    wr32(p, KVSSD_REG_ASQ, (uint32_t)p->admin.sq_phys);
+    wr32(p, KVSSD_REG_ASQ + 4, (uint32_t)(p->admin.sq_phys >> 32));
+    wr32(p, KVSSD_REG_ACQ, (uint32_t)p->admin.cq_phys);
+    wr32(p, KVSSD_REG_ACQ + 4, (uint32_t)(p->admin.cq_phys >> 32));
     /* CSS 110b (every I/O command set) as Linux does, so the KV set is enabled */
-    cc = CC_IOSQES | CC_IOCQES | ((p->cap & CAP_CSS_IOCS) ? CC_CSS_ALL : 0) | CC_EN;
-    wr32(p, REG_CC, cc);
+    cc = kvssd_cc_enable((p->cap & KVSSD_CAP_CSS_IOCS) ? KVSSD_CC_CSS_ALL : KVSSD_CC_CSS_NVM);
+    wr32(p, KVSSD_REG_CC, cc);
     rc = wait_ready(p, true);
     if (rc)
         return rc;
     p->enabled = true;
 
     /* one I/O queue pair; completion queue polled (interrupts disabled) */
-    rc = admin_simple(p, ADMIN_SET_FEATURES, FID_NUM_QUEUES, 0, 0, "Set Features (Number of Queues)");
+    rc = admin_simple(p, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0, 0,
+                      "Set Features (Number of Queues)");
     if (!rc)
-        rc = admin_simple(p, ADMIN_CREATE_CQ, (uint32_t)(entries - 1) << 16 | IO_QID, 1u,
-                          p->io.cq_phys, "Create I/O Completion Queue");
+        rc = admin_simple(p, KVSSD_ADM_CREATE_CQ, kvssd_create_queue_cdw10(IO_QID, entries),
+                          KVSSD_QUEUE_PC, p->io.cq_phys, "Create I/O Completion Queue");
     if (!rc)
-        rc = admin_simple(p, ADMIN_CREATE_SQ, (uint32_t)(entries - 1) << 16 | IO_QID,
-                          (uint32_t)IO_QID << 16 | 1u, p->io.sq_phys,
+        rc = admin_simple(p, KVSSD_ADM_CREATE_SQ, kvssd_create_queue_cdw10(IO_QID, entries),
+                          (uint32_t)IO_QID << 16 | KVSSD_QUEUE_PC, p->io.sq_phys,
                           "Create I/O Submission Queue");
     return rc;
 }
@@ -616,11 +592,11 @@ static void controller_stop(struct kvssd_pci *p)
     if (!p->bar)
         return;
     if (p->enabled && !p->broken) {
-        admin_simple(p, ADMIN_DELETE_SQ, IO_QID, 0, 0, "Delete I/O Submission Queue");
-        admin_simple(p, ADMIN_DELETE_CQ, IO_QID, 0, 0, "Delete I/O Completion Queue");
+        admin_simple(p, KVSSD_ADM_DELETE_SQ, IO_QID, 0, 0, "Delete I/O Submission Queue");
+        admin_simple(p, KVSSD_ADM_DELETE_CQ, IO_QID, 0, 0, "Delete I/O Completion Queue");
     }
     /* stop DMA into memory we are about to free */
-    wr32(p, REG_CC, rd32(p, REG_CC) & ~CC_EN);
+    wr32(p, KVSSD_REG_CC, rd32(p, KVSSD_REG_CC) & ~KVSSD_CC_EN);
     wait_ready(p, false);
     p->enabled = false;
 }
@@ -732,7 +708,7 @@ int kvssd_pci_submit(struct kvssd_pci *p, struct kvssd_cmd *cmd, struct kvssd_re
         memcpy(cmd->data, data, cmd->data_len);
     res->dw0 = cqe[0];
     res->dw1 = cqe[1];
-    res->status = (uint16_t)((cqe[3] >> 17) & 0x7ff);
+    res->status = kvssd_cqe_status(cqe[3]) & KVSSD_STATUS_CODE_MASK;
     rc = kvssd_status_to_err(res->status);
 out:
     pthread_mutex_unlock(&p->lock);

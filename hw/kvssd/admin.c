@@ -194,7 +194,7 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
      */
     put16(b, KVSSD_KEY_INLINE_MAX);
     memcpy(&id->kvf[0].kvmkl, b, 2);
-    put32(b, KVFTL_VALUE_MAX_BYTES);
+    put32(b, KVSSD_VALUE_MAX_BYTES);
     memcpy(&id->kvf[0].kvmvl, b, 4);
     put32(b, c->max_keys > UINT32_MAX ? UINT32_MAX : (uint32_t)c->max_keys);
     memcpy(&id->kvf[0].kvmnk, b, 4);
@@ -202,9 +202,6 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     put16(id->vs + 8, KVSSD_ID_VS_VERSION);
     put16(id->vs + 10, KVSSD_LONG_KEY_MAX);
 }
-
-_Static_assert(KVSSD_LONG_KEY_MAX == KVFTL_KEY_MAX_BYTES,
-               "the long-key maximum advertised is the firmware's");
 
 static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16])
 {

@@ -15,74 +15,17 @@
 
 #include "cmdset.h"
 
-/* Admin opcodes (NVMe 2.0 Figure 84) and our vendor command. */
-enum kvssd_admin_opcode {
-    KVSSD_ADM_DELETE_SQ = 0x00,
-    KVSSD_ADM_CREATE_SQ = 0x01,
-    KVSSD_ADM_GET_LOG_PAGE = 0x02,
-    KVSSD_ADM_DELETE_CQ = 0x04,
-    KVSSD_ADM_CREATE_CQ = 0x05,
-    KVSSD_ADM_IDENTIFY = 0x06,
-    KVSSD_ADM_ABORT = 0x08,
-    KVSSD_ADM_SET_FEATURES = 0x09,
-    KVSSD_ADM_GET_FEATURES = 0x0a,
-    KVSSD_ADM_ASYNC_EVENT = 0x0c,
-    KVSSD_ADM_FORMAT_NVM = 0x80,
-    /* vendor: run kvftl_check(); success or INTERNAL_ERROR (debug/test path) */
-    KVSSD_ADM_FTL_CHECK = 0xc4,
-};
-
-/* Admin command-specific statuses (SCT 1). */
-enum {
-    KVSSD_SC_CQ_INVALID = 0x0100,
-    KVSSD_SC_INVALID_QID = 0x0101,
-    KVSSD_SC_INVALID_QSIZE = 0x0102,
-    KVSSD_SC_AER_LIMIT_EXCEEDED = 0x0105,
-    KVSSD_SC_INVALID_LOG_PAGE = 0x0109,
-    KVSSD_SC_INVALID_FORMAT = 0x010a,
-    KVSSD_SC_INVALID_IRQ_VECTOR = 0x0108,
-    KVSSD_SC_INVALID_QUEUE_DELETION = 0x010c,
-    KVSSD_SC_FID_NOT_SAVEABLE = 0x010d,
-    KVSSD_SC_FEAT_NOT_CHANGEABLE = 0x010e,
-    KVSSD_SC_INVALID_IOCS = 0x002c,
-};
-
-/* Log page identifiers. */
-enum {
-    KVSSD_LID_ERROR = 0x01,
-    KVSSD_LID_SMART = 0x02,
-    KVSSD_LID_FW_SLOT = 0x03,
-    KVSSD_LID_EFFECTS = 0x05,
-};
-
-/* Feature identifiers. */
-enum {
-    KVSSD_FID_ARBITRATION = 0x01,
-    KVSSD_FID_POWER_MGMT = 0x02,
-    KVSSD_FID_TEMP_THRESHOLD = 0x04,
-    KVSSD_FID_ERROR_RECOVERY = 0x05,
-    KVSSD_FID_VOLATILE_WC = 0x06,
-    KVSSD_FID_NUM_QUEUES = 0x07,
-    KVSSD_FID_IRQ_COALESCING = 0x08,
-    KVSSD_FID_IRQ_VECTOR_CONFIG = 0x09,
-    KVSSD_FID_WRITE_ATOMICITY = 0x0a,
-    KVSSD_FID_ASYNC_EVENT_CONFIG = 0x0b,
-    KVSSD_FID_IOCS_PROFILE = 0x19,
-};
+/*
+ * Admin opcodes, statuses, log page and feature identifiers and the
+ * asynchronous event encoding: <kvssd/nvme.h>; our vendor FTL-check command
+ * (C4h), statistics log and reset feature: <kvssd/ext.h>.
+ */
 
 #define KVSSD_AERL 3                 /* Identify AERL: 4 outstanding AERs */
 #define KVSSD_ADMIN_MAX_VECTORS 65     /* 64 I/O queue pairs + the admin queue */
 #define KVSSD_ADMIN_MAX_EVENTS 8       /* queued asynchronous events */
 #define KVSSD_ERROR_LOG_ENTRIES 64   /* Identify ELPE + 1 */
 #define KVSSD_PE_CYCLES 3000         /* rated erase cycles per block (SMART percentage used) */
-
-/* Asynchronous event: type error (0), info: write to invalid doorbell (00h/01h), log 01h. */
-#define KVSSD_AEN_INVALID_DB_REG 0x00010000u
-#define KVSSD_AEN_INVALID_DB_VALUE 0x00010100u
-static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
-{
-    return (uint32_t)type | (uint32_t)info << 8 | (uint32_t)lid << 16;
-}
 
 /* Queue management, implemented by the transport. Each returns an NVMe status. */
 struct kvssd_admin_ops {

@@ -132,4 +132,21 @@ void kvssd_ns_reset(struct kvssd_ns *ns);
 /* The command-supported bitmap for the Commands Supported and Effects log (KV CSI). */
 bool kvssd_kv_opcode_supported(uint8_t opcode);
 
+/*
+ * Where the wire and the firmware must agree. The firmware keeps its own
+ * constants (it does not include the wire headers); the command set sees
+ * both, so the ties are stated here: the device advertises the firmware's
+ * limits (Identify KVMVL, the long-key maximum), and Store passes the
+ * command's options to kvftl_store().
+ */
+_Static_assert(KVFTL_KEY_MAX_BYTES == KVSSD_LONG_KEY_MAX,
+               "the longest key the firmware stores is the one the device advertises");
+_Static_assert(KVFTL_VALUE_MAX_BYTES == KVSSD_VALUE_MAX_BYTES,
+               "the largest value the firmware stores is the one the device advertises");
+_Static_assert(KVFTL_VALUE_MAX_BYTES <= KVSSD_INLINE_VSIZE_MASK,
+               "an inline head's value size field holds the largest value");
+_Static_assert(KVFTL_STORE_ONLY_IF_EXISTS == KVSSD_STORE_OPT_ONLY_IF_EXISTS &&
+               KVFTL_STORE_ONLY_IF_ABSENT == KVSSD_STORE_OPT_ONLY_IF_ABSENT,
+               "Store Options bits are the firmware's store options");
+
 #endif /* HW_KVSSD_CMDSET_H */

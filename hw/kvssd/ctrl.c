@@ -25,16 +25,6 @@
 #include "kvssd.h"
 #include "trace.h"
 
-/* CAP fields */
-#define CAP_MQES(v) ((uint64_t)(v) & 0xffff)
-#define CAP_CQR (1ull << 16)
-#define CAP_TO(v) ((uint64_t)(v) << 24)          /* in 500 ms units */
-#define CAP_CSS_NVM (1ull << 37)
-#define CAP_CSS_IOCS (1ull << 43)                /* I/O command sets (CC.CSS = 110b) */
-
-#define CC_CSS_NVM 0
-#define CC_CSS_ALL 6
-
 void kvssd_ctrl_fatal(KvssdState *n, const char *why)
 {
     trace_kvssd_fatal(why);
@@ -57,7 +47,7 @@ static void kvssd_ctrl_enable(KvssdState *n)
 {
     uint32_t css = KVSSD_CC_CSS(n->cc);
 
-    if ((css != CC_CSS_NVM && css != CC_CSS_ALL) || KVSSD_CC_MPS(n->cc) != 0 ||
+    if ((css != KVSSD_CC_CSS_NVM && css != KVSSD_CC_CSS_ALL) || KVSSD_CC_MPS(n->cc) != 0 ||
         KVSSD_CC_AMS(n->cc) != 0 || !kvssd_admin_queue_setup(n)) {
         trace_kvssd_enable_fail(n->cc, n->aqa, n->asq, n->acq);
         n->csts |= KVSSD_CSTS_CFS;
@@ -97,7 +87,7 @@ static void kvssd_write_cc(KvssdState *n, uint32_t val)
 static uint64_t kvssd_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     KvssdState *n = opaque;
-    uint8_t regs[0x38];
+    uint8_t regs[KVSSD_REG_ACQ + 8];
     uint64_t v = 0;
 
     n->xfer.mmio_other_bytes += size;
@@ -123,7 +113,7 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
 {
     KvssdState *n = opaque;
 
-    if (addr >= KVSSD_DB_BASE) {
+    if (addr >= KVSSD_REG_SQ0TDBL) {
         if (size == 4) {
             kvssd_doorbell_write(n, addr, (uint32_t)data);
         } else {
@@ -153,7 +143,7 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
         break;
     case KVSSD_REG_AQA:
         if (size == 4 && !(n->cc & KVSSD_CC_EN)) {
-            n->aqa = data & 0x0fff0fff;
+            n->aqa = data & KVSSD_AQA_MASK;
         }
         break;
     case KVSSD_REG_ASQ:
@@ -368,8 +358,9 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     a->power_cycles = 1;
     kvssd_admin_init(a);
 
-    n->cap = CAP_MQES(KVSSD_MQES) | CAP_CQR | CAP_TO(15) | CAP_CSS_NVM | CAP_CSS_IOCS;
-    n->vs = 0x00020000;
+    n->cap = (uint64_t)KVSSD_MQES << KVSSD_CAP_MQES_SHIFT | KVSSD_CAP_CQR |
+             15ull << KVSSD_CAP_TO_SHIFT | KVSSD_CAP_CSS_NVM | KVSSD_CAP_CSS_IOCS;
+    n->vs = KVSSD_VS(2, 0, 0);
 
     pci->config[PCI_INTERRUPT_PIN] = 1;
     if (pci_is_express(pci)) {

@@ -266,7 +266,7 @@ static uint16_t resolve(KvssdDptr *d)
         return d->resolve_status;
     }
     d->resolved = true;
-    uint8_t psdt = (d->sqe->cdw[0] >> 14) & 0x3;
+    uint8_t psdt = kvssd_sqe_psdt(d->sqe);
     if (d->len > kvssd_mdts_bytes(d->n)) {
         d->resolve_status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     } else if (psdt == 0) {

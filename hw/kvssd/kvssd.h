@@ -27,35 +27,11 @@ OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
 #define KVSSD_MQES 1023              /* CAP.MQES: queues of up to 1024 entries */
 #define KVSSD_PAGE_BYTES 4096        /* the only memory page size (CAP.MPSMIN = MPSMAX = 0) */
 #define KVSSD_BAR0_BYTES 0x4000
-#define KVSSD_DB_BASE 0x1000
 #define KVSSD_BATCH 128              /* SQEs fetched per bottom-half run */
 #define KVSSD_BATCH_BYTES (8u << 20)  /* ... or this much data moved, whichever first */
 #define KVSSD_MAX_SGL_DESCRS 256     /* data descriptors walked per command */
 
-
-/* BAR0 register offsets (NVMe 2.0 §3.1.4). */
-enum {
-    KVSSD_REG_CAP = 0x00,
-    KVSSD_REG_VS = 0x08,
-    KVSSD_REG_INTMS = 0x0c,
-    KVSSD_REG_INTMC = 0x10,
-    KVSSD_REG_CC = 0x14,
-    KVSSD_REG_CSTS = 0x1c,
-    KVSSD_REG_NSSR = 0x20,
-    KVSSD_REG_AQA = 0x24,
-    KVSSD_REG_ASQ = 0x28,
-    KVSSD_REG_ACQ = 0x30,
-};
-
-#define KVSSD_CC_EN (1u << 0)
-#define KVSSD_CC_CSS(cc) (((cc) >> 4) & 0x7)
-#define KVSSD_CC_MPS(cc) (((cc) >> 7) & 0xf)
-#define KVSSD_CC_AMS(cc) (((cc) >> 11) & 0x7)
-#define KVSSD_CC_SHN(cc) (((cc) >> 14) & 0x3)
-#define KVSSD_CSTS_RDY (1u << 0)
-#define KVSSD_CSTS_CFS (1u << 1)
-#define KVSSD_CSTS_SHST_MASK (3u << 2)
-#define KVSSD_CSTS_SHST_DONE (2u << 2)
+/* BAR0 registers, their fields and the doorbells: <kvssd/nvme.h>. */
 
 typedef struct KvssdState KvssdState;
 

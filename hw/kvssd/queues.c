@@ -137,8 +137,8 @@ static bool cq_post(KvssdState *n, KvssdCQ *cq, const KvssdCqe *e)
 
     cqe[0] = cpu_to_le32(e->dw0);
     cqe[1] = cpu_to_le32(e->dw1);
-    cqe[2] = cpu_to_le32((sq ? sq->head : 0) | (uint32_t)e->sqid << 16);
-    cqe[3] = cpu_to_le32(e->cid | (uint32_t)((e->status << 1) | cq->phase) << 16);
+    cqe[2] = cpu_to_le32(kvssd_cqe_dw2(sq ? sq->head : 0, e->sqid));
+    cqe[3] = cpu_to_le32(kvssd_cqe_dw3(e->cid, e->status, cq->phase));
     hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * KVSSD_CQE_BYTES;
     if (pci_dma_write(PCI_DEVICE(n), addr, cqe, sizeof(cqe)) != MEMTX_OK) {
         trace_kvssd_dma_error(addr, sizeof(cqe));
@@ -338,7 +338,7 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
     /* a command parked between slices was fetched before any still in the SQ */
     if (sq->parked && !cq_full(cq)) {
         KvssdCqe e = {
-            .sqid = sq->qid, .cid = sq->parked_sqe.cdw[0] >> 16,
+            .sqid = sq->qid, .cid = kvssd_sqe_cid(&sq->parked_sqe),
             .status = KVSSD_SC_ABORTED_SQ_DELETION,
         };
         kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
@@ -505,7 +505,7 @@ static void invalid_doorbell(KvssdState *n, uint32_t event, hwaddr off, uint32_t
 
 void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
 {
-    uint32_t idx = (off - KVSSD_DB_BASE) / 4;
+    uint32_t idx = (off - KVSSD_REG_SQ0TDBL) / 4;   /* CAP.DSTRD = 0 */
     uint32_t qid = idx / 2;
     bool is_cq = idx & 1;
 
@@ -559,8 +559,8 @@ static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     /* Admin data is at most 4 KiB (Identify, log pages); the dptr bounds it. */
     uint32_t len = 4096;
     if (kvssd_sqe_opcode(sqe) == KVSSD_ADM_GET_LOG_PAGE) {
-        uint64_t numd = ((uint64_t)(sqe->cdw[11] & 0xffff) << 16 | sqe->cdw[10] >> 16) + 1;
-        len = (uint32_t)MIN(numd * 4, (uint64_t)kvssd_mdts_bytes(n));
+        len = (uint32_t)MIN(kvssd_get_log_bytes(sqe->cdw[10], sqe->cdw[11]),
+                            (uint64_t)kvssd_mdts_bytes(n));
     }
     kvssd_dptr_init(&d, n, sqe, len);
     req.dptr = kvssd_dptr_ops(&d);
@@ -582,13 +582,13 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     struct kvssd_req req = { .sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont };
 
     *dw0 = *dw1 = 0;
-    if ((sqe->cdw[0] >> 8) & 0x3) {
+    if (kvssd_sqe_fuse(sqe)) {
         *status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;   /* fused: not supported */
         return now;
     }
     /* The full-layout inline transfer carries tag and sequence in CDW1. */
     if (opc != KVSSD_OPC_INLINE_XFER_FULL &&
-        nsid != 1 && !(opc == KVSSD_OPC_FLUSH && nsid == 0xffffffff)) {
+        nsid != 1 && !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
         *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         return now;
     }
@@ -631,7 +631,7 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
 static bool sq_run(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq, const struct kvssd_sqe *sqe,
                    void *cont, int64_t now)
 {
-    uint16_t cid = sqe->cdw[0] >> 16;
+    uint16_t cid = kvssd_sqe_cid(sqe);
     uint16_t status = KVSSD_SC_SUCCESS;
     uint32_t dw0 = 0, dw1 = 0;
     bool deferred = false;
@@ -697,7 +697,7 @@ static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now, bool 
         }
         n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
         sq->head = (sq->head + 1) % sq->size;
-        trace_kvssd_sqe(sq->qid, sqe.cdw[0] >> 16, kvssd_sqe_opcode(&sqe), sqe.cdw[10],
+        trace_kvssd_sqe(sq->qid, kvssd_sqe_cid(&sqe), kvssd_sqe_opcode(&sqe), sqe.cdw[10],
                         sqe.cdw[11]);
 
         done++;

@@ -73,6 +73,12 @@ enum kvssd_ext_opcode {
  * 3840-4095), which standard hosts ignore: struct kvssd_id_ns_kv_vs.
  */
 #define KVSSD_LONG_KEY_MAX 255u
+/*
+ * The largest value the device stores: Identify KVMVL (struct
+ * kvssd_kv_format) advertises it, and the inline head's value size field
+ * (KVSSD_INLINE_VSIZE_MASK) holds it.
+ */
+#define KVSSD_VALUE_MAX_BYTES (2u * 1024 * 1024)
 #define KVSSD_ID_VS_SIGNATURE "KVSSDEXT"
 #define KVSSD_ID_VS_SIGNATURE_BYTES 8
 #define KVSSD_ID_VS_VERSION 1
@@ -218,13 +224,20 @@ enum kvssd_ext_status {
     KVSSD_SC_ITERATOR_END = 0x01c9,        /* nothing left to read */
 };
 
-/* ---- 4. Statistics ---------------------------------------------------- */
+/* ---- 4. Statistics and the FTL check ------------------------------------ */
 /* Get Log Page, vendor LID C0h: struct kvssd_stats_log (4096 bytes). */
 #define KVSSD_LID_STATS 0xc0
 /* Set Features, vendor FID C0h: any value resets every counter of the log. */
 #define KVSSD_FID_RESET_STATS 0xc0
 
 #define KVSSD_STATS_LOG_VERSION 2
+
+/*
+ * Vendor admin command C4h (no data, NSID 0): run the firmware's consistency
+ * check (kvftl_check()); success, or Internal Error when it finds a fault.
+ * A debug and test path.
+ */
+#define KVSSD_ADM_FTL_CHECK 0xc4
 
 /*
  * Transfer counters as a page-granular DMA engine moves data: data DMA in

@@ -6,13 +6,17 @@
  *
  * Defined once here; the device (hw/kvssd) and the host library
  * (host/lib) both include it. All multi-byte fields are little endian.
- * Our vendor extensions live in <kvssd/ext.h>.
+ * The base specification (registers, queue entries, admin commands, the
+ * status field and generic statuses) is <kvssd/nvme.h>, included here; our
+ * vendor extensions live in <kvssd/ext.h>.
  */
 #ifndef KVSSD_NVME_KV_H
 #define KVSSD_NVME_KV_H
 
 #include <stdint.h>
 #include <string.h>
+
+#include "nvme.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,23 +35,6 @@ enum kvssd_kv_opcode {
     KVSSD_OPC_DELETE = 0x10,
     KVSSD_OPC_EXIST = 0x14,
 };
-
-/*
- * The 64-byte submission queue entry as 16 dwords. Dword numbering is the
- * specification's: cdw[0] holds opcode (bits 7:0), fused/PSDT (15:8) and
- * the command identifier (31:16); cdw[1] is the NSID.
- */
-#define KVSSD_SQE_BYTES 64
-#define KVSSD_CQE_BYTES 16
-
-struct kvssd_sqe {
-    uint32_t cdw[16];
-};
-
-static inline uint8_t kvssd_sqe_opcode(const struct kvssd_sqe *sqe)
-{
-    return (uint8_t)(sqe->cdw[0] & 0xff);
-}
 
 /*
  * Key field: up to 16 bytes, bytes 0-7 in CDW2-CDW3 and bytes 8-15 in
@@ -115,58 +102,18 @@ static inline uint32_t kvssd_list_entry_bytes(uint32_t key_len)
 }
 
 /*
- * Status: a CQE's status field without the phase bit, i.e. (SCT << 8) | SC,
- * as in QEMU's hw/nvme. Generic (SCT 0), command specific (SCT 1).
+ * The KV Command Set's own statuses (SCT 0). They continue the generic
+ * status table's I/O-command-set range (80h-BFh) after the NVM set's 80h-84h,
+ * as SPDK's spdk_nvme_generic_command_status_code lists them; a standard host
+ * decodes them only with SCT 0. The generic statuses and the status field's
+ * accessors (SCT, SC, DNR) are in <kvssd/nvme.h>.
  */
-#define KVSSD_SCT_GENERIC 0x0
-#define KVSSD_SCT_CMD_SPECIFIC 0x1
-#define KVSSD_SC_DNR 0x4000 /* Do Not Retry (status bit 15 after the phase bit) */
-
-enum kvssd_status {
-    KVSSD_SC_SUCCESS = 0x0000,
-    KVSSD_SC_INVALID_OPCODE = 0x0001,
-    KVSSD_SC_INVALID_FIELD = 0x0002,
-    KVSSD_SC_CID_CONFLICT = 0x0003,
-    KVSSD_SC_DATA_XFER_ERROR = 0x0004,
-    KVSSD_SC_ABORTED_POWER_LOSS = 0x0005,
-    KVSSD_SC_INTERNAL_ERROR = 0x0006,
-    KVSSD_SC_ABORT_REQUESTED = 0x0007,
-    KVSSD_SC_ABORTED_SQ_DELETION = 0x0008,
-    KVSSD_SC_INVALID_NSID = 0x000b,
-    KVSSD_SC_INVALID_SGL_SEG_DESCR = 0x000d,
-    KVSSD_SC_INVALID_NUM_SGL_DESCRS = 0x000e,
-    KVSSD_SC_DATA_SGL_LEN_INVALID = 0x000f,
-    KVSSD_SC_SGL_DESCR_TYPE_INVALID = 0x0011,
-    KVSSD_SC_INVALID_PRP_OFFSET = 0x0013,
-    KVSSD_SC_CMD_SEQ_ERROR = 0x000c,
-    KVSSD_SC_CAPACITY_EXCEEDED = 0x0081,
-    KVSSD_SC_NS_NOT_READY = 0x0082,
-    /*
-     * The KV Command Set's own statuses continue the generic status table's
-     * I/O-command-set range (80h-BFh, SCT 0) after the NVM set's 80h-84h, as
-     * SPDK's spdk_nvme_generic_command_status_code lists them; a standard
-     * host decodes them only with SCT 0.
-     */
+enum kvssd_kv_status {
     KVSSD_SC_INVALID_VALUE_SIZE = 0x0085,
     KVSSD_SC_INVALID_KEY_SIZE = 0x0086,
     KVSSD_SC_KEY_DOES_NOT_EXIST = 0x0087,
     KVSSD_SC_UNRECOVERED_ERROR = 0x0088,
     KVSSD_SC_KEY_EXISTS = 0x0089,
-};
-
-static inline uint8_t kvssd_status_sct(uint16_t st) { return (st >> 8) & 0x7; }
-static inline uint8_t kvssd_status_sc(uint16_t st) { return st & 0xff; }
-
-/* Identify: CNS values the device answers. */
-enum kvssd_cns {
-    KVSSD_CNS_NS = 0x00,
-    KVSSD_CNS_CTRL = 0x01,
-    KVSSD_CNS_ACTIVE_NS_LIST = 0x02,
-    KVSSD_CNS_NS_DESCR_LIST = 0x03,
-    KVSSD_CNS_CSI_NS = 0x05,
-    KVSSD_CNS_CSI_CTRL = 0x06,
-    KVSSD_CNS_CSI_INDEPENDENT_NS = 0x08,
-    KVSSD_CNS_IO_CMD_SET_PROFILES = 0x1c,
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "libqos/pci-pc.h"
 
 #include "../../hw/kvssd/include/kvssd/ext.h"
+#include "../../hw/kvssd/include/kvssd/nvme.h"
 #include "../../hw/kvssd/include/kvssd/nvme_kv.h"
 
 #define KV_DEVFN QPCI_DEVFN(4, 0)
@@ -31,16 +32,9 @@
 #define KV_ADMIN_ENTRIES 32
 #define KV_MAX_Q 65
 
-#define KV_REG_CAP 0x00
-#define KV_REG_VS 0x08
-#define KV_REG_INTMS 0x0c
-#define KV_REG_INTMC 0x10
-#define KV_REG_CC 0x14
-#define KV_REG_CSTS 0x1c
-#define KV_REG_AQA 0x24
-#define KV_REG_ASQ 0x28
-#define KV_REG_ACQ 0x30
-#define KV_CC_ENABLE (1u | 6u << 4 | 6u << 16 | 4u << 20) /* EN, CSS=110b, 64 B SQE, 16 B CQE */
+/* Registers and their fields: <kvssd/nvme.h>. */
+/* EN, CSS=110b, 64 B SQE, 16 B CQE */
+#define KV_CC_ENABLE kvssd_cc_enable(KVSSD_CC_CSS_ALL)
 
 typedef struct KvQueue {
     uint64_t sq, cq;
@@ -116,7 +110,7 @@ static inline void kv_stop(KvDev *d)
 static inline bool kv_wait_csts(KvDev *d, uint32_t mask, uint32_t want)
 {
     for (int i = 0; i < 100000; i++) {
-        if ((kv_rd32(d, KV_REG_CSTS) & mask) == want) {
+        if ((kv_rd32(d, KVSSD_REG_CSTS) & mask) == want) {
             return true;
         }
     }
@@ -126,29 +120,28 @@ static inline bool kv_wait_csts(KvDev *d, uint32_t mask, uint32_t want)
 /* Program the admin queue and enable; returns CSTS. */
 static inline uint32_t kv_enable_with(KvDev *d, uint32_t cc, uint32_t aqa)
 {
-    kv_wr32(d, KV_REG_AQA, aqa);
-    kv_wr64(d, KV_REG_ASQ, KV_ASQ);
-    kv_wr64(d, KV_REG_ACQ, KV_ACQ);
+    kv_wr32(d, KVSSD_REG_AQA, aqa);
+    kv_wr64(d, KVSSD_REG_ASQ, KV_ASQ);
+    kv_wr64(d, KVSSD_REG_ACQ, KV_ACQ);
     qtest_memset(d->qts, KV_ACQ, 0, 4096);
-    kv_wr32(d, KV_REG_CC, cc);
+    kv_wr32(d, KVSSD_REG_CC, cc);
     memset(d->q, 0, sizeof(d->q));
     d->q[0] = (KvQueue){ .sq = KV_ASQ, .cq = KV_ACQ, .size = KV_ADMIN_ENTRIES,
                          .sq_size = KV_ADMIN_ENTRIES,
                          .phase = true, .live = true };
-    return kv_rd32(d, KV_REG_CSTS);
+    return kv_rd32(d, KVSSD_REG_CSTS);
 }
 
 static inline void kv_enable(KvDev *d)
 {
-    uint32_t aqa = (KV_ADMIN_ENTRIES - 1) << 16 | (KV_ADMIN_ENTRIES - 1);
-    kv_enable_with(d, KV_CC_ENABLE, aqa);
-    g_assert(kv_wait_csts(d, 3, 1));
+    kv_enable_with(d, KV_CC_ENABLE, kvssd_aqa(KV_ADMIN_ENTRIES, KV_ADMIN_ENTRIES));
+    g_assert(kv_wait_csts(d, KVSSD_CSTS_RDY | KVSSD_CSTS_CFS, KVSSD_CSTS_RDY));
 }
 
 static inline void kv_disable(KvDev *d)
 {
-    kv_wr32(d, KV_REG_CC, 0);
-    g_assert(kv_wait_csts(d, 1, 0));
+    kv_wr32(d, KVSSD_REG_CC, 0);
+    g_assert(kv_wait_csts(d, KVSSD_CSTS_RDY, 0));
     memset(d->q, 0, sizeof(d->q));
 }
 
@@ -156,7 +149,7 @@ static inline void kv_disable(KvDev *d)
 static inline uint16_t kv_put(KvDev *d, uint16_t qid, struct kvssd_sqe *sqe, bool keep_cid)
 {
     KvQueue *q = &d->q[qid];
-    uint16_t cid = keep_cid ? sqe->cdw[0] >> 16 : d->next_cid++;
+    uint16_t cid = keep_cid ? kvssd_sqe_cid(sqe) : d->next_cid++;
     struct kvssd_sqe le;
 
     sqe->cdw[0] = (sqe->cdw[0] & 0xffff) | (uint32_t)cid << 16;
@@ -170,7 +163,7 @@ static inline uint16_t kv_put(KvDev *d, uint16_t qid, struct kvssd_sqe *sqe, boo
 
 static inline void kv_ring(KvDev *d, uint16_t qid)
 {
-    kv_wr32(d, 0x1000 + 8 * qid, d->q[qid].sq_tail);
+    kv_wr32(d, kvssd_sq_tail_doorbell(qid, 0), d->q[qid].sq_tail);
 }
 
 /* Read the next CQE of queue @qid if it is there; advances the head (no doorbell). */
@@ -181,15 +174,15 @@ static inline bool kv_try_cqe(KvDev *d, uint16_t qid, KvCqe *c)
 
     qtest_memread(d->qts, q->cq + (uint64_t)q->cq_head * 16, e, 16);
     uint32_t dw3 = le32_to_cpu(e[3]);
-    if (((dw3 >> 16) & 1) != q->phase) {
+    if (kvssd_cqe_phase(dw3) != q->phase) {
         return false;
     }
     c->dw0 = le32_to_cpu(e[0]);
     c->dw1 = le32_to_cpu(e[1]);
-    c->sqhd = le32_to_cpu(e[2]) & 0xffff;
-    c->sqid = le32_to_cpu(e[2]) >> 16;
-    c->cid = dw3 & 0xffff;
-    c->status = (dw3 >> 17) & 0x7fff;
+    c->sqhd = kvssd_cqe_sqhd(le32_to_cpu(e[2]));
+    c->sqid = kvssd_cqe_sqid(le32_to_cpu(e[2]));
+    c->cid = kvssd_cqe_cid(dw3);
+    c->status = kvssd_cqe_status(dw3);
     q->cq_head++;
     if (q->cq_head == q->size) {
         q->cq_head = 0;
@@ -200,7 +193,7 @@ static inline bool kv_try_cqe(KvDev *d, uint16_t qid, KvCqe *c)
 
 static inline void kv_cq_doorbell(KvDev *d, uint16_t qid)
 {
-    kv_wr32(d, 0x1000 + 8 * qid + 4, d->q[qid].cq_head);
+    kv_wr32(d, kvssd_cq_head_doorbell(qid, 0), d->q[qid].cq_head);
 }
 
 /* Wait for the next CQE of @qid (bounded polls) and ring its head doorbell. */
@@ -251,9 +244,9 @@ static inline uint16_t kv_admin_status(KvDev *d, struct kvssd_sqe *s)
 static inline uint16_t kv_create_cq(KvDev *d, uint16_t qid, uint16_t entries, uint16_t vector,
                                     uint32_t flags_pc_ien)
 {
-    struct kvssd_sqe s = kv_sqe(0x05, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_CREATE_CQ, 0);
     kv_set_prp(&s, KV_CQ(qid), 0);
-    s.cdw[10] = (uint32_t)(entries - 1) << 16 | qid;
+    s.cdw[10] = kvssd_create_queue_cdw10(qid, entries);
     s.cdw[11] = (uint32_t)vector << 16 | flags_pc_ien;
     uint16_t st = kv_admin_status(d, &s);
     if (st == 0 && qid < KV_MAX_Q) {
@@ -268,10 +261,10 @@ static inline uint16_t kv_create_cq(KvDev *d, uint16_t qid, uint16_t entries, ui
 
 static inline uint16_t kv_create_sq(KvDev *d, uint16_t qid, uint16_t entries, uint16_t cqid)
 {
-    struct kvssd_sqe s = kv_sqe(0x01, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_CREATE_SQ, 0);
     kv_set_prp(&s, KV_SQ(qid), 0);
-    s.cdw[10] = (uint32_t)(entries - 1) << 16 | qid;
-    s.cdw[11] = (uint32_t)cqid << 16 | 1;
+    s.cdw[10] = kvssd_create_queue_cdw10(qid, entries);
+    s.cdw[11] = (uint32_t)cqid << 16 | KVSSD_QUEUE_PC;
     uint16_t st = kv_admin_status(d, &s);
     if (st == 0 && qid < KV_MAX_Q) {
         d->q[qid].sq = KV_SQ(qid);
@@ -285,7 +278,7 @@ static inline uint16_t kv_create_sq(KvDev *d, uint16_t qid, uint16_t entries, ui
 /* One I/O queue pair (qid 1, @entries deep) on an enabled controller. */
 static inline void kv_io_queue(KvDev *d, uint16_t entries)
 {
-    g_assert_cmphex(kv_create_cq(d, 1, entries, 1, 3), ==, 0);
+    g_assert_cmphex(kv_create_cq(d, 1, entries, 1, KVSSD_CQ_IEN | KVSSD_QUEUE_PC), ==, 0);
     g_assert_cmphex(kv_create_sq(d, 1, entries, 1), ==, 0);
 }
 
@@ -359,14 +352,14 @@ static inline uint16_t kv_keyop(KvDev *d, uint8_t opc, const char *key)
 /* Identify into KV_DATA2; returns the status. */
 static inline uint16_t kv_identify(KvDev *d, uint8_t cns, uint8_t csi, uint32_t nsid, void *out)
 {
-    struct kvssd_sqe s = kv_sqe(0x06, nsid);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_IDENTIFY, nsid);
     kv_set_prp(&s, KV_DATA2, 0);
     s.cdw[10] = cns;
-    s.cdw[11] = (uint32_t)csi << 24;
-    qtest_memset(d->qts, KV_DATA2, 0, 4096);
+    s.cdw[11] = kvssd_identify_cdw11(csi);
+    qtest_memset(d->qts, KV_DATA2, 0, KVSSD_IDENTIFY_BYTES);
     uint16_t st = kv_admin_status(d, &s);
     if (out) {
-        qtest_memread(d->qts, KV_DATA2, out, 4096);
+        qtest_memread(d->qts, KV_DATA2, out, KVSSD_IDENTIFY_BYTES);
     }
     return st;
 }
@@ -374,11 +367,11 @@ static inline uint16_t kv_identify(KvDev *d, uint8_t cns, uint8_t csi, uint32_t 
 static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t len,
                                   uint64_t off, void *out)
 {
-    struct kvssd_sqe s = kv_sqe(0x02, 0xffffffff);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
     uint32_t numd = len / 4 - 1;
     kv_prp_for(d, &s, KV_DATA2, len);
-    s.cdw[10] = lid | (numd & 0xffff) << 16;
-    s.cdw[11] = numd >> 16;
+    s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
+    s.cdw[11] = kvssd_get_log_cdw11(numd);
     s.cdw[12] = (uint32_t)off;
     s.cdw[13] = off >> 32;
     s.cdw[14] = (uint32_t)csi << 24;
@@ -422,7 +415,7 @@ static inline uint64_t kv_qemu_status_kib(KvDev *d, const char *field)
 /* Delete I/O SQ @qid (admin opcode 00h); its status. */
 static inline uint16_t kv_delete_sq(KvDev *d, uint16_t qid)
 {
-    struct kvssd_sqe s = kv_sqe(0x00, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_DELETE_SQ, 0);
 
     s.cdw[10] = qid;
     return kv_admin_status(d, &s);
@@ -437,7 +430,7 @@ static inline uint16_t kv_delete_sq(KvDev *d, uint16_t qid)
  */
 static inline void kv_six_exists_on_full_cq(KvDev *d, uint16_t cids[6])
 {
-    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, 1), ==, 0);   /* no interrupts */
+    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, KVSSD_QUEUE_PC), ==, 0);   /* no interrupts */
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
     for (int i = 0; i < 6; i++) {
         struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);

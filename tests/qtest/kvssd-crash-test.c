@@ -326,11 +326,11 @@ static void crash_check(KvDev *d, const CrashPlan *p, bool plp)
     static const char *const failed[] = {"missing", "too-big", "over-cap", "over-cap-2",
                                          "missing-2", "standard-17-byte"};
     for (size_t i = 0; i < G_N_ELEMENTS(failed); i++) {
-        g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, failed[i]), ==, 0x0087);
+        g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, failed[i]), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     }
     g_test_message("after the kill: %d keys hold a version newer than the one required "
                    "(%d of them from the batch in flight)", newer, present_in_flight);
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
 }
 

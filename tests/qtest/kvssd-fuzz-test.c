@@ -141,7 +141,7 @@ typedef struct Fuzz {
 
 static void fuzz_fail_if_fatal(Fuzz *f)
 {
-    uint32_t csts = kv_rd32(f->d, KV_REG_CSTS);
+    uint32_t csts = kv_rd32(f->d, KVSSD_REG_CSTS);
     if (csts & 2) {
         g_error("controller fatal status after %" PRIu64 " commands (seed-dependent)",
                 f->commands);
@@ -353,55 +353,71 @@ static struct kvssd_sqe random_io(void)
 
 static struct kvssd_sqe random_admin(Fuzz *f)
 {
-    static const uint8_t ops[] = { 0x06, 0x06, 0x02, 0x02, 0x09, 0x0a, 0x0a, 0x08, 0xc4, 0x80,
-                                   0x01, 0x05, 0x00, 0x04, 0xff };
+    /* 0xff: a random opcode */
+    static const uint8_t ops[] = {
+        KVSSD_ADM_IDENTIFY, KVSSD_ADM_IDENTIFY, KVSSD_ADM_GET_LOG_PAGE, KVSSD_ADM_GET_LOG_PAGE,
+        KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_ABORT,
+        KVSSD_ADM_FTL_CHECK, KVSSD_ADM_FORMAT_NVM, KVSSD_ADM_CREATE_SQ, KVSSD_ADM_CREATE_CQ,
+        KVSSD_ADM_DELETE_SQ, KVSSD_ADM_DELETE_CQ, 0xff };
     uint8_t opc = ops[below(sizeof(ops))];
     if (opc == 0xff) {
         opc = (uint8_t)rnd();
     }
-    if (opc == 0x0c) {
-        opc = 0x06;                  /* AERs are sent on purpose only */
+    if (opc == KVSSD_ADM_ASYNC_EVENT) {
+        opc = KVSSD_ADM_IDENTIFY;    /* AERs are sent on purpose only */
     }
-    if (opc == 0x80 && !chance(50)) {
-        opc = 0x06;                  /* Format rarely */
+    if (opc == KVSSD_ADM_FORMAT_NVM && !chance(50)) {
+        opc = KVSSD_ADM_IDENTIFY;    /* Format rarely */
     }
-    if (opc == 0x80) {
+    if (opc == KVSSD_ADM_FORMAT_NVM) {
         f->hash_seed_known = false;  /* a Format draws a new seed */
     }
-    struct kvssd_sqe s = kv_sqe(opc, chance(500) ? 1 : (chance(500) ? 0xffffffff : rnd()));
+    struct kvssd_sqe s = kv_sqe(opc, chance(500) ? 1 : (chance(500) ? KVSSD_NSID_ALL : rnd()));
     kv_set_prp(&s, KV_DATA2 + below(256) * 4096ull, KV_DATA2 + 256 * 4096ull);
     switch (opc) {
-    case 0x06:
-        s.cdw[10] = chance(800) ? (uint32_t)(uint8_t[]){0, 1, 2, 3, 5, 6, 8, 0x1c}[below(8)]
+    case KVSSD_ADM_IDENTIFY:
+        s.cdw[10] = chance(800) ? (uint32_t)(uint8_t[]){
+                                      KVSSD_CNS_NS, KVSSD_CNS_CTRL, KVSSD_CNS_ACTIVE_NS_LIST,
+                                      KVSSD_CNS_NS_DESCR_LIST, KVSSD_CNS_CSI_NS,
+                                      KVSSD_CNS_CSI_CTRL, KVSSD_CNS_CSI_INDEPENDENT_NS,
+                                      KVSSD_CNS_IO_CMD_SET_PROFILES}[below(8)]
                                 : rnd();
         s.cdw[11] = below(3) << 24;
         break;
-    case 0x02:
-        s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){1, 2, 3, 5, 0xc0}[below(5)] : below(256)) |
+    case KVSSD_ADM_GET_LOG_PAGE:
+        s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){KVSSD_LID_ERROR, KVSSD_LID_SMART,
+                                                          KVSSD_LID_FW_SLOT, KVSSD_LID_EFFECTS,
+                                                          KVSSD_LID_STATS}[below(5)] : below(256)) |
                     (chance(900) ? below(1024) : below(2048)) << 16 | (rnd() & 0x8000);
         s.cdw[11] = chance(950) ? 0 : rnd();
         s.cdw[12] = chance(900) ? below(8) * 4 : rnd();
         s.cdw[14] = below(3) << 24;
         break;
-    case 0x09:
-    case 0x0a:
-        s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){1, 2, 4, 5, 6, 7, 8, 9, 0xa, 0xb,
-                                                         0x19, 0x20, 0xc0}[below(13)]
+    case KVSSD_ADM_SET_FEATURES:
+    case KVSSD_ADM_GET_FEATURES:
+        s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){
+                                      KVSSD_FID_ARBITRATION, KVSSD_FID_POWER_MGMT,
+                                      KVSSD_FID_TEMP_THRESHOLD, KVSSD_FID_ERROR_RECOVERY,
+                                      KVSSD_FID_VOLATILE_WC, KVSSD_FID_NUM_QUEUES,
+                                      KVSSD_FID_IRQ_COALESCING, KVSSD_FID_IRQ_VECTOR_CONFIG,
+                                      KVSSD_FID_WRITE_ATOMICITY, KVSSD_FID_ASYNC_EVENT_CONFIG,
+                                      KVSSD_FID_IOCS_PROFILE, KVSSD_FID_KV_CONFIG,
+                                      KVSSD_FID_RESET_STATS}[below(13)]
                                  : below(256)) |
                     (chance(900) ? below(4) << 8 : rnd() & 0xffffff00);
         s.cdw[11] = chance(500) ? below(4) : rnd();
-        if ((s.cdw[10] & 0xff) == 0x07 && opc == 0x09) {
+        if ((s.cdw[10] & 0xff) == KVSSD_FID_NUM_QUEUES && opc == KVSSD_ADM_SET_FEATURES) {
             s.cdw[11] = below(8) | below(8) << 16;      /* keep queues usable */
         }
         break;
-    case 0x08:
+    case KVSSD_ADM_ABORT:
         s.cdw[10] = rnd();
         break;
-    case 0x80:
+    case KVSSD_ADM_FORMAT_NVM:
         s.cdw[10] = chance(700) ? 0 : rnd() & 0xfff;
         break;
-    case 0x01:
-    case 0x05:
+    case KVSSD_ADM_CREATE_SQ:
+    case KVSSD_ADM_CREATE_CQ:
         /* queue creation with random (mostly invalid) parameters; never ids 1..4 */
         s.cdw[10] = (uint32_t)below(1100) << 16 | (chance(500) ? 0 : 5 + below(70));
         s.cdw[11] = rnd();
@@ -409,8 +425,8 @@ static struct kvssd_sqe random_admin(Fuzz *f)
          * device accepts must never make it fetch or post outside RAM */
         kv_set_prp(&s, KV_SQ(40) + (chance(500) ? 0 : 1 + below(4095)), 0);
         break;
-    case 0x00:
-    case 0x04:
+    case KVSSD_ADM_DELETE_SQ:
+    case KVSSD_ADM_DELETE_CQ:
         s.cdw[10] = chance(500) ? 0 : 5 + below(70);
         break;
     default:
@@ -486,7 +502,7 @@ static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want, KvCqe *out)
         if (out) {
             out[idx] = c;
         }
-        g_assert_cmphex(c.status & 0x7ff, !=, 0x0006);  /* never Internal Error */
+        g_assert_cmphex(c.status & KVSSD_STATUS_CODE_MASK, !=, KVSSD_SC_INTERNAL_ERROR);  /* never Internal Error */
         if (qid == 0) {
             c.status ? f->admin_err++ : f->admin_ok++;
         } else {
@@ -518,7 +534,7 @@ static void setup_queues(Fuzz *f)
 
     kv_enable(d);
     f->outstanding_aers = 0;
-    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0x00070007, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00070007, 0).status, ==, 0);
     for (uint16_t q = 1; q < NQ; q++) {
         uint16_t entries = 2 + below(63);
         g_assert_cmphex(kv_create_cq(d, q, entries, q, 3), ==, 0);
@@ -566,10 +582,10 @@ static void invalid_doorbell(Fuzz *f)
 
     if (qid < NQ && d->q[qid].live) {
         /* a value beyond the queue: ignored by the device */
-        kv_wr32(d, 0x1000 + 8 * qid + (cq ? 4 : 0), (cq ? d->q[qid].size : d->q[qid].sq_size) +
+        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * qid + (cq ? 4 : 0), (cq ? d->q[qid].size : d->q[qid].sq_size) +
                                                     below(1000));
     } else if (qid >= NQ) {
-        kv_wr32(d, 0x1000 + 8 * qid + (cq ? 4 : 0), below(64));
+        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * qid + (cq ? 4 : 0), below(64));
     }
     f->commands++;
 }
@@ -579,7 +595,7 @@ static void send_aer(Fuzz *f)
     if (f->outstanding_aers >= 3) {
         return;
     }
-    struct kvssd_sqe s = kv_sqe(0x0c, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
     uint16_t cid = kv_put(f->d, 0, &s, false);
     f->aer_cids[f->outstanding_aers++] = cid;
     kv_ring(f->d, 0);
@@ -599,7 +615,8 @@ static void reset_in_flight(Fuzz *f)
     }
     put_batch(f, qid, sqes, n, cids);
     if (chance(300)) {
-        kv_wr32(d, KV_REG_CC, KV_CC_ENABLE | (1 + below(2)) << 14);   /* shutdown */
+        /* shutdown: normal or abrupt */
+        kv_wr32(d, KVSSD_REG_CC, KV_CC_ENABLE | (1 + below(2)) << KVSSD_CC_SHN_SHIFT);
         g_assert(kv_wait_csts(d, 0xc, 0x8));
     }
     kv_disable(d);
@@ -688,8 +705,8 @@ static void prp_chain(Fuzz *f)
         }
     } else {
         qid = 0;
-        s = kv_sqe(0x02, 0xffffffff);
-        s.cdw[10] = 0x02 | (len / 4 - 1) << 16;          /* SMART log, len bytes */
+        s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
+        s.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_SMART, len / 4 - 1);   /* len bytes */
     }
     kv_set_prp(&s, KV_DATA + (uint64_t)below(DATA_PAGES) * 4096, prp2);
     KvCqe c = fz_cmd(f, qid, &s);
@@ -744,15 +761,15 @@ static void sq_delete_undrained(Fuzz *f)
     const char *key = "sqdel-absent";
 
     /* queue ids 5..8 may hold queues the random admin commands created */
-    struct kvssd_sqe nq = kv_sqe(0x09, 0);
-    nq.cdw[10] = 0x07;                             /* Number of Queues: 8 SQs, 8 CQs */
+    struct kvssd_sqe nq = kv_sqe(KVSSD_ADM_SET_FEATURES, 0);
+    nq.cdw[10] = KVSSD_FID_NUM_QUEUES;             /* 8 SQs, 8 CQs */
     nq.cdw[11] = 0x00070007;
     g_assert_cmphex(fz_status(f, 0, &nq), ==, 0);
     for (uint16_t q = SQDEL_QID; q <= 8; q++) {
-        uint16_t st = admin_queue_cmd(f, 0x00, q, 0, 0, 0);
+        uint16_t st = admin_queue_cmd(f, KVSSD_ADM_DELETE_SQ, q, 0, 0, 0);
         g_assert(st == 0 || st == ST_INVALID_QID);
     }
-    uint16_t st = admin_queue_cmd(f, 0x04, SQDEL_QID, 0, 0, 0);
+    uint16_t st = admin_queue_cmd(f, KVSSD_ADM_DELETE_CQ, SQDEL_QID, 0, 0, 0);
     g_assert(st == 0 || st == ST_INVALID_QID);
 
     /* 1023 well-formed commands with distinct CIDs, written once */
@@ -771,15 +788,15 @@ static void sq_delete_undrained(Fuzz *f)
     }
     g_free(sq);
     qtest_memset(d->qts, SQDEL_CQ, 0, 4096);
-    g_assert_cmphex(admin_queue_cmd(f, 0x05, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==, 0);
+    g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_CREATE_CQ, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==, 0);
 
     for (uint32_t r = 0; r < rounds; r++) {
         uint16_t sq_entries = chance(700) ? 1024 : 2 + below(1023);
-        g_assert_cmphex(admin_queue_cmd(f, 0x01, SQDEL_QID, sq_entries, SQDEL_SQ,
+        g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_CREATE_SQ, SQDEL_QID, sq_entries, SQDEL_SQ,
                                         (uint32_t)SQDEL_QID << 16 | 1), ==, 0);
-        kv_wr32(d, 0x1000 + 8 * SQDEL_QID, sq_entries - 1);
+        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * SQDEL_QID, sq_entries - 1);
         f->commands++;               /* the doorbell; the SQEs are mostly never run */
-        g_assert_cmphex(admin_queue_cmd(f, 0x00, SQDEL_QID, 0, 0, 0), ==, 0);
+        g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_DELETE_SQ, SQDEL_QID, 0, 0, 0), ==, 0);
         f->sqdel_rounds++;
     }
 
@@ -813,7 +830,7 @@ static void sq_delete_undrained(Fuzz *f)
     }
     d->q[SQDEL_QID] = (KvQueue){ 0 };
     f->sqdel_seen += seen;
-    g_assert_cmphex(admin_queue_cmd(f, 0x04, SQDEL_QID, 0, 0, 0), ==, 0);
+    g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_DELETE_CQ, SQDEL_QID, 0, 0, 0), ==, 0);
 }
 
 /* ---- Attack class: reset with a full tag table of open streams ----------- */
@@ -1030,7 +1047,7 @@ static void colliding_keys(Fuzz *f)
     /* the sentinel: a full device is emptied by Format first */
     uint16_t st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
     if (is_capacity_exceeded(st)) {
-        struct kvssd_sqe s = kv_sqe(0x80, 1);
+        struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
         g_assert_cmphex(fz_status(f, 0, &s), ==, 0);
         f->hash_seed_known = false;
         st = key_cmd(f, KVSSD_OPC_STORE, "coll-sentinel", 5000, STABLE_PAGE(1)).status;
@@ -1282,14 +1299,14 @@ static void run_fuzz(bool latency)
     KvDev *d = f.d;
     kv_disable(d);
     setup_queues(&f);
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
     /* the device may be full after the run: make room first */
-    s = kv_sqe(0x80, 1);
+    s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
     g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
     g_assert_cmphex(key_cmd(&f, KVSSD_OPC_STORE, "final", 8000, STABLE_PAGE(2)).status, ==, 0);
     check_value(&f, "final", STABLE_PAGE(2), 8000);
-    s = kv_sqe(0xc4, 0);
+    s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(fz_status(&f, 0, &s), ==, 0);
 
     /* QEMU's resident memory (of its last start): within the bound the properties give */

@@ -108,7 +108,7 @@ static void img_check_all(KvDev *d)
         g_assert_cmpuint(c.dw0, ==, sizeof(v));
         g_assert(memcmp(v, back, sizeof(v)) == 0);
     }
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
 }
 

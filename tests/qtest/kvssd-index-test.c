@@ -136,7 +136,7 @@ static struct kvssd_stats_log ix_stats(KvDev *d)
 
 static void ix_ftl_check_passes(KvDev *d)
 {
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
 }
 

@@ -166,7 +166,7 @@ static void test_iter_read_across_slices(void)
 static void test_ftl_check_across_slices(void)
 {
     KvDev *d = slices_device();
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     KvCqe c = kv_cmd(d, 0, &s);
 
     g_assert_cmphex(c.status, ==, 0);
@@ -205,7 +205,7 @@ static void test_reset_while_parked(void)
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmpuint(c.dw0, ==, SLICES_KEYS);
     check_list_entries(d, 4, 0, SLICES_KEYS);
-    s = kv_sqe(0xc4, 0);
+    s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
 }

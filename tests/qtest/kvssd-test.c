@@ -12,21 +12,21 @@
 static void test_enable_disable(void)
 {
     KvDev *d = kv_start(NULL);
-    uint64_t cap = kv_rd64(d, KV_REG_CAP);
+    uint64_t cap = kv_rd64(d, KVSSD_REG_CAP);
 
-    g_assert_cmphex(cap & 0xffff, ==, 1023);
-    g_assert_cmphex((cap >> 16) & 1, ==, 1);
-    g_assert_cmphex((cap >> 24) & 0xff, ==, 15);
-    g_assert_cmphex((cap >> 32) & 0xf, ==, 0);      /* DSTRD */
+    g_assert_cmphex(kvssd_cap_mqes(cap), ==, 1023);
+    g_assert_cmphex(!!(cap & KVSSD_CAP_CQR), ==, 1);
+    g_assert_cmphex(kvssd_cap_to(cap), ==, 15);
+    g_assert_cmphex(kvssd_cap_dstrd(cap), ==, 0);
     g_assert_cmphex((cap >> 37) & 0xff, ==, 0x41);  /* CSS: NVM + I/O command sets */
-    g_assert_cmphex(kv_rd32(d, KV_REG_VS), ==, 0x00020000);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_VS), ==, KVSSD_VS(2, 0, 0));
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, 0);
     kv_enable(d);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 1);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, KVSSD_CSTS_RDY);
     kv_disable(d);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, 0);
     kv_enable(d);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 1);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, KVSSD_CSTS_RDY);
     kv_stop(d);
 }
 
@@ -36,16 +36,18 @@ static void test_enable_disable(void)
 static void test_enable_invalid(void)
 {
     KvDev *d = kv_start(NULL);
-    uint32_t aqa = 31u << 16 | 31u;
+    uint32_t aqa = kvssd_aqa(32, 32);
 
-    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE | 1u << 7, aqa), ==, 2);
-    kv_wr32(d, KV_REG_CC, 0);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
-    g_assert_cmphex(kv_enable_with(d, (KV_CC_ENABLE & ~(7u << 4)) | 1u << 4, aqa), ==, 2);
-    kv_wr32(d, KV_REG_CC, 0);
-    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE, 0), ==, 2);
-    kv_wr32(d, KV_REG_CC, 0);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS), ==, 0);
+    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE | 1u << KVSSD_CC_MPS_SHIFT, aqa), ==,
+                    KVSSD_CSTS_CFS);
+    kv_wr32(d, KVSSD_REG_CC, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, 0);
+    g_assert_cmphex(kv_enable_with(d, (KV_CC_ENABLE & ~(7u << KVSSD_CC_CSS_SHIFT)) |
+                                      1u << KVSSD_CC_CSS_SHIFT, aqa), ==, KVSSD_CSTS_CFS);
+    kv_wr32(d, KVSSD_REG_CC, 0);
+    g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE, 0), ==, KVSSD_CSTS_CFS);
+    kv_wr32(d, KVSSD_REG_CC, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, 0);
     kv_enable(d);
     kv_stop(d);
 }
@@ -58,11 +60,11 @@ static void test_shutdown(void)
     char buf[16];
 
     g_assert_cmphex(kv_store(d, "persist", "0123456789", 10, 0), ==, 0);
-    kv_wr32(d, KV_REG_CC, KV_CC_ENABLE | 1u << 14);
-    g_assert(kv_wait_csts(d, 0xc, 0x8));
+    kv_wr32(d, KVSSD_REG_CC, KV_CC_ENABLE | KVSSD_CC_SHN_NORMAL << KVSSD_CC_SHN_SHIFT);
+    g_assert(kv_wait_csts(d, KVSSD_CSTS_SHST_MASK, KVSSD_CSTS_SHST_DONE));
     kv_disable(d);
     kv_enable(d);
-    g_assert_cmphex(kv_rd32(d, KV_REG_CSTS) & 0xc, ==, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS) & KVSSD_CSTS_SHST_MASK, ==, 0);
     kv_io_queue(d, 16);
     KvCqe c = kv_retrieve(d, "persist", buf, 16);
     g_assert_cmphex(c.status, ==, 0);
@@ -79,7 +81,7 @@ static void test_identify_ctrl(void)
     uint8_t id[4096];
 
     kv_enable(d);
-    g_assert_cmphex(kv_identify(d, 0x01, 0, 0, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, id), ==, 0);
     g_assert_cmphex(le16p(id + 0), ==, 0x144d);
     g_assert(memcmp(id + 4, "QT01                ", 20) == 0);
     g_assert_cmpuint(id[77], ==, 9);
@@ -106,20 +108,20 @@ static void test_identify_ns(void)
     uint8_t id[4096];
 
     kv_enable(d);
-    g_assert_cmphex(kv_identify(d, 0x02, 0, 0, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_ACTIVE_NS_LIST, 0, 0, id), ==, 0);
     g_assert_cmpuint(le32p(id), ==, 1);
     g_assert_cmpuint(le32p(id + 4), ==, 0);
-    g_assert_cmphex(kv_identify(d, 0x02, 0, 1, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_ACTIVE_NS_LIST, 0, 1, id), ==, 0);
     g_assert_cmpuint(le32p(id), ==, 0);
-    g_assert_cmphex(kv_identify(d, 0x03, 0, 1, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS_DESCR_LIST, 0, 1, id), ==, 0);
     g_assert_cmpuint(id[0], ==, 2);                 /* NGUID descriptor */
     g_assert_cmpuint(id[1], ==, 16);
     g_assert_cmpuint(id[20], ==, 4);                /* CSI descriptor */
     g_assert_cmpuint(id[21], ==, 1);
     g_assert_cmpuint(id[24], ==, KVSSD_CSI_KV);
-    g_assert_cmphex(kv_identify(d, 0x08, 0, 1, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_INDEPENDENT_NS, 0, 1, id), ==, 0);
     g_assert_cmpuint(id[14] & 1, ==, 1);
-    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_KV, 1, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, 1, id), ==, 0);
     struct kvssd_id_ns_kv *kv = (struct kvssd_id_ns_kv *)id;
     g_assert_cmpuint(kv->nkvf, ==, 0);
     g_assert_cmpuint(le16_to_cpu(kv->kvf[0].kvmkl), ==, 16);
@@ -136,14 +138,14 @@ static void test_identify_ns(void)
      */
     g_assert_cmpuint(le64_to_cpu(kv->nsze), ==, 123ull * 33554432 / 100 * 93);
     g_assert_cmpuint(le64_to_cpu(kv->nuse), ==, 0);
-    g_assert_cmphex(kv_identify(d, 0x1c, 0, 0, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_IO_CMD_SET_PROFILES, 0, 0, id), ==, 0);
     g_assert_cmphex(le64p(id), ==, 3);
-    g_assert_cmphex(kv_identify(d, 0x06, KVSSD_CSI_KV, 0, id), ==, 0);
-    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_NVM, 1, NULL), ==, 0x402c);
-    g_assert_cmphex(kv_identify(d, 0x05, KVSSD_CSI_KV, 2, NULL), ==, 0x400b);
-    g_assert_cmphex(kv_identify(d, 0x00, 0, 7, NULL), ==, 0x400b);
-    g_assert_cmphex(kv_identify(d, 0x03, 0, 0, NULL), ==, 0x400b);
-    g_assert_cmphex(kv_identify(d, 0x10, 0, 0, NULL), ==, 0x4002);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_CTRL, KVSSD_CSI_KV, 0, id), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_NVM, 1, NULL), ==, KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, 2, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS, 0, 7, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS_DESCR_LIST, 0, 0, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, 0x10, 0, 0, NULL), ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
     kv_stop(d);
 }
 
@@ -158,44 +160,44 @@ static void test_queue_misuse(void)
     KvDev *d = kv_start(NULL);
 
     kv_enable(d);
-    g_assert_cmphex(kv_create_cq(d, 0, 16, 0, 3), ==, 0x4101);
-    g_assert_cmphex(kv_create_cq(d, 65, 16, 0, 3), ==, 0x4101);
-    g_assert_cmphex(kv_create_cq(d, 1, 1, 0, 3), ==, 0x4102);
-    g_assert_cmphex(kv_create_cq(d, 1, 1025, 0, 3), ==, 0x4102);
-    g_assert_cmphex(kv_create_cq(d, 1, 16, 0, 2), ==, 0x4002);
-    g_assert_cmphex(kv_create_cq(d, 1, 16, 65, 3), ==, 0x4108);
-    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0x4100);
+    g_assert_cmphex(kv_create_cq(d, 0, 16, 0, 3), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_cq(d, 65, 16, 0, 3), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_cq(d, 1, 1, 0, 3), ==, KVSSD_SC_INVALID_QSIZE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_cq(d, 1, 1025, 0, 3), ==, KVSSD_SC_INVALID_QSIZE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 0, 2), ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 65, 3), ==, KVSSD_SC_INVALID_IRQ_VECTOR | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, KVSSD_SC_CQ_INVALID | KVSSD_SC_DNR);
     g_assert_cmphex(kv_create_cq(d, 1, 16, 1, 3), ==, 0);
-    g_assert_cmphex(kv_create_cq(d, 1, 16, 1, 3), ==, 0x4101);
-    g_assert_cmphex(kv_create_sq(d, 1, 1, 1), ==, 0x4102);
-    g_assert_cmphex(kv_create_sq(d, 0, 16, 1), ==, 0x4101);
+    g_assert_cmphex(kv_create_cq(d, 1, 16, 1, 3), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_sq(d, 1, 1, 1), ==, KVSSD_SC_INVALID_QSIZE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_create_sq(d, 0, 16, 1), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
-    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0x4101);
+    g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
 
-    struct kvssd_sqe s = kv_sqe(0x05, 0);               /* CQ at an unaligned base */
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_CREATE_CQ, 0);               /* CQ at an unaligned base */
     kv_set_prp(&s, KV_CQ(2) + 8, 0);
     s.cdw[10] = 15u << 16 | 2;
     s.cdw[11] = 3;
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4013);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
 
-    s = kv_sqe(0x04, 0);                                /* delete CQ 1: SQ 1 uses it */
+    s = kv_sqe(KVSSD_ADM_DELETE_CQ, 0);                                /* delete CQ 1: SQ 1 uses it */
     s.cdw[10] = 1;
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x410c);
-    s = kv_sqe(0x00, 0);                                /* delete SQ 5: none */
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QUEUE_DELETION | KVSSD_SC_DNR);
+    s = kv_sqe(KVSSD_ADM_DELETE_SQ, 0);                                /* delete SQ 5: none */
     s.cdw[10] = 5;
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     s.cdw[10] = 0;                                      /* the admin SQ */
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
-    s = kv_sqe(0x04, 0);
+    s = kv_sqe(KVSSD_ADM_DELETE_CQ, 0);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4101);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
 
     /* Number of Queues = 2 pairs: qid 3 is now beyond the allocation */
-    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0x00010001, 0).dw0, ==, 0x00010001);
-    g_assert_cmphex(kv_create_cq(d, 3, 16, 0, 3), ==, 0x4101);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00010001, 0).dw0, ==, 0x00010001);
+    g_assert_cmphex(kv_create_cq(d, 3, 16, 0, 3), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     g_assert_cmphex(kv_create_cq(d, 2, 16, 0, 3), ==, 0);
     kv_stop(d);
 }
@@ -218,10 +220,10 @@ static void test_sq_delete_aborts(void)
     for (int i = 0; i < 200000 && !kv_try_cqe(d, 1, &c); i++) {
     }
     g_assert_cmpuint(c.cid, ==, cids[0]);
-    g_assert_cmphex(c.status, ==, 0x0087);
+    g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     kv_cq_doorbell(d, 1);                               /* room again: nothing left */
-    g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, NULL), ==, 0);
     g_assert(!kv_try_cqe(d, 1, &c));
     kv_stop(d);
 }
@@ -235,30 +237,30 @@ static void test_doorbell_misuse(void)
     KvDev *d = kv_ready(NULL);
     struct kvssd_sqe s;
 
-    s = kv_sqe(0x0c, 0);
+    s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
     uint16_t aer = kv_put(d, 0, &s, false);
     kv_ring(d, 0);
-    kv_wr32(d, 0x1000 + 8 * 1, 64);                     /* SQ 1 has 64 entries */
+    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 1, 64);                     /* SQ 1 has 64 entries */
     KvCqe c = kv_wait(d, 0);
     g_assert_cmpuint(c.cid, ==, aer);
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmphex(c.dw0, ==, 0x00010100);
 
-    s = kv_sqe(0x0c, 0);
+    s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
     aer = kv_put(d, 0, &s, false);
     kv_ring(d, 0);
-    kv_wr32(d, 0x1000 + 8 * 9, 1);                      /* SQ 9 does not exist */
+    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 9, 1);                      /* SQ 9 does not exist */
     c = kv_wait(d, 0);
     g_assert_cmpuint(c.cid, ==, aer);
     g_assert_cmphex(c.dw0, ==, 0x00010000);
 
     for (int i = 0; i < 4; i++) {
-        s = kv_sqe(0x0c, 0);
+        s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
         kv_put(d, 0, &s, false);
     }
     kv_ring(d, 0);
-    s = kv_sqe(0x0c, 0);
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4105);
+    s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_AER_LIMIT_EXCEEDED | KVSSD_SC_DNR);
     /* the I/O queue still works */
     g_assert_cmphex(kv_store(d, "alive", "x", 1, 0), ==, 0);
     kv_stop(d);
@@ -275,35 +277,35 @@ static void test_bad_opcodes_reserved(void)
     struct kvssd_sqe s;
 
     s = kv_sqe(0x7f, 0);
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x4001);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR);
     s = kv_sqe(0x7e, 1);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0xff, ==, 0x01);
+    g_assert_cmphex(kvssd_status_sc(kv_cmd(d, 1, &s).status), ==, KVSSD_SC_INVALID_OPCODE);
     s = kv_sqe(KVSSD_OPC_EXIST, 5);
     kvssd_sqe_set_key(&s, "k", 1);
     s.cdw[11] = 1;
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400b);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
     s = kv_sqe(KVSSD_OPC_EXIST, 1);
     s.cdw[0] |= 1u << 8;
     kvssd_sqe_set_key(&s, "k", 1);
     s.cdw[11] = 1;
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4002);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
     s = kv_sqe(KVSSD_OPC_KEY_STAGE, 1);
     s.cdw[10] = 20;
     s.cdw[12] = 1;
     kv_set_prp(&s, KV_DATA, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0xff, ==, 0x02);
-    g_assert_cmphex(kv_get_log(d, 0x02, 0, 512, 2, NULL), ==, 0x4002);
-    g_assert_cmphex(kv_get_log(d, 0x7a, 0, 512, 0, NULL), ==, 0x4109);
-    g_assert_cmphex(kv_feature(d, 0x09, 0x80000001, 0, 0).status, ==, 0x410d);
-    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0xffff, 0).status, ==, 0x4002);
-    g_assert_cmphex(kv_feature(d, 0x0a, 0x55, 0, 0).status, ==, 0x4002);
-    s = kv_sqe(0x80, 1);
+    g_assert_cmphex(kvssd_status_sc(kv_cmd(d, 1, &s).status), ==, KVSSD_SC_INVALID_FIELD);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 2, NULL), ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_get_log(d, 0x7a, 0, 512, 0, NULL), ==, KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FEAT_SAVE | KVSSD_FID_ARBITRATION, 0, 0).status, ==, KVSSD_SC_FID_NOT_SAVEABLE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0xffff, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, 0x55, 0, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
     s.cdw[10] = 1;
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x410a);
-    s = kv_sqe(0x06, 0);                                /* admin SGL: not allowed */
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_INVALID_FORMAT | KVSSD_SC_DNR);
+    s = kv_sqe(KVSSD_ADM_IDENTIFY, 0);                                /* admin SGL: not allowed */
     s.cdw[0] |= 1u << 14;
     s.cdw[10] = 1;
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x4002);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
     kv_stop(d);
 }
 
@@ -320,13 +322,13 @@ static void test_prp_outside_ram(void)
     s.cdw[10] = 100;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0087);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_DATA_XFER_ERROR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
-    s = kv_sqe(0x06, 0);
+    s = kv_sqe(KVSSD_ADM_IDENTIFY, 0);
     s.cdw[10] = 1;
     kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
-    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0x0004);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_DATA_XFER_ERROR);
 
     g_assert_cmphex(kv_store(d, "near", "value", 5, 0), ==, 0);
     s = kv_sqe(KVSSD_OPC_RETRIEVE, 1);
@@ -334,7 +336,7 @@ static void test_prp_outside_ram(void)
     s.cdw[10] = 4096;
     s.cdw[11] = 4;
     kv_set_prp(&s, KV_OUTSIDE_RAM, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_DATA_XFER_ERROR);
 
     /* a 3-page Store whose PRP list lives outside RAM */
     s = kv_sqe(KVSSD_OPC_STORE, 1);
@@ -342,8 +344,8 @@ static void test_prp_outside_ram(void)
     s.cdw[10] = 3 * 4096;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_OUTSIDE_RAM);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0004);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, 0x0087);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_DATA_XFER_ERROR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "far"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
 
@@ -365,17 +367,17 @@ static void test_malformed_prp(void)
     s.cdw[10] = 2 * 4096;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_DATA + 4096 + 512);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
 
     s.cdw[10] = 3 * 4096;
     kv_set_prp(&s, KV_DATA, KV_PRPLIST + 4);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
 
     uint64_t list[2] = { cpu_to_le64(KV_DATA + 4096), cpu_to_le64(KV_DATA + 2 * 4096 + 16) };
     qtest_memwrite(d->qts, KV_PRPLIST, list, sizeof(list));
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "prp"), ==, 0x0087);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "prp"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     g_assert_cmphex(kv_store(d, "prp", val, sizeof(val), 0), ==, 0);
     KvCqe c = kv_retrieve(d, "prp", back, sizeof(back));
@@ -448,19 +450,19 @@ static void test_sgl(void)
     s.cdw[10] = 300;
     s.cdw[11] = 3;
     sqe_sgl(&s, KV_DATA, 300, 0xf0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x4011);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_SGL_DESCR_TYPE_INVALID | KVSSD_SC_DNR);
     sqe_sgl(&s, KV_PRPLIST, 0, 0x30);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400d);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_SGL_SEG_DESCR | KVSSD_SC_DNR);
     sgl_desc(seg, KV_DATA, 100, 0x00);
     sgl_desc(seg + 16, KV_PRPLIST + 64, 16, 0x20);      /* chain inside a last segment */
     qtest_memwrite(d->qts, KV_PRPLIST, seg, sizeof(seg));
     sqe_sgl(&s, KV_PRPLIST, sizeof(seg), 0x30);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400d);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_SGL_SEG_DESCR | KVSSD_SC_DNR);
     sqe_sgl(&s, KV_DATA, 299, 0x00);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400f);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_DATA_SGL_LEN_INVALID | KVSSD_SC_DNR);
     sqe_sgl(&s, KV_PRPLIST, 257 * 16, 0x30);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x400e);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "bad"), ==, 0x0087);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "bad"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
 
@@ -488,24 +490,24 @@ static void test_kv_roundtrip(void)
     g_assert(memcmp(back, val, 100) == 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "hello"), ==, 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, 0x0087);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     c = kv_retrieve(d, "hello", back, 100);
-    g_assert_cmphex(c.status, ==, 0x0087);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, 0x0087);
+    g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0x0089);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, KVSSD_SC_KEY_EXISTS);
 
     struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
     kvssd_sqe_set_key(&s, "big", 3);
     s.cdw[10] = 2 * 1024 * 1024 + 1;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0085);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INVALID_VALUE_SIZE);
     s = kv_sqe(KVSSD_OPC_STORE, 1);
     s.cdw[10] = 10;
     s.cdw[11] = 0;
     kv_set_prp(&s, KV_DATA, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, 0x0086);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INVALID_KEY_SIZE);
 
     uint8_t *big = g_malloc(2 * 1024 * 1024), *bigback = g_malloc(2 * 1024 * 1024);
     for (int i = 0; i < 2 * 1024 * 1024; i++) {
@@ -534,31 +536,31 @@ static void test_log_pages(void)
     uint8_t log[4096];
 
     g_assert_cmphex(kv_store(d, "s", val, sizeof(val), 0), ==, 0);
-    g_assert_cmphex(kv_get_log(d, 0x02, 0, 512, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 0, log), ==, 0);
     g_assert_cmpuint(le64p(log + 48), ==, 1);           /* data units written */
     g_assert_cmpuint(le64p(log + 32), ==, 0);           /* data units read */
     g_assert_cmpuint(le64p(log + 80), ==, 1);           /* host write commands */
 
-    g_assert_cmphex(kv_get_log(d, 0x05, KVSSD_CSI_KV, 4096, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, KVSSD_CSI_KV, 4096, 0, log), ==, 0);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE) & 1, ==, 1);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_RETRIEVE) & 1, ==, 1);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_DELETE) & 1, ==, 1);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_EXIST) & 1, ==, 1);
     g_assert_cmphex(le32p(log + 1024 + 4 * 0x7e), ==, 0);
-    g_assert_cmphex(le32p(log + 4 * 0x06) & 1, ==, 1);  /* admin Identify */
-    g_assert_cmphex(kv_get_log(d, 0x05, KVSSD_CSI_NVM, 4096, 0, log), ==, 0);
+    g_assert_cmphex(le32p(log + 4 * KVSSD_ADM_IDENTIFY) & 1, ==, 1);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, KVSSD_CSI_NVM, 4096, 0, log), ==, 0);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE), ==, 0);
-    g_assert_cmphex(kv_get_log(d, 0x05, 0x02, 4096, 0, log), ==, 0x402c);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, 0x02, 4096, 0, log), ==, KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
 
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, 0x0087);
-    g_assert_cmphex(kv_get_log(d, 0x01, 0, 64, 0, log), ==, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_ERROR, 0, 64, 0, log), ==, 0);
     g_assert_cmpuint(le16p(log + 8), ==, 1);            /* SQ 1 */
     g_assert_cmphex(le16p(log + 12) >> 1, ==, 0x0087);
 
-    g_assert_cmphex(kv_feature(d, 0x09, 0xc0, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
     /* After the reset: Get Log Page itself is 1 SQE; CQEs posted: the
      * Set Features completion was posted after the reset (16 bytes). */
-    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, 4096, 0, log), ==, 0);
     struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
     g_assert_cmpuint(le32_to_cpu(st->version), ==, KVSSD_STATS_LOG_VERSION);
     g_assert_cmpuint(le32_to_cpu(st->dma_unit_bytes), ==, 4096);
@@ -569,7 +571,7 @@ static void test_log_pages(void)
 
     /* One 5000-byte store: 2 dma units of 4 KiB moved host-to-device. */
     g_assert_cmphex(kv_store(d, "t", val, 5000, 0), ==, 0);
-    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, 4096, 0, log), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 8192);
     g_assert_cmpuint(le64_to_cpu(st->stores), ==, 1);
     g_assert_cmpuint(le64_to_cpu(st->xfer.commands), ==, 1);
@@ -592,7 +594,7 @@ static void test_dma_unit_ideal(void)
     uint8_t log[4096];
 
     g_assert_cmphex(kv_store(d, "t", val, 5000, 0), ==, 0);
-    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, 4096, 0, log), ==, 0);
     struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
     g_assert_cmpuint(le32_to_cpu(st->dma_unit_bytes), ==, 1);
     g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 5000);
@@ -608,20 +610,20 @@ static void test_features(void)
     KvDev *d = kv_start("max-ioqpairs=4");
 
     kv_enable(d);
-    g_assert_cmphex(kv_feature(d, 0x09, 0x07, 0x00090009, 0).dw0, ==, 0x00030003);
-    g_assert_cmphex(kv_feature(d, 0x0a, 0x07, 0, 0).dw0, ==, 0x00030003);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00090009, 0).dw0, ==, 0x00030003);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_NUM_QUEUES, 0, 0).dw0, ==, 0x00030003);
     kv_io_queue(d, 16);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
-    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 1, 1).status, ==, 0);
-    g_assert_cmphex(kv_feature(d, 0x0a, KVSSD_FID_KV_CONFIG, 0, 1).dw0, ==, 1);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0x0087);
-    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 0, 1).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 1, 1).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_KV_CONFIG, 0, 1).dw0, ==, 1);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 0, 1).status, ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
-    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_KV_CONFIG, 2, 1).status, ==, 0x4002);
-    g_assert_cmphex(kv_feature(d, 0x09, 0x04, 350, 0).status, ==, 0);
-    g_assert_cmphex(kv_feature(d, 0x0a, 0x04, 0, 0).dw0, ==, 350);
-    g_assert_cmphex(kv_feature(d, 0x09, 0x02, 1, 0).status, ==, 0x4002);
-    g_assert_cmphex(kv_feature(d, 0x0a, 0x0b, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 2, 1).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 350, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 0, 0).dw0, ==, 350);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_POWER_MGMT, 1, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_ASYNC_EVENT_CONFIG, 0, 0).status, ==, 0);
     kv_stop(d);
 }
 
@@ -633,13 +635,13 @@ static void test_format_and_check(void)
 
     g_assert_cmphex(kv_store(d, "a", "1", 1, 0), ==, 0);
     g_assert_cmphex(kv_store(d, "b", "2", 1, 0), ==, 0);
-    s = kv_sqe(0xc4, 0);
+    s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
-    s = kv_sqe(0x80, 1);
+    s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "a"), ==, 0x0087);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "b"), ==, 0x0087);
-    s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "a"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "b"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
 }
@@ -692,7 +694,7 @@ static void test_reset_mid_io(void)
     kv_io_queue(d, 16);
     g_assert_cmphex(kv_store(d, "after", "x", 1, 0), ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "after"), ==, 0);
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
 }
@@ -721,8 +723,8 @@ static void test_image_persistence(void)
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmpuint(c.dw0, ==, sizeof(val));
     g_assert(memcmp(val, back, sizeof(val)) == 0);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "gone"), ==, 0x0087);
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "gone"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
     unlink(img);
@@ -768,7 +770,7 @@ static void test_image_killed(void)
         g_assert_cmpuint(c.dw0, ==, sizeof(val) - i);
         g_assert(memcmp(val, back, sizeof(val) - i) == 0);
     }
-    struct kvssd_sqe s = kv_sqe(0xc4, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
     kv_stop(d);
     unlink(img);
@@ -794,17 +796,17 @@ static void test_standard_long_key(void)
     for (int i = 0; i < 100; i++) {
         val[i] = (uint8_t)(i * 7 + 3);
     }
-    g_assert_cmphex(kv_store(d, key, val, sizeof(val), 0), ==, 0x0086);
-    g_assert_cmphex(kv_retrieve(d, key, back, sizeof(back)).status, ==, 0x0086);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, 0x0086);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, key), ==, 0x0086);
+    g_assert_cmphex(kv_store(d, key, val, sizeof(val), 0), ==, KVSSD_SC_INVALID_KEY_SIZE);
+    g_assert_cmphex(kv_retrieve(d, key, back, sizeof(back)).status, ==, KVSSD_SC_INVALID_KEY_SIZE);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, KVSSD_SC_INVALID_KEY_SIZE);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, key), ==, KVSSD_SC_INVALID_KEY_SIZE);
     s = kv_sqe(KVSSD_OPC_LIST, 1);
     kvssd_sqe_set_key(&s, key, 17);
     s.cdw[10] = 4096;
     s.cdw[11] = kvssd_cdw11(17, 0);
     kv_set_prp(&s, KV_DATA2, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0x0086);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key17), ==, 0x0087);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_KEY_SIZE);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key17), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     /* Our extension: stage the 17-byte key under tag 9, then Store and Retrieve. */
     for (int op = 0; op < 2; op++) {
@@ -964,7 +966,7 @@ static void test_inline_full_tail(void)
         val[i] = (uint8_t)(i * 7 + 3);
     }
     qtest_memwrite(d->qts, KV_DATA, val, 4096);
-    g_assert_cmphex(kv_feature(d, 0x09, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
     s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
     s.cdw[10] = kvssd_inline_head_cdw10(4196, 0, 3);
     s.cdw[11] = 12 | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL;
@@ -980,7 +982,7 @@ static void test_inline_full_tail(void)
     s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);               /* the stock transfer: refused */
     s.cdw[10] = kvssd_inline_tag_seq(12, 1);
     put_payload(&s, xfer_dw, 7, val + 4117, 28);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
 
     s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(12, 1));
     put_payload(&s, full_xfer_dw, 14, val + 4117, 56);
@@ -995,7 +997,7 @@ static void test_inline_full_tail(void)
     g_assert_cmpuint(c.dw0, ==, 4196);
     g_assert_cmpuint(c.dw1, ==, KVSSD_INLINE_DW1_STORED);
 
-    g_assert_cmphex(kv_get_log(d, 0xc0, 0, 4096, 0, log), ==, 0);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, 4096, 0, log), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st->xfer.inline_commands), ==, 4);
     g_assert_cmpuint(le64_to_cpu(st->xfer.inline_bytes), ==, 100);
     g_assert_cmpuint(le64_to_cpu(st->xfer.data_h2d_bytes), ==, 4096);
@@ -1009,7 +1011,7 @@ static void test_inline_full_tail(void)
     s.cdw[11] = 256 | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL;
     put_payload(&s, head_dw, 6, buf, 24);
     kv_set_prp(&s, KV_DATA, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & 0x7ff, ==, KVSSD_SC_INVALID_FIELD);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INVALID_FIELD);
     kv_stop(d);
 }
 

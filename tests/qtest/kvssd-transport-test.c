@@ -40,8 +40,8 @@ static void test_prp_list_self_chain(void)
     KvDev *d = kv_ready(NULL);
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_A + LAST_ENTRY);
-    g_assert_cmphex(store_prp(d, "loop", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "loop"), ==, 0x0087);
+    g_assert_cmphex(store_prp(d, "loop", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "loop"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
 
@@ -53,8 +53,8 @@ static void test_prp_list_two_page_cycle(void)
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B + LAST_ENTRY);
     put_qword(d, LIST_B + LAST_ENTRY, LIST_A + LAST_ENTRY);
-    g_assert_cmphex(store_prp(d, "cycle", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "cycle"), ==, 0x0087);
+    g_assert_cmphex(store_prp(d, "cycle", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "cycle"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
 
@@ -74,8 +74,8 @@ static void test_prp_chain_pointer_offset(void)
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B + 8);
     put_qword(d, LIST_B + 8, KV_DATA + 4096);
     put_qword(d, LIST_B + 16, KV_DATA + 2 * 4096);
-    g_assert_cmphex(store_prp(d, "chain", sizeof(val), KV_DATA, LIST_A + LAST_ENTRY), ==, 0x4013);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "chain"), ==, 0x0087);
+    g_assert_cmphex(store_prp(d, "chain", sizeof(val), KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "chain"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B);
     put_qword(d, LIST_B, KV_DATA + 4096);
@@ -94,15 +94,15 @@ static void test_prp_chain_pointer_offset(void)
 static void test_get_log_page_self_chain(void)
 {
     KvDev *d = kv_ready(NULL);
-    struct kvssd_sqe s = kv_sqe(0x02, 0xffffffff);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
     uint32_t numd = 3 * 4096 / 4 - 1;
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_A + LAST_ENTRY);
-    s.cdw[10] = 0x01 | (numd & 0xffff) << 16;
-    s.cdw[11] = numd >> 16;
+    s.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_ERROR, numd);
+    s.cdw[11] = kvssd_get_log_cdw11(numd);
     kv_set_prp(&s, KV_DATA2, LIST_A + LAST_ENTRY);
-    g_assert_cmphex(kv_admin_status(d, &s), ==, 0x4013);
-    g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
+    g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, NULL), ==, 0);
     kv_stop(d);
 }
 
@@ -162,16 +162,16 @@ static void test_sgl_segment_cycles(void)
     qtest_memwrite(d->qts, KV_DATA, val, sizeof(val));
 
     sgl_desc(d, LIST_A, LIST_A, 16, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, 0x400e);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
 
     sgl_desc(d, LIST_A, LIST_B, 16, 0x20);
     sgl_desc(d, LIST_B, LIST_A, 16, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, 0x400e);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
 
     sgl_desc(d, LIST_A, KV_DATA, 1, 0x00);
     sgl_desc(d, LIST_A + 16, LIST_A, 32, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, 0x400e);
-    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "s"), ==, 0x0087);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "s"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     sgl_desc(d, LIST_A, KV_DATA, 300, 0x00);
     g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, 0);
@@ -211,7 +211,7 @@ static void test_sq_delete_full_cq(void)
     kv_six_exists_on_full_cq(d, cids);
     g_assert(cqe_arrives(d, 1, &c));
     g_assert_cmpuint(c.cid, ==, cids[0]);
-    g_assert_cmphex(c.status, ==, 0x0087);
+    g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     kv_cq_doorbell(d, 1);                               /* the slot is free again */
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
@@ -224,7 +224,7 @@ static void test_sq_delete_full_cq(void)
         c = kv_wait(d, 1);
         g_assert_cmpuint(c.sqid, ==, 1);
         g_assert_cmpuint(c.cid, ==, cid);
-        g_assert_cmphex(c.status, ==, 0x0087);
+        g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     }
     kv_stop(d);
 }
@@ -265,7 +265,7 @@ static void test_sq_delete_latency_explicit(void)
     }
     kv_ring(d, 3);
     /* an admin round trip: the bottom half that answers it has fetched SQ 3 */
-    g_assert_cmphex(kv_identify(d, 1, 0, 0, NULL), ==, 0);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, NULL), ==, 0);
     g_assert(!kv_try_cqe(d, 2, &c));                    /* held: not due yet */
     g_assert_cmphex(kv_delete_sq(d, 3), ==, 0);
     for (int i = 0; i < 7; i++) {
@@ -329,7 +329,7 @@ static void sq_delete_rounds(const char *props)
             before = qemu_rss_kib(d);
         }
         g_assert_cmphex(kv_create_sq(d, 1, DELETE_SQ_ENTRIES, 2), ==, 0);
-        kv_wr32(d, 0x1000 + 8 * 1, DELETE_SQ_ENTRIES - 1);
+        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 1, DELETE_SQ_ENTRIES - 1);
         g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     }
     uint64_t after = qemu_rss_kib(d);

@@ -34,9 +34,13 @@
 extern "C" {
 #endif
 
+/*
+ * The library's key and value limits are the device's (<kvssd/ext.h>): the
+ * longest key through Key Stage and the largest value Identify advertises.
+ */
 #define KVSSD_KEY_MIN 1u
-#define KVSSD_KEY_MAX 255u
-#define KVSSD_VALUE_MAX (2u * 1024 * 1024)
+#define KVSSD_KEY_MAX KVSSD_LONG_KEY_MAX
+#define KVSSD_VALUE_MAX KVSSD_VALUE_MAX_BYTES
 #define KVSSD_QUEUE_DEPTH_MAX 256u
 
 /**
@@ -126,7 +130,7 @@ const char *kvssd_strerror(int err);
 
 /**
  * kvssd_status_to_err() - map an NVMe status to a library error code
- * @status: (SCT << 8) | SC as in <kvssd/nvme_kv.h>; DNR/More bits are ignored
+ * @status: (SCT << 8) | SC as in <kvssd/nvme.h>; DNR/More bits are ignored
  *
  * Return: 0 for success, else the negative enum kvssd_err value.
  */
