@@ -52,7 +52,6 @@ struct kvftl {
     uint64_t now_max_ns;
     uint64_t cpu_busy_ns;         /* the one firmware CPU is busy with packing memcpys until then */
 
-    uint8_t *scratch;             /* one blob header + max key, for straddling reads */
     struct index_entry *iter_scratch;
     uint8_t *iter_value;          /* one value, for key+value iteration */
 };

@@ -74,19 +74,34 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
     cpl->status = KVFTL_ITERATOR_LIMIT;
 }
 
-void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+/*
+ * The opening of the calls on a handle: reset @cpl to success at the
+ * arrival time, then refuse a device that lost power (INTERNAL_ERROR) and
+ * a handle that is not open (INVALID_ITERATOR). Returns its iterator, or
+ * NULL when the call may not proceed.
+ */
+static struct iterator *iter_begin(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
+                                   struct kvftl_cpl *cpl)
 {
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = arrival_ns;
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
-        return;
+        return NULL;
     }
     if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
         cpl->status = KVFTL_INVALID_ITERATOR;
-        return;
+        return NULL;
     }
-    ftl->iters[handle].open = false;
+    return &ftl->iters[handle];
+}
+
+void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+{
+    struct iterator *it = iter_begin(ftl, handle, arrival_ns, cpl);
+    if (it) {
+        it->open = false;
+    }
 }
 
 void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
@@ -109,21 +124,14 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                      uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    memset(cpl, 0, sizeof(*cpl));
-    cpl->done_ns = now;
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVFTL_INTERNAL_ERROR;
-        return;
-    }
-    if (handle >= KVFTL_MAX_ITERATORS || !ftl->iters[handle].open) {
-        cpl->status = KVFTL_INVALID_ITERATOR;
+    struct iterator *it = iter_begin(ftl, handle, arrival_ns, cpl);
+    if (!it) {
         return;
     }
     if (!emit) {
         cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
-    struct iterator *it = &ftl->iters[handle];
     struct index *ix = &ftl->idx;
     ftl->st.iterates++;
     if (it->done) {
@@ -161,8 +169,8 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
             uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
                                    ? loc_len(loc) : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
             uint64_t last_ppn;
-            const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), hdr_len, ftl->scratch, UINT64_MAX,
-                                          &last_ppn, &now);
+            /* in place: a stripe is contiguous in the backing store, buffered pages included */
+            const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn, &now);
             uint32_t kb = p[1];
             const uint8_t *key = p + BLOB_HEADER_BYTES;
             /*

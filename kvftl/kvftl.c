@@ -112,7 +112,6 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         bloom_b = bloom_b < 64 ? 64 : bloom_b & ~63ull;
         bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
     }
-    ftl->scratch = g_malloc(BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + 8);
     gc_init(ftl);
     vlog_init(ftl);
     index_init(ftl);
@@ -141,7 +140,6 @@ static void ftl_free(struct kvftl *ftl)
         bloom_fini(&ftl->bloom);
     }
     nand_fini(&ftl->nand);
-    g_free(ftl->scratch);
     g_free(ftl->iter_value);
     g_free((char *)ftl->cfg.image_path);
     g_free(ftl);

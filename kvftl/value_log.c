@@ -336,10 +336,10 @@ static void vlog_account_reads(struct kvftl *ftl, uint64_t addr, uint32_t len, u
     *now_ns = done;
 }
 
-const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
-                          uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns)
+const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
+                          uint64_t *last_ppn, uint64_t *now_ns)
 {
-    (void)tmp; /* a stripe is contiguous in the backing store, buffered pages included */
+    /* a stripe is contiguous in the backing store, buffered pages included */
     vlog_account_reads(ftl, addr, len, skip_ppn, last_ppn, now_ns);
     return ftl->nand.data + addr;
 }
@@ -360,7 +360,7 @@ const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, u
     if (len < BLOB_HEADER_BYTES + key_bytes || addr + len > ftl->nand.geo.total_bytes) {
         return NULL;
     }
-    const uint8_t *p = vlog_bytes(ftl, addr, len, NULL, skip_ppn, &last, now_ns);
+    const uint8_t *p = vlog_bytes(ftl, addr, len, skip_ppn, &last, now_ns);
     struct blob_header h;
     memcpy(&h, p, sizeof(h));
     if (h.type != type || h.key_bytes != key_bytes ||
@@ -397,8 +397,8 @@ bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t
      */
     vlog_prefetch(ftl, loc);
     uint64_t last;
-    const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, ftl->scratch,
-                                  UINT64_MAX, &last, now_ns);
+    const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, UINT64_MAX,
+                                  &last, now_ns);
     return p[1] == key_bytes && memcmp(p + BLOB_HEADER_BYTES, key, key_bytes) == 0;
 }
 

@@ -174,10 +174,11 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
  * vlog_bytes() - pointer to @len contiguous bytes at device address @addr
  * (buffered or programmed). Accounts the NAND page reads (pages in the
  * buffer and @skip_ppn cost none) in *@now_ns. *@last_ppn returns the last
- * NAND page read (UINT64_MAX if none). @tmp is unused (kept for callers).
+ * NAND page read (UINT64_MAX if none). The bytes are those of the backing
+ * store, where a stripe is contiguous (buffered pages included): no copy.
  */
-const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *tmp,
-                          uint64_t skip_ppn, uint64_t *last_ppn, uint64_t *now_ns);
+const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
+                          uint64_t *last_ppn, uint64_t *now_ns);
 
 /* vlog_copy() - copy @len bytes at @addr into @dst, accounting reads. */
 void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
