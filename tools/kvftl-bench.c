@@ -40,9 +40,13 @@ struct opts {
     uint32_t key_bytes;
     uint32_t value_bytes;
     const char *preset;
-    int packing;               /* -1: preset's */
-    uint32_t placement_unit;   /* 0: preset's */
-    uint64_t index_dram_bytes; /* 0: sized to cache the whole index */
+    /*
+     * A firmware tunable's flag (one per row of include/kvftl/tunables.def,
+     * named like its QEMU property): its text, NULL for the preset's value;
+     * set on the preset after every flag is read. --index-dram-bytes unset:
+     * sized to cache the whole index.
+     */
+    const char **tunable_text; /* [kvftl_tunable_count] */
     uint32_t queue_depth;
     uint32_t batch;            /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
     bool inline_values;
@@ -50,8 +54,6 @@ struct opts {
     bool slices;               /* run the long walks in device slices instead of retrieves */
     uint64_t seed;
 };
-
-static const char *const packing_names[] = { "block", "all", "selective", "backfill" };
 
 static void usage(FILE *f)
 {
@@ -61,9 +63,6 @@ static void usage(FILE *f)
         "  --key-bytes N          key size in bytes (default 16; 1..255)\n"
         "  --value-bytes N        value size in bytes (default 64; 0..2097152)\n"
         "  --preset NAME          device preset: default, pm983, cosmos (default: default)\n"
-        "  --packing NAME         block, all, selective, backfill (default: the preset's)\n"
-        "  --placement-unit N     blob alignment in bytes, power of two 1..4096 (default: the preset's)\n"
-        "  --index-dram-bytes N   index DRAM budget; suffixes K, M, G (default: enough to cache it all)\n"
         "  --queue-depth N        requests in flight in simulated time (default 64; 1..65536)\n"
         "  --batch N              retrieves per kvftl_retrieve_batch() call, at most the queue depth;\n"
         "                         1 calls kvftl_retrieve() (default 16; 1..256)\n"
@@ -72,7 +71,16 @@ static void usage(FILE *f)
         "                         FTL check in device slices; print each one's worst slice\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
-        "  --help                 this text\n");
+        "  --help                 this text\n"
+        "firmware tunables (include/kvftl/tunables.def; numbers take suffixes K, M, G; default:\n"
+        "the preset's, except --index-dram-bytes: enough to cache the whole index):\n");
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        const struct kvftl_tunable *t = &kvftl_tunables[i];
+        char range[256];
+        kvftl_tunable_range(t, range, sizeof(range));
+        fprintf(f, "  --%-28s %s; %s\n", t->prop, t->help, range);
+    }
+    fprintf(f, "  --placement-unit N     the same as --placement-unit-bytes\n");
 }
 
 static void bad(const char *flag, const char *val, const char *range)
@@ -120,17 +128,30 @@ static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t
     return v;
 }
 
+/* A tunable's flag: checked now against the field's own range, set on the preset later. */
+static void tunable_arg(struct opts *o, const char *flag, const struct kvftl_tunable *t,
+                        const char *text)
+{
+    struct kvftl_config tmp;
+    char err[512];
+    kvftl_config_preset(&tmp, NULL);
+    if (kvftl_tunable_parse(&tmp, t, flag, text, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kvftl-bench: %s\n", err);
+        exit(2);
+    }
+    o->tunable_text[t - kvftl_tunables] = text;
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
-    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PACK, O_PU, O_IDX, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_SLICES, O_HELP };
-    static const struct option lo[] = {
+    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PU, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_SLICES, O_HELP,
+           O_TUNABLE /* + the tunable's index */ };
+    static const struct option fixed[] = {
         { "keys", required_argument, NULL, O_KEYS },
         { "key-bytes", required_argument, NULL, O_KB },
         { "value-bytes", required_argument, NULL, O_VB },
         { "preset", required_argument, NULL, O_PRESET },
-        { "packing", required_argument, NULL, O_PACK },
         { "placement-unit", required_argument, NULL, O_PU },
-        { "index-dram-bytes", required_argument, NULL, O_IDX },
         { "queue-depth", required_argument, NULL, O_QD },
         { "batch", required_argument, NULL, O_BATCH },
         { "arrival", required_argument, NULL, O_ARR },
@@ -138,10 +159,21 @@ static void parse(int argc, char **argv, struct opts *o)
         { "json", no_argument, NULL, O_JSON },
         { "slices", no_argument, NULL, O_SLICES },
         { "help", no_argument, NULL, O_HELP },
-        { NULL, 0, NULL, 0 },
     };
+    size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
+    struct option *lo = calloc(nfixed + kvftl_tunable_count + 1, sizeof(*lo));
+    const char **tunable_text = calloc(kvftl_tunable_count, sizeof(*tunable_text));
+    if (!lo || !tunable_text) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        exit(1);
+    }
+    memcpy(lo, fixed, sizeof(fixed));
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        lo[nfixed + i] = (struct option){ kvftl_tunables[i].prop, required_argument, NULL,
+                                          O_TUNABLE + (int)i };
+    }
     *o = (struct opts){ .keys = 10000000, .key_bytes = 16, .value_bytes = 64, .preset = "default",
-                        .packing = -1, .queue_depth = 64, .batch = 16, .seed = 1 };
+                        .tunable_text = tunable_text, .queue_depth = 64, .batch = 16, .seed = 1 };
     bool batch_set = false;
     int c;
     opterr = 0;
@@ -166,29 +198,8 @@ static void parse(int argc, char **argv, struct opts *o)
             o->preset = optarg;
             break;
         }
-        case O_PACK:
-            o->packing = -1;
-            for (int i = 0; i < 4; i++) {
-                if (strcmp(optarg, packing_names[i]) == 0) {
-                    o->packing = i;
-                }
-            }
-            if (o->packing < 0) {
-                bad("--packing", optarg, "one of block, all, selective, backfill");
-            }
-            break;
-        case O_PU: {
-            uint64_t v = num_arg("--placement-unit", optarg, 1, 4096, false,
-                                 "a power of two from 1 to 4096");
-            if (v & (v - 1)) {
-                bad("--placement-unit", optarg, "a power of two from 1 to 4096");
-            }
-            o->placement_unit = (uint32_t)v;
-            break;
-        }
-        case O_IDX:
-            o->index_dram_bytes = num_arg("--index-dram-bytes", optarg, 4096, 1ull << 40, true,
-                                          "a byte count from 4096 to 1T (suffixes K, M, G)");
+        case O_PU:
+            tunable_arg(o, "--placement-unit", kvftl_tunable_find("placement_unit_bytes"), optarg);
             break;
         case O_QD:
             o->queue_depth = (uint32_t)num_arg("--queue-depth", optarg, 1, 65536, false,
@@ -220,11 +231,19 @@ static void parse(int argc, char **argv, struct opts *o)
             usage(stdout);
             exit(0);
         default:
+            if (c >= O_TUNABLE && (size_t)(c - O_TUNABLE) < kvftl_tunable_count) {
+                const struct kvftl_tunable *t = &kvftl_tunables[c - O_TUNABLE];
+                char flag[64];
+                snprintf(flag, sizeof(flag), "--%s", t->prop);
+                tunable_arg(o, flag, t, optarg);
+                break;
+            }
             fprintf(stderr, "kvftl-bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
             usage(stderr);
             exit(2);
         }
     }
+    free(lo);
     if (optind < argc) {
         fprintf(stderr, "kvftl-bench: unexpected argument '%s'\n", argv[optind]);
         exit(2);
@@ -557,16 +576,18 @@ int main(int argc, char **argv)
 
     struct kvftl_config cfg;
     kvftl_config_preset(&cfg, o.preset);
-    if (o.packing >= 0) {
-        cfg.packing = (enum kvftl_packing)o.packing;
-    }
-    if (o.placement_unit) {
-        cfg.placement_unit_bytes = o.placement_unit;
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        if (o.tunable_text[i]) {
+            kvftl_tunable_parse(&cfg, &kvftl_tunables[i], kvftl_tunables[i].prop, o.tunable_text[i],
+                                NULL, 0);   /* checked by tunable_arg() */
+        }
     }
     size_device(&cfg, &o);
-    bool auto_index = o.index_dram_bytes == 0;
+    bool auto_index = !o.tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
     /* Enough to cache the whole index: 256 bytes of index page per key is far above any layout. */
-    cfg.index_dram_bytes = auto_index ? o.keys * 256 + (64ull << 20) : o.index_dram_bytes;
+    if (auto_index) {
+        cfg.index_dram_bytes = o.keys * 256 + (64ull << 20);
+    }
     if (cfg.max_keys && cfg.max_keys < o.keys) {
         cfg.max_keys = o.keys;
     }
@@ -765,7 +786,7 @@ int main(int argc, char **argv)
                "\"gc_runs\": %" PRIu64 ", \"store_errors\": %" PRIu64 ", "
                "\"retrieve_errors\": %" PRIu64 ", \"retrieve_mismatches\": %" PRIu64 ", "
                "\"max_rss_bytes\": %" PRIu64 "}\n",
-               o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
+               o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
                used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth, o.batch,
                o.inline_values ? "inline" : "dma", o.seed, nand_bytes,
                ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s,
@@ -787,7 +808,7 @@ int main(int argc, char **argv)
         fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
         printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
                "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
-               o.keys, o.key_bytes, o.value_bytes, o.preset, packing_names[used->packing],
+               o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
                used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth, o.batch,
                o.seed);
         printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
