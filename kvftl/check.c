@@ -85,7 +85,7 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
     uint32_t len = loc_len(e->loc);
     uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
     if (addr + len > geo->total_bytes || len < BLOB_HEADER_BYTES + 1 ||
-        (ftl->stripes[s].state != STRIPE_DATA && ftl->stripes[s].state != STRIPE_OPEN_DATA)) {
+        (ftl->space.stripes[s].state != STRIPE_DATA && ftl->space.stripes[s].state != STRIPE_OPEN_DATA)) {
         BAD("index entry %#llx points outside the value log (address %llu, %u bytes)",
             (unsigned long long)e->hash, (unsigned long long)addr, len);
     }
@@ -123,14 +123,14 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     uint32_t free_count = 0;
 
     for (uint32_t s = 0; s < n; s++) {
-        free_count += ftl->stripes[s].state == STRIPE_FREE;
-        if (w->valid[s] != ftl->stripes[s].valid_bytes) {
+        free_count += ftl->space.stripes[s].state == STRIPE_FREE;
+        if (w->valid[s] != ftl->space.stripes[s].valid_bytes) {
             BAD("stripe %u accounts %llu valid bytes; the index references %llu", s,
-                (unsigned long long)ftl->stripes[s].valid_bytes, (unsigned long long)w->valid[s]);
+                (unsigned long long)ftl->space.stripes[s].valid_bytes, (unsigned long long)w->valid[s]);
         }
     }
-    if (free_count != ftl->free_stripes) {
-        BAD("%u stripes are free but the free count is %u", free_count, ftl->free_stripes);
+    if (free_count != ftl->space.free_stripes) {
+        BAD("%u stripes are free but the free count is %u", free_count, ftl->space.free_stripes);
     }
     const struct live_gauges *g = &ftl->vl.live;
     if (w->live.keys != g->keys || w->live.user_bytes != g->user_bytes ||

@@ -16,6 +16,7 @@
 #include "iterator.h"
 #include "nand.h"
 #include "recovery.h"
+#include "space.h"
 #include "stats.h"
 #include "value_log.h"
 
@@ -27,10 +28,7 @@ struct kvftl {
     struct bloom bloom;
     bool bloom_on;
 
-    struct stripe_info *stripes;
-    uint32_t free_stripes;
-    uint32_t alloc_cursor;
-    uint64_t stripe_seq;          /* open sequence counter */
+    struct space space;           /* stripes, allocation, valid bytes */
     bool gc_active;
 
     /* live-data gauges: the blobs' in vl.live */

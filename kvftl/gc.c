@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Free space and garbage collection.
+ * Garbage collection.
  *
- * Stripes (block b of every die) are the erase unit. Each closed stripe
- * carries its valid bytes: live blobs rounded to the placement unit, live
+ * Stripes (block b of every die, space.c) are the erase unit. Each closed
+ * stripe carries its valid bytes: live blobs rounded to the placement unit, live
  * tombstones, live index pages. The collector picks a victim (greedy:
  * fewest valid bytes; cost-benefit: highest (1-u)*age/(1+u)), re-reads it,
  * relocates every blob the index still points at (and every index page
@@ -21,65 +21,6 @@
 
 #include <glib.h>
 
-void gc_init(struct kvftl *ftl)
-{
-    uint32_t n = ftl->nand.geo.stripes;
-    ftl->stripes = g_new0(struct stripe_info, n);
-    for (uint32_t s = 0; s < n; s++) {
-        ftl->stripes[s].state = STRIPE_FREE;
-        ftl->stripes[s].erased = true;
-        ftl->stripes[s].min_blob_seq = UINT64_MAX;
-    }
-    ftl->free_stripes = n;
-    ftl->alloc_cursor = 0;
-}
-
-void gc_fini(struct kvftl *ftl)
-{
-    g_free(ftl->stripes);
-    ftl->stripes = NULL;
-}
-
-uint32_t stripe_free_count(const struct kvftl *ftl)
-{
-    return ftl->free_stripes;
-}
-
-uint32_t stripe_alloc(struct kvftl *ftl, enum stripe_state state, uint64_t *now_ns)
-{
-    uint32_t n = ftl->nand.geo.stripes;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t s = (ftl->alloc_cursor + i) % n;
-        struct stripe_info *si = &ftl->stripes[s];
-        if (si->state != STRIPE_FREE) {
-            continue;
-        }
-        if (!si->erased) {
-            /* erase ahead of use: the dies are busy, the caller does not wait */
-            nand_erase_stripe(&ftl->nand, s, *now_ns);
-            si->erased = true;
-        }
-        si->state = (uint8_t)state;
-        si->valid_bytes = 0;
-        si->open_seq = ftl->stripe_seq++;
-        si->min_blob_seq = UINT64_MAX;
-        si->last_write_ns = *now_ns;
-        ftl->free_stripes--;
-        ftl->alloc_cursor = (s + 1) % n;
-        return s;
-    }
-    return UINT32_MAX;
-}
-
-void gc_valid_add(struct kvftl *ftl, uint64_t addr, int64_t delta, uint64_t blob_seq)
-{
-    struct stripe_info *si = &ftl->stripes[addr / ftl->nand.geo.stripe_bytes];
-    si->valid_bytes = (uint64_t)((int64_t)si->valid_bytes + delta);
-    if (delta > 0 && blob_seq && blob_seq < si->min_blob_seq) {
-        si->min_blob_seq = blob_seq;
-    }
-}
-
 uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns)
 {
     return gc_pick_victim_policy(ftl, now_ns, ftl->cfg.gc_policy);
@@ -91,7 +32,7 @@ uint32_t gc_pick_victim_policy(struct kvftl *ftl, uint64_t now_ns, enum kvftl_gc
     uint32_t best = UINT32_MAX;
     double best_score = -1.0;
     for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
-        const struct stripe_info *si = &ftl->stripes[s];
+        const struct stripe_info *si = &ftl->space.stripes[s];
         if ((si->state != STRIPE_DATA && si->state != STRIPE_INDEX) || si->valid_bytes >= sb) {
             continue;
         }
@@ -116,7 +57,7 @@ static uint64_t oldest_other_blob_seq(const struct kvftl *ftl, uint32_t victim)
 {
     uint64_t m = UINT64_MAX;
     for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
-        const struct stripe_info *si = &ftl->stripes[s];
+        const struct stripe_info *si = &ftl->space.stripes[s];
         if (s != victim && (si->state == STRIPE_DATA || si->state == STRIPE_OPEN_DATA) &&
             si->min_blob_seq < m) {
             m = si->min_blob_seq;
@@ -224,7 +165,7 @@ static int collect_index(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
 
 int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
 {
-    struct stripe_info *si = &ftl->stripes[victim];
+    struct stripe_info *si = &ftl->space.stripes[victim];
     bool was_active = ftl->gc_active;
     ftl->gc_active = true;
     int rc = si->state == STRIPE_DATA ? collect_data(ftl, victim, now_ns)
@@ -244,24 +185,19 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
         /* something live was not found by the scan: never erase it */
         return -1;
     }
-    *now_ns = nand_erase_stripe(&ftl->nand, victim, *now_ns);
-    si->state = STRIPE_FREE;
-    si->erased = true;
-    si->valid_bytes = 0;
-    si->min_blob_seq = UINT64_MAX;
-    ftl->free_stripes++;
+    *now_ns = space_release(&ftl->space, victim, *now_ns);
     ftl->st.gc_runs++;
     return 0;
 }
 
 void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
 {
-    if (ftl->gc_active || ftl->free_stripes >= ftl->cfg.gc_low_watermark_blocks) {
+    if (ftl->gc_active || ftl->space.free_stripes >= ftl->cfg.gc_low_watermark_blocks) {
         return;
     }
     uint64_t start = *now_ns;
     for (uint32_t i = 0; i < ftl->nand.geo.stripes &&
-                         ftl->free_stripes < ftl->cfg.gc_low_watermark_blocks; i++) {
+                         ftl->space.free_stripes < ftl->cfg.gc_low_watermark_blocks; i++) {
         /*
          * Short of free stripes, reclaim the most space per relocated byte
          * whatever the policy: an old but nearly full victim (cost-benefit's
@@ -279,7 +215,7 @@ void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
 void gc_background(struct kvftl *ftl, uint64_t arrival_ns)
 {
     /* only in idle time: nothing outstanding when the request arrives */
-    if (ftl->gc_active || ftl->free_stripes >= ftl->cfg.gc_high_watermark_blocks ||
+    if (ftl->gc_active || ftl->space.free_stripes >= ftl->cfg.gc_high_watermark_blocks ||
         !ftl_powered(ftl) || arrival_ns <= ftl->now_max_ns) {
         return;
     }

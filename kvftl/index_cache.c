@@ -73,9 +73,9 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
     const struct nand_geometry *geo = &ftl->nand.geo;
     if (ix->stream_stripe == UINT32_MAX || ix->stream_idx == geo->pages_per_stripe) {
         if (ix->stream_stripe != UINT32_MAX) {
-            ftl->stripes[ix->stream_stripe].state = STRIPE_INDEX;
+            ftl->space.stripes[ix->stream_stripe].state = STRIPE_INDEX;
         }
-        ix->stream_stripe = stripe_alloc(ftl, STRIPE_OPEN_INDEX, now_ns);
+        ix->stream_stripe = space_alloc(&ftl->space, STRIPE_OPEN_INDEX, now_ns);
         ix->stream_idx = 0;
         if (ix->stream_stripe == UINT32_MAX) {
             return -1;
@@ -85,7 +85,7 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
     struct nand_oob oob = {
         .kind = NAND_PAGE_INDEX,
         .tag = page_id,
-        .seq = ftl->stripes[ix->stream_stripe].open_seq,
+        .seq = ftl->space.stripes[ix->stream_stripe].open_seq,
     };
     const uint8_t *src = mem;
     if (ix->page_bytes < geo->page_size) {
@@ -102,15 +102,15 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
         return -1;
     }
     ix->stream_idx++;
-    ftl->stripes[ix->stream_stripe].erased = false;
-    ftl->stripes[ix->stream_stripe].last_write_ns = *now_ns;
+    ftl->space.stripes[ix->stream_stripe].erased = false;
+    ftl->space.stripes[ix->stream_stripe].last_write_ns = *now_ns;
     if (ix->page_ppn[page_id] != UINT32_MAX) {
-        gc_valid_add(ftl, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
+        space_valid_add(&ftl->space, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
                      -(int64_t)geo->page_size, 0);
         ftl->index_nand_bytes -= geo->page_size;
     }
     ix->page_ppn[page_id] = (uint32_t)ppn;
-    gc_valid_add(ftl, ppn * geo->page_size, geo->page_size, 0);
+    space_valid_add(&ftl->space, ppn * geo->page_size, geo->page_size, 0);
     ftl->index_nand_bytes += geo->page_size;
     ix->pages_written++;
     /* the program runs in the background; the caller only waits for the transfer */

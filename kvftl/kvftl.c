@@ -49,13 +49,7 @@ void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn)
 void ftl_reset_state(struct kvftl *ftl)
 {
     vlog_forget(ftl);
-    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
-        struct stripe_info *si = &ftl->stripes[s];
-        si->state = STRIPE_FREE;
-        si->valid_bytes = 0;
-        si->min_blob_seq = UINT64_MAX;
-    }
-    ftl->free_stripes = ftl->nand.geo.stripes;
+    space_reset(&ftl->space);
     ftl->vl.live = (struct live_gauges){ 0 };
     ftl->index_nand_bytes = 0;
     memset(ftl->iters, 0, sizeof(ftl->iters));
@@ -112,7 +106,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         bloom_b = bloom_b < 64 ? 64 : bloom_b & ~63ull;
         bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
     }
-    gc_init(ftl);
+    space_init(&ftl->space, &ftl->nand);
     vlog_init(ftl);
     index_init(ftl);
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
@@ -135,7 +129,7 @@ static void ftl_free(struct kvftl *ftl)
 {
     index_fini(ftl);
     vlog_fini(ftl);
-    gc_fini(ftl);
+    space_fini(&ftl->space);
     if (ftl->bloom_on) {
         bloom_fini(&ftl->bloom);
     }
@@ -517,14 +511,7 @@ void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
     if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
         return;
     }
-    uint64_t done = now;
-    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
-        if (!ftl->stripes[s].erased) {
-            uint64_t d = nand_erase_stripe(&ftl->nand, s, now);
-            done = d > done ? d : done;
-            ftl->stripes[s].erased = true;
-        }
-    }
+    uint64_t done = space_erase_all(&ftl->space, now);
     ftl_reset_state(ftl);
     cpl->done_ns = done;
     if (done > ftl->now_max_ns) {

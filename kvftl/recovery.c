@@ -97,7 +97,7 @@ int recovery_checkpoint(struct kvftl *ftl)
     struct checkpoint_head ch = {
         .magic = IMAGE_MAGIC,
         .next_seq = ftl->vl.next_seq,
-        .stripe_seq = ftl->stripe_seq,
+        .stripe_seq = ftl->space.stripe_seq,
         .live_keys = ftl->vl.live.keys,
         .live_user_bytes = ftl->vl.live.user_bytes,
         .live_nand_bytes = ftl->vl.live.nand_bytes,
@@ -109,14 +109,14 @@ int recovery_checkpoint(struct kvftl *ftl)
         .stream_stripe = ix->stream_stripe,
         .stream_idx = ix->stream_idx,
         .vl_stripe = ftl->vl.stripe,
-        .alloc_cursor = ftl->alloc_cursor,
+        .alloc_cursor = ftl->space.alloc_cursor,
         .stripes = ftl->nand.geo.stripes,
         .layout = CHECKPOINT_LAYOUT,
         .hash_seed = ix->hash_seed,
     };
     GByteArray *b = g_byte_array_new();
     g_byte_array_append(b, (const guint8 *)&ch, sizeof(ch));
-    g_byte_array_append(b, (const guint8 *)ftl->stripes, ch.stripes * sizeof(struct stripe_info));
+    g_byte_array_append(b, (const guint8 *)ftl->space.stripes, ch.stripes * sizeof(struct stripe_info));
     g_byte_array_append(b, (const guint8 *)ix->dir, (sizeof(uint32_t) << ix->global_depth));
     g_byte_array_append(b, (const guint8 *)ix->page_ppn, ix->npages * sizeof(uint32_t));
     g_byte_array_append(b, (const guint8 *)ix->page_depth, ix->npages);
@@ -542,7 +542,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
 
     /* all checked: load it */
     index_cache_drop(ftl);
-    memcpy(ftl->stripes, st, geo->stripes * sizeof(*st));
+    memcpy(ftl->space.stripes, st, geo->stripes * sizeof(*st));
     g_free(ix->dir);
     ix->global_depth = gd;
     ix->dir = g_memdup2(dirp, sizeof(uint32_t) << gd);
@@ -568,7 +568,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     ix->hash_seed = ch.hash_seed;
 
     ftl->vl.next_seq = ch.next_seq;
-    ftl->stripe_seq = ch.stripe_seq;
+    ftl->space.stripe_seq = ch.stripe_seq;
     ftl->vl.live = (struct live_gauges){
         .keys = ch.live_keys,
         .user_bytes = ch.live_user_bytes,
@@ -576,10 +576,10 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         .tombstone_bytes = ch.tombstone_bytes,
     };
     ftl->index_nand_bytes = ch.index_nand_bytes;
-    ftl->alloc_cursor = ch.alloc_cursor;
-    ftl->free_stripes = 0;
+    ftl->space.alloc_cursor = ch.alloc_cursor;
+    ftl->space.free_stripes = 0;
     for (uint32_t s = 0; s < geo->stripes; s++) {
-        ftl->free_stripes += ftl->stripes[s].state == STRIPE_FREE;
+        ftl->space.free_stripes += ftl->space.stripes[s].state == STRIPE_FREE;
     }
 
     struct value_log *vl = &ftl->vl;
@@ -789,7 +789,7 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
     uint64_t base = (uint64_t)s * geo->stripe_bytes;
     uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
     uint64_t max_seq = 0, pos = 0, read_upto = 0;
-    struct stripe_info *si = &ftl->stripes[s];
+    struct stripe_info *si = &ftl->space.stripes[s];
     char what[64];
 
     while (pos < geo->stripe_bytes) {
@@ -984,7 +984,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     uint64_t max_stripe_seq = 0;
     for (uint32_t s = 0; s < geo->stripes; s++) {
         uint64_t first = (uint64_t)s * geo->pages_per_stripe;
-        struct stripe_info *si = &ftl->stripes[s];
+        struct stripe_info *si = &ftl->space.stripes[s];
         bool any = ftl->nand.torn_ppn >= first && ftl->nand.torn_ppn < first + geo->pages_per_stripe;
         /*
          * What the stripe holds, by a vote of its pages' spare areas: one
@@ -1032,11 +1032,11 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     qsort(order, ndata, sizeof(*order), scan_cmp);
     uint64_t max_seq = 0;
     for (uint32_t i = 0; i < ndata; i++) {
-        struct stripe_info *si = &ftl->stripes[order[i].stripe];
+        struct stripe_info *si = &ftl->space.stripes[order[i].stripe];
         si->state = STRIPE_DATA; /* the log continues in a fresh stripe */
         si->open_seq = order[i].seq;
         si->last_write_ns = now;
-        ftl->free_stripes--;
+        ftl->space.free_stripes--;
     }
     for (uint32_t i = 0; i < ndata; i++) {
         uint64_t m = scan_stripe(ftl, order[i].stripe, &now);
@@ -1046,8 +1046,8 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     if (max_seq != UINT64_MAX && max_seq + 1 > ftl->vl.next_seq) {
         ftl->vl.next_seq = max_seq + 1;
     }
-    if (max_stripe_seq > ftl->stripe_seq) {
-        ftl->stripe_seq = max_stripe_seq;
+    if (max_stripe_seq > ftl->space.stripe_seq) {
+        ftl->space.stripe_seq = max_stripe_seq;
     }
     r->keys = ftl->vl.live.keys;
     bloom_rebuild(ftl);

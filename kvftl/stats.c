@@ -71,7 +71,7 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->index_nand_bytes = ftl->index_nand_bytes;
     st->capacity_bytes = ftl->capacity_bytes;
     st->index_host_bytes = index_host_bytes(ftl);
-    st->free_stripes = ftl->free_stripes;
+    st->free_stripes = ftl->space.free_stripes;
     st->total_stripes = ftl->nand.geo.stripes;
     st->write_amplification =
         st->user_bytes_written

@@ -59,7 +59,7 @@ int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns)
             struct nand_oob oob = {
                 .kind = NAND_PAGE_DATA,
                 .tag = 0,
-                .seq = ftl->stripes[vl->stripe].open_seq,
+                .seq = ftl->space.stripes[vl->stripe].open_seq,
             };
             uint64_t done;
             if (nand_program(&ftl->nand, ppn, nand_page_ptr(&ftl->nand, ppn), &oob, now_ns,
@@ -101,11 +101,11 @@ uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
             ftl->nand.oob[ppn] = (struct nand_oob){
                 .kind = NAND_PAGE_BUFFERED,
                 .tag = 0,
-                .seq = ftl->stripes[vl->stripe].open_seq,
+                .seq = ftl->space.stripes[vl->stripe].open_seq,
             };
         }
         vl->open_idx++;
-        ftl->stripes[vl->stripe].erased = false;
+        ftl->space.stripes[vl->stripe].erased = false;
     }
     return nand_page_ptr(&ftl->nand, vl->base_ppn + idx);
 }
@@ -136,7 +136,7 @@ static void vlog_close_stripe(struct kvftl *ftl)
 {
     struct value_log *vl = &ftl->vl;
     if (vl->stripe != UINT32_MAX) {
-        ftl->stripes[vl->stripe].state = STRIPE_DATA;
+        ftl->space.stripes[vl->stripe].state = STRIPE_DATA;
     }
     vl->stripe = UINT32_MAX;
 }
@@ -158,7 +158,7 @@ static int vlog_finish_stripe(struct kvftl *ftl, uint64_t *now_ns)
 static int vlog_open_stripe(struct kvftl *ftl, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
-    uint32_t s = stripe_alloc(ftl, STRIPE_OPEN_DATA, now_ns);
+    uint32_t s = space_alloc(&ftl->space, STRIPE_OPEN_DATA, now_ns);
     if (s == UINT32_MAX) {
         return -1;
     }
@@ -238,7 +238,7 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
         }
     }
 
-    struct stripe_info *si = &ftl->stripes[vl->stripe];
+    struct stripe_info *si = &ftl->space.stripes[vl->stripe];
     si->last_write_ns = *now_ns;
     if (h->seq < si->min_blob_seq) {
         si->min_blob_seq = h->seq;
@@ -286,11 +286,11 @@ void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, u
     struct value_log *vl = &ftl->vl;
     if (oldloc) {
         uint32_t occ = live_uncount(vl, &vl->live, oldloc);
-        gc_valid_add(ftl, loc_addr(oldloc), -(int64_t)occ, 0);
+        space_valid_add(&ftl->space, loc_addr(oldloc), -(int64_t)occ, 0);
     }
     if (newloc) {
         uint32_t occ = vlog_live_count(vl, &vl->live, newloc);
-        gc_valid_add(ftl, loc_addr(newloc), occ, seq);
+        space_valid_add(&ftl->space, loc_addr(newloc), occ, seq);
     }
 }
 

@@ -39,16 +39,16 @@ static void test_greedy_victim(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 1000 };
-    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 500 };
-    f->stripes[3] = (struct stripe_info){ .state = STRIPE_INDEX, .valid_bytes = 800 };
-    f->stripes[4] = (struct stripe_info){ .state = STRIPE_OPEN_DATA, .valid_bytes = 0 };
-    f->stripes[5] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES };
+    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 1000 };
+    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 500 };
+    f->space.stripes[3] = (struct stripe_info){ .state = STRIPE_INDEX, .valid_bytes = 800 };
+    f->space.stripes[4] = (struct stripe_info){ .state = STRIPE_OPEN_DATA, .valid_bytes = 0 };
+    f->space.stripes[5] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES };
     CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 2);
-    f->stripes[2].valid_bytes = 900;
+    f->space.stripes[2].valid_bytes = 900;
     CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 3);
     for (int s = 1; s <= 5; s++) {
-        f->stripes[s].state = STRIPE_FREE;
+        f->space.stripes[s].state = STRIPE_FREE;
     }
     CU_ASSERT_EQUAL(gc_pick_victim(f, 0), UINT32_MAX);
     kvftl_close(f);
@@ -64,9 +64,9 @@ static void test_cost_benefit_victim(void)
     struct kvftl_config c = small_config();
     c.gc_policy = KVFTL_GC_COST_BENEFIT;
     struct kvftl *f = open_or_die(&c);
-    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
+    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
                                           .last_write_ns = 0 };
-    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
+    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
                                           .last_write_ns = 9 };
     CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
     f->cfg.gc_policy = KVFTL_GC_GREEDY;
@@ -85,17 +85,17 @@ static void test_collect_relocates_live_blobs(void)
     struct kvftl *f = open_or_die(&c);
     fill(f, 0, BLOBS_PER_STRIPE, 1);
     fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
-    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_DATA);
-    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 2048);
-    uint32_t free_before = f->free_stripes;
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_DATA);
+    CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 2048);
+    uint32_t free_before = f->space.free_stripes;
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.gc_runs, 1);
     CU_ASSERT_EQUAL(st.gc_relocated_bytes, 2048);
     CU_ASSERT_EQUAL(st.nand_blocks_erased, 1);
-    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_FREE);
-    CU_ASSERT_EQUAL(f->free_stripes, free_before + 1);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_FREE);
+    CU_ASSERT_EQUAL(f->space.free_stripes, free_before + 1);
     char key[17];
     key_of(key, BLOBS_PER_STRIPE - 1);
     CU_ASSERT(addr_of(f, key) >= STRIPE_BYTES);
@@ -238,7 +238,7 @@ static void test_gc_drops_unneeded_tombstone(void)
     fill(f, 0, BLOBS_PER_STRIPE - 2, 1);        /* stripe 0 is full */
     fill(f, 0, BLOBS_PER_STRIPE - 2, 2);        /* all of it is overwritten in stripe 1 */
     CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 1024);
-    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 1024); /* the tombstone only */
+    CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 1024); /* the tombstone only */
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
     CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 0);
@@ -266,7 +266,7 @@ static void test_gc_keeps_needed_tombstone(void)
     del(f, "old-key");                           /* tombstone at the start of stripe 1 */
     fill(f, 0, BLOBS_PER_STRIPE - 1, 2);        /* stripe 1 full */
     fill(f, 0, BLOBS_PER_STRIPE - 1, 3);        /* stripe 1's pairs now stale */
-    CU_ASSERT_EQUAL(f->stripes[1].valid_bytes, 1024);
+    CU_ASSERT_EQUAL(f->space.stripes[1].valid_bytes, 1024);
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 1, &now), 0);
     CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes, 1024);
@@ -313,9 +313,9 @@ static void test_foreground_gc_is_greedy(void)
     struct kvftl_config c = small_config();
     c.gc_policy = KVFTL_GC_COST_BENEFIT;
     struct kvftl *f = open_or_die(&c);
-    f->stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
+    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
                                           .last_write_ns = 0 };
-    f->stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
+    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
                                           .last_write_ns = 9 };
     CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
     CU_ASSERT_EQUAL(gc_pick_victim_policy(f, 10, KVFTL_GC_GREEDY), 2);
@@ -354,13 +354,13 @@ static void test_collect_data_area_layout(void)
         snprintf(key, sizeof(key), "f%07d", i);
         CU_ASSERT_EQUAL_FATAL(put(f, key, 100, 0x4, false), 0);
     }
-    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_DATA);
-    CU_ASSERT_EQUAL(f->stripes[0].valid_bytes, 16384 + 132);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_DATA);
+    CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 16384 + 132);
     uint64_t now = 0;
     uint64_t relocated = stats(f).gc_relocated_bytes;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
     CU_ASSERT_EQUAL(stats(f).gc_relocated_bytes - relocated, 16384 + 132);
-    CU_ASSERT_EQUAL(f->stripes[0].state, STRIPE_FREE);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_FREE);
     uint64_t l = addr_of(f, "L-------");
     CU_ASSERT(l >= f->nand.geo.stripe_bytes);
     CU_ASSERT_EQUAL(l % 8192, 0);

@@ -490,13 +490,13 @@ static void test_check_steps_same_failure(void)
     uint64_t pages, blobs;
     uint64_t addr = addr_of(f, "bb-00001");
     uint32_t s = (uint32_t)(addr / f->nand.geo.stripe_bytes);
-    f->stripes[s].valid_bytes += 1;
+    f->space.stripes[s].valid_bytes += 1;
     CU_ASSERT_EQUAL(kvftl_check(f, one, sizeof(one)), -1);
     CU_ASSERT_EQUAL(check_in_steps(f, 4096, stepped, sizeof(stepped), &steps, &pages, &blobs), -1);
     CU_ASSERT_STRING_EQUAL(one, stepped);
     CU_ASSERT(strstr(one, "valid bytes") != NULL);
     CU_ASSERT(steps > 1);
-    f->stripes[s].valid_bytes -= 1;
+    f->space.stripes[s].valid_bytes -= 1;
     kvftl_close(f);
 }
 

@@ -438,7 +438,7 @@ static void test_killed_process_image(void)
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(stats(f).live_keys, 0);
-    CU_ASSERT_FALSE(f->stripes[0].erased);
+    CU_ASSERT_FALSE(f->space.stripes[0].erased);
     CU_ASSERT_EQUAL(put(f, "new", 50, 2, false), 0);
     CU_ASSERT_EQUAL(addr_of(f, "new"), 0);
     CU_ASSERT_EQUAL(stats(f).nand_blocks_erased, 1);

@@ -120,7 +120,7 @@ static void test_check_detects_corruption(void)
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "blob at 1024 fails its checksum");
     f->nand.data[1024 + 24 + 6 + 50] ^= 0xff;
-    f->stripes[0].valid_bytes += 1;
+    f->space.stripes[0].valid_bytes += 1;
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "stripe 0 accounts 2049 valid bytes; the index references 2048");
     kvftl_close(f);
