@@ -73,13 +73,32 @@ static const struct payload_lane xfer_full_lanes[KVSSD_INLINE_XFER_FULL_PAYLOAD]
     LANES4(9), LANES4(10), LANES4(11), LANES4(12), LANES4(13), LANES4(14), LANES4(15),
 };
 
+/* A command on one key: its key field (or staged-key tag) and CDW11 = key length | options. */
+static void cmd_keyed(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid, const void *key,
+                      uint32_t key_len, uint32_t key_tag, uint32_t options)
+{
+    cmd_init(cmd, opcode, nsid);
+    cmd_set_key(cmd, key, key_len, key_tag);
+    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, options);
+}
+
+/* A keyed command whose data goes to @buf, @buf_len bytes (CDW10); no buffer when 0. */
+static void cmd_keyed_to_host(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid,
+                              const void *key, uint32_t key_len, uint32_t key_tag, void *buf,
+                              uint32_t buf_len)
+{
+    cmd_keyed(cmd, opcode, nsid, key, key_len, key_tag, 0);
+    cmd->sqe.cdw[10] = buf_len;
+    cmd->data = buf_len ? buf : NULL;
+    cmd->data_len = buf_len;
+}
+
 void kvssd_cmd_store(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
                      uint32_t key_tag, const void *value, uint32_t value_len, uint32_t options)
 {
-    cmd_init(cmd, KVSSD_OPC_STORE, nsid);
-    cmd_set_key(cmd, key, key_len, key_tag);
+    cmd_keyed(cmd, KVSSD_OPC_STORE, nsid, key, key_len, key_tag,
+              options & KVSSD_STORE_OPT_VALID_MASK);
     cmd->sqe.cdw[10] = value_len;
-    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, options & KVSSD_STORE_OPT_VALID_MASK);
     cmd->data = (void *)value;
     cmd->data_len = value_len;
 }
@@ -87,39 +106,25 @@ void kvssd_cmd_store(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint
 void kvssd_cmd_retrieve(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
                         uint32_t key_tag, void *buf, uint32_t buf_len)
 {
-    cmd_init(cmd, KVSSD_OPC_RETRIEVE, nsid);
-    cmd_set_key(cmd, key, key_len, key_tag);
-    cmd->sqe.cdw[10] = buf_len;
-    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, 0);
-    cmd->data = buf_len ? buf : NULL;
-    cmd->data_len = buf_len;
+    cmd_keyed_to_host(cmd, KVSSD_OPC_RETRIEVE, nsid, key, key_len, key_tag, buf, buf_len);
 }
 
 void kvssd_cmd_delete(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
                       uint32_t key_tag)
 {
-    cmd_init(cmd, KVSSD_OPC_DELETE, nsid);
-    cmd_set_key(cmd, key, key_len, key_tag);
-    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, 0);
+    cmd_keyed(cmd, KVSSD_OPC_DELETE, nsid, key, key_len, key_tag, 0);
 }
 
 void kvssd_cmd_exist(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
                      uint32_t key_tag)
 {
-    cmd_init(cmd, KVSSD_OPC_EXIST, nsid);
-    cmd_set_key(cmd, key, key_len, key_tag);
-    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, 0);
+    cmd_keyed(cmd, KVSSD_OPC_EXIST, nsid, key, key_len, key_tag, 0);
 }
 
 void kvssd_cmd_list(struct kvssd_cmd *cmd, uint32_t nsid, const void *key, uint32_t key_len,
                     uint32_t key_tag, void *buf, uint32_t buf_len)
 {
-    cmd_init(cmd, KVSSD_OPC_LIST, nsid);
-    cmd_set_key(cmd, key, key_len, key_tag);
-    cmd->sqe.cdw[10] = buf_len;
-    cmd->sqe.cdw[11] = kvssd_cdw11(key_len, 0);
-    cmd->data = buf;
-    cmd->data_len = buf_len;
+    cmd_keyed_to_host(cmd, KVSSD_OPC_LIST, nsid, key, key_len, key_tag, buf, buf_len);
 }
 
 void kvssd_cmd_flush(struct kvssd_cmd *cmd, uint32_t nsid)

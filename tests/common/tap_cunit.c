@@ -52,3 +52,26 @@ int tap_cunit_run(void)
     }
     return tap_failed ? 1 : 0;
 }
+
+int tap_main(const struct tap_suite *suites, unsigned nr_suites)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        printf("Bail out! CUnit: %s\n", CU_get_error_msg());
+        return 1;
+    }
+    for (unsigned i = 0; i < nr_suites; i++) {
+        CU_pSuite s = CU_add_suite(suites[i].name, suites[i].init, suites[i].cleanup);
+        for (unsigned t = 0; s && t < suites[i].nr_tests; t++) {
+            if (!CU_add_test(s, suites[i].tests[t].name, suites[i].tests[t].run)) {
+                s = NULL;
+            }
+        }
+        if (!s) {
+            printf("Bail out! CUnit cannot register suite %s: %s\n", suites[i].name,
+                   CU_get_error_msg());
+            CU_cleanup_registry();
+            return 1;
+        }
+    }
+    return tap_cunit_run();
+}

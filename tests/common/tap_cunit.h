@@ -16,4 +16,32 @@
  */
 int tap_cunit_run(void);
 
+/* One test case: its name in the TAP line and its function. */
+struct tap_test {
+    const char *name;
+    CU_TestFunc run;
+};
+
+/* TAP_TEST(store_short_key): the case "store_short_key", run by test_store_short_key(). */
+#define TAP_TEST(name) { #name, test_##name }
+
+/* A suite: its name, its CUnit init and cleanup (NULL: none) and its cases. */
+struct tap_suite {
+    const char *name;
+    CU_InitializeFunc init;
+    CU_CleanupFunc cleanup;
+    const struct tap_test *tests;
+    unsigned nr_tests;
+};
+
+#define TAP_SUITE(name, init, cleanup, tests) \
+    { (name), (init), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]) }
+
+/*
+ * tap_main() - a test program's main(): register @nr_suites suites and their
+ * cases in order, then tap_cunit_run(). Returns the process exit status
+ * (1 with a "Bail out!" line when CUnit cannot register them).
+ */
+int tap_main(const struct tap_suite *suites, unsigned nr_suites);
+
 #endif

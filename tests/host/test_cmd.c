@@ -16,6 +16,17 @@
 static const uint8_t key16[16] = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
                                   0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f};
 
+/* The key field (CDW2-3, CDW14-15) and CDW11 of a command are exactly these. */
+static void check_key_dwords(const struct kvssd_cmd *c, uint32_t cdw2, uint32_t cdw3,
+                             uint32_t cdw14, uint32_t cdw15, uint32_t cdw11)
+{
+    CU_ASSERT_EQUAL(c->sqe.cdw[2], cdw2);
+    CU_ASSERT_EQUAL(c->sqe.cdw[3], cdw3);
+    CU_ASSERT_EQUAL(c->sqe.cdw[14], cdw14);
+    CU_ASSERT_EQUAL(c->sqe.cdw[15], cdw15);
+    CU_ASSERT_EQUAL(c->sqe.cdw[11], cdw11);
+}
+
 /* Store of a 4-byte key and 100-byte value: opcode 01h, key in CDW2, CDW10 = size, CDW11 = klen. */
 static void test_store_short_key(void)
 {
@@ -40,11 +51,7 @@ static void test_store_16_byte_key_only_if_absent(void)
 {
     struct kvssd_cmd c;
     kvssd_cmd_store(&c, NSID, key16, 16, 0, "x", 1, KVSSD_STORE_OPT_ONLY_IF_ABSENT);
-    CU_ASSERT_EQUAL(c.sqe.cdw[2], 0x13121110);
-    CU_ASSERT_EQUAL(c.sqe.cdw[3], 0x17161514);
-    CU_ASSERT_EQUAL(c.sqe.cdw[14], 0x1b1a1918);
-    CU_ASSERT_EQUAL(c.sqe.cdw[15], 0x1f1e1d1c);
-    CU_ASSERT_EQUAL(c.sqe.cdw[11], 0x0210);
+    check_key_dwords(&c, 0x13121110, 0x17161514, 0x1b1a1918, 0x1f1e1d1c, 0x0210);
 }
 
 /* Only-if-exists is bit 0 of the Store Options byte: CDW11 = klen | 0x100. */
@@ -62,11 +69,7 @@ static void test_store_long_key_tag_reference(void)
     uint8_t key[255];
     memset(key, 0xaa, sizeof(key));
     kvssd_cmd_store(&c, NSID, key, 255, 0xabc, "v", 1, 0);
-    CU_ASSERT_EQUAL(c.sqe.cdw[2], 0xabc);
-    CU_ASSERT_EQUAL(c.sqe.cdw[3], 0);
-    CU_ASSERT_EQUAL(c.sqe.cdw[14], 0);
-    CU_ASSERT_EQUAL(c.sqe.cdw[15], 0);
-    CU_ASSERT_EQUAL(c.sqe.cdw[11], 0xff);
+    check_key_dwords(&c, 0xabc, 0, 0, 0, 0xff);
 }
 
 /* Key Stage (91h): CDW10[7:0] = 255, CDW11[11:0] = tag, the data pointer is the key. */
@@ -452,31 +455,34 @@ static void test_iter_entry_parse(void)
     CU_ASSERT_EQUAL(kvssd_iter_parse_entry(e2, 10, true, &k, &kl, &v, &vl), 0);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(store_short_key),
+    TAP_TEST(store_16_byte_key_only_if_absent),
+    TAP_TEST(store_only_if_exists),
+    TAP_TEST(store_long_key_tag_reference),
+    TAP_TEST(key_stage_255),
+    TAP_TEST(retrieve_whole_and_size_only),
+    TAP_TEST(delete_exist),
+    TAP_TEST(list),
+    TAP_TEST(flush),
+    TAP_TEST(iterator_commands),
+    TAP_TEST(prefix_word),
+    TAP_TEST(inline_head_fits),
+    TAP_TEST(inline_head_odd_key_packing),
+    TAP_TEST(inline_head_long_key),
+    TAP_TEST(inline_head_hybrid),
+    TAP_TEST(inline_xfer),
+    TAP_TEST(inline_head_full),
+    TAP_TEST(inline_xfer_full),
+    TAP_TEST(id_ns_kv_decode),
+    TAP_TEST(admin_commands),
+    TAP_TEST(list_parse),
+    TAP_TEST(iter_entry_parse),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("host_cmd", NULL, NULL);
-    CU_add_test(s, "store_short_key", test_store_short_key);
-    CU_add_test(s, "store_16_byte_key_only_if_absent", test_store_16_byte_key_only_if_absent);
-    CU_add_test(s, "store_only_if_exists", test_store_only_if_exists);
-    CU_add_test(s, "store_long_key_tag_reference", test_store_long_key_tag_reference);
-    CU_add_test(s, "key_stage_255", test_key_stage_255);
-    CU_add_test(s, "retrieve_whole_and_size_only", test_retrieve_whole_and_size_only);
-    CU_add_test(s, "delete_exist", test_delete_exist);
-    CU_add_test(s, "list", test_list);
-    CU_add_test(s, "flush", test_flush);
-    CU_add_test(s, "iterator_commands", test_iterator_commands);
-    CU_add_test(s, "prefix_word", test_prefix_word);
-    CU_add_test(s, "inline_head_fits", test_inline_head_fits);
-    CU_add_test(s, "inline_head_odd_key_packing", test_inline_head_odd_key_packing);
-    CU_add_test(s, "inline_head_long_key", test_inline_head_long_key);
-    CU_add_test(s, "inline_head_hybrid", test_inline_head_hybrid);
-    CU_add_test(s, "inline_xfer", test_inline_xfer);
-    CU_add_test(s, "inline_head_full", test_inline_head_full);
-    CU_add_test(s, "inline_xfer_full", test_inline_xfer_full);
-    CU_add_test(s, "id_ns_kv_decode", test_id_ns_kv_decode);
-    CU_add_test(s, "admin_commands", test_admin_commands);
-    CU_add_test(s, "list_parse", test_list_parse);
-    CU_add_test(s, "iter_entry_parse", test_iter_entry_parse);
-    return tap_cunit_run();
+    const struct tap_suite suite = TAP_SUITE("host_cmd", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -417,28 +417,31 @@ static void test_pick_threshold(void)
     CU_ASSERT_EQUAL(kb_pick_threshold(sizes, dip, prp, 7), 8);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(rng_reproducible),
+    TAP_TEST(size_parse_forms),
+    TAP_TEST(size_parse_errors),
+    TAP_TEST(size_uniform_draws),
+    TAP_TEST(size_weighted_draws),
+    TAP_TEST(mixgraph),
+    TAP_TEST(zipfian),
+    TAP_TEST(permutation),
+    TAP_TEST(key_encode),
+    TAP_TEST(key_size_stable),
+    TAP_TEST(payload_check),
+    TAP_TEST(mix_parse),
+    TAP_TEST(config_set_ranges),
+    TAP_TEST(presets_bandslim),
+    TAP_TEST(presets_characterization),
+    TAP_TEST(config_file),
+    TAP_TEST(config_check),
+    TAP_TEST(histogram),
+    TAP_TEST(pick_threshold),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("kvbench", NULL, NULL);
-    CU_add_test(s, "rng_reproducible", test_rng_reproducible);
-    CU_add_test(s, "size_parse_forms", test_size_parse_forms);
-    CU_add_test(s, "size_parse_errors", test_size_parse_errors);
-    CU_add_test(s, "size_uniform_draws", test_size_uniform_draws);
-    CU_add_test(s, "size_weighted_draws", test_size_weighted_draws);
-    CU_add_test(s, "mixgraph", test_mixgraph);
-    CU_add_test(s, "zipfian", test_zipfian);
-    CU_add_test(s, "permutation", test_permutation);
-    CU_add_test(s, "key_encode", test_key_encode);
-    CU_add_test(s, "key_size_stable", test_key_size_stable);
-    CU_add_test(s, "payload_check", test_payload_check);
-    CU_add_test(s, "mix_parse", test_mix_parse);
-    CU_add_test(s, "config_set_ranges", test_config_set_ranges);
-    CU_add_test(s, "presets_bandslim", test_presets_bandslim);
-    CU_add_test(s, "presets_characterization", test_presets_characterization);
-    CU_add_test(s, "config_file", test_config_file);
-    CU_add_test(s, "config_check", test_config_check);
-    CU_add_test(s, "histogram", test_histogram);
-    CU_add_test(s, "pick_threshold", test_pick_threshold);
-    return tap_cunit_run();
+    const struct tap_suite suite = TAP_SUITE("kvbench", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -469,23 +469,26 @@ static void test_device_refusals(void)
     CU_ASSERT_EQUAL(r.status, KVSSD_SC_INLINE_UNKNOWN_TAG);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(inline_100),
+    TAP_TEST(inline_2mib),
+    TAP_TEST(hybrid),
+    TAP_TEST(long_keys),
+    TAP_TEST(store_options),
+    TAP_TEST(exist_delete_size_only),
+    TAP_TEST(partial_retrieve),
+    TAP_TEST(adaptive_roundtrip),
+    TAP_TEST(list_roundtrip),
+    TAP_TEST(iterator_roundtrip),
+    TAP_TEST(full_layout),
+    TAP_TEST(full_layout_plans),
+    TAP_TEST(device_refusals),
+    TAP_TEST(identify_long_key_max),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("host_loopback", setup, teardown);
-    CU_add_test(s, "inline_100", test_inline_100);
-    CU_add_test(s, "inline_2mib", test_inline_2mib);
-    CU_add_test(s, "hybrid", test_hybrid);
-    CU_add_test(s, "long_keys", test_long_keys);
-    CU_add_test(s, "store_options", test_store_options);
-    CU_add_test(s, "exist_delete_size_only", test_exist_delete_size_only);
-    CU_add_test(s, "partial_retrieve", test_partial_retrieve);
-    CU_add_test(s, "adaptive_roundtrip", test_adaptive_roundtrip);
-    CU_add_test(s, "list_roundtrip", test_list_roundtrip);
-    CU_add_test(s, "iterator_roundtrip", test_iterator_roundtrip);
-    CU_add_test(s, "full_layout", test_full_layout);
-    CU_add_test(s, "full_layout_plans", test_full_layout_plans);
-    CU_add_test(s, "device_refusals", test_device_refusals);
-    CU_add_test(s, "identify_long_key_max", test_identify_long_key_max);
-    return tap_cunit_run();
+    const struct tap_suite suite = TAP_SUITE("host_loopback", setup, teardown, tests);
+
+    return tap_main(&suite, 1);
 }

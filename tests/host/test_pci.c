@@ -44,6 +44,15 @@ static uint8_t *pattern(uint32_t len, uint32_t seed)
     return v;
 }
 
+/* An inline head of this namespace: its opcode, CDW2 (key bytes 0-3) and CDW10, exactly. */
+static void check_head(const struct kvssd_cmd *c, uint8_t opcode, uint32_t cdw2, uint32_t cdw10)
+{
+    CU_ASSERT_EQUAL(c->sqe.cdw[0], opcode);
+    CU_ASSERT_EQUAL(c->sqe.cdw[1], NSID);
+    CU_ASSERT_EQUAL(c->sqe.cdw[2], cdw2);
+    CU_ASSERT_EQUAL(c->sqe.cdw[10], cdw10);
+}
+
 /* 4-byte key + 32-byte value, inline, full layout: ONE 89h command with
  * the key in CDW2 and value bytes 0-2 in CDW11[31:8], 3-26 in CDW4-9,
  * 27-30 in CDW12 and 31 in CDW13[7:0] (the stock layout needs 2). */
@@ -62,10 +71,8 @@ static void test_full_4b_key_32b_value_one_command(void)
     CU_ASSERT_EQUAL(p.layout, KVSSD_WIRE_FULL);
     CU_ASSERT_EQUAL(p.total, 1);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
-    CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD_FULL);
-    CU_ASSERT_EQUAL(c.sqe.cdw[1], NSID);
-    CU_ASSERT_EQUAL(c.sqe.cdw[2], 0x3479656bu); /* "key4" little endian */
-    CU_ASSERT_EQUAL(c.sqe.cdw[10], 32u | 4u << 24);
+    /* "key4" little endian */
+    check_head(&c, KVSSD_OPC_INLINE_HEAD_FULL, 0x3479656bu, 32u | 4u << 24);
     CU_ASSERT_EQUAL(c.sqe.cdw[11] & 0xffu, 200u);
     CU_ASSERT_EQUAL(c.data_len, 0);
     CU_ASSERT_PTR_NULL(c.data);
@@ -234,10 +241,8 @@ static void test_hybrid_full_tail_lanes(void)
                                                        v, 4196, 0, KVSSD_XFER_HYBRID), 0);
     CU_ASSERT_EQUAL(p.total, 3);
     CU_ASSERT_TRUE_FATAL(kvssd_store_plan_next(&p, &c));
-    CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD);
-    CU_ASSERT_EQUAL(c.sqe.cdw[1], NSID);
-    CU_ASSERT_EQUAL(c.sqe.cdw[2], 0x31306b68u); /* "hk01" little endian */
-    CU_ASSERT_EQUAL(c.sqe.cdw[10], 4196u | 4u << 24);
+    /* "hk01" little endian */
+    check_head(&c, KVSSD_OPC_INLINE_HEAD, 0x31306b68u, 4196u | 4u << 24);
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 9u | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL);
     CU_ASSERT_PTR_EQUAL(c.data, v);
     CU_ASSERT_EQUAL(c.data_len, 4096);
@@ -363,20 +368,22 @@ static void test_pagemap_decode(void)
     CU_ASSERT_EQUAL(kvssd_pagemap_phys(1ull << 63, 0, &phys), -KVSSD_ERR_SYSTEM);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(full_4b_key_32b_value_one_command),
+    TAP_TEST(full_command_counts),
+    TAP_TEST(full_plan_reassembles),
+    TAP_TEST(full_transport_keeps_stock_where_needed),
+    TAP_TEST(hybrid_full_tail_counts),
+    TAP_TEST(hybrid_full_tail_lanes),
+    TAP_TEST(full_tag_range),
+    TAP_TEST(prp_build),
+    TAP_TEST(prp_refusals),
+    TAP_TEST(pagemap_decode),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("host_pci", NULL, NULL);
-    CU_add_test(s, "full_4b_key_32b_value_one_command", test_full_4b_key_32b_value_one_command);
-    CU_add_test(s, "full_command_counts", test_full_command_counts);
-    CU_add_test(s, "full_plan_reassembles", test_full_plan_reassembles);
-    CU_add_test(s, "full_transport_keeps_stock_where_needed",
-                test_full_transport_keeps_stock_where_needed);
-    CU_add_test(s, "hybrid_full_tail_counts", test_hybrid_full_tail_counts);
-    CU_add_test(s, "hybrid_full_tail_lanes", test_hybrid_full_tail_lanes);
-    CU_add_test(s, "full_tag_range", test_full_tag_range);
-    CU_add_test(s, "prp_build", test_prp_build);
-    CU_add_test(s, "prp_refusals", test_prp_refusals);
-    CU_add_test(s, "pagemap_decode", test_pagemap_decode);
-    return tap_cunit_run();
+    const struct tap_suite suite = TAP_SUITE("host_pci", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

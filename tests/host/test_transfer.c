@@ -455,28 +455,36 @@ static void test_strerror(void)
     CU_ASSERT_STRING_EQUAL(kvssd_strerror(-KVSSD_ERR_KEY_NOT_FOUND), "the key does not exist");
 }
 
+static const struct tap_test host_transfer_tests[] = {
+    TAP_TEST(inline_command_counts),
+    TAP_TEST(plan_2mib_inline),
+    TAP_TEST(plan_2mib_hybrid_is_prp),
+    TAP_TEST(plan_2mib_hybrid_tail),
+    TAP_TEST(plan_long_key_inline),
+    TAP_TEST(plan_long_key_prp),
+    TAP_TEST(plan_16_byte_key_reassembles),
+    TAP_TEST(plan_empty_value_inline),
+    TAP_TEST(plan_refusals),
+    TAP_TEST(adaptive_thresholds),
+    TAP_TEST(adaptive_alpha_beta),
+    TAP_TEST(fixed_modes),
+    TAP_TEST(config_load_save),
+    TAP_TEST(config_errors),
+};
+
+static const struct tap_test host_error_tests[] = {
+    TAP_TEST(status_kv),
+    TAP_TEST(status_generic),
+    TAP_TEST(status_extensions),
+    TAP_TEST(strerror),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("host_transfer", NULL, NULL);
-    CU_add_test(s, "inline_command_counts", test_inline_command_counts);
-    CU_add_test(s, "plan_2mib_inline", test_plan_2mib_inline);
-    CU_add_test(s, "plan_2mib_hybrid_is_prp", test_plan_2mib_hybrid_is_prp);
-    CU_add_test(s, "plan_2mib_hybrid_tail", test_plan_2mib_hybrid_tail);
-    CU_add_test(s, "plan_long_key_inline", test_plan_long_key_inline);
-    CU_add_test(s, "plan_long_key_prp", test_plan_long_key_prp);
-    CU_add_test(s, "plan_16_byte_key_reassembles", test_plan_16_byte_key_reassembles);
-    CU_add_test(s, "plan_empty_value_inline", test_plan_empty_value_inline);
-    CU_add_test(s, "plan_refusals", test_plan_refusals);
-    CU_add_test(s, "adaptive_thresholds", test_adaptive_thresholds);
-    CU_add_test(s, "adaptive_alpha_beta", test_adaptive_alpha_beta);
-    CU_add_test(s, "fixed_modes", test_fixed_modes);
-    CU_add_test(s, "config_load_save", test_config_load_save);
-    CU_add_test(s, "config_errors", test_config_errors);
-    CU_pSuite e = CU_add_suite("host_error", NULL, NULL);
-    CU_add_test(e, "status_kv", test_status_kv);
-    CU_add_test(e, "status_generic", test_status_generic);
-    CU_add_test(e, "status_extensions", test_status_extensions);
-    CU_add_test(e, "strerror", test_strerror);
-    return tap_cunit_run();
+    const struct tap_suite suites[] = {
+        TAP_SUITE("host_transfer", NULL, NULL, host_transfer_tests),
+        TAP_SUITE("host_error", NULL, NULL, host_error_tests),
+    };
+
+    return tap_main(suites, sizeof(suites) / sizeof(suites[0]));
 }
