@@ -8,7 +8,7 @@
  * The bytes of a buffered page are kept where the page will be programmed
  * (in the NAND backing store), so programming does not copy them; what
  * the buffer models is which pages are not yet durable (lost on power loss
- * without PLP, see vlog_discard_unprogrammed()) and the entries' timing.
+ * without PLP, see stream_discard_unprogrammed()) and the entries' timing.
  */
 #ifndef KVFTL_BUFFER_H
 #define KVFTL_BUFFER_H

@@ -87,7 +87,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
             continue;
         }
         if (type == REC_PAD) {
-            uint32_t len = vlog_pad_len(p, geo->stripe_bytes - pos);
+            uint32_t len = stream_pad_len(p, geo->stripe_bytes - pos);
             if (!len) {
                 break; /* not a pad record we wrote */
             }

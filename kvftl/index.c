@@ -90,7 +90,6 @@ void index_init(struct kvftl *ftl)
     ix->split_at = ix->slots / 8 * 7;
     ix->pinned = INDEX_NO_PAGE;
     ix->lru_head = ix->lru_tail = UINT32_MAX;
-    ix->stream_stripe = UINT32_MAX;
     ftl->iter_scratch = g_new(struct index_entry, ix->slots);
 }
 
@@ -118,8 +117,6 @@ void index_reset(struct kvftl *ftl)
     ix->global_depth = 0;
     g_free(ix->dir);
     ix->dir = g_new(uint32_t, 1);
-    ix->stream_stripe = UINT32_MAX;
-    ix->stream_idx = 0;
     /* a new index, a new secret: nothing hashed under the old one remains */
     ix->hash_seed = ftl->cfg.hash_seed ? ftl->cfg.hash_seed : index_new_seed();
     ix->dir[0] = page_new(ftl, 0, &now);

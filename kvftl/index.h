@@ -82,8 +82,6 @@ struct index {
     uint32_t pinned;               /* page id that must not be evicted, or INDEX_NO_PAGE */
 
     /* index stream: the open stripe index pages are written to */
-    uint32_t stream_stripe;
-    uint32_t stream_idx;
 
     uint64_t clock;          /* cache accesses */
     uint64_t hits, misses, evicted_dirty, pages_written;

@@ -71,22 +71,6 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
 {
     struct index *ix = &ftl->idx;
     const struct nand_geometry *geo = &ftl->nand.geo;
-    if (ix->stream_stripe == UINT32_MAX || ix->stream_idx == geo->pages_per_stripe) {
-        if (ix->stream_stripe != UINT32_MAX) {
-            ftl->space.stripes[ix->stream_stripe].state = STRIPE_INDEX;
-        }
-        ix->stream_stripe = space_alloc(&ftl->space, STRIPE_OPEN_INDEX, now_ns);
-        ix->stream_idx = 0;
-        if (ix->stream_stripe == UINT32_MAX) {
-            return -1;
-        }
-    }
-    uint64_t ppn = (uint64_t)ix->stream_stripe * geo->pages_per_stripe + ix->stream_idx;
-    struct nand_oob oob = {
-        .kind = NAND_PAGE_INDEX,
-        .tag = page_id,
-        .seq = ftl->space.stripes[ix->stream_stripe].open_seq,
-    };
     const uint8_t *src = mem;
     if (ix->page_bytes < geo->page_size) {
         /* an index page smaller than a NAND page: the rest is unused */
@@ -96,14 +80,10 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
         memcpy(ix->write_tmp, mem, ix->page_bytes);
         src = ix->write_tmp;
     }
-    uint64_t done;
-    int rc = nand_program(&ftl->nand, ppn, src, &oob, *now_ns, false, &done);
-    if (rc != 0) {
+    uint64_t ppn = stream_program_index(&ftl->space, page_id, src, now_ns);
+    if (ppn == UINT64_MAX) {
         return -1;
     }
-    ix->stream_idx++;
-    ftl->space.stripes[ix->stream_stripe].erased = false;
-    ftl->space.stripes[ix->stream_stripe].last_write_ns = *now_ns;
     if (ix->page_ppn[page_id] != UINT32_MAX) {
         space_valid_add(&ftl->space, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
                      -(int64_t)geo->page_size, 0);
@@ -113,8 +93,6 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
     space_valid_add(&ftl->space, ppn * geo->page_size, geo->page_size, 0);
     ftl->index_nand_bytes += geo->page_size;
     ix->pages_written++;
-    /* the program runs in the background; the caller only waits for the transfer */
-    (void)done;
     return 0;
 }
 

@@ -106,7 +106,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         bloom_b = bloom_b < 64 ? 64 : bloom_b & ~63ull;
         bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
     }
-    space_init(&ftl->space, &ftl->nand);
+    space_init(&ftl->space, &ftl->nand, ftl->cfg.buffer_entries, ftl->cfg.plp);
     vlog_init(ftl);
     index_init(ftl);
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
@@ -152,7 +152,7 @@ void kvftl_close(struct kvftl *ftl)
         /* closed after a power cut: NAND keeps what the capacitors could save */
         vlog_plp_dump(ftl, ftl->now_max_ns);
     } else {
-        vlog_discard_unprogrammed(ftl);
+        stream_discard_unprogrammed(&ftl->space);
     }
     ftl_free(ftl);
 }
@@ -533,7 +533,7 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
         /* the capacitors keep the controller up long enough to program the buffer */
         vlog_plp_dump(ftl, ftl->now_max_ns);
     } else {
-        vlog_discard_unprogrammed(ftl);
+        stream_discard_unprogrammed(&ftl->space);
     }
     ftl->nand.power_lost = false;
     return recovery_scan(ftl, err, err_len);

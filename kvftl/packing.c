@@ -36,60 +36,33 @@ static inline uint64_t align_up(uint64_t v, uint64_t a)
 
 void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
-    uint32_t ps = ftl->nand.geo.page_size;
     if (to <= from) {
         return;
     }
-    uint64_t gap = to - from;
-    vl->padding_bytes += gap;
-    uint8_t rec[8];
-    uint32_t n;
-    if (gap >= sizeof(rec)) {
-        uint32_t len = (uint32_t)gap;
-        rec[0] = REC_PAD;
-        rec[1] = rec[2] = rec[3] = 0;
-        memcpy(rec + 4, &len, 4);
-        n = sizeof(rec);
-    } else {
-        memset(rec, REC_PAD1, sizeof(rec));
-        n = (uint32_t)gap;
-    }
-    /* the record may straddle a page boundary */
-    uint64_t off = from;
-    uint32_t done = 0;
-    while (done < n) {
-        uint32_t idx = (uint32_t)(off >> ftl->nand.geo.page_shift), in = (uint32_t)(off & (ps - 1));
-        uint32_t chunk = n - done < ps - in ? n - done : ps - in;
-        uint8_t *mem = vlog_open_page(ftl, idx, now_ns);
-        if (!mem) {
-            return;
-        }
-        memcpy(mem + in, rec + done, chunk);
-        done += chunk;
-        off += chunk;
-    }
+    ftl->vl.padding_bytes += to - from;
+    stream_pad(&ftl->space, from, to, now_ns);
 }
 
 static uint64_t dlt_entry_offset(const struct kvftl *ftl, const struct dlt_entry *e)
 {
-    return (e->page - ftl->vl.base_ppn) * ftl->nand.geo.page_size + e->offset;
+    return (e->page - ftl->space.data.base_ppn) * ftl->nand.geo.page_size + e->offset;
 }
 
 void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     const struct dlt_entry *e;
     while ((e = dlt_head(&vl->dlt))) {
         uint64_t start = dlt_entry_offset(ftl, e);
-        pack_skip(ftl, vl->wp, start, now_ns);
-        vl->wp = start + e->size;
+        pack_skip(ftl, ds->wp, start, now_ns);
+        ds->wp = start + e->size;
         dlt_pop(&vl->dlt);
     }
-    if (vl->frontier > vl->wp) {
-        vl->wp = vl->frontier;
+    if (ds->frontier > ds->wp) {
+        ds->wp = ds->frontier;
     }
-    vl->frontier = vl->wp;
+    ds->frontier = ds->wp;
 }
 
 /*
@@ -109,13 +82,13 @@ static uint64_t data_area_pos(const struct kvftl *ftl, uint64_t pos, uint32_t oc
 /* Place at the next DMA boundary; the write pointer moves past the blob. */
 static int place_aligned(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
-    uint64_t pos = data_area_pos(ftl, align_up(vl->wp, DMA_UNIT_BYTES), occupied);
+    struct data_stream *ds = &ftl->space.data;
+    uint64_t pos = data_area_pos(ftl, align_up(ds->wp, DMA_UNIT_BYTES), occupied);
     if (pos + occupied > ftl->nand.geo.stripe_bytes) {
         return PACK_STRIPE_FULL;
     }
-    pack_skip(ftl, vl->wp, pos, now_ns);
-    vl->wp = vl->frontier = pos + occupied;
+    pack_skip(ftl, ds->wp, pos, now_ns);
+    ds->wp = ds->frontier = pos + occupied;
     *off = pos;
     return PACK_OK;
 }
@@ -123,22 +96,23 @@ static int place_aligned(struct kvftl *ftl, uint32_t occupied, uint64_t *off, ui
 static int place_at_wp(struct kvftl *ftl, uint32_t occupied, uint64_t *off, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     uint32_t ps = ftl->nand.geo.page_size;
-    uint64_t in_page = vl->wp & (ps - 1);
-    uint64_t pos = vl->wp;
+    uint64_t in_page = ds->wp & (ps - 1);
+    uint64_t pos = ds->wp;
     if (vl->page_fit && occupied <= ps && in_page + occupied > ps) {
-        pos = vl->wp - in_page + ps; /* fits one page, not this one's rest: next page */
+        pos = ds->wp - in_page + ps; /* fits one page, not this one's rest: next page */
     }
     pos = data_area_pos(ftl, pos, occupied);
     if (pos + occupied > ftl->nand.geo.stripe_bytes) {
         return PACK_STRIPE_FULL;
     }
-    pack_skip(ftl, vl->wp, pos, now_ns);
-    vl->wp = pos;
-    *off = vl->wp;
-    vl->wp += occupied;
-    if (vl->frontier < vl->wp) {
-        vl->frontier = vl->wp;
+    pack_skip(ftl, ds->wp, pos, now_ns);
+    ds->wp = pos;
+    *off = ds->wp;
+    ds->wp += occupied;
+    if (ds->frontier < ds->wp) {
+        ds->frontier = ds->wp;
     }
     return PACK_OK;
 }
@@ -147,27 +121,28 @@ static int place_backfill_inline(struct kvftl *ftl, uint32_t occupied, uint64_t 
                                  uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     const struct dlt_entry *e;
     while ((e = dlt_head(&vl->dlt))) {
         uint64_t start = dlt_entry_offset(ftl, e);
-        if (data_area_pos(ftl, vl->wp, occupied) + occupied <= start) {
+        if (data_area_pos(ftl, ds->wp, occupied) + occupied <= start) {
             break;
         }
-        pack_skip(ftl, vl->wp, start, now_ns);
-        vl->wp = start + e->size;
+        pack_skip(ftl, ds->wp, start, now_ns);
+        ds->wp = start + e->size;
         dlt_pop(&vl->dlt);
     }
     if (dlt_empty(&vl->dlt)) {
-        if (vl->frontier > vl->wp) {
-            vl->wp = vl->frontier;
+        if (ds->frontier > ds->wp) {
+            ds->wp = ds->frontier;
         }
         return place_at_wp(ftl, occupied, off, now_ns);
     }
     /* there is a DMA blob ahead: this one fills the gap before it */
-    uint64_t pos = data_area_pos(ftl, vl->wp, occupied);
-    pack_skip(ftl, vl->wp, pos, now_ns);
+    uint64_t pos = data_area_pos(ftl, ds->wp, occupied);
+    pack_skip(ftl, ds->wp, pos, now_ns);
     *off = pos;
-    vl->wp = pos + occupied;
+    ds->wp = pos + occupied;
     vl->dlt_backfills++;
     return PACK_OK;
 }
@@ -176,17 +151,18 @@ static int place_backfill_dma(struct kvftl *ftl, uint32_t occupied, uint64_t *of
                               uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     uint32_t ps = ftl->nand.geo.page_size;
-    uint64_t pos = data_area_pos(ftl, align_up(vl->frontier > vl->wp ? vl->frontier : vl->wp,
+    uint64_t pos = data_area_pos(ftl, align_up(ds->frontier > ds->wp ? ds->frontier : ds->wp,
                                                DMA_UNIT_BYTES), occupied);
     uint64_t last_idx = (pos + occupied - 1) >> ftl->nand.geo.page_shift;
     bool fits_stripe = pos + occupied <= ftl->nand.geo.stripe_bytes;
-    bool fits_window = last_idx < (uint64_t)vl->prog_idx + vl->buf.entries;
+    bool fits_window = last_idx < (uint64_t)ds->prog_idx + ds->buf.entries;
 
-    if (fits_stripe && fits_window && !dlt_full(&vl->dlt) && pos > vl->wp) {
-        dlt_push(&vl->dlt, vl->base_ppn + (pos >> ftl->nand.geo.page_shift), (uint32_t)(pos & (ps - 1)),
+    if (fits_stripe && fits_window && !dlt_full(&vl->dlt) && pos > ds->wp) {
+        dlt_push(&vl->dlt, ds->base_ppn + (pos >> ftl->nand.geo.page_shift), (uint32_t)(pos & (ps - 1)),
                  occupied);
-        vl->frontier = pos + occupied;
+        ds->frontier = pos + occupied;
         *off = pos;
         *ahead = true;
         return PACK_OK;

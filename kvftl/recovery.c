@@ -103,12 +103,12 @@ int recovery_checkpoint(struct kvftl *ftl)
         .live_nand_bytes = ftl->vl.live.nand_bytes,
         .tombstone_bytes = ftl->vl.live.tombstone_bytes,
         .index_nand_bytes = ftl->index_nand_bytes,
-        .vl_wp = ftl->vl.wp,
+        .vl_wp = ftl->space.data.wp,
         .global_depth = ix->global_depth,
         .npages = ix->npages,
-        .stream_stripe = ix->stream_stripe,
-        .stream_idx = ix->stream_idx,
-        .vl_stripe = ftl->vl.stripe,
+        .stream_stripe = ftl->space.index.stripe,
+        .stream_idx = ftl->space.index.idx,
+        .vl_stripe = ftl->space.data.stripe,
         .alloc_cursor = ftl->space.alloc_cursor,
         .stripes = ftl->nand.geo.stripes,
         .layout = CHECKPOINT_LAYOUT,
@@ -563,8 +563,8 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     for (uint32_t i = 0; i < np; i++) {
         ix->page_frame[i] = UINT32_MAX;
     }
-    ix->stream_stripe = ch.stream_stripe;
-    ix->stream_idx = ch.stream_idx;
+    ftl->space.index.stripe = ch.stream_stripe;
+    ftl->space.index.idx = ch.stream_idx;
     ix->hash_seed = ch.hash_seed;
 
     ftl->vl.next_seq = ch.next_seq;
@@ -582,13 +582,13 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         ftl->space.free_stripes += ftl->space.stripes[s].state == STRIPE_FREE;
     }
 
-    struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     vlog_forget(ftl);
     if (ch.vl_stripe != UINT32_MAX) {
-        vl->stripe = ch.vl_stripe;
-        vl->base_ppn = (uint64_t)ch.vl_stripe * geo->pages_per_stripe;
-        vl->wp = vl->frontier = ch.vl_wp;
-        vl->prog_idx = vl->open_idx = (uint32_t)(ch.vl_wp / geo->page_size);
+        ds->stripe = ch.vl_stripe;
+        ds->base_ppn = (uint64_t)ch.vl_stripe * geo->pages_per_stripe;
+        ds->wp = ds->frontier = ch.vl_wp;
+        ds->prog_idx = ds->open_idx = (uint32_t)(ch.vl_wp / geo->page_size);
     }
     bloom_rebuild(ftl);
     rc = 0;
@@ -861,14 +861,8 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
 /* Write a pad record over stripe bytes [from, to) at @p (the bytes are zero). */
 static void pad_gap(uint8_t *p, uint64_t from, uint64_t to)
 {
-    uint64_t gap = to - from;
-    if (gap >= 8) {
-        uint32_t len = (uint32_t)gap;
-        p[from] = REC_PAD;
-        memcpy(p + from + 4, &len, 4);
-    } else {
-        memset(p + from, REC_PAD1, gap);
-    }
+    uint8_t rec[8];
+    memcpy(p + from, rec, stream_pad_record(rec, to - from));
 }
 
 /*

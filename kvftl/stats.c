@@ -58,7 +58,7 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->nand_pages_read = ftl->nand.pages_read - ftl->base_pages_read;
     st->nand_pages_programmed = ftl->nand.pages_programmed - ftl->base_pages_programmed;
     st->nand_blocks_erased = ftl->nand.blocks_erased - ftl->base_blocks_erased;
-    st->nand_data_pages_programmed = ftl->vl.data_pages_programmed - ftl->base_data_pages;
+    st->nand_data_pages_programmed = ftl->space.data.pages_programmed - ftl->base_data_pages;
     st->memcpy_bytes = ftl->vl.memcpy_bytes - ftl->base_memcpy;
     st->padding_bytes = ftl->vl.padding_bytes - ftl->base_padding;
     st->dlt_backfills = ftl->vl.dlt_backfills - ftl->base_backfills;
@@ -101,7 +101,7 @@ void kvftl_stats_reset(struct kvftl *ftl)
     ftl->base_pages_read = ftl->nand.pages_read;
     ftl->base_pages_programmed = ftl->nand.pages_programmed;
     ftl->base_blocks_erased = ftl->nand.blocks_erased;
-    ftl->base_data_pages = ftl->vl.data_pages_programmed;
+    ftl->base_data_pages = ftl->space.data.pages_programmed;
     ftl->base_memcpy = ftl->vl.memcpy_bytes;
     ftl->base_padding = ftl->vl.padding_bytes;
     ftl->base_backfills = ftl->vl.dlt_backfills;

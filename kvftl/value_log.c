@@ -19,7 +19,6 @@ void vlog_init(struct kvftl *ftl)
 {
     struct value_log *vl = &ftl->vl;
     memset(vl, 0, sizeof(*vl));
-    buffer_init(&vl->buf, ftl->cfg.buffer_entries, ftl->cfg.page_size_bytes);
     dlt_init(&vl->dlt, ftl->cfg.dlt_entries);
     vl->pu = ftl->cfg.placement_unit_bytes;
     vl->pu_large = ftl->cfg.large_blob_unit_bytes ? ftl->cfg.large_blob_unit_bytes : vl->pu;
@@ -33,140 +32,36 @@ void vlog_init(struct kvftl *ftl)
 
 void vlog_fini(struct kvftl *ftl)
 {
-    buffer_fini(&ftl->vl.buf);
     dlt_fini(&ftl->vl.dlt);
 }
 
 void vlog_forget(struct kvftl *ftl)
 {
-    struct value_log *vl = &ftl->vl;
-    buffer_reset(&vl->buf);
-    dlt_clear(&vl->dlt);
-    vl->stripe = UINT32_MAX;
-    vl->base_ppn = 0;
-    vl->wp = vl->frontier = 0;
-    vl->prog_idx = vl->open_idx = 0;
-    vl->streaming = false;
-}
-
-int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns)
-{
-    struct value_log *vl = &ftl->vl;
-    while (vl->prog_idx < idx) {
-        uint32_t p = vl->prog_idx;
-        if (p < vl->open_idx) {
-            uint64_t ppn = vl->base_ppn + p;
-            struct nand_oob oob = {
-                .kind = NAND_PAGE_DATA,
-                .tag = 0,
-                .seq = ftl->space.stripes[vl->stripe].open_seq,
-            };
-            uint64_t done;
-            if (nand_program(&ftl->nand, ppn, nand_page_ptr(&ftl->nand, ppn), &oob, now_ns,
-                             vl->plp_dump, &done) != 0) {
-                return -1;
-            }
-            buffer_programmed(&vl->buf, ppn, done);
-            vl->data_pages_programmed++;
-        }
-        vl->prog_idx = p + 1;
-    }
-    if (vl->open_idx < vl->prog_idx) {
-        vl->open_idx = vl->prog_idx;
-    }
-    return 0;
-}
-
-uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns)
-{
-    struct value_log *vl = &ftl->vl;
-    g_assert(idx >= vl->prog_idx && idx < ftl->nand.geo.pages_per_stripe);
-    while (vl->open_idx <= idx) {
-        if (vl->open_idx - vl->prog_idx >= vl->buf.entries) {
-            /* window full: only a blob streamed at wp may push older pages out */
-            g_assert(vl->streaming);
-            if (vlog_program_upto(ftl, vl->prog_idx + 1, *now_ns) != 0) {
-                return NULL;
-            }
-            continue;
-        }
-        uint64_t ppn = vl->base_ppn + vl->open_idx;
-        buffer_open_page(&vl->buf, ppn, now_ns);
-        if (ftl->cfg.plp) {
-            /*
-             * The buffer's directory entry, in the page's spare-area slot: in
-             * an image file it outlives the process (one 16-byte store, no
-             * syscall), so a crash mount can replay the PLP dump.
-             */
-            ftl->nand.oob[ppn] = (struct nand_oob){
-                .kind = NAND_PAGE_BUFFERED,
-                .tag = 0,
-                .seq = ftl->space.stripes[vl->stripe].open_seq,
-            };
-        }
-        vl->open_idx++;
-        ftl->space.stripes[vl->stripe].erased = false;
-    }
-    return nand_page_ptr(&ftl->nand, vl->base_ppn + idx);
-}
-
-/* Copy @n bytes to stripe offset @off through the buffer. 0, or -1 on power loss. */
-static int vlog_write(struct kvftl *ftl, uint64_t off, const void *src, uint32_t n,
-                      uint64_t *now_ns)
-{
-    uint32_t ps = ftl->nand.geo.page_size, shift = ftl->nand.geo.page_shift;
-    const uint8_t *s = src;
-    while (n) {
-        uint32_t idx = (uint32_t)(off >> shift), in = (uint32_t)(off & (ps - 1));
-        uint32_t chunk = n < ps - in ? n : ps - in;
-        uint8_t *mem = idx < ftl->vl.open_idx ? nand_page_ptr(&ftl->nand, ftl->vl.base_ppn + idx)
-                                              : vlog_open_page(ftl, idx, now_ns);
-        if (!mem) {
-            return -1;
-        }
-        memcpy(mem + in, s, chunk);
-        s += chunk;
-        off += chunk;
-        n -= chunk;
-    }
-    return 0;
-}
-
-static void vlog_close_stripe(struct kvftl *ftl)
-{
-    struct value_log *vl = &ftl->vl;
-    if (vl->stripe != UINT32_MAX) {
-        ftl->space.stripes[vl->stripe].state = STRIPE_DATA;
-    }
-    vl->stripe = UINT32_MAX;
+    stream_forget(&ftl->space);
+    dlt_clear(&ftl->vl.dlt);
 }
 
 /* Pad out the open stripe, program it and close it. -1 on power loss. */
 static int vlog_finish_stripe(struct kvftl *ftl, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     pack_drain_dlt(ftl, now_ns);
-    pack_skip(ftl, vl->wp, ftl->nand.geo.stripe_bytes, now_ns);
-    vl->wp = vl->frontier = ftl->nand.geo.stripe_bytes;
-    if (vlog_program_upto(ftl, ftl->nand.geo.pages_per_stripe, *now_ns) != 0) {
+    pack_skip(ftl, ds->wp, ftl->nand.geo.stripe_bytes, now_ns);
+    ds->wp = ds->frontier = ftl->nand.geo.stripe_bytes;
+    if (stream_program_upto(&ftl->space, ftl->nand.geo.pages_per_stripe, *now_ns) != 0) {
         return -1;
     }
-    vlog_close_stripe(ftl);
+    stream_close_stripe(&ftl->space);
     return 0;
 }
 
+/* A fresh data stripe, with an empty DLT. 0, or -1 if none is free. */
 static int vlog_open_stripe(struct kvftl *ftl, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
-    uint32_t s = space_alloc(&ftl->space, STRIPE_OPEN_DATA, now_ns);
-    if (s == UINT32_MAX) {
+    if (stream_open_stripe(&ftl->space, now_ns) != 0) {
         return -1;
     }
-    vl->stripe = s;
-    vl->base_ppn = (uint64_t)s * ftl->nand.geo.pages_per_stripe;
-    vl->wp = vl->frontier = 0;
-    vl->prog_idx = vl->open_idx = 0;
-    dlt_clear(&vl->dlt);
+    dlt_clear(&ftl->vl.dlt);
     return 0;
 }
 
@@ -175,12 +70,13 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
                 struct placement *out, uint64_t *now_ns)
 {
     struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
     uint32_t occ = vlog_occupied(vl, len);
     uint64_t off;
     bool ahead;
 
-    if (vl->stripe == UINT32_MAX && vlog_open_stripe(ftl, now_ns) != 0) {
+    if (ds->stripe == UINT32_MAX && vlog_open_stripe(ftl, now_ns) != 0) {
         return -1;
     }
     uint64_t backfills = vl->dlt_backfills, padding = vl->padding_bytes;
@@ -199,20 +95,21 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     }
 
     /* header, key, value: streamed at wp unless placed ahead by backfill */
-    vl->streaming = !ahead;
-    if (vlog_write(ftl, off, h, BLOB_HEADER_BYTES, now_ns) != 0 ||
-        vlog_write(ftl, off + BLOB_HEADER_BYTES, key, h->key_bytes, now_ns) != 0 ||
-        vlog_write(ftl, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
-                   now_ns) != 0) {
+    ds->streaming = !ahead;
+    if (stream_write(&ftl->space, off, h, BLOB_HEADER_BYTES, now_ns) != 0 ||
+        stream_write(&ftl->space, off + BLOB_HEADER_BYTES, key, h->key_bytes, now_ns) != 0 ||
+        stream_write(&ftl->space, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
+                     now_ns) != 0) {
         return -2;
     }
     if (vl->page_data && occ > vl->page_data) {
         /* a blob split over several data areas: every one of its pages is programmed */
-        if (!vlog_open_page(ftl, (uint32_t)((off + occ - 1) >> ftl->nand.geo.page_shift), now_ns)) {
+        if (!stream_open_page(&ftl->space, (uint32_t)((off + occ - 1) >> ftl->nand.geo.page_shift),
+                              now_ns)) {
             return -2;
         }
     }
-    vl->streaming = false;
+    ds->streaming = false;
 
     if (!relocation) {
         vl->padding_bytes += occ - len; /* rounding up to the placement unit */
@@ -238,17 +135,17 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
         }
     }
 
-    struct stripe_info *si = &ftl->space.stripes[vl->stripe];
+    struct stripe_info *si = &ftl->space.stripes[ds->stripe];
     si->last_write_ns = *now_ns;
     if (h->seq < si->min_blob_seq) {
         si->min_blob_seq = h->seq;
     }
-    out->addr = (uint64_t)vl->stripe * ftl->nand.geo.stripe_bytes + off;
+    out->addr = (uint64_t)ds->stripe * ftl->nand.geo.stripe_bytes + off;
     out->occupied = occ;
     out->ahead_of_wp = ahead;
 
     /* every page wholly before wp is final */
-    if (vlog_program_upto(ftl, (uint32_t)(vl->wp >> ftl->nand.geo.page_shift), *now_ns) != 0) {
+    if (stream_program_upto(&ftl->space, (uint32_t)(ds->wp >> ftl->nand.geo.page_shift), *now_ns) != 0) {
         return -2;
     }
     return 0;
@@ -294,53 +191,11 @@ void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, u
     }
 }
 
-bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr)
-{
-    const struct value_log *vl = &ftl->vl;
-    uint64_t ppn = addr >> ftl->nand.geo.page_shift;
-    return vl->stripe != UINT32_MAX && ppn >= vl->base_ppn + vl->prog_idx &&
-           ppn < vl->base_ppn + ftl->nand.geo.pages_per_stripe;
-}
-
-/*
- * Account the NAND reads of [addr, addr+len): one per page not in the
- * buffer (and not @skip_ppn), issued together so dies work in parallel.
- */
-static void vlog_account_reads(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
-                               uint64_t *last_ppn, uint64_t *now_ns)
-{
-    uint32_t ps = ftl->nand.geo.page_size, shift = ftl->nand.geo.page_shift;
-    const struct value_log *vl = &ftl->vl;
-    uint64_t start = *now_ns, done = start;
-    /* pages from here on are in the buffer (the open stripe's unprogrammed pages) */
-    uint64_t buffered = vl->stripe != UINT32_MAX ? vl->base_ppn + vl->prog_idx : UINT64_MAX;
-    uint64_t stripe_end = vl->stripe != UINT32_MAX ? vl->base_ppn + ftl->nand.geo.pages_per_stripe : 0;
-    *last_ppn = UINT64_MAX;
-    if (!len) {
-        return;
-    }
-    for (uint64_t ppn = addr >> shift; ppn <= (addr + len - 1) >> shift; ppn++) {
-        if (ppn >= buffered && ppn < stripe_end) {
-            continue;
-        }
-        if (ppn != skip_ppn) {
-            uint64_t first = ppn * ps > addr ? ppn * ps : addr;
-            uint64_t end = (ppn + 1) * ps < addr + len ? (ppn + 1) * ps : addr + len;
-            uint64_t d = nand_read(&ftl->nand, ppn, (uint32_t)(end - first), start);
-            if (d > done) {
-                done = d;
-            }
-        }
-        *last_ppn = ppn;
-    }
-    *now_ns = done;
-}
-
 const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
                           uint64_t *last_ppn, uint64_t *now_ns)
 {
     /* a stripe is contiguous in the backing store, buffered pages included */
-    vlog_account_reads(ftl, addr, len, skip_ppn, last_ppn, now_ns);
+    stream_read(&ftl->space, addr, len, skip_ppn, last_ppn, now_ns);
     return ftl->nand.data + addr;
 }
 
@@ -348,7 +203,7 @@ void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64
                uint64_t *now_ns)
 {
     uint64_t last;
-    vlog_account_reads(ftl, addr, len, skip_ppn, &last, now_ns);
+    stream_read(&ftl->space, addr, len, skip_ppn, &last, now_ns);
     memcpy(dst, ftl->nand.data + addr, len);
 }
 
@@ -404,57 +259,36 @@ bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t
 
 int vlog_flush(struct kvftl *ftl, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
+    struct data_stream *ds = &ftl->space.data;
     uint32_t ps = ftl->nand.geo.page_size;
-    if (vl->stripe == UINT32_MAX) {
+    if (ds->stripe == UINT32_MAX) {
         return 0;
     }
     pack_drain_dlt(ftl, now_ns);
-    uint64_t end = (vl->wp + ps - 1) & ~(uint64_t)(ps - 1);
-    pack_skip(ftl, vl->wp, end, now_ns);
-    vl->wp = vl->frontier = end;
-    if (vlog_program_upto(ftl, (uint32_t)(end >> ftl->nand.geo.page_shift), *now_ns) != 0) {
+    uint64_t end = (ds->wp + ps - 1) & ~(uint64_t)(ps - 1);
+    pack_skip(ftl, ds->wp, end, now_ns);
+    ds->wp = ds->frontier = end;
+    if (stream_program_upto(&ftl->space, (uint32_t)(end >> ftl->nand.geo.page_shift), *now_ns) != 0) {
         return -1;
     }
     if (end == ftl->nand.geo.stripe_bytes) {
-        vlog_close_stripe(ftl);
+        stream_close_stripe(&ftl->space);
     }
     return 0;
 }
 
 void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns)
 {
-    struct value_log *vl = &ftl->vl;
-    if (vl->stripe == UINT32_MAX) {
+    struct data_stream *ds = &ftl->space.data;
+    if (ds->stripe == UINT32_MAX) {
         return;
     }
-    vl->plp_dump = true;
-    if (vl->streaming) {
+    ds->plp_dump = true;
+    if (ds->streaming) {
         /* a blob was being copied: program what is there; its checksum will not match */
-        vlog_program_upto(ftl, vl->open_idx, now_ns);
+        stream_program_upto(&ftl->space, ds->open_idx, now_ns);
     } else {
         vlog_flush(ftl, &now_ns);
     }
-    vl->plp_dump = false;
-}
-
-void vlog_discard_unprogrammed(struct kvftl *ftl)
-{
-    struct value_log *vl = &ftl->vl;
-    struct nand *n = &ftl->nand;
-    if (vl->stripe == UINT32_MAX) {
-        return;
-    }
-    for (uint32_t p = vl->prog_idx; p < vl->open_idx; p++) {
-        uint64_t ppn = vl->base_ppn + p;
-        if (ppn == n->torn_ppn) {
-            /* half of it reached the cells before the power went */
-            memset(nand_page_ptr(n, ppn) + n->geo.page_size / 2, 0, n->geo.page_size / 2);
-        } else {
-            memset(nand_page_ptr(n, ppn), 0, n->geo.page_size);
-        }
-        if (n->oob[ppn].kind == NAND_PAGE_BUFFERED) {
-            n->oob[ppn].kind = NAND_PAGE_ERASED; /* the buffer's entry is gone with it */
-        }
-    }
+    ds->plp_dump = false;
 }

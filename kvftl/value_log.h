@@ -18,18 +18,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buffer.h"
 #include "dlt.h"
+#include "space.h"
 
 struct kvftl;
 
 #define BLOB_HEADER_BYTES 24u
 #define DMA_UNIT_BYTES 4096u  /* page-unit DMA lands on 4 KiB boundaries */
 
+/* Record types of blobs (the first byte; pad records are the stream's, space.h). */
 enum blob_type {
-    REC_ERASED = 0x00,     /* nothing written here: end of the stripe's log */
-    REC_PAD1 = 0x01,       /* one byte of padding */
-    REC_PAD = 0x02,        /* padding; bytes 4..7 hold its length */
     REC_PAIR = 0xb1,       /* key-value pair */
     REC_TOMBSTONE = 0xb2,  /* deletion of the key */
 };
@@ -42,20 +40,6 @@ struct blob_header {
     uint64_t seq;
     uint64_t checksum;
 };
-
-/*
- * vlog_pad_len() - length of the REC_PAD record at @rec, with @avail bytes
- * left in its stripe from @rec on; 0 when it is not a pad record we wrote.
- */
-static inline uint32_t vlog_pad_len(const uint8_t *rec, uint64_t avail)
-{
-    uint32_t len;
-    if (avail < 8) {
-        return 0; /* its length field would lie past the stripe */
-    }
-    memcpy(&len, rec + 4, 4);
-    return len < 8 ? 0 : len;
-}
 
 /* Blob location as kept in the index: byte address, stored length, tombstone flag. */
 #define LOC_ADDR_BITS 40
@@ -89,7 +73,6 @@ struct live_gauges {
 };
 
 struct value_log {
-    struct page_buffer buf;
     struct dlt dlt;
     uint32_t pu;                  /* placement unit */
     uint32_t pu_large;            /* alignment of blobs of at least pu bytes (<= pu) */
@@ -98,14 +81,7 @@ struct value_log {
     uint32_t page_bytes;          /* NAND page size */
     uint32_t packing;             /* enum kvftl_packing */
 
-    uint32_t stripe;              /* open data stripe, UINT32_MAX if none */
-    uint64_t base_ppn;            /* its first page */
-    uint64_t wp;                  /* write pointer: byte offset in the stripe; all before is final */
-    uint64_t frontier;            /* end of the furthest DMA placement (backfill), >= wp */
-    uint32_t prog_idx;            /* pages [0, prog_idx) of the stripe are programmed */
-    uint32_t open_idx;            /* pages [prog_idx, open_idx) are open in the buffer */
-    bool streaming;               /* a blob is being written at wp (may program as it goes) */
-    bool plp_dump;                /* programs are the capacitor-powered dump after a cut */
+    /* the open stripe, its write pointer and its buffered pages: space.data */
 
     uint64_t next_seq;
     struct live_gauges live;
@@ -114,7 +90,6 @@ struct value_log {
     uint64_t memcpy_bytes;
     uint64_t padding_bytes;
     uint64_t dlt_backfills;
-    uint64_t data_pages_programmed;
 };
 
 /* Where a blob was placed (also returned to tests). */
@@ -126,7 +101,7 @@ struct placement {
 
 void vlog_init(struct kvftl *ftl);
 void vlog_fini(struct kvftl *ftl);
-/* vlog_forget() - drop the open stripe and buffer state (power cycle, format). */
+/* vlog_forget() - drop the open stripe, buffer and DLT state (power cycle, format). */
 void vlog_forget(struct kvftl *ftl);
 
 static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
@@ -212,15 +187,6 @@ int vlog_flush(struct kvftl *ftl, uint64_t *now_ns);
 /* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
 void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns);
 
-/*
- * vlog_discard_unprogrammed() - power lost without PLP: the buffered pages
- * of the open stripe never reach NAND (a torn page keeps its first half).
- */
-void vlog_discard_unprogrammed(struct kvftl *ftl);
-
-/* vlog_in_buffer() - is device byte @addr in a page not yet programmed? */
-bool vlog_in_buffer(const struct kvftl *ftl, uint64_t addr);
-
 /* Packing policy (packing.c): choose where a blob goes, moving the write pointer. */
 enum pack_result {
     PACK_OK = 0,
@@ -244,11 +210,5 @@ void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns);
 
 /* pack_drain_dlt() - consume every DLT entry: wp moves past each DMA value, gaps padded. */
 void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns);
-
-/* vlog_open_page() - memory of stripe page @idx, opening it in the buffer if needed. */
-uint8_t *vlog_open_page(struct kvftl *ftl, uint32_t idx, uint64_t *now_ns);
-
-/* vlog_program_upto() - program open pages [prog_idx, @idx). -1 on power loss. */
-int vlog_program_upto(struct kvftl *ftl, uint32_t idx, uint64_t now_ns);
 
 #endif

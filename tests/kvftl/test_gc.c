@@ -294,7 +294,7 @@ static void test_gc_without_plp_programs_before_erase(void)
     flush(f);
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
-    CU_ASSERT_EQUAL(f->vl.wp % 4096, 0); /* the relocated blobs were flushed */
+    CU_ASSERT_EQUAL(f->space.data.wp % 4096, 0); /* the relocated blobs were flushed */
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
@@ -344,7 +344,7 @@ static void test_collect_data_area_layout(void)
     CU_ASSERT_EQUAL(addr_of(f, "S-------"), 16384);
     char key[16];
     int n = 0;
-    while (f->vl.stripe == 0) {
+    while (f->space.data.stripe == 0) {
         snprintf(key, sizeof(key), "f%07d", n++);
         CU_ASSERT_EQUAL_FATAL(put(f, key, 7000, 0x3, false), 0);
     }

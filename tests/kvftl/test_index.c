@@ -440,9 +440,9 @@ static void test_directory_bound_chosen_hashes(void)
         CU_ASSERT_EQUAL(put_h(f, prefix | (i + 1) * 2654435761u, 8), 0);
     }
     CU_ASSERT_EQUAL(f->idx.npages, 1);
-    uint64_t wp = f->vl.wp;
+    uint64_t wp = f->space.data.wp;
     CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
-    CU_ASSERT_EQUAL(f->vl.wp, wp);
+    CU_ASSERT_EQUAL(f->space.data.wp, wp);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);
     CU_ASSERT_EQUAL(f->idx.npages, 9);
     CU_ASSERT_EQUAL(index_depth_limit(10), 8);

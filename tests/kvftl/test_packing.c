@@ -45,7 +45,7 @@ static void test_fig7_selective(void)
     CU_ASSERT_EQUAL(addr_of(f, "B-------"), 132);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
     CU_ASSERT_EQUAL(addr_of(f, "D-------"), 9128);
-    CU_ASSERT_EQUAL(f->vl.wp, 9460);
+    CU_ASSERT_EQUAL(f->space.data.wp, 9460);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.padding_bytes, 3732);
     CU_ASSERT_EQUAL(st.memcpy_bytes, 600);
@@ -66,8 +66,8 @@ static void test_fig7_backfill(void)
     fig7_requests(f);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
     CU_ASSERT_EQUAL(addr_of(f, "D-------"), 364);
-    CU_ASSERT_EQUAL(f->vl.wp, 696);
-    CU_ASSERT_EQUAL(f->vl.frontier, 9128);
+    CU_ASSERT_EQUAL(f->space.data.wp, 696);
+    CU_ASSERT_EQUAL(f->space.data.frontier, 9128);
     CU_ASSERT_EQUAL(f->vl.dlt.count, 1);
     CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->page, 1);
     CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->offset, 0);
@@ -91,7 +91,7 @@ static void test_backfill_jumps_past_dma_value(void)
     fig7_requests(f);
     CU_ASSERT_EQUAL(put(f, "E-------", 3500, 0xe, false), 0);
     CU_ASSERT_EQUAL(addr_of(f, "E-------"), 9128);
-    CU_ASSERT_EQUAL(f->vl.wp, 12660);
+    CU_ASSERT_EQUAL(f->space.data.wp, 12660);
     CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.padding_bytes, 3400);
@@ -115,7 +115,7 @@ static void test_fig7_pages_selective_vs_backfill(void)
     small_tail(bf, 10);
     CU_ASSERT_EQUAL(addr_of(sel, "s0000009"), 12448);
     CU_ASSERT_EQUAL(addr_of(bf, "s0000009"), 3684);
-    CU_ASSERT_EQUAL(bf->vl.wp, 4016);
+    CU_ASSERT_EQUAL(bf->space.data.wp, 4016);
     flush(sel);
     flush(bf);
     struct kvftl_stats s1 = stats(sel), s2 = stats(bf);
@@ -162,7 +162,7 @@ static void test_all_policy_copies_dma_values(void)
     fig7_requests(f);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 364);
     CU_ASSERT_EQUAL(addr_of(f, "D-------"), 5396);
-    CU_ASSERT_EQUAL(f->vl.wp, 5728);
+    CU_ASSERT_EQUAL(f->space.data.wp, 5728);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.memcpy_bytes, 5600);
     CU_ASSERT_EQUAL(st.padding_bytes, 0);
@@ -247,11 +247,11 @@ static void test_dlt_full_drains(void)
     put(f, "C1------", 5000, 1, true);
     put(f, "C2------", 5000, 2, true);
     CU_ASSERT_EQUAL(addr_of(f, "C2------"), 12288);
-    CU_ASSERT_EQUAL(f->vl.wp, 132);
+    CU_ASSERT_EQUAL(f->space.data.wp, 132);
     CU_ASSERT_TRUE(dlt_full(&f->vl.dlt));
     put(f, "C3------", 5000, 3, true);
     CU_ASSERT_EQUAL(addr_of(f, "C3------"), 20480);
-    CU_ASSERT_EQUAL(f->vl.wp, 25512);
+    CU_ASSERT_EQUAL(f->space.data.wp, 25512);
     CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
     CU_ASSERT_EQUAL(stats(f).padding_bytes, (4096 - 132) + (12288 - 9128) + (20480 - 17320));
     CU_ASSERT_EQUAL(get_check(f, "C2------", 5000, 2), 0);
@@ -272,7 +272,7 @@ static void test_backfill_window_too_small(void)
     put(f, "A-------", 100, 0xa, false);
     put(f, "C-------", 5000, 0xc, true);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
-    CU_ASSERT_EQUAL(f->vl.wp, 9128);
+    CU_ASSERT_EQUAL(f->space.data.wp, 9128);
     CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
     CU_ASSERT_EQUAL(stats(f).padding_bytes, 3964);
     kvftl_close(f);
@@ -355,7 +355,7 @@ static void test_data_area_small_blob_starts_next_page(void)
         CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
         CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
     }
-    CU_ASSERT_EQUAL(f->vl.wp, 32810);
+    CU_ASSERT_EQUAL(f->space.data.wp, 32810);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 4032 + 2032 + 132 + 16384 + 42);
     CU_ASSERT_EQUAL(st.padding_bytes, 2128 + 8060 + 9352);
@@ -416,7 +416,7 @@ static void test_data_area_backfill_gap(void)
     CU_ASSERT_EQUAL(addr_of(f, "M1------"), 8192);
     CU_ASSERT_EQUAL(addr_of(f, "I2------"), 2000);
     CU_ASSERT_EQUAL(addr_of(f, "I3------"), 16384);
-    CU_ASSERT_EQUAL(f->vl.wp, 16384 + 4232);
+    CU_ASSERT_EQUAL(f->space.data.wp, 16384 + 4232);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.dlt_backfills, 1);
     CU_ASSERT_EQUAL(st.padding_bytes, (8192 - 5032) + (16384 - 11224));

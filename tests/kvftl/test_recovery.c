@@ -524,8 +524,8 @@ static void kill_child(const struct kvftl_config *c, const struct kill_op *ops, 
         }
         rep.completed = i + 1;
     }
-    rep.pages_programmed = f->vl.data_pages_programmed;
-    rep.buffered_pages = f->vl.open_idx - f->vl.prog_idx;
+    rep.pages_programmed = f->space.data.pages_programmed;
+    rep.buffered_pages = f->space.data.open_idx - f->space.data.prog_idx;
     rep.dlt_entries = f->vl.dlt.count;
     if (write(wfd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
         _exit(3);

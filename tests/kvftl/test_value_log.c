@@ -15,17 +15,17 @@ static void test_pad_length_bounded_by_stripe(void)
 {
     uint8_t *tail = malloc(4);
     memcpy(tail, (uint8_t[]){REC_PAD, 0, 0, 0}, 4);
-    CU_ASSERT_EQUAL(vlog_pad_len(tail, 4), 0);
+    CU_ASSERT_EQUAL(stream_pad_len(tail, 4), 0);
     free(tail);
     uint8_t *seven = malloc(7);
     memcpy(seven, (uint8_t[]){REC_PAD, 0, 0, 0, 0x10, 0, 0}, 7);
-    CU_ASSERT_EQUAL(vlog_pad_len(seven, 7), 0);
+    CU_ASSERT_EQUAL(stream_pad_len(seven, 7), 0);
     free(seven);
     uint8_t *whole = malloc(8);
     memcpy(whole, (uint8_t[]){REC_PAD, 0, 0, 0, 0x10, 0, 0, 0}, 8);
-    CU_ASSERT_EQUAL(vlog_pad_len(whole, 8), 16);
+    CU_ASSERT_EQUAL(stream_pad_len(whole, 8), 16);
     whole[4] = 7; /* shorter than the record itself */
-    CU_ASSERT_EQUAL(vlog_pad_len(whole, 8), 0);
+    CU_ASSERT_EQUAL(stream_pad_len(whole, 8), 0);
     free(whole);
 }
 
@@ -60,7 +60,7 @@ static void test_placement_unit_1k(void)
     CU_ASSERT_EQUAL(addr_of(f, K16[0]), 0);
     CU_ASSERT_EQUAL(addr_of(f, K16[1]), 1024);
     CU_ASSERT_EQUAL(addr_of(f, K16[2]), 2048);
-    CU_ASSERT_EQUAL(f->vl.wp, 3072);
+    CU_ASSERT_EQUAL(f->space.data.wp, 3072);
     kvftl_close(f);
 }
 
@@ -97,7 +97,7 @@ static void test_placement_unit_1_byte(void)
     }
     CU_ASSERT_EQUAL(addr_of(f, K16[1]), 90);
     CU_ASSERT_EQUAL(addr_of(f, K16[2]), 180);
-    CU_ASSERT_EQUAL(f->vl.wp, 270);
+    CU_ASSERT_EQUAL(f->space.data.wp, 270);
     CU_ASSERT_DOUBLE_EQUAL(stats(f).space_amplification, 90.0 / 66.0, 1e-12);
     CU_ASSERT_EQUAL(get_check(f, K16[1], 50, 1), 0);
     kvftl_close(f);
@@ -261,7 +261,7 @@ static void test_delete_and_exist(void)
     CU_ASSERT_EQUAL(st.live_keys, 0);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 0);
     CU_ASSERT_EQUAL(f->vl.live.tombstone_bytes, 1024);
-    CU_ASSERT_EQUAL(f->vl.wp, 2048);
+    CU_ASSERT_EQUAL(f->space.data.wp, 2048);
     CU_ASSERT_EQUAL(st.deletes, 1);
     assert_consistent(f);
     kvftl_close(f);
@@ -280,7 +280,7 @@ static void test_flush_pads_partial_page(void)
     st = stats(f);
     CU_ASSERT_EQUAL(st.padding_bytes, 4006);
     CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 1);
-    CU_ASSERT_EQUAL(f->vl.wp, 4096);
+    CU_ASSERT_EQUAL(f->space.data.wp, 4096);
     flush(f);
     CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 1);
     /* the next blob starts on the next page */
@@ -313,7 +313,7 @@ static void test_buffer_full_stalls_store(void)
         CU_ASSERT_EQUAL(cpl.status, 0);
         CU_ASSERT_EQUAL(cpl.done_ns, want[i]);
     }
-    CU_ASSERT_EQUAL(f->vl.buf.stall_ns, 507152);
+    CU_ASSERT_EQUAL(f->space.data.buf.stall_ns, 507152);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].count, 3);
     CU_ASSERT_EQUAL(st.latency[KVFTL_OP_STORE].max_ns, 509184);
@@ -342,7 +342,7 @@ static void test_large_blob_unit(void)
     CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
     CU_ASSERT_EQUAL(addr_of(f, "B-------"), 1024);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 2056);
-    CU_ASSERT_EQUAL(f->vl.wp, 3080);
+    CU_ASSERT_EQUAL(f->space.data.wp, 3080);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 3080);
     CU_ASSERT_EQUAL(st.padding_bytes, 1924);
@@ -383,7 +383,7 @@ static void test_page_fit_blobs(void)
     CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 6128);
     CU_ASSERT_EQUAL(addr_of(f, "D-------"), 11160);
-    CU_ASSERT_EQUAL(f->vl.wp, 11292);
+    CU_ASSERT_EQUAL(f->space.data.wp, 11292);
     CU_ASSERT_EQUAL(stats(f).padding_bytes, 1064);
     CU_ASSERT_EQUAL(get_check(f, "A-------", 3000, 0xa), 0);
     CU_ASSERT_EQUAL(get_check(f, "B-------", 2000, 0xb), 0);
