@@ -349,6 +349,20 @@ static inline uint16_t kv_keyop(KvDev *d, uint8_t opc, const char *key)
     return kv_cmd(d, 1, &s).status;
 }
 
+/*
+ * Run admin command @s whose @len bytes of data the device writes to
+ * KV_DATA2 (zeroed first); copy them to @out unless NULL. Its status.
+ */
+static inline uint16_t kv_admin_read(KvDev *d, struct kvssd_sqe *s, uint32_t len, void *out)
+{
+    qtest_memset(d->qts, KV_DATA2, 0, len);
+    uint16_t st = kv_admin_status(d, s);
+    if (out) {
+        qtest_memread(d->qts, KV_DATA2, out, len);
+    }
+    return st;
+}
+
 /* Identify into KV_DATA2; returns the status. */
 static inline uint16_t kv_identify(KvDev *d, uint8_t cns, uint8_t csi, uint32_t nsid, void *out)
 {
@@ -356,12 +370,7 @@ static inline uint16_t kv_identify(KvDev *d, uint8_t cns, uint8_t csi, uint32_t 
     kv_set_prp(&s, KV_DATA2, 0);
     s.cdw[10] = cns;
     s.cdw[11] = kvssd_identify_cdw11(csi);
-    qtest_memset(d->qts, KV_DATA2, 0, KVSSD_IDENTIFY_BYTES);
-    uint16_t st = kv_admin_status(d, &s);
-    if (out) {
-        qtest_memread(d->qts, KV_DATA2, out, KVSSD_IDENTIFY_BYTES);
-    }
-    return st;
+    return kv_admin_read(d, &s, KVSSD_IDENTIFY_BYTES, out);
 }
 
 static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t len,
@@ -375,12 +384,7 @@ static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t l
     s.cdw[12] = (uint32_t)off;
     s.cdw[13] = off >> 32;
     s.cdw[14] = (uint32_t)csi << 24;
-    qtest_memset(d->qts, KV_DATA2, 0, len);
-    uint16_t st = kv_admin_status(d, &s);
-    if (out) {
-        qtest_memread(d->qts, KV_DATA2, out, len);
-    }
-    return st;
+    return kv_admin_read(d, &s, len, out);
 }
 
 static inline KvCqe kv_feature(KvDev *d, uint8_t opc, uint32_t cdw10, uint32_t cdw11,
