@@ -75,12 +75,9 @@ def analyze(raw, scale):
     pts = {}
     for w in WORKLOADS:
         for m in MODES:
-            rounds = [C.phase(C.part(raw, NAME, "%s-%s-r%d" % (w, m, r), "bench"), "load")
-                      for r in range(ROUNDS)]
-            rounds = [ph for ph in rounds if ph and ph.get("device") and not ph["errors"]]
-            if not rounds:
+            ph = C.best_phase(raw, NAME, ["%s-%s-r%d" % (w, m, r) for r in range(ROUNDS)])
+            if not ph:
                 continue
-            ph = max(rounds, key=lambda p: p["ops_per_s"])
             dev = ph["device"]
             pts.setdefault(w, {})[m] = {
                 "ops": ph["ops"],
@@ -215,9 +212,8 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
     pts = rec["series"]
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(14, 3.8))
+    fig, (a1, a2, a3) = C.figure(3, (14, 3.8))
     tput = {m: {w: pts[w][m]["guest_ops_per_s"] for w in pts} for m in MODES}
     traf = {m: {w: pts[w][m]["pcie_bytes"] for w in pts} for m in MODES}
     mmio = {m: {w: pts[w][m]["doorbell_bytes"] for w in pts} for m in MODES}

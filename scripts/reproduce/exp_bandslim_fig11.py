@@ -90,12 +90,9 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    fig, ax = C.figure(figsize=(6.5, 3.8))
     for label, _, _ in CONFIGS:
-        s = rec["series"].get(label, {})
-        vs = sorted(int(v) for v in s)
-        ax.plot(vs, [s[str(v)]["data_pages_per_1000"] for v in vs], marker="o", label=label)
+        C.plot_series(ax, rec["series"].get(label, {}), "data_pages_per_1000", label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("value size (bytes)")

@@ -258,10 +258,9 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
     pts = rec["series"]
     proj = rec.get("cosmos_projection") or {}
-    fig, axs = plt.subplots(1, 5 if proj else 4, figsize=(19 if proj else 15, 3.6))
+    fig, axs = C.figure(5 if proj else 4, (19 if proj else 15, 3.6))
     series = {
         "device Stores/s": lambda x: x["device_ops_per_s"],
         "NAND pages programmed": lambda x: x["nand_pages"],

@@ -197,16 +197,14 @@ def full_verdict(rec, pts, red, red_full, stair):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (a1, a2) = C.figure(2, (10, 3.8))
     for m in MODES:
         s = rec["series"].get(m, {})
         if not s:
             continue
-        vs = sorted(int(v) for v in s)
         ls = "--" if transport(m)[1] else "-"  # dashed: the pci transport
-        a1.plot(vs, [s[str(v)]["pcie_bytes_per_op"] for v in vs], marker="o", ls=ls, label=m)
-        a2.plot(vs, [s[str(v)]["taf"] for v in vs], marker="o", ls=ls, label=m)
+        C.plot_series(a1, s, "pcie_bytes_per_op", ls=ls, label=m)
+        C.plot_series(a2, s, "taf", ls=ls, label=m)
     for a, t in ((a1, "PCIe bytes per Store"), (a2, "traffic amplification (PCIe / key+value)")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")

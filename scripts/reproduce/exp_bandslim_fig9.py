@@ -184,15 +184,12 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    fig, ax = C.figure(figsize=(6.5, 3.8))
     for m in MODES:
         s = rec["series"].get(m, {})
         if not s:
             continue
-        ts = sorted(int(t) for t in s)
-        ax.plot(ts, [s[str(t)]["pcie_bytes_per_op"] for t in ts], marker="o",
-                ls="--" if m in PCI_MODES else "-", label=m)
+        C.plot_series(ax, s, "pcie_bytes_per_op", ls="--" if m in PCI_MODES else "-", label=m)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("tail bytes past 4 KiB (value = 4096 + tail)")

@@ -117,9 +117,8 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
     pts = rec["series"]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, (a1, a2) = C.figure(2, (9, 3.6))
     vals = {occ: {"Store": pts[occ].get("store_mean_us", 0.0),
                   "Retrieve": pts[occ].get("retrieve_mean_us", 0.0)} for occ in pts}
     C.bars(a1, ["Store", "Retrieve"], list(pts), vals, "mean latency, us (simulated)", logy=True)

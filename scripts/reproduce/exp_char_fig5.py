@@ -126,11 +126,9 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
     s = rec["series"]
-    ks = sorted(int(k) for k in s)
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    ax.plot(ks, [s[str(k)]["mb_per_s"] for k in ks], marker="o", ms=3, label="write MB/s")
+    fig, ax = C.figure(figsize=(8, 3.6))
+    ks = C.plot_series(ax, s, "mb_per_s", ms=3, label="write MB/s")
     ax2 = ax.twinx()
     ax2.step(ks, [s[str(k)]["nand_pages_per_op"] for k in ks], where="mid", c="tab:orange",
              lw=1, label="NAND pages per Store")

@@ -113,9 +113,8 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
     pts = rec["series"]["points"]
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = C.figure(figsize=(8, 3.6))
     ax.plot([p["t_s"] for p in pts], [p["mb_per_s"] for p in pts], lw=1, label="update bandwidth")
     g = [p for p in pts if p["fg_stalls"] > 0]
     ax.scatter([p["t_s"] for p in g], [p["mb_per_s"] for p in g], c="red", s=10,

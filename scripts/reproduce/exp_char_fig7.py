@@ -66,11 +66,8 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
-    s = rec["series"]
-    vs = sorted(int(v) for v in s)
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    ax.plot(vs, [s[str(v)]["space_amp"] for v in vs], marker="o", label="emulated (1 KiB unit)")
+    fig, ax = C.figure(figsize=(6.5, 3.8))
+    C.plot_series(ax, rec["series"], "space_amp", label="emulated (1 KiB unit)")
     ax.axhline(17, ls="--", c="gray", lw=0.8)
     ax.annotate("paper: 17x at 50 B", (50, 17), textcoords="offset points", xytext=(8, 4),
                 fontsize=8)

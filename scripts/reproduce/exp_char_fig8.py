@@ -40,12 +40,9 @@ def analyze(raw, scale):
     pts = {}
     for eng, _ in ENGINES:
         for k in KEYS:
-            rounds = [C.phase(C.part(raw, NAME, "%s-k%d-r%d" % (eng, k, r), "bench"), "load")
-                      for r in range(ROUNDS)]
-            rounds = [ph for ph in rounds if ph and ph.get("device") and not ph["errors"]]
-            if not rounds:
+            ph = C.best_phase(raw, NAME, ["%s-k%d-r%d" % (eng, k, r) for r in range(ROUNDS)])
+            if not ph:
                 continue
-            ph = max(rounds, key=lambda p: p["ops_per_s"])
             dev = ph["device"]
             pts.setdefault(eng, {})[str(k)] = {
                 "ops": ph["ops"],
@@ -97,13 +94,11 @@ def analyze(raw, scale):
 
 
 def plot(rec, figdir):
-    plt = C.pyplot()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (a1, a2) = C.figure(2, (10, 3.6))
     for eng, _ in ENGINES:
         s = rec["series"].get(eng, {})
-        ks = sorted(int(k) for k in s)
-        a1.plot(ks, [s[str(k)]["guest_mb_per_s"] for k in ks], marker="o", label=eng)
-        a2.plot(ks, [s[str(k)]["commands_per_op"] for k in ks], marker="o", label=eng)
+        C.plot_series(a1, s, "guest_mb_per_s", label=eng)
+        C.plot_series(a2, s, "commands_per_op", label=eng)
     for a in (a1, a2):
         a.set_xscale("log", base=2)
         a.axvline(16.5, ls="--", c="gray", lw=0.8)

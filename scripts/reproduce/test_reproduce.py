@@ -12,6 +12,7 @@ guest script prints.
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -66,6 +67,26 @@ class ParseOutput(unittest.TestCase):
         self.assertEqual([j.get("stores") for j in parts["g/series"]["jsons"]], [1, 5, None])
 
 
+    def test_console_drops_marked_parts(self):
+        """What a person reads: the lines outside the parts, the markers and JSON left out."""
+        text = ["boot\n", "@@RP BEGIN M\n", "{\"a\": 1}\n", "@@RP END M 0\n", "--- info\n",
+                "@@RP BEGIN x\n", "{\n"]
+        self.assertEqual(list(C.console(text)), ["boot\n", "--- info\n"])
+
+    def test_rp_function_brackets_a_command(self):
+        """The sh function rp, run by sh: each part's JSON and exit status come back through
+        parse_output; under set -e a failing command still ends its part, then stops the script."""
+        script = (C.RP_FUNCTION + "\nset -e\nrp ok 'echo {\\\"n\\\": 7}'\n"
+                  "rp bad 'echo nope; exit 3'\necho after\n")
+        p = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 3)
+        self.assertNotIn("after", p.stdout)
+        parts = C.parse_output(p.stdout)
+        self.assertEqual(parts["ok"], {"rc": 0, "json": {"n": 7}, "text": '{"n": 7}'})
+        self.assertEqual(parts["bad"]["rc"], 3)
+        self.assertIsNone(parts["bad"]["json"])
+
+
 class Numbers(unittest.TestCase):
     def dev(self, name):
         return C.parse_output(recorded())[name]["json"]["phases"][0]
@@ -106,6 +127,40 @@ class Numbers(unittest.TestCase):
         self.assertEqual(p["read-latency-ns"], 60000000)
         self.assertEqual(p["dram-copy-bytes-per-us"], 1)
         self.assertEqual(p["channel-bytes-per-us"], 1)
+
+
+    def test_best_phase_of_rounds(self):
+        """Rounds r0-r2: r1 had an error, r2 did not run; the best of the rest is r0's 300/s."""
+        def bench(ops_per_s, errors):
+            return {"phases": [{"phase": "load", "ops_per_s": ops_per_s, "errors": errors,
+                                "device": {"commands": 1}}]}
+        parts = {"s-r0/bench": {"rc": 0, "json": bench(300, 0)},
+                 "s-r1/bench": {"rc": 0, "json": bench(900, 1)},
+                 "s-r3/bench": {"rc": 0, "json": bench(200, 0)}}
+        raw = {"b": {"parts": parts}}
+        ph = C.best_phase(raw, "b", ["s-r0", "s-r1", "s-r2", "s-r3"])
+        self.assertEqual(ph["ops_per_s"], 300)
+        self.assertIsNone(C.best_phase(raw, "b", ["s-r1", "s-r2"]))
+
+
+class Plots(unittest.TestCase):
+    def test_plot_series_sorts_the_numeric_keys(self):
+        """Points keyed "64", "8", "1024" are drawn at 8, 64, 1024 with round markers."""
+        calls = []
+
+        class Axes:
+            def plot(self, *a, **kw):
+                calls.append((a, kw))
+        s = {"64": {"y": 2}, "8": {"y": 1}, "1024": {"y": 3}}
+        self.assertEqual(C.plot_series(Axes(), s, "y", label="m"), [8, 64, 1024])
+        self.assertEqual(calls, [(([8, 64, 1024], [1, 2, 3]), {"marker": "o", "label": "m"})])
+
+    def test_figure_has_the_columns_asked(self):
+        fig, axs = C.figure(3, (9, 3))
+        self.assertEqual(len(axs), 3)
+        self.assertEqual(list(fig.get_size_inches()), [9, 3])
+        fig, ax = C.figure(figsize=(6.5, 3.8))
+        self.assertTrue(hasattr(ax, "plot"))
 
 
 class Commands(unittest.TestCase):
