@@ -19,7 +19,8 @@
 # script installs nothing) or on a usage error.
 #
 # Environment: CLANG_FORMAT  the clang-format to run (default clang-format-19,
-#              else clang-format when it is version 19)
+#              else clang-format when it is version 19; the version is
+#              KVSSD_CLANG_FORMAT in scripts/lib/common.sh)
 set -u
 . "$(dirname "$0")/lib/common.sh"
 cd "$KVSSD_TOP"
@@ -45,12 +46,13 @@ done
 
 cf=${CLANG_FORMAT:-}
 if [ -z "$cf" ]; then
-    if command -v clang-format-19 >/dev/null; then
-        cf=clang-format-19
-    elif clang-format --version 2>/dev/null | grep -q 'version 19\.'; then
+    version=${KVSSD_CLANG_FORMAT##*-}
+    if command -v "$KVSSD_CLANG_FORMAT" >/dev/null; then
+        cf=$KVSSD_CLANG_FORMAT
+    elif clang-format --version 2>/dev/null | grep -q "version $version\."; then
         cf=clang-format
     else
-        log "check-format: clang-format 19 is not installed; install the Debian package clang-format-19"
+        log "check-format: clang-format $version is not installed; install the Debian package $KVSSD_CLANG_FORMAT"
         exit 2
     fi
 fi

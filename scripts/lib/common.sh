@@ -31,6 +31,11 @@ ensure_packages() {
 KVSSD_BUILD_PACKAGES=(build-essential meson ninja-build pkg-config python3
     libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev)
 
+# The clang-format that .clang-format is written for, as Debian's package and
+# binary name (scripts/check-format.sh, the format phase of scripts/test.sh):
+# another version formats some constructs differently.
+KVSSD_CLANG_FORMAT=clang-format-19
+
 # clang_rt_package - the Debian package that holds the installed clang's
 # sanitizer and libFuzzer runtimes (libclang_rt.*.a): libclang-rt-N-dev for
 # clang N, a mere recommendation of clang that --no-install-recommends skips.
