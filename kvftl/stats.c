@@ -60,8 +60,8 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->nand_blocks_erased = ftl->nand.blocks_erased - ftl->base_blocks_erased;
     st->nand_data_pages_programmed = ftl->space.data.pages_programmed - ftl->base_data_pages;
     st->memcpy_bytes = ftl->vl.memcpy_bytes - ftl->base_memcpy;
-    st->padding_bytes = ftl->vl.padding_bytes - ftl->base_padding;
-    st->dlt_backfills = ftl->vl.dlt_backfills - ftl->base_backfills;
+    st->padding_bytes = ftl->vl.pk.padding_bytes - ftl->base_padding;
+    st->dlt_backfills = ftl->vl.pk.dlt_backfills - ftl->base_backfills;
     st->index_cache_hits = ftl->idx.hits - ftl->base_hits;
     st->index_cache_misses = ftl->idx.misses - ftl->base_misses;
     st->index_pages_evicted_dirty = ftl->idx.evicted_dirty - ftl->base_evicted;
@@ -103,8 +103,8 @@ void kvftl_stats_reset(struct kvftl *ftl)
     ftl->base_blocks_erased = ftl->nand.blocks_erased;
     ftl->base_data_pages = ftl->space.data.pages_programmed;
     ftl->base_memcpy = ftl->vl.memcpy_bytes;
-    ftl->base_padding = ftl->vl.padding_bytes;
-    ftl->base_backfills = ftl->vl.dlt_backfills;
+    ftl->base_padding = ftl->vl.pk.padding_bytes;
+    ftl->base_backfills = ftl->vl.pk.dlt_backfills;
     ftl->base_hits = ftl->idx.hits;
     ftl->base_misses = ftl->idx.misses;
     ftl->base_evicted = ftl->idx.evicted_dirty;

@@ -19,34 +19,30 @@ void vlog_init(struct kvftl *ftl)
 {
     struct value_log *vl = &ftl->vl;
     memset(vl, 0, sizeof(*vl));
-    dlt_init(&vl->dlt, ftl->cfg.dlt_entries);
+    pack_init(&vl->pk, &ftl->space, &ftl->cfg);
     vl->pu = ftl->cfg.placement_unit_bytes;
     vl->pu_large = ftl->cfg.large_blob_unit_bytes ? ftl->cfg.large_blob_unit_bytes : vl->pu;
-    vl->page_fit = ftl->cfg.page_fit_blobs;
-    vl->page_data = ftl->cfg.page_data_bytes;
-    vl->page_bytes = ftl->cfg.page_size_bytes;
-    vl->packing = ftl->cfg.packing;
     vl->next_seq = 1;
     vlog_forget(ftl);
 }
 
 void vlog_fini(struct kvftl *ftl)
 {
-    dlt_fini(&ftl->vl.dlt);
+    pack_fini(&ftl->vl.pk);
 }
 
 void vlog_forget(struct kvftl *ftl)
 {
     stream_forget(&ftl->space);
-    dlt_clear(&ftl->vl.dlt);
+    pack_forget(&ftl->vl.pk);
 }
 
 /* Pad out the open stripe, program it and close it. -1 on power loss. */
 static int vlog_finish_stripe(struct kvftl *ftl, uint64_t *now_ns)
 {
     struct data_stream *ds = &ftl->space.data;
-    pack_drain_dlt(ftl, now_ns);
-    pack_skip(ftl, ds->wp, ftl->nand.geo.stripe_bytes, now_ns);
+    pack_drain_dlt(&ftl->vl.pk, now_ns);
+    pack_skip(&ftl->vl.pk, ds->wp, ftl->nand.geo.stripe_bytes, now_ns);
     ds->wp = ds->frontier = ftl->nand.geo.stripe_bytes;
     if (stream_program_upto(&ftl->space, ftl->nand.geo.pages_per_stripe, *now_ns) != 0) {
         return -1;
@@ -61,7 +57,7 @@ static int vlog_open_stripe(struct kvftl *ftl, uint64_t *now_ns)
     if (stream_open_stripe(&ftl->space, now_ns) != 0) {
         return -1;
     }
-    dlt_clear(&ftl->vl.dlt);
+    pack_forget(&ftl->vl.pk);
     return 0;
 }
 
@@ -79,8 +75,8 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     if (ds->stripe == UINT32_MAX && vlog_open_stripe(ftl, now_ns) != 0) {
         return -1;
     }
-    uint64_t backfills = vl->dlt_backfills, padding = vl->padding_bytes;
-    while (pack_place(ftl, occ, dma, &off, &ahead, now_ns) == PACK_STRIPE_FULL) {
+    uint64_t backfills = vl->pk.dlt_backfills, padding = vl->pk.padding_bytes;
+    while (pack_place(&vl->pk, occ, dma, &off, &ahead, now_ns) == PACK_STRIPE_FULL) {
         if (vlog_finish_stripe(ftl, now_ns) != 0) {
             return -2;
         }
@@ -90,8 +86,8 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     }
     if (relocation) {
         /* GC copies are not packing decisions of host values */
-        vl->dlt_backfills = backfills;
-        vl->padding_bytes = padding;
+        vl->pk.dlt_backfills = backfills;
+        vl->pk.padding_bytes = padding;
     }
 
     /* header, key, value: streamed at wp unless placed ahead by backfill */
@@ -102,7 +98,7 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
                      now_ns) != 0) {
         return -2;
     }
-    if (vl->page_data && occ > vl->page_data) {
+    if (vl->pk.page_data && occ > vl->pk.page_data) {
         /* a blob split over several data areas: every one of its pages is programmed */
         if (!stream_open_page(&ftl->space, (uint32_t)((off + occ - 1) >> ftl->nand.geo.page_shift),
                               now_ns)) {
@@ -112,11 +108,11 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
     ds->streaming = false;
 
     if (!relocation) {
-        vl->padding_bytes += occ - len; /* rounding up to the placement unit */
+        vl->pk.padding_bytes += occ - len; /* rounding up to the placement unit */
         uint64_t copied;
         if (!dma) {
             copied = h->value_bytes;
-        } else if (vl->packing == KVFTL_PACK_ALL && off % DMA_UNIT_BYTES != 0) {
+        } else if (vl->pk.policy == KVFTL_PACK_ALL && off % DMA_UNIT_BYTES != 0) {
             copied = h->value_bytes; /* landed on a 4 KiB boundary, moved to wp */
         } else {
             copied = inline_bytes;
@@ -264,9 +260,9 @@ int vlog_flush(struct kvftl *ftl, uint64_t *now_ns)
     if (ds->stripe == UINT32_MAX) {
         return 0;
     }
-    pack_drain_dlt(ftl, now_ns);
+    pack_drain_dlt(&ftl->vl.pk, now_ns);
     uint64_t end = (ds->wp + ps - 1) & ~(uint64_t)(ps - 1);
-    pack_skip(ftl, ds->wp, end, now_ns);
+    pack_skip(&ftl->vl.pk, ds->wp, end, now_ns);
     ds->wp = ds->frontier = end;
     if (stream_program_upto(&ftl->space, (uint32_t)(end >> ftl->nand.geo.page_shift), *now_ns) != 0) {
         return -1;

@@ -18,13 +18,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dlt.h"
+#include "packing.h"
 #include "space.h"
 
 struct kvftl;
 
 #define BLOB_HEADER_BYTES 24u
-#define DMA_UNIT_BYTES 4096u  /* page-unit DMA lands on 4 KiB boundaries */
 
 /* Record types of blobs (the first byte; pad records are the stream's, space.h). */
 enum blob_type {
@@ -73,13 +72,9 @@ struct live_gauges {
 };
 
 struct value_log {
-    struct dlt dlt;
+    struct packer pk;             /* placement in the open stripe (packing.h) */
     uint32_t pu;                  /* placement unit */
     uint32_t pu_large;            /* alignment of blobs of at least pu bytes (<= pu) */
-    bool page_fit;                /* start a blob on a fresh page rather than straddle (cfg) */
-    uint32_t page_data;           /* data area of a page (cfg page_data_bytes), 0 = whole page */
-    uint32_t page_bytes;          /* NAND page size */
-    uint32_t packing;             /* enum kvftl_packing */
 
     /* the open stripe, its write pointer and its buffered pages: space.data */
 
@@ -88,8 +83,6 @@ struct value_log {
 
     /* counters */
     uint64_t memcpy_bytes;
-    uint64_t padding_bytes;
-    uint64_t dlt_backfills;
 };
 
 /* Where a blob was placed (also returned to tests). */
@@ -110,9 +103,9 @@ static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
     if (len < vl->pu) {
         return vl->pu;
     }
-    if (vl->page_data && len > vl->page_data) {
+    if (vl->pk.page_data && len > vl->pk.page_data) {
         /* more than one page's data area: whole pages, one per data area's worth */
-        return (len + vl->page_data - 1) / vl->page_data * vl->page_bytes;
+        return (len + vl->pk.page_data - 1) / vl->pk.page_data * vl->pk.page_bytes;
     }
     return (len + vl->pu_large - 1) & ~(vl->pu_large - 1);
 }
@@ -186,29 +179,5 @@ int vlog_flush(struct kvftl *ftl, uint64_t *now_ns);
 
 /* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
 void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns);
-
-/* Packing policy (packing.c): choose where a blob goes, moving the write pointer. */
-enum pack_result {
-    PACK_OK = 0,
-    PACK_STRIPE_FULL = 1,   /* the blob does not fit in the rest of the stripe */
-};
-
-/*
- * pack_place() - decide the stripe offset of a blob of @occupied bytes
- * under the packing policy, writing pad records over skipped gaps and
- * updating wp / frontier / the DLT. *@stream: the blob is written at the
- * write pointer (and pages before it may be programmed as it is copied).
- */
-int pack_place(struct kvftl *ftl, uint32_t occupied, bool dma, uint64_t *off, bool *ahead,
-               uint64_t *now_ns);
-
-/*
- * pack_skip() - mark [from, to) of the open stripe as padding (a pad record
- * in the buffer) and count it.
- */
-void pack_skip(struct kvftl *ftl, uint64_t from, uint64_t to, uint64_t *now_ns);
-
-/* pack_drain_dlt() - consume every DLT entry: wp moves past each DMA value, gaps padded. */
-void pack_drain_dlt(struct kvftl *ftl, uint64_t *now_ns);
 
 #endif

@@ -71,12 +71,12 @@ static void test_capacity_from_config(void)
     struct kvftl_config c = small_config();
     c.packing = KVFTL_PACK_BACKFILL;
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->vl.dlt.capacity, 8);
+    CU_ASSERT_EQUAL(f->vl.pk.dlt.capacity, 8);
     CU_ASSERT_EQUAL(kvftl_get_config(f)->dlt_entries, 8);
     kvftl_close(f);
     c.dlt_entries = 3;
     f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->vl.dlt.capacity, 3);
+    CU_ASSERT_EQUAL(f->vl.pk.dlt.capacity, 3);
     kvftl_close(f);
     c.dlt_entries = 9;
     char err[256];

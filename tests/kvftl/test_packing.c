@@ -68,10 +68,10 @@ static void test_fig7_backfill(void)
     CU_ASSERT_EQUAL(addr_of(f, "D-------"), 364);
     CU_ASSERT_EQUAL(f->space.data.wp, 696);
     CU_ASSERT_EQUAL(f->space.data.frontier, 9128);
-    CU_ASSERT_EQUAL(f->vl.dlt.count, 1);
-    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->page, 1);
-    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->offset, 0);
-    CU_ASSERT_EQUAL(dlt_head(&f->vl.dlt)->size, 5032);
+    CU_ASSERT_EQUAL(f->vl.pk.dlt.count, 1);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.pk.dlt)->page, 1);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.pk.dlt)->offset, 0);
+    CU_ASSERT_EQUAL(dlt_head(&f->vl.pk.dlt)->size, 5032);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.padding_bytes, 0);
     CU_ASSERT_EQUAL(st.memcpy_bytes, 600);
@@ -92,7 +92,7 @@ static void test_backfill_jumps_past_dma_value(void)
     CU_ASSERT_EQUAL(put(f, "E-------", 3500, 0xe, false), 0);
     CU_ASSERT_EQUAL(addr_of(f, "E-------"), 9128);
     CU_ASSERT_EQUAL(f->space.data.wp, 12660);
-    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.pk.dlt));
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.padding_bytes, 3400);
     CU_ASSERT_EQUAL(st.dlt_backfills, 1);
@@ -248,11 +248,11 @@ static void test_dlt_full_drains(void)
     put(f, "C2------", 5000, 2, true);
     CU_ASSERT_EQUAL(addr_of(f, "C2------"), 12288);
     CU_ASSERT_EQUAL(f->space.data.wp, 132);
-    CU_ASSERT_TRUE(dlt_full(&f->vl.dlt));
+    CU_ASSERT_TRUE(dlt_full(&f->vl.pk.dlt));
     put(f, "C3------", 5000, 3, true);
     CU_ASSERT_EQUAL(addr_of(f, "C3------"), 20480);
     CU_ASSERT_EQUAL(f->space.data.wp, 25512);
-    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.pk.dlt));
     CU_ASSERT_EQUAL(stats(f).padding_bytes, (4096 - 132) + (12288 - 9128) + (20480 - 17320));
     CU_ASSERT_EQUAL(get_check(f, "C2------", 5000, 2), 0);
     kvftl_close(f);
@@ -273,7 +273,7 @@ static void test_backfill_window_too_small(void)
     put(f, "C-------", 5000, 0xc, true);
     CU_ASSERT_EQUAL(addr_of(f, "C-------"), 4096);
     CU_ASSERT_EQUAL(f->space.data.wp, 9128);
-    CU_ASSERT_TRUE(dlt_empty(&f->vl.dlt));
+    CU_ASSERT_TRUE(dlt_empty(&f->vl.pk.dlt));
     CU_ASSERT_EQUAL(stats(f).padding_bytes, 3964);
     kvftl_close(f);
 }

@@ -526,7 +526,7 @@ static void kill_child(const struct kvftl_config *c, const struct kill_op *ops, 
     }
     rep.pages_programmed = f->space.data.pages_programmed;
     rep.buffered_pages = f->space.data.open_idx - f->space.data.prog_idx;
-    rep.dlt_entries = f->vl.dlt.count;
+    rep.dlt_entries = f->vl.pk.dlt.count;
     if (write(wfd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
         _exit(3);
     }
