@@ -59,6 +59,7 @@
 
 #include "fuzz_input.h"
 #include "kvftl_image.h"
+#include "kvftl_small.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -135,13 +136,9 @@ static bool is_version(const struct model *m, uint32_t k, uint32_t v, const uint
 static void setup(struct kvftl_config *c, uint8_t cb)
 {
     static const uint32_t units[] = { 1, 64, 1024, 4096 };
-    kvftl_config_preset(c, "default");
     /* 18 MiB sparse: 8 stripes of 576 4 KiB pages, the fewest the GC watermarks allow plus one */
-    c->channels = 1;
-    c->dies_per_channel = 1;
-    c->blocks_per_die = 8;
-    c->pages_per_block = 576;
-    c->page_size_bytes = 4096;
+    kvftl_config_small(c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 1,
+                       .blocks_per_die = 8, .pages_per_block = 576, .page_size_bytes = 4096 });
     c->gc_high_watermark_blocks = 3;
     c->gc_low_watermark_blocks = 2;
     c->index_page_bytes = 4096;

@@ -45,6 +45,7 @@
 
 #include "fuzz_input.h"
 #include "kv_model.h"
+#include "kvftl_small.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -305,17 +306,13 @@ static void op_format(struct fuzz *f)
 static void setup(struct fuzz *f, uint8_t cb)
 {
     static const uint32_t units[] = { 1, 64, 1024, 4096 };
-    kvftl_config_preset(&f->cfg, "default");
     /*
      * ~17 MiB: 1 channel x 2 dies x 8 blocks of 272 4 KiB pages (an erase
      * stripe must hold the largest blob), the fewest blocks the GC
      * watermarks allow plus one, so GC and device-full come quickly.
      */
-    f->cfg.channels = 1;
-    f->cfg.dies_per_channel = 2;
-    f->cfg.blocks_per_die = 8;
-    f->cfg.pages_per_block = 272;
-    f->cfg.page_size_bytes = 4096;
+    kvftl_config_small(&f->cfg, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 2,
+                       .blocks_per_die = 8, .pages_per_block = 272, .page_size_bytes = 4096 });
     f->cfg.gc_high_watermark_blocks = 3;
     f->cfg.gc_low_watermark_blocks = 2;
     f->cfg.index_page_bytes = 4096;
