@@ -52,39 +52,36 @@ guest=$(scripts/mkguest.sh | tail -n1)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # What runs inside the guest. Each kvbench report is one JSON object,
-# framed by marker lines so the host can pick it out of the console stream.
-cat >"$work/guest.sh" <<EOF
-set -e
+# framed by the marker lines of scripts/reproduce (its sh function rp, read
+# back by its parse_output) so the host can pick it out of the console stream.
+markers=scripts/reproduce/common.py
+{
+    echo "set -e"
+    python3 "$markers" rp-function
+    cat <<EOF
 echo "--- kvssd -d /dev/ng0n1 info"
 kvssd -d /dev/ng0n1 info
-echo "KVSSD-DEMO-JSON M"
-kvbench --device /dev/ng0n1 --preset M --keys $ops --progress off --json
-echo "KVSSD-DEMO-END"
-echo "KVSSD-DEMO-JSON mixed"
-kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --progress off --json
-echo "KVSSD-DEMO-END"
+rp M 'kvbench --device /dev/ng0n1 --preset M --keys $ops --progress off --json'
+rp mixed 'kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --progress off --json'
 EOF
+} >"$work/guest.sh"
 
 step "boot the guest and run kvssd info + kvbench ($ops keys per run)"
 scripts/run-guest.sh --qemu "$qemu" --cpus 2 --timeout 1800 --script "$work/guest.sh" |
-    tee "$work/out" | awk '/^KVSSD-DEMO-JSON /{skip=1} !skip{print} /^KVSSD-DEMO-END$/{skip=0}'
+    tee "$work/out" | python3 "$markers" console
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || die "the guest run failed (exit $rc)"
 
 step "results"
 python3 - "$work/out" <<'PY'
-import json, sys
+import sys
 
-runs, cur, buf = [], None, []
-for line in open(sys.argv[1], errors="replace"):
-    line = line.rstrip("\n")
-    if line.startswith("KVSSD-DEMO-JSON "):
-        cur, buf = line.split(" ", 1)[1], []
-    elif line == "KVSSD-DEMO-END" and cur:
-        runs.append((cur, json.loads("\n".join(buf))))
-        cur = None
-    elif cur:
-        buf.append(line)
+sys.path.insert(0, "scripts/reproduce")
+import common  # noqa: E402  (the marker protocol)
+
+parts = common.parse_output(open(sys.argv[1], errors="replace").read())
+runs = [(name, parts[name]["json"]) for name in ("M", "mixed")
+        if name in parts and parts[name]["rc"] == 0 and parts[name]["json"]]
 
 def get(d, *path):
     for p in path:
