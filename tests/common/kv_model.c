@@ -208,6 +208,29 @@ static bool after_fire(struct kv_model *m, const char *op, enum kvftl_status st,
     return true;
 }
 
+static bool in_time(struct kv_model *m, const char *op, const struct kvftl_cpl *c, uint64_t arrival)
+{
+    if (c->done_ns < arrival) {
+        return mismatch(m, "%s: done_ns %" PRIu64 " before arrival %" PRIu64, op, c->done_ns,
+                        arrival);
+    }
+    return true;
+}
+
+/*
+ * What every judge checks first: the completion's time, then a cut that has
+ * fired (after_fire). Returns true when they settle the verdict, in *@ok.
+ */
+static bool settled(struct kv_model *m, const char *op, const struct kvftl_cpl *c,
+                    uint64_t arrival, enum kvftl_status arg_err, bool *ok)
+{
+    if (!in_time(m, op, c, arrival)) {
+        *ok = false;
+        return true;
+    }
+    return after_fire(m, op, c->status, arg_err, ok);
+}
+
 /* An INTERNAL_ERROR while a cut is armed is the cut firing. */
 static bool fires_now(struct kv_model *m, enum kvftl_status st)
 {
@@ -217,15 +240,6 @@ static bool fires_now(struct kv_model *m, enum kvftl_status st)
         return true;
     }
     return false;
-}
-
-static bool in_time(struct kv_model *m, const char *op, const struct kvftl_cpl *c, uint64_t arrival)
-{
-    if (c->done_ns < arrival) {
-        return mismatch(m, "%s: done_ns %" PRIu64 " before arrival %" PRIu64, op, c->done_ns,
-                        arrival);
-    }
-    return true;
 }
 
 /* ---------------- operations ---------------- */
@@ -241,11 +255,8 @@ bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_st
     /* a valid key is remembered even when the store fails: it must stay as it was */
     struct kv_model_key *k = bad_key ? NULL : kv_model_find(m, req->key, klen, true);
     bool ok;
-    if (!in_time(m, "store", c, req->arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "store", st, bad_key ? KVFTL_INVALID_KEY_SIZE
-                                   : bad_val ? KVFTL_INVALID_VALUE_SIZE : KVFTL_OK, &ok)) {
+    if (settled(m, "store", c, req->arrival_ns, bad_key ? KVFTL_INVALID_KEY_SIZE
+                                                : bad_val ? KVFTL_INVALID_VALUE_SIZE : KVFTL_OK, &ok)) {
         return ok;
     }
     if (bad_key || bad_val) {
@@ -326,16 +337,14 @@ bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req,
     struct kv_model_key *k = key_size_ok(klen) ? kv_model_find(m, req->key, klen, false) : NULL;
     struct kv_model_state s = k ? k->cur : (struct kv_model_state){ 0 };
     bool ok;
-    if (!in_time(m, "retrieve", c, req->arrival_ns)) {
-        return false;
-    }
     for (uint32_t i = 0; i < guard_len(bufb, buf_cap); i++) {
         if (buf[bufb + i] != GUARD_BYTE) {
             return mismatch(m, "retrieve (status %s) wrote past its %u-byte buffer (byte %u)",
                             kvftl_status_name(st), bufb, bufb + i);
         }
     }
-    if (after_fire(m, "retrieve", st, key_size_ok(klen) ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE, &ok)) {
+    if (settled(m, "retrieve", c, req->arrival_ns,
+                key_size_ok(klen) ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE, &ok)) {
         return ok;
     }
     if (fires_now(m, st)) {
@@ -376,10 +385,7 @@ bool kv_model_delete(struct kv_model *m, const void *key, uint32_t klen, uint64_
     enum kvftl_status st = c->status;
     struct kv_model_key *k = key_size_ok(klen) ? kv_model_find(m, key, klen, true) : NULL;
     bool ok;
-    if (!in_time(m, "delete", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "delete", st, k ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE, &ok)) {
+    if (settled(m, "delete", c, arrival_ns, k ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE, &ok)) {
         return ok;
     }
     if (fires_now(m, st)) {
@@ -407,10 +413,8 @@ bool kv_model_exist(struct kv_model *m, const void *key, uint32_t klen, uint64_t
     enum kvftl_status st = c->status;
     struct kv_model_key *k = key_size_ok(klen) ? kv_model_find(m, key, klen, false) : NULL;
     bool ok;
-    if (!in_time(m, "exist", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "exist", st, key_size_ok(klen) ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE, &ok)) {
+    if (settled(m, "exist", c, arrival_ns, key_size_ok(klen) ? KVFTL_OK : KVFTL_INVALID_KEY_SIZE,
+                &ok)) {
         return ok;
     }
     if (fires_now(m, st)) {
@@ -429,10 +433,7 @@ bool kv_model_exist(struct kv_model *m, const void *key, uint32_t klen, uint64_t
 bool kv_model_flush(struct kv_model *m, uint64_t arrival_ns, const struct kvftl_cpl *c)
 {
     bool ok;
-    if (!in_time(m, "flush", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "flush", c->status, KVFTL_OK, &ok)) {
+    if (settled(m, "flush", c, arrival_ns, KVFTL_OK, &ok)) {
         return ok;
     }
     if (fires_now(m, c->status)) {
@@ -450,10 +451,7 @@ bool kv_model_format(struct kv_model *m, uint64_t arrival_ns, const struct kvftl
     GHashTableIter it;
     gpointer kp;
     bool ok;
-    if (!in_time(m, "format", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "format", c->status, KVFTL_OK, &ok)) {
+    if (settled(m, "format", c, arrival_ns, KVFTL_OK, &ok)) {
         return ok;
     }
     if (fires_now(m, c->status)) {
@@ -509,8 +507,11 @@ bool kv_model_iter_open(struct kv_model *m, uint32_t prefix, uint32_t mask, uint
     bool bad_kind = kind > KVFTL_ITER_KEY_VALUES;
     bool full = iter_count(m, false) == KVFTL_MAX_ITERATORS;
     bool ok;
-    if (!in_time(m, "iter_open", c, arrival_ns)) {
-        return false;
+    if (settled(m, "iter_open", c, arrival_ns, bad_kind ? KVFTL_INVALID_FIELD : KVFTL_OK, &ok)) {
+        return ok;
+    }
+    if (fires_now(m, st)) {
+        return true;
     }
     /* Handles open across a format may or may not still count. */
     if (full && iter_count(m, true) && !bad_kind && st == KVFTL_OK) {
@@ -519,12 +520,6 @@ bool kv_model_iter_open(struct kv_model *m, uint32_t prefix, uint32_t mask, uint
     if (st == KVFTL_OK && handle < KVFTL_MAX_ITERATORS && m->iter[handle].open &&
         m->iter[handle].lenient) {
         iter_drop(&m->iter[handle]);
-    }
-    if (after_fire(m, "iter_open", st, bad_kind ? KVFTL_INVALID_FIELD : KVFTL_OK, &ok)) {
-        return ok;
-    }
-    if (fires_now(m, st)) {
-        return true;
     }
     if (bad_kind || full) {
         if ((bad_kind && st == KVFTL_INVALID_FIELD) || (full && st == KVFTL_ITERATOR_LIMIT)) {
@@ -641,10 +636,7 @@ bool kv_model_iter_next(struct kv_model *m, uint32_t handle, uint32_t max_entrie
     uint32_t taken = m->next_taken, offered = m->next_offered;
     bool ok;
     m->next_handle = NO_HANDLE;
-    if (!in_time(m, "iter_next", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "iter_next", st, h ? KVFTL_OK : KVFTL_INVALID_ITERATOR, &ok)) {
+    if (settled(m, "iter_next", c, arrival_ns, h ? KVFTL_OK : KVFTL_INVALID_ITERATOR, &ok)) {
         return ok;
     }
     if (fires_now(m, st)) {
@@ -686,10 +678,7 @@ bool kv_model_iter_close(struct kv_model *m, uint32_t handle, uint64_t arrival_n
     enum kvftl_status st = c->status;
     struct kv_model_iter *h = open_iter(m, handle);
     bool ok;
-    if (!in_time(m, "iter_close", c, arrival_ns)) {
-        return false;
-    }
-    if (after_fire(m, "iter_close", st, h ? KVFTL_OK : KVFTL_INVALID_ITERATOR, &ok)) {
+    if (settled(m, "iter_close", c, arrival_ns, h ? KVFTL_OK : KVFTL_INVALID_ITERATOR, &ok)) {
         return ok;
     }
     if (fires_now(m, st)) {
