@@ -909,6 +909,61 @@ static void test_head_field_errors(void)
     inline_cmds_free(&c);
 }
 
+/*
+ * A head with two faults gets the status of the first one in this order:
+ * a reserved field, a full-tail tag above 255 or the options
+ * (INVALID_FIELD), the key length (INVALID_KEY_SIZE; a full-layout head
+ * names at most 16 bytes), the value size (INVALID_VALUE_SIZE), the tag's
+ * open stream (INLINE_TAG_IN_USE), then the staged key. No stream is
+ * opened but the one on tag 5, and no inline byte taken but its 20.
+ */
+static void test_head_fault_order(void)
+{
+    const uint32_t too_large = KVFTL_VALUE_MAX_BYTES + 1;
+    uint8_t key[40] = {3}, v[100] = {0};
+    struct inline_cmds open, c, full, tail;
+    struct kvssd_sqe s;
+
+    encode_inline_stock(key4, 4, v, 100, 0, 5, false, 0, &open);
+    CU_ASSERT_EQUAL(fx_exec(&open.sqe[0], NULL).status, KVSSD_SC_SUCCESS);
+    encode_inline_stock(key4, 4, v, 10, 0, 6, false, 0, &c);
+    s = c.sqe[0];
+    s.cdw[11] |= 1u << 20;
+    s.cdw[10] = kvssd_inline_head_cdw10(10, 3, 0);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_FIELD);
+    s = c.sqe[0];
+    s.cdw[10] = kvssd_inline_head_cdw10(too_large, 3, 0);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_FIELD);
+    s.cdw[10] = kvssd_inline_head_cdw10(too_large, 0, 0);
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_KEY_SIZE);
+    s.cdw[10] = kvssd_inline_head_cdw10(too_large, 0, 4);
+    s.cdw[11] = 5; /* the open stream's tag */
+    CU_ASSERT_EQUAL(fx_exec(&s, NULL).status, KVSSD_SC_INVALID_VALUE_SIZE);
+    /* a 40-byte key, not staged, on the open stream's tag */
+    inline_cmds_free(&c);
+    encode_inline_stock(key, 40, v, 10, 0, 5, false, 9, &c);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], NULL).status, KVSSD_SC_INLINE_TAG_IN_USE);
+    c.sqe[0].cdw[2] |= 1u << 12;
+    c.sqe[0].cdw[10] = kvssd_inline_head_cdw10(10, 3, 40);
+    CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], NULL).status, KVSSD_SC_INVALID_FIELD);
+    /* full tail on tag 256 with no key */
+    encode_inline_full_tail(key4, 4, v, 10, 0, 256, false, 0, &tail);
+    tail.sqe[0].cdw[10] = kvssd_inline_head_cdw10(10, 0, 0);
+    CU_ASSERT_EQUAL(fx_exec(&tail.sqe[0], NULL).status, KVSSD_SC_INVALID_FIELD);
+    /* full layout: a 17-byte key before the value size, the options before the key */
+    encode_inline_full(key4, 4, v, 10, 0, 7, &full);
+    full.sqe[0].cdw[10] = kvssd_inline_head_cdw10(too_large, 0, 17);
+    CU_ASSERT_EQUAL(fx_exec(&full.sqe[0], NULL).status, KVSSD_SC_INVALID_KEY_SIZE);
+    full.sqe[0].cdw[10] = kvssd_inline_head_cdw10(10, 3, 17);
+    CU_ASSERT_EQUAL(fx_exec(&full.sqe[0], NULL).status, KVSSD_SC_INVALID_FIELD);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1);
+    CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20);
+    inline_cmds_free(&open);
+    inline_cmds_free(&c);
+    inline_cmds_free(&full);
+    inline_cmds_free(&tail);
+}
+
 /* A long-key stock head with CDW2[31:12] set (reserved beside the staged tag): INVALID_FIELD. */
 static void test_head_long_key_reserved(void)
 {
@@ -1051,6 +1106,7 @@ int main(void)
     CU_add_test(s, "table_shared_with_staged_keys", test_table_shared_with_staged_keys);
     CU_add_test(s, "table_reusable_after_expiry", test_table_reusable_after_expiry);
     CU_add_test(s, "head_field_errors", test_head_field_errors);
+    CU_add_test(s, "head_fault_order", test_head_fault_order);
     CU_add_test(s, "head_long_key_reserved", test_head_long_key_reserved);
     CU_add_test(s, "store_status_on_last_fragment", test_store_status_on_last_fragment);
     CU_add_test(s, "counters_exact", test_counters_exact);

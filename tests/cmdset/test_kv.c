@@ -163,6 +163,45 @@ static void test_store_reserved_fields(void)
     CU_ASSERT_EQUAL(fx_exist("k", 1), KVSSD_SC_KEY_DOES_NOT_EXIST);
 }
 
+/*
+ * A Store with two faults gets the status of the first one in this order:
+ * a reserved field or the options (INVALID_FIELD), the key length
+ * (INVALID_KEY_SIZE), the value size (INVALID_VALUE_SIZE), then the staged
+ * key. No byte is moved, nothing is stored, the staged key stays staged.
+ */
+static void test_store_fault_order(void)
+{
+    const uint32_t both = KVSSD_STORE_OPT_ONLY_IF_EXISTS | KVSSD_STORE_OPT_ONLY_IF_ABSENT;
+    const uint32_t too_large = KVFTL_VALUE_MAX_BYTES + 1;
+    uint8_t key[40], v[8] = {0};
+    struct fake_host h = fake_host_over(v, sizeof(v));
+    struct kvssd_sqe s;
+
+    fill_pattern(key, sizeof(key), 50);
+    s = sqe_store("k", 0, 1, both);
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_FIELD);
+    s = sqe_store("k", 0, 1, 0x04);
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_FIELD);
+    s = sqe_store("k", 0, too_large, 0);
+    s.cdw[13] = 1;
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_FIELD);
+    s = sqe_store("k", 1, too_large, both);
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_FIELD);
+    s = sqe_store("k", 0, too_large, 0);
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_KEY_SIZE);
+    /* a 40-byte key, not staged: the value size is checked before the key is looked up */
+    s = sqe_store(key, 40, too_large, 0);
+    sqe_use_staged_key(&s, 12);
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_VALUE_SIZE);
+    /* staged, with CDW3 (reserved in the long-key form) set too */
+    CU_ASSERT_EQUAL(fx_stage(key, 40, 12), KVSSD_SC_SUCCESS);
+    s.cdw[3] = 1;
+    CU_ASSERT_EQUAL(fx_exec(&s, &h).status, KVSSD_SC_INVALID_VALUE_SIZE);
+    CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1);
+    CU_ASSERT_EQUAL(h.from_calls, 0);
+    CU_ASSERT_EQUAL(fx_exist("k", 1), KVSSD_SC_KEY_DOES_NOT_EXIST);
+}
+
 /* Reserved fields of Retrieve/Delete/Exist (CDW11[31:8], CDW10 of Delete): INVALID_FIELD. */
 static void test_reserved_fields_other_commands(void)
 {
@@ -1188,6 +1227,7 @@ int main(void)
     CU_add_test(s, "store_only_if_absent_present", test_store_only_if_absent_present);
     CU_add_test(s, "store_only_if_exists_overwrites", test_store_only_if_exists_overwrites);
     CU_add_test(s, "store_reserved_fields", test_store_reserved_fields);
+    CU_add_test(s, "store_fault_order", test_store_fault_order);
     CU_add_test(s, "reserved_fields_other_commands", test_reserved_fields_other_commands);
     CU_add_test(s, "retrieve_short_buffer", test_retrieve_short_buffer);
     CU_add_test(s, "retrieve_zero_buffer_reports_size", test_retrieve_zero_buffer_reports_size);
