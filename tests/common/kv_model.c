@@ -254,9 +254,10 @@ bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_st
     bool odd_opt = (opt & ~known) || opt == known, odd_inl = req->inline_bytes > vlen;
     /* a valid key is remembered even when the store fails: it must stay as it was */
     struct kv_model_key *k = bad_key ? NULL : kv_model_find(m, req->key, klen, true);
+    enum kvftl_status arg_err = bad_key ? KVFTL_INVALID_KEY_SIZE
+                              : bad_val ? KVFTL_INVALID_VALUE_SIZE : KVFTL_OK;
     bool ok;
-    if (settled(m, "store", c, req->arrival_ns, bad_key ? KVFTL_INVALID_KEY_SIZE
-                                                : bad_val ? KVFTL_INVALID_VALUE_SIZE : KVFTL_OK, &ok)) {
+    if (settled(m, "store", c, req->arrival_ns, arg_err, &ok)) {
         return ok;
     }
     if (bad_key || bad_val) {
