@@ -181,74 +181,54 @@ static const MemoryRegionOps kvssd_mmio_ops = {
 
 /* ---- realize ------------------------------------------------------------- */
 
+/*
+ * The value of each firmware tunable's property in the config, unless unset
+ * (then the preset's stays), by tunables.def's kind column. A name that is
+ * not one of an enum's values stops realize.
+ */
+#define KVSSD_OVERRIDE_LIB(kind, prop, field, flags)
+#define KVSSD_OVERRIDE_QEMU(kind, prop, field, flags) KVSSD_OVERRIDE_##kind(prop, field, flags)
+#define KVSSD_OVERRIDE_U32(prop, field, flags)                                    \
+    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0)) {      \
+        c->field = n->field;                                                      \
+    }
+#define KVSSD_OVERRIDE_U64(prop, field, flags)                                    \
+    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0)) {      \
+        c->field = n->field;                                                      \
+    }
+#define KVSSD_OVERRIDE_BOOL(prop, field, flags)                                   \
+    if (n->field != ON_OFF_AUTO_AUTO) {                                           \
+        c->field = n->field == ON_OFF_AUTO_ON;                                    \
+    }
+#define KVSSD_OVERRIDE_ENUM(prop, field, flags)                                   \
+    if (n->field && kvftl_tunable_parse(c, kvftl_tunable_find(prop), prop, n->field, \
+                                        err, sizeof(err)) != 0) {                 \
+        error_setg(errp, "kvssd: %s", err);                                       \
+        return false;                                                             \
+    }
+#define KVSSD_OVERRIDE_STR(prop, field, flags)                                    \
+    if (n->field) {                                                               \
+        c->field = n->field;                                                      \
+    }
+
 static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **errp)
 {
     const char *preset = n->preset ? n->preset : "default";
     char err[256];
 
     if (kvftl_config_preset(c, preset) != 0) {
-        error_setg(errp, "kvssd: preset is '%s'; it must be default, pm983 or cosmos", preset);
+        size_t len = 0;
+        for (int i = 0; i < KVFTL_PRESETS; i++) {
+            len += snprintf(err + len, sizeof(err) - len, "%s%s",
+                            i == 0 ? "" : i == KVFTL_PRESETS - 1 ? " or " : ", ",
+                            kvftl_preset_names[i]);
+        }
+        error_setg(errp, "kvssd: preset is '%s'; it must be %s", preset, err);
         return false;
     }
-#define OVERRIDE(field) do { if (n->field) { c->field = n->field; } } while (0)
-    OVERRIDE(channels);
-    OVERRIDE(dies_per_channel);
-    OVERRIDE(blocks_per_die);
-    OVERRIDE(pages_per_block);
-    OVERRIDE(page_size_bytes);
-    OVERRIDE(read_latency_ns);
-    OVERRIDE(program_latency_ns);
-    OVERRIDE(erase_latency_ns);
-    OVERRIDE(channel_bytes_per_us);
-    OVERRIDE(dram_copy_bytes_per_us);
-    OVERRIDE(placement_unit_bytes);
-    OVERRIDE(large_blob_unit_bytes);
-    OVERRIDE(buffer_entries);
-    OVERRIDE(dlt_entries);
-    OVERRIDE(index_dram_bytes);
-    OVERRIDE(index_page_bytes);
-    OVERRIDE(bloom_bits_per_key);
-    OVERRIDE(max_keys);
-    OVERRIDE(overprovision_percent);
-    OVERRIDE(gc_high_watermark_blocks);
-    OVERRIDE(gc_low_watermark_blocks);
-#undef OVERRIDE
-    if (n->bloom != ON_OFF_AUTO_AUTO) {
-        c->bloom = n->bloom == ON_OFF_AUTO_ON;
-    }
-    if (n->plp != ON_OFF_AUTO_AUTO) {
-        c->plp = n->plp == ON_OFF_AUTO_ON;
-    }
-    if (n->page_fit_blobs != ON_OFF_AUTO_AUTO) {
-        c->page_fit_blobs = n->page_fit_blobs == ON_OFF_AUTO_ON;
-    }
-    if (n->page_data_bytes != UINT32_MAX) {
-        c->page_data_bytes = n->page_data_bytes; /* 0 is a value here: the whole page */
-    }
-    if (n->packing) {
-        static const char *const names[] = { "block", "all", "selective", "backfill" };
-        int i;
-        for (i = 0; i < 4 && strcmp(n->packing, names[i]) != 0; i++) {
-        }
-        if (i == 4) {
-            error_setg(errp, "kvssd: packing is '%s'; it must be block, all, selective "
-                       "or backfill", n->packing);
-            return false;
-        }
-        c->packing = (enum kvftl_packing)i;
-    }
-    if (n->gc_policy) {
-        if (!strcmp(n->gc_policy, "greedy")) {
-            c->gc_policy = KVFTL_GC_GREEDY;
-        } else if (!strcmp(n->gc_policy, "cost-benefit")) {
-            c->gc_policy = KVFTL_GC_COST_BENEFIT;
-        } else {
-            error_setg(errp, "kvssd: gc-policy is '%s'; it must be greedy or cost-benefit",
-                       n->gc_policy);
-            return false;
-        }
-    }
-    c->image_path = n->image;
+#define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
+    KVSSD_OVERRIDE_##where(kind, prop, field, flags)
+#include <kvftl/tunables.def>
     if (kvftl_config_check(c, err, sizeof(err)) != 0) {
         error_setg(errp, "kvssd: %s", err);
         return false;
@@ -409,37 +389,24 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
     n->asq = n->acq = 0;
 }
 
+/* The property of a firmware tunable, by tunables.def's kind column; unset = the preset's. */
+#define KVSSD_PROP_LIB(kind, prop, field, flags)
+#define KVSSD_PROP_QEMU(kind, prop, field, flags) KVSSD_PROP_##kind(prop, field, flags),
+#define KVSSD_PROP_U32(prop, field, flags) \
+    DEFINE_PROP_UINT32(prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0))
+#define KVSSD_PROP_U64(prop, field, flags) \
+    DEFINE_PROP_UINT64(prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0))
+#define KVSSD_PROP_BOOL(prop, field, flags) \
+    DEFINE_PROP_ON_OFF_AUTO(prop, KvssdState, field, ON_OFF_AUTO_AUTO)
+#define KVSSD_PROP_ENUM(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
+#define KVSSD_PROP_STR(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
+
 static const Property kvssd_props[] = {
     DEFINE_PROP_STRING("serial", KvssdState, serial),
     DEFINE_PROP_STRING("preset", KvssdState, preset),
-    DEFINE_PROP_STRING("image", KvssdState, image),
-    DEFINE_PROP_UINT32("channels", KvssdState, channels, 0),
-    DEFINE_PROP_UINT32("dies-per-channel", KvssdState, dies_per_channel, 0),
-    DEFINE_PROP_UINT32("blocks-per-die", KvssdState, blocks_per_die, 0),
-    DEFINE_PROP_UINT32("pages-per-block", KvssdState, pages_per_block, 0),
-    DEFINE_PROP_UINT32("page-size-bytes", KvssdState, page_size_bytes, 0),
-    DEFINE_PROP_UINT64("read-latency-ns", KvssdState, read_latency_ns, 0),
-    DEFINE_PROP_UINT64("program-latency-ns", KvssdState, program_latency_ns, 0),
-    DEFINE_PROP_UINT64("erase-latency-ns", KvssdState, erase_latency_ns, 0),
-    DEFINE_PROP_UINT64("channel-bytes-per-us", KvssdState, channel_bytes_per_us, 0),
-    DEFINE_PROP_UINT64("dram-copy-bytes-per-us", KvssdState, dram_copy_bytes_per_us, 0),
-    DEFINE_PROP_UINT32("placement-unit-bytes", KvssdState, placement_unit_bytes, 0),
-    DEFINE_PROP_UINT32("large-blob-unit-bytes", KvssdState, large_blob_unit_bytes, 0),
-    DEFINE_PROP_ON_OFF_AUTO("page-fit-blobs", KvssdState, page_fit_blobs, ON_OFF_AUTO_AUTO),
-    DEFINE_PROP_UINT32("page-data-bytes", KvssdState, page_data_bytes, UINT32_MAX),
-    DEFINE_PROP_STRING("packing", KvssdState, packing),
-    DEFINE_PROP_UINT32("buffer-entries", KvssdState, buffer_entries, 0),
-    DEFINE_PROP_UINT32("dlt-entries", KvssdState, dlt_entries, 0),
-    DEFINE_PROP_UINT64("index-dram-bytes", KvssdState, index_dram_bytes, 0),
-    DEFINE_PROP_UINT32("index-page-bytes", KvssdState, index_page_bytes, 0),
-    DEFINE_PROP_ON_OFF_AUTO("bloom", KvssdState, bloom, ON_OFF_AUTO_AUTO),
-    DEFINE_PROP_UINT32("bloom-bits-per-key", KvssdState, bloom_bits_per_key, 0),
-    DEFINE_PROP_UINT64("max-keys", KvssdState, max_keys, 0),
-    DEFINE_PROP_UINT32("overprovision-percent", KvssdState, overprovision_percent, 0),
-    DEFINE_PROP_UINT32("gc-high-watermark-blocks", KvssdState, gc_high_watermark_blocks, 0),
-    DEFINE_PROP_UINT32("gc-low-watermark-blocks", KvssdState, gc_low_watermark_blocks, 0),
-    DEFINE_PROP_STRING("gc-policy", KvssdState, gc_policy),
-    DEFINE_PROP_ON_OFF_AUTO("plp", KvssdState, plp, ON_OFF_AUTO_AUTO),
+#define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
+    KVSSD_PROP_##where(kind, prop, field, flags)
+#include <kvftl/tunables.def>
     DEFINE_PROP_BOOL("latency", KvssdState, latency, false),
     DEFINE_PROP_UINT32("max-ioqpairs", KvssdState, max_ioqpairs, KVSSD_MAX_IOQPAIRS),
     DEFINE_PROP_UINT32("dma-unit", KvssdState, dma_unit, 4096),
@@ -453,40 +420,16 @@ static const VMStateDescription kvssd_vmstate = {
     .unmigratable = 1,
 };
 
-/* One line per property for -device kvssd,help (docs/device.md has the table). */
+/*
+ * One line per property for -device kvssd,help: the device's own here, the
+ * firmware tunables' from tunables.def (kvssd_tunable_desc()). The README
+ * has both tables.
+ */
 static const struct {
     const char *name, *desc;
 } kvssd_prop_desc[] = {
     { "serial", "Identify serial number (default KVSSD0001)" },
     { "preset", "firmware preset: default, pm983, cosmos" },
-    { "image", "file holding NAND + checkpoint (unset: memory only)" },
-    { "channels", "NAND channels (0 = preset)" },
-    { "dies-per-channel", "dies per channel (0 = preset)" },
-    { "blocks-per-die", "erase blocks per die (0 = preset)" },
-    { "pages-per-block", "pages per erase block (0 = preset)" },
-    { "page-size-bytes", "NAND page size in bytes, power of two 4096-65536 (0 = preset)" },
-    { "read-latency-ns", "NAND read time tR in ns (0 = preset)" },
-    { "program-latency-ns", "NAND program time tPROG in ns (0 = preset)" },
-    { "erase-latency-ns", "NAND erase time tBERS in ns (0 = preset)" },
-    { "channel-bytes-per-us", "channel transfer rate in bytes/us (0 = preset)" },
-    { "dram-copy-bytes-per-us", "controller memcpy rate in bytes/us (0 = preset)" },
-    { "placement-unit-bytes", "value placement granularity in bytes, power of two 1-4096 (0 = preset)" },
-    { "large-blob-unit-bytes", "alignment of blobs of at least placement-unit-bytes; smaller ones take a whole unit (power of two 1..placement-unit-bytes; 0 = preset)" },
-    { "page-fit-blobs", "a blob that does not fit the rest of its NAND page but fits one page starts on the next page (auto = preset)" },
-    { "page-data-bytes", "bytes of each NAND page that hold blobs, the rest reserved (ECC/parity); a larger blob takes one page per this many bytes (unset = preset; 0 = the whole page; else a multiple of large-blob-unit-bytes from 4096 to page-size-bytes)" },
-    { "packing", "packing policy: block, all, selective, backfill (unset = preset)" },
-    { "buffer-entries", "NAND page buffer entries (0 = preset)" },
-    { "dlt-entries", "DMA Log Table entries (0 = preset / buffer-entries)" },
-    { "index-dram-bytes", "DRAM budget of the index cache in bytes (0 = preset)" },
-    { "index-page-bytes", "index page size in bytes (0 = page size)" },
-    { "bloom", "Bloom filter for absent keys (auto = preset)" },
-    { "bloom-bits-per-key", "Bloom filter bits per key (0 = preset)" },
-    { "max-keys", "max number of keys reported in KV Identify (0 = derived)" },
-    { "overprovision-percent", "over-provisioning in percent, 1-50 (0 = preset)" },
-    { "gc-high-watermark-blocks", "background GC below this many free blocks (0 = preset)" },
-    { "gc-low-watermark-blocks", "foreground GC below this many free blocks (0 = preset)" },
-    { "gc-policy", "GC victim policy: greedy, cost-benefit (unset = preset)" },
-    { "plp", "power-loss protected page buffer (auto = preset; off = volatile write cache)" },
     { "latency", "hold completions until their simulated NAND completion time" },
     { "max-ioqpairs", "I/O queue pairs, 1-64" },
     { "dma-unit", "bytes per data DMA unit counted in the transfer counters, power of two 1-65536" },
@@ -494,6 +437,27 @@ static const struct {
     { "tag-table-entries", "open inline streams + staged long keys, 1-4096" },
     { "inline-timeout-ms", "idle inline streams / staged keys expire after this many ms, 1-3600000" },
 };
+
+/* "NAND channels; from 1 to 64 (0 = the preset's: default 4, pm983 8, cosmos 4)" */
+static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
+{
+    char range[256], v[KVFTL_PRESETS][32];
+    const char *unset = t->kind == KVFTL_TUNABLE_BOOL ? "auto"
+                        : t->kind == KVFTL_TUNABLE_ENUM || (t->flags & KVFTL_TUNABLE_UNSET_MAX)
+                        ? "unset" : "0";
+
+    kvftl_tunable_range(t, range, sizeof(range));
+    if (t->kind == KVFTL_TUNABLE_STR) {
+        return g_strdup_printf("%s", t->help);
+    }
+    for (int i = 0; i < KVFTL_PRESETS; i++) {
+        kvftl_tunable_value_text(t, t->preset[i], v[i], sizeof(v[i]));
+    }
+    QEMU_BUILD_BUG_ON(KVFTL_PRESETS != 3);
+    return g_strdup_printf("%s; %s (%s = the preset's: %s %s, %s %s, %s %s)", t->help, range,
+                           unset, kvftl_preset_names[0], v[0], kvftl_preset_names[1], v[1],
+                           kvftl_preset_names[2], v[2]);
+}
 
 static void kvssd_class_init(ObjectClass *oc, void *data)
 {
@@ -515,6 +479,12 @@ static void kvssd_class_init(ObjectClass *oc, void *data)
     for (size_t i = 0; i < ARRAY_SIZE(kvssd_prop_desc); i++) {
         object_class_property_set_description(oc, kvssd_prop_desc[i].name,
                                               kvssd_prop_desc[i].desc);
+    }
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        if (kvftl_tunables[i].qemu) {
+            g_autofree char *desc = kvssd_tunable_desc(&kvftl_tunables[i]);
+            object_class_property_set_description(oc, kvftl_tunables[i].prop, desc);
+        }
     }
 }
 

@@ -35,6 +35,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
 
 typedef struct KvssdState KvssdState;
 
+/* The property field of a firmware tunable, by tunables.def's where and kind columns. */
+#define KVSSD_TUNABLE_FIELD_LIB(kind, field)
+#define KVSSD_TUNABLE_FIELD_QEMU(kind, field) KVSSD_TUNABLE_CTYPE_##kind field;
+#define KVSSD_TUNABLE_CTYPE_U32 uint32_t
+#define KVSSD_TUNABLE_CTYPE_U64 uint64_t
+#define KVSSD_TUNABLE_CTYPE_BOOL OnOffAuto
+#define KVSSD_TUNABLE_CTYPE_ENUM char *
+#define KVSSD_TUNABLE_CTYPE_STR char *
+
 /* A completion waiting to be posted: CQ full, or held until its simulated time. */
 typedef struct KvssdCqe {
     int64_t due_ns;
@@ -121,21 +130,13 @@ struct KvssdState {
     /* properties */
     char *serial;
     char *preset;
-    char *image;
-    char *packing;
-    char *gc_policy;
-    uint32_t channels, dies_per_channel, blocks_per_die, pages_per_block, page_size_bytes;
-    uint64_t read_latency_ns, program_latency_ns, erase_latency_ns;
-    uint64_t channel_bytes_per_us, dram_copy_bytes_per_us;
-    uint32_t placement_unit_bytes, buffer_entries, dlt_entries;
-    uint32_t large_blob_unit_bytes;
-    OnOffAuto page_fit_blobs;
-    uint32_t page_data_bytes;   /* UINT32_MAX = preset */
-    uint64_t index_dram_bytes;
-    uint32_t index_page_bytes, bloom_bits_per_key;
-    uint64_t max_keys;
-    OnOffAuto bloom, plp;
-    uint32_t overprovision_percent, gc_high_watermark_blocks, gc_low_watermark_blocks;
+    /*
+     * One per firmware tunable of <kvftl/tunables.def> (where = QEMU), named
+     * like its kvftl_config field; unset (0, all ones for
+     * KVFTL_TUNABLE_UNSET_MAX, auto, NULL) = the preset's value.
+     */
+#define KVFTL_TUNABLE(field, kind, where, ...) KVSSD_TUNABLE_FIELD_##where(kind, field)
+#include <kvftl/tunables.def>
     bool latency;
     uint32_t max_ioqpairs;
     uint32_t dma_unit;
