@@ -335,12 +335,12 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
         }
     } else {
         uint16_t st = (uint16_t)cqe->res;
-        if ((st & 0x7ff) == KVSSD_SC_INLINE_TAG_IN_USE && !op->err &&
+        if ((st & KVSSD_STATUS_CODE_MASK) == KVSSD_SC_INLINE_TAG_IN_USE && !op->err &&
             op->completed == op->issued && aop_retry_tag(q, op, index))
             return;
         if (st && !op->err) {
             op->err = kvssd_status_to_err(st);
-            op->res.status = st & 0x7ff;
+            op->res.status = st & KVSSD_STATUS_CODE_MASK;
             op->res.dw0 = (uint32_t)result;
             op->res.dw1 = (uint32_t)(result >> 32);
         } else if (!op->err && index == op->total - 1) {

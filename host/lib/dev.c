@@ -127,9 +127,9 @@ static int open_pci(struct kvssd_dev *dev, const char *spec)
     int rc = kvssd_pci_attach(spec, &dev->pci, bdf, sizeof(bdf));
     if (rc)
         return rc;
-    if (posix_memalign((void **)&list, 4096, 4096))
+    if (posix_memalign((void **)&list, 4096, KVSSD_IDENTIFY_BYTES))
         return -KVSSD_ERR_SYSTEM;
-    memset(list, 0, 4096);
+    memset(list, 0, KVSSD_IDENTIFY_BYTES);
     kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_ACTIVE_NS_LIST, KVSSD_CSI_NVM, list);
     rc = kvssd_dev_submit(dev, &cmd, &res);
     if (!rc) {

@@ -7,8 +7,6 @@
 
 #include <kvssd/libkvssd.h>
 
-#define STATUS_MASK 0x7ffu /* SCT (10:8) and SC (7:0); drops More and DNR */
-
 struct status_map {
     uint16_t status;
     int err;
@@ -53,7 +51,7 @@ static const struct status_map status_map[] = {
 
 static const struct status_map *status_lookup(uint16_t status)
 {
-    status &= STATUS_MASK;
+    status &= KVSSD_STATUS_CODE_MASK; /* drops CRD, More and DNR */
     for (size_t i = 0; i < sizeof(status_map) / sizeof(status_map[0]); i++)
         if (status_map[i].status == status)
             return &status_map[i];

@@ -49,7 +49,7 @@ int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res)
     }
     if (bounce && !h2d)
         memcpy(cmd->data, bounce, cmd->data_len);
-    res->status = (uint16_t)st & 0x7ff;
+    res->status = (uint16_t)st & KVSSD_STATUS_CODE_MASK;
     res->dw0 = (uint32_t)result;
     res->dw1 = (uint32_t)(result >> 32);
     return kvssd_status_to_err((uint16_t)st);
