@@ -48,7 +48,6 @@ struct kvftl {
     uint64_t base_hits, base_misses, base_evicted;
     uint64_t base_stall_ns;
     uint64_t now_max_ns;
-    uint64_t cpu_busy_ns;         /* the one firmware CPU is busy with packing memcpys until then */
 
     struct index_entry *iter_scratch;
     uint8_t *iter_value;          /* one value, for key+value iteration */

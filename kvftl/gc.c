@@ -124,16 +124,16 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
             if (tomb && h.seq < oldest_other) {
                 /* no older version of the key is left anywhere: drop the tombstone */
                 index_remove(ftl, &ipos, now_ns);
-                vlog_account_replace(ftl, loc, 0, 0);
+                vlog_account_replace(&ftl->vl, loc, 0, 0);
             } else {
                 struct placement pl;
-                int rc = vlog_append(ftl, &h, key, key + h.key_bytes, false, 0, true, &pl, now_ns);
+                int rc = vlog_append(&ftl->vl, &h, key, key + h.key_bytes, false, 0, true, &pl, now_ns);
                 if (rc != 0) {
                     return -1;
                 }
                 uint64_t newloc = loc_make(pl.addr, (uint32_t)len, tomb);
                 index_set(ftl, &ipos, newloc, now_ns);
-                vlog_account_replace(ftl, loc, newloc, h.seq);
+                vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
                 ftl->st.gc_relocated_bytes += occ;
             }
         }
@@ -175,7 +175,7 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
          * Without power-loss protection the relocated copies must reach NAND
          * before the only durable copies are erased.
          */
-        rc = vlog_flush(ftl, now_ns);
+        rc = vlog_flush(&ftl->vl, now_ns);
     }
     ftl->gc_active = was_active;
     if (rc != 0 || !ftl_powered(ftl)) {

@@ -185,7 +185,7 @@ bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_
         if (e[i].loc == 0) {
             break;
         }
-        if (e[i].hash == hash && vlog_key_matches(ftl, e[i].loc, key, key_bytes, now_ns)) {
+        if (e[i].hash == hash && vlog_key_matches(&ftl->vl, e[i].loc, key, key_bytes, now_ns)) {
             *loc = e[i].loc;
             pos->page_id = pid;
             pos->slot = i;

@@ -170,7 +170,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
                                    ? loc_len(loc) : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
             uint64_t last_ppn;
             /* in place: a stripe is contiguous in the backing store, buffered pages included */
-            const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn, &now);
+            const uint8_t *p = vlog_bytes(&ftl->vl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn, &now);
             uint32_t kb = p[1];
             const uint8_t *key = p + BLOB_HEADER_BYTES;
             /*
@@ -184,7 +184,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
             bool match = !damaged && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask);
             const uint8_t *blob = NULL;
             if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
-                blob = vlog_read_record(ftl, loc, REC_PAIR, kb,
+                blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, kb,
                                         loc_addr(loc) / ftl->nand.geo.page_size, &now);
                 damaged = !blob;
             }

@@ -48,7 +48,7 @@ void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn)
 
 void ftl_reset_state(struct kvftl *ftl)
 {
-    vlog_forget(ftl);
+    vlog_forget(&ftl->vl);
     space_reset(&ftl->space);
     ftl->vl.live = (struct live_gauges){ 0 };
     ftl->index_nand_bytes = 0;
@@ -107,7 +107,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
     }
     space_init(&ftl->space, &ftl->nand, ftl->cfg.buffer_entries, ftl->cfg.plp);
-    vlog_init(ftl);
+    vlog_init(&ftl->vl, &ftl->space, &ftl->cfg);
     index_init(ftl);
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
     ftl->idx.frames_max = frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames);
@@ -128,7 +128,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
 static void ftl_free(struct kvftl *ftl)
 {
     index_fini(ftl);
-    vlog_fini(ftl);
+    vlog_fini(&ftl->vl);
     space_fini(&ftl->space);
     if (ftl->bloom_on) {
         bloom_fini(&ftl->bloom);
@@ -150,7 +150,7 @@ void kvftl_close(struct kvftl *ftl)
         }
     } else if (ftl->cfg.plp) {
         /* closed after a power cut: NAND keeps what the capacitors could save */
-        vlog_plp_dump(ftl, ftl->now_max_ns);
+        vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
     } else {
         stream_discard_unprogrammed(&ftl->space);
     }
@@ -280,7 +280,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     };
     h.checksum = blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, req->key, req->value);
     struct placement pl;
-    int rc = vlog_append(ftl, &h, req->key, req->value, req->inline_bytes < req->value_bytes,
+    int rc = vlog_append(&ftl->vl, &h, req->key, req->value, req->inline_bytes < req->value_bytes,
                          req->inline_bytes, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
@@ -293,7 +293,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     } else {
         index_add(ftl, hash, newloc, &now); /* room reserved before the append */
     }
-    vlog_account_replace(ftl, oldloc, newloc, h.seq);
+    vlog_account_replace(&ftl->vl, oldloc, newloc, h.seq);
     if (ftl->bloom_on) {
         bloom_add(&ftl->bloom, hash);
     }
@@ -366,7 +366,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
          * moves no byte (a drive whose ECC fails returns no data either).
          */
         uint64_t addr = loc_addr(loc);
-        const uint8_t *blob = vlog_read_record(ftl, loc, REC_PAIR, key_bytes,
+        const uint8_t *blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, key_bytes,
                                                addr >> ftl->nand.geo.page_shift, &now);
         if (!blob) {
             cpl->status = KVFTL_UNRECOVERED_ERROR;
@@ -417,7 +417,7 @@ void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *re
         for (size_t i = 0; i < w; i++) {
             uint64_t loc = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
             if (loc && !loc_tombstone(loc)) {
-                vlog_prefetch(ftl, loc);
+                vlog_prefetch(&ftl->vl, loc);
             }
         }
         for (size_t i = 0; i < w; i++) {
@@ -452,7 +452,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     };
     h.checksum = blob_checksum(h.type, h.key_bytes, 0, h.seq, key, NULL);
     struct placement pl;
-    int rc = vlog_append(ftl, &h, key, NULL, false, 0, false, &pl, &now);
+    int rc = vlog_append(&ftl->vl, &h, key, NULL, false, 0, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
         finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
@@ -460,7 +460,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
     index_set(ftl, &pos, newloc, &now);
-    vlog_account_replace(ftl, loc, newloc, h.seq);
+    vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
     ftl->st.deletes++;
     finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
 }
@@ -487,7 +487,7 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
     if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
         return;
     }
-    if (vlog_flush(ftl, &now) != 0) {
+    if (vlog_flush(&ftl->vl, &now) != 0) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
     /* the program of the last page must finish before the data is durable */
@@ -531,7 +531,7 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
     ftl->nand.cut_armed = false;
     if (ftl->cfg.plp) {
         /* the capacitors keep the controller up long enough to program the buffer */
-        vlog_plp_dump(ftl, ftl->now_max_ns);
+        vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
     } else {
         stream_discard_unprogrammed(&ftl->space);
     }

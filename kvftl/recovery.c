@@ -90,7 +90,7 @@ static void bloom_rebuild(struct kvftl *ftl)
 int recovery_checkpoint(struct kvftl *ftl)
 {
     uint64_t now = ftl->now_max_ns;
-    if (vlog_flush(ftl, &now) != 0 || index_cache_write_back(ftl, &now) != 0) {
+    if (vlog_flush(&ftl->vl, &now) != 0 || index_cache_write_back(ftl, &now) != 0) {
         return -1;
     }
     struct index *ix = &ftl->idx;
@@ -583,7 +583,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     }
 
     struct data_stream *ds = &ftl->space.data;
-    vlog_forget(ftl);
+    vlog_forget(&ftl->vl);
     if (ch.vl_stripe != UINT32_MAX) {
         ds->stripe = ch.vl_stripe;
         ds->base_ppn = (uint64_t)ch.vl_stripe * geo->pages_per_stripe;
@@ -741,7 +741,7 @@ static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
             return false;
         }
     }
-    vlog_account_replace(ftl, oldloc, newloc, h->seq);
+    vlog_account_replace(&ftl->vl, oldloc, newloc, h->seq);
     return true;
 }
 

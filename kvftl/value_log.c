@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Value log: blob format, append through the page buffer, reads, flush. */
-#include "ftl.h"
+#include "value_log.h"
 
 #include <string.h>
 
 #include <glib.h>
+#include <kvftl/kvftl.h>
 #include <xxhash.h>
+
+#include "nand.h"
+#include "packing.h"
+#include "space.h"
 
 uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, uint64_t seq,
                        const void *key, const void *value)
@@ -15,72 +20,72 @@ uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, u
     return XXH3_64bits_withSeed(value_bytes ? value : "", value_bytes, h);
 }
 
-void vlog_init(struct kvftl *ftl)
+void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config *cfg)
 {
-    struct value_log *vl = &ftl->vl;
     memset(vl, 0, sizeof(*vl));
-    pack_init(&vl->pk, &ftl->space, &ftl->cfg);
-    vl->pu = ftl->cfg.placement_unit_bytes;
-    vl->pu_large = ftl->cfg.large_blob_unit_bytes ? ftl->cfg.large_blob_unit_bytes : vl->pu;
+    vl->sp = sp;
+    pack_init(&vl->pk, sp, cfg);
+    vl->pu = cfg->placement_unit_bytes;
+    vl->pu_large = cfg->large_blob_unit_bytes ? cfg->large_blob_unit_bytes : vl->pu;
+    vl->copy_bytes_per_us = cfg->dram_copy_bytes_per_us;
     vl->next_seq = 1;
-    vlog_forget(ftl);
+    vlog_forget(vl);
 }
 
-void vlog_fini(struct kvftl *ftl)
+void vlog_fini(struct value_log *vl)
 {
-    pack_fini(&ftl->vl.pk);
+    pack_fini(&vl->pk);
 }
 
-void vlog_forget(struct kvftl *ftl)
+void vlog_forget(struct value_log *vl)
 {
-    stream_forget(&ftl->space);
-    pack_forget(&ftl->vl.pk);
+    stream_forget(vl->sp);
+    pack_forget(&vl->pk);
 }
 
 /* Pad out the open stripe, program it and close it. -1 on power loss. */
-static int vlog_finish_stripe(struct kvftl *ftl, uint64_t *now_ns)
+static int vlog_finish_stripe(struct value_log *vl, uint64_t *now_ns)
 {
-    struct data_stream *ds = &ftl->space.data;
-    pack_drain_dlt(&ftl->vl.pk, now_ns);
-    pack_skip(&ftl->vl.pk, ds->wp, ftl->nand.geo.stripe_bytes, now_ns);
-    ds->wp = ds->frontier = ftl->nand.geo.stripe_bytes;
-    if (stream_program_upto(&ftl->space, ftl->nand.geo.pages_per_stripe, *now_ns) != 0) {
+    struct data_stream *ds = &vl->sp->data;
+    pack_drain_dlt(&vl->pk, now_ns);
+    pack_skip(&vl->pk, ds->wp, vl->sp->nand->geo.stripe_bytes, now_ns);
+    ds->wp = ds->frontier = vl->sp->nand->geo.stripe_bytes;
+    if (stream_program_upto(vl->sp, vl->sp->nand->geo.pages_per_stripe, *now_ns) != 0) {
         return -1;
     }
-    stream_close_stripe(&ftl->space);
+    stream_close_stripe(vl->sp);
     return 0;
 }
 
 /* A fresh data stripe, with an empty DLT. 0, or -1 if none is free. */
-static int vlog_open_stripe(struct kvftl *ftl, uint64_t *now_ns)
+static int vlog_open_stripe(struct value_log *vl, uint64_t *now_ns)
 {
-    if (stream_open_stripe(&ftl->space, now_ns) != 0) {
+    if (stream_open_stripe(vl->sp, now_ns) != 0) {
         return -1;
     }
-    pack_forget(&ftl->vl.pk);
+    pack_forget(&vl->pk);
     return 0;
 }
 
-int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
+int vlog_append(struct value_log *vl, const struct blob_header *h, const void *key,
                 const void *value, bool dma, uint32_t inline_bytes, bool relocation,
                 struct placement *out, uint64_t *now_ns)
 {
-    struct value_log *vl = &ftl->vl;
-    struct data_stream *ds = &ftl->space.data;
+    struct data_stream *ds = &vl->sp->data;
     uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
     uint32_t occ = vlog_occupied(vl, len);
     uint64_t off;
     bool ahead;
 
-    if (ds->stripe == UINT32_MAX && vlog_open_stripe(ftl, now_ns) != 0) {
+    if (ds->stripe == UINT32_MAX && vlog_open_stripe(vl, now_ns) != 0) {
         return -1;
     }
     uint64_t backfills = vl->pk.dlt_backfills, padding = vl->pk.padding_bytes;
     while (pack_place(&vl->pk, occ, dma, &off, &ahead, now_ns) == PACK_STRIPE_FULL) {
-        if (vlog_finish_stripe(ftl, now_ns) != 0) {
+        if (vlog_finish_stripe(vl, now_ns) != 0) {
             return -2;
         }
-        if (vlog_open_stripe(ftl, now_ns) != 0) {
+        if (vlog_open_stripe(vl, now_ns) != 0) {
             return -1;
         }
     }
@@ -92,15 +97,15 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
 
     /* header, key, value: streamed at wp unless placed ahead by backfill */
     ds->streaming = !ahead;
-    if (stream_write(&ftl->space, off, h, BLOB_HEADER_BYTES, now_ns) != 0 ||
-        stream_write(&ftl->space, off + BLOB_HEADER_BYTES, key, h->key_bytes, now_ns) != 0 ||
-        stream_write(&ftl->space, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
+    if (stream_write(vl->sp, off, h, BLOB_HEADER_BYTES, now_ns) != 0 ||
+        stream_write(vl->sp, off + BLOB_HEADER_BYTES, key, h->key_bytes, now_ns) != 0 ||
+        stream_write(vl->sp, off + BLOB_HEADER_BYTES + h->key_bytes, value, h->value_bytes,
                      now_ns) != 0) {
         return -2;
     }
     if (vl->pk.page_data && occ > vl->pk.page_data) {
         /* a blob split over several data areas: every one of its pages is programmed */
-        if (!stream_open_page(&ftl->space, (uint32_t)((off + occ - 1) >> ftl->nand.geo.page_shift),
+        if (!stream_open_page(vl->sp, (uint32_t)((off + occ - 1) >> vl->sp->nand->geo.page_shift),
                               now_ns)) {
             return -2;
         }
@@ -118,30 +123,30 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
             copied = inline_bytes;
         }
         vl->memcpy_bytes += copied;
-        if (ftl->cfg.dram_copy_bytes_per_us && copied) {
+        if (vl->copy_bytes_per_us && copied) {
             /*
              * One firmware CPU does every copy (as on Cosmos+): this one
              * starts when both the Store and the CPU are ready, and holds
              * the CPU until it ends.
              */
-            uint64_t start = *now_ns > ftl->cpu_busy_ns ? *now_ns : ftl->cpu_busy_ns;
-            *now_ns = start + (copied * 1000 + ftl->cfg.dram_copy_bytes_per_us - 1) /
-                                  ftl->cfg.dram_copy_bytes_per_us;
-            ftl->cpu_busy_ns = *now_ns;
+            uint64_t start = *now_ns > vl->cpu_busy_ns ? *now_ns : vl->cpu_busy_ns;
+            *now_ns = start + (copied * 1000 + vl->copy_bytes_per_us - 1) /
+                                  vl->copy_bytes_per_us;
+            vl->cpu_busy_ns = *now_ns;
         }
     }
 
-    struct stripe_info *si = &ftl->space.stripes[ds->stripe];
+    struct stripe_info *si = &vl->sp->stripes[ds->stripe];
     si->last_write_ns = *now_ns;
     if (h->seq < si->min_blob_seq) {
         si->min_blob_seq = h->seq;
     }
-    out->addr = (uint64_t)ds->stripe * ftl->nand.geo.stripe_bytes + off;
+    out->addr = (uint64_t)ds->stripe * vl->sp->nand->geo.stripe_bytes + off;
     out->occupied = occ;
     out->ahead_of_wp = ahead;
 
     /* every page wholly before wp is final */
-    if (stream_program_upto(&ftl->space, (uint32_t)(ds->wp >> ftl->nand.geo.page_shift), *now_ns) != 0) {
+    if (stream_program_upto(vl->sp, (uint32_t)(ds->wp >> vl->sp->nand->geo.page_shift), *now_ns) != 0) {
         return -2;
     }
     return 0;
@@ -174,44 +179,43 @@ static uint32_t live_uncount(const struct value_log *vl, struct live_gauges *g, 
     return occ;
 }
 
-void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint64_t seq)
+void vlog_account_replace(struct value_log *vl, uint64_t oldloc, uint64_t newloc, uint64_t seq)
 {
-    struct value_log *vl = &ftl->vl;
     if (oldloc) {
         uint32_t occ = live_uncount(vl, &vl->live, oldloc);
-        space_valid_add(&ftl->space, loc_addr(oldloc), -(int64_t)occ, 0);
+        space_valid_add(vl->sp, loc_addr(oldloc), -(int64_t)occ, 0);
     }
     if (newloc) {
         uint32_t occ = vlog_live_count(vl, &vl->live, newloc);
-        space_valid_add(&ftl->space, loc_addr(newloc), occ, seq);
+        space_valid_add(vl->sp, loc_addr(newloc), occ, seq);
     }
 }
 
-const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
+const uint8_t *vlog_bytes(struct value_log *vl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
                           uint64_t *last_ppn, uint64_t *now_ns)
 {
     /* a stripe is contiguous in the backing store, buffered pages included */
-    stream_read(&ftl->space, addr, len, skip_ppn, last_ppn, now_ns);
-    return ftl->nand.data + addr;
+    stream_read(vl->sp, addr, len, skip_ppn, last_ppn, now_ns);
+    return vl->sp->nand->data + addr;
 }
 
-void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
+void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
                uint64_t *now_ns)
 {
     uint64_t last;
-    stream_read(&ftl->space, addr, len, skip_ppn, &last, now_ns);
-    memcpy(dst, ftl->nand.data + addr, len);
+    stream_read(vl->sp, addr, len, skip_ppn, &last, now_ns);
+    memcpy(dst, vl->sp->nand->data + addr, len);
 }
 
-const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, uint32_t key_bytes,
+const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type, uint32_t key_bytes,
                                 uint64_t skip_ppn, uint64_t *now_ns)
 {
     uint64_t addr = loc_addr(loc), last;
     uint32_t len = loc_len(loc);
-    if (len < BLOB_HEADER_BYTES + key_bytes || addr + len > ftl->nand.geo.total_bytes) {
+    if (len < BLOB_HEADER_BYTES + key_bytes || addr + len > vl->sp->nand->geo.total_bytes) {
         return NULL;
     }
-    const uint8_t *p = vlog_bytes(ftl, addr, len, skip_ppn, &last, now_ns);
+    const uint8_t *p = vlog_bytes(vl, addr, len, skip_ppn, &last, now_ns);
     struct blob_header h;
     memcpy(&h, p, sizeof(h));
     if (h.type != type || h.key_bytes != key_bytes ||
@@ -226,9 +230,9 @@ const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, u
     return p;
 }
 
-void vlog_prefetch(const struct kvftl *ftl, uint64_t loc)
+void vlog_prefetch(const struct value_log *vl, uint64_t loc)
 {
-    const uint8_t *blob = ftl->nand.data + loc_addr(loc);
+    const uint8_t *blob = vl->sp->nand->data + loc_addr(loc);
     uint32_t ahead = loc_len(loc) < 256 ? loc_len(loc) : 256;
     __builtin_prefetch(blob);
     for (uint32_t o = 64 - (uint32_t)((uintptr_t)blob & 63); o < ahead; o += 64) {
@@ -236,7 +240,7 @@ void vlog_prefetch(const struct kvftl *ftl, uint64_t loc)
     }
 }
 
-bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
+bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns)
 {
     if (loc_len(loc) < BLOB_HEADER_BYTES + key_bytes) {
@@ -246,45 +250,45 @@ bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t
      * A hit goes on to copy the value: start loading the blob's next cache
      * lines now, so their misses overlap the header's instead of following it.
      */
-    vlog_prefetch(ftl, loc);
+    vlog_prefetch(vl, loc);
     uint64_t last;
-    const uint8_t *p = vlog_bytes(ftl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, UINT64_MAX,
+    const uint8_t *p = vlog_bytes(vl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, UINT64_MAX,
                                   &last, now_ns);
     return p[1] == key_bytes && memcmp(p + BLOB_HEADER_BYTES, key, key_bytes) == 0;
 }
 
-int vlog_flush(struct kvftl *ftl, uint64_t *now_ns)
+int vlog_flush(struct value_log *vl, uint64_t *now_ns)
 {
-    struct data_stream *ds = &ftl->space.data;
-    uint32_t ps = ftl->nand.geo.page_size;
+    struct data_stream *ds = &vl->sp->data;
+    uint32_t ps = vl->sp->nand->geo.page_size;
     if (ds->stripe == UINT32_MAX) {
         return 0;
     }
-    pack_drain_dlt(&ftl->vl.pk, now_ns);
+    pack_drain_dlt(&vl->pk, now_ns);
     uint64_t end = (ds->wp + ps - 1) & ~(uint64_t)(ps - 1);
-    pack_skip(&ftl->vl.pk, ds->wp, end, now_ns);
+    pack_skip(&vl->pk, ds->wp, end, now_ns);
     ds->wp = ds->frontier = end;
-    if (stream_program_upto(&ftl->space, (uint32_t)(end >> ftl->nand.geo.page_shift), *now_ns) != 0) {
+    if (stream_program_upto(vl->sp, (uint32_t)(end >> vl->sp->nand->geo.page_shift), *now_ns) != 0) {
         return -1;
     }
-    if (end == ftl->nand.geo.stripe_bytes) {
-        stream_close_stripe(&ftl->space);
+    if (end == vl->sp->nand->geo.stripe_bytes) {
+        stream_close_stripe(vl->sp);
     }
     return 0;
 }
 
-void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns)
+void vlog_plp_dump(struct value_log *vl, uint64_t now_ns)
 {
-    struct data_stream *ds = &ftl->space.data;
+    struct data_stream *ds = &vl->sp->data;
     if (ds->stripe == UINT32_MAX) {
         return;
     }
     ds->plp_dump = true;
     if (ds->streaming) {
         /* a blob was being copied: program what is there; its checksum will not match */
-        stream_program_upto(&ftl->space, ds->open_idx, now_ns);
+        stream_program_upto(vl->sp, ds->open_idx, now_ns);
     } else {
-        vlog_flush(ftl, &now_ns);
+        vlog_flush(vl, &now_ns);
     }
     ds->plp_dump = false;
 }

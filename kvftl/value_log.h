@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <kvftl/kvftl.h>
+
 #include "packing.h"
 #include "space.h"
-
-struct kvftl;
 
 #define BLOB_HEADER_BYTES 24u
 
@@ -72,11 +72,15 @@ struct live_gauges {
 };
 
 struct value_log {
+    struct space *sp;             /* the data stream the blobs go to, and the valid bytes */
     struct packer pk;             /* placement in the open stripe (packing.h) */
     uint32_t pu;                  /* placement unit */
     uint32_t pu_large;            /* alignment of blobs of at least pu bytes (<= pu) */
 
     /* the open stripe, its write pointer and its buffered pages: space.data */
+
+    uint32_t copy_bytes_per_us;   /* the firmware CPU's copy rate (cfg dram_copy_bytes_per_us), 0 = free */
+    uint64_t cpu_busy_ns;         /* the one firmware CPU is busy with packing memcpys until then */
 
     uint64_t next_seq;
     struct live_gauges live;
@@ -92,10 +96,10 @@ struct placement {
     bool ahead_of_wp;    /* backfill: placed ahead of the write pointer, recorded in the DLT */
 };
 
-void vlog_init(struct kvftl *ftl);
-void vlog_fini(struct kvftl *ftl);
+void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config *cfg);
+void vlog_fini(struct value_log *vl);
 /* vlog_forget() - drop the open stripe, buffer and DLT state (power cycle, format). */
-void vlog_forget(struct kvftl *ftl);
+void vlog_forget(struct value_log *vl);
 
 static inline uint32_t vlog_occupied(const struct value_log *vl, uint32_t len)
 {
@@ -123,7 +127,7 @@ uint32_t vlog_live_count(const struct value_log *vl, struct live_gauges *g, uint
  * (GC drops a tombstone no longer needed). Updates the gauges and the
  * valid bytes of the stripes both lie in.
  */
-void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, uint64_t seq);
+void vlog_account_replace(struct value_log *vl, uint64_t oldloc, uint64_t newloc, uint64_t seq);
 
 /*
  * vlog_append() - place and write one blob. @dma: the value arrived by
@@ -134,7 +138,7 @@ void vlog_account_replace(struct kvftl *ftl, uint64_t oldloc, uint64_t newloc, u
  * Returns 0, -1 if no free stripe was available (nothing written), or -2 on
  * power loss mid-write.
  */
-int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
+int vlog_append(struct value_log *vl, const struct blob_header *h, const void *key,
                 const void *value, bool dma, uint32_t inline_bytes, bool relocation,
                 struct placement *out, uint64_t *now_ns);
 
@@ -145,11 +149,11 @@ int vlog_append(struct kvftl *ftl, const struct blob_header *h, const void *key,
  * NAND page read (UINT64_MAX if none). The bytes are those of the backing
  * store, where a stripe is contiguous (buffered pages included): no copy.
  */
-const uint8_t *vlog_bytes(struct kvftl *ftl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
+const uint8_t *vlog_bytes(struct value_log *vl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
                           uint64_t *last_ppn, uint64_t *now_ns);
 
 /* vlog_copy() - copy @len bytes at @addr into @dst, accounting reads. */
-void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
+void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
                uint64_t *now_ns);
 
 /*
@@ -161,23 +165,23 @@ void vlog_copy(struct kvftl *ftl, uint64_t addr, uint32_t len, void *dst, uint64
  * Returns a pointer to the verified blob (header first), or NULL when it is
  * damaged: the caller returns Unrecovered Error and moves no byte of it.
  */
-const uint8_t *vlog_read_record(struct kvftl *ftl, uint64_t loc, uint8_t type, uint32_t key_bytes,
+const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type, uint32_t key_bytes,
                                 uint64_t skip_ppn, uint64_t *now_ns);
 
 /* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
-void vlog_prefetch(const struct kvftl *ftl, uint64_t loc);
+void vlog_prefetch(const struct value_log *vl, uint64_t loc);
 
 /* vlog_key_matches() - does the blob at @loc hold @key? Reads its header and key. */
-bool vlog_key_matches(struct kvftl *ftl, uint64_t loc, const void *key, uint32_t key_bytes,
+bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns);
 
 /*
  * vlog_flush() - make everything written durable in NAND: backfill gaps are
  * padded, the partial page is padded and programmed. Returns 0 or -1 on power loss.
  */
-int vlog_flush(struct kvftl *ftl, uint64_t *now_ns);
+int vlog_flush(struct value_log *vl, uint64_t *now_ns);
 
 /* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
-void vlog_plp_dump(struct kvftl *ftl, uint64_t now_ns);
+void vlog_plp_dump(struct value_log *vl, uint64_t now_ns);
 
 #endif
