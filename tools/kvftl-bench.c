@@ -846,5 +846,6 @@ out:
     free(sreq);
     free(breq);
     free(bcpl);
+    free(o.tunable_text);
     return rc;
 }
