@@ -17,6 +17,11 @@
 
 #include <glib.h>
 
+#include "index.h"
+#include "index_cache.h"
+#include "space.h"
+#include "value_log.h"
+
 struct kvftl_check_walk {
     uint64_t *valid;         /* valid bytes per stripe the index references */
     uint8_t *blob;           /* one blob's bytes */
@@ -135,14 +140,14 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     const struct live_gauges *g = &ftl->vl.live;
     if (w->live.keys != g->keys || w->live.user_bytes != g->user_bytes ||
         w->live.nand_bytes != g->nand_bytes || w->live.tombstone_bytes != g->tombstone_bytes ||
-        w->index_bytes != ftl->index_nand_bytes) {
+        w->index_bytes != ftl->idx.nand_bytes) {
         BAD("gauges disagree with the index: keys %llu/%llu, user bytes %llu/%llu, nand bytes "
             "%llu/%llu, tombstone bytes %llu/%llu, index bytes %llu/%llu",
             (unsigned long long)g->keys, (unsigned long long)w->live.keys,
             (unsigned long long)g->user_bytes, (unsigned long long)w->live.user_bytes,
             (unsigned long long)g->nand_bytes, (unsigned long long)w->live.nand_bytes,
             (unsigned long long)g->tombstone_bytes, (unsigned long long)w->live.tombstone_bytes,
-            (unsigned long long)ftl->index_nand_bytes, (unsigned long long)w->index_bytes);
+            (unsigned long long)ftl->idx.nand_bytes, (unsigned long long)w->index_bytes);
     }
     return 0;
 }
@@ -156,7 +161,7 @@ int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max
 
     while (w->page < ix->npages) {
         uint32_t p = w->page;
-        const uint8_t *mem = index_page_peek(ftl, p);
+        const uint8_t *mem = index_page_peek(&ftl->idx, p);
         if (!mem) {
             BAD("index page %u is neither cached nor in NAND", p);
         }

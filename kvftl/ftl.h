@@ -31,8 +31,7 @@ struct kvftl {
     struct space space;           /* stripes, allocation, valid bytes */
     bool gc_active;
 
-    /* live-data gauges: the blobs' in vl.live */
-    uint64_t index_nand_bytes;    /* NAND bytes of live index pages */
+    /* live-data gauges: the blobs' in vl.live, the index pages' in idx.nand_bytes */
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */
 
     struct iterator iters[KVFTL_MAX_ITERATORS];
@@ -49,7 +48,6 @@ struct kvftl {
     uint64_t base_stall_ns;
     uint64_t now_max_ns;
 
-    struct index_entry *iter_scratch;
     uint8_t *iter_value;          /* one value, for key+value iteration */
 };
 

@@ -15,11 +15,18 @@
  * watermark writes wait for GC to finish (foreground stall); foreground
  * GC always picks greedily, since it is short of room to relocate into.
  */
-#include "ftl.h"
+#include "gc.h"
 
 #include <string.h>
 
 #include <glib.h>
+
+#include "ftl.h"
+#include "index.h"
+#include "index_cache.h"
+#include "nand.h"
+#include "space.h"
+#include "value_log.h"
 
 uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns)
 {
@@ -120,10 +127,10 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
         const uint8_t *key = p + BLOB_HEADER_BYTES;
         uint64_t hash = index_hash(&ftl->idx, key, h.key_bytes);
         struct index_pos ipos;
-        if (index_find_loc(ftl, hash, loc, &ipos, now_ns)) {
+        if (index_find_loc(&ftl->idx, hash, loc, &ipos, now_ns)) {
             if (tomb && h.seq < oldest_other) {
                 /* no older version of the key is left anywhere: drop the tombstone */
-                index_remove(ftl, &ipos, now_ns);
+                index_remove(&ftl->idx, &ipos, now_ns);
                 vlog_account_replace(&ftl->vl, loc, 0, 0);
             } else {
                 struct placement pl;
@@ -132,7 +139,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
                     return -1;
                 }
                 uint64_t newloc = loc_make(pl.addr, (uint32_t)len, tomb);
-                index_set(ftl, &ipos, newloc, now_ns);
+                index_set(&ftl->idx, &ipos, newloc, now_ns);
                 vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
                 ftl->st.gc_relocated_bytes += occ;
             }
@@ -155,7 +162,7 @@ static int collect_index(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
             continue;
         }
         *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
-        if (index_page_write(ftl, oob->tag, nand_page_ptr(&ftl->nand, ppn), now_ns) != 0) {
+        if (index_page_write(&ftl->idx, oob->tag, nand_page_ptr(&ftl->nand, ppn), now_ns) != 0) {
             return -1;
         }
         ftl->st.gc_relocated_bytes += geo->page_size;

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Hash index: extendible hash directory over open-addressing index pages. */
-#include "ftl.h"
+#include "index.h"
 
 #include <string.h>
 #include <sys/random.h>
 
 #include <glib.h>
+#include <kvftl/kvftl.h>
 #include <xxhash.h>
+
+#include "index_cache.h"
+#include "value_log.h"
 
 uint64_t index_new_seed(void)
 {
@@ -67,59 +71,60 @@ static void pages_reserve(struct index *ix, uint32_t n)
     ix->pages_cap = cap;
 }
 
-static uint32_t page_new(struct kvftl *ftl, uint32_t depth, uint64_t *now_ns)
+static uint32_t page_new(struct index *ix, uint32_t depth, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     pages_reserve(ix, ix->npages + 1);
     uint32_t pid = ix->npages++;
     ix->page_ppn[pid] = UINT32_MAX;
     ix->page_frame[pid] = UINT32_MAX;
     ix->page_depth[pid] = (uint8_t)depth;
-    uint8_t *mem = index_cache_new(ftl, pid, now_ns);
+    uint8_t *mem = index_cache_new(ix, pid, now_ns);
     page_hdr(mem)->local_depth = depth;
     return pid;
 }
 
-void index_init(struct kvftl *ftl)
+void index_init(struct index *ix, struct space *sp, struct value_log *vl,
+                const struct kvftl_config *cfg)
 {
-    struct index *ix = &ftl->idx;
     memset(ix, 0, sizeof(*ix));
+    ix->sp = sp;
+    ix->vl = vl;
+    ix->cfg_seed = cfg->hash_seed;
     ix->hash = NULL;
-    ix->page_bytes = ftl->cfg.index_page_bytes;
+    ix->page_bytes = cfg->index_page_bytes;
     ix->slots = (ix->page_bytes - sizeof(struct index_page_header)) / sizeof(struct index_entry);
     ix->split_at = ix->slots / 8 * 7;
     ix->pinned = INDEX_NO_PAGE;
     ix->lru_head = ix->lru_tail = UINT32_MAX;
-    ftl->iter_scratch = g_new(struct index_entry, ix->slots);
+    ix->scratch = g_new(struct index_entry, ix->slots);
 }
 
-void index_fini(struct kvftl *ftl)
+void index_fini(struct index *ix)
 {
-    struct index *ix = &ftl->idx;
-    index_cache_drop(ftl);
+    index_cache_drop(ix);
     g_free(ix->write_tmp);
     g_free(ix->dir);
     g_free(ix->page_ppn);
     g_free(ix->page_frame);
     g_free(ix->page_depth);
-    g_free(ftl->iter_scratch);
-    ftl->iter_scratch = NULL;
+    g_free(ix->scratch);
+    ix->scratch = NULL;
     ix->frames = NULL;
     ix->dir = NULL;
 }
 
-void index_reset(struct kvftl *ftl)
+void index_reset(struct index *ix)
 {
-    struct index *ix = &ftl->idx;
     uint64_t now = 0;
-    index_cache_drop(ftl);
+    ix->nand_bytes = 0;
+    index_cache_drop(ix);
     ix->npages = 0;
     ix->global_depth = 0;
     g_free(ix->dir);
     ix->dir = g_new(uint32_t, 1);
     /* a new index, a new secret: nothing hashed under the old one remains */
-    ix->hash_seed = ftl->cfg.hash_seed ? ftl->cfg.hash_seed : index_new_seed();
-    ix->dir[0] = page_new(ftl, 0, &now);
+    ix->hash_seed = ix->cfg_seed ? ix->cfg_seed : index_new_seed();
+    ix->dir[0] = page_new(ix, 0, &now);
 }
 
 /*
@@ -171,21 +176,20 @@ uint64_t index_peek(const struct index *ix, uint64_t hash)
     return 0;
 }
 
-bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
+bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                 uint64_t *loc, struct index_pos *pos, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint32_t i = index_home_slot(ix, hash);
     /* the home slot is almost always a cache miss: start it now */
     index_prefetch(ix, hash);
-    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    uint8_t *mem = index_cache_get(ix, pid, now_ns);
     struct index_entry *e = page_entries(mem);
     for (uint32_t n = 0; n < ix->slots; n++) {
         if (e[i].loc == 0) {
             break;
         }
-        if (e[i].hash == hash && vlog_key_matches(&ftl->vl, e[i].loc, key, key_bytes, now_ns)) {
+        if (e[i].hash == hash && vlog_key_matches(ix->vl, e[i].loc, key, key_bytes, now_ns)) {
             *loc = e[i].loc;
             pos->page_id = pid;
             pos->slot = i;
@@ -196,12 +200,11 @@ bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_
     return false;
 }
 
-bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index_pos *pos,
+bool index_find_loc(struct index *ix, uint64_t hash, uint64_t loc, struct index_pos *pos,
                     uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
-    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    uint8_t *mem = index_cache_get(ix, pid, now_ns);
     struct index_entry *e = page_entries(mem);
     uint32_t i = index_home_slot(ix, hash);
     for (uint32_t n = 0; n < ix->slots; n++) {
@@ -218,11 +221,11 @@ bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index
     return false;
 }
 
-void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns)
+void index_set(struct index *ix, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns)
 {
-    uint8_t *mem = index_cache_get(ftl, pos->page_id, now_ns);
+    uint8_t *mem = index_cache_get(ix, pos->page_id, now_ns);
     page_entries(mem)[pos->slot].loc = loc;
-    index_cache_dirty(ftl, pos->page_id);
+    index_cache_dirty(ix, pos->page_id);
 }
 
 static void page_put(struct index *ix, uint8_t *mem, uint64_t hash, uint64_t loc)
@@ -242,9 +245,8 @@ static void page_put(struct index *ix, uint8_t *mem, uint64_t hash, uint64_t loc
  * maximum depth, or if the directory would have to double past the bound
  * for the page count after the split.
  */
-static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *now_ns)
+static int page_split(struct index *ix, uint32_t pid, uint64_t hash, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     uint32_t ld = ix->page_depth[pid];
     if (ld >= INDEX_MAX_DEPTH) {
         return -1;
@@ -263,14 +265,14 @@ static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *
         ix->global_depth++;
     }
     ix->pinned = pid;
-    uint32_t q = page_new(ftl, ld + 1, now_ns);
-    uint8_t *qmem = index_cache_get(ftl, q, now_ns);
-    uint8_t *pmem = index_cache_get(ftl, pid, now_ns);
+    uint32_t q = page_new(ix, ld + 1, now_ns);
+    uint8_t *qmem = index_cache_get(ix, q, now_ns);
+    uint8_t *pmem = index_cache_get(ix, pid, now_ns);
     ix->pinned = INDEX_NO_PAGE;
     ix->page_depth[pid] = (uint8_t)(ld + 1);
 
     /* move the entries whose next bit is 1 to the new page */
-    struct index_entry *old = ftl->iter_scratch;
+    struct index_entry *old = ix->scratch;
     memcpy(old, page_entries(pmem), ix->slots * sizeof(*old));
     memset(page_entries(pmem), 0, ix->slots * sizeof(*old));
     page_hdr(pmem)->count = 0;
@@ -282,8 +284,8 @@ static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *
             page_put(ix, (old[i].hash & bit) ? qmem : pmem, old[i].hash, old[i].loc);
         }
     }
-    index_cache_dirty(ftl, pid);
-    index_cache_dirty(ftl, q);
+    index_cache_dirty(ix, pid);
+    index_cache_dirty(ix, q);
 
     /* directory slots of the upper half now name the new page */
     uint32_t gd = ix->global_depth;
@@ -296,13 +298,12 @@ static int page_split(struct kvftl *ftl, uint32_t pid, uint64_t hash, uint64_t *
     return 0;
 }
 
-int index_reserve(struct kvftl *ftl, uint64_t hash, uint64_t *now_ns)
+int index_reserve(struct index *ix, uint64_t hash, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     /* each split deepens @hash's page by one bit: at most INDEX_MAX_DEPTH rounds */
     for (;;) {
         uint32_t pid = ix->dir[dir_slot(ix, hash)];
-        uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+        uint8_t *mem = index_cache_get(ix, pid, now_ns);
         if (page_hdr(mem)->count + 1 <= ix->split_at) {
             return 0;
         }
@@ -310,35 +311,33 @@ int index_reserve(struct kvftl *ftl, uint64_t hash, uint64_t *now_ns)
          * A page that may not split stays at its threshold: probes stay
          * short, and one hash prefix cannot take the index further.
          */
-        if (page_split(ftl, pid, hash, now_ns) != 0) {
+        if (page_split(ix, pid, hash, now_ns) != 0) {
             return -1;
         }
     }
 }
 
-void index_add(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+void index_add(struct index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     /* reserved: the page has fewer than split_at (< slots) entries, page_put finds a free slot */
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
-    uint8_t *mem = index_cache_get(ftl, pid, now_ns);
+    uint8_t *mem = index_cache_get(ix, pid, now_ns);
     page_put(ix, mem, hash, loc);
-    index_cache_dirty(ftl, pid);
+    index_cache_dirty(ix, pid);
 }
 
-int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+int index_insert(struct index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
 {
-    if (index_reserve(ftl, hash, now_ns) != 0) {
+    if (index_reserve(ix, hash, now_ns) != 0) {
         return -1;
     }
-    index_add(ftl, hash, loc, now_ns);
+    index_add(ix, hash, loc, now_ns);
     return 0;
 }
 
-void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_ns)
+void index_remove(struct index *ix, const struct index_pos *pos, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
-    uint8_t *mem = index_cache_get(ftl, pos->page_id, now_ns);
+    uint8_t *mem = index_cache_get(ix, pos->page_id, now_ns);
     struct index_entry *e = page_entries(mem);
     uint32_t i = pos->slot, j = i;
     e[i].hash = e[i].loc = 0;
@@ -357,20 +356,16 @@ void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_
         }
     }
     page_hdr(mem)->count--;
-    index_cache_dirty(ftl, pos->page_id);
+    index_cache_dirty(ix, pos->page_id);
 }
 
-uint64_t index_host_bytes(const struct kvftl *ftl)
+uint64_t index_host_bytes(const struct index *ix)
 {
-    const struct index *ix = &ftl->idx;
     uint64_t b = ((uint64_t)sizeof(uint32_t) << ix->global_depth) +
                  (uint64_t)ix->pages_cap * (2 * sizeof(uint32_t) + 1) +
                  ix->chunk_bytes + (uint64_t)ix->frames_cap * sizeof(struct index_frame);
     if (ix->nframes > ix->frames_max) {
         b += (uint64_t)(ix->nframes - ix->frames_max) * ix->page_bytes;
-    }
-    if (ftl->bloom_on) {
-        b += bloom_bytes(&ftl->bloom);
     }
     return b;
 }

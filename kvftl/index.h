@@ -16,9 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <kvftl/kvftl.h>
 #include <xxhash.h>
 
-struct kvftl;
+struct space;
+struct value_log;
 
 #define INDEX_PAGE_MAGIC 0x58444e49u /* "INDX" */
 #define INDEX_NO_PAGE UINT32_MAX
@@ -57,6 +59,11 @@ struct index_frame {
 typedef uint64_t (*index_hash_fn)(const void *key, size_t len);
 
 struct index {
+    struct space *sp;        /* index pages are written to its index stream */
+    struct value_log *vl;    /* a hash match is confirmed by the key in the blob */
+    uint64_t cfg_seed;       /* cfg hash_seed: every new index uses it if not 0 */
+    uint64_t nand_bytes;     /* NAND bytes of live index pages */
+    struct index_entry *scratch; /* one page's entries (page splits, the iterator's candidates) */
     index_hash_fn hash;      /* a test's injected hash, or NULL: XXH3 seeded with hash_seed */
     uint64_t hash_seed;      /* secret per index (index_reset); kept in the checkpoint */
     uint32_t page_bytes;
@@ -137,20 +144,25 @@ static inline bool index_page_cached(const struct index *ix, uint64_t hash)
     return ix->page_frame[ix->dir[d]] != UINT32_MAX;
 }
 
-void index_init(struct kvftl *ftl);
-void index_fini(struct kvftl *ftl);
+/*
+ * index_init() - an index of @cfg's index page size, whose pages go to
+ * @sp's index stream and whose keys are read from the blobs of @vl.
+ */
+void index_init(struct index *ix, struct space *sp, struct value_log *vl,
+                const struct kvftl_config *cfg);
+void index_fini(struct index *ix);
 /*
  * index_reset() - an empty index (one empty page) under a new secret seed
  * (cfg.hash_seed if set), all cached pages dropped.
  */
-void index_reset(struct kvftl *ftl);
+void index_reset(struct index *ix);
 
 /*
  * index_find() - look @key up. Returns true with its location in *@loc
  * (tombstones included) and its position in *@pos. Reading a blob's key
  * to resolve a hash match and loading an uncached page advance *@now_ns.
  */
-bool index_find(struct kvftl *ftl, uint64_t hash, const void *key, uint32_t key_bytes,
+bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                 uint64_t *loc, struct index_pos *pos, uint64_t *now_ns);
 
 /*
@@ -164,11 +176,11 @@ void index_prefetch(const struct index *ix, uint64_t hash);
 uint64_t index_peek(const struct index *ix, uint64_t hash);
 
 /* index_find_loc() - position of the entry with exactly (@hash, @loc); no key reads. */
-bool index_find_loc(struct kvftl *ftl, uint64_t hash, uint64_t loc, struct index_pos *pos,
+bool index_find_loc(struct index *ix, uint64_t hash, uint64_t loc, struct index_pos *pos,
                     uint64_t *now_ns);
 
 /* index_set() - overwrite the location at @pos (from a find with no index change since). */
-void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns);
+void index_set(struct index *ix, const struct index_pos *pos, uint64_t loc, uint64_t *now_ns);
 
 /*
  * index_reserve() - make room for one more entry of @hash: split its page
@@ -179,55 +191,25 @@ void index_set(struct kvftl *ftl, const struct index_pos *pos, uint64_t loc, uin
  * way); no entry is added or lost. A Store calls it before its blob goes to
  * the log, so a refused Store leaves nothing there.
  */
-int index_reserve(struct kvftl *ftl, uint64_t hash, uint64_t *now_ns);
+int index_reserve(struct index *ix, uint64_t hash, uint64_t *now_ns);
 
 /*
  * index_add() - add a new entry for @hash. Only after a successful
  * index_reserve() of the same hash with no entry added since (finds, sets,
  * removes and cache traffic in between are fine).
  */
-void index_add(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns);
+void index_add(struct index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns);
 
 /* index_insert() - index_reserve() then index_add(). Returns 0, or -1 (nothing added). */
-int index_insert(struct kvftl *ftl, uint64_t hash, uint64_t loc, uint64_t *now_ns);
+int index_insert(struct index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns);
 
 /* index_remove() - delete the entry at @pos. */
-void index_remove(struct kvftl *ftl, const struct index_pos *pos, uint64_t *now_ns);
+void index_remove(struct index *ix, const struct index_pos *pos, uint64_t *now_ns);
 
 /* index_page_range() - first hash and last hash covered by the page at directory slot of @hash. */
 uint32_t index_page_of(const struct index *ix, uint64_t hash, uint64_t *first, uint64_t *last);
 
-/* index_host_bytes() - host memory the index uses now (directory, tables, cached pages, Bloom). */
-uint64_t index_host_bytes(const struct kvftl *ftl);
-
-/* --- index_cache.c --- */
-
-/*
- * index_cache_get() - the DRAM copy of page @page_id, loading it from NAND
- * on a miss (and evicting the least recently used page, programming it if
- * dirty). Marks it most recently used.
- */
-uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns);
-
-/* index_cache_new() - a cached, dirty, zeroed frame for a page that has never been written. */
-uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns);
-
-void index_cache_dirty(struct kvftl *ftl, uint32_t page_id);
-
-/* index_cache_write_back() - program every dirty page (checkpoint). -1 on power loss. */
-int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns);
-
-/* index_cache_drop() - forget every cached page (reset, power cycle). */
-void index_cache_drop(struct kvftl *ftl);
-
-/* index_page_write() - program page @page_id's bytes to the index stream. */
-int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns);
-
-/*
- * index_page_peek() - read-only bytes of page @page_id without touching the
- * cache or the clock (consistency check, iteration of uncached pages uses
- * index_cache_get instead).
- */
-const uint8_t *index_page_peek(const struct kvftl *ftl, uint32_t page_id);
+/* index_host_bytes() - host memory the index uses now (directory, tables, cached pages). */
+uint64_t index_host_bytes(const struct index *ix);
 
 #endif

@@ -5,12 +5,16 @@
  * evicted first. A miss costs a NAND page read; evicting a dirty page
  * costs a program to the index stream (an open stripe of index pages).
  */
-#include "ftl.h"
+#include "index_cache.h"
 
 #include <string.h>
 #include <sys/mman.h>
 
 #include <glib.h>
+
+#include "index.h"
+#include "nand.h"
+#include "space.h"
 
 static void lru_unlink(struct index *ix, uint32_t f)
 {
@@ -67,10 +71,9 @@ static void lru_sort(struct index *ix)
     ix->lru_sorted = true;
 }
 
-int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns)
+int index_page_write(struct index *ix, uint32_t page_id, const uint8_t *mem, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
-    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct nand_geometry *geo = &ix->sp->nand->geo;
     const uint8_t *src = mem;
     if (ix->page_bytes < geo->page_size) {
         /* an index page smaller than a NAND page: the rest is unused */
@@ -80,18 +83,18 @@ int index_page_write(struct kvftl *ftl, uint32_t page_id, const uint8_t *mem, ui
         memcpy(ix->write_tmp, mem, ix->page_bytes);
         src = ix->write_tmp;
     }
-    uint64_t ppn = stream_program_index(&ftl->space, page_id, src, now_ns);
+    uint64_t ppn = stream_program_index(ix->sp, page_id, src, now_ns);
     if (ppn == UINT64_MAX) {
         return -1;
     }
     if (ix->page_ppn[page_id] != UINT32_MAX) {
-        space_valid_add(&ftl->space, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
+        space_valid_add(ix->sp, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
                      -(int64_t)geo->page_size, 0);
-        ftl->index_nand_bytes -= geo->page_size;
+        ix->nand_bytes -= geo->page_size;
     }
     ix->page_ppn[page_id] = (uint32_t)ppn;
-    space_valid_add(&ftl->space, ppn * geo->page_size, geo->page_size, 0);
-    ftl->index_nand_bytes += geo->page_size;
+    space_valid_add(ix->sp, ppn * geo->page_size, geo->page_size, 0);
+    ix->nand_bytes += geo->page_size;
     ix->pages_written++;
     return 0;
 }
@@ -148,9 +151,8 @@ static uint32_t frame_add(struct index *ix)
     return f;
 }
 
-static uint32_t frame_take(struct kvftl *ftl, uint64_t *now_ns)
+static uint32_t frame_take(struct index *ix, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     if (ix->nframes < ix->frames_max) {
         return frame_add(ix);
     }
@@ -164,7 +166,7 @@ static uint32_t frame_take(struct kvftl *ftl, uint64_t *now_ns)
     g_assert(f != UINT32_MAX);
     struct index_frame *fr = &ix->frames[f];
     if (fr->dirty) {
-        if (index_page_write(ftl, fr->page_id, fr->mem, now_ns) != 0 && ftl_powered(ftl)) {
+        if (index_page_write(ix, fr->page_id, fr->mem, now_ns) != 0 && !ix->sp->nand->power_lost) {
             /* no stripe for index pages: keep the page and exceed the budget */
             return frame_add(ix);
         }
@@ -177,9 +179,8 @@ static uint32_t frame_take(struct kvftl *ftl, uint64_t *now_ns)
     return f;
 }
 
-uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
+uint8_t *index_cache_get(struct index *ix, uint32_t page_id, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     uint32_t f = ix->page_frame[page_id];
     ix->clock++;
     if (f != UINT32_MAX) {
@@ -203,12 +204,12 @@ uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
         return fr->mem;
     }
     ix->misses++;
-    f = frame_take(ftl, now_ns);
+    f = frame_take(ix, now_ns);
     struct index_frame *fr = &ix->frames[f];
     uint32_t ppn = ix->page_ppn[page_id];
     g_assert(ppn != UINT32_MAX);
-    *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
-    memcpy(fr->mem, nand_page_ptr(&ftl->nand, ppn), ix->page_bytes);
+    *now_ns = nand_read(ix->sp->nand, ppn, ix->page_bytes, *now_ns);
+    memcpy(fr->mem, nand_page_ptr(ix->sp->nand, ppn), ix->page_bytes);
     fr->page_id = page_id;
     fr->dirty = false;
     fr->stamp = ix->clock;
@@ -217,10 +218,9 @@ uint8_t *index_cache_get(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
     return fr->mem;
 }
 
-uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
+uint8_t *index_cache_new(struct index *ix, uint32_t page_id, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
-    uint32_t f = frame_take(ftl, now_ns);
+    uint32_t f = frame_take(ix, now_ns);
     struct index_frame *fr = &ix->frames[f];
     memset(fr->mem, 0, ix->page_bytes);
     struct index_page_header *h = (struct index_page_header *)fr->mem;
@@ -234,19 +234,17 @@ uint8_t *index_cache_new(struct kvftl *ftl, uint32_t page_id, uint64_t *now_ns)
     return fr->mem;
 }
 
-void index_cache_dirty(struct kvftl *ftl, uint32_t page_id)
+void index_cache_dirty(struct index *ix, uint32_t page_id)
 {
-    struct index *ix = &ftl->idx;
     ix->frames[ix->page_frame[page_id]].dirty = true;
 }
 
-int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns)
+int index_cache_write_back(struct index *ix, uint64_t *now_ns)
 {
-    struct index *ix = &ftl->idx;
     for (uint32_t f = 0; f < ix->nframes; f++) {
         struct index_frame *fr = &ix->frames[f];
         if (fr->page_id != INDEX_NO_PAGE && fr->dirty) {
-            if (index_page_write(ftl, fr->page_id, fr->mem, now_ns) != 0) {
+            if (index_page_write(ix, fr->page_id, fr->mem, now_ns) != 0) {
                 return -1;
             }
             fr->dirty = false;
@@ -255,9 +253,8 @@ int index_cache_write_back(struct kvftl *ftl, uint64_t *now_ns)
     return 0;
 }
 
-void index_cache_drop(struct kvftl *ftl)
+void index_cache_drop(struct index *ix)
 {
-    struct index *ix = &ftl->idx;
     for (uint32_t f = ix->frames_max; f < ix->nframes; f++) {
         g_free(ix->frames[f].mem); /* over-budget frames (no stripe to evict into) */
     }
@@ -278,15 +275,14 @@ void index_cache_drop(struct kvftl *ftl)
     }
 }
 
-const uint8_t *index_page_peek(const struct kvftl *ftl, uint32_t page_id)
+const uint8_t *index_page_peek(const struct index *ix, uint32_t page_id)
 {
-    const struct index *ix = &ftl->idx;
     uint32_t f = ix->page_frame[page_id];
     if (f != UINT32_MAX) {
         return ix->frames[f].mem;
     }
     if (ix->page_ppn[page_id] != UINT32_MAX) {
-        return nand_page_ptr(&ftl->nand, ix->page_ppn[page_id]);
+        return nand_page_ptr(ix->sp->nand, ix->page_ppn[page_id]);
     }
     return NULL;
 }

@@ -13,12 +13,18 @@
  * emitted); a key stored after the open is returned iff its hash is above
  * the cursor when it is stored ("may be seen").
  */
-#include "ftl.h"
+#include "iterator.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <glib.h>
+
+#include "ftl.h"
+#include "index.h"
+#include "index_cache.h"
+#include "stats.h"
+#include "value_log.h"
 
 uint32_t iter_first4(const void *key, uint32_t key_bytes)
 {
@@ -149,9 +155,9 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
         uint64_t first, last;
         pages++;
         uint32_t pid = index_page_of(ix, it->next_hash, &first, &last);
-        const uint8_t *mem = index_cache_get(ftl, pid, &now);
+        const uint8_t *mem = index_cache_get(&ftl->idx, pid, &now);
         const struct index_entry *e = (const struct index_entry *)(mem + sizeof(struct index_page_header));
-        struct index_entry *cand = ftl->iter_scratch;
+        struct index_entry *cand = ftl->idx.scratch;
         uint32_t n = 0;
         for (uint32_t i = 0; i < ix->slots; i++) {
             if (e[i].loc && !loc_tombstone(e[i].loc) && e[i].hash >= it->next_hash) {

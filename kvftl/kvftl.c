@@ -7,6 +7,15 @@
 
 #include <glib.h>
 
+#include "bloom.h"
+#include "gc.h"
+#include "index.h"
+#include "nand.h"
+#include "recovery.h"
+#include "space.h"
+#include "stats.h"
+#include "value_log.h"
+
 const char *kvftl_status_name(enum kvftl_status s)
 {
     switch (s) {
@@ -51,9 +60,8 @@ void ftl_reset_state(struct kvftl *ftl)
     vlog_forget(&ftl->vl);
     space_reset(&ftl->space);
     ftl->vl.live = (struct live_gauges){ 0 };
-    ftl->index_nand_bytes = 0;
     memset(ftl->iters, 0, sizeof(ftl->iters));
-    index_reset(ftl);
+    index_reset(&ftl->idx);
     if (ftl->bloom_on) {
         bloom_clear(&ftl->bloom);
     }
@@ -108,7 +116,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     }
     space_init(&ftl->space, &ftl->nand, ftl->cfg.buffer_entries, ftl->cfg.plp);
     vlog_init(&ftl->vl, &ftl->space, &ftl->cfg);
-    index_init(ftl);
+    index_init(&ftl->idx, &ftl->space, &ftl->vl, &ftl->cfg);
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
     ftl->idx.frames_max = frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames);
     ftl_reset_state(ftl);
@@ -127,7 +135,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
 
 static void ftl_free(struct kvftl *ftl)
 {
-    index_fini(ftl);
+    index_fini(&ftl->idx);
     vlog_fini(&ftl->vl);
     space_fini(&ftl->space);
     if (ftl->bloom_on) {
@@ -234,7 +242,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     }
     uint64_t oldloc = 0;
     struct index_pos pos;
-    bool found = index_find(ftl, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
+    bool found = index_find(&ftl->idx, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
     bool live = found && !loc_tombstone(oldloc);
     if (!found) {
         oldloc = 0;
@@ -254,7 +262,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     uint64_t occ = vlog_occupied(&ftl->vl, len);
     uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
     /* tombstones are not user data: they live in the reserve until GC drops them */
-    uint64_t used = ftl->vl.live.nand_bytes + ftl->index_nand_bytes;
+    uint64_t used = ftl->vl.live.nand_bytes + ftl->idx.nand_bytes;
     if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
@@ -266,7 +274,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
      * log. A refused Store must leave nothing there, or a crash scan would
      * find the blob and bring back a key whose Store failed.
      */
-    if (!found && index_reserve(ftl, hash, &now) != 0) {
+    if (!found && index_reserve(&ftl->idx, hash, &now) != 0) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
@@ -289,9 +297,9 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     }
     uint64_t newloc = loc_make(pl.addr, len, false);
     if (found) {
-        index_set(ftl, &pos, newloc, &now);
+        index_set(&ftl->idx, &pos, newloc, &now);
     } else {
-        index_add(ftl, hash, newloc, &now); /* room reserved before the append */
+        index_add(&ftl->idx, hash, newloc, &now); /* room reserved before the append */
     }
     vlog_account_replace(&ftl->vl, oldloc, newloc, h.seq);
     if (ftl->bloom_on) {
@@ -318,7 +326,7 @@ static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key
         ftl->st.bloom_negatives++;
         return false;
     }
-    return index_find(ftl, hash, key, key_bytes, loc, pos, now) && !loc_tombstone(*loc);
+    return index_find(&ftl->idx, hash, key, key_bytes, loc, pos, now) && !loc_tombstone(*loc);
 }
 
 static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
@@ -459,7 +467,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
         return;
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
-    index_set(ftl, &pos, newloc, &now);
+    index_set(&ftl->idx, &pos, newloc, &now);
     vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
     ftl->st.deletes++;
     finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);

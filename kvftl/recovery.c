@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Durability: checkpoint on orderly close, crash mount by scanning the value log. */
-#include "ftl.h"
+#include "recovery.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,14 @@
 
 #include <glib.h>
 #include <xxhash.h>
+
+#include "bloom.h"
+#include "ftl.h"
+#include "index.h"
+#include "index_cache.h"
+#include "nand.h"
+#include "space.h"
+#include "value_log.h"
 
 uint64_t checkpoint_length(uint32_t stripes, uint32_t global_depth, uint32_t npages)
 {
@@ -74,7 +82,7 @@ static void bloom_rebuild(struct kvftl *ftl)
     }
     bloom_clear(&ftl->bloom);
     for (uint32_t p = 0; p < ftl->idx.npages; p++) {
-        const uint8_t *mem = index_page_peek(ftl, p);
+        const uint8_t *mem = index_page_peek(&ftl->idx, p);
         if (!mem) {
             continue;
         }
@@ -90,7 +98,7 @@ static void bloom_rebuild(struct kvftl *ftl)
 int recovery_checkpoint(struct kvftl *ftl)
 {
     uint64_t now = ftl->now_max_ns;
-    if (vlog_flush(&ftl->vl, &now) != 0 || index_cache_write_back(ftl, &now) != 0) {
+    if (vlog_flush(&ftl->vl, &now) != 0 || index_cache_write_back(&ftl->idx, &now) != 0) {
         return -1;
     }
     struct index *ix = &ftl->idx;
@@ -102,7 +110,7 @@ int recovery_checkpoint(struct kvftl *ftl)
         .live_user_bytes = ftl->vl.live.user_bytes,
         .live_nand_bytes = ftl->vl.live.nand_bytes,
         .tombstone_bytes = ftl->vl.live.tombstone_bytes,
-        .index_nand_bytes = ftl->index_nand_bytes,
+        .index_nand_bytes = ftl->idx.nand_bytes,
         .vl_wp = ftl->space.data.wp,
         .global_depth = ix->global_depth,
         .npages = ix->npages,
@@ -541,7 +549,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
 #undef GAUGE
 
     /* all checked: load it */
-    index_cache_drop(ftl);
+    index_cache_drop(&ftl->idx);
     memcpy(ftl->space.stripes, st, geo->stripes * sizeof(*st));
     g_free(ix->dir);
     ix->global_depth = gd;
@@ -575,7 +583,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         .nand_bytes = ch.live_nand_bytes,
         .tombstone_bytes = ch.tombstone_bytes,
     };
-    ftl->index_nand_bytes = ch.index_nand_bytes;
+    ftl->idx.nand_bytes = ch.index_nand_bytes;
     ftl->space.alloc_cursor = ch.alloc_cursor;
     ftl->space.free_stripes = 0;
     for (uint32_t s = 0; s < geo->stripes; s++) {
@@ -728,16 +736,16 @@ static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
     uint64_t hash = index_hash(&ftl->idx, key, h->key_bytes);
     uint64_t oldloc = 0;
     struct index_pos pos;
-    if (index_find(ftl, hash, key, h->key_bytes, &oldloc, &pos, now)) {
+    if (index_find(&ftl->idx, hash, key, h->key_bytes, &oldloc, &pos, now)) {
         struct blob_header old;
         memcpy(&old, ftl->nand.data + loc_addr(oldloc), sizeof(old));
         if (old.seq > h->seq) {
             return true; /* a newer record of this key was already seen */
         }
-        index_set(ftl, &pos, newloc, now);
+        index_set(&ftl->idx, &pos, newloc, now);
     } else {
         oldloc = 0;
-        if (index_insert(ftl, hash, newloc, now) != 0) {
+        if (index_insert(&ftl->idx, hash, newloc, now) != 0) {
             return false;
         }
     }

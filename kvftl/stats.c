@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Statistics: counters and simulated-latency histograms. */
-#include "ftl.h"
+#include "stats.h"
 
 #include <string.h>
+
+#include "bloom.h"
+#include "ftl.h"
+#include "index.h"
+#include "nand.h"
+#include "space.h"
+#include "value_log.h"
 
 unsigned hist_bucket(uint64_t ns)
 {
@@ -68,9 +75,9 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->live_keys = ftl->vl.live.keys;
     st->live_user_bytes = ftl->vl.live.user_bytes;
     st->live_nand_bytes = ftl->vl.live.nand_bytes;
-    st->index_nand_bytes = ftl->index_nand_bytes;
+    st->index_nand_bytes = ftl->idx.nand_bytes;
     st->capacity_bytes = ftl->capacity_bytes;
-    st->index_host_bytes = index_host_bytes(ftl);
+    st->index_host_bytes = index_host_bytes(&ftl->idx) + (ftl->bloom_on ? bloom_bytes(&ftl->bloom) : 0);
     st->free_stripes = ftl->space.free_stripes;
     st->total_stripes = ftl->nand.geo.stripes;
     st->write_amplification =

@@ -121,7 +121,7 @@ static inline uint64_t addr_of(struct kvftl *f, const char *key)
     struct index_pos pos;
     uint32_t kb = (uint32_t)strlen(key);
     uint64_t h = index_hash(&f->idx, key, kb);
-    if (!index_find(f, h, key, kb, &loc, &pos, &now) || loc_tombstone(loc)) {
+    if (!index_find(&f->idx, h, key, kb, &loc, &pos, &now) || loc_tombstone(loc)) {
         return UINT64_MAX;
     }
     return loc_addr(loc);

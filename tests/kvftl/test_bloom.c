@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include "helpers.h"
+#include "index_cache.h"
 
 static uint64_t key_is_hash(const void *key, size_t len)
 {

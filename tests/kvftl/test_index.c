@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "index_cache.h"
 
 static uint64_t key_is_hash(const void *key, size_t len)
 {
@@ -106,8 +107,8 @@ static void test_split_on_top_bit(void)
     CU_ASSERT_EQUAL(f->idx.global_depth, 1);
     CU_ASSERT_EQUAL(f->idx.dir[0], 0);
     CU_ASSERT_EQUAL(f->idx.dir[1], 1);
-    const struct index_page_header *p0 = (const void *)index_page_peek(f, 0);
-    const struct index_page_header *p1 = (const void *)index_page_peek(f, 1);
+    const struct index_page_header *p0 = (const void *)index_page_peek(&f->idx, 0);
+    const struct index_page_header *p1 = (const void *)index_page_peek(&f->idx, 1);
     CU_ASSERT_EQUAL(p0->count, 109);
     CU_ASSERT_EQUAL(p1->count, 109);
     CU_ASSERT_EQUAL(p1->local_depth, 1);
@@ -165,17 +166,17 @@ static void test_remove_shifts_back(void)
     uint64_t loc, now = 0;
     struct index_pos pos;
     be64(k, h[1]);
-    CU_ASSERT_TRUE(index_find(f, h[1], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->idx, h[1], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 1);
-    index_remove(f, &pos, &now);
+    index_remove(&f->idx, &pos, &now);
     be64(k, h[2]);
-    CU_ASSERT_TRUE(index_find(f, h[2], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->idx, h[2], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 1);
     be64(k, h[0]);
-    CU_ASSERT_TRUE(index_find(f, h[0], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->idx, h[0], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 0);
     be64(k, h[1]);
-    CU_ASSERT_FALSE(index_find(f, h[1], k, 8, &loc, &pos, &now));
+    CU_ASSERT_FALSE(index_find(&f->idx, h[1], k, 8, &loc, &pos, &now));
     kvftl_close(f);
 }
 
@@ -448,7 +449,7 @@ static void test_directory_bound_chosen_hashes(void)
     CU_ASSERT_EQUAL(index_depth_limit(10), 8);
     /* the 217 keys sit in the last page split off, at local depth 8 */
     CU_ASSERT_EQUAL(f->idx.page_depth[f->idx.dir[0xab]], 8);
-    CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(f, f->idx.dir[0xab]))->count,
+    CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(&f->idx, f->idx.dir[0xab]))->count,
                     217);
     /* and again: nothing changes */
     CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
