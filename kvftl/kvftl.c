@@ -180,9 +180,14 @@ static void cpl_init(struct kvftl_cpl *cpl, uint64_t arrival_ns)
     cpl->xfer_bytes = 0;
 }
 
+static bool key_size_ok(uint32_t key_bytes)
+{
+    return key_bytes >= KVFTL_KEY_MIN_BYTES && key_bytes <= KVFTL_KEY_MAX_BYTES;
+}
+
 static bool key_ok(const void *key, uint32_t key_bytes)
 {
-    return key && key_bytes >= KVFTL_KEY_MIN_BYTES && key_bytes <= KVFTL_KEY_MAX_BYTES;
+    return key && key_size_ok(key_bytes);
 }
 
 /*
@@ -216,20 +221,34 @@ static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uin
     stats_record_op(ftl, op, arrival_ns, now);
 }
 
+enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, uint32_t options)
+{
+    const uint32_t known = KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT;
+
+    if ((options & ~known) || options == known) {
+        return KVFTL_INVALID_FIELD;
+    }
+    if (!key_size_ok(key_bytes)) {
+        return KVFTL_INVALID_KEY_SIZE;
+    }
+    if (value_bytes > KVFTL_VALUE_MAX_BYTES) {
+        return KVFTL_INVALID_VALUE_SIZE;
+    }
+    return KVFTL_OK;
+}
+
 void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
 {
     uint64_t now = req->arrival_ns;
     if (!op_begin(ftl, cpl, now, true, req->key, req->key_bytes)) {
         return;
     }
-    if (req->value_bytes > KVFTL_VALUE_MAX_BYTES) {
-        cpl->status = KVFTL_INVALID_VALUE_SIZE;
-        return;
-    }
-    if ((req->value_bytes && !req->value) || req->inline_bytes > req->value_bytes ||
-        (req->options & ~(KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) ||
-        req->options == (KVFTL_STORE_ONLY_IF_EXISTS | KVFTL_STORE_ONLY_IF_ABSENT)) {
+    cpl->status = kvftl_store_check(req->key_bytes, req->value_bytes, req->options);
+    if (cpl->status == KVFTL_OK &&
+        ((req->value_bytes && !req->value) || req->inline_bytes > req->value_bytes)) {
         cpl->status = KVFTL_INVALID_FIELD;
+    }
+    if (cpl->status != KVFTL_OK) {
         return;
     }
 

@@ -229,6 +229,16 @@ struct kvftl_store_req {
 void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl);
 
 /*
+ * kvftl_store_check() - the rules of a Store's declared sizes and options,
+ * in the order they are checked: the options (a bit other than
+ * KVFTL_STORE_*, or both: INVALID_FIELD), the key length (1..255:
+ * INVALID_KEY_SIZE), the value size (at most KVFTL_VALUE_MAX_BYTES:
+ * INVALID_VALUE_SIZE); KVFTL_OK when all hold. kvftl_store() applies them;
+ * a command set calls this to refuse a Store before it moves the value.
+ */
+enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, uint32_t options);
+
+/*
  * kvftl_retrieve() - copy up to @buf_bytes of the value, starting at
  * @offset, into @buf. cpl->value_bytes is the full size, cpl->xfer_bytes what
  * was copied (a short buffer gets a partial copy and success).
