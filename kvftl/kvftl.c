@@ -217,6 +217,7 @@ static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uin
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
+    now += ftl->cfg.fw_command_ns;
     cpl->done_ns = now;
     stats_record_op(ftl, op, arrival_ns, now);
 }

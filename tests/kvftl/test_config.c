@@ -1,11 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The configuration: presets and per-field checks, from include/kvftl/tunables.def. */
-#include <stdio.h>
-#include <string.h>
-
-#include <kvftl/kvftl.h>
-
-#include "tap_cunit.h"
+#include "helpers.h"
 
 /* Compare every field of two configs (strings by pointer: presets hold NULL). */
 static int config_differs(const struct kvftl_config *a, const struct kvftl_config *b, const char *what)
@@ -163,6 +158,46 @@ static void test_parse(void)
     CU_ASSERT_EQUAL(c.channels, 4);
 }
 
+/*
+ * fw_command_ns: on an idle device, a Store, Retrieve, Exist, Delete and a
+ * Retrieve of the deleted key each complete exactly fw_command_ns = 1500 ns
+ * later than on the same device with 0, whatever else the command costs.
+ */
+static void test_fw_command_ns_adds_to_every_command(void)
+{
+    uint64_t done[2][5];
+    enum kvftl_status want[5] = { KVFTL_OK, KVFTL_OK, KVFTL_OK, KVFTL_OK, KVFTL_KEY_DOES_NOT_EXIST };
+    for (int run = 0; run < 2; run++) {
+        struct kvftl_config c = small_config();
+        c.hash_seed = 1;
+        c.fw_command_ns = run ? 1500 : 0;
+        struct kvftl *f = open_or_die(&c);
+        struct kvftl_cpl cpl[5];
+        uint8_t val[100], buf[100];
+        memset(val, 0x5a, sizeof(val));
+        /* 10 ms apart: every NAND operation of one command is over before the next arrives */
+        struct kvftl_store_req r = { .key = "k1", .key_bytes = 2, .value = val,
+                                     .value_bytes = sizeof(val), .arrival_ns = 10000000 };
+        kvftl_store(f, &r, &cpl[0]);
+        kvftl_retrieve(f, "k1", 2, buf, 0, sizeof(buf), 20000000, &cpl[1]);
+        kvftl_exist(f, "k1", 2, 30000000, &cpl[2]);
+        kvftl_delete(f, "k1", 2, 40000000, &cpl[3]);
+        kvftl_retrieve(f, "k1", 2, buf, 0, sizeof(buf), 50000000, &cpl[4]);
+        for (int k = 0; k < 5; k++) {
+            CU_ASSERT_EQUAL(cpl[k].status, want[k]);
+            done[run][k] = cpl[k].done_ns;
+        }
+        kvftl_close(f);
+    }
+    for (int k = 0; k < 5; k++) {
+        printf("# command %d: done %llu ns with 0, %llu ns with 1500\n", k,
+               (unsigned long long)done[0][k], (unsigned long long)done[1][k]);
+        CU_ASSERT_EQUAL(done[1][k] - done[0][k], 1500);
+        /* an idle device with nothing else to wait for: the arrival time + 1500 */
+        CU_ASSERT_EQUAL(done[1][k], (uint64_t)(k + 1) * 10000000 + 1500);
+    }
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -170,5 +205,6 @@ int main(void)
     CU_add_test(s, "presets_keep_their_values", test_presets_keep_their_values);
     CU_add_test(s, "each_field_sentence", test_each_field_sentence);
     CU_add_test(s, "parse", test_parse);
+    CU_add_test(s, "fw_command_ns_adds_to_every_command", test_fw_command_ns_adds_to_every_command);
     return tap_cunit_run();
 }
