@@ -30,6 +30,8 @@ struct kvftl {
 
     struct space space;           /* stripes, allocation, valid bytes */
     bool gc_active;
+    struct gc_owner gc_owner;     /* GC asks it what is live (kvftl.c: the index) */
+    struct index_pos gc_pos;      /* the entry of the blob GC found live last */
 
     /* live-data gauges: the blobs' in vl.live, the index pages' in idx.nand_bytes */
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */

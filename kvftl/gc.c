@@ -6,8 +6,9 @@
  * stripe carries its valid bytes: live blobs rounded to the placement unit, live
  * tombstones, live index pages. The collector picks a victim (greedy:
  * fewest valid bytes; cost-benefit: highest (1-u)*age/(1+u)), re-reads it,
- * relocates every blob the index still points at (and every index page
- * the directory still names), updates the index and erases the stripe.
+ * relocates every blob its owner still references (and every index page
+ * the owner still names: struct gc_owner, gc.h), tells the owner where each
+ * went, and erases the stripe.
  * Below the high watermark of free stripes, a write that arrives while the
  * device is idle (nothing outstanding in simulated time) first lets one
  * victim be collected in the idle time (background GC: its NAND work
@@ -22,8 +23,6 @@
 #include <glib.h>
 
 #include "ftl.h"
-#include "index.h"
-#include "index_cache.h"
 #include "nand.h"
 #include "space.h"
 #include "value_log.h"
@@ -125,12 +124,11 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
         uint64_t loc = loc_make(base + pos, (uint32_t)len, tomb);
         uint32_t occ = vlog_occupied(&ftl->vl, (uint32_t)len);
         const uint8_t *key = p + BLOB_HEADER_BYTES;
-        uint64_t hash = index_hash(&ftl->idx, key, h.key_bytes);
-        struct index_pos ipos;
-        if (index_find_loc(&ftl->idx, hash, loc, &ipos, now_ns)) {
+        const struct gc_owner *own = &ftl->gc_owner;
+        if (own->blob_live(own->ctx, &h, key, loc, now_ns)) {
             if (tomb && h.seq < oldest_other) {
                 /* no older version of the key is left anywhere: drop the tombstone */
-                index_remove(&ftl->idx, &ipos, now_ns);
+                own->relocate(own->ctx, loc, 0, now_ns);
                 vlog_account_replace(&ftl->vl, loc, 0, 0);
             } else {
                 struct placement pl;
@@ -139,7 +137,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
                     return -1;
                 }
                 uint64_t newloc = loc_make(pl.addr, (uint32_t)len, tomb);
-                index_set(&ftl->idx, &ipos, newloc, now_ns);
+                own->relocate(own->ctx, loc, newloc, now_ns);
                 vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
                 ftl->st.gc_relocated_bytes += occ;
             }
@@ -152,20 +150,21 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
 static int collect_index(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
-    struct index *ix = &ftl->idx;
+    const struct gc_owner *own = &ftl->gc_owner;
     uint64_t base_ppn = (uint64_t)victim * geo->pages_per_stripe;
     for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
         uint64_t ppn = base_ppn + i;
         const struct nand_oob *oob = &ftl->nand.oob[ppn];
-        if (oob->kind != NAND_PAGE_INDEX || oob->tag >= ix->npages ||
-            ix->page_ppn[oob->tag] != ppn) {
+        if (oob->kind != NAND_PAGE_INDEX) {
             continue;
         }
-        *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
-        if (index_page_write(&ftl->idx, oob->tag, nand_page_ptr(&ftl->nand, ppn), now_ns) != 0) {
+        int rc = own->page_relocate(own->ctx, ppn, oob->tag, now_ns);
+        if (rc < 0) {
             return -1;
         }
-        ftl->st.gc_relocated_bytes += geo->page_size;
+        if (rc > 0) {
+            ftl->st.gc_relocated_bytes += geo->page_size;
+        }
     }
     return 0;
 }

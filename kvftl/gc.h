@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Garbage collection: greedy or cost-benefit victims among the stripes of
- * the space layer, valid blobs and index pages relocated, the index
- * updated, the victim erased.
+ * the space layer, their live blobs and index pages relocated, the victim
+ * erased. What is live is the owner's to say: GC parses the victim's log
+ * and asks the personality above it (the KV API, whose index names every
+ * live blob) through struct gc_owner, and never reads the index itself.
  */
 #ifndef KVFTL_GC_H
 #define KVFTL_GC_H
@@ -12,7 +14,37 @@
 
 #include <kvftl/kvftl.h>
 
+#include "value_log.h"
+
 struct kvftl;
+
+/*
+ * The owner of the blobs and index pages in the stripes GC collects,
+ * registered in struct kvftl (gc_owner) by the personality that wrote them.
+ */
+struct gc_owner {
+    void *ctx;
+    /*
+     * blob_live() - is the blob at @loc (header @h, key @key, read from the
+     * victim) still referenced? A true answer is followed at once by
+     * relocate() of the same blob.
+     */
+    bool (*blob_live)(void *ctx, const struct blob_header *h, const uint8_t *key, uint64_t loc,
+                      uint64_t *now_ns);
+    /*
+     * relocate() - the blob at @old_loc (the last one found live) now lives
+     * at @new_loc; 0: it was dropped (a tombstone no older version of its key
+     * outlives).
+     */
+    void (*relocate)(void *ctx, uint64_t old_loc, uint64_t new_loc, uint64_t *now_ns);
+    /*
+     * page_relocate() - NAND page @ppn holds index page @tag by its spare
+     * area: if it is still the owner's copy, read it and write it anew.
+     * Returns 1 (relocated), 0 (not live: nothing done) or -1 (no free
+     * stripe or power lost).
+     */
+    int (*page_relocate)(void *ctx, uint64_t ppn, uint32_t tag, uint64_t *now_ns);
+};
 
 /* gc_pick_victim() - closed stripe to collect under the configured policy, or UINT32_MAX. */
 uint32_t gc_pick_victim(struct kvftl *ftl, uint64_t now_ns);

@@ -10,6 +10,7 @@
 #include "bloom.h"
 #include "gc.h"
 #include "index.h"
+#include "index_cache.h"
 #include "nand.h"
 #include "recovery.h"
 #include "space.h"
@@ -67,6 +68,41 @@ void ftl_reset_state(struct kvftl *ftl)
     }
 }
 
+/*
+ * The KV personality answers GC (struct gc_owner): a blob is live when the
+ * index still points at it, and a relocated blob or index page is
+ * re-pointed in the index.
+ */
+static bool kv_blob_live(void *ctx, const struct blob_header *h, const uint8_t *key, uint64_t loc,
+                         uint64_t *now_ns)
+{
+    struct kvftl *ftl = ctx;
+    uint64_t hash = index_hash(&ftl->idx, key, h->key_bytes);
+    return index_find_loc(&ftl->idx, hash, loc, &ftl->gc_pos, now_ns);
+}
+
+static void kv_relocate(void *ctx, uint64_t old_loc, uint64_t new_loc, uint64_t *now_ns)
+{
+    struct kvftl *ftl = ctx;
+    (void)old_loc; /* gc_pos holds its entry, found by kv_blob_live() */
+    if (new_loc) {
+        index_set(&ftl->idx, &ftl->gc_pos, new_loc, now_ns);
+    } else {
+        index_remove(&ftl->idx, &ftl->gc_pos, now_ns);
+    }
+}
+
+static int kv_page_relocate(void *ctx, uint64_t ppn, uint32_t tag, uint64_t *now_ns)
+{
+    struct kvftl *ftl = ctx;
+    struct index *ix = &ftl->idx;
+    if (tag >= ix->npages || ix->page_ppn[tag] != ppn) {
+        return 0; /* an older copy of the page */
+    }
+    *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
+    return index_page_write(ix, tag, nand_page_ptr(&ftl->nand, ppn), now_ns) == 0 ? 1 : -1;
+}
+
 static void ftl_free(struct kvftl *ftl);
 
 struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_len)
@@ -115,6 +151,12 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
     }
     space_init(&ftl->space, &ftl->nand, ftl->cfg.buffer_entries, ftl->cfg.plp);
+    ftl->gc_owner = (struct gc_owner){
+        .ctx = ftl,
+        .blob_live = kv_blob_live,
+        .relocate = kv_relocate,
+        .page_relocate = kv_page_relocate,
+    };
     vlog_init(&ftl->vl, &ftl->space, &ftl->cfg);
     index_init(&ftl->idx, &ftl->space, &ftl->vl, &ftl->cfg);
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
