@@ -238,6 +238,15 @@ uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_byt
 
 /* ---- Inline commands ----------------------------------------------------- */
 
+/* The layout an inline opcode names: 81h/85h stock, 89h/8Dh full. */
+static enum kvssd_inline_layout inline_layout(const struct kvssd_sqe *sqe)
+{
+    uint8_t opcode = kvssd_sqe_opcode(sqe);
+
+    return opcode == KVSSD_OPC_INLINE_HEAD_FULL || opcode == KVSSD_OPC_INLINE_XFER_FULL
+               ? KVSSD_LAYOUT_FULL : KVSSD_LAYOUT_STOCK;
+}
+
 /* Append the little-endian bytes of @n dwords of @sqe, in the order of @which. */
 static uint32_t gather_dwords(const struct kvssd_sqe *sqe, const uint8_t *which, uint32_t n,
                               uint8_t *out)
@@ -251,6 +260,7 @@ static uint32_t gather_dwords(const struct kvssd_sqe *sqe, const uint8_t *which,
 static const uint8_t stock_head_dwords[] = {2, 3, 12, 13, 14, 15};
 static const uint8_t stock_xfer_dwords[] = {2, 3, 11, 12, 13, 14, 15};
 static const uint8_t full_head_dwords[] = {4, 5, 6, 7, 8, 9, 12, 13};
+static const uint8_t full_xfer_dwords[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 /* The full layout head's payload: CDW11[31:8], CDW4..CDW9, CDW12, CDW13. */
 static void full_head_payload(const struct kvssd_sqe *sqe, uint8_t *out)
@@ -263,225 +273,270 @@ static void full_head_payload(const struct kvssd_sqe *sqe, uint8_t *out)
     gather_dwords(sqe, full_head_dwords, G_N_ELEMENTS(full_head_dwords), out + 3);
 }
 
-static void stream_complete(struct kvssd_ns *ns, struct kvssd_req *req, uint16_t idx)
-{
-    struct kvssd_slot *s = &ns->slots[idx];
+/* An inline head as its dwords declare it. */
+struct inline_head {
+    struct kvssd_store_fields store;  /* key length, value size, options, staged key */
+    uint16_t tag;                     /* the stream's */
+    uint8_t stream_layout;            /* enum kvssd_inline_layout: that of its transfers */
+    uint32_t xfer_payload;            /* inline bytes per transfer of that layout */
+    uint32_t dma_bytes;               /* hybrid: the value's first bytes, by data pointer */
+};
 
-    kvssd_kv_store_value(ns, req, s->key, s->key_bytes, s->stream.value,
-                         s->stream.value_bytes, s->stream.options,
-                         s->stream.value_bytes - s->stream.dma_bytes);
-    req->dw0 = s->stream.value_bytes;
-    req->dw1 = KVSSD_INLINE_DW1_STORED;
-    slot_release(ns, idx);
-}
-
-void kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req,
-                       enum kvssd_inline_layout layout)
+/*
+ * Decode a head: its own fields (the tag; for the stock layout, CDW11's
+ * hybrid and full-tail bits, the rest reserved), then its Store fields
+ * (kvssd_store_decode()). Returns the status of the first fault.
+ */
+static uint16_t head_decode(const struct kvssd_sqe *sqe, enum kvssd_inline_layout layout,
+                            struct inline_head *h)
 {
-    const struct kvssd_sqe *sqe = req->sqe;
-    uint32_t cdw10 = sqe->cdw[10];
     uint32_t cdw11 = sqe->cdw[11];
-    uint32_t value_bytes = cdw10 & KVSSD_INLINE_VSIZE_MASK;
-    uint32_t options = (cdw10 >> KVSSD_INLINE_OPT_SHIFT) & 0x3u;
-    uint32_t key_bytes = cdw10 >> KVSSD_INLINE_KLEN_SHIFT;
-    bool staged = layout == KVSSD_LAYOUT_STOCK && key_bytes > KVSSD_KEY_INLINE_MAX;
-    uint8_t payload[KVSSD_INLINE_HEAD_FULL_PAYLOAD];
-    uint8_t key[KVFTL_KEY_MAX_BYTES];
-    const uint8_t *head_value;
-    uint32_t head_cap, dma_bytes, inline_total, head_bytes, xfer_payload, rest;
-    uint16_t tag, idx = KVSSD_SLOT_NONE;
-    enum kvssd_inline_layout stream_layout = layout; /* the layout its transfers must use */
-    uint8_t *buf;
     uint16_t st;
 
-    ns->xfer->inline_commands++;
-    if (layout == KVSSD_LAYOUT_STOCK) {
-        if (KVSSD_RESERVED(cdw11, KVSSD_TAG_MASK | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL) ||
-            (staged && (sqe->cdw[2] & ~KVSSD_TAG_MASK))) {
-            req->status = KVSSD_SC_INVALID_FIELD;
-            return;
+    h->stream_layout = (uint8_t)layout;
+    h->xfer_payload = KVSSD_INLINE_XFER_FULL_PAYLOAD;
+    if (layout == KVSSD_LAYOUT_FULL) {
+        h->tag = cdw11 & KVSSD_INLINE_FULL_MAX_TAG; /* CDW11[31:8] is payload */
+    } else {
+        if (KVSSD_RESERVED(cdw11, KVSSD_TAG_MASK | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL)) {
+            return KVSSD_SC_INVALID_FIELD;
         }
-        tag = cdw11 & KVSSD_TAG_MASK;
-        dma_bytes = (cdw11 & KVSSD_INLINE_HYBRID) ? value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1) : 0;
+        h->tag = cdw11 & KVSSD_TAG_MASK;
         if (cdw11 & KVSSD_INLINE_FULL_TAIL) {
             /* the tail comes in 8Dh transfers, whose tags are those of the full layout */
-            if (tag > KVSSD_INLINE_FULL_MAX_TAG) {
-                req->status = KVSSD_SC_INVALID_FIELD;
-                return;
+            if (h->tag > KVSSD_INLINE_FULL_MAX_TAG) {
+                return KVSSD_SC_INVALID_FIELD;
             }
-            stream_layout = KVSSD_LAYOUT_FULL;
-            xfer_payload = KVSSD_INLINE_XFER_FULL_PAYLOAD;
+            h->stream_layout = KVSSD_LAYOUT_FULL;
         } else {
-            xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
+            h->xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
         }
-    } else {
-        tag = cdw11 & KVSSD_INLINE_FULL_MAX_TAG;
-        dma_bytes = 0;
-        xfer_payload = KVSSD_INLINE_XFER_FULL_PAYLOAD;
     }
-    if (options == (KVSSD_STORE_OPT_ONLY_IF_EXISTS | KVSSD_STORE_OPT_ONLY_IF_ABSENT)) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
-    }
-    if (key_bytes == 0 || (layout == KVSSD_LAYOUT_FULL && key_bytes > KVSSD_KEY_INLINE_MAX)) {
-        req->status = KVSSD_SC_INVALID_KEY_SIZE;
-        return;
-    }
-    if (value_bytes > KVFTL_VALUE_MAX_BYTES) {
-        req->status = KVSSD_SC_INVALID_VALUE_SIZE;
-        return;
-    }
+    st = kvssd_store_decode(sqe, &h->store);
+    h->dma_bytes = (layout == KVSSD_LAYOUT_STOCK && (cdw11 & KVSSD_INLINE_HYBRID))
+                       ? h->store.value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1) : 0;
+    return st;
+}
 
-    /* An open stream of this tag, unless it has been idle too long. */
-    idx = ns->stream_slot[tag];
+/* A head for @tag: its open stream is INLINE_TAG_IN_USE, unless idle too long (it expires). */
+static uint16_t head_claim_tag(struct kvssd_ns *ns, uint16_t tag, uint64_t now_ns)
+{
+    uint16_t idx = ns->stream_slot[tag];
+
     if (idx != KVSSD_SLOT_NONE) {
-        if (!slot_idle(ns, &ns->slots[idx], req->now_ns)) {
-            req->status = KVSSD_SC_INLINE_TAG_IN_USE;
-            return;
+        if (!slot_idle(ns, &ns->slots[idx], now_ns)) {
+            return KVSSD_SC_INLINE_TAG_IN_USE;
         }
         stream_expire(ns, idx);
     }
+    return KVSSD_SC_SUCCESS;
+}
 
-    /* Where key and value bytes sit in the head. */
+/*
+ * Where the key and the value bytes sit in the head: the key is copied to
+ * @key (unless staged), @payload holds the head's payload area; returns the
+ * first value byte and sets *@cap to how many value bytes the head can hold.
+ */
+static const uint8_t *head_payload(const struct kvssd_sqe *sqe, enum kvssd_inline_layout layout,
+                                   const struct kvssd_store_fields *f, uint8_t *payload,
+                                   uint8_t *key, uint32_t *cap)
+{
     if (layout == KVSSD_LAYOUT_FULL) {
         uint8_t k[KVSSD_KEY_INLINE_MAX];
 
         kvssd_sqe_get_key(sqe, k);
-        memcpy(key, k, key_bytes);
+        memcpy(key, k, f->key_bytes);
         full_head_payload(sqe, payload);
-        head_value = payload;
-        head_cap = KVSSD_INLINE_HEAD_FULL_PAYLOAD;
-    } else if (staged) {
-        gather_dwords(sqe, stock_head_dwords + 1, G_N_ELEMENTS(stock_head_dwords) - 1, payload);
-        head_value = payload;
-        head_cap = KVSSD_INLINE_HEAD_PAYLOAD - 4;
-    } else {
-        gather_dwords(sqe, stock_head_dwords, G_N_ELEMENTS(stock_head_dwords), payload);
-        memcpy(key, payload, key_bytes);
-        head_value = payload + key_bytes;
-        head_cap = KVSSD_INLINE_HEAD_PAYLOAD - key_bytes;
+        *cap = KVSSD_INLINE_HEAD_FULL_PAYLOAD;
+        return payload;
     }
-    inline_total = value_bytes - dma_bytes;
+    if (f->staged) {
+        /* CDW2 names the staged key: the payload area starts at CDW3 */
+        gather_dwords(sqe, stock_head_dwords + 1, G_N_ELEMENTS(stock_head_dwords) - 1, payload);
+        *cap = KVSSD_INLINE_HEAD_PAYLOAD - 4;
+        return payload;
+    }
+    gather_dwords(sqe, stock_head_dwords, G_N_ELEMENTS(stock_head_dwords), payload);
+    memcpy(key, payload, f->key_bytes);
+    *cap = KVSSD_INLINE_HEAD_PAYLOAD - f->key_bytes;
+    return payload + f->key_bytes;
+}
+
+/*
+ * The buffer the value is assembled in: the scratch area when the head
+ * completes the Store, else a buffer of the value's size for a stream that
+ * outlives this command, in a slot of the tag table (*@idx). A staged key's
+ * own slot is freed by taking it, so the key is taken first; a short key
+ * must find a slot before anything is consumed.
+ */
+static uint16_t head_buffer(struct kvssd_ns *ns, struct kvssd_req *req,
+                            const struct inline_head *h, bool stream, uint8_t *key,
+                            uint16_t *idx, uint8_t **buf)
+{
+    const struct kvssd_store_fields *f = &h->store;
+
+    *idx = KVSSD_SLOT_NONE;
+    *buf = ns->scratch;
+    if (f->staged) {
+        uint16_t st = kvssd_tags_take_key(ns, f->staged_tag, f->key_bytes, key, req->now_ns);
+
+        if (st != KVSSD_SC_SUCCESS) {
+            return st;
+        }
+    }
+    if (stream) {
+        *idx = slot_alloc(ns, KVSSD_SLOT_STREAM, h->tag, req->now_ns);
+        if (*idx == KVSSD_SLOT_NONE) {
+            return KVSSD_SC_TAG_TABLE_FULL;
+        }
+        *buf = g_malloc(f->value_bytes);
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
+/*
+ * A head that leaves @rest inline bytes to its transfers: the stream keeps
+ * the key, the value assembled so far in @buf and a bit per sequence number
+ * in slot @idx. DW0 is the value bytes received.
+ */
+static void stream_open(struct kvssd_ns *ns, struct kvssd_req *req, const struct inline_head *h,
+                        uint16_t idx, const uint8_t *key, uint8_t *buf, uint32_t head_bytes,
+                        uint32_t rest)
+{
+    struct kvssd_slot *s = &ns->slots[idx];
+    uint32_t xfers = (rest + h->xfer_payload - 1) / h->xfer_payload;
+    uint32_t seen_bytes = (xfers + 8) / 8; /* bit per sequence 0..xfers */
+
+    s->key_bytes = h->store.key_bytes;
+    memcpy(s->key, key, h->store.key_bytes);
+    s->stream = (struct kvssd_stream) {
+        .layout = h->stream_layout,
+        .options = h->store.options,
+        .value_bytes = h->store.value_bytes,
+        .dma_bytes = h->dma_bytes,
+        .head_bytes = head_bytes,
+        .xfer_payload = h->xfer_payload,
+        .xfers = xfers,
+        .received_bytes = h->dma_bytes + head_bytes,
+        .value = buf,
+        .seen = g_malloc0(seen_bytes),
+        .alloc_bytes = (size_t)h->store.value_bytes + seen_bytes,
+    };
+    ns->stream_bytes_held += s->stream.alloc_bytes;
+    ns->stream_slot[h->tag] = idx;
+    req->dw0 = s->stream.received_bytes;
+}
+
+/* The Store of a whole value is done: DW0 its size, DW1 STORED. */
+static uint16_t inline_stored(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
+                              uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
+                              uint32_t options, uint32_t inline_bytes)
+{
+    uint16_t st = kvssd_kv_store_value(ns, req, key, key_bytes, value, value_bytes, options,
+                                       inline_bytes);
+
+    req->dw0 = value_bytes;
+    req->dw1 = KVSSD_INLINE_DW1_STORED;
+    return st;
+}
+
+/*
+ * Head (81h, 89h): decode, claim the tag, find the key and the head's value
+ * bytes, take the staged key and the buffer, read the hybrid part by data
+ * pointer; then store the value at once, or open a stream for the rest.
+ */
+uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req)
+{
+    const struct kvssd_sqe *sqe = req->sqe;
+    enum kvssd_inline_layout layout = inline_layout(sqe);
+    uint8_t payload[KVSSD_INLINE_HEAD_FULL_PAYLOAD];
+    uint8_t key[KVFTL_KEY_MAX_BYTES];
+    struct inline_head h;
+    const uint8_t *head_value;
+    uint32_t head_cap, inline_total, head_bytes, rest;
+    uint16_t idx, st;
+    uint8_t *buf;
+
+    ns->xfer->inline_commands++;
+    st = head_decode(sqe, layout, &h);
+    if (st == KVSSD_SC_SUCCESS) {
+        st = head_claim_tag(ns, h.tag, req->now_ns);
+    }
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
+    }
+    head_value = head_payload(sqe, layout, &h.store, payload, key, &head_cap);
+    inline_total = h.store.value_bytes - h.dma_bytes;
     head_bytes = MIN(inline_total, head_cap);
     rest = inline_total - head_bytes;
 
-    /*
-     * A stream that outlives this command needs a slot. A staged key's own
-     * slot is freed by taking it, so take the key first; a short key must
-     * find a slot before anything is consumed.
-     */
-    idx = KVSSD_SLOT_NONE;
-    if (staged) {
-        st = kvssd_tags_take_key(ns, sqe->cdw[2] & KVSSD_TAG_MASK, key_bytes, key, req->now_ns);
-        if (st != KVSSD_SC_SUCCESS) {
-            req->status = st;
-            return;
+    st = head_buffer(ns, req, &h, rest != 0, key, &idx, &buf);
+    if (st == KVSSD_SC_SUCCESS) {
+        st = kvssd_dptr_from_host(req, 0, buf, h.dma_bytes);
+        if (st != KVSSD_SC_SUCCESS && idx != KVSSD_SLOT_NONE) {
+            g_free(buf);
+            slot_release(ns, idx);
         }
     }
-    if (rest) {
-        idx = slot_alloc(ns, KVSSD_SLOT_STREAM, tag, req->now_ns);
-        if (idx == KVSSD_SLOT_NONE) {
-            req->status = KVSSD_SC_TAG_TABLE_FULL;
-            return;
-        }
-        buf = g_malloc(value_bytes);
-    } else {
-        buf = ns->scratch;
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
     }
-
-    if (dma_bytes) {
-        st = req->dptr.from_host ? req->dptr.from_host(req->dptr.opaque, 0, buf, dma_bytes)
-                                 : KVSSD_SC_DATA_XFER_ERROR;
-        if (st != KVSSD_SC_SUCCESS) {
-            if (idx != KVSSD_SLOT_NONE) {
-                g_free(buf);
-                slot_release(ns, idx);
-            }
-            req->status = st;
-            return;
-        }
-    }
-    memcpy(buf + dma_bytes, head_value, head_bytes);
+    memcpy(buf + h.dma_bytes, head_value, head_bytes);
     ns->xfer->inline_bytes += head_bytes;
-    expired_forget(ns, tag);
+    expired_forget(ns, h.tag);
 
     if (!rest) {
-        kvssd_kv_store_value(ns, req, key, key_bytes, buf, value_bytes, options, inline_total);
-        req->dw0 = value_bytes;
-        req->dw1 = KVSSD_INLINE_DW1_STORED;
-        return;
+        return inline_stored(ns, req, key, h.store.key_bytes, buf, h.store.value_bytes,
+                             h.store.options, inline_total);
     }
-
-    {
-        struct kvssd_slot *s = &ns->slots[idx];
-        struct kvssd_stream *sm = &s->stream;
-        uint32_t xfers = (rest + xfer_payload - 1) / xfer_payload;
-        uint32_t seen_bytes = (xfers + 8) / 8; /* bit per sequence 0..xfers */
-
-        s->key_bytes = key_bytes;
-        memcpy(s->key, key, key_bytes);
-        sm->layout = (uint8_t)stream_layout;
-        sm->options = options;
-        sm->value_bytes = value_bytes;
-        sm->dma_bytes = dma_bytes;
-        sm->head_bytes = head_bytes;
-        sm->xfer_payload = xfer_payload;
-        sm->xfers = xfers;
-        sm->xfers_received = 0;
-        sm->received_bytes = dma_bytes + head_bytes;
-        sm->value = buf;
-        sm->seen = g_malloc0(seen_bytes);
-        sm->alloc_bytes = (size_t)value_bytes + seen_bytes;
-        ns->stream_bytes_held += sm->alloc_bytes;
-        ns->stream_slot[tag] = idx;
-        req->dw0 = sm->received_bytes;
-    }
+    stream_open(ns, req, &h, idx, key, buf, head_bytes, rest);
+    return KVSSD_SC_SUCCESS;
 }
 
-void kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req,
-                       enum kvssd_inline_layout layout)
+/*
+ * Transfer (85h, 8Dh): the next bytes of the stream of its tag, at the
+ * place its sequence number names; the one that delivers the last byte
+ * stores the value and completes with the Store's status.
+ */
+uint16_t kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
+    enum kvssd_inline_layout layout = inline_layout(sqe);
     uint32_t tag_seq = layout == KVSSD_LAYOUT_STOCK ? sqe->cdw[10] : sqe->cdw[1];
     uint16_t tag = tag_seq & KVSSD_TAG_MASK;
     uint32_t seq = tag_seq >> KVSSD_INLINE_SEQ_SHIFT;
     uint8_t payload[KVSSD_INLINE_XFER_FULL_PAYLOAD];
     uint16_t idx = ns->stream_slot[tag];
+    struct kvssd_slot *s;
     struct kvssd_stream *sm;
     uint32_t offset, len;
+    uint16_t st;
 
     ns->xfer->inline_commands++;
     if (idx == KVSSD_SLOT_NONE || ns->slots[idx].stream.layout != layout) {
-        req->status = expired_find(ns, tag) >= 0 ? KVSSD_SC_INLINE_EXPIRED
-                                                 : KVSSD_SC_INLINE_UNKNOWN_TAG;
-        return;
+        return expired_find(ns, tag) >= 0 ? KVSSD_SC_INLINE_EXPIRED : KVSSD_SC_INLINE_UNKNOWN_TAG;
     }
-    if (slot_idle(ns, &ns->slots[idx], req->now_ns)) {
+    s = &ns->slots[idx];
+    if (slot_idle(ns, s, req->now_ns)) {
         stream_expire(ns, idx);
-        req->status = KVSSD_SC_INLINE_EXPIRED;
-        return;
+        return KVSSD_SC_INLINE_EXPIRED;
     }
-    sm = &ns->slots[idx].stream;
+    sm = &s->stream;
     if (seq == 0) {
-        req->status = KVSSD_SC_INLINE_BAD_SEQUENCE;
-        return;
+        return KVSSD_SC_INLINE_BAD_SEQUENCE;
     }
     if (seq > sm->xfers) {
         /* Its bytes would lie past the value size the head declared. */
-        req->status = KVSSD_SC_INLINE_OVERFLOW;
-        return;
+        return KVSSD_SC_INLINE_OVERFLOW;
     }
     if (sm->seen[seq / 8] & (1u << (seq % 8))) {
-        req->status = KVSSD_SC_INLINE_BAD_SEQUENCE;
-        return;
+        return KVSSD_SC_INLINE_BAD_SEQUENCE;
     }
 
     if (layout == KVSSD_LAYOUT_STOCK) {
         gather_dwords(sqe, stock_xfer_dwords, G_N_ELEMENTS(stock_xfer_dwords), payload);
     } else {
-        for (uint32_t d = 2; d < 16; d++) {
-            kvssd_put_le32(payload + 4 * (d - 2), sqe->cdw[d]);
-        }
+        gather_dwords(sqe, full_xfer_dwords, G_N_ELEMENTS(full_xfer_dwords), payload);
     }
     offset = sm->dma_bytes + sm->head_bytes + (seq - 1) * sm->xfer_payload;
     len = MIN(sm->xfer_payload, sm->value_bytes - offset);
@@ -489,12 +544,15 @@ void kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req,
     sm->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
     sm->xfers_received++;
     sm->received_bytes += len;
-    ns->slots[idx].last_ns = req->now_ns;
+    s->last_ns = req->now_ns;
     ns->xfer->inline_bytes += len;
 
-    if (sm->xfers_received == sm->xfers) {
-        stream_complete(ns, req, idx);
-    } else {
+    if (sm->xfers_received < sm->xfers) {
         req->dw0 = sm->received_bytes;
+        return KVSSD_SC_SUCCESS;
     }
+    st = inline_stored(ns, req, s->key, s->key_bytes, sm->value, sm->value_bytes, sm->options,
+                       sm->value_bytes - sm->dma_bytes);
+    slot_release(ns, idx);
+    return st;
 }

@@ -18,28 +18,6 @@
 #include "cmdset.h"
 #include "kv_internal.h"
 
-static uint16_t dptr_from_host(struct kvssd_req *req, uint64_t offset, void *buf, uint32_t len)
-{
-    if (len == 0) {
-        return KVSSD_SC_SUCCESS;
-    }
-    if (!req->dptr.from_host) {
-        return KVSSD_SC_DATA_XFER_ERROR;
-    }
-    return req->dptr.from_host(req->dptr.opaque, offset, buf, len);
-}
-
-static uint16_t dptr_to_host(struct kvssd_req *req, uint64_t offset, const void *buf, uint32_t len)
-{
-    if (len == 0) {
-        return KVSSD_SC_SUCCESS;
-    }
-    if (!req->dptr.to_host) {
-        return KVSSD_SC_DATA_XFER_ERROR;
-    }
-    return req->dptr.to_host(req->dptr.opaque, offset, buf, len);
-}
-
 /*
  * The key of a standard command whose key length field says @key_bytes
  * (1..255): up to 16 bytes in CDW2-3/CDW14-15, or, for 17..255, the key
@@ -80,10 +58,17 @@ static uint16_t kv_command_key(struct kvssd_ns *ns, const struct kvssd_req *req,
     return st == KVSSD_SC_STAGED_KEY_UNKNOWN ? KVSSD_SC_INVALID_KEY_SIZE : st;
 }
 
-void kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
-                          const uint8_t *key, uint32_t key_bytes,
-                          const uint8_t *value, uint32_t value_bytes,
-                          uint32_t options, uint32_t inline_bytes)
+/* The firmware's completion: its time becomes the command's, its status the wire's. */
+static uint16_t kv_ftl_status(struct kvssd_req *req, const struct kvftl_cpl *cpl)
+{
+    req->done_ns = cpl->done_ns;
+    return kvssd_status_from_ftl(cpl->status);
+}
+
+uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
+                              const uint8_t *key, uint32_t key_bytes,
+                              const uint8_t *value, uint32_t value_bytes,
+                              uint32_t options, uint32_t inline_bytes)
 {
     struct kvftl_store_req sr = {
         .key = key,
@@ -97,52 +82,103 @@ void kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
     struct kvftl_cpl cpl = {0};
 
     kvftl_store(ns->ftl, &sr, &cpl);
-    req->status = kvssd_status_from_ftl(cpl.status);
-    req->done_ns = cpl.done_ns;
+    return kv_ftl_status(req, &cpl);
 }
 
 /* ---- Standard commands ------------------------------------------------ */
 
-/* Store (01h): CDW10 value size, CDW11 key length | options << 8. */
-static void kv_store(struct kvssd_ns *ns, struct kvssd_req *req)
+/* The Store Options bits of the wire (KVSSD_STORE_OPT_*) as the firmware's (KVFTL_STORE_*). */
+static uint32_t store_options_from_wire(uint32_t wire)
 {
-    const struct kvssd_sqe *sqe = req->sqe;
-    uint32_t value_bytes = sqe->cdw[10];
-    uint32_t key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
-    uint32_t options = (sqe->cdw[11] >> KVSSD_CDW11_OPTIONS_SHIFT) & KVSSD_CDW11_OPTIONS_MASK;
-    uint8_t key[KVFTL_KEY_MAX_BYTES];
-    uint16_t st;
+    uint32_t options = 0;
 
-    if (KVSSD_RESERVED(sqe->cdw[11], 0xffffu) || sqe->cdw[12] || sqe->cdw[13] ||
-        KVSSD_RESERVED(options, KVSSD_STORE_OPT_VALID_MASK) ||
-        options == (KVSSD_STORE_OPT_ONLY_IF_EXISTS | KVSSD_STORE_OPT_ONLY_IF_ABSENT)) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+    if (wire & KVSSD_STORE_OPT_ONLY_IF_EXISTS) {
+        options |= KVFTL_STORE_ONLY_IF_EXISTS;
     }
-    if (key_bytes == 0) {
-        req->status = KVSSD_SC_INVALID_KEY_SIZE;
-        return;
+    if (wire & KVSSD_STORE_OPT_ONLY_IF_ABSENT) {
+        options |= KVFTL_STORE_ONLY_IF_ABSENT;
     }
-    if (value_bytes > KVFTL_VALUE_MAX_BYTES) {
-        req->status = KVSSD_SC_INVALID_VALUE_SIZE;
-        return;
+    return options;
+}
+
+uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f)
+{
+    uint8_t opcode = kvssd_sqe_opcode(sqe);
+    uint32_t key_max = KVFTL_KEY_MAX_BYTES; /* the longest key the command's form can name */
+    uint32_t wire_options;
+    enum kvftl_status fst;
+    bool reserved;
+
+    if (opcode == KVSSD_OPC_STORE) {
+        /* CDW10 value size, CDW11 key length | options << 8 */
+        f->value_bytes = sqe->cdw[10];
+        f->key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+        wire_options = (sqe->cdw[11] >> KVSSD_CDW11_OPTIONS_SHIFT) & KVSSD_CDW11_OPTIONS_MASK;
+        reserved = KVSSD_RESERVED(sqe->cdw[11], 0xffffu) || sqe->cdw[12] || sqe->cdw[13] ||
+                   KVSSD_RESERVED(wire_options, KVSSD_STORE_OPT_VALID_MASK);
+    } else {
+        /* an inline head's CDW10: value size | options << 22 | key length << 24 */
+        f->value_bytes = sqe->cdw[10] & KVSSD_INLINE_VSIZE_MASK;
+        f->key_bytes = sqe->cdw[10] >> KVSSD_INLINE_KLEN_SHIFT;
+        wire_options = (sqe->cdw[10] >> KVSSD_INLINE_OPT_SHIFT) & KVSSD_STORE_OPT_VALID_MASK;
+        reserved = false;
+        if (opcode == KVSSD_OPC_INLINE_HEAD_FULL) {
+            key_max = KVSSD_KEY_INLINE_MAX; /* no staged key: the key is in the SQE */
+        }
     }
-    st = kv_command_key(ns, req, key_bytes, key);
+    f->staged = key_max > KVSSD_KEY_INLINE_MAX && f->key_bytes > KVSSD_KEY_INLINE_MAX;
+    f->staged_tag = sqe->cdw[2] & KVSSD_TAG_MASK;
+    /*
+     * A stock head's CDW2 names its staged key, the rest of CDW2 is reserved
+     * (CDW3 on is payload). Store's long-key form is checked by
+     * kv_command_key(), once a staged key is found: without one, its key
+     * length is a standard host's key that does not fit.
+     */
+    if (opcode == KVSSD_OPC_INLINE_HEAD && f->staged &&
+        KVSSD_RESERVED(sqe->cdw[2], KVSSD_TAG_MASK)) {
+        reserved = true;
+    }
+    if (reserved) {
+        return KVSSD_SC_INVALID_FIELD;
+    }
+    f->options = store_options_from_wire(wire_options);
+    fst = kvftl_store_check(f->key_bytes, f->value_bytes, f->options);
+    /*
+     * The firmware checks the key length before the value size; a key longer
+     * than the form can name (a full-layout head's 17..255) is a key length
+     * fault in that same place.
+     */
+    if ((fst == KVFTL_OK || fst == KVFTL_INVALID_VALUE_SIZE) && f->key_bytes > key_max) {
+        return KVSSD_SC_INVALID_KEY_SIZE;
+    }
+    return kvssd_status_from_ftl(fst);
+}
+
+/* Store (01h): its fields by kvssd_store_decode(), its key, its value by data pointer. */
+static uint16_t kv_store(struct kvssd_ns *ns, struct kvssd_req *req)
+{
+    struct kvssd_store_fields f;
+    uint8_t key[KVFTL_KEY_MAX_BYTES];
+    uint16_t st = kvssd_store_decode(req->sqe, &f);
+
     if (st == KVSSD_SC_SUCCESS) {
-        st = dptr_from_host(req, 0, ns->scratch, value_bytes);
+        st = kv_command_key(ns, req, f.key_bytes, key);
+    }
+    if (st == KVSSD_SC_SUCCESS) {
+        st = kvssd_dptr_from_host(req, 0, ns->scratch, f.value_bytes);
     }
     if (st != KVSSD_SC_SUCCESS) {
-        req->status = st;
-        return;
+        return st;
     }
-    kvssd_kv_store_value(ns, req, key, key_bytes, ns->scratch, value_bytes, options, 0);
+    return kvssd_kv_store_value(ns, req, key, f.key_bytes, ns->scratch, f.value_bytes, f.options,
+                                0);
 }
 
 /*
  * Retrieve (02h): CDW10 host buffer size, CDW11[7:0] key length. A short
  * buffer gets the value's first bytes and success; DW0 is the full size.
  */
-static void kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t buf_bytes = MIN(sqe->cdw[10], (uint32_t)KVFTL_VALUE_MAX_BYTES);
@@ -152,85 +188,76 @@ static void kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
     uint16_t st;
 
     if (KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) || sqe->cdw[12] || sqe->cdw[13]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return KVSSD_SC_INVALID_FIELD;
     }
     st = kv_command_key(ns, req, key_bytes, key);
     if (st != KVSSD_SC_SUCCESS) {
-        req->status = st;
-        return;
+        return st;
     }
     kvftl_retrieve(ns->ftl, key, key_bytes, ns->scratch, 0, buf_bytes, req->now_ns, &cpl);
-    req->done_ns = cpl.done_ns;
-    req->status = kvssd_status_from_ftl(cpl.status);
-    if (cpl.status != KVFTL_OK) {
-        return;
+    st = kv_ftl_status(req, &cpl);
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
     }
     req->dw0 = cpl.value_bytes;
-    req->status = dptr_to_host(req, 0, ns->scratch, MIN(cpl.xfer_bytes, buf_bytes));
+    return kvssd_dptr_to_host(req, 0, ns->scratch, MIN(cpl.xfer_bytes, buf_bytes));
 }
 
 /*
- * The fields of a command that names a key and moves no data (Delete,
- * Exist): CDW10, CDW12, CDW13 and CDW11 above the key length are reserved.
- * Returns the status and, on success, the key in @key / *@key_bytes.
+ * A command that names a key and moves no data (Delete, Exist): CDW10,
+ * CDW12, CDW13 and CDW11 above the key length are reserved. Runs @op, the
+ * firmware's call, on the key; returns the status and fills @cpl.
  */
 static uint16_t kv_keyed_no_data(struct kvssd_ns *ns, struct kvssd_req *req,
-                                 uint8_t key[KVFTL_KEY_MAX_BYTES], uint32_t *key_bytes)
+                                 void (*op)(struct kvftl *ftl, const void *key,
+                                            uint32_t key_bytes, uint64_t arrival_ns,
+                                            struct kvftl_cpl *cpl),
+                                 struct kvftl_cpl *cpl)
 {
     const struct kvssd_sqe *sqe = req->sqe;
+    uint32_t key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+    uint8_t key[KVFTL_KEY_MAX_BYTES];
+    uint16_t st;
 
-    *key_bytes = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
     if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) ||
         sqe->cdw[12] || sqe->cdw[13]) {
         return KVSSD_SC_INVALID_FIELD;
     }
-    return kv_command_key(ns, req, *key_bytes, key);
+    st = kv_command_key(ns, req, key_bytes, key);
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
+    }
+    op(ns->ftl, key, key_bytes, req->now_ns, cpl);
+    return kv_ftl_status(req, cpl);
 }
 
 /* Delete (10h): a missing key is success unless EDNEK is on. */
-static void kv_delete(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_delete(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    uint8_t key[KVFTL_KEY_MAX_BYTES];
-    uint32_t key_bytes;
     struct kvftl_cpl cpl = {0};
+    uint16_t st = kv_keyed_no_data(ns, req, kvftl_delete, &cpl);
 
-    req->status = kv_keyed_no_data(ns, req, key, &key_bytes);
-    if (req->status != KVSSD_SC_SUCCESS) {
-        return;
-    }
-    kvftl_delete(ns->ftl, key, key_bytes, req->now_ns, &cpl);
-    req->done_ns = cpl.done_ns;
-    req->status = kvssd_status_from_ftl(cpl.status);
     if (cpl.status == KVFTL_KEY_DOES_NOT_EXIST && !ns->cfg.ednek) {
-        req->status = KVSSD_SC_SUCCESS;
+        return KVSSD_SC_SUCCESS;
     }
+    return st;
 }
 
 /* Exist (14h): success if the key is stored, KEY_DOES_NOT_EXIST if not. */
-static void kv_exist(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_exist(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    uint8_t key[KVFTL_KEY_MAX_BYTES];
-    uint32_t key_bytes;
     struct kvftl_cpl cpl = {0};
 
-    req->status = kv_keyed_no_data(ns, req, key, &key_bytes);
-    if (req->status != KVSSD_SC_SUCCESS) {
-        return;
-    }
-    kvftl_exist(ns->ftl, key, key_bytes, req->now_ns, &cpl);
-    req->done_ns = cpl.done_ns;
-    req->status = kvssd_status_from_ftl(cpl.status);
+    return kv_keyed_no_data(ns, req, kvftl_exist, &cpl);
 }
 
 /* Flush (00h): program the page buffer. No fields. */
-static void kv_flush(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_flush(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     struct kvftl_cpl cpl = {0};
 
     kvftl_flush(ns->ftl, req->now_ns, &cpl);
-    req->done_ns = cpl.done_ns;
-    req->status = kvssd_status_from_ftl(cpl.status);
+    return kv_ftl_status(req, &cpl);
 }
 
 /* ---- List (06h) --------------------------------------------------------
@@ -468,40 +495,46 @@ static uint32_t kv_slice_pages(const struct kvssd_ns *ns)
     return MAX(1u, KVSSD_SLICE_INDEX_ENTRIES / MAX(slots, 1u));
 }
 
-static void kv_park(struct kvssd_req *req, struct kv_cont *c)
+/* Park @c in @req: the transport runs the command again later. No completion yet. */
+static uint16_t kv_park(struct kvssd_req *req, struct kv_cont *c)
 {
     req->cont = c;
     req->in_progress = true;
     req->done_ns = c->t;
+    return KVSSD_SC_SUCCESS;
 }
 
 /*
  * The walk state of a command that runs in slices (List, Iter Read): the
  * one it was parked with, or a new one from @begin. A new one is parked at
  * once when the command may park, so that the walk runs in the transport's
- * slices, not in the fetch. NULL: nothing to do in this call (@begin
- * completed the command with an error, or the new state was parked).
+ * slices, not in the fetch. *@c is NULL when there is nothing more to do in
+ * this call: @begin refused the command (its status is returned), or the
+ * new state was parked. A state taken runs from now on in simulated time.
  */
-static struct kv_cont *kv_cont_take(struct kvssd_ns *ns, struct kvssd_req *req,
-                                    struct kv_cont *(*begin)(struct kvssd_ns *ns,
-                                                             struct kvssd_req *req))
+static uint16_t kv_cont_take(struct kvssd_ns *ns, struct kvssd_req *req,
+                             uint16_t (*begin)(struct kvssd_ns *ns, struct kvssd_req *req,
+                                               struct kv_cont **c),
+                             struct kv_cont **c)
 {
-    struct kv_cont *c = req->cont;
+    uint16_t st;
 
+    *c = req->cont;
     req->cont = NULL;
-    if (c) {
-        return c;
+    if (*c) {
+        (*c)->t = MAX((*c)->t, req->now_ns);
+        return KVSSD_SC_SUCCESS;
     }
-    c = begin(ns, req);
-    if (c && req->may_park) {
-        kv_park(req, c);
-        return NULL;
+    st = begin(ns, req, c);
+    if (*c && req->may_park) {
+        st = kv_park(req, *c);
+        *c = NULL;
     }
-    return c;
+    return st;
 }
 
-/* A new List: validate, take the start key. NULL with req->status on an error. */
-static struct kv_cont *list_begin(struct kvssd_ns *ns, struct kvssd_req *req)
+/* A new List: validate, take the start key. Its status; the new state in *@out. */
+static uint16_t list_begin(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont **out)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t buf_bytes = MIN(sqe->cdw[10], (uint32_t)KVSSD_SCRATCH_BYTES);
@@ -510,16 +543,15 @@ static struct kv_cont *list_begin(struct kvssd_ns *ns, struct kvssd_req *req)
     struct kv_cont *c;
     uint16_t st;
 
+    *out = NULL;
     if (KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) || sqe->cdw[12] || sqe->cdw[13] ||
         buf_bytes < KVSSD_LIST_HEADER_BYTES) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return NULL;
+        return KVSSD_SC_INVALID_FIELD;
     }
     if (key_bytes) {
         st = kv_command_key(ns, req, key_bytes, start);
         if (st != KVSSD_SC_SUCCESS) {
-            req->status = st;
-            return NULL;
+            return st;
         }
     }
     c = g_new0(struct kv_cont, 1);
@@ -530,34 +562,35 @@ static struct kv_cont *list_begin(struct kvssd_ns *ns, struct kvssd_req *req)
     c->sel.start = c->start;
     c->sel.start_bytes = key_bytes;
     c->sel.budget = buf_bytes - KVSSD_LIST_HEADER_BYTES;
-    return c;
+    *out = c;
+    return KVSSD_SC_SUCCESS;
 }
 
-/* The List is over with @st (an error, or success once every key is written). */
-static void list_complete(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c,
-                          uint16_t st)
+/* The List is over with @st (an error, or success once every key is written): @st. */
+static uint16_t list_complete(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c,
+                              uint16_t st)
 {
     list_release(ns, c, c->t);
     list_select_free(&c->sel);
-    req->status = st;
     req->dw0 = st == KVSSD_SC_SUCCESS ? c->keys : 0;
     req->done_ns = c->t;
     g_free(c);
+    return st;
 }
 
 /*
  * Write up to KVSSD_SLICE_LIST_KEYS selected keys to the host. The heap pops
  * the largest first, so the keys are written from the end of their area
  * towards its start, a contiguous chunk per call; the header goes last.
- * Returns true when the List is complete.
+ * Returns true when the List is complete, with its status in *@st.
  */
-static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c)
+static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c,
+                        uint16_t *st)
 {
     /* room for the largest chunk: KVSSD_SLICE_LIST_KEYS keys of 255 bytes */
     const uint32_t top = KVSSD_SLICE_LIST_KEYS * ((2 + KVFTL_KEY_MAX_BYTES + 3) & ~3u);
     struct list_select *sel = &c->sel;
     uint32_t n = 0, pos = top;
-    uint16_t st;
 
     G_STATIC_ASSERT(KVSSD_SLICE_LIST_KEYS * ((2 + KVFTL_KEY_MAX_BYTES + 3) & ~3u) <=
                     KVSSD_SCRATCH_BYTES);
@@ -575,20 +608,31 @@ static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_co
     }
     c->end -= top - pos;
     sel->used -= top - pos;
-    st = dptr_to_host(req, c->end, ns->scratch + pos, top - pos);
-    if (st == KVSSD_SC_SUCCESS && !sel->count) {
+    *st = kvssd_dptr_to_host(req, c->end, ns->scratch + pos, top - pos);
+    if (*st == KVSSD_SC_SUCCESS && !sel->count) {
         kvssd_put_le32(ns->scratch, c->keys);
-        st = dptr_to_host(req, 0, ns->scratch, KVSSD_LIST_HEADER_BYTES);
-        if (st == KVSSD_SC_SUCCESS) {
-            list_complete(ns, req, c, KVSSD_SC_SUCCESS);
-            return true;
-        }
+        *st = kvssd_dptr_to_host(req, 0, ns->scratch, KVSSD_LIST_HEADER_BYTES);
+        *st = list_complete(ns, req, c, *st);
+        return true;
     }
-    if (st != KVSSD_SC_SUCCESS) {
-        list_complete(ns, req, c, st);
+    if (*st != KVSSD_SC_SUCCESS) {
+        *st = list_complete(ns, req, c, *st);
         return true;
     }
     return false;
+}
+
+/* Write the selected keys out: all of them, or with may_park a chunk per call. */
+static uint16_t list_write_out(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c)
+{
+    uint16_t st;
+
+    while (!list_output(ns, req, c, &st)) {
+        if (req->may_park) {
+            return kv_park(req, c);
+        }
+    }
+    return st;
 }
 
 /*
@@ -598,23 +642,17 @@ static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_co
  * holding their start key only), so the selection heap exists once. A
  * Format or reset in between restarts the walk on what is stored then.
  */
-static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    struct kv_cont *c = kv_cont_take(ns, req, list_begin);
+    struct kv_cont *c;
+    uint16_t st = kv_cont_take(ns, req, list_begin, &c);
     struct kvftl_cpl cpl = {0};
 
     if (!c) {
-        return;
+        return st;
     }
-    c->t = MAX(c->t, req->now_ns);
     if (c->output) {
-        while (!list_output(ns, req, c)) {
-            if (req->may_park) {
-                kv_park(req, c);
-                return;
-            }
-        }
-        return;
+        return list_write_out(ns, req, c);
     }
     if (c->epoch != ns->epoch) {
         list_select_free(&c->sel);
@@ -623,14 +661,12 @@ static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     if (!c->started) {
         if (ns->list_busy && req->may_park) {
-            kv_park(req, c);
-            return;
+            return kv_park(req, c);
         }
         kvftl_iter_open(ns->ftl, 0, 0, KVFTL_ITER_KEYS, c->t, &ns->list_handle, &cpl);
         c->t = MAX(c->t, cpl.done_ns);
         if (cpl.status != KVFTL_OK) {
-            list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
-            return;
+            return list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
         }
         ns->list_busy = true;
         c->started = true;
@@ -644,12 +680,10 @@ static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
             break;
         }
         if (cpl.status != KVFTL_OK) {
-            list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
-            return;
+            return list_complete(ns, req, c, kvssd_status_from_ftl(cpl.status));
         }
         if (req->may_park) {
-            kv_park(req, c);
-            return;
+            return kv_park(req, c);
         }
     }
     /* the walk is over: the output starts in the next slice */
@@ -658,16 +692,14 @@ static void kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
     c->keys = c->sel.count;
     c->end = KVSSD_LIST_HEADER_BYTES + c->sel.used;
     if (req->may_park) {
-        kv_park(req, c);
-        return;
+        return kv_park(req, c);
     }
-    while (!list_output(ns, req, c)) {
-    }
+    return list_write_out(ns, req, c);
 }
 
 /* ---- Extension: Key Stage (91h) ---------------------------------------- */
 
-static void kv_key_stage(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_key_stage(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t key_bytes = sqe->cdw[10] & 0xffu;
@@ -679,55 +711,53 @@ static void kv_key_stage(struct kvssd_ns *ns, struct kvssd_req *req)
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[10], 0xffu) ||
         KVSSD_RESERVED(sqe->cdw[11], KVSSD_TAG_MASK) || sqe->cdw[12] || sqe->cdw[13] ||
         sqe->cdw[14] || sqe->cdw[15]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return KVSSD_SC_INVALID_FIELD;
     }
     if (key_bytes <= KVSSD_KEY_INLINE_MAX) {
-        req->status = KVSSD_SC_INVALID_KEY_SIZE;
-        return;
+        return KVSSD_SC_INVALID_KEY_SIZE;
     }
-    st = dptr_from_host(req, 0, key, key_bytes);
-    if (st == KVSSD_SC_SUCCESS) {
-        st = kvssd_tags_stage_key(ns, tag, key, key_bytes, req->now_ns);
+    st = kvssd_dptr_from_host(req, 0, key, key_bytes);
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
     }
-    req->status = st;
+    return kvssd_tags_stage_key(ns, tag, key, key_bytes, req->now_ns);
 }
 
 /* ---- Extension: iterators (90h, 92h, 94h) ------------------------------- */
 
-static void kv_iter_open(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_iter_open(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     bool key_values = sqe->cdw[12] & KVSSD_ITER_FLAG_KEY_VALUE;
     struct kvftl_cpl cpl = {0};
     uint32_t handle = 0;
+    uint16_t st;
 
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[12], KVSSD_ITER_FLAG_KEY_VALUE) ||
         sqe->cdw[13] || sqe->cdw[14] || sqe->cdw[15]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return KVSSD_SC_INVALID_FIELD;
     }
     kvftl_iter_open(ns->ftl, sqe->cdw[10], sqe->cdw[11],
                     key_values ? KVFTL_ITER_KEY_VALUES : KVFTL_ITER_KEYS,
                     req->now_ns, &handle, &cpl);
-    req->status = kvssd_status_from_ftl(cpl.status);
-    req->done_ns = cpl.done_ns;
-    if (cpl.status == KVFTL_OK) {
-        if (handle >= KVSSD_ITER_MAX_HANDLES) {
-            /* The firmware broke its own contract: do not hand it out. */
-            kvftl_iter_close(ns->ftl, handle, cpl.done_ns, &cpl);
-            req->status = KVSSD_SC_INTERNAL_ERROR;
-            return;
-        }
-        ns->host_iterators |= 1u << handle;
-        ns->host_iterator_unrecovered &= ~(1u << handle);
-        if (key_values) {
-            ns->host_iterator_kv |= 1u << handle;
-        } else {
-            ns->host_iterator_kv &= ~(1u << handle);
-        }
-        req->dw0 = handle;
+    st = kv_ftl_status(req, &cpl);
+    if (st != KVSSD_SC_SUCCESS) {
+        return st;
     }
+    if (handle >= KVSSD_ITER_MAX_HANDLES) {
+        /* The firmware broke its own contract: do not hand it out. */
+        kvftl_iter_close(ns->ftl, handle, cpl.done_ns, &cpl);
+        return KVSSD_SC_INTERNAL_ERROR;
+    }
+    ns->host_iterators |= 1u << handle;
+    ns->host_iterator_unrecovered &= ~(1u << handle);
+    if (key_values) {
+        ns->host_iterator_kv |= 1u << handle;
+    } else {
+        ns->host_iterator_kv &= ~(1u << handle);
+    }
+    req->dw0 = handle;
+    return KVSSD_SC_SUCCESS;
 }
 
 struct iter_fill {
@@ -769,29 +799,27 @@ static bool kv_host_iterator(const struct kvssd_ns *ns, uint32_t handle)
     return handle < KVSSD_ITER_MAX_HANDLES && (ns->host_iterators & (1u << handle));
 }
 
-/* A new Iter Read: validate. NULL with req->status on an error. */
-static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *req)
+/* A new Iter Read: validate. Its status; the new state in *@out. */
+static uint16_t iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont **out)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t buf_bytes = MIN(sqe->cdw[10], (uint32_t)KVSSD_SCRATCH_BYTES);
     uint32_t handle = sqe->cdw[11] & 0xffu;
     struct kv_cont *c;
 
+    *out = NULL;
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[11], 0xffu) || sqe->cdw[12] ||
         sqe->cdw[13] || sqe->cdw[14] || sqe->cdw[15] ||
         buf_bytes < sizeof(struct kvssd_iter_header)) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return NULL;
+        return KVSSD_SC_INVALID_FIELD;
     }
     if (!kv_host_iterator(ns, handle)) {
-        req->status = KVSSD_SC_INVALID_ITERATOR;
-        return NULL;
+        return KVSSD_SC_INVALID_ITERATOR;
     }
     if (ns->host_iterator_unrecovered & (1u << handle)) {
         /* the damaged blob the last read stopped before (the firmware's cursor is past it) */
         ns->host_iterator_unrecovered &= ~(1u << handle);
-        req->status = KVSSD_SC_UNRECOVERED_ERROR;
-        return NULL;
+        return KVSSD_SC_UNRECOVERED_ERROR;
     }
     c = g_new0(struct kv_cont, 1);
     c->opcode = KVSSD_OPC_ITER_READ;
@@ -800,7 +828,8 @@ static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *re
     c->handle = handle;
     c->cap = buf_bytes - sizeof(struct kvssd_iter_header);
     c->key_values = ns->host_iterator_kv & (1u << handle);
-    return c;
+    *out = c;
+    return KVSSD_SC_SUCCESS;
 }
 
 /*
@@ -809,16 +838,15 @@ static struct kv_cont *iter_read_begin(struct kvssd_ns *ns, struct kvssd_req *re
  * and writes the entries it found straight to their place in the host
  * buffer (after the header, written last), so a parked read holds no buffer.
  */
-static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    struct kv_cont *c = kv_cont_take(ns, req, iter_read_begin);
+    struct kv_cont *c;
+    uint16_t st = kv_cont_take(ns, req, iter_read_begin, &c);
     struct kvftl_cpl cpl = {0};
-    uint16_t st;
 
     if (!c) {
-        return;
+        return st;
     }
-    c->t = MAX(c->t, req->now_ns);
     for (;;) {
         struct iter_fill fill = {
             .buf = ns->scratch, .cap = c->cap - c->used, .key_values = c->key_values,
@@ -841,7 +869,7 @@ static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
             break;
         }
         if (st == KVSSD_SC_SUCCESS && fill.used) {
-            st = dptr_to_host(req, sizeof(struct kvssd_iter_header) + c->used, ns->scratch,
+            st = kvssd_dptr_to_host(req, sizeof(struct kvssd_iter_header) + c->used, ns->scratch,
                               fill.used);
         }
         if (st != KVSSD_SC_SUCCESS) {
@@ -853,8 +881,7 @@ static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
             break;
         }
         if (req->may_park) {
-            kv_park(req, c);
-            return;
+            return kv_park(req, c);
         }
     }
     /* the end after some entries: they are this read's result, End comes next time */
@@ -865,14 +892,14 @@ static void kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
         kvssd_put_le32(ns->scratch, c->entries);
         kvssd_put_le32(ns->scratch + 4, c->used);
         req->dw0 = c->entries;
-        st = dptr_to_host(req, 0, ns->scratch, sizeof(struct kvssd_iter_header));
+        st = kvssd_dptr_to_host(req, 0, ns->scratch, sizeof(struct kvssd_iter_header));
     }
-    req->status = st;
     req->done_ns = c->t;
     g_free(c);
+    return st;
 }
 
-static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
+static uint16_t kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t handle = sqe->cdw[10] & 0xffu;
@@ -880,19 +907,16 @@ static void kv_iter_close(struct kvssd_ns *ns, struct kvssd_req *req)
 
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[10], 0xffu) || sqe->cdw[11] ||
         sqe->cdw[12] || sqe->cdw[13] || sqe->cdw[14] || sqe->cdw[15]) {
-        req->status = KVSSD_SC_INVALID_FIELD;
-        return;
+        return KVSSD_SC_INVALID_FIELD;
     }
     if (!kv_host_iterator(ns, handle)) {
-        req->status = KVSSD_SC_INVALID_ITERATOR;
-        return;
+        return KVSSD_SC_INVALID_ITERATOR;
     }
     kvftl_iter_close(ns->ftl, handle, req->now_ns, &cpl);
     ns->host_iterators &= ~(1u << handle);
     ns->host_iterator_kv &= ~(1u << handle);
     ns->host_iterator_unrecovered &= ~(1u << handle);
-    req->done_ns = cpl.done_ns;
-    req->status = kvssd_status_from_ftl(cpl.status);
+    return kv_ftl_status(req, &cpl);
 }
 
 void kvssd_kv_cancel(struct kvssd_ns *ns, void *cont)
@@ -932,9 +956,35 @@ static void kv_close_host_iterators(struct kvssd_ns *ns)
 
 /* ---- The seam ----------------------------------------------------------- */
 
+/* A command's handler: its status; DW0, DW1, done_ns and parking in @req. */
+typedef uint16_t kv_handler(struct kvssd_ns *ns, struct kvssd_req *req);
+
+/* The handler of each opcode of the KV command set and our extensions; NULL for any other. */
+static kv_handler *kv_handler_of(uint8_t opcode)
+{
+    switch (opcode) {
+    case KVSSD_OPC_FLUSH:            return kv_flush;
+    case KVSSD_OPC_STORE:            return kv_store;
+    case KVSSD_OPC_RETRIEVE:         return kv_retrieve;
+    case KVSSD_OPC_LIST:             return kv_list;
+    case KVSSD_OPC_DELETE:           return kv_delete;
+    case KVSSD_OPC_EXIST:            return kv_exist;
+    case KVSSD_OPC_INLINE_HEAD:      return kvssd_inline_head;
+    case KVSSD_OPC_INLINE_XFER:      return kvssd_inline_xfer;
+    case KVSSD_OPC_INLINE_HEAD_FULL: return kvssd_inline_head;
+    case KVSSD_OPC_INLINE_XFER_FULL: return kvssd_inline_xfer;
+    case KVSSD_OPC_KEY_STAGE:        return kv_key_stage;
+    case KVSSD_OPC_ITER_OPEN:        return kv_iter_open;
+    case KVSSD_OPC_ITER_READ:        return kv_iter_read;
+    case KVSSD_OPC_ITER_CLOSE:       return kv_iter_close;
+    default:                         return NULL;
+    }
+}
+
 void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
 {
-    req->status = KVSSD_SC_SUCCESS;
+    kv_handler *run = kv_handler_of(kvssd_sqe_opcode(req->sqe));
+
     req->dw0 = 0;
     req->dw1 = 0;
     req->done_ns = req->now_ns;
@@ -950,53 +1000,7 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
         req->status = KVSSD_SC_INTERNAL_ERROR;
         return;
     }
-    switch (kvssd_sqe_opcode(req->sqe)) {
-    case KVSSD_OPC_FLUSH:
-        kv_flush(ns, req);
-        break;
-    case KVSSD_OPC_STORE:
-        kv_store(ns, req);
-        break;
-    case KVSSD_OPC_RETRIEVE:
-        kv_retrieve(ns, req);
-        break;
-    case KVSSD_OPC_LIST:
-        kv_list(ns, req);
-        break;
-    case KVSSD_OPC_DELETE:
-        kv_delete(ns, req);
-        break;
-    case KVSSD_OPC_EXIST:
-        kv_exist(ns, req);
-        break;
-    case KVSSD_OPC_INLINE_HEAD:
-        kvssd_inline_head(ns, req, KVSSD_LAYOUT_STOCK);
-        break;
-    case KVSSD_OPC_INLINE_XFER:
-        kvssd_inline_xfer(ns, req, KVSSD_LAYOUT_STOCK);
-        break;
-    case KVSSD_OPC_INLINE_HEAD_FULL:
-        kvssd_inline_head(ns, req, KVSSD_LAYOUT_FULL);
-        break;
-    case KVSSD_OPC_INLINE_XFER_FULL:
-        kvssd_inline_xfer(ns, req, KVSSD_LAYOUT_FULL);
-        break;
-    case KVSSD_OPC_KEY_STAGE:
-        kv_key_stage(ns, req);
-        break;
-    case KVSSD_OPC_ITER_OPEN:
-        kv_iter_open(ns, req);
-        break;
-    case KVSSD_OPC_ITER_READ:
-        kv_iter_read(ns, req);
-        break;
-    case KVSSD_OPC_ITER_CLOSE:
-        kv_iter_close(ns, req);
-        break;
-    default:
-        req->status = KVSSD_SC_INVALID_OPCODE;
-        break;
-    }
+    req->status = run ? run(ns, req) : KVSSD_SC_INVALID_OPCODE;
     if (req->done_ns < req->now_ns) {
         req->done_ns = req->now_ns;
     }
@@ -1004,25 +1008,7 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
 
 bool kvssd_kv_opcode_supported(uint8_t opcode)
 {
-    switch (opcode) {
-    case KVSSD_OPC_FLUSH:
-    case KVSSD_OPC_STORE:
-    case KVSSD_OPC_RETRIEVE:
-    case KVSSD_OPC_LIST:
-    case KVSSD_OPC_DELETE:
-    case KVSSD_OPC_EXIST:
-    case KVSSD_OPC_INLINE_HEAD:
-    case KVSSD_OPC_INLINE_XFER:
-    case KVSSD_OPC_INLINE_HEAD_FULL:
-    case KVSSD_OPC_INLINE_XFER_FULL:
-    case KVSSD_OPC_KEY_STAGE:
-    case KVSSD_OPC_ITER_OPEN:
-    case KVSSD_OPC_ITER_READ:
-    case KVSSD_OPC_ITER_CLOSE:
-        return true;
-    default:
-        return false;
-    }
+    return kv_handler_of(opcode) != NULL;
 }
 
 /* ---- Namespace life cycle ----------------------------------------------- */

@@ -49,7 +49,7 @@ enum kvssd_inline_layout {
 /* An open inline Store: everything the head declared, and what arrived. */
 struct kvssd_stream {
     uint8_t layout;          /* enum kvssd_inline_layout */
-    uint32_t options;        /* KVSSD_STORE_OPT_* */
+    uint32_t options;        /* KVFTL_STORE_*, as the head declared them */
     uint32_t value_bytes;    /* declared value size */
     uint32_t dma_bytes;      /* hybrid: bytes that came by data pointer with the head */
     uint32_t head_bytes;     /* inline bytes the head carried */
@@ -104,11 +104,35 @@ struct kvssd_ns {
     uint32_t host_iterator_unrecovered;  /* bit per handle: its next Iter Read is Unrecovered Error */
 };
 
-/* kv.c: the one place a value reaches kvftl_store(). */
-void kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
-                          const uint8_t *key, uint32_t key_bytes,
-                          const uint8_t *value, uint32_t value_bytes,
-                          uint32_t options, uint32_t inline_bytes);
+/*
+ * A Store as the command that carries it declares it: Store (01h), or an
+ * inline head (81h stock, 89h full layout), whose CDW10 packs the same
+ * fields. Filled and checked by kvssd_store_decode().
+ */
+struct kvssd_store_fields {
+    uint32_t key_bytes;
+    uint32_t value_bytes;
+    uint32_t options;        /* KVFTL_STORE_*, converted from the wire's KVSSD_STORE_OPT_* */
+    bool staged;             /* the key is longer than an SQE holds: staged under staged_tag */
+    uint32_t staged_tag;     /* CDW2[11:0] */
+};
+
+/*
+ * kvssd_store_decode() - the Store fields of @sqe (opcode 01h, 81h or 89h),
+ * checked once for all three, in this order: the reserved fields around
+ * them (INVALID_FIELD; a stock head's CDW11 is its caller's), then the
+ * firmware's own rules, kvftl_store_check() (options, key length, value
+ * size), where a full-layout head's key, which must fit its 16 bytes, takes
+ * the key length's place. Returns the status of the first fault. A staged
+ * key is named, not taken: each command takes it at its own step.
+ */
+uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f);
+
+/* kv.c: the one place a value reaches kvftl_store(). Returns the Store's status. */
+uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
+                              const uint8_t *key, uint32_t key_bytes,
+                              const uint8_t *value, uint32_t value_bytes,
+                              uint32_t options, uint32_t inline_bytes);
 
 /* inline.c: the tag table. */
 void kvssd_tags_init(struct kvssd_ns *ns);
@@ -131,15 +155,46 @@ bool kvssd_tags_key_staged(const struct kvssd_ns *ns, uint32_t tag, uint64_t now
 uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes,
                              uint8_t *key, uint64_t now_ns);
 
-/* inline.c: the four inline opcodes. */
-void kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req,
-                       enum kvssd_inline_layout layout);
-void kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req,
-                       enum kvssd_inline_layout layout);
+/*
+ * inline.c: the four inline opcodes, as handlers of kv.c's dispatcher: the
+ * head (81h, 89h) and the transfer (85h, 8Dh), in the layout their opcode
+ * names. Each returns the command's status.
+ */
+uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req);
+uint16_t kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req);
 
 /* For tests: slots in use, and bytes held by open streams. */
 uint32_t kvssd_tags_in_use(const struct kvssd_ns *ns);
 uint64_t kvssd_tags_stream_bytes(const struct kvssd_ns *ns);
+
+/*
+ * Move @len bytes between the host buffer of @req's data pointer (from byte
+ * @offset on) and @buf: SUCCESS, or the status of the transfer's failure.
+ * Nothing to move is success, with or without a data pointer.
+ */
+static inline uint16_t kvssd_dptr_from_host(struct kvssd_req *req, uint64_t offset, void *buf,
+                                            uint32_t len)
+{
+    if (len == 0) {
+        return KVSSD_SC_SUCCESS;
+    }
+    if (!req->dptr.from_host) {
+        return KVSSD_SC_DATA_XFER_ERROR;
+    }
+    return req->dptr.from_host(req->dptr.opaque, offset, buf, len);
+}
+
+static inline uint16_t kvssd_dptr_to_host(struct kvssd_req *req, uint64_t offset,
+                                          const void *buf, uint32_t len)
+{
+    if (len == 0) {
+        return KVSSD_SC_SUCCESS;
+    }
+    if (!req->dptr.to_host) {
+        return KVSSD_SC_DATA_XFER_ERROR;
+    }
+    return req->dptr.to_host(req->dptr.opaque, offset, buf, len);
+}
 
 /* Little-endian byte helpers shared by both files. */
 static inline void kvssd_put_le16(uint8_t *p, uint16_t v)
