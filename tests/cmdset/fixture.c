@@ -143,90 +143,72 @@ struct kvssd_sqe sqe_new(uint8_t opcode)
     return s;
 }
 
-struct kvssd_sqe sqe_store(const void *key, uint32_t key_len, uint32_t value_len, uint32_t options)
+/* A command that names a key (1..16 bytes in the SQE; 0: none), with CDW10 and CDW11. */
+static struct kvssd_sqe sqe_keyed(uint8_t opcode, const void *key, uint32_t key_len,
+                                  uint32_t cdw10, uint32_t cdw11)
 {
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_STORE);
-
-    kvssd_sqe_set_key(&s, key, key_len);
-    s.cdw[10] = value_len;
-    s.cdw[11] = kvssd_cdw11(key_len, options);
-    return s;
-}
-
-struct kvssd_sqe sqe_retrieve(const void *key, uint32_t key_len, uint32_t buf_len)
-{
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_RETRIEVE);
-
-    kvssd_sqe_set_key(&s, key, key_len);
-    s.cdw[10] = buf_len;
-    s.cdw[11] = kvssd_cdw11(key_len, 0);
-    return s;
-}
-
-struct kvssd_sqe sqe_delete(const void *key, uint32_t key_len)
-{
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_DELETE);
-
-    kvssd_sqe_set_key(&s, key, key_len);
-    s.cdw[11] = kvssd_cdw11(key_len, 0);
-    return s;
-}
-
-struct kvssd_sqe sqe_exist(const void *key, uint32_t key_len)
-{
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_EXIST);
-
-    kvssd_sqe_set_key(&s, key, key_len);
-    s.cdw[11] = kvssd_cdw11(key_len, 0);
-    return s;
-}
-
-struct kvssd_sqe sqe_list(const void *key, uint32_t key_len, uint32_t buf_len)
-{
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_LIST);
+    struct kvssd_sqe s = sqe_new(opcode);
 
     if (key_len) {
         kvssd_sqe_set_key(&s, key, key_len);
     }
-    s.cdw[10] = buf_len;
-    s.cdw[11] = kvssd_cdw11(key_len, 0);
+    s.cdw[10] = cdw10;
+    s.cdw[11] = cdw11;
     return s;
+}
+
+/* A command of CDW10 and CDW11 alone. */
+static struct kvssd_sqe sqe_dwords(uint8_t opcode, uint32_t cdw10, uint32_t cdw11)
+{
+    return sqe_keyed(opcode, NULL, 0, cdw10, cdw11);
+}
+
+struct kvssd_sqe sqe_store(const void *key, uint32_t key_len, uint32_t value_len, uint32_t options)
+{
+    return sqe_keyed(KVSSD_OPC_STORE, key, key_len, value_len, kvssd_cdw11(key_len, options));
+}
+
+struct kvssd_sqe sqe_retrieve(const void *key, uint32_t key_len, uint32_t buf_len)
+{
+    return sqe_keyed(KVSSD_OPC_RETRIEVE, key, key_len, buf_len, kvssd_cdw11(key_len, 0));
+}
+
+struct kvssd_sqe sqe_delete(const void *key, uint32_t key_len)
+{
+    return sqe_keyed(KVSSD_OPC_DELETE, key, key_len, 0, kvssd_cdw11(key_len, 0));
+}
+
+struct kvssd_sqe sqe_exist(const void *key, uint32_t key_len)
+{
+    return sqe_keyed(KVSSD_OPC_EXIST, key, key_len, 0, kvssd_cdw11(key_len, 0));
+}
+
+struct kvssd_sqe sqe_list(const void *key, uint32_t key_len, uint32_t buf_len)
+{
+    return sqe_keyed(KVSSD_OPC_LIST, key, key_len, buf_len, kvssd_cdw11(key_len, 0));
 }
 
 struct kvssd_sqe sqe_key_stage(uint32_t key_len, uint32_t tag)
 {
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_KEY_STAGE);
-
-    s.cdw[10] = key_len;
-    s.cdw[11] = tag;
-    return s;
+    return sqe_dwords(KVSSD_OPC_KEY_STAGE, key_len, tag);
 }
 
 struct kvssd_sqe sqe_iter_open(uint32_t prefix, uint32_t mask, bool key_values)
 {
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_ITER_OPEN);
+    struct kvssd_sqe s = sqe_dwords(KVSSD_OPC_ITER_OPEN, prefix, mask);
 
-    s.cdw[10] = prefix;
-    s.cdw[11] = mask;
     s.cdw[12] = key_values ? KVSSD_ITER_FLAG_KEY_VALUE : 0;
     return s;
 }
 
 struct kvssd_sqe sqe_iter_read(uint32_t handle, uint32_t buf_len)
 {
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_ITER_READ);
-
-    s.cdw[10] = buf_len;
-    s.cdw[11] = handle;
-    return s;
+    return sqe_dwords(KVSSD_OPC_ITER_READ, buf_len, handle);
 }
 
 struct kvssd_sqe sqe_iter_close(uint32_t handle)
 {
-    struct kvssd_sqe s = sqe_new(KVSSD_OPC_ITER_CLOSE);
-
-    s.cdw[10] = handle;
-    return s;
+    return sqe_dwords(KVSSD_OPC_ITER_CLOSE, handle, 0);
 }
 
 void sqe_use_staged_key(struct kvssd_sqe *sqe, uint32_t tag)
@@ -296,6 +278,18 @@ uint16_t fx_exist(const void *key, uint32_t key_len)
     struct kvssd_sqe s = sqe_exist(key, key_len);
 
     return fx_keyed(&s, key, key_len, NULL).status;
+}
+
+void fx_assert_stored(const void *key, uint32_t key_len, const void *value, uint32_t n)
+{
+    uint8_t *back = malloc(n + 1);
+    uint32_t dw0 = 0;
+
+    memset(back, 0xee, n + 1);
+    CU_ASSERT_EQUAL(fx_retrieve(key, key_len, back, n + 1, &dw0), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(dw0, n);
+    CU_ASSERT(memcmp(back, value, n) == 0);
+    free(back);
 }
 
 void fill_pattern(uint8_t *buf, uint32_t len, uint32_t seed)

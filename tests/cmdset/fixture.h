@@ -73,6 +73,9 @@ uint16_t fx_retrieve(const void *key, uint32_t key_len, void *buf, uint32_t buf_
 uint16_t fx_delete(const void *key, uint32_t key_len);
 uint16_t fx_exist(const void *key, uint32_t key_len);
 
+/* Retrieve @key into a buffer of @n + 1 bytes: success, DW0 = @n, the exact @n bytes of @value. */
+void fx_assert_stored(const void *key, uint32_t key_len, const void *value, uint32_t n);
+
 /* Deterministic value bytes: byte i of a value with seed s. */
 void fill_pattern(uint8_t *buf, uint32_t len, uint32_t seed);
 

@@ -15,19 +15,6 @@
 
 static const uint8_t key4[4] = {'k', 'e', 'y', '4'};
 
-/* Retrieve @key and compare with @value (exact size and bytes). */
-static void assert_stored(const void *key, uint32_t key_len, const uint8_t *value, uint32_t n)
-{
-    uint8_t *back = malloc(n + 1);
-    uint32_t dw0 = 0;
-
-    memset(back, 0xee, n + 1);
-    CU_ASSERT_EQUAL(fx_retrieve(key, key_len, back, n + 1, &dw0), KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(dw0, n);
-    CU_ASSERT(memcmp(back, value, n) == 0);
-    free(back);
-}
-
 /*
  * Execute @c in sequence order (head first), expecting every fragment but
  * the last to complete with success, DW1 = 0 and DW0 = bytes so far, and the
@@ -48,22 +35,28 @@ static void run_in_order(struct inline_cmds *c, struct fake_host *host, uint16_t
     }
 }
 
+/* Execute @s, the fragment that completes a Store of @n value bytes: success, DW0 = @n, DW1 = 1. */
+static void exec_completes(const struct kvssd_sqe *s, struct fake_host *host, uint32_t n)
+{
+    struct kvssd_req r = fx_exec(s, host);
+
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(r.dw0, n);
+    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+}
+
 /* Stock layout, 4-byte key, 20-byte value: one head command stores it (DW0 = 20, DW1 = 1). */
 static void test_stock_head_only_20_bytes(void)
 {
     uint8_t v[20];
     struct inline_cmds c;
-    struct kvssd_req r;
 
     fill_pattern(v, 20, 1);
     encode_inline_stock(key4, 4, v, 20, 0, 1, false, 0, &c);
     CU_ASSERT_EQUAL_FATAL(c.n, 1);
-    r = fx_exec(&c.sqe[0], NULL);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 20);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    exec_completes(&c.sqe[0], NULL, 20);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
-    assert_stored(key4, 4, v, 20);
+    fx_assert_stored(key4, 4, v, 20);
     inline_cmds_free(&c);
 }
 
@@ -83,13 +76,10 @@ static void test_stock_21_bytes_one_transfer(void)
     CU_ASSERT_EQUAL(r.dw1, 0);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1);
     CU_ASSERT_EQUAL(fx_exist(key4, 4), KVSSD_SC_KEY_DOES_NOT_EXIST); /* not stored yet */
-    r = fx_exec(&c.sqe[1], NULL);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 21);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    exec_completes(&c.sqe[1], NULL, 21);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
     CU_ASSERT_EQUAL(kvssd_tags_stream_bytes(fx.ns), 0);
-    assert_stored(key4, 4, v, 21);
+    fx_assert_stored(key4, 4, v, 21);
     inline_cmds_free(&c);
 }
 
@@ -110,7 +100,7 @@ static void test_stock_progress_dw0(void)
         CU_ASSERT_EQUAL(r.dw0, expect[i]);
         CU_ASSERT_EQUAL(r.dw1, i == 3 ? KVSSD_INLINE_DW1_STORED : 0);
     }
-    assert_stored(key4, 4, v, 100);
+    fx_assert_stored(key4, 4, v, 100);
     inline_cmds_free(&c);
 }
 
@@ -135,7 +125,7 @@ static void test_stock_round_trip_sizes(void)
         CU_ASSERT_EQUAL(c.n, expect_cmds);
         run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
         commands += expect_cmds;
-        assert_stored(key, 4, v, n);
+        fx_assert_stored(key, 4, v, n);
         inline_cmds_free(&c);
     }
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, commands);
@@ -154,12 +144,12 @@ static void test_stock_key16_head_capacity(void)
     encode_inline_stock(key, 16, v, 8, 0, 3, false, 0, &c);
     CU_ASSERT_EQUAL(c.n, 1);
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
-    assert_stored(key, 16, v, 8);
+    fx_assert_stored(key, 16, v, 8);
     inline_cmds_free(&c);
     encode_inline_stock(key, 16, v, 9, 0, 3, false, 0, &c);
     CU_ASSERT_EQUAL(c.n, 2);
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
-    assert_stored(key, 16, v, 9);
+    fx_assert_stored(key, 16, v, 9);
     inline_cmds_free(&c);
 }
 
@@ -179,7 +169,7 @@ static void test_stock_long_key(void)
     CU_ASSERT_EQUAL_FATAL(c.n, 3);
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
-    assert_stored(key, 100, v, 50);
+    fx_assert_stored(key, 100, v, 50);
     inline_cmds_free(&c);
 }
 
@@ -214,11 +204,8 @@ static void test_stock_reverse_order(void)
         CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
         CU_ASSERT_EQUAL(r.dw1, 0);
     }
-    r = fx_exec(&c.sqe[1], NULL);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 200);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
-    assert_stored(key4, 4, v, 200);
+    exec_completes(&c.sqe[1], NULL, 200);
+    fx_assert_stored(key4, 4, v, 200);
     inline_cmds_free(&c);
 }
 
@@ -256,8 +243,8 @@ static void test_stock_two_tags_interleaved(void)
     }
     CU_ASSERT_EQUAL(stored_by[0], 6); /* A's last missing fragment, seq 2, is the 6th */
     CU_ASSERT_EQUAL(stored_by[1], 7); /* B's, seq 2, the 7th */
-    assert_stored(ka, 4, va, 90);
-    assert_stored(kb, 4, vb, 120);
+    fx_assert_stored(ka, 4, va, 90);
+    fx_assert_stored(kb, 4, vb, 120);
     inline_cmds_free(&c[0]);
     inline_cmds_free(&c[1]);
 }
@@ -272,22 +259,18 @@ static void test_hybrid_4k_plus_4(void)
     struct inline_cmds c;
     struct fake_host h = fake_host_over(v, 4096);
     struct kvftl_stats st;
-    struct kvssd_req r;
 
     fill_pattern(v, sizeof(v), 11);
     encode_inline_stock(key4, 4, v, 4100, 0, 12, true, 0, &c);
     CU_ASSERT_EQUAL_FATAL(c.n, 1);
     CU_ASSERT_EQUAL(c.dma_bytes, 4096);
-    r = fx_exec(&c.sqe[0], &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 4100);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    exec_completes(&c.sqe[0], &h, 4100);
     CU_ASSERT_EQUAL(h.from_bytes, 4096);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 4);
     kvftl_stats_get(fx.ftl, &st);
     CU_ASSERT_EQUAL(st.host_bytes_in_inline, 4);
     CU_ASSERT_EQUAL(st.host_bytes_in_dma, 4096);
-    assert_stored(key4, 4, v, 4100);
+    fx_assert_stored(key4, 4, v, 4100);
     inline_cmds_free(&c);
 }
 
@@ -310,7 +293,7 @@ static void test_hybrid_4k_plus_60(void)
     CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 60);
-    assert_stored(key4, 4, v, 4156);
+    fx_assert_stored(key4, 4, v, 4156);
     inline_cmds_free(&c);
 }
 
@@ -321,20 +304,16 @@ static void test_hybrid_2mib(void)
     struct inline_cmds c;
     struct fake_host h = fake_host_over(v, KVFTL_VALUE_MAX_BYTES);
     struct kvftl_stats st;
-    struct kvssd_req r;
 
     fill_pattern(v, KVFTL_VALUE_MAX_BYTES, 13);
     encode_inline_stock(key4, 4, v, KVFTL_VALUE_MAX_BYTES, 0, 14, true, 0, &c);
     CU_ASSERT_EQUAL_FATAL(c.n, 1);
-    r = fx_exec(&c.sqe[0], &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, KVFTL_VALUE_MAX_BYTES);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    exec_completes(&c.sqe[0], &h, KVFTL_VALUE_MAX_BYTES);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 0);
     kvftl_stats_get(fx.ftl, &st);
     CU_ASSERT_EQUAL(st.host_bytes_in_inline, 0);
     CU_ASSERT_EQUAL(st.host_bytes_in_dma, KVFTL_VALUE_MAX_BYTES);
-    assert_stored(key4, 4, v, KVFTL_VALUE_MAX_BYTES);
+    fx_assert_stored(key4, 4, v, KVFTL_VALUE_MAX_BYTES);
     inline_cmds_free(&c);
     free(v);
 }
@@ -361,16 +340,12 @@ static void test_full_head_35_bytes(void)
 {
     uint8_t v[35];
     struct inline_cmds c;
-    struct kvssd_req r;
 
     fill_pattern(v, 35, 15);
     encode_inline_full(key4, 4, v, 35, 0, 20, &c);
     CU_ASSERT_EQUAL_FATAL(c.n, 1);
-    r = fx_exec(&c.sqe[0], NULL);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 35);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
-    assert_stored(key4, 4, v, 35);
+    exec_completes(&c.sqe[0], NULL, 35);
+    fx_assert_stored(key4, 4, v, 35);
     inline_cmds_free(&c);
 }
 
@@ -386,7 +361,7 @@ static void test_full_one_transfer_56(void)
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 91);
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, 2);
-    assert_stored(key4, 4, v, 91);
+    fx_assert_stored(key4, 4, v, 91);
     inline_cmds_free(&c);
     encode_inline_full(key4, 4, v, 92, 0, 21, &c);
     CU_ASSERT_EQUAL(c.n, 3);
@@ -413,7 +388,7 @@ static void test_full_round_trip_reverse(void)
             CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
             CU_ASSERT_EQUAL(r.dw1, s == 1 ? KVSSD_INLINE_DW1_STORED : 0);
         }
-        assert_stored(key, 3, v, sizes[i]);
+        fx_assert_stored(key, 3, v, sizes[i]);
         inline_cmds_free(&c);
     }
     free(v);
@@ -431,7 +406,7 @@ static void test_full_2mib(void)
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, KVFTL_VALUE_MAX_BYTES);
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, 37450);
-    assert_stored(key4, 4, v, KVFTL_VALUE_MAX_BYTES);
+    fx_assert_stored(key4, 4, v, KVFTL_VALUE_MAX_BYTES);
     inline_cmds_free(&c);
     free(v);
 }
@@ -474,7 +449,7 @@ static void test_duplicate_sequence(void)
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20 + 28);
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[1], NULL).status, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[3], NULL).dw1, KVSSD_INLINE_DW1_STORED);
-    assert_stored(key4, 4, v, 100);
+    fx_assert_stored(key4, 4, v, 100);
     inline_cmds_free(&c);
 }
 
@@ -526,7 +501,7 @@ static void test_tag_in_use(void)
     CU_ASSERT_EQUAL(fx_exec(&d.sqe[0], NULL).status, KVSSD_SC_INLINE_TAG_IN_USE);
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[1], NULL).status, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[2], NULL).dw1, KVSSD_INLINE_DW1_STORED);
-    assert_stored(key4, 4, v, 50);
+    fx_assert_stored(key4, 4, v, 50);
     CU_ASSERT_EQUAL(fx_exist(other, 4), KVSSD_SC_KEY_DOES_NOT_EXIST);
     inline_cmds_free(&c);
     inline_cmds_free(&d);
@@ -560,7 +535,7 @@ static void test_expire_frees_stream(void)
     /* A new head for the tag opens a fresh stream, which completes. */
     fx.now = t0 + 3000000;
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
-    assert_stored(key4, 4, v, 10000);
+    fx_assert_stored(key4, 4, v, 10000);
     inline_cmds_free(&c);
 }
 
@@ -673,7 +648,7 @@ static void test_table_reusable_after_expiry(void)
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[0], NULL).status, KVSSD_SC_TAG_TABLE_FULL);
     fx.now += 2000000;
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
-    assert_stored(key4, 4, v, 100);
+    fx_assert_stored(key4, 4, v, 100);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
     inline_cmds_free(&c);
 }
@@ -714,7 +689,7 @@ static void test_full_tail_hybrid_4k_plus_100(void)
     CU_ASSERT_EQUAL(st.host_bytes_in_inline, 100);
     CU_ASSERT_EQUAL(st.host_bytes_in_dma, 4096);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
-    assert_stored(key4, 4, v, 4196);
+    fx_assert_stored(key4, 4, v, 4196);
     inline_cmds_free(&c);
 }
 
@@ -748,7 +723,7 @@ static void test_full_tail_hybrid_round_trips(void)
         }
         commands += c.n;
         bytes += tails[i];
-        assert_stored(key, 4, v, n);
+        fx_assert_stored(key, 4, v, n);
         inline_cmds_free(&c);
     }
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, commands);
@@ -767,7 +742,6 @@ static void test_full_tail_rejects_stock_xfer(void)
     uint8_t v[4096 + 50];
     struct inline_cmds c, stock;
     struct fake_host h = fake_host_over(v, 4096);
-    struct kvssd_req r;
 
     fill_pattern(v, sizeof(v), 72);
     encode_inline_full_tail(key4, 4, v, sizeof(v), 0, 220, true, 0, &c);
@@ -779,12 +753,9 @@ static void test_full_tail_rejects_stock_xfer(void)
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20);
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, 2);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 1);
-    r = fx_exec(&c.sqe[1], NULL);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 4146);
-    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    exec_completes(&c.sqe[1], NULL, 4146);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 50);
-    assert_stored(key4, 4, v, sizeof(v));
+    fx_assert_stored(key4, 4, v, sizeof(v));
     inline_cmds_free(&c);
     inline_cmds_free(&stock);
 }
@@ -836,7 +807,7 @@ static void test_full_tail_long_key(void)
     run_in_order(&c, &h, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 100);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
-    assert_stored(key, 20, v, sizeof(v));
+    fx_assert_stored(key, 20, v, sizeof(v));
     inline_cmds_free(&c);
 }
 
@@ -855,7 +826,7 @@ static void test_full_tail_without_hybrid(void)
     run_in_order(&c, NULL, KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx.xfer.inline_commands, 3);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 100);
-    assert_stored(key4, 4, v, sizeof(v));
+    fx_assert_stored(key4, 4, v, sizeof(v));
     inline_cmds_free(&c);
 }
 
@@ -882,7 +853,7 @@ static void test_full_tail_sequence_checks(void)
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[1], NULL).status, KVSSD_SC_INLINE_BAD_SEQUENCE);
     CU_ASSERT_EQUAL(fx.xfer.inline_bytes, 20 + 56);
     CU_ASSERT_EQUAL(fx_exec(&c.sqe[2], NULL).dw1, KVSSD_INLINE_DW1_STORED);
-    assert_stored(key4, 4, v, sizeof(v));
+    fx_assert_stored(key4, 4, v, sizeof(v));
     inline_cmds_free(&c);
 }
 
@@ -991,7 +962,7 @@ static void test_store_status_on_last_fragment(void)
     CU_ASSERT_EQUAL(fx_store(key4, 4, "old", 3, 0), KVSSD_SC_SUCCESS);
     encode_inline_stock(key4, 4, v, 60, KVSSD_STORE_OPT_ONLY_IF_ABSENT, 72, false, 0, &c);
     run_in_order(&c, NULL, KVSSD_SC_KEY_EXISTS);
-    assert_stored(key4, 4, (const uint8_t *)"old", 3);
+    fx_assert_stored(key4, 4, (const uint8_t *)"old", 3);
     CU_ASSERT_EQUAL(kvssd_tags_in_use(fx.ns), 0);
     inline_cmds_free(&c);
 }
@@ -1068,57 +1039,56 @@ static void test_reset_drops_streams(void)
     inline_cmds_free(&c);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(stock_head_only_20_bytes),
+    TAP_TEST(stock_21_bytes_one_transfer),
+    TAP_TEST(stock_progress_dw0),
+    TAP_TEST(stock_round_trip_sizes),
+    TAP_TEST(stock_key16_head_capacity),
+    TAP_TEST(stock_long_key),
+    TAP_TEST(stock_long_key_not_staged),
+    TAP_TEST(stock_reverse_order),
+    TAP_TEST(stock_two_tags_interleaved),
+    TAP_TEST(hybrid_4k_plus_4),
+    TAP_TEST(hybrid_4k_plus_60),
+    TAP_TEST(hybrid_2mib),
+    TAP_TEST(hybrid_dptr_failure),
+    TAP_TEST(full_head_35_bytes),
+    TAP_TEST(full_one_transfer_56),
+    TAP_TEST(full_round_trip_reverse),
+    TAP_TEST(full_2mib),
+    TAP_TEST(full_head_long_key),
+    TAP_TEST(unknown_tag),
+    TAP_TEST(duplicate_sequence),
+    TAP_TEST(sequence_zero),
+    TAP_TEST(more_bytes_than_declared),
+    TAP_TEST(tag_in_use),
+    TAP_TEST(expire_frees_stream),
+    TAP_TEST(expire_on_arrival),
+    TAP_TEST(expired_ring_bounded),
+    TAP_TEST(table_full),
+    TAP_TEST(table_shared_with_staged_keys),
+    TAP_TEST(table_reusable_after_expiry),
+    TAP_TEST(head_field_errors),
+    TAP_TEST(head_fault_order),
+    TAP_TEST(head_long_key_reserved),
+    TAP_TEST(store_status_on_last_fragment),
+    TAP_TEST(counters_exact),
+    TAP_TEST(layout_mismatch),
+    TAP_TEST(fragment_after_completion),
+    TAP_TEST(reset_drops_streams),
+    TAP_TEST(full_tail_hybrid_4k_plus_100),
+    TAP_TEST(full_tail_hybrid_round_trips),
+    TAP_TEST(full_tail_rejects_stock_xfer),
+    TAP_TEST(full_tail_tag_above_255),
+    TAP_TEST(full_tail_long_key),
+    TAP_TEST(full_tail_without_hybrid),
+    TAP_TEST(full_tail_sequence_checks),
+};
+
 int main(void)
 {
-    CU_pSuite s;
+    static const struct tap_suite suite = TAP_SUITE_FIXTURE("inline", fx_setup, fx_teardown, tests);
 
-    if (CU_initialize_registry() != CUE_SUCCESS) {
-        return 2;
-    }
-    s = CU_add_suite_with_setup_and_teardown("inline", NULL, NULL, fx_setup, fx_teardown);
-    CU_add_test(s, "stock_head_only_20_bytes", test_stock_head_only_20_bytes);
-    CU_add_test(s, "stock_21_bytes_one_transfer", test_stock_21_bytes_one_transfer);
-    CU_add_test(s, "stock_progress_dw0", test_stock_progress_dw0);
-    CU_add_test(s, "stock_round_trip_sizes", test_stock_round_trip_sizes);
-    CU_add_test(s, "stock_key16_head_capacity", test_stock_key16_head_capacity);
-    CU_add_test(s, "stock_long_key", test_stock_long_key);
-    CU_add_test(s, "stock_long_key_not_staged", test_stock_long_key_not_staged);
-    CU_add_test(s, "stock_reverse_order", test_stock_reverse_order);
-    CU_add_test(s, "stock_two_tags_interleaved", test_stock_two_tags_interleaved);
-    CU_add_test(s, "hybrid_4k_plus_4", test_hybrid_4k_plus_4);
-    CU_add_test(s, "hybrid_4k_plus_60", test_hybrid_4k_plus_60);
-    CU_add_test(s, "hybrid_2mib", test_hybrid_2mib);
-    CU_add_test(s, "hybrid_dptr_failure", test_hybrid_dptr_failure);
-    CU_add_test(s, "full_head_35_bytes", test_full_head_35_bytes);
-    CU_add_test(s, "full_one_transfer_56", test_full_one_transfer_56);
-    CU_add_test(s, "full_round_trip_reverse", test_full_round_trip_reverse);
-    CU_add_test(s, "full_2mib", test_full_2mib);
-    CU_add_test(s, "full_head_long_key", test_full_head_long_key);
-    CU_add_test(s, "unknown_tag", test_unknown_tag);
-    CU_add_test(s, "duplicate_sequence", test_duplicate_sequence);
-    CU_add_test(s, "sequence_zero", test_sequence_zero);
-    CU_add_test(s, "more_bytes_than_declared", test_more_bytes_than_declared);
-    CU_add_test(s, "tag_in_use", test_tag_in_use);
-    CU_add_test(s, "expire_frees_stream", test_expire_frees_stream);
-    CU_add_test(s, "expire_on_arrival", test_expire_on_arrival);
-    CU_add_test(s, "expired_ring_bounded", test_expired_ring_bounded);
-    CU_add_test(s, "table_full", test_table_full);
-    CU_add_test(s, "table_shared_with_staged_keys", test_table_shared_with_staged_keys);
-    CU_add_test(s, "table_reusable_after_expiry", test_table_reusable_after_expiry);
-    CU_add_test(s, "head_field_errors", test_head_field_errors);
-    CU_add_test(s, "head_fault_order", test_head_fault_order);
-    CU_add_test(s, "head_long_key_reserved", test_head_long_key_reserved);
-    CU_add_test(s, "store_status_on_last_fragment", test_store_status_on_last_fragment);
-    CU_add_test(s, "counters_exact", test_counters_exact);
-    CU_add_test(s, "layout_mismatch", test_layout_mismatch);
-    CU_add_test(s, "fragment_after_completion", test_fragment_after_completion);
-    CU_add_test(s, "reset_drops_streams", test_reset_drops_streams);
-    CU_add_test(s, "full_tail_hybrid_4k_plus_100", test_full_tail_hybrid_4k_plus_100);
-    CU_add_test(s, "full_tail_hybrid_round_trips", test_full_tail_hybrid_round_trips);
-    CU_add_test(s, "full_tail_rejects_stock_xfer", test_full_tail_rejects_stock_xfer);
-    CU_add_test(s, "full_tail_tag_above_255", test_full_tail_tag_above_255);
-    CU_add_test(s, "full_tail_long_key", test_full_tail_long_key);
-    CU_add_test(s, "full_tail_without_hybrid", test_full_tail_without_hybrid);
-    CU_add_test(s, "full_tail_sequence_checks", test_full_tail_sequence_checks);
-    return tap_cunit_run();
+    return tap_main(&suite, 1);
 }

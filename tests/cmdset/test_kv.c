@@ -17,8 +17,10 @@ static const uint32_t value_sizes[] = {0, 1, 31, 32, 33, 4095, 4096, 4097, 65536
                                        KVFTL_VALUE_MAX_BYTES};
 
 /*
- * Store then Retrieve every value size of the list with a key of @key_len
- * bytes: each Retrieve returns success, DW0 = the size, and the exact bytes.
+ * Store then Retrieve each of the ten value sizes of value_sizes (0 B, both
+ * sides of 32 B and 4 KiB, 64 KiB, 2 MiB) with a key of @key_len bytes into
+ * a 2 MiB buffer: each Retrieve returns success, DW0 = the size, and the
+ * exact bytes, and writes nothing past them.
  */
 static void round_trip_with_key_len(uint32_t key_len)
 {
@@ -46,18 +48,18 @@ static void round_trip_with_key_len(uint32_t key_len)
     free(back);
 }
 
-/* 1-byte key: every value size from 0 B to 2 MiB round-trips exactly. */
+/* 1-byte key: the ten value sizes from 0 B to 2 MiB round-trip exactly. */
 static void test_round_trip_key1(void) { round_trip_with_key_len(1); }
-/* 16-byte key (the largest in the SQE): every value size round-trips. */
+/* 16-byte key (the largest in the SQE): the ten value sizes round-trip. */
 static void test_round_trip_key16(void) { round_trip_with_key_len(16); }
-/* 17-byte key (the smallest staged key): every value size round-trips. */
+/* 17-byte key (the smallest staged key): the ten value sizes round-trip. */
 static void test_round_trip_key17(void)
 {
     round_trip_with_key_len(17);
     /* Each Store and each Retrieve staged its key: 2 x 10 extra commands. */
     CU_ASSERT_EQUAL(fx.xfer.key_stage_commands, 20);
 }
-/* 255-byte key (the largest): every value size round-trips. */
+/* 255-byte key (the largest): the ten value sizes round-trip. */
 static void test_round_trip_key255(void) { round_trip_with_key_len(255); }
 
 /* Store of 2 MiB + 1 bytes: INVALID_VALUE_SIZE (85h), no data moved. */
@@ -118,29 +120,19 @@ static void test_store_only_if_exists_missing(void)
 /* "Only if absent" on a stored key: KEY_EXISTS (89h), the old value stays. */
 static void test_store_only_if_absent_present(void)
 {
-    uint8_t back[8];
-    uint32_t dw0 = 0;
-
     CU_ASSERT_EQUAL(fx_store("abc", 3, "old", 3, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("abc", 3, "newer", 5, KVSSD_STORE_OPT_ONLY_IF_ABSENT),
                     KVSSD_SC_KEY_EXISTS);
-    CU_ASSERT_EQUAL(fx_retrieve("abc", 3, back, sizeof(back), &dw0), KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(dw0, 3);
-    CU_ASSERT(memcmp(back, "old", 3) == 0);
+    fx_assert_stored("abc", 3, "old", 3);
 }
 
 /* "Only if exists" on a stored key overwrites it. */
 static void test_store_only_if_exists_overwrites(void)
 {
-    uint8_t back[8];
-    uint32_t dw0 = 0;
-
     CU_ASSERT_EQUAL(fx_store("abc", 3, "old", 3, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("abc", 3, "newer", 5, KVSSD_STORE_OPT_ONLY_IF_EXISTS),
                     KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(fx_retrieve("abc", 3, back, sizeof(back), &dw0), KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(dw0, 5);
-    CU_ASSERT(memcmp(back, "newer", 5) == 0);
+    fx_assert_stored("abc", 3, "newer", 5);
 }
 
 /* Reserved fields of Store (CDW11[31:16], CDW12, CDW13) set: INVALID_FIELD each. */
@@ -649,6 +641,28 @@ static void test_commands_counter(void)
 /* ---- List ------------------------------------------------------------- */
 
 /*
+ * List after @start (NULL: from the first key) into a host buffer of
+ * @buf_len (<= 64) bytes: success, DW0 = @keys, and the @expect_len bytes
+ * of @expect are exactly what reaches the host.
+ */
+static void assert_list(const char *start, uint32_t buf_len, uint32_t keys, const uint8_t *expect,
+                        uint32_t expect_len)
+{
+    uint8_t buf[64];
+    struct kvssd_sqe s = sqe_list(start, start ? strlen(start) : 0, buf_len);
+    struct fake_host h = fake_host_over(buf, buf_len);
+    struct kvssd_req r;
+
+    memset(buf, 0xee, sizeof(buf));
+    r = fx_exec(&s, &h);
+    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(r.dw0, keys);
+    CU_ASSERT_EQUAL(h.to_bytes, expect_len);
+    CU_ASSERT(memcmp(buf, expect, expect_len) == 0);
+    CU_ASSERT_EQUAL(buf[expect_len], 0xee);
+}
+
+/*
  * List from the beginning over keys "b", "a", "ccc", "ab": the exact data
  * layout (count, then 2-byte length + key padded to 4) in byte order
  * a, ab, b, ccc; DW0 = 4.
@@ -662,22 +676,12 @@ static void test_list_layout(void)
         1, 0, 'b', 0,
         3, 0, 'c', 'c', 'c', 0, 0, 0,
     };
-    uint8_t buf[64];
-    struct kvssd_sqe s = sqe_list(NULL, 0, sizeof(buf));
-    struct fake_host h = fake_host_over(buf, sizeof(buf));
-    struct kvssd_req r;
 
     CU_ASSERT_EQUAL(fx_store("b", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("a", 1, "2", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("ccc", 3, "3", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("ab", 2, "4", 1, 0), KVSSD_SC_SUCCESS);
-    memset(buf, 0xee, sizeof(buf));
-    r = fx_exec(&s, &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 4);
-    CU_ASSERT_EQUAL(h.to_bytes, sizeof(expect));
-    CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
-    CU_ASSERT_EQUAL(buf[sizeof(expect)], 0xee);
+    assert_list(NULL, 64, 4, expect, sizeof(expect));
 }
 
 /* List after start key "ab" returns only the keys after it: b, ccc (exclusive). */
@@ -688,19 +692,12 @@ static void test_list_after_start_key(void)
         1, 0, 'b', 0,
         3, 0, 'c', 'c', 'c', 0, 0, 0,
     };
-    uint8_t buf[64];
-    struct kvssd_sqe s = sqe_list("ab", 2, sizeof(buf));
-    struct fake_host h = fake_host_over(buf, sizeof(buf));
-    struct kvssd_req r;
 
     CU_ASSERT_EQUAL(fx_store("b", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("a", 1, "2", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("ccc", 3, "3", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("ab", 2, "4", 1, 0), KVSSD_SC_SUCCESS);
-    r = fx_exec(&s, &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 2);
-    CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
+    assert_list("ab", 64, 2, expect, sizeof(expect));
 }
 
 /* A start key that is not stored ("aa") starts after where it would sort: ab, b. */
@@ -711,19 +708,11 @@ static void test_list_start_key_absent(void)
         2, 0, 'a', 'b',
         1, 0, 'b', 0,
     };
-    uint8_t buf[64];
-    struct kvssd_sqe s = sqe_list("aa", 2, sizeof(buf));
-    struct fake_host h = fake_host_over(buf, sizeof(buf));
-    struct kvssd_req r;
 
     CU_ASSERT_EQUAL(fx_store("a", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("ab", 2, "2", 1, 0), KVSSD_SC_SUCCESS);
     CU_ASSERT_EQUAL(fx_store("b", 1, "3", 1, 0), KVSSD_SC_SUCCESS);
-    r = fx_exec(&s, &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 2);
-    CU_ASSERT_EQUAL(h.to_bytes, sizeof(expect));
-    CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
+    assert_list("aa", 64, 2, expect, sizeof(expect));
 }
 
 /*
@@ -761,18 +750,11 @@ static void test_list_long_start_key(void)
 static void test_list_buffer_limits_entries(void)
 {
     static const uint8_t expect[] = {3, 0, 0, 0, 1, 0, 'a', 0, 1, 0, 'b', 0, 1, 0, 'c', 0};
-    uint8_t buf[16];
-    struct kvssd_sqe s = sqe_list(NULL, 0, sizeof(buf));
-    struct fake_host h = fake_host_over(buf, sizeof(buf));
-    struct kvssd_req r;
 
     for (const char *k = "edcba"; *k; k++) {
         CU_ASSERT_EQUAL(fx_store(k, 1, "v", 1, 0), KVSSD_SC_SUCCESS);
     }
-    r = fx_exec(&s, &h);
-    CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
-    CU_ASSERT_EQUAL(r.dw0, 3);
-    CU_ASSERT(memcmp(buf, expect, sizeof(expect)) == 0);
+    assert_list(NULL, 16, 3, expect, sizeof(expect));
 }
 
 static int u32_be_order(const void *a, const void *b)
@@ -1207,72 +1189,71 @@ static void test_ns_config_errors(void)
     CU_ASSERT_STRING_EQUAL(err, "inline_timeout_ns is 0; it must be at least 1 (ns)");
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(round_trip_key1),
+    TAP_TEST(round_trip_key16),
+    TAP_TEST(round_trip_key17),
+    TAP_TEST(round_trip_key255),
+    TAP_TEST(store_value_too_large),
+    TAP_TEST(key_len_zero),
+    TAP_TEST(store_options_both_bits),
+    TAP_TEST(store_options_unknown_bit),
+    TAP_TEST(store_only_if_exists_missing),
+    TAP_TEST(store_only_if_absent_present),
+    TAP_TEST(store_only_if_exists_overwrites),
+    TAP_TEST(store_reserved_fields),
+    TAP_TEST(store_fault_order),
+    TAP_TEST(reserved_fields_other_commands),
+    TAP_TEST(retrieve_short_buffer),
+    TAP_TEST(retrieve_zero_buffer_reports_size),
+    TAP_TEST(retrieve_missing),
+    TAP_TEST(delete_missing_without_ednek),
+    TAP_TEST(delete_missing_with_ednek),
+    TAP_TEST(delete_then_exist),
+    TAP_TEST(long_key_not_staged),
+    TAP_TEST(standard_long_key_without_stage),
+    TAP_TEST(standard_long_key_with_stage),
+    TAP_TEST(staged_key_consumed_once),
+    TAP_TEST(long_key_reserved_field),
+    TAP_TEST(key_stage_short_key),
+    TAP_TEST(key_stage_tag_in_use),
+    TAP_TEST(staged_key_length_mismatch),
+    TAP_TEST(key_stage_dptr_failure),
+    TAP_TEST(staged_key_expires),
+    TAP_TEST(unknown_opcode),
+    TAP_TEST(opcode_supported),
+    TAP_TEST(store_dptr_failure),
+    TAP_TEST(store_dptr_outside_ram),
+    TAP_TEST(retrieve_dptr_failure),
+    TAP_TEST(capacity_exceeded),
+    TAP_TEST(flush),
+    TAP_TEST(times),
+    TAP_TEST(commands_counter),
+    TAP_TEST(list_layout),
+    TAP_TEST(list_after_start_key),
+    TAP_TEST(list_start_key_absent),
+    TAP_TEST(list_long_start_key),
+    TAP_TEST(list_buffer_limits_entries),
+    TAP_TEST(list_paging_covers_all),
+    TAP_TEST(list_buffer_too_small),
+    TAP_TEST(iter_prefix_mask),
+    TAP_TEST(iter_mask_zero_all),
+    TAP_TEST(iter_key_value_layout),
+    TAP_TEST(iter_read_dptr_failure),
+    TAP_TEST(iter_end),
+    TAP_TEST(iter_small_buffer_pages),
+    TAP_TEST(iter_limit),
+    TAP_TEST(iter_invalid_handle),
+    TAP_TEST(iter_reserved_fields),
+    TAP_TEST(reset_drops_state),
+    TAP_TEST(ns_config_errors),
+    TAP_TEST(retrieve_damaged_value_unrecovered),
+    TAP_TEST(iter_read_damaged_value),
+};
+
 int main(void)
 {
-    CU_pSuite s;
+    static const struct tap_suite suite = TAP_SUITE_FIXTURE("kv", fx_setup, fx_teardown, tests);
 
-    if (CU_initialize_registry() != CUE_SUCCESS) {
-        return 2;
-    }
-    s = CU_add_suite_with_setup_and_teardown("kv", NULL, NULL, fx_setup, fx_teardown);
-    CU_add_test(s, "round_trip_key1", test_round_trip_key1);
-    CU_add_test(s, "round_trip_key16", test_round_trip_key16);
-    CU_add_test(s, "round_trip_key17", test_round_trip_key17);
-    CU_add_test(s, "round_trip_key255", test_round_trip_key255);
-    CU_add_test(s, "store_value_too_large", test_store_value_too_large);
-    CU_add_test(s, "key_len_zero", test_key_len_zero);
-    CU_add_test(s, "store_options_both_bits", test_store_options_both_bits);
-    CU_add_test(s, "store_options_unknown_bit", test_store_options_unknown_bit);
-    CU_add_test(s, "store_only_if_exists_missing", test_store_only_if_exists_missing);
-    CU_add_test(s, "store_only_if_absent_present", test_store_only_if_absent_present);
-    CU_add_test(s, "store_only_if_exists_overwrites", test_store_only_if_exists_overwrites);
-    CU_add_test(s, "store_reserved_fields", test_store_reserved_fields);
-    CU_add_test(s, "store_fault_order", test_store_fault_order);
-    CU_add_test(s, "reserved_fields_other_commands", test_reserved_fields_other_commands);
-    CU_add_test(s, "retrieve_short_buffer", test_retrieve_short_buffer);
-    CU_add_test(s, "retrieve_zero_buffer_reports_size", test_retrieve_zero_buffer_reports_size);
-    CU_add_test(s, "retrieve_missing", test_retrieve_missing);
-    CU_add_test(s, "delete_missing_without_ednek", test_delete_missing_without_ednek);
-    CU_add_test(s, "delete_missing_with_ednek", test_delete_missing_with_ednek);
-    CU_add_test(s, "delete_then_exist", test_delete_then_exist);
-    CU_add_test(s, "long_key_not_staged", test_long_key_not_staged);
-    CU_add_test(s, "standard_long_key_without_stage", test_standard_long_key_without_stage);
-    CU_add_test(s, "standard_long_key_with_stage", test_standard_long_key_with_stage);
-    CU_add_test(s, "staged_key_consumed_once", test_staged_key_consumed_once);
-    CU_add_test(s, "long_key_reserved_field", test_long_key_reserved_field);
-    CU_add_test(s, "key_stage_short_key", test_key_stage_short_key);
-    CU_add_test(s, "key_stage_tag_in_use", test_key_stage_tag_in_use);
-    CU_add_test(s, "staged_key_length_mismatch", test_staged_key_length_mismatch);
-    CU_add_test(s, "key_stage_dptr_failure", test_key_stage_dptr_failure);
-    CU_add_test(s, "staged_key_expires", test_staged_key_expires);
-    CU_add_test(s, "unknown_opcode", test_unknown_opcode);
-    CU_add_test(s, "opcode_supported", test_opcode_supported);
-    CU_add_test(s, "store_dptr_failure", test_store_dptr_failure);
-    CU_add_test(s, "store_dptr_outside_ram", test_store_dptr_outside_ram);
-    CU_add_test(s, "retrieve_dptr_failure", test_retrieve_dptr_failure);
-    CU_add_test(s, "capacity_exceeded", test_capacity_exceeded);
-    CU_add_test(s, "flush", test_flush);
-    CU_add_test(s, "times", test_times);
-    CU_add_test(s, "commands_counter", test_commands_counter);
-    CU_add_test(s, "list_layout", test_list_layout);
-    CU_add_test(s, "list_after_start_key", test_list_after_start_key);
-    CU_add_test(s, "list_start_key_absent", test_list_start_key_absent);
-    CU_add_test(s, "list_long_start_key", test_list_long_start_key);
-    CU_add_test(s, "list_buffer_limits_entries", test_list_buffer_limits_entries);
-    CU_add_test(s, "list_paging_covers_all", test_list_paging_covers_all);
-    CU_add_test(s, "list_buffer_too_small", test_list_buffer_too_small);
-    CU_add_test(s, "iter_prefix_mask", test_iter_prefix_mask);
-    CU_add_test(s, "iter_mask_zero_all", test_iter_mask_zero_all);
-    CU_add_test(s, "iter_key_value_layout", test_iter_key_value_layout);
-    CU_add_test(s, "iter_read_dptr_failure", test_iter_read_dptr_failure);
-    CU_add_test(s, "iter_end", test_iter_end);
-    CU_add_test(s, "iter_small_buffer_pages", test_iter_small_buffer_pages);
-    CU_add_test(s, "iter_limit", test_iter_limit);
-    CU_add_test(s, "iter_invalid_handle", test_iter_invalid_handle);
-    CU_add_test(s, "iter_reserved_fields", test_iter_reserved_fields);
-    CU_add_test(s, "reset_drops_state", test_reset_drops_state);
-    CU_add_test(s, "ns_config_errors", test_ns_config_errors);
-    CU_add_test(s, "retrieve_damaged_value_unrecovered", test_retrieve_damaged_value_unrecovered);
-    CU_add_test(s, "iter_read_damaged_value", test_iter_read_damaged_value);
-    return tap_cunit_run();
+    return tap_main(&suite, 1);
 }

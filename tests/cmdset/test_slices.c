@@ -298,17 +298,20 @@ static void test_list_parked_across_format(void)
     fx_close();
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(list_parked_same_result),
+    TAP_TEST(list_parked_small_buffer),
+    TAP_TEST(list_parked_staged_start),
+    TAP_TEST(iter_read_parked_same_result),
+    TAP_TEST(iter_read_parked_matching_nothing),
+    TAP_TEST(iter_read_parked_closed),
+    TAP_TEST(lists_wait_and_cancel),
+    TAP_TEST(list_parked_across_format),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("slices", NULL, NULL);
-    CU_add_test(s, "list_parked_same_result", test_list_parked_same_result);
-    CU_add_test(s, "list_parked_small_buffer", test_list_parked_small_buffer);
-    CU_add_test(s, "list_parked_staged_start", test_list_parked_staged_start);
-    CU_add_test(s, "iter_read_parked_same_result", test_iter_read_parked_same_result);
-    CU_add_test(s, "iter_read_parked_matching_nothing", test_iter_read_parked_matching_nothing);
-    CU_add_test(s, "iter_read_parked_closed", test_iter_read_parked_closed);
-    CU_add_test(s, "lists_wait_and_cancel", test_lists_wait_and_cancel);
-    CU_add_test(s, "list_parked_across_format", test_list_parked_across_format);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("slices", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -60,7 +60,9 @@ int tap_main(const struct tap_suite *suites, unsigned nr_suites)
         return 1;
     }
     for (unsigned i = 0; i < nr_suites; i++) {
-        CU_pSuite s = CU_add_suite(suites[i].name, suites[i].init, suites[i].cleanup);
+        CU_pSuite s = CU_add_suite_with_setup_and_teardown(suites[i].name, suites[i].init,
+                                                           suites[i].cleanup, suites[i].setup,
+                                                           suites[i].teardown);
         for (unsigned t = 0; s && t < suites[i].nr_tests; t++) {
             if (!CU_add_test(s, suites[i].tests[t].name, suites[i].tests[t].run)) {
                 s = NULL;

@@ -25,17 +25,26 @@ struct tap_test {
 /* TAP_TEST(store_short_key): the case "store_short_key", run by test_store_short_key(). */
 #define TAP_TEST(name) { #name, test_##name }
 
-/* A suite: its name, its CUnit init and cleanup (NULL: none) and its cases. */
+/*
+ * A suite: its name, its CUnit init and cleanup (NULL: none), its cases,
+ * and what runs before and after each case (NULL: nothing).
+ */
 struct tap_suite {
     const char *name;
     CU_InitializeFunc init;
     CU_CleanupFunc cleanup;
     const struct tap_test *tests;
     unsigned nr_tests;
+    CU_SetUpFunc setup;
+    CU_TearDownFunc teardown;
 };
 
 #define TAP_SUITE(name, init, cleanup, tests) \
-    { (name), (init), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]) }
+    { (name), (init), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL }
+
+/* A suite whose every case runs between @setup and @teardown (a fresh fixture each). */
+#define TAP_SUITE_FIXTURE(name, setup, teardown, tests) \
+    { (name), NULL, NULL, (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown) }
 
 /*
  * tap_main() - a test program's main(): register @nr_suites suites and their
