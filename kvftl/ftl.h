@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * struct kvftl: the firmware instance, composing the NAND model, the value
- * log with its page buffer and packing policy, the hash index with its
- * cache and Bloom filter, free-space management and GC, iterators and
- * statistics. Internal: tests include it to check exact internal state.
+ * struct kvftl: the firmware instance (layer 6 of docs/kvftl.md's Layers),
+ * holding one of each layer below it -- the NAND model, the space (stripes,
+ * valid bytes, the write streams and the page buffer), the value log with
+ * its packer, the hash index with its cache and Bloom filter -- and the
+ * state of the policies on top (GC and its owner, iterators, the mount's
+ * report, statistics). The layers below do not see it: each takes its own
+ * struct. It includes the headers of what it holds; a file that calls a
+ * layer includes that layer's header itself. Internal: tests include it to
+ * check exact internal state.
  */
 #ifndef KVFTL_FTL_H
 #define KVFTL_FTL_H
@@ -33,7 +38,7 @@ struct kvftl {
     struct gc_owner gc_owner;     /* GC asks it what is live (kvftl.c: the index) */
     struct index_pos gc_pos;      /* the entry of the blob GC found live last */
 
-    /* live-data gauges: the blobs' in vl.live, the index pages' in idx.nand_bytes */
+    /* the live-data gauges are the value log's (vl.live) and the index's (idx.nand_bytes) */
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */
 
     struct iterator iters[KVFTL_MAX_ITERATORS];

@@ -10,6 +10,10 @@
  * boundary and occupies whole units; it may span pages but never stripes.
  * Gaps the packer leaves are marked with pad records so the log can be
  * scanned without the index (crash recovery, GC).
+ *
+ * Below it: the packer decides where each blob goes (packing.h) and the
+ * space layer's data stream holds the open stripe, its pages in the buffer
+ * and the stripes' valid bytes (space.h). It knows nothing of the index.
  */
 #ifndef KVFTL_VALUE_LOG_H
 #define KVFTL_VALUE_LOG_H
