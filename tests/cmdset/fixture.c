@@ -63,36 +63,45 @@ void fx_teardown(void)
     fx_close();
 }
 
-static uint16_t fake_from_host(void *opaque, uint64_t offset, void *buf, uint32_t len)
+/*
+ * The status of a transfer of @len bytes at @offset: the injected failure,
+ * DATA_XFER_ERROR past the end of the buffer, else success.
+ */
+static uint16_t fake_transfer(const struct fake_host *h, uint64_t offset, uint32_t len)
 {
-    struct fake_host *h = opaque;
-
-    h->from_calls++;
     if (h->fail_status) {
         return h->fail_status;
     }
     if (offset > h->len || len > h->len - offset) {
         return KVSSD_SC_DATA_XFER_ERROR;
     }
-    memcpy(buf, h->buf + offset, len);
-    h->from_bytes += len;
     return KVSSD_SC_SUCCESS;
+}
+
+static uint16_t fake_from_host(void *opaque, uint64_t offset, void *buf, uint32_t len)
+{
+    struct fake_host *h = opaque;
+    uint16_t st = fake_transfer(h, offset, len);
+
+    h->from_calls++;
+    if (st == KVSSD_SC_SUCCESS) {
+        memcpy(buf, h->buf + offset, len);
+        h->from_bytes += len;
+    }
+    return st;
 }
 
 static uint16_t fake_to_host(void *opaque, uint64_t offset, const void *buf, uint32_t len)
 {
     struct fake_host *h = opaque;
+    uint16_t st = fake_transfer(h, offset, len);
 
     h->to_calls++;
-    if (h->fail_status) {
-        return h->fail_status;
+    if (st == KVSSD_SC_SUCCESS) {
+        memcpy(h->buf + offset, buf, len);
+        h->to_bytes += len;
     }
-    if (offset > h->len || len > h->len - offset) {
-        return KVSSD_SC_DATA_XFER_ERROR;
-    }
-    memcpy(h->buf + offset, buf, len);
-    h->to_bytes += len;
-    return KVSSD_SC_SUCCESS;
+    return st;
 }
 
 struct fake_host fake_host_over(void *buf, uint32_t len)
