@@ -166,7 +166,7 @@ int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max
             BAD("index page %u is neither cached nor in NAND", p);
         }
         const struct index_page_header *h = (const struct index_page_header *)mem;
-        const struct index_entry *e = (const struct index_entry *)(mem + sizeof(*h));
+        const struct index_entry *e = index_page_entries(mem);
         if (!w->in_page) {
             /* the page itself: its header and a scan of its slots */
             if (spent && spent + ix->page_bytes > max_bytes) {

@@ -33,7 +33,7 @@ static inline struct index_page_header *page_hdr(uint8_t *mem)
 
 static inline struct index_entry *page_entries(uint8_t *mem)
 {
-    return (struct index_entry *)(mem + sizeof(struct index_page_header));
+    return (struct index_entry *)index_page_entries(mem);
 }
 
 static inline uint32_t dir_slot(const struct index *ix, uint64_t hash)

@@ -94,6 +94,12 @@ struct index {
     uint64_t hits, misses, evicted_dirty, pages_written;
 };
 
+/* index_page_entries() - the slots of the index page at @mem, after its header. */
+static inline const struct index_entry *index_page_entries(const uint8_t *mem)
+{
+    return (const struct index_entry *)(mem + sizeof(struct index_page_header));
+}
+
 /* Position of an entry found by index_find(). */
 struct index_pos {
     uint32_t page_id;

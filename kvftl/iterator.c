@@ -156,7 +156,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
         pages++;
         uint32_t pid = index_page_of(ix, it->next_hash, &first, &last);
         const uint8_t *mem = index_cache_get(&ftl->idx, pid, &now);
-        const struct index_entry *e = (const struct index_entry *)(mem + sizeof(struct index_page_header));
+        const struct index_entry *e = index_page_entries(mem);
         struct index_entry *cand = ftl->idx.scratch;
         uint32_t n = 0;
         for (uint32_t i = 0; i < ix->slots; i++) {

@@ -86,7 +86,7 @@ static void bloom_rebuild(struct kvftl *ftl)
         if (!mem) {
             continue;
         }
-        const struct index_entry *e = (const struct index_entry *)(mem + sizeof(struct index_page_header));
+        const struct index_entry *e = index_page_entries(mem);
         for (uint32_t i = 0; i < ftl->idx.slots; i++) {
             if (e[i].loc && !loc_tombstone(e[i].loc)) {
                 bloom_add(&ftl->bloom, e[i].hash);
