@@ -55,6 +55,13 @@ struct kvssd_queue {
     unsigned to_submit;
 };
 
+/* Back on the free list: an op that finished or never started. */
+static void aop_put(struct kvssd_queue *q, struct aop *op)
+{
+    op->next = q->free;
+    q->free = op;
+}
+
 int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp)
 {
     struct kvssd_queue *q;
@@ -81,10 +88,8 @@ int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue
     }
     q->dev = dev;
     q->depth = depth;
-    for (unsigned i = 0; i < depth; i++) {
-        q->ops[i].next = q->free;
-        q->free = &q->ops[i];
-    }
+    for (unsigned i = 0; i < depth; i++)
+        aop_put(q, &q->ops[i]);
     *qp = q;
     return 0;
 }
@@ -117,14 +122,24 @@ static void active_push(struct kvssd_queue *q, struct aop *op)
     q->active_tail = op;
 }
 
-static struct aop *aop_get(struct kvssd_queue *q)
+/* A cleared op of @kind on @key from the free list, or NULL when all are in flight. */
+static struct aop *aop_get(struct kvssd_queue *q, enum aop_kind kind, const void *key,
+                           uint32_t key_len)
 {
     struct aop *op = q->free;
     if (!op)
         return NULL;
     q->free = op->next;
     memset(op, 0, sizeof(*op));
+    op->kind = kind;
+    op->key = key;
+    op->key_len = key_len;
     return op;
+}
+
+static bool key_len_fits(const struct kvssd_queue *q, uint32_t key_len)
+{
+    return key_len >= KVSSD_KEY_MIN && key_len <= kvssd_dev_key_max(q->dev);
 }
 
 static bool long_key(const struct aop *op)
@@ -313,8 +328,7 @@ static void aop_finish(struct kvssd_queue *q, struct aop *op)
     void *arg = op->arg;
     int err = op->err;
     struct kvssd_result res = op->res;
-    op->next = q->free;
-    q->free = op;
+    aop_put(q, op);
     if (cb)
         cb(arg, err, &res);
 }
@@ -419,16 +433,13 @@ static int aop_start(struct kvssd_queue *q, struct aop *op)
 int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
                       uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(q->dev))
+    if (!key_len_fits(q, key_len))
         return -KVSSD_ERR_KEY_SIZE;
     if (value_len > KVSSD_VALUE_MAX)
         return -KVSSD_ERR_VALUE_SIZE;
-    struct aop *op = aop_get(q);
+    struct aop *op = aop_get(q, AOP_STORE, key, key_len);
     if (!op)
         return -KVSSD_ERR_BUSY;
-    op->kind = AOP_STORE;
-    op->key = key;
-    op->key_len = key_len;
     op->method = kvssd_xfer_choose(q->dev->mode, &q->dev->xfer, value_len);
     int rc = kvssd_store_tags(q->dev, key_len, op->method, &op->key_tag, &op->stream_tag);
     if (!rc) {
@@ -438,8 +449,7 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
             kvssd_store_tags_free(q->dev, key_len, op->method, op->key_tag, op->stream_tag);
     }
     if (rc) {
-        op->next = q->free;
-        q->free = op;
+        aop_put(q, op);
         return rc;
     }
     op->total = op->plan.total;
@@ -453,16 +463,13 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
 static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *key,
                         uint32_t key_len, void *buf, uint32_t buf_len, kvssd_cb cb, void *arg)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(q->dev))
+    if (!key_len_fits(q, key_len))
         return -KVSSD_ERR_KEY_SIZE;
     if (!key || (buf_len && !buf))
         return -KVSSD_ERR_INVALID_ARGUMENT;
-    struct aop *op = aop_get(q);
+    struct aop *op = aop_get(q, kind, key, key_len);
     if (!op)
         return -KVSSD_ERR_BUSY;
-    op->kind = kind;
-    op->key = key;
-    op->key_len = key_len;
     op->buf = buf;
     op->buf_len = buf_len;
     if (buf_len > KVSSD_BOUNCE_MIN_BYTES && buf_len <= KVSSD_VALUE_MAX)
@@ -471,8 +478,7 @@ static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *k
     if (long_key(op)) {
         int t = kvssd_tag_alloc(q->dev);
         if (t < 0) {
-            op->next = q->free;
-            q->free = op;
+            aop_put(q, op);
             return t;
         }
         op->key_tag = (uint32_t)t;
