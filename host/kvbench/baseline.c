@@ -14,7 +14,6 @@
 
 #include "kvbench.h"
 
-#define NVM_OPC_READ 0x02
 #define READ_BYTES 4096u
 
 struct baseline {
@@ -34,19 +33,18 @@ struct baseline_thread {
     struct kb_result res;
 };
 
-/* Identify Namespace (CNS 00h): NSZE at byte 0, FLBAS at 26, LBA formats at 128. */
+/* Identify Namespace (CNS 00h): the namespace's size and logical block size. */
 static int identify_nvm(struct baseline *b)
 {
-    static uint8_t id[4096] __attribute__((aligned(4096)));
+    static uint8_t id[KVSSD_IDENTIFY_BYTES] __attribute__((aligned(4096)));
     struct kvssd_cmd cmd;
     struct kvssd_result r;
     kvssd_cmd_identify(&cmd, b->nsid, KVSSD_CNS_NS, KVSSD_CSI_NVM, id);
     int rc = kvssd_submit(b->dev, &cmd, &r);
     if (rc)
         return rc;
-    memcpy(&b->blocks, id, 8);
-    unsigned lbaf = id[26] & 0xf;
-    unsigned ds = id[128 + 4 * lbaf + 2];
+    memcpy(&b->blocks, id + KVSSD_ID_NS_NSZE, 8);
+    unsigned ds = kvssd_id_ns_lbads(id);
     if (ds < 9 || ds > 12 || !b->blocks)
         return -KVSSD_ERR_NO_DEVICE;
     b->lba_bytes = 1u << ds;
@@ -73,7 +71,7 @@ static void *baseline_main(void *arg)
         struct kvssd_result r;
         uint64_t slba = (i % span) * nlb;
         memset(&cmd, 0, sizeof(cmd));
-        cmd.sqe.cdw[0] = NVM_OPC_READ;
+        cmd.sqe.cdw[0] = KVSSD_NVM_OPC_READ;
         cmd.sqe.cdw[1] = b->nsid;
         cmd.sqe.cdw[10] = (uint32_t)slba;
         cmd.sqe.cdw[11] = (uint32_t)(slba >> 32);

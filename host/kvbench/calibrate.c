@@ -16,7 +16,7 @@
 
 #define CAL_KEY_BYTES 8
 #define CAL_SMALL 12 /* 4 B .. 8 KiB, powers of two */
-#define CAL_TAILS 11 /* 4 KiB + 4 B .. 4 KiB + 4 KiB */
+#define CAL_TAILS 11 /* a hybrid page (4 KiB) + 4 B .. + 4 KiB */
 
 /* Mean ns of @samples Stores of @len bytes in @mode; the keys are deleted afterwards. */
 static double measure(struct kvssd_dev *dev, enum kvssd_xfer_mode mode, uint32_t len,
@@ -75,14 +75,14 @@ int kb_calibrate(struct kb_config *c)
     }
     for (int i = 0; i < CAL_TAILS; i++) {
         tails[i] = 4u << i;
-        uint32_t len = 4096 + tails[i];
+        uint32_t len = KVSSD_HYBRID_PAGE_BYTES + tails[i];
         prp_tail[i] = measure(dev, KVSSD_XFER_PRP, len, c->calibrate_samples, &key_base, value,
                               &errors);
         hyb_tail[i] = measure(dev, KVSSD_XFER_HYBRID, len, c->calibrate_samples, &key_base,
                               value, &errors);
         if (!c->json)
-            printf("4096+%-5u B prp %10.1f us   hybrid %10.1f us\n", tails[i],
-                   prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
+            printf("%u+%-5u B prp %10.1f us   hybrid %10.1f us\n", KVSSD_HYBRID_PAGE_BYTES,
+                   tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
     }
     struct kvssd_xfer_config cfg;
     kvssd_xfer_config_default(&cfg);
@@ -114,7 +114,7 @@ int kb_calibrate(struct kb_config *c)
         printf("],\"tails\":[");
         for (int i = 0; i < CAL_TAILS; i++)
             printf("%s{\"bytes\":%u,\"prp_us\":%.3f,\"hybrid_us\":%.3f}", i ? "," : "",
-                   4096 + tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
+                   KVSSD_HYBRID_PAGE_BYTES + tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
         printf("]}\n");
     } else {
         printf("threshold1 %u B, threshold2 %u B (alpha %g, beta %g)%s%s\n", cfg.threshold1_bytes,

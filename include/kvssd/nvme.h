@@ -372,6 +372,32 @@ static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
     ((uint32_t)KVSSD_AEN_TYPE_ERROR | KVSSD_AEN_INFO_INVALID_DB_VALUE << 8 | \
      (uint32_t)KVSSD_LID_ERROR << 16)
 
+/*
+ * ---- NVM command set (NVM Command Set Specification 1.0) ------------------
+ * This device does not take NVM I/O commands: kvbench's baseline reads a
+ * stock namespace (QEMU's -device nvme) as the yardstick of a command's
+ * cost. The device does report an NVM Identify Namespace page for CNS 00h
+ * (hw/kvssd/admin.c, build_id_ns_nvm) with the fields below.
+ */
+#define KVSSD_NVM_OPC_READ 0x02 /* SLBA in CDW10-11, NLB (0-based) in CDW12[15:0] */
+
+/*
+ * Identify Namespace (CNS 00h, CSI NVM): NSZE (bytes 7:0, in logical
+ * blocks), FLBAS (byte 26: the LBA format in use, bits 3:0) and the LBA
+ * formats from byte 128, 4 bytes each, LBADS (log2 of the block size) in
+ * the third byte.
+ */
+#define KVSSD_ID_NS_NSZE 0
+#define KVSSD_ID_NS_FLBAS 26
+#define KVSSD_ID_NS_LBAF 128
+
+/* LBADS of the LBA format in use in an Identify Namespace page @id. */
+static inline uint8_t kvssd_id_ns_lbads(const uint8_t *id)
+{
+    unsigned lbaf = id[KVSSD_ID_NS_FLBAS] & 0xf;
+    return id[KVSSD_ID_NS_LBAF + 4 * lbaf + 2];
+}
+
 #ifdef __cplusplus
 }
 #endif
