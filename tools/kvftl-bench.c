@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <bench/key_order.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
 
@@ -313,16 +314,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
 }
 
 /* ---------------- configuration ---------------- */
@@ -702,7 +693,7 @@ int main(int argc, char **argv)
     if (!a) {
         a = 1;
     }
-    while (gcd(a, o.keys) != 1) {
+    while (!key_order_coprime(a, o.keys)) {
         a++;
     }
     uint64_t c = scramble(o.seed + 1) % o.keys;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bench/key_order.h>
+
 #include "kvbench.h"
 
 uint64_t kb_splitmix64(uint64_t *x)
@@ -95,17 +97,7 @@ uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r)
     return v < z->n ? v : z->n - 1;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* i -> (mul * i + add) mod n with gcd(mul, n) = 1 visits every index once. */
+/* i -> (mul * i + add) mod n with gcd(mul, n) = 1 visits every index once (key_order.h). */
 void kb_perm_init(struct kb_perm *p, uint64_t n, uint64_t seed)
 {
     uint64_t x = seed ^ 0x5bd1e995u;
@@ -113,7 +105,7 @@ void kb_perm_init(struct kb_perm *p, uint64_t n, uint64_t seed)
     p->add = kb_splitmix64(&x) % p->n;
     do {
         p->mul = (kb_splitmix64(&x) % p->n) | 1;
-    } while (p->n > 2 && (gcd(p->mul, p->n) != 1 || p->mul == 1));
+    } while (p->n > 2 && (!key_order_coprime(p->mul, p->n) || p->mul == 1));
     if (p->n <= 2)
         p->mul = 1;
 }
@@ -166,14 +158,9 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
     const char *arg = colon ? colon + 1 : spec;
     size_t kind_len = colon ? (size_t)(colon - spec) : strlen(spec);
 
-    if (!colon && strcmp(spec, "mixgraph") != 0) {
-        d->kind = KB_SIZE_FIXED;
-        if (parse_size(spec, strlen(spec), lo, hi, what, &d->min, err, errlen))
-            return -1;
-        d->max = d->min;
-        return 0;
-    }
-    if (kind_len == 5 && !strncmp(spec, "fixed", 5)) {
+    /* a bare "N" (arg is then spec) is "fixed:N" */
+    if ((!colon && strcmp(spec, "mixgraph") != 0) ||
+        (kind_len == 5 && !strncmp(spec, "fixed", 5))) {
         d->kind = KB_SIZE_FIXED;
         if (parse_size(arg, strlen(arg), lo, hi, what, &d->min, err, errlen))
             return -1;
