@@ -22,6 +22,14 @@ uint64_t kb_now_ns(void)
     return 0;
 }
 
+/* @spec parsed into @d: the draws and the parsed fields are tested from a spec that parses. */
+static void size_dist(const char *spec, uint32_t lo, uint32_t hi, const char *what,
+                      struct kb_size_dist *d)
+{
+    char err[256];
+    CU_ASSERT_EQUAL(kb_size_parse(spec, lo, hi, what, d, err, sizeof(err)), 0);
+}
+
 /* Same seed, same stream; another seed, another stream; kb_rng_below stays below n. */
 static void test_rng_reproducible(void)
 {
@@ -46,28 +54,27 @@ static void test_rng_reproducible(void)
 static void test_size_parse_forms(void)
 {
     struct kb_size_dist d;
-    char err[256];
-    CU_ASSERT_EQUAL(kb_size_parse("16", 1, 255, "key size", &d, err, sizeof(err)), 0);
+    size_dist("16", 1, 255, "key size", &d);
     CU_ASSERT_EQUAL(d.kind, KB_SIZE_FIXED);
     CU_ASSERT_EQUAL(d.min, 16);
-    CU_ASSERT_EQUAL(kb_size_parse("fixed:4096", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    size_dist("fixed:4096", 0, KVSSD_VALUE_MAX, "value size", &d);
     CU_ASSERT_EQUAL(d.min, 4096);
-    CU_ASSERT_EQUAL(kb_size_parse("uniform:8-32", 1, 255, "key size", &d, err, sizeof(err)), 0);
+    size_dist("uniform:8-32", 1, 255, "key size", &d);
     CU_ASSERT_EQUAL(d.kind, KB_SIZE_UNIFORM);
     CU_ASSERT_EQUAL(d.min, 8);
     CU_ASSERT_EQUAL(d.max, 32);
-    CU_ASSERT_EQUAL(kb_size_parse("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    size_dist("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d);
     CU_ASSERT_EQUAL(d.kind, KB_SIZE_WEIGHTED);
     CU_ASSERT_EQUAL(d.n, 2);
     CU_ASSERT_DOUBLE_EQUAL(d.cum[0], 0.9, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(d.cum[1], 1.0, 1e-12);
     CU_ASSERT_EQUAL(d.max, 2048);
-    CU_ASSERT_EQUAL(kb_size_parse("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    size_dist("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d);
     CU_ASSERT_EQUAL(d.kind, KB_SIZE_MIXGRAPH);
     CU_ASSERT_DOUBLE_EQUAL(d.k, 0.2615, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(d.sigma, 25.45, 1e-12);
     CU_ASSERT_EQUAL(d.max, 1024);
-    CU_ASSERT_EQUAL(kb_size_parse("mixgraph:max=512,sigma=30", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), 0);
+    size_dist("mixgraph:max=512,sigma=30", 0, KVSSD_VALUE_MAX, "value size", &d);
     CU_ASSERT_EQUAL(d.max, 512);
     CU_ASSERT_DOUBLE_EQUAL(d.sigma, 30, 1e-12);
 }
@@ -96,8 +103,7 @@ static void test_size_uniform_draws(void)
 {
     struct kb_size_dist d;
     struct kb_rng r;
-    char err[256];
-    kb_size_parse("uniform:8-32", 1, 255, "key size", &d, err, sizeof(err));
+    size_dist("uniform:8-32", 1, 255, "key size", &d);
     kb_rng_seed(&r, 7);
     int lo = 0, hi = 0, out = 0;
     for (int i = 0; i < 100000; i++) {
@@ -116,8 +122,7 @@ static void test_size_weighted_draws(void)
 {
     struct kb_size_dist d;
     struct kb_rng r;
-    char err[256];
-    kb_size_parse("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err));
+    size_dist("weighted:8:9,2048:1", 0, KVSSD_VALUE_MAX, "value size", &d);
     kb_rng_seed(&r, 11);
     int small = 0, other = 0;
     for (int i = 0; i < 100000; i++) {
@@ -138,8 +143,7 @@ static void test_mixgraph(void)
 {
     struct kb_size_dist d;
     struct kb_rng r;
-    char err[256];
-    kb_size_parse("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err));
+    size_dist("mixgraph", 0, KVSSD_VALUE_MAX, "value size", &d);
     CU_ASSERT_EQUAL(kb_mixgraph_size(&d, 0.5), 19);
     CU_ASSERT_EQUAL(kb_mixgraph_size(&d, 0.999), 10);
     kb_rng_seed(&r, 3);
@@ -216,8 +220,7 @@ static void test_key_encode(void)
 static void test_key_size_stable(void)
 {
     struct kb_size_dist d;
-    char err[256];
-    kb_size_parse("uniform:8-64", 1, 255, "key size", &d, err, sizeof(err));
+    size_dist("uniform:8-64", 1, 255, "key size", &d);
     for (uint64_t i = 0; i < 100; i++) {
         uint32_t s = kb_key_size(&d, i, 77);
         CU_ASSERT_EQUAL(s, kb_key_size(&d, i, 77));
@@ -371,7 +374,7 @@ static void test_config_check(void)
     struct kb_config c;
     char err[512];
     kb_config_default(&c);
-    kb_size_parse("2", 1, 255, "key size", &c.key_size, err, sizeof(err));
+    size_dist("2", 1, 255, "key size", &c.key_size);
     CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "key size 2 bytes holds 65536 distinct keys"));
     kb_config_default(&c);
