@@ -129,7 +129,8 @@ dev=$tree/hw/kvssd
 mkdir -p "$dev"
 # Drop links to files that no longer exist, then link what is there now.
 find "$dev" -maxdepth 1 -type l ! -exec test -e {} \; -delete
-for f in "$KVSSD_TOP"/hw/kvssd/*.c "$KVSSD_TOP"/hw/kvssd/*.h "$KVSSD_TOP"/hw/kvssd/trace-events \
+for f in "$KVSSD_TOP"/hw/kvssd/*.c "$KVSSD_TOP"/hw/kvssd/*.h "$KVSSD_TOP"/hw/kvssd/*.def \
+         "$KVSSD_TOP"/hw/kvssd/trace-events \
          "$KVSSD_TOP"/hw/kvssd/Kconfig; do
     [ -e "$f" ] && ln -sfn "$f" "$dev/$(basename "$f")"
 done

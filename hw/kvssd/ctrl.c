@@ -7,7 +7,7 @@
  * command set in admin.c and the KV command set in kv.c.
  *
  *   -device kvssd,serial=KV0001[,image=/path/nand.img][,latency=on][,...]
- *   -device kvssd,help   lists every property (docs/device.md explains them)
+ *   -device kvssd,help   lists every property (the README's Device properties explains them)
  */
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
@@ -181,6 +181,67 @@ static const MemoryRegionOps kvssd_mmio_ops = {
 
 /* ---- realize ------------------------------------------------------------- */
 
+/* The device's own properties (properties.def): where each one's field is in KvssdState. */
+static const size_t kvssd_property_offset[] = {
+#define KVSSD_PROPERTY(field, ...) offsetof(KvssdState, field),
+#include "properties.def"
+};
+
+static const struct kvssd_property *kvssd_property_find(const char *prop)
+{
+    size_t count;
+    const struct kvssd_property *p = kvssd_properties(&count);
+
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(p[i].prop, prop) == 0) {
+            return &p[i];
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Each number property within its range (else a sentence naming the value
+ * and the range), in properties.def's order; an unset string gets its
+ * default. The preset's name is checked where it is applied.
+ */
+static bool kvssd_check_properties(KvssdState *n, Error **errp)
+{
+    size_t count;
+    const struct kvssd_property *p = kvssd_properties(&count);
+    char range[256];
+
+    for (size_t i = 0; i < count; i++) {
+        void *field = (char *)n + kvssd_property_offset[i];
+        uint64_t v;
+
+        switch (p[i].kind) {
+        case KVSSD_PROPERTY_STR:
+        case KVSSD_PROPERTY_PRESET:
+            if (!*(char **)field) {
+                *(char **)field = g_strdup(p[i].dflt_text);
+            }
+            continue;
+        case KVSSD_PROPERTY_BOOL:
+            continue;
+        case KVSSD_PROPERTY_U8:
+            v = *(uint8_t *)field;
+            break;
+        case KVSSD_PROPERTY_U32:
+            v = *(uint32_t *)field;
+            break;
+        default:
+            g_assert_not_reached();
+        }
+        if (!kvssd_property_allows(&p[i], v)) {
+            kvssd_property_range(&p[i], range, sizeof(range));
+            error_setg(errp, "kvssd: %s is %" PRIu64 "; it must be %s", p[i].prop, v, range);
+            return false;
+        }
+    }
+    return true;
+}
+
 /*
  * The value of each firmware tunable's property in the config, unless unset
  * (then the preset's stays), by tunables.def's kind column. A name that is
@@ -213,17 +274,11 @@ static const MemoryRegionOps kvssd_mmio_ops = {
 
 static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **errp)
 {
-    const char *preset = n->preset ? n->preset : "default";
     char err[256];
 
-    if (kvftl_config_preset(c, preset) != 0) {
-        size_t len = 0;
-        for (int i = 0; i < KVFTL_PRESETS; i++) {
-            len += snprintf(err + len, sizeof(err) - len, "%s%s",
-                            i == 0 ? "" : i == KVFTL_PRESETS - 1 ? " or " : ", ",
-                            kvftl_preset_names[i]);
-        }
-        error_setg(errp, "kvssd: preset is '%s'; it must be %s", preset, err);
+    if (kvftl_config_preset(c, n->preset) != 0) {
+        kvssd_property_range(kvssd_property_find("preset"), err, sizeof(err));
+        error_setg(errp, "kvssd: preset is '%s'; it must be %s", n->preset, err);
         return false;
     }
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
@@ -267,30 +322,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     struct kvftl_config c;
     char err[256];
 
-    if (n->max_ioqpairs < 1 || n->max_ioqpairs > KVSSD_MAX_IOQPAIRS) {
-        error_setg(errp, "kvssd: max-ioqpairs is %u; it must be from 1 to %u",
-                   n->max_ioqpairs, KVSSD_MAX_IOQPAIRS);
-        return;
-    }
-    if (n->dma_unit < 1 || n->dma_unit > 65536 || (n->dma_unit & (n->dma_unit - 1))) {
-        error_setg(errp, "kvssd: dma-unit is %u; it must be a power of two from 1 to 65536",
-                   n->dma_unit);
-        return;
-    }
-    if (n->mdts < 9 || n->mdts > 12) {
-        /* 2 MiB values + a page offset must fit in one command */
-        error_setg(errp, "kvssd: mdts is %u; it must be from 9 (2 MiB) to 12 (16 MiB) "
-                   "(a power of two of 4 KiB pages)", n->mdts);
-        return;
-    }
-    if (n->tag_table_entries < 1 || n->tag_table_entries > KVSSD_MAX_TAGS) {
-        error_setg(errp, "kvssd: tag-table-entries is %u; it must be from 1 to %u",
-                   n->tag_table_entries, KVSSD_MAX_TAGS);
-        return;
-    }
-    if (n->inline_timeout_ms < 1 || n->inline_timeout_ms > 3600000) {
-        error_setg(errp, "kvssd: inline-timeout-ms is %u; it must be from 1 to 3600000",
-                   n->inline_timeout_ms);
+    if (!kvssd_check_properties(n, errp)) {
         return;
     }
     if (!kvssd_build_config(n, &c, errp)) {
@@ -320,7 +352,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     }
 
     struct kvssd_admin *a = &n->admin;
-    pstrcpy(a->serial, sizeof(a->serial), n->serial ? n->serial : "KVSSD0001");
+    pstrcpy(a->serial, sizeof(a->serial), n->serial);
     pstrcpy(a->model, sizeof(a->model), "QEMU KVSSD NVMe Key-Value SSD");
     pstrcpy(a->firmware, sizeof(a->firmware), "kvftl1.0");
     a->vid = KVSSD_PCI_VENDOR_ID;
@@ -401,18 +433,19 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 #define KVSSD_PROP_ENUM(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
 #define KVSSD_PROP_STR(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
 
+/* The property of a device's own property, by properties.def's kind column. */
+#define KVSSD_DEVICE_PROP_STR(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
+#define KVSSD_DEVICE_PROP_PRESET(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
+#define KVSSD_DEVICE_PROP_BOOL(prop, field, dflt) DEFINE_PROP_BOOL(prop, KvssdState, field, dflt)
+#define KVSSD_DEVICE_PROP_U8(prop, field, dflt) DEFINE_PROP_UINT8(prop, KvssdState, field, dflt)
+#define KVSSD_DEVICE_PROP_U32(prop, field, dflt) DEFINE_PROP_UINT32(prop, KvssdState, field, dflt)
+
 static const Property kvssd_props[] = {
-    DEFINE_PROP_STRING("serial", KvssdState, serial),
-    DEFINE_PROP_STRING("preset", KvssdState, preset),
+#define KVSSD_PROPERTY(field, kind, prop, unit, dflt, ...) KVSSD_DEVICE_PROP_##kind(prop, field, dflt),
+#include "properties.def"
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
     KVSSD_PROP_##where(kind, prop, field, flags)
 #include <kvftl/tunables.def>
-    DEFINE_PROP_BOOL("latency", KvssdState, latency, false),
-    DEFINE_PROP_UINT32("max-ioqpairs", KvssdState, max_ioqpairs, KVSSD_MAX_IOQPAIRS),
-    DEFINE_PROP_UINT32("dma-unit", KvssdState, dma_unit, 4096),
-    DEFINE_PROP_UINT8("mdts", KvssdState, mdts, 9),
-    DEFINE_PROP_UINT32("tag-table-entries", KvssdState, tag_table_entries, 256),
-    DEFINE_PROP_UINT32("inline-timeout-ms", KvssdState, inline_timeout_ms, 5000),
 };
 
 static const VMStateDescription kvssd_vmstate = {
@@ -421,22 +454,26 @@ static const VMStateDescription kvssd_vmstate = {
 };
 
 /*
- * One line per property for -device kvssd,help: the device's own here, the
- * firmware tunables' from tunables.def (kvssd_tunable_desc()). The README
- * has both tables.
+ * One line per property for -device kvssd,help, from the two tables: the
+ * device's own (properties.def, kvssd_property_desc()) and the firmware
+ * tunables (tunables.def, kvssd_tunable_desc()). The README has both.
  */
-static const struct {
-    const char *name, *desc;
-} kvssd_prop_desc[] = {
-    { "serial", "Identify serial number (default KVSSD0001)" },
-    { "preset", "firmware preset: default, pm983, cosmos" },
-    { "latency", "hold completions until their simulated NAND completion time" },
-    { "max-ioqpairs", "I/O queue pairs, 1-64" },
-    { "dma-unit", "bytes per data DMA unit counted in the transfer counters, power of two 1-65536" },
-    { "mdts", "Maximum Data Transfer Size as log2 of 4 KiB pages, 9 (2 MiB) - 12" },
-    { "tag-table-entries", "open inline streams + staged long keys, 1-4096" },
-    { "inline-timeout-ms", "idle inline streams / staged keys expire after this many ms, 1-3600000" },
-};
+
+/* "I/O SQ/CQ pairs; MSI-X vectors = this + 1; from 1 to 64" (QEMU adds the default) */
+static char *kvssd_property_desc(const struct kvssd_property *p)
+{
+    char range[256], dflt[64];
+
+    kvssd_property_range(p, range, sizeof(range));
+    kvssd_property_default(p, dflt, sizeof(dflt));
+    if (p->kind == KVSSD_PROPERTY_BOOL) {
+        return g_strdup(p->help);
+    }
+    if (p->kind == KVSSD_PROPERTY_STR || p->kind == KVSSD_PROPERTY_PRESET) {
+        return g_strdup_printf("%s; %s (default: %s)", p->help, range, dflt);
+    }
+    return g_strdup_printf("%s; %s", p->help, range);
+}
 
 /* "NAND channels; from 1 to 64 (0 = the preset's: default 4, pm983 8, cosmos 4)" */
 static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
@@ -476,9 +513,11 @@ static void kvssd_class_init(ObjectClass *oc, void *data)
     dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware)";
     dc->vmsd = &kvssd_vmstate;
     device_class_set_props(dc, kvssd_props);
-    for (size_t i = 0; i < ARRAY_SIZE(kvssd_prop_desc); i++) {
-        object_class_property_set_description(oc, kvssd_prop_desc[i].name,
-                                              kvssd_prop_desc[i].desc);
+    size_t count;
+    const struct kvssd_property *p = kvssd_properties(&count);
+    for (size_t i = 0; i < count; i++) {
+        g_autofree char *desc = kvssd_property_desc(&p[i]);
+        object_class_property_set_description(oc, p[i].prop, desc);
     }
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
         if (kvftl_tunables[i].qemu) {

@@ -18,12 +18,13 @@
 
 #include "admin.h"
 #include "cmdset.h"
+#include "properties.h"
 
 #define TYPE_KVSSD "kvssd"
 OBJECT_DECLARE_SIMPLE_TYPE(KvssdState, KVSSD)
 
 /* KVSSD_PCI_VENDOR_ID / KVSSD_PCI_DEVICE_ID: include/kvssd/ext.h */
-#define KVSSD_MAX_IOQPAIRS 64
+/* KVSSD_MAX_IOQPAIRS: properties.h */
 #define KVSSD_MQES 1023              /* CAP.MQES: queues of up to 1024 entries */
 #define KVSSD_PAGE_BYTES 4096        /* the only memory page size (CAP.MPSMIN = MPSMAX = 0) */
 #define KVSSD_BAR0_BYTES 0x4000
@@ -127,9 +128,9 @@ struct KvssdState {
     struct kvssd_admin admin;
     struct kvssd_xfer_counters xfer;
 
-    /* properties */
-    char *serial;
-    char *preset;
+    /* the device's own properties: one per row of properties.def */
+#define KVSSD_PROPERTY(field, kind, ...) KVSSD_PROPERTY_CTYPE_##kind field;
+#include "properties.def"
     /*
      * One per firmware tunable of <kvftl/tunables.def> (where = QEMU), named
      * like its kvftl_config field; unset (0, all ones for
@@ -137,12 +138,6 @@ struct KvssdState {
      */
 #define KVFTL_TUNABLE(field, kind, where, ...) KVSSD_TUNABLE_FIELD_##where(kind, field)
 #include <kvftl/tunables.def>
-    bool latency;
-    uint32_t max_ioqpairs;
-    uint32_t dma_unit;
-    uint8_t mdts;
-    uint32_t tag_table_entries;
-    uint32_t inline_timeout_ms;
 };
 
 /* ctrl.c */
