@@ -2,7 +2,7 @@
 /*
  * A part of a Markdown file generated from a table (a .def): the lines from
  * a begin marker to an end marker. One main for the programs that check it
- * (tests/cmdset/readme_properties.c):
+ * (tests/cmdset/readme_properties.c, tests/kvftl/readme_tunables.c):
  *
  *   TOOL FILE           TAP: ok when the section of FILE is the expected one
  *   TOOL --write FILE   rewrite that section of FILE
