@@ -26,6 +26,13 @@ struct tap_test {
 #define TAP_TEST(name) { #name, test_##name }
 
 /*
+ * TAP_TEST_FN(test_fifo_order): the case "test_fifo_order", run by
+ * test_fifo_order(): the name is the function's, prefix and all (the kvftl
+ * suites' TAP names).
+ */
+#define TAP_TEST_FN(fn) { #fn, fn }
+
+/*
  * A suite: its name, its CUnit init and cleanup (NULL: none), its cases,
  * and what runs before and after each case (NULL: nothing).
  */

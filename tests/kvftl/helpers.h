@@ -137,8 +137,6 @@ static inline void assert_consistent(struct kvftl *f)
     CU_ASSERT_EQUAL(rc, 0);
 }
 
-#define ADD(suite, fn) CU_add_test(suite, #fn, fn)
-
 /*
  * Keys a guest would choose to blow up the index, found by brute force:
  * @n 16-byte keys ("col-" + 12 digits; 17 bytes with the NUL) whose

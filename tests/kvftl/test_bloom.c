@@ -156,14 +156,17 @@ static void test_rebuilt_after_power_cycle(void)
     kvftl_close(f);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_no_false_negatives),
+    TAP_TEST_FN(test_false_positive_rate),
+    TAP_TEST_FN(test_absent_key_without_flash_read),
+    TAP_TEST_FN(test_bloom_off_reads_index_page),
+    TAP_TEST_FN(test_rebuilt_after_power_cycle),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("bloom", NULL, NULL);
-    ADD(s, test_no_false_negatives);
-    ADD(s, test_false_positive_rate);
-    ADD(s, test_absent_key_without_flash_read);
-    ADD(s, test_bloom_off_reads_index_page);
-    ADD(s, test_rebuilt_after_power_cycle);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("bloom", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

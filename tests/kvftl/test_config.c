@@ -198,13 +198,16 @@ static void test_fw_command_ns_adds_to_every_command(void)
     }
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST(presets_keep_their_values),
+    TAP_TEST(each_field_sentence),
+    TAP_TEST(parse),
+    TAP_TEST(fw_command_ns_adds_to_every_command),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("config", NULL, NULL);
-    CU_add_test(s, "presets_keep_their_values", test_presets_keep_their_values);
-    CU_add_test(s, "each_field_sentence", test_each_field_sentence);
-    CU_add_test(s, "parse", test_parse);
-    CU_add_test(s, "fw_command_ns_adds_to_every_command", test_fw_command_ns_adds_to_every_command);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("config", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -84,13 +84,16 @@ static void test_capacity_from_config(void)
     CU_ASSERT_STRING_EQUAL(err, "dlt_entries is 9; it must be from 1 to buffer_entries (8), or 0 for buffer_entries");
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_fifo_order),
+    TAP_TEST_FN(test_full_rejects_push),
+    TAP_TEST_FN(test_wrap_around),
+    TAP_TEST_FN(test_capacity_from_config),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("dlt", NULL, NULL);
-    ADD(s, test_fifo_order);
-    ADD(s, test_full_rejects_push);
-    ADD(s, test_wrap_around);
-    ADD(s, test_capacity_from_config);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("dlt", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -375,21 +375,24 @@ static void test_collect_data_area_layout(void)
     kvftl_close(f);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_greedy_victim),
+    TAP_TEST_FN(test_cost_benefit_victim),
+    TAP_TEST_FN(test_collect_relocates_live_blobs),
+    TAP_TEST_FN(test_overwrites_drive_gc),
+    TAP_TEST_FN(test_device_full),
+    TAP_TEST_FN(test_foreground_gc_stalls_writes),
+    TAP_TEST_FN(test_background_gc_in_idle_time),
+    TAP_TEST_FN(test_gc_drops_unneeded_tombstone),
+    TAP_TEST_FN(test_gc_keeps_needed_tombstone),
+    TAP_TEST_FN(test_gc_without_plp_programs_before_erase),
+    TAP_TEST_FN(test_foreground_gc_is_greedy),
+    TAP_TEST_FN(test_collect_data_area_layout),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("gc", NULL, NULL);
-    ADD(s, test_greedy_victim);
-    ADD(s, test_cost_benefit_victim);
-    ADD(s, test_collect_relocates_live_blobs);
-    ADD(s, test_overwrites_drive_gc);
-    ADD(s, test_device_full);
-    ADD(s, test_foreground_gc_stalls_writes);
-    ADD(s, test_background_gc_in_idle_time);
-    ADD(s, test_gc_drops_unneeded_tombstone);
-    ADD(s, test_gc_keeps_needed_tombstone);
-    ADD(s, test_gc_without_plp_programs_before_erase);
-    ADD(s, test_foreground_gc_is_greedy);
-    ADD(s, test_collect_data_area_layout);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("gc", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -637,25 +637,28 @@ static void test_seed_persists_in_image(void)
     unlink(image);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_page_geometry),
+    TAP_TEST_FN(test_split_on_top_bit),
+    TAP_TEST_FN(test_forced_collision),
+    TAP_TEST_FN(test_remove_shifts_back),
+    TAP_TEST_FN(test_cache_eviction_tiny_budget),
+    TAP_TEST_FN(test_many_keys_small_budget),
+    TAP_TEST_FN(test_host_bytes_per_key),
+    TAP_TEST_FN(test_max_keys),
+    TAP_TEST_FN(test_retrieve_batch_cached),
+    TAP_TEST_FN(test_retrieve_batch_small_budget),
+    TAP_TEST_FN(test_directory_bound_chosen_hashes),
+    TAP_TEST_FN(test_directory_bound_seeded_brute_force),
+    TAP_TEST_FN(test_directory_bound_ordinary_keys),
+    TAP_TEST_FN(test_seed_fresh_per_device),
+    TAP_TEST_FN(test_seed_pinned_by_config),
+    TAP_TEST_FN(test_seed_persists_in_image),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("index", NULL, NULL);
-    ADD(s, test_page_geometry);
-    ADD(s, test_split_on_top_bit);
-    ADD(s, test_forced_collision);
-    ADD(s, test_remove_shifts_back);
-    ADD(s, test_cache_eviction_tiny_budget);
-    ADD(s, test_many_keys_small_budget);
-    ADD(s, test_host_bytes_per_key);
-    ADD(s, test_max_keys);
-    ADD(s, test_retrieve_batch_cached);
-    ADD(s, test_retrieve_batch_small_budget);
-    ADD(s, test_directory_bound_chosen_hashes);
-    ADD(s, test_directory_bound_seeded_brute_force);
-    ADD(s, test_directory_bound_ordinary_keys);
-    ADD(s, test_seed_fresh_per_device);
-    ADD(s, test_seed_pinned_by_config);
-    ADD(s, test_seed_persists_in_image);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("index", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -500,22 +500,25 @@ static void test_check_steps_same_failure(void)
     kvftl_close(f);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_full_mask),
+    TAP_TEST_FN(test_partial_mask),
+    TAP_TEST_FN(test_short_key_zero_padded),
+    TAP_TEST_FN(test_deleted_keys_not_returned),
+    TAP_TEST_FN(test_key_values),
+    TAP_TEST_FN(test_handle_limit),
+    TAP_TEST_FN(test_refused_entry_offered_again),
+    TAP_TEST_FN(test_exactly_once_under_splits),
+    TAP_TEST_FN(test_steps_match_one_shot),
+    TAP_TEST_FN(test_steps_prefix_matching_nothing),
+    TAP_TEST_FN(test_steps_partial_prefix),
+    TAP_TEST_FN(test_check_steps_pass),
+    TAP_TEST_FN(test_check_steps_same_failure),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("iterator", NULL, NULL);
-    ADD(s, test_full_mask);
-    ADD(s, test_partial_mask);
-    ADD(s, test_short_key_zero_padded);
-    ADD(s, test_deleted_keys_not_returned);
-    ADD(s, test_key_values);
-    ADD(s, test_handle_limit);
-    ADD(s, test_refused_entry_offered_again);
-    ADD(s, test_exactly_once_under_splits);
-    ADD(s, test_steps_match_one_shot);
-    ADD(s, test_steps_prefix_matching_nothing);
-    ADD(s, test_steps_partial_prefix);
-    ADD(s, test_check_steps_pass);
-    ADD(s, test_check_steps_same_failure);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("iterator", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -181,17 +181,20 @@ static void test_file_backing_persists(void)
     unlink(path);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_geometry_derived),
+    TAP_TEST_FN(test_program_then_read_waits_for_die),
+    TAP_TEST_FN(test_dies_program_in_parallel),
+    TAP_TEST_FN(test_channels_transfer_in_parallel),
+    TAP_TEST_FN(test_erase_stripe),
+    TAP_TEST_FN(test_power_cut_tears_program),
+    TAP_TEST_FN(test_backing_is_sparse),
+    TAP_TEST_FN(test_file_backing_persists),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("nand", NULL, NULL);
-    ADD(s, test_geometry_derived);
-    ADD(s, test_program_then_read_waits_for_die);
-    ADD(s, test_dies_program_in_parallel);
-    ADD(s, test_channels_transfer_in_parallel);
-    ADD(s, test_erase_stripe);
-    ADD(s, test_power_cut_tears_program);
-    ADD(s, test_backing_is_sparse);
-    ADD(s, test_file_backing_persists);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("nand", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

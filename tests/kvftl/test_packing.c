@@ -458,25 +458,28 @@ static void test_data_area_config_check(void)
     CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), 0);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_fig7_selective),
+    TAP_TEST_FN(test_fig7_backfill),
+    TAP_TEST_FN(test_backfill_jumps_past_dma_value),
+    TAP_TEST_FN(test_fig7_pages_selective_vs_backfill),
+    TAP_TEST_FN(test_block_policy),
+    TAP_TEST_FN(test_all_policy_copies_dma_values),
+    TAP_TEST_FN(test_all_policy_aligned_dma_not_copied),
+    TAP_TEST_FN(test_copies_serialise_on_one_cpu),
+    TAP_TEST_FN(test_hybrid_value_placed_as_dma),
+    TAP_TEST_FN(test_dlt_full_drains),
+    TAP_TEST_FN(test_backfill_window_too_small),
+    TAP_TEST_FN(test_data_area_24k_vs_25k_values),
+    TAP_TEST_FN(test_data_area_small_blob_starts_next_page),
+    TAP_TEST_FN(test_data_area_block_policy),
+    TAP_TEST_FN(test_data_area_backfill_gap),
+    TAP_TEST_FN(test_data_area_config_check),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("packing", NULL, NULL);
-    ADD(s, test_fig7_selective);
-    ADD(s, test_fig7_backfill);
-    ADD(s, test_backfill_jumps_past_dma_value);
-    ADD(s, test_fig7_pages_selective_vs_backfill);
-    ADD(s, test_block_policy);
-    ADD(s, test_all_policy_copies_dma_values);
-    ADD(s, test_all_policy_aligned_dma_not_copied);
-    ADD(s, test_copies_serialise_on_one_cpu);
-    ADD(s, test_hybrid_value_placed_as_dma);
-    ADD(s, test_dlt_full_drains);
-    ADD(s, test_backfill_window_too_small);
-    ADD(s, test_data_area_24k_vs_25k_values);
-    ADD(s, test_data_area_small_blob_starts_next_page);
-    ADD(s, test_data_area_block_policy);
-    ADD(s, test_data_area_backfill_gap);
-    ADD(s, test_data_area_config_check);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("packing", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -1484,43 +1484,46 @@ static void test_refused_store_not_resurrected(void)
     kvftl_close(f);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_clean_reopen_uses_checkpoint),
+    TAP_TEST_FN(test_crash_reopen_scans_log),
+    TAP_TEST_FN(test_plp_on_buffer_survives),
+    TAP_TEST_FN(test_plp_off_buffer_lost),
+    TAP_TEST_FN(test_power_cut_mid_spanning_blob_plp),
+    TAP_TEST_FN(test_power_cut_mid_spanning_blob_no_plp),
+    TAP_TEST_FN(test_deleted_stays_deleted),
+    TAP_TEST_FN(test_latest_version_wins),
+    TAP_TEST_FN(test_recovery_after_gc),
+    TAP_TEST_FN(test_image_geometry_mismatch),
+    TAP_TEST_FN(test_crash_scan_fine_units_and_page_fit),
+    TAP_TEST_FN(test_crash_scan_data_area),
+    TAP_TEST_FN(test_format),
+    TAP_TEST_FN(test_killed_process_image),
+    TAP_TEST_FN(test_sigkill_plp_keeps_completed),
+    TAP_TEST_FN(test_sigkill_plp_backfill_gaps),
+    TAP_TEST_FN(test_sigkill_no_plp_keeps_flushed),
+    TAP_TEST_FN(test_refused_store_not_resurrected),
+    TAP_TEST_FN(test_clean_mount_has_no_note),
+    TAP_TEST_FN(test_overwritten_index_page_rescanned),
+    TAP_TEST_FN(test_index_entry_outside_log_rescanned),
+    TAP_TEST_FN(test_checkpoint_fields_out_of_range),
+    TAP_TEST_FN(test_damaged_blob_after_clean_close),
+    TAP_TEST_FN(test_damaged_value_unrecovered),
+    TAP_TEST_FN(test_damaged_blob_iterators),
+    TAP_TEST_FN(test_checkpoint_checksum_mismatch),
+    TAP_TEST_FN(test_checkpoint_cut_off),
+    TAP_TEST_FN(test_truncated_image_refused),
+    TAP_TEST_FN(test_short_foreign_file_refused),
+    TAP_TEST_FN(test_dirty_image_note),
+    TAP_TEST_FN(test_scan_reports_unparseable_record),
+    TAP_TEST_FN(test_scan_counts_bad_checksum),
+    TAP_TEST_FN(test_scan_survives_damaged_spare_area),
+    TAP_TEST_FN(test_image_locked),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("recovery", NULL, NULL);
-    ADD(s, test_clean_reopen_uses_checkpoint);
-    ADD(s, test_crash_reopen_scans_log);
-    ADD(s, test_plp_on_buffer_survives);
-    ADD(s, test_plp_off_buffer_lost);
-    ADD(s, test_power_cut_mid_spanning_blob_plp);
-    ADD(s, test_power_cut_mid_spanning_blob_no_plp);
-    ADD(s, test_deleted_stays_deleted);
-    ADD(s, test_latest_version_wins);
-    ADD(s, test_recovery_after_gc);
-    ADD(s, test_image_geometry_mismatch);
-    ADD(s, test_crash_scan_fine_units_and_page_fit);
-    ADD(s, test_crash_scan_data_area);
-    ADD(s, test_format);
-    ADD(s, test_killed_process_image);
-    ADD(s, test_sigkill_plp_keeps_completed);
-    ADD(s, test_sigkill_plp_backfill_gaps);
-    ADD(s, test_sigkill_no_plp_keeps_flushed);
-    ADD(s, test_refused_store_not_resurrected);
-    ADD(s, test_clean_mount_has_no_note);
-    ADD(s, test_overwritten_index_page_rescanned);
-    ADD(s, test_index_entry_outside_log_rescanned);
-    ADD(s, test_checkpoint_fields_out_of_range);
-    ADD(s, test_damaged_blob_after_clean_close);
-    ADD(s, test_damaged_value_unrecovered);
-    ADD(s, test_damaged_blob_iterators);
-    ADD(s, test_checkpoint_checksum_mismatch);
-    ADD(s, test_checkpoint_cut_off);
-    ADD(s, test_truncated_image_refused);
-    ADD(s, test_short_foreign_file_refused);
-    ADD(s, test_dirty_image_note);
-    ADD(s, test_scan_reports_unparseable_record);
-    ADD(s, test_scan_counts_bad_checksum);
-    ADD(s, test_scan_survives_damaged_spare_area);
-    ADD(s, test_image_locked);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("recovery", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

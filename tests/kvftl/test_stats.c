@@ -126,14 +126,17 @@ static void test_check_detects_corruption(void)
     kvftl_close(f);
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_write_amplification),
+    TAP_TEST_FN(test_reset_keeps_gauges),
+    TAP_TEST_FN(test_latency_percentiles),
+    TAP_TEST_FN(test_latency_from_arrival),
+    TAP_TEST_FN(test_check_detects_corruption),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("stats", NULL, NULL);
-    ADD(s, test_write_amplification);
-    ADD(s, test_reset_keeps_gauges);
-    ADD(s, test_latency_percentiles);
-    ADD(s, test_latency_from_arrival);
-    ADD(s, test_check_detects_corruption);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("stats", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }

@@ -448,26 +448,29 @@ static void test_presets_round_trip(void)
     }
 }
 
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_blob_header_on_flash),
+    TAP_TEST_FN(test_placement_unit_1k),
+    TAP_TEST_FN(test_space_amplification_1k_50b),
+    TAP_TEST_FN(test_placement_unit_1_byte),
+    TAP_TEST_FN(test_placement_unit_4k),
+    TAP_TEST_FN(test_page_spanning_blob),
+    TAP_TEST_FN(test_partial_retrieve),
+    TAP_TEST_FN(test_invalid_sizes),
+    TAP_TEST_FN(test_store_options),
+    TAP_TEST_FN(test_delete_and_exist),
+    TAP_TEST_FN(test_flush_pads_partial_page),
+    TAP_TEST_FN(test_buffer_full_stalls_store),
+    TAP_TEST_FN(test_large_blob_unit),
+    TAP_TEST_FN(test_page_fit_blobs),
+    TAP_TEST_FN(test_config_check_and_presets),
+    TAP_TEST_FN(test_presets_round_trip),
+    TAP_TEST_FN(test_pad_length_bounded_by_stripe),
+};
+
 int main(void)
 {
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("value_log", NULL, NULL);
-    ADD(s, test_blob_header_on_flash);
-    ADD(s, test_placement_unit_1k);
-    ADD(s, test_space_amplification_1k_50b);
-    ADD(s, test_placement_unit_1_byte);
-    ADD(s, test_placement_unit_4k);
-    ADD(s, test_page_spanning_blob);
-    ADD(s, test_partial_retrieve);
-    ADD(s, test_invalid_sizes);
-    ADD(s, test_store_options);
-    ADD(s, test_delete_and_exist);
-    ADD(s, test_flush_pads_partial_page);
-    ADD(s, test_buffer_full_stalls_store);
-    ADD(s, test_large_blob_unit);
-    ADD(s, test_page_fit_blobs);
-    ADD(s, test_config_check_and_presets);
-    ADD(s, test_presets_round_trip);
-    ADD(s, test_pad_length_bounded_by_stripe);
-    return tap_cunit_run();
+    static const struct tap_suite suite = TAP_SUITE("value_log", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
 }
