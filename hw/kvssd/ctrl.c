@@ -433,7 +433,7 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 #define KVSSD_PROP_ENUM(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
 #define KVSSD_PROP_STR(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
 
-/* The property of a device's own property, by properties.def's kind column. */
+/* The QEMU property of a row of properties.def, by its kind column. */
 #define KVSSD_DEVICE_PROP_STR(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
 #define KVSSD_DEVICE_PROP_PRESET(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
 #define KVSSD_DEVICE_PROP_BOOL(prop, field, dflt) DEFINE_PROP_BOOL(prop, KvssdState, field, dflt)
