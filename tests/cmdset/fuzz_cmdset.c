@@ -18,6 +18,7 @@
 
 #include "cmdset.h"
 #include "kv_internal.h"
+#include "kvftl_small.h"
 
 #define RECORD_BYTES 72
 #define MAX_RECORDS 256
@@ -72,13 +73,9 @@ static void fuzz_init(void)
     struct kvssd_ns_config nc = {.tag_table_entries = 16, .inline_timeout_ns = 1000000};
     char err[256];
 
-    kvftl_config_preset(&c, "default");
     /* 1 x 2 dies x 16 blocks x 128 pages x 16 KiB = 64 MiB: fills up under fuzzing. */
-    c.channels = 1;
-    c.dies_per_channel = 2;
-    c.blocks_per_die = 16;
-    c.pages_per_block = 128;
-    c.page_size_bytes = 16384;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 2,
+                       .blocks_per_die = 16, .pages_per_block = 128, .page_size_bytes = 16384 });
     ftl = kvftl_open(&c, err, sizeof(err));
     if (!ftl) {
         fprintf(stderr, "kvftl_open: %s\n", err);

@@ -15,6 +15,7 @@
 
 #include "admin.h"
 #include "cmdset.h"
+#include "kvftl_small.h"
 #include "tap_cunit.h"
 
 #define NSID 1u
@@ -68,12 +69,8 @@ static int setup(void)
 {
     struct kvftl_config c;
     char err[256];
-    kvftl_config_preset(&c, "default");
-    c.channels = 2;
-    c.dies_per_channel = 2;
-    c.blocks_per_die = 32;
-    c.pages_per_block = 64;
-    c.page_size_bytes = 16384;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 2, .dies_per_channel = 2,
+                       .blocks_per_die = 32, .pages_per_block = 64, .page_size_bytes = 16384 });
     ftl = kvftl_open(&c, err, sizeof(err));
     if (!ftl)
         return 1;

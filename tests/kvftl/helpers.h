@@ -19,17 +19,14 @@
 #include <kvftl/kvftl.h>
 
 #include "ftl.h"
+#include "kvftl_small.h"
 #include "tap_cunit.h"
 
 static inline struct kvftl_config small_config(void)
 {
     struct kvftl_config c;
-    kvftl_config_preset(&c, "default");
-    c.channels = 1;
-    c.dies_per_channel = 1;
-    c.blocks_per_die = 10;
-    c.pages_per_block = 576;
-    c.page_size_bytes = 4096;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 1,
+                       .blocks_per_die = 10, .pages_per_block = 576, .page_size_bytes = 4096 });
     c.buffer_entries = 8;
     c.dlt_entries = 0;
     c.index_dram_bytes = 1 << 20;
