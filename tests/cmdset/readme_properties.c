@@ -8,41 +8,24 @@
  *   readme-properties --write README.md   rewrite it
  *   readme-properties --print             print the expected rows
  */
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "doc_section.h"
 #include "properties.h"
 
-#define SECTION_BYTES (16u * 1024)
-
-/* The expected section, markers included, in a malloc'd string (NULL: too long). */
-static char *expected_section(const struct doc_section *s)
+/* The table's lines between the markers. */
+static void rows(struct doc_text *t)
 {
-    size_t count, n = 0, cap = SECTION_BYTES;
+    size_t count;
     const struct kvssd_property *p = kvssd_properties(&count);
-    char *out = malloc(cap);
-    if (!out) {
-        return NULL;
-    }
-#define PUT(...) (n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, __VA_ARGS__))
-    PUT("%s\n| property | default | unit | allowed | meaning |\n|---|---|---|---|---|\n",
-        s->begin_mark);
+
+    doc_put(t, "| property | default | unit | allowed | meaning |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < count; i++) {
         char dflt[64], range[256];
         bool text = p[i].kind == KVSSD_PROPERTY_STR || p[i].kind == KVSSD_PROPERTY_PRESET;
         kvssd_property_default(&p[i], dflt, sizeof(dflt));
         kvssd_property_range(&p[i], range, sizeof(range));
-        PUT("| `%s` | %s%s%s | %s | %s | %s |\n", p[i].prop, text ? "`" : "", dflt, text ? "`" : "",
-            p[i].unit, range, p[i].help);
+        doc_put(t, "| `%s` | %s%s%s | %s | %s | %s |\n", p[i].prop, text ? "`" : "", dflt,
+                text ? "`" : "", p[i].unit, range, p[i].help);
     }
-    PUT("%s\n", s->end_mark);
-#undef PUT
-    if (n >= cap) {
-        free(out);
-        return NULL;
-    }
-    return out;
 }
 
 int main(int argc, char **argv)
@@ -55,12 +38,5 @@ int main(int argc, char **argv)
         .what = "the device property table",
         .source = "properties.def",
     };
-    char *want = expected_section(&s);
-    if (!want) {
-        fprintf(stderr, "readme-properties: the table does not fit %u bytes\n", SECTION_BYTES);
-        return 2;
-    }
-    int rc = doc_section_main(&s, want, argc, argv);
-    free(want);
-    return rc;
+    return doc_section_main(&s, rows, argc, argv);
 }

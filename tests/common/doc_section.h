@@ -2,7 +2,8 @@
 /*
  * A part of a Markdown file generated from a table (a .def): the lines from
  * a begin marker to an end marker. One main for the programs that check it
- * (tests/cmdset/readme_properties.c, tests/kvftl/readme_tunables.c):
+ * (tests/cmdset/readme_properties.c, tests/kvftl/readme_tunables.c); each
+ * gives only the lines between the markers, written with doc_put():
  *
  *   TOOL FILE           TAP: ok when the section of FILE is the expected one
  *   TOOL --write FILE   rewrite that section of FILE
@@ -13,12 +14,32 @@
 #ifndef TESTS_COMMON_DOC_SECTION_H
 #define TESTS_COMMON_DOC_SECTION_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DOC_SECTION_FILE_MAX_BYTES (1u << 20)
+#define DOC_SECTION_MAX_BYTES (64u * 1024)   /* the generated section, markers included */
+
+/* The section being generated: DOC_SECTION_MAX_BYTES at the most. */
+struct doc_text {
+    char *buf;
+    size_t n;       /* bytes written; > DOC_SECTION_MAX_BYTES: it did not fit */
+};
+
+/* Append to the section (what does not fit is counted, not written). */
+static inline void __attribute__((format(printf, 2, 3)))
+doc_put(struct doc_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(t->buf + (t->n < DOC_SECTION_MAX_BYTES ? t->n : DOC_SECTION_MAX_BYTES),
+                        t->n < DOC_SECTION_MAX_BYTES ? DOC_SECTION_MAX_BYTES - t->n : 0, fmt, ap);
+    va_end(ap);
+    t->n += len > 0 ? (size_t)len : 0;
+}
 
 struct doc_section {
     const char *tool;           /* the program's name, for messages */
@@ -66,9 +87,9 @@ static inline void doc_section_first_difference(const struct doc_section *s, con
     }
 }
 
-/* The main of a checker: @want is the expected section, markers included. */
-static inline int doc_section_main(const struct doc_section *s, const char *want, int argc,
-                                   char **argv)
+/* Check, write or print @want, the expected section. */
+static inline int doc_section_run(const struct doc_section *s, const char *want, int argc,
+                                  char **argv)
 {
     bool write = argc == 3 && strcmp(argv[1], "--write") == 0;
     if (argc == 2 && strcmp(argv[1], "--print") == 0) {
@@ -120,6 +141,27 @@ static inline int doc_section_main(const struct doc_section *s, const char *want
     }
     free(text);
     return same ? 0 : 1;
+}
+
+/* The main of a checker: @rows writes the lines between the markers. */
+static inline int doc_section_main(const struct doc_section *s, void (*rows)(struct doc_text *),
+                                   int argc, char **argv)
+{
+    struct doc_text t = { malloc(DOC_SECTION_MAX_BYTES + 1), 0 };
+    if (!t.buf) {
+        return 2;
+    }
+    doc_put(&t, "%s\n", s->begin_mark);
+    rows(&t);
+    doc_put(&t, "%s\n", s->end_mark);
+    if (t.n >= DOC_SECTION_MAX_BYTES) {
+        fprintf(stderr, "%s: the section does not fit %u bytes\n", s->tool, DOC_SECTION_MAX_BYTES);
+        free(t.buf);
+        return 2;
+    }
+    int rc = doc_section_run(s, t.buf, argc, argv);
+    free(t.buf);
+    return rc;
 }
 
 #endif /* TESTS_COMMON_DOC_SECTION_H */
