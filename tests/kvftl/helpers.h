@@ -83,6 +83,34 @@ static inline uint16_t get_check(struct kvftl *f, const char *key, uint32_t vlen
     return 0;
 }
 
+/* Key number @i: "key-" and 12 digits, 16 bytes (17 with the NUL). */
+static inline void key_of(char *key, int i)
+{
+    snprintf(key, 17, "key-%012d", i);
+}
+
+/* Store keys [from, to) with a 50-byte value of byte @fill_byte: one 1 KiB blob each. */
+static inline void fill(struct kvftl *f, int from, int to, uint8_t fill_byte)
+{
+    char key[17];
+    for (int i = from; i < to; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 50, fill_byte, false), 0);
+    }
+}
+
+/* How many of keys [from, to) do not read back as fill()'s 50 bytes of @fill_byte. */
+static inline int count_bad(struct kvftl *f, int from, int to, uint8_t fill_byte)
+{
+    char key[17];
+    int bad = 0;
+    for (int i = from; i < to; i++) {
+        key_of(key, i);
+        bad += get_check(f, key, 50, fill_byte) != 0;
+    }
+    return bad;
+}
+
 static inline uint16_t del(struct kvftl *f, const char *key)
 {
     struct kvftl_cpl cpl;

@@ -8,30 +8,53 @@
 #define STRIPE_BYTES 2359296u
 #define BLOBS_PER_STRIPE 2304
 
-static void key_of(char *key, int i)
+/*
+ * A cost-benefit device whose stripe 1 is half valid and written at t=0,
+ * and stripe 2 a quarter valid and written at t=9.
+ */
+static struct kvftl *open_old_half_and_young_quarter(void)
 {
-    snprintf(key, 17, "key-%012d", i);
+    struct kvftl_config c = small_config();
+    c.gc_policy = KVFTL_GC_COST_BENEFIT;
+    struct kvftl *f = open_or_die(&c);
+    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
+                                          .last_write_ns = 0 };
+    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
+                                          .last_write_ns = 9 };
+    return f;
 }
 
-/* Store keys [from, to) with a 50-byte value of byte @fill: one 1 KiB blob each. */
-static void fill(struct kvftl *f, int from, int to, uint8_t fill_byte)
+/*
+ * Stripe 0 filled with 2304 blobs (keys 0..2303, byte 1), then all but the
+ * last two overwritten with byte 2 (they go to stripe 1): stripe 0 holds
+ * the two live blobs of keys 2302 and 2303, 2048 valid bytes.
+ */
+static void fill_stripe0_two_live(struct kvftl *f)
 {
-    char key[17];
-    for (int i = from; i < to; i++) {
-        key_of(key, i);
-        CU_ASSERT_EQUAL_FATAL(put(f, key, 50, fill_byte, false), 0);
-    }
+    fill(f, 0, BLOBS_PER_STRIPE, 1);
+    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
 }
 
-static int count_bad(struct kvftl *f, int from, int to, uint8_t fill_byte)
+/* Every key of fill_stripe0_two_live() reads back its last value; the gauges hold. */
+static void assert_two_live_read_back(struct kvftl *f)
 {
-    char key[17];
-    int bad = 0;
-    for (int i = from; i < to; i++) {
-        key_of(key, i);
-        bad += get_check(f, key, 50, fill_byte) != 0;
+    CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 2, 2), 0);
+    assert_consistent(f);
+}
+
+/*
+ * 3000 keys overwritten 10 times back to back, all at t=0 (30,000 KiB into
+ * a 22.5 MiB device): the last value of every key is byte 9.
+ */
+static struct kvftl *overwrite_3000_keys_10_times(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    for (int round = 0; round < 10; round++) {
+        fill(f, 0, 3000, (uint8_t)round);
     }
-    return bad;
+    return f;
 }
 
 /* Greedy: the closed stripe with the fewest valid bytes; open and full stripes never. */
@@ -61,13 +84,7 @@ static void test_greedy_victim(void)
  */
 static void test_cost_benefit_victim(void)
 {
-    struct kvftl_config c = small_config();
-    c.gc_policy = KVFTL_GC_COST_BENEFIT;
-    struct kvftl *f = open_or_die(&c);
-    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
-                                          .last_write_ns = 0 };
-    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
-                                          .last_write_ns = 9 };
+    struct kvftl *f = open_old_half_and_young_quarter();
     CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
     f->cfg.gc_policy = KVFTL_GC_GREEDY;
     CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 2);
@@ -75,16 +92,15 @@ static void test_cost_benefit_victim(void)
 }
 
 /*
- * Fill stripe 0 with 2304 blobs, overwrite all but the last two (they go
- * to stripe 1): stripe 0 holds 2048 valid bytes. Collecting it relocates
- * exactly those two blobs (2048 bytes), updates the index and erases it.
+ * Stripe 0 with two live blobs (fill_stripe0_two_live): collecting it
+ * relocates exactly those two blobs (2048 bytes), updates the index and
+ * erases it.
  */
 static void test_collect_relocates_live_blobs(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    fill(f, 0, BLOBS_PER_STRIPE, 1);
-    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
+    fill_stripe0_two_live(f);
     CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_DATA);
     CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 2048);
     uint32_t free_before = f->space.free_stripes;
@@ -99,24 +115,18 @@ static void test_collect_relocates_live_blobs(void)
     char key[17];
     key_of(key, BLOBS_PER_STRIPE - 1);
     CU_ASSERT(addr_of(f, key) >= STRIPE_BYTES);
-    CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
-    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 2, 2), 0);
-    assert_consistent(f);
+    assert_two_live_read_back(f);
     kvftl_close(f);
 }
 
 /*
- * 3000 keys overwritten 10 times (30,000 KiB into a 22.5 MiB device):
- * GC runs, every key holds its last value, free stripes stay at or above
- * the low watermark, and the accounting stays consistent.
+ * 3000 keys overwritten 10 times (overwrite_3000_keys_10_times): GC runs,
+ * every key holds its last value, free stripes stay at or above the low
+ * watermark, and the accounting stays consistent.
  */
 static void test_overwrites_drive_gc(void)
 {
-    struct kvftl_config c = small_config();
-    struct kvftl *f = open_or_die(&c);
-    for (int round = 0; round < 10; round++) {
-        fill(f, 0, 3000, (uint8_t)round);
-    }
+    struct kvftl *f = overwrite_3000_keys_10_times();
     struct kvftl_stats st = stats(f);
     CU_ASSERT(st.gc_runs > 0);
     CU_ASSERT(st.free_stripes >= 2);
@@ -175,11 +185,7 @@ static void test_device_full(void)
  */
 static void test_foreground_gc_stalls_writes(void)
 {
-    struct kvftl_config c = small_config();
-    struct kvftl *f = open_or_die(&c);
-    for (int round = 0; round < 10; round++) {
-        fill(f, 0, 3000, (uint8_t)round);
-    }
+    struct kvftl *f = overwrite_3000_keys_10_times();
     struct kvftl_stats st = stats(f);
     CU_ASSERT(st.gc_foreground_stalls > 0);
     CU_ASSERT(st.gc_stall_ns >= 3000000);
@@ -280,26 +286,24 @@ static void test_gc_keeps_needed_tombstone(void)
 }
 
 /*
- * PLP off: GC relocates the two live blobs of stripe 0 into the page
- * buffer; they must be programmed before stripe 0 (their only durable
- * copy) is erased, so a crash right after the collection loses nothing.
+ * PLP off: GC relocates the two live blobs of stripe 0
+ * (fill_stripe0_two_live) into the page buffer; they must be programmed
+ * before stripe 0 (their only durable copy) is erased, so a crash right
+ * after the collection loses nothing.
  */
 static void test_gc_without_plp_programs_before_erase(void)
 {
     struct kvftl_config c = small_config();
     c.plp = false;
     struct kvftl *f = open_or_die(&c);
-    fill(f, 0, BLOBS_PER_STRIPE, 1);
-    fill(f, 0, BLOBS_PER_STRIPE - 2, 2);
+    fill_stripe0_two_live(f);
     flush(f);
     uint64_t now = 0;
     CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
     CU_ASSERT_EQUAL(f->space.data.wp % 4096, 0); /* the relocated blobs were flushed */
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
-    CU_ASSERT_EQUAL(count_bad(f, BLOBS_PER_STRIPE - 2, BLOBS_PER_STRIPE, 1), 0);
-    CU_ASSERT_EQUAL(count_bad(f, 0, BLOBS_PER_STRIPE - 2, 2), 0);
-    assert_consistent(f);
+    assert_two_live_read_back(f);
     kvftl_close(f);
 }
 
@@ -310,13 +314,7 @@ static void test_gc_without_plp_programs_before_erase(void)
  */
 static void test_foreground_gc_is_greedy(void)
 {
-    struct kvftl_config c = small_config();
-    c.gc_policy = KVFTL_GC_COST_BENEFIT;
-    struct kvftl *f = open_or_die(&c);
-    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
-                                          .last_write_ns = 0 };
-    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
-                                          .last_write_ns = 9 };
+    struct kvftl *f = open_old_half_and_young_quarter();
     CU_ASSERT_EQUAL(gc_pick_victim(f, 10), 1);
     CU_ASSERT_EQUAL(gc_pick_victim_policy(f, 10, KVFTL_GC_GREEDY), 2);
     kvftl_close(f);

@@ -22,31 +22,6 @@ static void image_new(void)
     unlink(image); /* a fresh device: kvftl_open creates it */
 }
 
-static void key_of(char *key, int i)
-{
-    snprintf(key, 17, "key-%012d", i);
-}
-
-static void fill(struct kvftl *f, int from, int to, uint8_t b)
-{
-    char key[17];
-    for (int i = from; i < to; i++) {
-        key_of(key, i);
-        CU_ASSERT_EQUAL_FATAL(put(f, key, 50, b, false), 0);
-    }
-}
-
-static int count_bad(struct kvftl *f, int from, int to, uint8_t b)
-{
-    char key[17];
-    int bad = 0;
-    for (int i = from; i < to; i++) {
-        key_of(key, i);
-        bad += get_check(f, key, 50, b) != 0;
-    }
-    return bad;
-}
-
 static int count_absent(struct kvftl *f, int from, int to)
 {
     char key[17];
