@@ -314,7 +314,7 @@ static void test_data_area_24k_vs_25k_values(void)
         uint32_t vlen = big ? 25 * 1024 : 24 * 1024;
         char key[17];
         for (int i = 0; i < 4; i++) {
-            snprintf(key, sizeof(key), "key-%012d", i);
+            key_of(key, i);
             CU_ASSERT_EQUAL(put(f, key, vlen, (uint8_t)i, true), 0);
             CU_ASSERT_EQUAL(addr_of(f, key), (uint64_t)i * (big ? 65536 : 32768));
         }
@@ -323,7 +323,7 @@ static void test_data_area_24k_vs_25k_values(void)
         CU_ASSERT_EQUAL(st.nand_data_pages_programmed, big ? 8 : 4);
         CU_ASSERT_EQUAL(st.live_nand_bytes, big ? 4 * 65536 : 4 * 24616);
         for (int i = 0; i < 4; i++) {
-            snprintf(key, sizeof(key), "key-%012d", i);
+            key_of(key, i);
             CU_ASSERT_EQUAL(get_check(f, key, vlen, (uint8_t)i), 0);
         }
         assert_consistent(f);

@@ -73,11 +73,7 @@ static void test_space_amplification_1k_50b(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    char key[17];
-    for (int i = 0; i < 100; i++) {
-        snprintf(key, sizeof(key), "key-%012d", i);
-        CU_ASSERT_EQUAL(put(f, key, 50, 1, false), 0);
-    }
+    fill(f, 0, 100, 1);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 100);
     CU_ASSERT_EQUAL(st.live_user_bytes, 6600);
