@@ -152,6 +152,43 @@ static inline uint64_t addr_of(struct kvftl *f, const char *key)
     return loc_addr(loc);
 }
 
+/*
+ * One pair of a placement test: its key, value length and value byte,
+ * whether the value came by page-unit DMA, and the device address its
+ * blob must land at.
+ */
+struct placed_pair {
+    const char *key;
+    uint32_t value_bytes;
+    uint8_t fill;
+    bool dma;
+    uint64_t addr;
+};
+
+/* Store @n pairs in order: each succeeds, and then each sits at its address. */
+static inline void put_placed(struct kvftl *f, const struct placed_pair *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(put(f, p[i].key, p[i].value_bytes, p[i].fill, p[i].dma), 0);
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t at = addr_of(f, p[i].key);
+        if (at != p[i].addr) {
+            printf("# %s at %llu, want %llu\n", p[i].key, (unsigned long long)at,
+                   (unsigned long long)p[i].addr);
+        }
+        CU_ASSERT_EQUAL(at, p[i].addr);
+    }
+}
+
+/* Each of @n pairs reads back its whole value. */
+static inline void assert_placed_read_back(struct kvftl *f, const struct placed_pair *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(get_check(f, p[i].key, p[i].value_bytes, p[i].fill), 0);
+    }
+}
+
 static inline void assert_consistent(struct kvftl *f)
 {
     char err[512];

@@ -348,22 +348,21 @@ static void test_data_area_small_blob_starts_next_page(void)
 {
     struct kvftl_config c = data_area_config(KVFTL_PACK_ALL);
     struct kvftl *f = open_or_die(&c);
-    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------" };
-    uint32_t lens[] = { 4000, 2000, 100, 7000, 10 };
-    uint64_t want[] = { 0, 4032, 8192, 16384, 32768 };
-    for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
-        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
-    }
+    static const struct placed_pair pairs[] = {
+        { "A-------", 4000, 1, false, 0 },
+        { "B-------", 2000, 2, false, 4032 },
+        { "C-------", 100, 3, false, 8192 },
+        { "D-------", 7000, 4, false, 16384 },
+        { "E-------", 10, 5, false, 32768 },
+    };
+    put_placed(f, pairs, 5);
     CU_ASSERT_EQUAL(f->space.data.wp, 32810);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_nand_bytes, 4032 + 2032 + 132 + 16384 + 42);
     CU_ASSERT_EQUAL(st.padding_bytes, 2128 + 8060 + 9352);
     flush(f);
     CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 5);
-    for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
-    }
+    assert_placed_read_back(f, pairs, 5);
     assert_consistent(f);
     kvftl_close(f);
 }
@@ -378,14 +377,13 @@ static void test_data_area_block_policy(void)
 {
     struct kvftl_config c = data_area_config(KVFTL_PACK_BLOCK);
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(put(f, "A-------", 1000, 1, true), 0);
-    CU_ASSERT_EQUAL(put(f, "B-------", 2000, 2, true), 0);
-    CU_ASSERT_EQUAL(put(f, "X-------", 100, 3, true), 0);
-    CU_ASSERT_EQUAL(put(f, "C-------", 2100, 4, true), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
-    CU_ASSERT_EQUAL(addr_of(f, "X-------"), 8192);
-    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 16384);
+    static const struct placed_pair pairs[] = {
+        { "A-------", 1000, 1, true, 0 },
+        { "B-------", 2000, 2, true, 4096 },
+        { "X-------", 100, 3, true, 8192 },
+        { "C-------", 2100, 4, true, 16384 },
+    };
+    put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(get_check(f, "C-------", 2100, 4), 0);
     assert_consistent(f);
     kvftl_close(f);
@@ -408,14 +406,13 @@ static void test_data_area_backfill_gap(void)
 {
     struct kvftl_config c = data_area_config(KVFTL_PACK_BACKFILL);
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(put(f, "I1------", 1968, 1, false), 0);
-    CU_ASSERT_EQUAL(put(f, "M1------", 3000, 2, true), 0);
-    CU_ASSERT_EQUAL(put(f, "I2------", 3000, 3, false), 0);
-    CU_ASSERT_EQUAL(put(f, "I3------", 4200, 4, false), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "I1------"), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "M1------"), 8192);
-    CU_ASSERT_EQUAL(addr_of(f, "I2------"), 2000);
-    CU_ASSERT_EQUAL(addr_of(f, "I3------"), 16384);
+    static const struct placed_pair pairs[] = {
+        { "I1------", 1968, 1, false, 0 },
+        { "M1------", 3000, 2, true, 8192 },
+        { "I2------", 3000, 3, false, 2000 },
+        { "I3------", 4200, 4, false, 16384 },
+    };
+    put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(f->space.data.wp, 16384 + 4232);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.dlt_backfills, 1);

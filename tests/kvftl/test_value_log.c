@@ -371,20 +371,16 @@ static void test_page_fit_blobs(void)
     c.placement_unit_bytes = 1;
     c.page_fit_blobs = true;
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(put(f, "A-------", 3000, 0xa, false), 0);
-    CU_ASSERT_EQUAL(put(f, "B-------", 2000, 0xb, false), 0);
-    CU_ASSERT_EQUAL(put(f, "C-------", 5000, 0xc, false), 0);
-    CU_ASSERT_EQUAL(put(f, "D-------", 100, 0xd, false), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "A-------"), 0);
-    CU_ASSERT_EQUAL(addr_of(f, "B-------"), 4096);
-    CU_ASSERT_EQUAL(addr_of(f, "C-------"), 6128);
-    CU_ASSERT_EQUAL(addr_of(f, "D-------"), 11160);
+    static const struct placed_pair pairs[] = {
+        { "A-------", 3000, 0xa, false, 0 },
+        { "B-------", 2000, 0xb, false, 4096 },
+        { "C-------", 5000, 0xc, false, 6128 },
+        { "D-------", 100, 0xd, false, 11160 },
+    };
+    put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(f->space.data.wp, 11292);
     CU_ASSERT_EQUAL(stats(f).padding_bytes, 1064);
-    CU_ASSERT_EQUAL(get_check(f, "A-------", 3000, 0xa), 0);
-    CU_ASSERT_EQUAL(get_check(f, "B-------", 2000, 0xb), 0);
-    CU_ASSERT_EQUAL(get_check(f, "C-------", 5000, 0xc), 0);
-    CU_ASSERT_EQUAL(get_check(f, "D-------", 100, 0xd), 0);
+    assert_placed_read_back(f, pairs, 4);
     assert_consistent(f);
     kvftl_close(f);
 }
