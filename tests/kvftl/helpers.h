@@ -200,6 +200,64 @@ static inline void assert_consistent(struct kvftl *f)
 }
 
 /*
+ * Injected hashes: with kvftl_set_hash_for_test(f, key_is_hash) an 8-byte
+ * key *is* its hash (big endian), so a test decides which index page and
+ * which slot every key goes to.
+ */
+static inline uint64_t key_is_hash(const void *key, size_t len)
+{
+    const uint8_t *k = key;
+    uint64_t h = 0;
+    for (size_t i = 0; i < 8 && i < len; i++) {
+        h = h << 8 | k[i];
+    }
+    return h;
+}
+
+/* @k = the 8-byte key whose injected hash is @h. */
+static inline void be64(uint8_t k[8], uint64_t h)
+{
+    for (int i = 7; i >= 0; i--) {
+        k[i] = (uint8_t)h;
+        h >>= 8;
+    }
+}
+
+/* Store the key of hash @h with @vlen bytes (at most 4096) of value, each the low byte of @h, inline. */
+static inline uint16_t put_h(struct kvftl *f, uint64_t h, uint32_t vlen)
+{
+    static uint8_t v[4096];
+    uint8_t k[8];
+    be64(k, h);
+    memset(v, (uint8_t)h, vlen);
+    struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = vlen,
+                                 .inline_bytes = vlen };
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    return cpl.status;
+}
+
+/* Retrieve put_h()'s pair; returns the status, or 0xffff when its size or end bytes differ. */
+static inline uint16_t get_h(struct kvftl *f, uint64_t h, uint32_t vlen)
+{
+    static uint8_t v[4096];
+    uint8_t k[8];
+    be64(k, h);
+    struct kvftl_cpl cpl;
+    kvftl_retrieve(f, k, 8, v, 0, sizeof(v), 0, &cpl);
+    if (cpl.status) {
+        return cpl.status;
+    }
+    return cpl.xfer_bytes == vlen && v[0] == (uint8_t)h && v[vlen - 1] == (uint8_t)h ? 0 : 0xffff;
+}
+
+/* top two hash bits select the quarter, the low bits spread the slots */
+static inline uint64_t hq(unsigned quarter, uint64_t i)
+{
+    return (uint64_t)quarter << 62 | (i + 1) * 2654435761u;
+}
+
+/*
  * Keys a guest would choose to blow up the index, found by brute force:
  * @n 16-byte keys ("col-" + 12 digits; 17 bytes with the NUL) whose
  * XXH3_64bits_withSeed(@seed) share their top @bits bits with the first key

@@ -5,29 +5,6 @@
 #include "helpers.h"
 #include "index_cache.h"
 
-static uint64_t key_is_hash(const void *key, size_t len)
-{
-    const uint8_t *k = key;
-    uint64_t h = 0;
-    for (size_t i = 0; i < 8 && i < len; i++) {
-        h = h << 8 | k[i];
-    }
-    return h;
-}
-
-static void be64(uint8_t k[8], uint64_t h)
-{
-    for (int i = 7; i >= 0; i--) {
-        k[i] = (uint8_t)h;
-        h >>= 8;
-    }
-}
-
-static uint64_t hq(unsigned quarter, uint64_t i)
-{
-    return (uint64_t)quarter << 62 | (i + 1) * 2654435761u;
-}
-
 /* 10 bits per key gives 7 probes; every added hash answers "maybe". */
 static void test_no_false_negatives(void)
 {
@@ -65,6 +42,12 @@ static void test_false_positive_rate(void)
     bloom_fini(&b);
 }
 
+/* three_pages()' key @n: the first 100 in hash quarter 0, the others alternating quarters 2 and 3. */
+static uint64_t three_pages_hash(uint64_t n)
+{
+    return n < 100 ? hq(0, n) : hq(2 + n % 2, n);
+}
+
 /*
  * Build three index pages under a two-page budget so that page 0
  * (quarter 0 of the hash space) is in NAND only, then ask about an absent
@@ -81,22 +64,26 @@ static struct kvftl *three_pages(bool bloom)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(f->idx.frames_max, 2);
     kvftl_set_hash_for_test(f, key_is_hash);
-    static uint8_t v[16];
-    uint64_t n = 0;
-    for (int i = 0; i < 318; i++) {
-        uint64_t h = i < 100 ? hq(0, n) : hq(2 + i % 2, n);
-        n++;
-        uint8_t k[8];
-        be64(k, h);
-        struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = 16,
-                                     .inline_bytes = 16 };
-        struct kvftl_cpl cpl;
-        kvftl_store(f, &r, &cpl);
-        CU_ASSERT_EQUAL(cpl.status, 0);
+    for (uint64_t n = 0; n < 318; n++) {
+        CU_ASSERT_EQUAL(put_h(f, three_pages_hash(n), 16), 0);
     }
     CU_ASSERT_EQUAL(f->idx.npages, 3);
     CU_ASSERT_EQUAL(f->idx.page_frame[0], UINT32_MAX);
     return f;
+}
+
+/*
+ * Ask three_pages()' device about an absent quarter-0 key (@k): Exist
+ * answers KEY_DOES_NOT_EXIST. @before: the statistics before the question.
+ */
+static struct kvftl_cpl exist_absent(struct kvftl *f, uint8_t k[8], struct kvftl_stats *before)
+{
+    be64(k, hq(0, 5000));
+    *before = stats(f);
+    struct kvftl_cpl cpl;
+    kvftl_exist(f, k, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
+    return cpl;
 }
 
 /* Bloom on: Exist of an absent key whose index page is in NAND costs no flash read. */
@@ -104,11 +91,8 @@ static void test_absent_key_without_flash_read(void)
 {
     struct kvftl *f = three_pages(true);
     uint8_t k[8];
-    be64(k, hq(0, 5000));
-    struct kvftl_stats before = stats(f);
-    struct kvftl_cpl cpl;
-    kvftl_exist(f, k, 8, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats before;
+    struct kvftl_cpl cpl = exist_absent(f, k, &before);
     kvftl_retrieve(f, k, 8, NULL, 0, 0, 0, &cpl);
     CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats after = stats(f);
@@ -124,11 +108,8 @@ static void test_bloom_off_reads_index_page(void)
 {
     struct kvftl *f = three_pages(false);
     uint8_t k[8];
-    be64(k, hq(0, 5000));
-    struct kvftl_stats before = stats(f);
-    struct kvftl_cpl cpl;
-    kvftl_exist(f, k, 8, 0, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
+    struct kvftl_stats before;
+    struct kvftl_cpl cpl = exist_absent(f, k, &before);
     struct kvftl_stats after = stats(f);
     CU_ASSERT_EQUAL(after.bloom_negatives, 0);
     CU_ASSERT_EQUAL(after.nand_pages_read - before.nand_pages_read, 1);
@@ -146,7 +127,7 @@ static void test_rebuilt_after_power_cycle(void)
     int missing = 0;
     for (uint64_t n = 0; n < 318; n++) {
         uint8_t k[8];
-        be64(k, n < 100 ? hq(0, n) : hq(2 + n % 2, n));
+        be64(k, three_pages_hash(n));
         struct kvftl_cpl cpl;
         kvftl_exist(f, k, 8, 0, &cpl);
         missing += cpl.status != 0;

@@ -12,61 +12,11 @@
 #include "helpers.h"
 #include "index_cache.h"
 
-static uint64_t key_is_hash(const void *key, size_t len)
-{
-    const uint8_t *k = key;
-    uint64_t h = 0;
-    for (size_t i = 0; i < 8 && i < len; i++) {
-        h = h << 8 | k[i];
-    }
-    return h;
-}
-
 static uint64_t constant_hash(const void *key, size_t len)
 {
     (void)key;
     (void)len;
     return 0x4242;
-}
-
-static void be64(uint8_t k[8], uint64_t h)
-{
-    for (int i = 7; i >= 0; i--) {
-        k[i] = (uint8_t)h;
-        h >>= 8;
-    }
-}
-
-static uint16_t put_h(struct kvftl *f, uint64_t h, uint32_t vlen)
-{
-    static uint8_t v[4096];
-    uint8_t k[8];
-    be64(k, h);
-    memset(v, (uint8_t)h, vlen);
-    struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = vlen,
-                                 .inline_bytes = vlen };
-    struct kvftl_cpl cpl;
-    kvftl_store(f, &r, &cpl);
-    return cpl.status;
-}
-
-static uint16_t get_h(struct kvftl *f, uint64_t h, uint32_t vlen)
-{
-    static uint8_t v[4096];
-    uint8_t k[8];
-    be64(k, h);
-    struct kvftl_cpl cpl;
-    kvftl_retrieve(f, k, 8, v, 0, sizeof(v), 0, &cpl);
-    if (cpl.status) {
-        return cpl.status;
-    }
-    return cpl.xfer_bytes == vlen && v[0] == (uint8_t)h && v[vlen - 1] == (uint8_t)h ? 0 : 0xffff;
-}
-
-/* top two hash bits select the quarter, the low bits spread the slots */
-static uint64_t hq(unsigned quarter, uint64_t i)
-{
-    return (uint64_t)quarter << 62 | (i + 1) * 2654435761u;
 }
 
 static struct kvftl_config index_config(void)
