@@ -165,12 +165,9 @@ struct placed_pair {
     uint64_t addr;
 };
 
-/* Store @n pairs in order: each succeeds, and then each sits at its address. */
-static inline void put_placed(struct kvftl *f, const struct placed_pair *p, int n)
+/* Each of @n pairs sits at its address. */
+static inline void assert_placed_at(struct kvftl *f, const struct placed_pair *p, int n)
 {
-    for (int i = 0; i < n; i++) {
-        CU_ASSERT_EQUAL(put(f, p[i].key, p[i].value_bytes, p[i].fill, p[i].dma), 0);
-    }
     for (int i = 0; i < n; i++) {
         uint64_t at = addr_of(f, p[i].key);
         if (at != p[i].addr) {
@@ -179,6 +176,15 @@ static inline void put_placed(struct kvftl *f, const struct placed_pair *p, int 
         }
         CU_ASSERT_EQUAL(at, p[i].addr);
     }
+}
+
+/* Store @n pairs in order: each succeeds, and then each sits at its address. */
+static inline void put_placed(struct kvftl *f, const struct placed_pair *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(put(f, p[i].key, p[i].value_bytes, p[i].fill, p[i].dma), 0);
+    }
+    assert_placed_at(f, p, n);
 }
 
 /* Each of @n pairs reads back its whole value. */

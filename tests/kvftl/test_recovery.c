@@ -40,6 +40,32 @@ static void cycle(struct kvftl *f)
 }
 
 /*
+ * PLP off, power lost during the write after a flush: the flush programs
+ * the partial last page (the one program allowed), then "late" (a value of
+ * @late_bytes inline, which needs a program) is torn: INTERNAL_ERROR and no
+ * power. Closed without a checkpoint; returns the image crash-mounted.
+ */
+static struct kvftl *crash_after_flush(struct kvftl *f, const struct kvftl_config *c, uint32_t late_bytes)
+{
+    kvftl_power_cut_after(f, 1);
+    flush(f);
+    CU_ASSERT_TRUE(ftl_powered(f));
+    CU_ASSERT_EQUAL(put(f, "late", late_bytes, 1, false), KVFTL_INTERNAL_ERROR);
+    CU_ASSERT_FALSE(ftl_powered(f));
+    kvftl_close(f); /* no checkpoint without power */
+    return open_or_die(c);
+}
+
+/* Opening the image under @c is refused: "image_path <image> was made with @mismatch". */
+static void assert_mount_refused(const struct kvftl_config *c, const char *mismatch)
+{
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(c, err, sizeof(err)));
+    snprintf(want, sizeof(want), "image_path %s was made with %s", image, mismatch);
+    CU_ASSERT_STRING_EQUAL(err, want);
+}
+
+/*
  * Orderly close writes a checkpoint: reopening the image mounts from it
  * without scanning (no NAND page read during the mount) and every key,
  * value and deletion is as it was.
@@ -88,13 +114,7 @@ static void test_crash_reopen_scans_log(void)
     fill(f, 0, 50, 5);
     flush(f);
     fill(f, 50, 52, 6);            /* in the buffer, page 13 */
-    kvftl_power_cut_after(f, 1);
-    flush(f);                      /* programs page 13: the one program allowed */
-    CU_ASSERT_TRUE(ftl_powered(f));
-    CU_ASSERT_EQUAL(put(f, "late", 5000, 1, false), KVFTL_INTERNAL_ERROR); /* page 14 is torn */
-    CU_ASSERT_FALSE(ftl_powered(f));
-    kvftl_close(f); /* no checkpoint without power */
-    f = open_or_die(&c);
+    f = crash_after_flush(f, &c, 5000); /* page 13 programmed, page 14 torn */
     CU_ASSERT(stats(f).nand_pages_read > 0);
     CU_ASSERT_EQUAL(count_bad(f, 0, 50, 5), 0);
     CU_ASSERT_EQUAL(count_bad(f, 50, 52, 6), 0);
@@ -247,12 +267,7 @@ static void test_image_geometry_mismatch(void)
     c.image_path = image;
     kvftl_close(open_or_die(&c));
     c.pages_per_block = 600;
-    char err[512];
-    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    char want[512];
-    snprintf(want, sizeof(want),
-             "image_path %s was made with pages_per_block 576; the configuration says 600", image);
-    CU_ASSERT_STRING_EQUAL(err, want);
+    assert_mount_refused(&c, "pages_per_block 576; the configuration says 600");
     unlink(image);
 }
 
@@ -272,42 +287,24 @@ static void test_crash_scan_fine_units_and_page_fit(void)
     c.large_blob_unit_bytes = 1;
     c.page_fit_blobs = true;
     struct kvftl *f = open_or_die(&c);
-    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------", "F-------" };
-    uint32_t lens[] = { 50, 1000, 3000, 10, 2000, 5000 };
-    uint64_t addrs[6];
-    for (int i = 0; i < 6; i++) {
-        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
-    }
-    for (int i = 0; i < 6; i++) {
-        addrs[i] = addr_of(f, keys[i]);
-    }
     /* occupied: A 1024 (padded), B 1032, C 3032, D 1024 (padded), E 2032, F 5032 */
-    CU_ASSERT_EQUAL(addrs[0], 0);
-    CU_ASSERT_EQUAL(addrs[1], 1024);
-    CU_ASSERT_EQUAL(addrs[2], 4096); /* 2056 + 3032 passes 4096: fresh page, 2040 padded */
-    CU_ASSERT_EQUAL(addrs[3], 7128);
-    CU_ASSERT_EQUAL(addrs[4], 8192); /* 8152 + 2032 passes 8192: fresh page */
-    CU_ASSERT_EQUAL(addrs[5], 10224); /* 5032 > one page: straddles */
-    kvftl_power_cut_after(f, 1);
-    flush(f);                       /* programs the partial page 3: the one program allowed */
-    CU_ASSERT_TRUE(ftl_powered(f));
-    put(f, "late", 5000, 1, false); /* needs a program: the power goes */
-    CU_ASSERT_FALSE(ftl_powered(f));
-    kvftl_close(f);
-    f = open_or_die(&c);
+    static const struct placed_pair pairs[] = {
+        { "A-------", 50, 1, false, 0 },
+        { "B-------", 1000, 2, false, 1024 },
+        { "C-------", 3000, 3, false, 4096 }, /* 2056 + 3032 passes 4096: fresh page, 2040 padded */
+        { "D-------", 10, 4, false, 7128 },
+        { "E-------", 2000, 5, false, 8192 }, /* 8152 + 2032 passes 8192: fresh page */
+        { "F-------", 5000, 6, false, 10224 }, /* 5032 > one page: straddles */
+    };
+    put_placed(f, pairs, 6);
+    f = crash_after_flush(f, &c, 5000); /* the partial page 3 programmed */
     CU_ASSERT_EQUAL(stats(f).live_keys, 6);
-    for (int i = 0; i < 6; i++) {
-        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
-        CU_ASSERT_EQUAL(addr_of(f, keys[i]), addrs[i]);
-    }
+    assert_placed_read_back(f, pairs, 6);
+    assert_placed_at(f, pairs, 6);
     assert_consistent(f);
     kvftl_close(f);
     c.large_blob_unit_bytes = 0;
-    char err[512], want[512];
-    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(want, sizeof(want),
-             "image_path %s was made with large_blob_unit_bytes 1; the configuration says 0", image);
-    CU_ASSERT_STRING_EQUAL(err, want);
+    assert_mount_refused(&c, "large_blob_unit_bytes 1; the configuration says 0");
     unlink(image);
 }
 
@@ -332,25 +329,18 @@ static void test_crash_scan_data_area(void)
     c.large_blob_unit_bytes = 1;
     c.page_data_bytes = 6144;
     struct kvftl *f = open_or_die(&c);
-    const char *keys[] = { "A-------", "B-------", "C-------", "D-------", "E-------" };
-    uint32_t lens[] = { 50, 5000, 100, 7000, 2000 };
-    uint64_t want[] = { 0, 1024, 8192, 16384, 32768 };
-    for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(put(f, keys[i], lens[i], (uint8_t)(i + 1), false), 0);
-        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
-    }
-    kvftl_power_cut_after(f, 1);
-    flush(f);                       /* programs the partial page 4: the one program allowed */
-    CU_ASSERT_TRUE(ftl_powered(f));
-    put(f, "late", 7000, 1, false); /* needs a program: the power goes */
-    CU_ASSERT_FALSE(ftl_powered(f));
-    kvftl_close(f);
-    f = open_or_die(&c);
+    static const struct placed_pair pairs[] = {
+        { "A-------", 50, 1, false, 0 },
+        { "B-------", 5000, 2, false, 1024 },
+        { "C-------", 100, 3, false, 8192 },
+        { "D-------", 7000, 4, false, 16384 },
+        { "E-------", 2000, 5, false, 32768 },
+    };
+    put_placed(f, pairs, 5);
+    f = crash_after_flush(f, &c, 7000); /* the partial page 4 programmed */
     CU_ASSERT_EQUAL(stats(f).live_keys, 5);
-    for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(get_check(f, keys[i], lens[i], (uint8_t)(i + 1)), 0);
-        CU_ASSERT_EQUAL(addr_of(f, keys[i]), want[i]);
-    }
+    assert_placed_read_back(f, pairs, 5);
+    assert_placed_at(f, pairs, 5);
     /* writing resumes with the same rules */
     CU_ASSERT_EQUAL(put(f, "F-------", 7000, 6, false), 0);
     CU_ASSERT_EQUAL(addr_of(f, "F-------") % 8192, 0);
@@ -358,11 +348,7 @@ static void test_crash_scan_data_area(void)
     assert_consistent(f);
     kvftl_close(f);
     c.page_data_bytes = 0;
-    char err[512], msg[512];
-    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(msg, sizeof(msg),
-             "image_path %s was made with page_data_bytes 6144; the configuration says 0", image);
-    CU_ASSERT_STRING_EQUAL(err, msg);
+    assert_mount_refused(&c, "page_data_bytes 6144; the configuration says 0");
     unlink(image);
 }
 
