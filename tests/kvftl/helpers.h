@@ -286,4 +286,34 @@ static inline void colliding_keys(uint64_t seed, unsigned bits, uint32_t n, char
     }
 }
 
+/* The seed the directory-bound attack tests give a device (index_set_seed_for_test). */
+#define KNOWN_SEED 0x5eed5eed5eed5eedull
+
+/*
+ * The directory-bound attack on @f, its seed set to KNOWN_SEED: @keys gets
+ * 218 keys sharing their top 10 hash bits (colliding_keys); keys 0..216
+ * are stored, key i with @value_bytes bytes of i, and key 217 (bytes of
+ * @refused_fill) is refused with CAPACITY_EXCEEDED.
+ */
+static inline void store_colliding_keys(struct kvftl *f, char (*keys)[17], uint32_t value_bytes,
+                                        uint8_t refused_fill)
+{
+    colliding_keys(KNOWN_SEED, 10, 218, keys);
+    index_set_seed_for_test(&f->idx, KNOWN_SEED);
+    for (int i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL_FATAL(put(f, keys[i], value_bytes, (uint8_t)i, false), 0);
+    }
+    CU_ASSERT_EQUAL(put(f, keys[217], value_bytes, refused_fill, false), KVFTL_CAPACITY_EXCEEDED);
+}
+
+/* How many of the 217 keys store_colliding_keys() stored do not read back. */
+static inline int count_bad_colliding(struct kvftl *f, char (*keys)[17], uint32_t value_bytes)
+{
+    int bad = 0;
+    for (int i = 0; i < 217; i++) {
+        bad += get_check(f, keys[i], value_bytes, (uint8_t)i) != 0;
+    }
+    return bad;
+}
+
 #endif

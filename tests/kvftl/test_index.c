@@ -432,29 +432,19 @@ static void test_directory_bound_chosen_hashes(void)
 static void test_directory_bound_seeded_brute_force(void)
 {
     static char keys[218][17];
-    const uint64_t seed = 0x5eed5eed5eed5eedull;
-    colliding_keys(seed, 10, 218, keys);
     struct kvftl_config c = index_config();
     c.placement_unit_bytes = 64;
     struct kvftl *f = open_or_die(&c);
-    index_set_seed_for_test(&f->idx, seed);
-    for (int i = 0; i < 217; i++) {
-        CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
-    }
-    CU_ASSERT_EQUAL(put(f, keys[217], 8, 217, false), KVFTL_CAPACITY_EXCEEDED);
+    store_colliding_keys(f, keys, 8, 217);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);
     CU_ASSERT_EQUAL(f->idx.npages, 9);
     CU_ASSERT_EQUAL(get_check(f, keys[217], 8, 217), KVFTL_KEY_DOES_NOT_EXIST);
-    int bad = 0;
-    for (int i = 0; i < 217; i++) {
-        bad += get_check(f, keys[i], 8, (uint8_t)i) != 0;
-    }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(count_bad_colliding(f, keys, 8), 0);
     assert_consistent(f);
     kvftl_close(f);
 
     f = open_or_die(&c);
-    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, KNOWN_SEED);
     for (int i = 0; i < 218; i++) {
         CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
     }

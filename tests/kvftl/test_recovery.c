@@ -1419,26 +1419,16 @@ static void test_image_locked(void)
 static void test_refused_store_not_resurrected(void)
 {
     static char keys[218][17];
-    const uint64_t seed = 0x5eed5eed5eed5eedull;
-    colliding_keys(seed, 10, 218, keys);
     struct kvftl_config c = small_config();
     c.index_page_bytes = 4096;
     struct kvftl *f = open_or_die(&c);
-    index_set_seed_for_test(&f->idx, seed);
-    for (int i = 0; i < 217; i++) {
-        CU_ASSERT_EQUAL_FATAL(put(f, keys[i], 50, (uint8_t)i, false), 0);
-    }
-    CU_ASSERT_EQUAL(put(f, keys[217], 50, 0xaa, false), KVFTL_CAPACITY_EXCEEDED);
+    store_colliding_keys(f, keys, 50, 0xaa);
     fill(f, 0, 40, 7);
     CU_ASSERT_EQUAL(stats(f).live_keys, 257);
     cycle(f);
-    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, KNOWN_SEED);
     CU_ASSERT_EQUAL(get_check(f, keys[217], 50, 0xaa), KVFTL_KEY_DOES_NOT_EXIST);
-    int bad = 0;
-    for (int i = 0; i < 217; i++) {
-        bad += get_check(f, keys[i], 50, (uint8_t)i) != 0;
-    }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(count_bad_colliding(f, keys, 50), 0);
     CU_ASSERT_EQUAL(count_bad(f, 0, 40, 7), 0);
     CU_ASSERT_EQUAL(stats(f).live_keys, 257);
     assert_consistent(f);
