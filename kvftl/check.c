@@ -18,6 +18,7 @@
 #include <glib.h>
 
 #include "index.h"
+#include "refuse.h"
 #include "index_cache.h"
 #include "space.h"
 #include "value_log.h"
@@ -35,13 +36,7 @@ struct kvftl_check_walk {
     uint64_t pages_seen, blobs_seen, bytes_seen;
 };
 
-#define BAD(...)                                      \
-    do {                                              \
-        if (err && err_len) {                         \
-            snprintf(err, err_len, __VA_ARGS__);      \
-        }                                             \
-        return -1;                                    \
-    } while (0)
+#define BAD(...) return refuse(err, err_len, __VA_ARGS__)
 
 /* Copy @len bytes at @addr (buffered or programmed), no accounting. */
 static void raw_read(const struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *dst)

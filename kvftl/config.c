@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "refuse.h"
 #include "value_log.h"
 
 #define MIB (1024ull * 1024)
@@ -263,13 +264,7 @@ static bool is_pow2(uint64_t v)
     return v && !(v & (v - 1));
 }
 
-#define FAIL(...)                                    \
-    do {                                             \
-        if (err && err_len) {                        \
-            snprintf(err, err_len, __VA_ARGS__);     \
-        }                                            \
-        return -1;                                   \
-    } while (0)
+#define FAIL(...) return refuse(err, err_len, __VA_ARGS__)
 
 /* Every field on its own: the table's min, max and flags. */
 static int check_each_field(const struct kvftl_config *c, char *err, size_t err_len)
