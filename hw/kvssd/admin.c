@@ -164,12 +164,12 @@ static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
 
     kvftl_stats_get(a->ftl, &st);
     uint64_t blocks = st.capacity_bytes / 4096;
-    put64(id + 0, blocks);           /* NSZE */
-    put64(id + 8, blocks);           /* NCAP */
-    put64(id + 16, (used_bytes(&st) + 4095) / 4096); /* NUSE */
-    id[25] = 0;                      /* NLBAF */
-    id[26] = 0;                      /* FLBAS */
-    put32(id + 128, 12u << 16);      /* LBAF0: 4096-byte units, no metadata */
+    put64(id + KVSSD_ID_NS_NSZE, blocks);
+    put64(id + KVSSD_ID_NS_NCAP, blocks);
+    put64(id + KVSSD_ID_NS_NUSE, (used_bytes(&st) + 4095) / 4096);
+    id[KVSSD_ID_NS_NLBAF] = 0;                /* one format */
+    id[KVSSD_ID_NS_FLBAS] = 0;                /* format 0 in use */
+    put32(id + KVSSD_ID_NS_LBAF, 12u << 16);  /* LBAF0: LBADS 12 (4096-byte units), no metadata */
 }
 
 static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)

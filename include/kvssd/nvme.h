@@ -382,12 +382,15 @@ static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
 #define KVSSD_NVM_OPC_READ 0x02 /* SLBA in CDW10-11, NLB (0-based) in CDW12[15:0] */
 
 /*
- * Identify Namespace (CNS 00h, CSI NVM): NSZE (bytes 7:0, in logical
- * blocks), FLBAS (byte 26: the LBA format in use, bits 3:0) and the LBA
- * formats from byte 128, 4 bytes each, LBADS (log2 of the block size) in
- * the third byte.
+ * Identify Namespace (CNS 00h, CSI NVM): NSZE, NCAP, NUSE (bytes 7:0,
+ * 15:8, 23:16, in logical blocks), NLBAF (byte 25: formats - 1), FLBAS
+ * (byte 26: the LBA format in use, bits 3:0) and the LBA formats from byte
+ * 128, 4 bytes each, LBADS (log2 of the block size) in the third byte.
  */
 #define KVSSD_ID_NS_NSZE 0
+#define KVSSD_ID_NS_NCAP 8
+#define KVSSD_ID_NS_NUSE 16
+#define KVSSD_ID_NS_NLBAF 25
 #define KVSSD_ID_NS_FLBAS 26
 #define KVSSD_ID_NS_LBAF 128
 
