@@ -18,8 +18,8 @@
 #include <glib.h>
 
 #include "index.h"
-#include "refuse.h"
 #include "index_cache.h"
+#include "refuse.h"
 #include "space.h"
 #include "value_log.h"
 
@@ -61,8 +61,8 @@ void kvftl_check_end(struct kvftl_check_walk *w)
     g_free(w);
 }
 
-void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_pages,
-                          uint64_t *blobs, uint64_t *bytes)
+void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_pages, uint64_t *blobs,
+                          uint64_t *bytes)
 {
     *index_pages = w->pages_seen;
     *blobs = w->blobs_seen;
@@ -85,7 +85,8 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
     uint32_t len = loc_len(e->loc);
     uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
     if (addr + len > geo->total_bytes || len < BLOB_HEADER_BYTES + 1 ||
-        (ftl->space.stripes[s].state != STRIPE_DATA && ftl->space.stripes[s].state != STRIPE_OPEN_DATA)) {
+        (ftl->space.stripes[s].state != STRIPE_DATA &&
+         ftl->space.stripes[s].state != STRIPE_OPEN_DATA)) {
         BAD("index entry %#llx points outside the value log (address %llu, %u bytes)",
             (unsigned long long)e->hash, (unsigned long long)addr, len);
     }
@@ -105,8 +106,8 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
             (unsigned long long)addr, bh.type, bh.key_bytes, bh.value_bytes);
     }
     const uint8_t *key = w->blob + BLOB_HEADER_BYTES;
-    if (blob_checksum(bh.type, bh.key_bytes, bh.value_bytes, bh.seq, key,
-                      key + bh.key_bytes) != bh.checksum) {
+    if (blob_checksum(bh.type, bh.key_bytes, bh.value_bytes, bh.seq, key, key + bh.key_bytes) !=
+        bh.checksum) {
         BAD("blob at %llu fails its checksum", (unsigned long long)addr);
     }
     if (index_hash(ix, key, bh.key_bytes) != e->hash) {
@@ -126,7 +127,8 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
         free_count += ftl->space.stripes[s].state == STRIPE_FREE;
         if (w->valid[s] != ftl->space.stripes[s].valid_bytes) {
             BAD("stripe %u accounts %llu valid bytes; the index references %llu", s,
-                (unsigned long long)ftl->space.stripes[s].valid_bytes, (unsigned long long)w->valid[s]);
+                (unsigned long long)ftl->space.stripes[s].valid_bytes,
+                (unsigned long long)w->valid[s]);
         }
     }
     if (free_count != ftl->space.free_stripes) {
@@ -147,8 +149,8 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     return 0;
 }
 
-int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
-                     char *err, size_t err_len)
+int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes, char *err,
+                     size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
     const struct index *ix = &ftl->idx;
@@ -168,8 +170,7 @@ int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max
                 return 1;
             }
             if (h->magic != INDEX_PAGE_MAGIC || h->page_id != p) {
-                BAD("index page %u has a bad header (magic %#x, id %u)", p, h->magic,
-                    h->page_id);
+                BAD("index page %u has a bad header (magic %#x, id %u)", p, h->magic, h->page_id);
             }
             spent += ix->page_bytes;
             w->pages_seen++;

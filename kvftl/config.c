@@ -18,7 +18,7 @@
 #define MIB (1024ull * 1024)
 #define MIN_STRIPE_BYTES (2 * MIB + 8192)
 
-const char *const kvftl_preset_names[KVFTL_PRESETS] = { "default", "pm983", "cosmos" };
+const char *const kvftl_preset_names[KVFTL_PRESETS] = {"default", "pm983", "cosmos"};
 
 const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1] = {
     [KVFTL_PACK_BLOCK] = "block",
@@ -46,16 +46,24 @@ const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1] = {
 #define TUNABLE_NAMES_STR(field) NULL
 
 const struct kvftl_tunable kvftl_tunables[] = {
-#define KVFTL_TUNABLE(f, kind_, where, prop_, unit_, d, pm, cos, min_, max_, flags_, range_, help_) \
-    {                                                                                    \
-        .field = #f, .prop = prop_, .unit = unit_, .range = range_, .help = help_,       \
-        .kind = KVFTL_TUNABLE_##kind_, .qemu = KVFTL_TUNABLE_WHERE_##where,              \
-        .flags = (flags_), .min = (min_), .max = (max_),                                 \
-        .preset = { TUNABLE_VALUE_##kind_(d), TUNABLE_VALUE_##kind_(pm),                 \
-                    TUNABLE_VALUE_##kind_(cos) },                                        \
-        .names = TUNABLE_NAMES_##kind_(f),                                               \
-        .offset = offsetof(struct kvftl_config, f),                                      \
-        .size = sizeof(((struct kvftl_config *)0)->f),                                   \
+#define KVFTL_TUNABLE(f, kind_, where, prop_, unit_, d, pm, cos, min_, max_, flags_, range_, \
+                      help_)                                                                 \
+    {                                                                                        \
+        .field = #f,                                                                         \
+        .prop = prop_,                                                                       \
+        .unit = unit_,                                                                       \
+        .range = range_,                                                                     \
+        .help = help_,                                                                       \
+        .kind = KVFTL_TUNABLE_##kind_,                                                       \
+        .qemu = KVFTL_TUNABLE_WHERE_##where,                                                 \
+        .flags = (flags_),                                                                   \
+        .min = (min_),                                                                       \
+        .max = (max_),                                                                       \
+        .preset = {TUNABLE_VALUE_##kind_(d), TUNABLE_VALUE_##kind_(pm),                      \
+                   TUNABLE_VALUE_##kind_(cos)},                                              \
+        .names = TUNABLE_NAMES_##kind_(f),                                                   \
+        .offset = offsetof(struct kvftl_config, f),                                          \
+        .size = sizeof(((struct kvftl_config *)0)->f),                                       \
     },
 #include <kvftl/tunables.def>
 };
@@ -95,7 +103,8 @@ int kvftl_config_preset(struct kvftl_config *cfg, const char *name)
 const struct kvftl_tunable *kvftl_tunable_find(const char *name)
 {
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
-        if (strcmp(name, kvftl_tunables[i].field) == 0 || strcmp(name, kvftl_tunables[i].prop) == 0) {
+        if (strcmp(name, kvftl_tunables[i].field) == 0 ||
+            strcmp(name, kvftl_tunables[i].prop) == 0) {
             return &kvftl_tunables[i];
         }
     }
@@ -202,7 +211,8 @@ size_t kvftl_tunable_value_text(const struct kvftl_tunable *t, uint64_t v, char 
 /* Is @v within a number tunable's own range (not counting other fields)? */
 static bool number_in_range(const struct kvftl_tunable *t, uint64_t v)
 {
-    return v >= t->min && v <= t->max && (!(t->flags & KVFTL_TUNABLE_POW2) || (v && !(v & (v - 1))));
+    return v >= t->min && v <= t->max &&
+           (!(t->flags & KVFTL_TUNABLE_POW2) || (v && !(v & (v - 1))));
 }
 
 int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, const char *name,
@@ -238,8 +248,10 @@ int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, c
         bool ok = *text && *text != '-' && errno == 0 && end != text;
         uint64_t mul = 1;
         if (ok && *end) {
-            mul = *end == 'K' || *end == 'k' ? 1ull << 10 : *end == 'M' || *end == 'm' ? 1ull << 20
-                  : *end == 'G' || *end == 'g' ? 1ull << 30 : 0;
+            mul = *end == 'K' || *end == 'k'   ? 1ull << 10
+                  : *end == 'M' || *end == 'm' ? 1ull << 20
+                  : *end == 'G' || *end == 'g' ? 1ull << 30
+                                               : 0;
             ok = mul && end[1] == 0 && v <= UINT64_MAX / mul;
         }
         uint64_t type_max = t->kind == KVFTL_TUNABLE_U32 ? UINT32_MAX : UINT64_MAX;
@@ -285,7 +297,9 @@ static int check_each_field(const struct kvftl_config *c, char *err, size_t err_
                 size_t n = 0;
                 for (uint64_t k = 0; k <= t->max && n < sizeof(range); k++) {
                     n += (size_t)snprintf(range + n, sizeof(range) - n, "%s%llu (%s)",
-                                          k == 0 ? "" : k == t->max ? " or " : ", ",
+                                          k == 0        ? ""
+                                          : k == t->max ? " or "
+                                                        : ", ",
                                           (unsigned long long)k, t->names[k]);
                 }
                 FAIL("%s is %llu; it must be %s", t->field, (unsigned long long)v, range);
@@ -328,24 +342,27 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
         FAIL("the device is %llu bytes; it must be at most %llu", (unsigned long long)total,
              (unsigned long long)(1ull << LOC_ADDR_BITS));
     }
-    if (c->large_blob_unit_bytes &&
-        (c->large_blob_unit_bytes > c->placement_unit_bytes || !is_pow2(c->large_blob_unit_bytes))) {
+    if (c->large_blob_unit_bytes && (c->large_blob_unit_bytes > c->placement_unit_bytes ||
+                                     !is_pow2(c->large_blob_unit_bytes))) {
         FAIL("large_blob_unit_bytes is %u; it must be 0 or a power of two from 1 to "
-             "placement_unit_bytes (%u)", c->large_blob_unit_bytes, c->placement_unit_bytes);
+             "placement_unit_bytes (%u)",
+             c->large_blob_unit_bytes, c->placement_unit_bytes);
     }
     /* a blob that fits the data area must still fit it once rounded to its unit */
-    uint32_t large_unit = c->large_blob_unit_bytes ? c->large_blob_unit_bytes : c->placement_unit_bytes;
+    uint32_t large_unit = c->large_blob_unit_bytes ? c->large_blob_unit_bytes
+                                                   : c->placement_unit_bytes;
     if (c->page_data_bytes &&
         (c->page_data_bytes < 4096 || c->page_data_bytes > c->page_size_bytes ||
          c->page_data_bytes % large_unit)) {
         FAIL("page_data_bytes is %u; it must be 0 (the whole page) or a multiple of the large "
-             "blob unit (%u) from 4096 to page_size_bytes (%u)", c->page_data_bytes,
-             large_unit, c->page_size_bytes);
+             "blob unit (%u) from 4096 to page_size_bytes (%u)",
+             c->page_data_bytes, large_unit, c->page_size_bytes);
     }
     if (c->page_data_bytes) {
         /* the largest blob occupies one whole page per data area's worth */
         uint64_t largest = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES;
-        uint64_t need = (largest + c->page_data_bytes - 1) / c->page_data_bytes * c->page_size_bytes;
+        uint64_t need = (largest + c->page_data_bytes - 1) / c->page_data_bytes *
+                        c->page_size_bytes;
         if (stripe < need) {
             FAIL("page_data_bytes is %u; the largest blob would occupy %llu bytes of whole pages, "
                  "more than an erase stripe (%llu bytes): raise it or enlarge the stripe",
@@ -359,7 +376,8 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
     uint32_t ipb = c->index_page_bytes ? c->index_page_bytes : c->page_size_bytes;
     if (ipb < 4096 || ipb > c->page_size_bytes || !is_pow2(ipb)) {
         FAIL("index_page_bytes is %u; it must be a power of two from 4096 to page_size_bytes (%u), "
-             "or 0 for page_size_bytes", c->index_page_bytes, c->page_size_bytes);
+             "or 0 for page_size_bytes",
+             c->index_page_bytes, c->page_size_bytes);
     }
     if (c->bloom && (c->bloom_bits_per_key < 1 || c->bloom_bits_per_key > 64)) {
         FAIL("bloom_bits_per_key is %u; it must be from 1 to 64", c->bloom_bits_per_key);

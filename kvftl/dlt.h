@@ -27,8 +27,14 @@ struct dlt {
 void dlt_init(struct dlt *d, uint32_t capacity);
 void dlt_fini(struct dlt *d);
 
-static inline bool dlt_empty(const struct dlt *d) { return d->count == 0; }
-static inline bool dlt_full(const struct dlt *d) { return d->count == d->capacity; }
+static inline bool dlt_empty(const struct dlt *d)
+{
+    return d->count == 0;
+}
+static inline bool dlt_full(const struct dlt *d)
+{
+    return d->count == d->capacity;
+}
 
 /* dlt_push() - record a DMA placement at the tail. Returns -1 if full. */
 int dlt_push(struct dlt *d, uint64_t page, uint32_t offset, uint32_t size);

@@ -45,7 +45,8 @@ uint32_t gc_pick_victim_policy(struct kvftl *ftl, uint64_t now_ns, enum kvftl_gc
         double score;
         if (policy == KVFTL_GC_COST_BENEFIT) {
             double u = (double)si->valid_bytes / (double)sb;
-            double age = (double)(now_ns > si->last_write_ns ? now_ns - si->last_write_ns : 0) + 1.0;
+            double age = (double)(now_ns > si->last_write_ns ? now_ns - si->last_write_ns : 0) +
+                         1.0;
             score = (1.0 - u) * age / (1.0 + u);
         } else {
             score = (double)(sb - si->valid_bytes);
@@ -100,13 +101,15 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
             pos += len;
             continue;
         }
-        if ((type != REC_PAIR && type != REC_TOMBSTONE) || pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
+        if ((type != REC_PAIR && type != REC_TOMBSTONE) ||
+            pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
             break;
         }
         struct blob_header h;
         memcpy(&h, p, sizeof(h));
         uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
-        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES || pos + len > geo->stripe_bytes) {
+        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES ||
+            pos + len > geo->stripe_bytes) {
             break;
         }
         /* the controller reads the pages the blob covers */
@@ -132,7 +135,8 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
                 vlog_account_replace(&ftl->vl, loc, 0, 0);
             } else {
                 struct placement pl;
-                int rc = vlog_append(&ftl->vl, &h, key, key + h.key_bytes, false, 0, true, &pl, now_ns);
+                int rc = vlog_append(&ftl->vl, &h, key, key + h.key_bytes, false, 0, true, &pl,
+                                     now_ns);
                 if (rc != 0) {
                     return -1;
                 }
@@ -202,8 +206,9 @@ void gc_before_write(struct kvftl *ftl, uint64_t *now_ns)
         return;
     }
     uint64_t start = *now_ns;
-    for (uint32_t i = 0; i < ftl->nand.geo.stripes &&
-                         ftl->space.free_stripes < ftl->cfg.gc_low_watermark_blocks; i++) {
+    for (uint32_t i = 0;
+         i < ftl->nand.geo.stripes && ftl->space.free_stripes < ftl->cfg.gc_low_watermark_blocks;
+         i++) {
         /*
          * Short of free stripes, reclaim the most space per relocated byte
          * whatever the policy: an old but nearly full victim (cost-benefit's

@@ -176,8 +176,8 @@ uint64_t index_peek(const struct index *ix, uint64_t hash)
     return 0;
 }
 
-bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
-                uint64_t *loc, struct index_pos *pos, uint64_t *now_ns)
+bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes, uint64_t *loc,
+                struct index_pos *pos, uint64_t *now_ns)
 {
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint32_t i = index_home_slot(ix, hash);
@@ -362,8 +362,8 @@ void index_remove(struct index *ix, const struct index_pos *pos, uint64_t *now_n
 uint64_t index_host_bytes(const struct index *ix)
 {
     uint64_t b = ((uint64_t)sizeof(uint32_t) << ix->global_depth) +
-                 (uint64_t)ix->pages_cap * (2 * sizeof(uint32_t) + 1) +
-                 ix->chunk_bytes + (uint64_t)ix->frames_cap * sizeof(struct index_frame);
+                 (uint64_t)ix->pages_cap * (2 * sizeof(uint32_t) + 1) + ix->chunk_bytes +
+                 (uint64_t)ix->frames_cap * sizeof(struct index_frame);
     if (ix->nframes > ix->frames_max) {
         b += (uint64_t)(ix->nframes - ix->frames_max) * ix->page_bytes;
     }

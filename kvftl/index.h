@@ -74,23 +74,23 @@ struct index {
     uint32_t *dir;           /* 2^global_depth page ids */
 
     uint32_t npages, pages_cap;
-    uint32_t *page_ppn;      /* NAND page of the newest written copy, UINT32_MAX if never written */
-    uint32_t *page_frame;    /* cache frame, UINT32_MAX if not cached */
-    uint8_t *page_depth;     /* local depth */
+    uint32_t *page_ppn; /* NAND page of the newest written copy, UINT32_MAX if never written */
+    uint32_t *page_frame; /* cache frame, UINT32_MAX if not cached */
+    uint8_t *page_depth; /* local depth */
 
     struct index_frame *frames;
     uint32_t nframes, frames_cap, frames_max;
-    uint8_t **chunks;        /* frame memory, 2 MiB at a time */
+    uint8_t **chunks; /* frame memory, 2 MiB at a time */
     uint32_t chunks_cap;
     uint64_t chunk_bytes;
-    uint8_t *write_tmp;      /* page-sized staging when index pages are smaller than NAND pages */
-    uint32_t lru_head, lru_tail;   /* head = most recently used */
-    bool lru_sorted;               /* the list is in LRU order (from the first eviction on) */
-    uint32_t pinned;               /* page id that must not be evicted, or INDEX_NO_PAGE */
+    uint8_t *write_tmp; /* page-sized staging when index pages are smaller than NAND pages */
+    uint32_t lru_head, lru_tail; /* head = most recently used */
+    bool lru_sorted; /* the list is in LRU order (from the first eviction on) */
+    uint32_t pinned; /* page id that must not be evicted, or INDEX_NO_PAGE */
 
     /* index stream: the open stripe index pages are written to */
 
-    uint64_t clock;          /* cache accesses */
+    uint64_t clock; /* cache accesses */
     uint64_t hits, misses, evicted_dirty, pages_written;
 };
 
@@ -168,8 +168,8 @@ void index_reset(struct index *ix);
  * (tombstones included) and its position in *@pos. Reading a blob's key
  * to resolve a hash match and loading an uncached page advance *@now_ns.
  */
-bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
-                uint64_t *loc, struct index_pos *pos, uint64_t *now_ns);
+bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes, uint64_t *loc,
+                struct index_pos *pos, uint64_t *now_ns);
 
 /*
  * Software pipelining of lookups (kvftl_retrieve_batch): neither changes

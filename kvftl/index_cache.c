@@ -89,7 +89,7 @@ int index_page_write(struct index *ix, uint32_t page_id, const uint8_t *mem, uin
     }
     if (ix->page_ppn[page_id] != UINT32_MAX) {
         space_valid_add(ix->sp, (uint64_t)ix->page_ppn[page_id] * geo->page_size,
-                     -(int64_t)geo->page_size, 0);
+                        -(int64_t)geo->page_size, 0);
         ix->nand_bytes -= geo->page_size;
     }
     ix->page_ppn[page_id] = (uint32_t)ppn;
@@ -196,7 +196,8 @@ uint8_t *index_cache_get(struct index *ix, uint32_t page_id, uint64_t *now_ns)
          * the cache's accesses is still in its most recent quarter; moving it
          * again would only touch its neighbours. Exact LRU below 64 frames.
          */
-        if (ix->lru_head != f && ix->clock - fr->stamp > (ix->nframes >= 64 ? ix->nframes / 4 : 0)) {
+        if (ix->lru_head != f &&
+            ix->clock - fr->stamp > (ix->nframes >= 64 ? ix->nframes / 4 : 0)) {
             lru_unlink(ix, f);
             lru_push_front(ix, f);
             fr->stamp = ix->clock;

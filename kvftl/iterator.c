@@ -102,7 +102,8 @@ static struct iterator *iter_begin(struct kvftl *ftl, uint32_t handle, uint64_t 
     return &ftl->iters[handle];
 }
 
-void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns, struct kvftl_cpl *cpl)
+void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
+                      struct kvftl_cpl *cpl)
 {
     struct iterator *it = iter_begin(ftl, handle, arrival_ns, cpl);
     if (it) {
@@ -125,9 +126,9 @@ void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
  * cursor is advanced past every page walked, so the next step goes on
  * where this one stopped.
  */
-void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
-                     uint32_t max_pages, kvftl_iter_emit_fn emit, void *opaque,
-                     uint64_t arrival_ns, struct kvftl_cpl *cpl)
+void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, uint32_t max_pages,
+                     kvftl_iter_emit_fn emit, void *opaque, uint64_t arrival_ns,
+                     struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     struct iterator *it = iter_begin(ftl, handle, arrival_ns, cpl);
@@ -173,10 +174,12 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
         for (; i < n; i++) {
             uint64_t loc = cand[i].loc;
             uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
-                                   ? loc_len(loc) : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
+                                   ? loc_len(loc)
+                                   : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
             uint64_t last_ppn;
             /* in place: a stripe is contiguous in the backing store, buffered pages included */
-            const uint8_t *p = vlog_bytes(&ftl->vl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn, &now);
+            const uint8_t *p = vlog_bytes(&ftl->vl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn,
+                                          &now);
             uint32_t kb = p[1];
             const uint8_t *key = p + BLOB_HEADER_BYTES;
             /*

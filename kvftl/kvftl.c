@@ -20,18 +20,30 @@
 const char *kvftl_status_name(enum kvftl_status s)
 {
     switch (s) {
-    case KVFTL_OK:                 return "OK";
-    case KVFTL_INVALID_FIELD:      return "INVALID_FIELD";
-    case KVFTL_INVALID_KEY_SIZE:   return "INVALID_KEY_SIZE";
-    case KVFTL_INVALID_VALUE_SIZE: return "INVALID_VALUE_SIZE";
-    case KVFTL_KEY_DOES_NOT_EXIST: return "KEY_DOES_NOT_EXIST";
-    case KVFTL_KEY_EXISTS:         return "KEY_EXISTS";
-    case KVFTL_CAPACITY_EXCEEDED:  return "CAPACITY_EXCEEDED";
-    case KVFTL_UNRECOVERED_ERROR:  return "UNRECOVERED_ERROR";
-    case KVFTL_ITERATOR_LIMIT:     return "ITERATOR_LIMIT";
-    case KVFTL_INVALID_ITERATOR:   return "INVALID_ITERATOR";
-    case KVFTL_ITERATOR_END:       return "ITERATOR_END";
-    case KVFTL_INTERNAL_ERROR:     return "INTERNAL_ERROR";
+    case KVFTL_OK:
+        return "OK";
+    case KVFTL_INVALID_FIELD:
+        return "INVALID_FIELD";
+    case KVFTL_INVALID_KEY_SIZE:
+        return "INVALID_KEY_SIZE";
+    case KVFTL_INVALID_VALUE_SIZE:
+        return "INVALID_VALUE_SIZE";
+    case KVFTL_KEY_DOES_NOT_EXIST:
+        return "KEY_DOES_NOT_EXIST";
+    case KVFTL_KEY_EXISTS:
+        return "KEY_EXISTS";
+    case KVFTL_CAPACITY_EXCEEDED:
+        return "CAPACITY_EXCEEDED";
+    case KVFTL_UNRECOVERED_ERROR:
+        return "UNRECOVERED_ERROR";
+    case KVFTL_ITERATOR_LIMIT:
+        return "ITERATOR_LIMIT";
+    case KVFTL_INVALID_ITERATOR:
+        return "INVALID_ITERATOR";
+    case KVFTL_ITERATOR_END:
+        return "ITERATOR_END";
+    case KVFTL_INTERNAL_ERROR:
+        return "INTERNAL_ERROR";
     }
     return "unknown status";
 }
@@ -60,7 +72,7 @@ void ftl_reset_state(struct kvftl *ftl)
 {
     vlog_forget(&ftl->vl);
     space_reset(&ftl->space);
-    ftl->vl.live = (struct live_gauges){ 0 };
+    ftl->vl.live = (struct live_gauges){0};
     memset(ftl->iters, 0, sizeof(ftl->iters));
     index_reset(&ftl->idx);
     if (ftl->bloom_on) {
@@ -238,8 +250,8 @@ static bool key_ok(const void *key, uint32_t key_bytes)
  * operation names a key (@keyed), an invalid key
  * (INVALID_KEY_SIZE). Returns true when the operation may proceed.
  */
-static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_ns,
-                     bool keyed, const void *key, uint32_t key_bytes)
+static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_ns, bool keyed,
+                     const void *key, uint32_t key_bytes)
 {
     cpl_init(cpl, arrival_ns);
     if (!ftl_powered(ftl)) {
@@ -325,7 +337,8 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
     /* tombstones are not user data: they live in the reserve until GC drops them */
     uint64_t used = ftl->vl.live.nand_bytes + ftl->idx.nand_bytes;
-    if (used + occ - old_occ > ftl->capacity_bytes || (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
+    if (used + occ - old_occ > ftl->capacity_bytes ||
+        (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
         finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
         return;
@@ -394,8 +407,8 @@ static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key
 static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
                         struct index_pos *pos, uint64_t *now)
 {
-    return lookup_live_hashed(ftl, index_hash(&ftl->idx, key, key_bytes), key, key_bytes, loc,
-                              pos, now);
+    return lookup_live_hashed(ftl, index_hash(&ftl->idx, key, key_bytes), key, key_bytes, loc, pos,
+                              now);
 }
 
 /* kvftl_retrieve() with the key's hash already computed (or 0: compute it). */
@@ -454,8 +467,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
 }
 
 void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
-                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
-                    struct kvftl_cpl *cpl)
+                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     retrieve(ftl, key, key_bytes, 0, buf, offset, buf_bytes, arrival_ns, cpl);
 }
@@ -491,8 +503,8 @@ void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *re
             }
         }
         for (size_t i = 0; i < w; i++) {
-            retrieve(ftl, r[i].key, r[i].key_bytes, hash[i], r[i].buf, r[i].offset,
-                     r[i].buf_bytes, r[i].arrival_ns, &cpls[base + i]);
+            retrieve(ftl, r[i].key, r[i].key_bytes, hash[i], r[i].buf, r[i].offset, r[i].buf_bytes,
+                     r[i].arrival_ns, &cpls[base + i]);
         }
     }
 }

@@ -50,9 +50,9 @@ uint64_t nand_checkpoint_offset(const struct nand *n)
  */
 static int image_lock(int fd, const char *path, char *err, size_t err_len)
 {
-    struct flock excl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 0 };
+    struct flock excl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 1, .l_len = 0};
     if (fcntl(fd, F_OFD_SETLK, &excl) == 0) {
-        struct flock owner = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+        struct flock owner = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
         (void)fcntl(fd, F_SETLK, &owner); /* best effort: only names us to a refused opener */
         return 0;
     }
@@ -63,13 +63,17 @@ static int image_lock(int fd, const char *path, char *err, size_t err_len)
         snprintf(err, err_len, "image_path %s cannot be locked: %s", path, strerror(errno));
         return -1;
     }
-    struct flock who = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
     if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK && who.l_pid > 0) {
-        snprintf(err, err_len, "image_path %s is in use by process %ld (another QEMU or kvftl program "
-                 "has it open); an image can back only one device at a time", path, (long)who.l_pid);
+        snprintf(err, err_len,
+                 "image_path %s is in use by process %ld (another QEMU or kvftl program "
+                 "has it open); an image can back only one device at a time",
+                 path, (long)who.l_pid);
     } else {
-        snprintf(err, err_len, "image_path %s is in use by another device or process (its process id "
-                 "is not known); an image can back only one device at a time", path);
+        snprintf(err, err_len,
+                 "image_path %s is in use by another device or process (its process id "
+                 "is not known); an image can back only one device at a time",
+                 path);
     }
     return -1;
 }
@@ -109,13 +113,13 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         n->file_bytes = (uint64_t)st.st_size;
         n->file_existed = st.st_size > 0;
         if (!n->file_existed && ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
-            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path,
-                     n->map_bytes, strerror(errno));
+            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path, n->map_bytes,
+                     strerror(errno));
             close(n->fd);
             return -1;
         }
-        n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                      n->fd, 0);
+        n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, n->fd,
+                      0);
     } else {
         /* reserve 2 MiB more so that page 0 can sit on a huge-page boundary */
         n->raw_bytes = n->map_bytes + HUGE_BYTES;

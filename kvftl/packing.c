@@ -174,15 +174,15 @@ static int place_backfill_dma(struct packer *pk, uint32_t occupied, uint64_t *of
 {
     struct data_stream *ds = &pk->sp->data;
     uint32_t ps = pk->sp->nand->geo.page_size;
-    uint64_t pos = data_area_pos(pk, align_up(ds->frontier > ds->wp ? ds->frontier : ds->wp,
-                                               DMA_UNIT_BYTES), occupied);
+    uint64_t pos = data_area_pos(
+        pk, align_up(ds->frontier > ds->wp ? ds->frontier : ds->wp, DMA_UNIT_BYTES), occupied);
     uint64_t last_idx = (pos + occupied - 1) >> pk->sp->nand->geo.page_shift;
     bool fits_stripe = pos + occupied <= pk->sp->nand->geo.stripe_bytes;
     bool fits_window = last_idx < (uint64_t)ds->prog_idx + ds->buf.entries;
 
     if (fits_stripe && fits_window && !dlt_full(&pk->dlt) && pos > ds->wp) {
-        dlt_push(&pk->dlt, ds->base_ppn + (pos >> pk->sp->nand->geo.page_shift), (uint32_t)(pos & (ps - 1)),
-                 occupied);
+        dlt_push(&pk->dlt, ds->base_ppn + (pos >> pk->sp->nand->geo.page_shift),
+                 (uint32_t)(pos & (ps - 1)), occupied);
         ds->frontier = pos + occupied;
         *off = pos;
         *ahead = true;
@@ -202,7 +202,8 @@ int pack_place(struct packer *pk, uint32_t occupied, bool dma, uint64_t *off, bo
     case KVFTL_PACK_ALL:
         return place_at_wp(pk, occupied, off, now_ns);
     case KVFTL_PACK_SELECTIVE:
-        return dma ? place_aligned(pk, occupied, off, now_ns) : place_at_wp(pk, occupied, off, now_ns);
+        return dma ? place_aligned(pk, occupied, off, now_ns)
+                   : place_at_wp(pk, occupied, off, now_ns);
     case KVFTL_PACK_BACKFILL:
     default:
         return dma ? place_backfill_dma(pk, occupied, off, ahead, now_ns)

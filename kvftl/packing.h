@@ -33,8 +33,9 @@ struct packer {
     uint32_t page_bytes;          /* NAND page size */
 
     /* counters */
-    uint64_t padding_bytes;       /* bytes left unused: unit rounding, gaps, flush and stripe-end padding */
-    uint64_t dlt_backfills;       /* inline blobs placed in a gap before a DMA blob */
+    uint64_t
+        padding_bytes; /* bytes left unused: unit rounding, gaps, flush and stripe-end padding */
+    uint64_t dlt_backfills; /* inline blobs placed in a gap before a DMA blob */
 };
 
 void pack_init(struct packer *pk, struct space *sp, const struct kvftl_config *cfg);
@@ -45,7 +46,7 @@ void pack_forget(struct packer *pk);
 
 enum pack_result {
     PACK_OK = 0,
-    PACK_STRIPE_FULL = 1,   /* the blob does not fit in the rest of the stripe */
+    PACK_STRIPE_FULL = 1, /* the blob does not fit in the rest of the stripe */
 };
 
 /*

@@ -124,7 +124,8 @@ int recovery_checkpoint(struct kvftl *ftl)
     };
     GByteArray *b = g_byte_array_new();
     g_byte_array_append(b, (const guint8 *)&ch, sizeof(ch));
-    g_byte_array_append(b, (const guint8 *)ftl->space.stripes, ch.stripes * sizeof(struct stripe_info));
+    g_byte_array_append(b, (const guint8 *)ftl->space.stripes,
+                        ch.stripes * sizeof(struct stripe_info));
     g_byte_array_append(b, (const guint8 *)ix->dir, (sizeof(uint32_t) << ix->global_depth));
     g_byte_array_append(b, (const guint8 *)ix->page_ppn, ix->npages * sizeof(uint32_t));
     g_byte_array_append(b, (const guint8 *)ix->page_depth, ix->npages);
@@ -132,7 +133,8 @@ int recovery_checkpoint(struct kvftl *ftl)
     for (uint32_t p = 0; p < ix->npages; p++) {
         uint64_t sum = ix->page_ppn[p] == UINT32_MAX
                            ? 0
-                           : XXH3_64bits(nand_page_ptr(&ftl->nand, ix->page_ppn[p]), ix->page_bytes);
+                           : XXH3_64bits(nand_page_ptr(&ftl->nand, ix->page_ppn[p]),
+                                         ix->page_bytes);
         g_byte_array_append(b, (const guint8 *)&sum, sizeof(sum));
     }
 
@@ -157,13 +159,14 @@ int recovery_checkpoint(struct kvftl *ftl)
  * fragment the mount note quotes. Everything below is read from the image
  * file and checked before any of it is used.
  */
-#define WHY(...)                                  \
-    do {                                          \
-        snprintf(why, why_len, __VA_ARGS__);      \
-        goto out;                                 \
+#define WHY(...)                             \
+    do {                                     \
+        snprintf(why, why_len, __VA_ARGS__); \
+        goto out;                            \
     } while (0)
 
-/* The largest checkpoint this geometry can have (directory at its depth limit, an index page per NAND page). */
+/* The largest checkpoint this geometry can have (directory at its depth limit, an index page per
+ * NAND page). */
 static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
 {
     uint32_t pages = geo->total_pages > UINT32_MAX ? UINT32_MAX : (uint32_t)geo->total_pages;
@@ -177,7 +180,8 @@ static bool stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *
     uint8_t state = p[offsetof(struct stripe_info, state)];
     uint8_t erased = p[offsetof(struct stripe_info, erased)];
     if (state > STRIPE_INDEX) {
-        snprintf(why, why_len, "stripe %u has state %u; it must be from 0 to %u", s, state, STRIPE_INDEX);
+        snprintf(why, why_len, "stripe %u has state %u; it must be from 0 to %u", s, state,
+                 STRIPE_INDEX);
         return false;
     }
     if (erased > 1) {
@@ -187,10 +191,13 @@ static bool stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *
     memset(si, 0, sizeof(*si));
     si->state = state;
     si->erased = erased;
-    memcpy(&si->valid_bytes, p + offsetof(struct stripe_info, valid_bytes), sizeof(si->valid_bytes));
+    memcpy(&si->valid_bytes, p + offsetof(struct stripe_info, valid_bytes),
+           sizeof(si->valid_bytes));
     memcpy(&si->open_seq, p + offsetof(struct stripe_info, open_seq), sizeof(si->open_seq));
-    memcpy(&si->min_blob_seq, p + offsetof(struct stripe_info, min_blob_seq), sizeof(si->min_blob_seq));
-    memcpy(&si->last_write_ns, p + offsetof(struct stripe_info, last_write_ns), sizeof(si->last_write_ns));
+    memcpy(&si->min_blob_seq, p + offsetof(struct stripe_info, min_blob_seq),
+           sizeof(si->min_blob_seq));
+    memcpy(&si->last_write_ns, p + offsetof(struct stripe_info, last_write_ns),
+           sizeof(si->last_write_ns));
     return true;
 }
 
@@ -214,19 +221,22 @@ static uint32_t first_written_page(const struct kvftl *ftl, uint32_t s, uint32_t
  * one) with a possible blob length, reachable from its home slot by the
  * linear probe. Their live bytes are added to @valid and the gauges.
  */
-static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *st, uint32_t vl_stripe,
-                             uint64_t vl_wp, uint64_t seed, uint32_t p, const uint8_t *mem,
-                             uint32_t ld, uint32_t prefix, uint64_t *valid, struct live_gauges *t,
-                             char *why, size_t why_len)
+static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *st,
+                             uint32_t vl_stripe, uint64_t vl_wp, uint64_t seed, uint32_t p,
+                             const uint8_t *mem, uint32_t ld, uint32_t prefix, uint64_t *valid,
+                             struct live_gauges *t, char *why, size_t why_len)
 {
     bool sampled = false;
     const struct nand_geometry *geo = &ftl->nand.geo;
     const struct index *ix = &ftl->idx;
     struct index_page_header h;
     memcpy(&h, mem, sizeof(h));
-    if (h.magic != INDEX_PAGE_MAGIC || h.page_id != p || h.local_depth != ld || h.count > ix->slots - 1) {
-        snprintf(why, why_len, "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
-                 "entries)", p, h.magic, h.page_id, h.local_depth, h.count);
+    if (h.magic != INDEX_PAGE_MAGIC || h.page_id != p || h.local_depth != ld ||
+        h.count > ix->slots - 1) {
+        snprintf(why, why_len,
+                 "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
+                 "entries)",
+                 p, h.magic, h.page_id, h.local_depth, h.count);
         return false;
     }
     const uint8_t *ents = mem + sizeof(struct index_page_header);
@@ -256,8 +266,10 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
         }
         count++;
         if (!e.hash || (ld && (uint32_t)(e.hash >> (64 - ld)) != prefix)) {
-            snprintf(why, why_len, "index page %u slot %u holds hash %#llx, which belongs to another "
-                     "page", p, i, (unsigned long long)e.hash);
+            snprintf(why, why_len,
+                     "index page %u slot %u holds hash %#llx, which belongs to another "
+                     "page",
+                     p, i, (unsigned long long)e.hash);
             return false;
         }
         uint32_t home = index_home_slot(ix, e.hash);
@@ -281,8 +293,10 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
                        (st[s].state == STRIPE_OPEN_DATA && s == vl_stripe &&
                         addr % geo->stripe_bytes + len <= vl_wp));
         if (!inside) {
-            snprintf(why, why_len, "index page %u slot %u points outside the value log (address %llu, "
-                     "%u bytes)", p, i, (unsigned long long)addr, len);
+            snprintf(why, why_len,
+                     "index page %u slot %u points outside the value log (address %llu, "
+                     "%u bytes)",
+                     p, i, (unsigned long long)addr, len);
             return false;
         }
         if (!sampled) {
@@ -298,14 +312,17 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
             uint64_t h2 = 0;
             if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
                 BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
-                h2 = ftl->idx.hash ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
-                                   : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, seed);
+                h2 = ftl->idx.hash
+                         ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
+                         : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, seed);
                 h2 = h2 ? h2 : 1;
             }
             if (h2 != e.hash) {
-                snprintf(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p, i,
-                         (unsigned long long)addr, h2 ? "holds another key (or the hash seed is "
-                         "wrong)" : "does not match the entry");
+                snprintf(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p,
+                         i, (unsigned long long)addr,
+                         h2 ? "holds another key (or the hash seed is "
+                              "wrong)"
+                            : "does not match the entry");
                 return false;
             }
             sampled = true;
@@ -384,11 +401,14 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
             (unsigned long long)checkpoint_length(ch.stripes, ch.global_depth, ch.npages));
     }
     if (ch.vl_stripe != UINT32_MAX && ch.vl_stripe >= geo->stripes) {
-        WHY("the open data stripe is %u; it must be below %u (or none)", ch.vl_stripe, geo->stripes);
+        WHY("the open data stripe is %u; it must be below %u (or none)", ch.vl_stripe,
+            geo->stripes);
     }
-    if (ch.vl_stripe != UINT32_MAX && (ch.vl_wp % geo->page_size || ch.vl_wp >= geo->stripe_bytes)) {
+    if (ch.vl_stripe != UINT32_MAX &&
+        (ch.vl_wp % geo->page_size || ch.vl_wp >= geo->stripe_bytes)) {
         WHY("the write pointer %llu of the open data stripe is not a page boundary inside the "
-            "stripe (%llu bytes)", (unsigned long long)ch.vl_wp, (unsigned long long)geo->stripe_bytes);
+            "stripe (%llu bytes)",
+            (unsigned long long)ch.vl_wp, (unsigned long long)geo->stripe_bytes);
     }
     if (ch.stream_stripe != UINT32_MAX && ch.stream_stripe >= geo->stripes) {
         WHY("the index stream's stripe is %u; it must be below %u (or none)", ch.stream_stripe,
@@ -469,7 +489,8 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         uint32_t pid;
         memcpy(&pid, dirp + 4 * i, 4);
         if (pid >= np) {
-            WHY("directory slot %llu names index page %u; there are %u", (unsigned long long)i, pid, np);
+            WHY("directory slot %llu names index page %u; there are %u", (unsigned long long)i, pid,
+                np);
         }
         uint32_t ld = depthp[pid];
         if (ld > gd) {
@@ -484,8 +505,8 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
             uint32_t q;
             memcpy(&q, dirp + 4 * j, 4);
             if (q != pid) {
-                WHY("index page %u is named by directory slots that do not form one run of %llu", pid,
-                    (unsigned long long)span);
+                WHY("index page %u is named by directory slots that do not form one run of %llu",
+                    pid, (unsigned long long)span);
             }
         }
         seen[pid] = 1;
@@ -495,7 +516,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
 
     /* the index pages: where they are, their checksums, their entries */
     valid = g_new0(uint64_t, geo->stripes);
-    struct live_gauges t = { 0 };
+    struct live_gauges t = {0};
     uint64_t index_bytes = 0;
     for (uint32_t pg = 0; pg < np; pg++) {
         uint32_t ppn;
@@ -512,14 +533,17 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         uint32_t s = ppn / geo->pages_per_stripe;
         const struct nand_oob *oob = &ftl->nand.oob[ppn];
         bool in_stream = st[s].state == STRIPE_INDEX ||
-                         (st[s].state == STRIPE_OPEN_INDEX && ppn % geo->pages_per_stripe < ch.stream_idx);
+                         (st[s].state == STRIPE_OPEN_INDEX &&
+                          ppn % geo->pages_per_stripe < ch.stream_idx);
         if (!in_stream || oob->kind != NAND_PAGE_INDEX || oob->tag != pg) {
             WHY("index page %u is at NAND page %u, which is not an index page (spare area kind %#x, "
-                "page %u)", pg, ppn, oob->kind, oob->tag);
+                "page %u)",
+                pg, ppn, oob->kind, oob->tag);
         }
         const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
         if (XXH3_64bits(mem, ix->page_bytes) != sum) {
-            WHY("index page %u (NAND page %u) does not match its checksum in the checkpoint", pg, ppn);
+            WHY("index page %u (NAND page %u) does not match its checksum in the checkpoint", pg,
+                ppn);
         }
         if (!index_page_check(ftl, st, ch.vl_stripe, ch.vl_wp, ch.hash_seed, pg, mem, depthp[pg],
                               prefix[pg], valid, &t, why, why_len)) {
@@ -536,10 +560,10 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
                 (unsigned long long)st[s].valid_bytes, (unsigned long long)valid[s]);
         }
     }
-#define GAUGE(name, field, counted)                                                              \
-    if (ch.field != (counted)) {                                                                 \
-        WHY("the checkpoint counts " name " %llu but its index holds %llu",                     \
-            (unsigned long long)ch.field, (unsigned long long)(counted));                        \
+#define GAUGE(name, field, counted)                                         \
+    if (ch.field != (counted)) {                                            \
+        WHY("the checkpoint counts " name " %llu but its index holds %llu", \
+            (unsigned long long)ch.field, (unsigned long long)(counted));   \
     }
     GAUGE("live keys", live_keys, t.keys)
     GAUGE("live user bytes", live_user_bytes, t.user_bytes)
@@ -619,33 +643,42 @@ static void mount_note(struct kvftl *ftl)
         g_string_append_printf(s, "image_path %s: %s; the index was rebuilt by scanning the log",
                                ftl->cfg.image_path, r->why);
     } else {
-        g_string_append_printf(s, "image_path %s was not closed cleanly; the index was rebuilt by "
-                               "scanning the log", ftl->cfg.image_path);
+        g_string_append_printf(s,
+                               "image_path %s was not closed cleanly; the index was rebuilt by "
+                               "scanning the log",
+                               ftl->cfg.image_path);
     }
     g_string_append_printf(s, ": %llu keys found", (unsigned long long)r->keys);
     if (r->bad_checksums) {
         bool one = r->bad_checksums == 1;
-        g_string_append_printf(s, "; %llu record%s whose checksum%s fail%s %s skipped (a Store cut "
-                               "short by the crash, or damage)", (unsigned long long)r->bad_checksums,
-                               one ? "" : "s", one ? "" : "s", one ? "s" : "", one ? "was" : "were");
+        g_string_append_printf(s,
+                               "; %llu record%s whose checksum%s fail%s %s skipped (a Store cut "
+                               "short by the crash, or damage)",
+                               (unsigned long long)r->bad_checksums, one ? "" : "s", one ? "" : "s",
+                               one ? "s" : "", one ? "was" : "were");
     }
     if (r->unindexed) {
         bool one = r->unindexed == 1;
-        g_string_append_printf(s, "; %llu intact record%s could not be indexed (too many keys share "
-                               "a hash prefix) and %s lost", (unsigned long long)r->unindexed,
-                               one ? "" : "s", one ? "is" : "are");
+        g_string_append_printf(s,
+                               "; %llu intact record%s could not be indexed (too many keys share "
+                               "a hash prefix) and %s lost",
+                               (unsigned long long)r->unindexed, one ? "" : "s",
+                               one ? "is" : "are");
     }
     if (r->cut_stripes) {
-        g_string_append_printf(s, "; the log of %u stripe%s cannot be parsed to its end (stripe %u "
+        g_string_append_printf(s,
+                               "; the log of %u stripe%s cannot be parsed to its end (stripe %u "
                                "from offset %llu, %s): %llu programmed bytes after that were not "
-                               "read, and the records in them are lost", r->cut_stripes,
-                               r->cut_stripes == 1 ? "" : "s", r->cut_stripe,
+                               "read, and the records in them are lost",
+                               r->cut_stripes, r->cut_stripes == 1 ? "" : "s", r->cut_stripe,
                                (unsigned long long)r->cut_offset, r->cut_what,
                                (unsigned long long)r->unread_bytes);
     }
     if (r->bad_spares) {
-        g_string_append_printf(s, "; %u page%s %s a damaged spare area (the first: page %llu, kind "
-                               "%#x)", r->bad_spares, r->bad_spares == 1 ? "" : "s",
+        g_string_append_printf(s,
+                               "; %u page%s %s a damaged spare area (the first: page %llu, kind "
+                               "%#x)",
+                               r->bad_spares, r->bad_spares == 1 ? "" : "s",
                                r->bad_spares == 1 ? "has" : "have",
                                (unsigned long long)r->bad_spare_page, r->bad_spare_kind);
     }
@@ -662,9 +695,10 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     memset(r, 0, sizeof(*r));
     /* nothing past the end of the file may be touched: the mapping there is not backed */
     if (file < NAND_IMAGE_HEADER_BYTES) {
-        snprintf(err, err_len, "image_path %s is %llu bytes, too short for a kvftl image header "
-                 "(%u bytes): it is not a kvftl image", c->image_path, (unsigned long long)file,
-                 NAND_IMAGE_HEADER_BYTES);
+        snprintf(err, err_len,
+                 "image_path %s is %llu bytes, too short for a kvftl image header "
+                 "(%u bytes): it is not a kvftl image",
+                 c->image_path, (unsigned long long)file, NAND_IMAGE_HEADER_BYTES);
         return -1;
     }
     struct image_header *h = image_header(ftl);
@@ -673,11 +707,13 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
                  c->image_path);
         return -1;
     }
-#define SAME(field, cfgfield)                                                                 \
-    if (h->field != c->cfgfield) {                                                            \
-        snprintf(err, err_len, "image_path %s was made with " #cfgfield " %u; the "           \
-                 "configuration says %u", c->image_path, h->field, c->cfgfield);              \
-        return -1;                                                                            \
+#define SAME(field, cfgfield)                                         \
+    if (h->field != c->cfgfield) {                                    \
+        snprintf(err, err_len,                                        \
+                 "image_path %s was made with " #cfgfield " %u; the " \
+                 "configuration says %u",                             \
+                 c->image_path, h->field, c->cfgfield);               \
+        return -1;                                                    \
     }
     SAME(channels, channels)
     SAME(dies_per_channel, dies_per_channel)
@@ -690,10 +726,12 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     SAME(page_data_bytes, page_data_bytes)
 #undef SAME
     if (file < ftl->nand.map_bytes) {
-        snprintf(err, err_len, "image_path %s is %llu bytes, shorter than the %llu bytes of NAND and "
-                 "spare areas its header describes: the file was truncated, and what it lost cannot "
-                 "be recovered (restore it from a copy, or delete it to start an empty device)",
-                 c->image_path, (unsigned long long)file, (unsigned long long)ftl->nand.map_bytes);
+        snprintf(
+            err, err_len,
+            "image_path %s is %llu bytes, shorter than the %llu bytes of NAND and "
+            "spare areas its header describes: the file was truncated, and what it lost cannot "
+            "be recovered (restore it from a copy, or delete it to start an empty device)",
+            c->image_path, (unsigned long long)file, (unsigned long long)ftl->nand.map_bytes);
         return -1;
     }
     char why[sizeof(r->why)] = "";
@@ -924,12 +962,14 @@ static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first
             continue;
         }
         struct blob_header h;
-        if ((type != REC_PAIR && type != REC_TOMBSTONE) || pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
+        if ((type != REC_PAIR && type != REC_TOMBSTONE) ||
+            pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
             break;
         }
         memcpy(&h, p + pos, sizeof(h));
         uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
-        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES || pos + len > geo->stripe_bytes) {
+        if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES ||
+            pos + len > geo->stripe_bytes) {
             break; /* not a record: the scan stops here too */
         }
         pos += vlog_occupied(&ftl->vl, (uint32_t)len);
@@ -987,13 +1027,15 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     for (uint32_t s = 0; s < geo->stripes; s++) {
         uint64_t first = (uint64_t)s * geo->pages_per_stripe;
         struct stripe_info *si = &ftl->space.stripes[s];
-        bool any = ftl->nand.torn_ppn >= first && ftl->nand.torn_ppn < first + geo->pages_per_stripe;
+        bool any = ftl->nand.torn_ppn >= first &&
+                   ftl->nand.torn_ppn < first + geo->pages_per_stripe;
         /*
          * What the stripe holds, by a vote of its pages' spare areas: one
          * damaged spare area (the first page's used to decide alone) does
          * not hide a stripe of data from the scan.
          */
-        uint32_t ndata_pages = 0, nindex_pages = 0, first_data = UINT32_MAX, first_index = UINT32_MAX;
+        uint32_t ndata_pages = 0, nindex_pages = 0, first_data = UINT32_MAX,
+                 first_index = UINT32_MAX;
         for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
             uint32_t kind = ftl->nand.oob[first + i].kind;
             any |= nand_page_programmed(&ftl->nand, first + i);
@@ -1003,8 +1045,9 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
                 first_index = nindex_pages++ ? first_index : i;
             }
         }
-        uint32_t kind = ndata_pages >= nindex_pages ? (ndata_pages ? NAND_PAGE_DATA : NAND_PAGE_ERASED)
-                                                    : NAND_PAGE_INDEX;
+        uint32_t kind = ndata_pages >= nindex_pages
+                            ? (ndata_pages ? NAND_PAGE_DATA : NAND_PAGE_ERASED)
+                            : NAND_PAGE_INDEX;
         for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
             uint32_t k = ftl->nand.oob[first + i].kind;
             if (k != NAND_PAGE_ERASED && k != kind) {

@@ -53,7 +53,7 @@ struct checkpoint_head {
     uint32_t stream_stripe, stream_idx;
     uint32_t vl_stripe, alloc_cursor;
     uint32_t stripes, layout;
-    uint64_t hash_seed;      /* the index's secret key-hash seed: the pages below are hashed with it */
+    uint64_t hash_seed; /* the index's secret key-hash seed: the pages below are hashed with it */
 };
 
 /* checkpoint_length() - bytes of a checkpoint with these counts (layout CHECKPOINT_LAYOUT). */
@@ -65,20 +65,20 @@ uint64_t checkpoint_length(uint32_t stripes, uint32_t global_depth, uint32_t npa
  * leaves it zero.
  */
 struct recovery_report {
-    bool scanned;              /* the index was rebuilt by scanning the log */
-    char why[256];             /* why the checkpoint was not used ("" = the image was not closed) */
-    uint64_t keys;             /* live keys after the scan */
-    uint64_t bad_checksums;    /* records skipped because their checksum fails */
-    uint64_t unindexed;        /* intact records the index could not take */
-    uint32_t cut_stripes;      /* data stripes whose log could not be parsed to its end */
-    uint32_t cut_stripe;       /* the first of them */
-    uint64_t cut_offset;       /* where its parse stopped (byte offset in the stripe) */
-    char cut_what[64];         /* what stopped it */
-    uint64_t unread_bytes;     /* programmed bytes after those stops, not read */
-    uint32_t bad_spares;       /* pages whose spare area names a kind the stripe does not have */
-    uint64_t bad_spare_page;   /* the first of them */
-    uint32_t bad_spare_kind;   /* and its kind */
-    char note[1024];           /* the sentence kvftl_mount_note() returns */
+    bool scanned; /* the index was rebuilt by scanning the log */
+    char why[256]; /* why the checkpoint was not used ("" = the image was not closed) */
+    uint64_t keys; /* live keys after the scan */
+    uint64_t bad_checksums; /* records skipped because their checksum fails */
+    uint64_t unindexed; /* intact records the index could not take */
+    uint32_t cut_stripes; /* data stripes whose log could not be parsed to its end */
+    uint32_t cut_stripe; /* the first of them */
+    uint64_t cut_offset; /* where its parse stopped (byte offset in the stripe) */
+    char cut_what[64]; /* what stopped it */
+    uint64_t unread_bytes; /* programmed bytes after those stops, not read */
+    uint32_t bad_spares; /* pages whose spare area names a kind the stripe does not have */
+    uint64_t bad_spare_page; /* the first of them */
+    uint32_t bad_spare_kind; /* and its kind */
+    char note[1024]; /* the sentence kvftl_mount_note() returns */
 };
 
 /* recovery_format_image() - write a fresh image header (new device). */

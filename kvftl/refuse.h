@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 /* Format the sentence into @err (if there is room for one) and return -1. */
-static inline int __attribute__((format(printf, 3, 4)))
-refuse(char *err, size_t err_len, const char *fmt, ...)
+static inline int __attribute__((format(printf, 3, 4))) refuse(char *err, size_t err_len,
+                                                               const char *fmt, ...)
 {
     if (err && err_len) {
         va_list ap;

@@ -267,7 +267,8 @@ void stream_read(struct space *sp, uint64_t addr, uint32_t len, uint64_t skip_pp
     uint64_t start = *now_ns, done = start;
     /* pages from here on are in the buffer (the open stripe's unprogrammed pages) */
     uint64_t buffered = ds->stripe != UINT32_MAX ? ds->base_ppn + ds->prog_idx : UINT64_MAX;
-    uint64_t stripe_end = ds->stripe != UINT32_MAX ? ds->base_ppn + sp->nand->geo.pages_per_stripe : 0;
+    uint64_t stripe_end = ds->stripe != UINT32_MAX ? ds->base_ppn + sp->nand->geo.pages_per_stripe
+                                                   : 0;
     *last_ppn = UINT64_MAX;
     if (!len) {
         return;

@@ -90,28 +90,28 @@ struct data_stream {
     struct page_buffer buf;
     uint32_t stripe;              /* open data stripe, UINT32_MAX if none */
     uint64_t base_ppn;            /* its first page */
-    uint64_t wp;                  /* write pointer: byte offset in the stripe; all before is final */
-    uint64_t frontier;            /* end of the furthest placement ahead of wp (backfill), >= wp */
-    uint32_t prog_idx;            /* pages [0, prog_idx) of the stripe are programmed */
-    uint32_t open_idx;            /* pages [prog_idx, open_idx) are open in the buffer */
-    bool streaming;               /* a record is being written at wp (may program as it goes) */
-    bool plp_dump;                /* programs are the capacitor-powered dump after a cut */
-    uint64_t pages_programmed;    /* counter */
+    uint64_t wp; /* write pointer: byte offset in the stripe; all before is final */
+    uint64_t frontier; /* end of the furthest placement ahead of wp (backfill), >= wp */
+    uint32_t prog_idx; /* pages [0, prog_idx) of the stripe are programmed */
+    uint32_t open_idx; /* pages [prog_idx, open_idx) are open in the buffer */
+    bool streaming; /* a record is being written at wp (may program as it goes) */
+    bool plp_dump; /* programs are the capacitor-powered dump after a cut */
+    uint64_t pages_programmed; /* counter */
 };
 
 /* The index stream: the open index stripe and its next page. */
 struct page_stream {
-    uint32_t stripe;              /* UINT32_MAX if none */
-    uint32_t idx;                 /* next page of the stripe */
+    uint32_t stripe; /* UINT32_MAX if none */
+    uint32_t idx; /* next page of the stripe */
 };
 
 struct space {
     struct nand *nand;
-    bool plp;                     /* power-loss protection: buffered pages are marked in their spare area */
-    struct stripe_info *stripes;  /* one per stripe of the geometry */
+    bool plp; /* power-loss protection: buffered pages are marked in their spare area */
+    struct stripe_info *stripes; /* one per stripe of the geometry */
     uint32_t free_stripes;
-    uint32_t alloc_cursor;        /* where the next allocation starts looking */
-    uint64_t stripe_seq;          /* open sequence counter */
+    uint32_t alloc_cursor; /* where the next allocation starts looking */
+    uint64_t stripe_seq; /* open sequence counter */
     struct data_stream data;
     struct page_stream index;
 };
@@ -144,7 +144,8 @@ void space_valid_add(struct space *sp, uint64_t addr, int64_t delta, uint64_t bl
  */
 uint64_t space_release(struct space *sp, uint32_t stripe, uint64_t at_ns);
 
-/* space_erase_all() - erase every stripe not erased yet (Format). Returns the last completion time. */
+/* space_erase_all() - erase every stripe not erased yet (Format). Returns the last completion time.
+ */
 uint64_t space_erase_all(struct space *sp, uint64_t at_ns);
 
 /* --- the data stream --- */
@@ -167,7 +168,8 @@ uint8_t *stream_open_page(struct space *sp, uint32_t idx, uint64_t *now_ns);
 /* stream_program_upto() - program open pages [prog_idx, @idx). -1 on power loss. */
 int stream_program_upto(struct space *sp, uint32_t idx, uint64_t now_ns);
 
-/* stream_write() - copy @n bytes to stripe offset @off through the buffer. 0, or -1 on power loss. */
+/* stream_write() - copy @n bytes to stripe offset @off through the buffer. 0, or -1 on power loss.
+ */
 int stream_write(struct space *sp, uint64_t off, const void *src, uint32_t n, uint64_t *now_ns);
 
 /* stream_pad() - mark [@from, @to) of the open stripe as padding (a pad record in the buffer). */

@@ -77,15 +77,17 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->live_nand_bytes = ftl->vl.live.nand_bytes;
     st->index_nand_bytes = ftl->idx.nand_bytes;
     st->capacity_bytes = ftl->capacity_bytes;
-    st->index_host_bytes = index_host_bytes(&ftl->idx) + (ftl->bloom_on ? bloom_bytes(&ftl->bloom) : 0);
+    st->index_host_bytes = index_host_bytes(&ftl->idx) +
+                           (ftl->bloom_on ? bloom_bytes(&ftl->bloom) : 0);
     st->free_stripes = ftl->space.free_stripes;
     st->total_stripes = ftl->nand.geo.stripes;
-    st->write_amplification =
-        st->user_bytes_written
-            ? (double)st->nand_pages_programmed * ftl->nand.geo.page_size / (double)st->user_bytes_written
-            : 0.0;
-    st->space_amplification =
-        ftl->vl.live.user_bytes ? (double)ftl->vl.live.nand_bytes / (double)ftl->vl.live.user_bytes : 0.0;
+    st->write_amplification = st->user_bytes_written
+                                  ? (double)st->nand_pages_programmed * ftl->nand.geo.page_size /
+                                        (double)st->user_bytes_written
+                                  : 0.0;
+    st->space_amplification = ftl->vl.live.user_bytes ? (double)ftl->vl.live.nand_bytes /
+                                                            (double)ftl->vl.live.user_bytes
+                                                      : 0.0;
     st->sim_now_ns = ftl->now_max_ns;
     for (int op = 0; op < KVFTL_OP__COUNT; op++) {
         const struct latency_hist *h = &ftl->hist[op];

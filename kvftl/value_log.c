@@ -130,8 +130,7 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
              * the CPU until it ends.
              */
             uint64_t start = *now_ns > vl->cpu_busy_ns ? *now_ns : vl->cpu_busy_ns;
-            *now_ns = start + (copied * 1000 + vl->copy_bytes_per_us - 1) /
-                                  vl->copy_bytes_per_us;
+            *now_ns = start + (copied * 1000 + vl->copy_bytes_per_us - 1) / vl->copy_bytes_per_us;
             vl->cpu_busy_ns = *now_ns;
         }
     }
@@ -146,7 +145,8 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
     out->ahead_of_wp = ahead;
 
     /* every page wholly before wp is final */
-    if (stream_program_upto(vl->sp, (uint32_t)(ds->wp >> vl->sp->nand->geo.page_shift), *now_ns) != 0) {
+    if (stream_program_upto(vl->sp, (uint32_t)(ds->wp >> vl->sp->nand->geo.page_shift), *now_ns) !=
+        0) {
         return -2;
     }
     return 0;
@@ -207,8 +207,8 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
     memcpy(dst, vl->sp->nand->data + addr, len);
 }
 
-const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type, uint32_t key_bytes,
-                                uint64_t skip_ppn, uint64_t *now_ns)
+const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type,
+                                uint32_t key_bytes, uint64_t skip_ppn, uint64_t *now_ns)
 {
     uint64_t addr = loc_addr(loc), last;
     uint32_t len = loc_len(loc);
@@ -268,7 +268,8 @@ int vlog_flush(struct value_log *vl, uint64_t *now_ns)
     uint64_t end = (ds->wp + ps - 1) & ~(uint64_t)(ps - 1);
     pack_skip(&vl->pk, ds->wp, end, now_ns);
     ds->wp = ds->frontier = end;
-    if (stream_program_upto(vl->sp, (uint32_t)(end >> vl->sp->nand->geo.page_shift), *now_ns) != 0) {
+    if (stream_program_upto(vl->sp, (uint32_t)(end >> vl->sp->nand->geo.page_shift), *now_ns) !=
+        0) {
         return -1;
     }
     if (end == vl->sp->nand->geo.stripe_bytes) {

@@ -53,12 +53,18 @@ static inline uint64_t loc_make(uint64_t addr, uint32_t len, bool tombstone)
 {
     return addr | (uint64_t)len << LOC_ADDR_BITS | (tombstone ? LOC_TOMBSTONE : 0);
 }
-static inline uint64_t loc_addr(uint64_t loc) { return loc & ((1ULL << LOC_ADDR_BITS) - 1); }
+static inline uint64_t loc_addr(uint64_t loc)
+{
+    return loc & ((1ULL << LOC_ADDR_BITS) - 1);
+}
 static inline uint32_t loc_len(uint64_t loc)
 {
     return (uint32_t)((loc >> LOC_ADDR_BITS) & ((1ULL << LOC_LEN_BITS) - 1));
 }
-static inline bool loc_tombstone(uint64_t loc) { return (loc & LOC_TOMBSTONE) != 0; }
+static inline bool loc_tombstone(uint64_t loc)
+{
+    return (loc & LOC_TOMBSTONE) != 0;
+}
 
 uint64_t blob_checksum(uint8_t type, uint32_t key_bytes, uint32_t value_bytes, uint64_t seq,
                        const void *key, const void *value);
@@ -83,8 +89,9 @@ struct value_log {
 
     /* the open stripe, its write pointer and its buffered pages: space.data */
 
-    uint32_t copy_bytes_per_us;   /* the firmware CPU's copy rate (cfg dram_copy_bytes_per_us), 0 = free */
-    uint64_t cpu_busy_ns;         /* the one firmware CPU is busy with packing memcpys until then */
+    uint32_t
+        copy_bytes_per_us; /* the firmware CPU's copy rate (cfg dram_copy_bytes_per_us), 0 = free */
+    uint64_t cpu_busy_ns; /* the one firmware CPU is busy with packing memcpys until then */
 
     uint64_t next_seq;
     struct live_gauges live;
@@ -95,9 +102,9 @@ struct value_log {
 
 /* Where a blob was placed (also returned to tests). */
 struct placement {
-    uint64_t addr;       /* byte address on the device */
-    uint32_t occupied;   /* bytes occupied (rounded to the placement unit) */
-    bool ahead_of_wp;    /* backfill: placed ahead of the write pointer, recorded in the DLT */
+    uint64_t addr; /* byte address on the device */
+    uint32_t occupied; /* bytes occupied (rounded to the placement unit) */
+    bool ahead_of_wp; /* backfill: placed ahead of the write pointer, recorded in the DLT */
 };
 
 void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config *cfg);
@@ -169,8 +176,8 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
  * Returns a pointer to the verified blob (header first), or NULL when it is
  * damaged: the caller returns Unrecovered Error and moves no byte of it.
  */
-const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type, uint32_t key_bytes,
-                                uint64_t skip_ppn, uint64_t *now_ns);
+const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type,
+                                uint32_t key_bytes, uint64_t skip_ppn, uint64_t *now_ns);
 
 /* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
 void vlog_prefetch(const struct value_log *vl, uint64_t loc);

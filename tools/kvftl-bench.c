@@ -49,16 +49,17 @@ struct opts {
      */
     const char **tunable_text; /* [kvftl_tunable_count] */
     uint32_t queue_depth;
-    uint32_t batch;            /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
+    uint32_t batch; /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
     bool inline_values;
     bool json;
-    bool slices;               /* run the long walks in device slices instead of retrieves */
+    bool slices; /* run the long walks in device slices instead of retrieves */
     uint64_t seed;
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: kvftl-bench [options]\n"
         "  --keys N               distinct keys stored then retrieved (default 10000000; 1..1000000000)\n"
         "  --key-bytes N          key size in bytes (default 16; 1..255)\n"
@@ -105,10 +106,20 @@ static bool parse_u64(const char *s, bool suffixes, uint64_t *out)
     uint64_t mul = 1;
     if (suffixes && *end) {
         switch (*end) {
-        case 'k': case 'K': mul = 1ull << 10; break;
-        case 'm': case 'M': mul = 1ull << 20; break;
-        case 'g': case 'G': mul = 1ull << 30; break;
-        default: return false;
+        case 'k':
+        case 'K':
+            mul = 1ull << 10;
+            break;
+        case 'm':
+        case 'M':
+            mul = 1ull << 20;
+            break;
+        case 'g':
+        case 'G':
+            mul = 1ull << 30;
+            break;
+        default:
+            return false;
         }
         end++;
     }
@@ -119,8 +130,8 @@ static bool parse_u64(const char *s, bool suffixes, uint64_t *out)
     return true;
 }
 
-static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t hi,
-                        bool suffixes, const char *range)
+static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t hi, bool suffixes,
+                        const char *range)
 {
     uint64_t v;
     if (!parse_u64(val, suffixes, &v) || v < lo || v > hi) {
@@ -145,21 +156,34 @@ static void tunable_arg(struct opts *o, const char *flag, const struct kvftl_tun
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-    enum { O_KEYS = 256, O_KB, O_VB, O_PRESET, O_PU, O_QD, O_BATCH, O_ARR, O_SEED, O_JSON, O_SLICES, O_HELP,
-           O_TUNABLE /* + the tunable's index */ };
+    enum {
+        O_KEYS = 256,
+        O_KB,
+        O_VB,
+        O_PRESET,
+        O_PU,
+        O_QD,
+        O_BATCH,
+        O_ARR,
+        O_SEED,
+        O_JSON,
+        O_SLICES,
+        O_HELP,
+        O_TUNABLE /* + the tunable's index */
+    };
     static const struct option fixed[] = {
-        { "keys", required_argument, NULL, O_KEYS },
-        { "key-bytes", required_argument, NULL, O_KB },
-        { "value-bytes", required_argument, NULL, O_VB },
-        { "preset", required_argument, NULL, O_PRESET },
-        { "placement-unit", required_argument, NULL, O_PU },
-        { "queue-depth", required_argument, NULL, O_QD },
-        { "batch", required_argument, NULL, O_BATCH },
-        { "arrival", required_argument, NULL, O_ARR },
-        { "seed", required_argument, NULL, O_SEED },
-        { "json", no_argument, NULL, O_JSON },
-        { "slices", no_argument, NULL, O_SLICES },
-        { "help", no_argument, NULL, O_HELP },
+        {"keys", required_argument, NULL, O_KEYS},
+        {"key-bytes", required_argument, NULL, O_KB},
+        {"value-bytes", required_argument, NULL, O_VB},
+        {"preset", required_argument, NULL, O_PRESET},
+        {"placement-unit", required_argument, NULL, O_PU},
+        {"queue-depth", required_argument, NULL, O_QD},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"arrival", required_argument, NULL, O_ARR},
+        {"seed", required_argument, NULL, O_SEED},
+        {"json", no_argument, NULL, O_JSON},
+        {"slices", no_argument, NULL, O_SLICES},
+        {"help", no_argument, NULL, O_HELP},
     };
     size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
     struct option *lo = calloc(nfixed + kvftl_tunable_count + 1, sizeof(*lo));
@@ -170,18 +194,25 @@ static void parse(int argc, char **argv, struct opts *o)
     }
     memcpy(lo, fixed, sizeof(fixed));
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
-        lo[nfixed + i] = (struct option){ kvftl_tunables[i].prop, required_argument, NULL,
-                                          O_TUNABLE + (int)i };
+        lo[nfixed + i] = (struct option){kvftl_tunables[i].prop, required_argument, NULL,
+                                         O_TUNABLE + (int)i};
     }
-    *o = (struct opts){ .keys = 10000000, .key_bytes = 16, .value_bytes = 64, .preset = "default",
-                        .tunable_text = tunable_text, .queue_depth = 64, .batch = 16, .seed = 1 };
+    *o = (struct opts){.keys = 10000000,
+                       .key_bytes = 16,
+                       .value_bytes = 64,
+                       .preset = "default",
+                       .tunable_text = tunable_text,
+                       .queue_depth = 64,
+                       .batch = 16,
+                       .seed = 1};
     bool batch_set = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
         case O_KEYS:
-            o->keys = num_arg("--keys", optarg, 1, 1000000000, false, "a number from 1 to 1000000000");
+            o->keys = num_arg("--keys", optarg, 1, 1000000000, false,
+                              "a number from 1 to 1000000000");
             break;
         case O_KB:
             o->key_bytes = (uint32_t)num_arg("--key-bytes", optarg, KVFTL_KEY_MIN_BYTES,
@@ -207,7 +238,8 @@ static void parse(int argc, char **argv, struct opts *o)
                                                "a number from 1 to 65536");
             break;
         case O_BATCH:
-            o->batch = (uint32_t)num_arg("--batch", optarg, 1, 256, false, "a number from 1 to 256");
+            o->batch = (uint32_t)num_arg("--batch", optarg, 1, 256, false,
+                                         "a number from 1 to 256");
             batch_set = true;
             break;
         case O_ARR:
@@ -251,9 +283,10 @@ static void parse(int argc, char **argv, struct opts *o)
     }
     if (o->batch > o->queue_depth) {
         if (batch_set) {
-            fprintf(stderr, "kvftl-bench: --batch is %u but the queue depth is %u; a batch holds "
-                    "requests in flight at once, so it must be from 1 to %u\n", o->batch,
-                    o->queue_depth, o->queue_depth);
+            fprintf(stderr,
+                    "kvftl-bench: --batch is %u but the queue depth is %u; a batch holds "
+                    "requests in flight at once, so it must be from 1 to %u\n",
+                    o->batch, o->queue_depth, o->queue_depth);
             exit(2);
         }
         o->batch = o->queue_depth;
@@ -261,8 +294,10 @@ static void parse(int argc, char **argv, struct opts *o)
     if (o->key_bytes < 8) {
         uint64_t space = 1ull << (8 * o->key_bytes);
         if (o->keys > space) {
-            fprintf(stderr, "kvftl-bench: --keys is %" PRIu64 " but %u-byte keys allow only %" PRIu64
-                    " distinct keys; use fewer keys or longer keys\n", o->keys, o->key_bytes, space);
+            fprintf(stderr,
+                    "kvftl-bench: --keys is %" PRIu64 " but %u-byte keys allow only %" PRIu64
+                    " distinct keys; use fewer keys or longer keys\n",
+                    o->keys, o->key_bytes, space);
             exit(2);
         }
     }
@@ -349,7 +384,7 @@ static void size_device(struct kvftl_config *cfg, const struct opts *o)
 
 static void fmt_bytes(char *out, size_t n, double b)
 {
-    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int i = 0;
     while (b >= 1024 && i < 4) {
         b /= 1024;
@@ -360,7 +395,7 @@ static void fmt_bytes(char *out, size_t n, double b)
 
 struct phase {
     double wall_s;
-    double cpu_s;      /* user + system CPU time of the process during the phase */
+    double cpu_s; /* user + system CPU time of the process during the phase */
     uint64_t ops, errors;
     uint64_t first_arrival_ns, last_done_ns;
 };
@@ -443,8 +478,9 @@ static void slice_add(struct slice_stats *st, double wall, double cpu)
 static void slice_report(const char *what, const struct slice_stats *st, const char *result)
 {
     printf("%-32s total %8.3f s   worst slice %7.3f ms (CPU %7.3f ms, slice %" PRIu64
-           ") over %7" PRIu64 " slices   %s\n", what, st->total_s, st->worst_s * 1e3,
-           st->worst_cpu_s * 1e3, st->worst_at, st->slices, result);
+           ") over %7" PRIu64 " slices   %s\n",
+           what, st->total_s, st->worst_s * 1e3, st->worst_cpu_s * 1e3, st->worst_at, st->slices,
+           result);
 }
 
 /*
@@ -455,8 +491,8 @@ static void slice_report(const char *what, const struct slice_stats *st, const c
 static struct kvssd_req run_parked(struct kvssd_ns *ns, const struct kvssd_sqe *sqe,
                                    struct host_buf *hb, uint64_t *now, struct slice_stats *st)
 {
-    struct kvssd_req req = { .sqe = sqe, .may_park = true };
-    req.dptr = (struct kvssd_dptr){ .opaque = hb, .from_host = host_from, .to_host = host_to };
+    struct kvssd_req req = {.sqe = sqe, .may_park = true};
+    req.dptr = (struct kvssd_dptr){.opaque = hb, .from_host = host_from, .to_host = host_to};
     double t0 = now_s();
     do {
         req.now_ns = *now;
@@ -480,7 +516,7 @@ static int run_slices(struct kvftl *ftl, const struct opts *o, uint64_t now)
         return 1;
     }
     /* the largest host buffer the device uses: List keeps the most keys then */
-    struct host_buf hb = { .len = KVFTL_VALUE_MAX_BYTES + 4096 };
+    struct host_buf hb = {.len = KVFTL_VALUE_MAX_BYTES + 4096};
     hb.bytes = calloc(1, hb.len);
     if (!hb.bytes) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
@@ -489,8 +525,8 @@ static int run_slices(struct kvftl *ftl, const struct opts *o, uint64_t now)
     int rc = 0;
     printf("\nlong commands in device slices (List/Iter Read: index pages of %u slots per "
            "slice, List output: %u keys per slice; FTL check: %u KiB of index pages and blobs "
-           "per slice)\n", KVSSD_SLICE_INDEX_ENTRIES, KVSSD_SLICE_LIST_KEYS,
-           KVSSD_SLICE_CHECK_BYTES >> 10);
+           "per slice)\n",
+           KVSSD_SLICE_INDEX_ENTRIES, KVSSD_SLICE_LIST_KEYS, KVSSD_SLICE_CHECK_BYTES >> 10);
 
     /* List (06h) from the first key into a 2 MiB + 4 KiB buffer */
     struct slice_stats ls = {0};
@@ -570,7 +606,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
         if (o.tunable_text[i]) {
             kvftl_tunable_parse(&cfg, &kvftl_tunables[i], kvftl_tunables[i].prop, o.tunable_text[i],
-                                NULL, 0);   /* checked by tunable_arg() */
+                                NULL, 0); /* checked by tunable_arg() */
         }
     }
     size_device(&cfg, &o);
@@ -619,7 +655,7 @@ int main(int argc, char **argv)
      * known for the whole batch since a batch is never larger than the queue
      * depth); only Retrieves have a batch call.
      */
-    struct phase st = { .ops = o.keys };
+    struct phase st = {.ops = o.keys};
     enum kvftl_status first_err_status = KVFTL_OK;
     int rc;
     uint8_t *bkeys = calloc(o.batch, KVFTL_KEY_MAX_BYTES);
@@ -637,13 +673,15 @@ int main(int argc, char **argv)
     for (uint32_t k = 0; k < o.batch; k++) {
         uint8_t *v = bvals + (size_t)k * (o.value_bytes + 8);
         memcpy(v, val, o.value_bytes);
-        sreq[k] = (struct kvftl_store_req){ .key = bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES,
-                                            .key_bytes = o.key_bytes, .value = v,
-                                            .value_bytes = o.value_bytes,
-                                            .inline_bytes = o.inline_values ? o.value_bytes : 0 };
-        breq[k] = (struct kvftl_retrieve_req){ .key = sreq[k].key, .key_bytes = o.key_bytes,
-                                               .buf = bbufs + (size_t)k * (o.value_bytes + 8),
-                                               .buf_bytes = o.value_bytes };
+        sreq[k] = (struct kvftl_store_req){.key = bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES,
+                                           .key_bytes = o.key_bytes,
+                                           .value = v,
+                                           .value_bytes = o.value_bytes,
+                                           .inline_bytes = o.inline_values ? o.value_bytes : 0};
+        breq[k] = (struct kvftl_retrieve_req){.key = sreq[k].key,
+                                              .key_bytes = o.key_bytes,
+                                              .buf = bbufs + (size_t)k * (o.value_bytes + 8),
+                                              .buf_bytes = o.value_bytes};
     }
     uint64_t t0 = 0;
     st.first_arrival_ns = t0;
@@ -674,15 +712,15 @@ int main(int argc, char **argv)
     st.wall_s = now_s() - w0;
     st.cpu_s = cpu_s() - c0;
     if (st.errors) {
-        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n",
-                st.errors, kvftl_status_name(first_err_status));
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n", st.errors,
+                kvftl_status_name(first_err_status));
     }
     struct kvftl_stats s1;
     kvftl_stats_get(ftl, &s1);
     if (o.slices) {
         printf("kvftl-bench: %" PRIu64 " keys stored (%u B keys, %u B values) in %.3f s, %" PRIu64
-               " failed; index: %" PRIu64 " bytes of host memory\n", o.keys, o.key_bytes,
-               o.value_bytes, st.wall_s, st.errors, s1.index_host_bytes);
+               " failed; index: %" PRIu64 " bytes of host memory\n",
+               o.keys, o.key_bytes, o.value_bytes, st.wall_s, st.errors, s1.index_host_bytes);
         int src = run_slices(ftl, &o, st.last_done_ns);
         rc = st.errors || src ? 1 : 0;
         goto out; /* --slices measures the walks over the stored keys: no retrieve phase */
@@ -697,8 +735,8 @@ int main(int argc, char **argv)
         a++;
     }
     uint64_t c = scramble(o.seed + 1) % o.keys;
-    struct phase rt = { .ops = o.keys, .first_arrival_ns = st.last_done_ns,
-                        .last_done_ns = st.last_done_ns };
+    struct phase rt = {
+        .ops = o.keys, .first_arrival_ns = st.last_done_ns, .last_done_ns = st.last_done_ns};
     for (uint32_t q = 0; q < o.queue_depth; q++) {
         ring[q] = st.last_done_ns;
     }
@@ -741,15 +779,18 @@ int main(int argc, char **argv)
     rt.wall_s = now_s() - w0;
     rt.cpu_s = cpu_s() - c0;
     if (rt.errors || mismatches) {
-        fprintf(stderr, "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
-                " returned wrong bytes\n", rt.errors, kvftl_status_name(first_err_status), mismatches);
+        fprintf(stderr,
+                "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
+                " returned wrong bytes\n",
+                rt.errors, kvftl_status_name(first_err_status), mismatches);
     }
     struct kvftl_stats s2;
     kvftl_stats_get(ftl, &s2);
 
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double host_bytes_per_key = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
+    double host_bytes_per_key = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys
+                                             : 0;
     uint64_t pair = (uint64_t)o.key_bytes + o.value_bytes;
     uint64_t retrieve_misses = s2.index_cache_misses - s1.index_cache_misses;
     uint64_t nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
@@ -759,7 +800,8 @@ int main(int argc, char **argv)
     if (o.json) {
         printf("{\"keys\": %" PRIu64 ", \"key_bytes\": %u, \"value_bytes\": %u, "
                "\"preset\": \"%s\", \"packing\": \"%s\", \"placement_unit_bytes\": %u, "
-               "\"index_dram_bytes\": %" PRIu64 ", \"queue_depth\": %u, \"batch\": %u, \"arrival\": \"%s\", "
+               "\"index_dram_bytes\": %" PRIu64
+               ", \"queue_depth\": %u, \"batch\": %u, \"arrival\": \"%s\", "
                "\"seed\": %" PRIu64 ", \"device_bytes\": %" PRIu64 ", "
                "\"store_ops_per_s\": %.0f, \"retrieve_ops_per_s\": %.0f, "
                "\"store_wall_s\": %.3f, \"retrieve_wall_s\": %.3f, "
@@ -779,13 +821,12 @@ int main(int argc, char **argv)
                "\"max_rss_bytes\": %" PRIu64 "}\n",
                o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
                used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth, o.batch,
-               o.inline_values ? "inline" : "dma", o.seed, nand_bytes,
-               ops_per_s(&st), ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s,
-               ops_per_cpu_s(&st), ops_per_cpu_s(&rt),
-               host_bytes_per_key, s1.index_host_bytes, fully_cached ? "true" : "false",
-               retrieve_misses,
-               sim_ops_per_s(&st), sim_ops_per_s(&st) * (double)pair / 1e6,
-               sim_ops_per_s(&rt), sim_ops_per_s(&rt) * (double)pair / 1e6, s2.sim_now_ns,
+               o.inline_values ? "inline" : "dma", o.seed, nand_bytes, ops_per_s(&st),
+               ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s, ops_per_cpu_s(&st),
+               ops_per_cpu_s(&rt), host_bytes_per_key, s1.index_host_bytes,
+               fully_cached ? "true" : "false", retrieve_misses, sim_ops_per_s(&st),
+               sim_ops_per_s(&st) * (double)pair / 1e6, sim_ops_per_s(&rt),
+               sim_ops_per_s(&rt) * (double)pair / 1e6, s2.sim_now_ns,
                s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns,
                s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
                s2.write_amplification, s2.space_amplification, s2.nand_pages_programmed,
@@ -800,27 +841,32 @@ int main(int argc, char **argv)
         printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
                "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
                o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
-               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth, o.batch,
-               o.seed);
+               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth,
+               o.batch, o.seed);
         printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
-               "index DRAM budget %s\n\n", dev, used->channels, used->dies_per_channel,
-               used->blocks_per_die, used->pages_per_block, used->page_size_bytes, budget);
+               "index DRAM budget %s\n\n",
+               dev, used->channels, used->dies_per_channel, used->blocks_per_die,
+               used->pages_per_block, used->page_size_bytes, budget);
         printf("%-10s %12s %10s %14s %9s %14s %10s %12s %12s %7s\n", "phase", "host ops/s",
                "wall s", "ops/CPU-s", "CPU s", "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns",
                "errors");
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64 "\n",
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64
+               " %7" PRIu64 "\n",
                "store", ops_per_s(&st), st.wall_s, ops_per_cpu_s(&st), st.cpu_s, sim_ops_per_s(&st),
                sim_ops_per_s(&st) * (double)pair / 1e6, s2.latency[KVFTL_OP_STORE].p50_ns,
                s2.latency[KVFTL_OP_STORE].p99_ns, st.errors);
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64 "\n",
-               "retrieve", ops_per_s(&rt), rt.wall_s, ops_per_cpu_s(&rt), rt.cpu_s, sim_ops_per_s(&rt),
-               sim_ops_per_s(&rt) * (double)pair / 1e6, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
-               s2.latency[KVFTL_OP_RETRIEVE].p99_ns, rt.errors + mismatches);
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64
+               " %7" PRIu64 "\n",
+               "retrieve", ops_per_s(&rt), rt.wall_s, ops_per_cpu_s(&rt), rt.cpu_s,
+               sim_ops_per_s(&rt), sim_ops_per_s(&rt) * (double)pair / 1e6,
+               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
+               rt.errors + mismatches);
         printf("\nindex host memory      %s = %.2f bytes/key (%s during retrieve: %" PRIu64
-               " cache misses)\n", idx, host_bytes_per_key,
-               fully_cached ? "fully cached" : "NOT fully cached", retrieve_misses);
-        printf("write amplification    %.3f   space amplification %.3f\n",
-               s2.write_amplification, s2.space_amplification);
+               " cache misses)\n",
+               idx, host_bytes_per_key, fully_cached ? "fully cached" : "NOT fully cached",
+               retrieve_misses);
+        printf("write amplification    %.3f   space amplification %.3f\n", s2.write_amplification,
+               s2.space_amplification);
         printf("NAND pages programmed  %" PRIu64 "   read %" PRIu64 "   GC runs %" PRIu64 "\n",
                s2.nand_pages_programmed, s2.nand_pages_read, s2.gc_runs);
         printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);

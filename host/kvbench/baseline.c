@@ -41,12 +41,14 @@ static int identify_nvm(struct baseline *b)
     struct kvssd_result r;
     kvssd_cmd_identify(&cmd, b->nsid, KVSSD_CNS_NS, KVSSD_CSI_NVM, id);
     int rc = kvssd_submit(b->dev, &cmd, &r);
-    if (rc)
+    if (rc) {
         return rc;
+    }
     memcpy(&b->blocks, id + KVSSD_ID_NS_NSZE, 8);
     unsigned ds = kvssd_id_ns_lbads(id);
-    if (ds < 9 || ds > 12 || !b->blocks)
+    if (ds < 9 || ds > 12 || !b->blocks) {
         return -KVSSD_ERR_NO_DEVICE;
+    }
     b->lba_bytes = 1u << ds;
     return 0;
 }
@@ -59,11 +61,13 @@ static void *baseline_main(void *arg)
     uint32_t nlb = READ_BYTES / b->lba_bytes;
     uint64_t span = b->blocks / nlb;
 
-    if (posix_memalign((void **)&buf, 4096, READ_BYTES))
+    if (posix_memalign((void **)&buf, 4096, READ_BYTES)) {
         return NULL;
+    }
     while (!atomic_load(&b->stop)) {
         uint64_t i = atomic_fetch_add(&b->next, 1);
-        if ((b->total_ops && i >= b->total_ops) || (b->deadline_ns && kb_now_ns() >= b->deadline_ns)) {
+        if ((b->total_ops && i >= b->total_ops) ||
+            (b->deadline_ns && kb_now_ns() >= b->deadline_ns)) {
             atomic_store(&b->stop, true);
             break;
         }
@@ -85,8 +89,9 @@ static void *baseline_main(void *arg)
         t->res.op_count[KB_OP_READ]++;
         t->res.commands++;
         t->res.user_bytes += READ_BYTES;
-        if (rc)
+        if (rc) {
             t->res.errors++;
+        }
     }
     free(buf);
     return NULL;
@@ -111,8 +116,9 @@ int kb_baseline(struct kb_config *c)
     }
     b.total_ops = c->run.ops;
     uint64_t t0 = kb_now_ns();
-    if (c->run.duration_s > 0)
+    if (c->run.duration_s > 0) {
         b.deadline_ns = t0 + (uint64_t)(c->run.duration_s * 1e9);
+    }
     struct baseline_thread *th = calloc(c->threads, sizeof(*th));
     for (unsigned i = 0; i < c->threads; i++) {
         th[i].b = &b;
@@ -133,10 +139,11 @@ int kb_baseline(struct kb_config *c)
     res.elapsed_s = (double)(kb_now_ns() - t0) / 1e9;
     free(th);
     snprintf(c->preset, sizeof(c->preset), "baseline-read-4k");
-    if (c->json)
+    if (c->json) {
         kb_report_json(c, &res, 1);
-    else
+    } else {
         kb_report_table(c, &res);
+    }
     kvssd_close(b.dev);
     return res.errors ? 3 : 0;
 }

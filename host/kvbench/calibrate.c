@@ -67,35 +67,40 @@ int kb_calibrate(struct kb_config *c)
         small[i] = 4u << i;
         prp_small[i] = measure(dev, KVSSD_XFER_PRP, small[i], c->calibrate_samples, &key_base,
                                value, &errors);
-        inl_small[i] = measure(dev, KVSSD_XFER_INLINE, small[i], c->calibrate_samples,
-                               &key_base, value, &errors);
-        if (!c->json)
+        inl_small[i] = measure(dev, KVSSD_XFER_INLINE, small[i], c->calibrate_samples, &key_base,
+                               value, &errors);
+        if (!c->json) {
             printf("%8u B   prp %10.1f us   inline %10.1f us\n", small[i], prp_small[i] / 1e3,
                    inl_small[i] / 1e3);
+        }
     }
     for (int i = 0; i < CAL_TAILS; i++) {
         tails[i] = 4u << i;
         uint32_t len = KVSSD_HYBRID_PAGE_BYTES + tails[i];
         prp_tail[i] = measure(dev, KVSSD_XFER_PRP, len, c->calibrate_samples, &key_base, value,
                               &errors);
-        hyb_tail[i] = measure(dev, KVSSD_XFER_HYBRID, len, c->calibrate_samples, &key_base,
-                              value, &errors);
-        if (!c->json)
+        hyb_tail[i] = measure(dev, KVSSD_XFER_HYBRID, len, c->calibrate_samples, &key_base, value,
+                              &errors);
+        if (!c->json) {
             printf("%u+%-5u B prp %10.1f us   hybrid %10.1f us\n", KVSSD_HYBRID_PAGE_BYTES,
                    tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
+        }
     }
     struct kvssd_xfer_config cfg;
     kvssd_xfer_config_default(&cfg);
     cfg.threshold1_bytes = kb_pick_threshold(small, inl_small, prp_small, CAL_SMALL);
     cfg.threshold2_bytes = kb_pick_threshold(tails, hyb_tail, prp_tail, CAL_TAILS);
-    if (c->alpha >= 0)
+    if (c->alpha >= 0) {
         cfg.alpha = c->alpha;
-    if (c->beta >= 0)
+    }
+    if (c->beta >= 0) {
         cfg.beta = c->beta;
+    }
 
     char comment[200];
-    snprintf(comment, sizeof(comment), "written by kvbench calibrate: %u stores per point, %llu errors",
-             c->calibrate_samples, (unsigned long long)errors);
+    snprintf(comment, sizeof(comment),
+             "written by kvbench calibrate: %u stores per point, %llu errors", c->calibrate_samples,
+             (unsigned long long)errors);
     char *slash = strrchr(c->calibrate_output, '/');
     if (slash && slash != c->calibrate_output) {
         *slash = '\0';
@@ -108,13 +113,15 @@ int kb_calibrate(struct kb_config *c)
                "\"errors\":%llu,\"output\":\"%s\",\"written\":%s,\"sizes\":[",
                cfg.threshold1_bytes, cfg.threshold2_bytes, cfg.alpha, cfg.beta,
                (unsigned long long)errors, c->calibrate_output, wrc ? "false" : "true");
-        for (int i = 0; i < CAL_SMALL; i++)
+        for (int i = 0; i < CAL_SMALL; i++) {
             printf("%s{\"bytes\":%u,\"prp_us\":%.3f,\"inline_us\":%.3f}", i ? "," : "", small[i],
                    prp_small[i] / 1e3, inl_small[i] / 1e3);
+        }
         printf("],\"tails\":[");
-        for (int i = 0; i < CAL_TAILS; i++)
+        for (int i = 0; i < CAL_TAILS; i++) {
             printf("%s{\"bytes\":%u,\"prp_us\":%.3f,\"hybrid_us\":%.3f}", i ? "," : "",
                    KVSSD_HYBRID_PAGE_BYTES + tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
+        }
         printf("]}\n");
     } else {
         printf("threshold1 %u B, threshold2 %u B (alpha %g, beta %g)%s%s\n", cfg.threshold1_bytes,
@@ -123,7 +130,8 @@ int kb_calibrate(struct kb_config *c)
     }
     kvssd_close(dev);
     free(value);
-    if (wrc)
+    if (wrc) {
         fprintf(stderr, "kvbench: cannot write %s: %s\n", c->calibrate_output, strerror(errno));
+    }
     return wrc || errors ? 1 : 0;
 }

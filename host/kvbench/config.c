@@ -14,18 +14,19 @@
 
 #include "kvbench.h"
 
-const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update", "read", "delete", "exist",
-                                              "iterate"};
+const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update", "read",
+                                              "delete", "exist",  "iterate"};
 
 static const char *const order_names[] = {"sequential", "uniform", "zipfian", "latest"};
 
 int kb_order_parse(const char *s, enum kb_order *o)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         if (!strcmp(s, order_names[i])) {
             *o = (enum kb_order)i;
             return 0;
         }
+    }
     return -1;
 }
 
@@ -37,8 +38,9 @@ const char *kb_order_name(enum kb_order o)
 static void size_dist(struct kb_size_dist *d, const char *spec, uint32_t lo, uint32_t hi)
 {
     char err[256];
-    if (kb_size_parse(spec, lo, hi, "size", d, err, sizeof(err)))
+    if (kb_size_parse(spec, lo, hi, "size", d, err, sizeof(err))) {
         abort(); /* presets are constants: a parse failure is a bug here */
+    }
 }
 
 void kb_config_default(struct kb_config *c)
@@ -73,10 +75,20 @@ void kb_config_default(struct kb_config *c)
 }
 
 const char *const kb_preset_names[] = {
-    "A", "B", "C", "D", "M",
-    "char-insert-seq", "char-insert-uniform", "char-insert-zipfian",
-    "char-update-seq", "char-update-uniform", "char-update-zipfian",
-    "char-read-seq", "char-read-uniform", "char-read-zipfian",
+    "A",
+    "B",
+    "C",
+    "D",
+    "M",
+    "char-insert-seq",
+    "char-insert-uniform",
+    "char-insert-zipfian",
+    "char-update-seq",
+    "char-update-uniform",
+    "char-update-zipfian",
+    "char-read-seq",
+    "char-read-uniform",
+    "char-read-zipfian",
     NULL,
 };
 
@@ -99,21 +111,25 @@ const char *const kb_preset_help[] = {
 
 static void mix_only(double mix[KB_OP_COUNT], enum kb_op op)
 {
-    for (int i = 0; i < KB_OP_COUNT; i++)
+    for (int i = 0; i < KB_OP_COUNT; i++) {
         mix[i] = 0;
+    }
     mix[op] = 1;
 }
 
 int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen)
 {
     int idx = -1;
-    for (int i = 0; kb_preset_names[i]; i++)
-        if (!strcmp(name, kb_preset_names[i]))
+    for (int i = 0; kb_preset_names[i]; i++) {
+        if (!strcmp(name, kb_preset_names[i])) {
             idx = i;
+        }
+    }
     if (idx < 0) {
         size_t o = (size_t)snprintf(err, errlen, "preset \"%s\" is unknown; presets are", name);
-        for (int i = 0; kb_preset_names[i] && o < errlen; i++)
+        for (int i = 0; kb_preset_names[i] && o < errlen; i++) {
             o += (size_t)snprintf(err + o, errlen - o, " %s", kb_preset_names[i]);
+        }
         return -1;
     }
     snprintf(c->preset, sizeof(c->preset), "%s", name);
@@ -164,22 +180,27 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
     for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         int op = -1;
-        if (eq)
+        if (eq) {
             *eq = '\0';
-        for (int i = 0; i < KB_OP_COUNT; i++)
-            if (!strcmp(g_strstrip(tok), kb_op_names[i]))
+        }
+        for (int i = 0; i < KB_OP_COUNT; i++) {
+            if (!strcmp(g_strstrip(tok), kb_op_names[i])) {
                 op = i;
+            }
+        }
         if (op < 0 || !eq) {
-            snprintf(err, errlen, "mix entry \"%s\" is not OP=WEIGHT with OP one of insert, "
-                     "update, read, delete, exist, iterate", tok);
+            snprintf(err, errlen,
+                     "mix entry \"%s\" is not OP=WEIGHT with OP one of insert, "
+                     "update, read, delete, exist, iterate",
+                     tok);
             rc = -1;
             break;
         }
         char *end;
         double w = strtod(eq + 1, &end);
         if (*end || end == eq + 1 || !(w >= 0) || w > 1e9) {
-            snprintf(err, errlen, "mix weight \"%s\" of %s must be a number 0-1000000000",
-                     eq + 1, kb_op_names[op]);
+            snprintf(err, errlen, "mix weight \"%s\" of %s must be a number 0-1000000000", eq + 1,
+                     kb_op_names[op]);
             rc = -1;
             break;
         }
@@ -191,8 +212,9 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
         snprintf(err, errlen, "mix \"%s\" has no operation with a weight above 0", spec);
         rc = -1;
     }
-    if (!rc)
+    if (!rc) {
         memcpy(mix, m, sizeof(m));
+    }
     return rc;
 }
 
@@ -233,11 +255,11 @@ static int parse_double(const char *name, const char *v, double lo, double hi, b
 
 static int parse_bool(const char *name, const char *v, bool *out, char *err, size_t errlen)
 {
-    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on"))
+    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on")) {
         *out = true;
-    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off"))
+    } else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off")) {
         *out = false;
-    else {
+    } else {
         snprintf(err, errlen, "%s \"%s\" is not a boolean; use true or false", name, v);
         return -1;
     }
@@ -250,36 +272,43 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     char name[64];
     uint64_t u;
     snprintf(name, sizeof(name), "%s.%s", group, key);
-    if (!strcmp(key, "enabled"))
+    if (!strcmp(key, "enabled")) {
         return parse_bool(name, v, &p->enabled, err, errlen);
+    }
     if (!strcmp(key, "ops")) {
-        if (parse_u64(name, v, 0, 1ull << 40, &u, err, errlen))
+        if (parse_u64(name, v, 0, 1ull << 40, &u, err, errlen)) {
             return -1;
+        }
         p->ops = u;
         p->ops_set = true;
         return 0;
     }
-    if (!strcmp(key, "duration_s"))
+    if (!strcmp(key, "duration_s")) {
         return parse_double(name, v, 0, 86400 * 7, false, false, &p->duration_s, err, errlen);
+    }
     if (!strcmp(key, "order")) {
         if (kb_order_parse(v, &p->order)) {
-            snprintf(err, errlen, "%s \"%s\" is unknown; use sequential, uniform, zipfian or "
-                     "latest", name, v);
+            snprintf(err, errlen,
+                     "%s \"%s\" is unknown; use sequential, uniform, zipfian or "
+                     "latest",
+                     name, v);
             return -1;
         }
         return 0;
     }
-    if (!strcmp(key, "theta"))
+    if (!strcmp(key, "theta")) {
         return parse_double(name, v, 0, 1, true, true, &p->theta, err, errlen);
-    if (!strcmp(key, "mix"))
+    }
+    if (!strcmp(key, "mix")) {
         return kb_mix_parse(v, p->mix, err, errlen);
+    }
     snprintf(err, errlen, "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, mix)",
              group, key);
     return -1;
 }
 
-int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *v,
-                  char *err, size_t errlen)
+int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *v, char *err,
+                  size_t errlen)
 {
     uint64_t u;
     if (!strcmp(group, "keys") || !strcmp(group, "values")) {
@@ -289,17 +318,20 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
             return -1;
         }
         return kb_size_parse(v, keys ? 1 : 0, keys ? 255 : KVSSD_VALUE_MAX,
-                             keys ? "key size" : "value size",
-                             keys ? &c->key_size : &c->value_size, err, errlen);
+                             keys ? "key size" : "value size", keys ? &c->key_size : &c->value_size,
+                             err, errlen);
     }
-    if (!strcmp(group, "load"))
+    if (!strcmp(group, "load")) {
         return set_phase(&c->load, group, key, v, err, errlen);
-    if (!strcmp(group, "run"))
+    }
+    if (!strcmp(group, "run")) {
         return set_phase(&c->run, group, key, v, err, errlen);
+    }
     if (!strcmp(group, "calibrate")) {
         if (!strcmp(key, "samples")) {
-            if (parse_u64("calibrate.samples", v, 1, 1000000, &u, err, errlen))
+            if (parse_u64("calibrate.samples", v, 1, 1000000, &u, err, errlen)) {
                 return -1;
+            }
             c->calibrate_samples = (uint32_t)u;
             return 0;
         }
@@ -311,8 +343,10 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         return -1;
     }
     if (strcmp(group, "benchmark")) {
-        snprintf(err, errlen, "unknown group [%s]; groups are benchmark, keys, values, load, run, "
-                 "calibrate", group);
+        snprintf(err, errlen,
+                 "unknown group [%s]; groups are benchmark, keys, values, load, run, "
+                 "calibrate",
+                 group);
         return -1;
     }
     if (!strcmp(key, "device")) {
@@ -322,28 +356,32 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
     } else if (!strcmp(key, "seed")) {
         return parse_u64("seed", v, 0, UINT64_MAX, &c->seed, err, errlen);
     } else if (!strcmp(key, "threads")) {
-        if (parse_u64("threads", v, 1, 64, &u, err, errlen))
+        if (parse_u64("threads", v, 1, 64, &u, err, errlen)) {
             return -1;
+        }
         c->threads = (unsigned)u;
     } else if (!strcmp(key, "queue_depth")) {
-        if (parse_u64("queue_depth", v, 1, KVSSD_QUEUE_DEPTH_MAX, &u, err, errlen))
+        if (parse_u64("queue_depth", v, 1, KVSSD_QUEUE_DEPTH_MAX, &u, err, errlen)) {
             return -1;
+        }
         c->queue_depth = (unsigned)u;
     } else if (!strcmp(key, "engine")) {
         c->engine_explicit = true;
-        if (!strcmp(v, "sync"))
+        if (!strcmp(v, "sync")) {
             c->engine = KB_ENGINE_SYNC;
-        else if (!strcmp(v, "async"))
+        } else if (!strcmp(v, "async")) {
             c->engine = KB_ENGINE_ASYNC;
-        else {
+        } else {
             snprintf(err, errlen, "engine \"%s\" is unknown; use sync or async", v);
             return -1;
         }
     } else if (!strcmp(key, "transfer_mode")) {
         int m = kvssd_xfer_mode_parse(v);
         if (m < 0) {
-            snprintf(err, errlen, "transfer_mode \"%s\" is unknown; use prp, inline, hybrid or "
-                     "adaptive", v);
+            snprintf(err, errlen,
+                     "transfer_mode \"%s\" is unknown; use prp, inline, hybrid or "
+                     "adaptive",
+                     v);
             return -1;
         }
         c->mode = (enum kvssd_xfer_mode)m;
@@ -356,8 +394,9 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
     } else if (!strcmp(key, "key_count")) {
         return parse_u64("key_count", v, 1, 1ull << 40, &c->key_count, err, errlen);
     } else if (!strcmp(key, "iterate_entries")) {
-        if (parse_u64("iterate_entries", v, 1, 65536, &u, err, errlen))
+        if (parse_u64("iterate_entries", v, 1, 65536, &u, err, errlen)) {
             return -1;
+        }
         c->iterate_entries = (uint32_t)u;
     } else if (!strcmp(key, "verify")) {
         return parse_bool("verify", v, &c->verify, err, errlen);
@@ -366,12 +405,13 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
     } else if (!strcmp(key, "json")) {
         return parse_bool("json", v, &c->json, err, errlen);
     } else if (!strcmp(key, "progress")) {
-        if (!strcmp(v, "auto"))
+        if (!strcmp(v, "auto")) {
             c->progress = -1;
-        else {
+        } else {
             bool b;
-            if (parse_bool("progress", v, &b, err, errlen))
+            if (parse_bool("progress", v, &b, err, errlen)) {
                 return -1;
+            }
             c->progress = b;
         }
     } else {
@@ -405,13 +445,15 @@ int kb_config_load_file(struct kb_config *c, const char *path, char *err, size_t
         gsize nkeys = 0;
         gchar **keys = g_key_file_get_keys(kf, groups[g], &nkeys, NULL);
         for (gsize k = 0; !rc && k < nkeys; k++) {
-            if (!strcmp(groups[g], "benchmark") && !strcmp(keys[k], "preset"))
+            if (!strcmp(groups[g], "benchmark") && !strcmp(keys[k], "preset")) {
                 continue;
+            }
             gchar *v = g_key_file_get_value(kf, groups[g], keys[k], NULL);
             char inner[400];
             rc = kb_config_set(c, groups[g], keys[k], g_strstrip(v), inner, sizeof(inner));
-            if (rc)
+            if (rc) {
                 snprintf(err, errlen, "%s: %s", path, inner);
+            }
             g_free(v);
         }
         g_strfreev(keys);
@@ -428,8 +470,9 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
     if (kmin < 8) {
         uint64_t distinct = 1ull << (8 * kmin);
         uint64_t need = c->key_count;
-        if (c->run.enabled && c->run.mix[KB_OP_INSERT] > 0)
+        if (c->run.enabled && c->run.mix[KB_OP_INSERT] > 0) {
             need += c->run.ops ? c->run.ops : (1ull << 40);
+        }
         if (need > distinct) {
             snprintf(err, errlen,
                      "key size %u bytes holds %llu distinct keys; the workload needs up to %llu "
@@ -443,8 +486,10 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
         return -1;
     }
     if (c->engine == KB_ENGINE_SYNC && c->engine_explicit && c->queue_depth > 1) {
-        snprintf(err, errlen, "queue_depth %u needs engine async (the sync engine has one "
-                 "command in flight per thread)", c->queue_depth);
+        snprintf(err, errlen,
+                 "queue_depth %u needs engine async (the sync engine has one "
+                 "command in flight per thread)",
+                 c->queue_depth);
         return -1;
     }
     return 0;

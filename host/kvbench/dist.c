@@ -22,8 +22,9 @@ uint64_t kb_splitmix64(uint64_t *x)
 
 void kb_rng_seed(struct kb_rng *r, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         r->s[i] = kb_splitmix64(&seed);
+    }
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -52,8 +53,9 @@ double kb_rng_double(struct kb_rng *r)
 
 uint64_t kb_rng_below(struct kb_rng *r, uint64_t n)
 {
-    if (n <= 1)
+    if (n <= 1) {
         return 0;
+    }
     /* Lemire's multiply-shift with rejection: unbiased */
     unsigned __int128 m = (unsigned __int128)kb_rng_next(r) * n;
     uint64_t l = (uint64_t)m;
@@ -70,8 +72,9 @@ uint64_t kb_rng_below(struct kb_rng *r, uint64_t n)
 static double zeta(uint64_t n, double theta)
 {
     double s = 0;
-    for (uint64_t i = 1; i <= n; i++)
+    for (uint64_t i = 1; i <= n; i++) {
         s += 1.0 / pow((double)i, theta);
+    }
     return s;
 }
 
@@ -89,10 +92,12 @@ uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r)
 {
     double u = kb_rng_double(r);
     double uz = u * z->zetan;
-    if (uz < 1.0)
+    if (uz < 1.0) {
         return 0;
-    if (uz < 1.0 + pow(0.5, z->theta))
+    }
+    if (uz < 1.0 + pow(0.5, z->theta)) {
         return z->n > 1 ? 1 : 0;
+    }
     uint64_t v = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
     return v < z->n ? v : z->n - 1;
 }
@@ -106,8 +111,9 @@ void kb_perm_init(struct kb_perm *p, uint64_t n, uint64_t seed)
     do {
         p->mul = (kb_splitmix64(&x) % p->n) | 1;
     } while (p->n > 2 && (!key_order_coprime(p->mul, p->n) || p->mul == 1));
-    if (p->n <= 2)
+    if (p->n <= 2) {
         p->mul = 1;
+    }
 }
 
 uint64_t kb_perm_at(const struct kb_perm *p, uint64_t i)
@@ -162,8 +168,9 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
     if ((!colon && strcmp(spec, "mixgraph") != 0) ||
         (kind_len == 5 && !strncmp(spec, "fixed", 5))) {
         d->kind = KB_SIZE_FIXED;
-        if (parse_size(arg, strlen(arg), lo, hi, what, &d->min, err, errlen))
+        if (parse_size(arg, strlen(arg), lo, hi, what, &d->min, err, errlen)) {
             return -1;
+        }
         d->max = d->min;
         return 0;
     }
@@ -175,8 +182,9 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             return -1;
         }
         if (parse_size(arg, (size_t)(dash - arg), lo, hi, what, &d->min, err, errlen) ||
-            parse_size(dash + 1, strlen(dash + 1), lo, hi, what, &d->max, err, errlen))
+            parse_size(dash + 1, strlen(dash + 1), lo, hi, what, &d->max, err, errlen)) {
             return -1;
+        }
         if (d->min > d->max) {
             snprintf(err, errlen, "%s \"%s\": MIN %u is above MAX %u", what, spec, d->min, d->max);
             return -1;
@@ -199,8 +207,9 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
                 snprintf(err, errlen, "%s \"%s\": at most %d sizes", what, spec, KB_WEIGHTED_MAX);
                 return -1;
             }
-            if (parse_size(p, (size_t)(c2 - p), lo, hi, what, &d->sizes[d->n], err, errlen))
+            if (parse_size(p, (size_t)(c2 - p), lo, hi, what, &d->sizes[d->n], err, errlen)) {
                 return -1;
+            }
             char wbuf[32], *end;
             size_t wl = n - (size_t)(c2 + 1 - p);
             if (wl == 0 || wl >= sizeof(wbuf)) {
@@ -225,10 +234,12 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
         d->min = d->max = d->sizes[0];
         for (uint32_t i = 0; i < d->n; i++) {
             d->cum[i] /= total;
-            if (d->sizes[i] < d->min)
+            if (d->sizes[i] < d->min) {
                 d->min = d->sizes[i];
-            if (d->sizes[i] > d->max)
+            }
+            if (d->sizes[i] > d->max) {
                 d->max = d->sizes[i];
+            }
         }
         d->cum[d->n - 1] = 1.0;
         return 0;
@@ -259,56 +270,66 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             }
             *eq++ = '\0';
             if (!strcmp(kv, "max")) {
-                if (parse_size(eq, strlen(eq), lo > 10 ? lo : 10, hi, what, &d->max, err, errlen))
+                if (parse_size(eq, strlen(eq), lo > 10 ? lo : 10, hi, what, &d->max, err, errlen)) {
                     return -1;
+                }
             } else {
                 double v = strtod(eq, &end);
                 if (*end || end == eq || !isfinite(v)) {
                     snprintf(err, errlen, "mixgraph %s \"%s\" is not a number", kv, eq);
                     return -1;
                 }
-                if (!strcmp(kv, "k"))
+                if (!strcmp(kv, "k")) {
                     d->k = v;
-                else if (!strcmp(kv, "sigma") && v > 0)
+                } else if (!strcmp(kv, "sigma") && v > 0) {
                     d->sigma = v;
-                else if (!strcmp(kv, "theta") && v >= 0)
+                } else if (!strcmp(kv, "theta") && v >= 0) {
                     d->theta = v;
-                else {
-                    snprintf(err, errlen, "mixgraph parameter \"%s=%s\" is unknown or out of range "
-                             "(k, sigma > 0, theta >= 0, max)", kv, eq);
+                } else {
+                    snprintf(err, errlen,
+                             "mixgraph parameter \"%s=%s\" is unknown or out of range "
+                             "(k, sigma > 0, theta >= 0, max)",
+                             kv, eq);
                     return -1;
                 }
             }
             p = comma ? comma + 1 : p + n;
         }
-        if (d->min > d->max)
+        if (d->min > d->max) {
             d->min = d->max;
+        }
         return 0;
     }
     snprintf(err, errlen,
              "%s \"%s\" is not a distribution; use N, fixed:N, uniform:MIN-MAX, "
-             "weighted:SIZE:WEIGHT,... or mixgraph", what, spec);
+             "weighted:SIZE:WEIGHT,... or mixgraph",
+             what, spec);
     return -1;
 }
 
 uint32_t kb_mixgraph_size(const struct kb_size_dist *d, double u)
 {
     double v;
-    if (u <= 0)
+    if (u <= 0) {
         u = 1e-12;
-    if (d->k == 0)
+    }
+    if (d->k == 0) {
         v = d->theta - d->sigma * log(u);
-    else
+    } else {
         v = d->theta + d->sigma * (pow(u, -d->k) - 1.0) / d->k;
-    if (!(v < 1e12))
+    }
+    if (!(v < 1e12)) {
         v = 1e12;
+    }
     uint64_t s = (uint64_t)v;
-    if (s < d->min)
+    if (s < d->min) {
         s = d->min;
-    else if (s > d->max)
+    } else if (s > d->max) {
         s = s % d->max; /* db_bench folds oversize values back */
-    if (s < d->min)
+    }
+    if (s < d->min) {
         s = d->min;
+    }
     return (uint32_t)s;
 }
 
@@ -319,9 +340,11 @@ uint32_t kb_size_draw(const struct kb_size_dist *d, struct kb_rng *r)
         return d->min + (uint32_t)kb_rng_below(r, (uint64_t)d->max - d->min + 1);
     case KB_SIZE_WEIGHTED: {
         double u = kb_rng_double(r);
-        for (uint32_t i = 0; i < d->n; i++)
-            if (u < d->cum[i])
+        for (uint32_t i = 0; i < d->n; i++) {
+            if (u < d->cum[i]) {
                 return d->sizes[i];
+            }
+        }
         return d->sizes[d->n - 1];
     }
     case KB_SIZE_MIXGRAPH:

@@ -76,8 +76,9 @@ struct kb_thread {
 
 static bool claim_op(struct kb_shared *sh)
 {
-    if (atomic_load(&sh->stop))
+    if (atomic_load(&sh->stop)) {
         return false;
+    }
     uint64_t i = atomic_fetch_add(&sh->next_op, 1);
     if (sh->total_ops && i >= sh->total_ops) {
         atomic_store(&sh->stop, true);
@@ -132,15 +133,17 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
     } else {
         double u = kb_rng_double(&t->rng);
         s->op = KB_OP_READ;
-        for (int i = 0; i < KB_OP_COUNT; i++)
+        for (int i = 0; i < KB_OP_COUNT; i++) {
             if (u < sh->mix_cum[i]) {
                 s->op = (enum kb_op)i;
                 break;
             }
-        if (s->op == KB_OP_INSERT)
+        }
+        if (s->op == KB_OP_INSERT) {
             s->index = sh->key_count + atomic_fetch_add(&sh->next_insert, 1);
-        else
+        } else {
             s->index = existing_index(t);
+        }
     }
     s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
     kb_key_encode(s->index, s->key_len, c->seed, s->key);
@@ -167,20 +170,23 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     }
     if (err) {
         res->errors++;
-        if (res->errors <= 3)
+        if (res->errors <= 3) {
             fprintf(stderr, "\nkvbench: %s of key #%llu failed: %s\n", kb_op_names[s->op],
                     (unsigned long long)s->index, kvssd_strerror(err));
+        }
         return;
     }
     if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
         res->user_bytes += s->value_len;
-        if (s->op == KB_OP_INSERT && !t->sh->is_load)
+        if (s->op == KB_OP_INSERT && !t->sh->is_load) {
             atomic_fetch_add(&t->sh->inserts_done, 1);
+        }
     } else if (s->op == KB_OP_READ) {
         uint32_t full = r->dw0, got = full < s->value_cap ? full : s->value_cap;
         res->user_bytes += got;
-        if (t->sh->cfg->verify && kb_value_check(s->index, full, t->sh->cfg->seed, s->value, got))
+        if (t->sh->cfg->verify && kb_value_check(s->index, full, t->sh->cfg->seed, s->value, got)) {
             res->mismatches++;
+        }
     }
 }
 
@@ -200,8 +206,9 @@ static int run_iterate(struct kb_thread *t, struct kb_slot *s, struct kvssd_resu
     uint32_t kl, vl, n = 0;
     memset(r, 0, sizeof(*r));
     int rc = kvssd_iter_open(t->sh->dev, &it, s->key, plen, false, 64 * 1024);
-    if (rc)
+    if (rc) {
         return rc;
+    }
     r->commands = 2;
     while (n < t->sh->cfg->iterate_entries && (rc = kvssd_iter_next(&it, &k, &kl, &v, &vl)) == 1) {
         n++;
@@ -235,9 +242,11 @@ static int start_async(struct kb_thread *t, struct kb_slot *s)
     switch (s->op) {
     case KB_OP_INSERT:
     case KB_OP_UPDATE:
-        return kvssd_store_async(t->q, s->key, s->key_len, s->value, s->value_len, 0, async_done, s);
+        return kvssd_store_async(t->q, s->key, s->key_len, s->value, s->value_len, 0, async_done,
+                                 s);
     case KB_OP_READ:
-        return kvssd_retrieve_async(t->q, s->key, s->key_len, s->value, s->value_cap, async_done, s);
+        return kvssd_retrieve_async(t->q, s->key, s->key_len, s->value, s->value_cap, async_done,
+                                    s);
     case KB_OP_DELETE:
         return kvssd_delete_async(t->q, s->key, s->key_len, async_done, s);
     case KB_OP_EXIST:
@@ -265,16 +274,20 @@ static void *thread_main(void *arg)
     }
     for (;;) {
         struct kb_slot *s = NULL;
-        for (unsigned i = 0; i < t->nslots && !s; i++)
-            if (!t->slots[i].busy)
+        for (unsigned i = 0; i < t->nslots && !s; i++) {
+            if (!t->slots[i].busy) {
                 s = &t->slots[i];
+            }
+        }
         if (!s) {
-            if (kvssd_queue_poll(t->q, 1) < 0)
+            if (kvssd_queue_poll(t->q, 1) < 0) {
                 break;
+            }
             continue;
         }
-        if (!claim_op(t->sh))
+        if (!claim_op(t->sh)) {
             break;
+        }
         pick(t, s);
         s->start_ns = kb_now_ns();
         if (s->op == KB_OP_ITERATE) {
@@ -286,17 +299,20 @@ static void *thread_main(void *arg)
         }
         s->busy = true;
         int rc;
-        while ((rc = start_async(t, s)) == -KVSSD_ERR_BUSY)
+        while ((rc = start_async(t, s)) == -KVSSD_ERR_BUSY) {
             kvssd_queue_poll(t->q, 1);
+        }
         if (rc) {
             s->busy = false;
             finish(t, s, rc, NULL);
         }
         kvssd_queue_poll(t->q, 0);
     }
-    while (kvssd_queue_outstanding(t->q))
-        if (kvssd_queue_poll(t->q, 1) < 0)
+    while (kvssd_queue_outstanding(t->q)) {
+        if (kvssd_queue_poll(t->q, 1) < 0) {
             break;
+        }
+    }
     return NULL;
 }
 
@@ -308,12 +324,14 @@ static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, b
     double el = (double)(kb_now_ns() - t0) / 1e9;
     double frac = sh->total_ops ? (double)done / (double)sh->total_ops
                                 : (el / ((double)(sh->deadline_ns - t0) / 1e9));
-    if (frac > 1)
+    if (frac > 1) {
         frac = 1;
+    }
     char bar[31];
     int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
+    for (int i = 0; i < 30; i++) {
         bar[i] = i < fill ? '#' : '.';
+    }
     bar[30] = '\0';
     fprintf(stderr, "\r%-5s [%s] %5.1f%% %llu ops %.0f ops/s %s", name, bar, frac * 100,
             (unsigned long long)done, el > 0 ? (double)done / el : 0.0, final ? "\n" : "");
@@ -331,16 +349,19 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
     sh.is_load = is_load;
     sh.key_count = c->key_count;
     /* a duration without an explicit op count runs for the duration alone */
-    if (is_load)
+    if (is_load) {
         sh.total_ops = ph->ops ? ph->ops : c->key_count;
-    else
+    } else {
         sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
+    }
     kb_perm_init(&sh.perm, c->key_count, c->seed);
-    if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST)
+    if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST) {
         kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
+    }
     double total = 0, acc = 0;
-    for (int i = 0; i < KB_OP_COUNT; i++)
+    for (int i = 0; i < KB_OP_COUNT; i++) {
         total += ph->mix[i];
+    }
     for (int i = 0; i < KB_OP_COUNT; i++) {
         acc += ph->mix[i];
         sh.mix_cum[i] = acc / total;
@@ -348,8 +369,9 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
 
     memset(out, 0, sizeof(*out));
     out->phase = name;
-    if (c->reset_stats)
+    if (c->reset_stats) {
         kvssd_reset_stats(dev, NULL);
+    }
     out->have_device = kvssd_get_stats(dev, &out->before, NULL) == 0;
 
     unsigned nslots = c->engine == KB_ENGINE_ASYNC ? c->queue_depth : 1;
@@ -366,8 +388,9 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
         for (unsigned j = 0; j < nslots; j++) {
             th[i].slots[j].t = &th[i];
             th[i].slots[j].value_cap = cap;
-            if (posix_memalign((void **)&th[i].slots[j].value, 4096, cap))
+            if (posix_memalign((void **)&th[i].slots[j].value, 4096, cap)) {
                 abort();
+            }
         }
         if (c->engine == KB_ENGINE_ASYNC) {
             int qrc = kvssd_queue_create(dev, c->queue_depth, &th[i].q);
@@ -380,31 +403,38 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
     }
     bool progress = c->progress == 1 || (c->progress == -1 && isatty(2));
     uint64_t t0 = kb_now_ns();
-    if (ph->duration_s > 0 && !is_load)
+    if (ph->duration_s > 0 && !is_load) {
         sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
-    for (unsigned i = 0; !rc && i < c->threads; i++)
+    }
+    for (unsigned i = 0; !rc && i < c->threads; i++) {
         pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
+    }
     if (!rc) {
         if (progress) {
-            while (atomic_load(&sh.done_ops) < sh.total_ops || (!sh.total_ops && !atomic_load(&sh.stop))) {
+            while (atomic_load(&sh.done_ops) < sh.total_ops ||
+                   (!sh.total_ops && !atomic_load(&sh.stop))) {
                 progress_line(&sh, name, t0, false);
                 struct timespec ts = {0, 200000000};
                 nanosleep(&ts, NULL);
-                if (atomic_load(&sh.stop))
+                if (atomic_load(&sh.stop)) {
                     break;
+                }
             }
         }
-        for (unsigned i = 0; i < c->threads; i++)
+        for (unsigned i = 0; i < c->threads; i++) {
             pthread_join(th[i].tid, NULL);
-        if (progress)
+        }
+        if (progress) {
             progress_line(&sh, name, t0, true);
+        }
     }
     out->elapsed_s = (double)(kb_now_ns() - t0) / 1e9;
     for (unsigned i = 0; i < c->threads; i++) {
         struct kb_result *r = &th[i].res;
         out->ops += r->ops;
-        for (int k = 0; k < KB_OP_COUNT; k++)
+        for (int k = 0; k < KB_OP_COUNT; k++) {
             out->op_count[k] += r->op_count[k];
+        }
         out->commands += r->commands;
         out->errors += r->errors;
         out->not_found += r->not_found;
@@ -412,13 +442,15 @@ static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const str
         out->user_bytes += r->user_bytes;
         kb_hist_merge(&out->hist, &r->hist);
         kvssd_queue_destroy(th[i].q);
-        for (unsigned j = 0; j < nslots; j++)
+        for (unsigned j = 0; j < nslots; j++) {
             free(th[i].slots[j].value);
+        }
         free(th[i].slots);
     }
     free(th);
-    if (out->have_device)
+    if (out->have_device) {
         out->have_device = kvssd_get_stats(dev, &out->after, NULL) == 0;
+    }
     return rc;
 }
 
@@ -466,14 +498,16 @@ static const struct flag flags[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kvbench [run|calibrate|baseline] [--config FILE] [--preset NAME] [flags]\n"
-               "  --config FILE  INI config (groups benchmark, keys, values, load, run, calibrate)\n"
-               "  --preset NAME  start from a preset (--list-presets)\n"
-               "  -d PATH        same as --device: /dev/ngXnY, or pci:BDF / pci:nvmeN (the\n"
-               "                 user-space PCI transport: full inline layout; sync engine)\n");
-    for (size_t i = 0; i < NFLAGS; i++)
+    fprintf(f,
+            "usage: kvbench [run|calibrate|baseline] [--config FILE] [--preset NAME] [flags]\n"
+            "  --config FILE  INI config (groups benchmark, keys, values, load, run, calibrate)\n"
+            "  --preset NAME  start from a preset (--list-presets)\n"
+            "  -d PATH        same as --device: /dev/ngXnY, or pci:BDF / pci:nvmeN (the\n"
+            "                 user-space PCI transport: full inline layout; sync engine)\n");
+    for (size_t i = 0; i < NFLAGS; i++) {
         fprintf(f, "  --%-16s %s.%s%s\n", flags[i].name, flags[i].group, flags[i].key,
                 flags[i].has_arg ? "" : " (no argument)");
+    }
     fprintf(f, "  --list-presets\n  -h, --help\nSee docs/host.md for every key.\n");
 }
 
@@ -493,8 +527,9 @@ int main(int argc, char **argv)
         argv++;
         argc--;
     }
-    for (size_t i = 0; i < NFLAGS; i++)
+    for (size_t i = 0; i < NFLAGS; i++) {
         longopts[i] = (struct option){flags[i].name, flags[i].has_arg, NULL, (int)(1000 + i)};
+    }
     longopts[NFLAGS] = (struct option){"config", 1, NULL, 'c'};
     longopts[NFLAGS + 1] = (struct option){"preset", 1, NULL, 'p'};
     longopts[NFLAGS + 2] = (struct option){"list-presets", 0, NULL, 'L'};
@@ -505,16 +540,17 @@ int main(int argc, char **argv)
     int o;
     const char *preset = NULL, *config = NULL;
     while ((o = getopt_long(argc, argv, "d:c:p:h", longopts, NULL)) != -1) {
-        if (o == 'p')
+        if (o == 'p') {
             preset = optarg;
-        else if (o == 'c')
+        } else if (o == 'c') {
             config = optarg;
-        else if (o == 'h') {
+        } else if (o == 'h') {
             usage(stdout);
             return 0;
         } else if (o == 'L') {
-            for (int i = 0; kb_preset_names[i]; i++)
+            for (int i = 0; kb_preset_names[i]; i++) {
                 printf("%-22s %s\n", kb_preset_names[i], kb_preset_help[i]);
+            }
             return 0;
         } else if (o == '?') {
             usage(stderr);
@@ -555,8 +591,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "kvbench: unexpected argument \"%s\"\n", argv[optind]);
         return 2;
     }
-    if (c.queue_depth > 1 && !c.engine_explicit)
+    if (c.queue_depth > 1 && !c.engine_explicit) {
         c.engine = KB_ENGINE_ASYNC;
+    }
     if (baseline) {
         if (!c.device[0]) {
             fprintf(stderr, "kvbench: baseline needs --device /dev/ngXnY (an NVM namespace)\n");
@@ -580,8 +617,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    if (calibrate)
+    if (calibrate) {
         return kb_calibrate(&c);
+    }
 
     struct kvssd_dev *dev;
     int rc = kvssd_open(c.device, &dev);
@@ -600,28 +638,35 @@ int main(int argc, char **argv)
     }
     if (c.alpha >= 0 || c.beta >= 0) {
         struct kvssd_xfer_config x = *kvssd_get_xfer_config(dev);
-        if (c.alpha >= 0)
+        if (c.alpha >= 0) {
             x.alpha = c.alpha;
-        if (c.beta >= 0)
+        }
+        if (c.beta >= 0) {
             x.beta = c.beta;
+        }
         kvssd_set_xfer_config(dev, &x);
     }
     kvssd_set_xfer_mode(dev, c.mode);
 
     struct kb_result res[2];
     int n = 0;
-    if (c.load.enabled)
+    if (c.load.enabled) {
         rc |= run_phase(&c, dev, &c.load, "load", true, &res[n++]);
-    if (!rc && c.run.enabled)
+    }
+    if (!rc && c.run.enabled) {
         rc |= run_phase(&c, dev, &c.run, "run", false, &res[n++]);
-    if (c.json)
+    }
+    if (c.json) {
         kb_report_json(&c, res, n);
-    else
-        for (int i = 0; i < n; i++)
+    } else {
+        for (int i = 0; i < n; i++) {
             kb_report_table(&c, &res[i]);
+        }
+    }
     kvssd_close(dev);
     uint64_t bad = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         bad += res[i].errors + res[i].mismatches;
+    }
     return rc ? 1 : bad ? 3 : 0;
 }

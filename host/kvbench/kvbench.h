@@ -84,8 +84,15 @@ uint32_t kb_value_check(uint64_t index, uint32_t full_len, uint64_t seed, const 
 
 /* ---- config.c -------------------------------------------------------- */
 
-enum kb_op { KB_OP_INSERT, KB_OP_UPDATE, KB_OP_READ, KB_OP_DELETE, KB_OP_EXIST, KB_OP_ITERATE,
-             KB_OP_COUNT };
+enum kb_op {
+    KB_OP_INSERT,
+    KB_OP_UPDATE,
+    KB_OP_READ,
+    KB_OP_DELETE,
+    KB_OP_EXIST,
+    KB_OP_ITERATE,
+    KB_OP_COUNT
+};
 extern const char *const kb_op_names[KB_OP_COUNT];
 
 struct kb_phase {
@@ -180,8 +187,7 @@ uint64_t kb_pcie_bytes(const struct kvssd_stats_log *before, const struct kvssd_
  * kb_pick_threshold() - the largest @sizes[i] up to which @a_ns[j] <= @b_ns[j]
  * for every j <= i (the first crossing ends it); 0 if @a is slower at once.
  */
-uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const double *b_ns,
-                           size_t n);
+uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const double *b_ns, size_t n);
 int kb_calibrate(struct kb_config *c);
 
 /* ---- baseline.c ------------------------------------------------------ */

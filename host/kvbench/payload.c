@@ -13,20 +13,23 @@ void kb_key_encode(uint64_t index, uint32_t len, uint64_t seed, uint8_t *out)
 {
     /* the index big-endian in the first min(len, 8) bytes: sequential = sorted */
     uint32_t n = len < 8 ? len : 8;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         out[i] = (uint8_t)(index >> (8 * (n - 1 - i)));
+    }
     uint64_t x = index ^ (seed * 0x2545f4914f6cdd1dull);
     for (uint32_t i = n; i < len; i += 8) {
         uint64_t w = kb_splitmix64(&x);
-        for (uint32_t j = 0; j < 8 && i + j < len; j++)
+        for (uint32_t j = 0; j < 8 && i + j < len; j++) {
             out[i + j] = (uint8_t)(w >> (8 * j));
+        }
     }
 }
 
 uint32_t kb_key_size(const struct kb_size_dist *d, uint64_t index, uint64_t seed)
 {
-    if (d->kind == KB_SIZE_FIXED)
+    if (d->kind == KB_SIZE_FIXED) {
         return d->min;
+    }
     struct kb_rng r;
     kb_rng_seed(&r, index * 0x9e3779b97f4a7c15ull ^ seed ^ 0x4b6579u);
     return kb_size_draw(d, &r);
@@ -60,8 +63,9 @@ uint32_t kb_value_check(uint64_t index, uint32_t full_len, uint64_t seed, const 
         uint64_t w = kb_splitmix64(&x);
         uint8_t e[8];
         memcpy(e, &w, 8);
-        for (uint32_t j = 0; j < 8 && i + j < len; j++)
+        for (uint32_t j = 0; j < 8 && i + j < len; j++) {
             bad += buf[i + j] != e[j];
+        }
     }
     return bad;
 }

@@ -11,8 +11,9 @@
 
 static unsigned hist_index(uint64_t ns)
 {
-    if (ns < KB_HIST_SUB)
+    if (ns < KB_HIST_SUB) {
         return (unsigned)ns; /* exact below 64 ns */
+    }
     unsigned e = 63 - (unsigned)__builtin_clzll(ns); /* 2^e <= ns < 2^(e+1), e >= 6 */
     unsigned sub = (unsigned)((ns >> (e - 6)) & (KB_HIST_SUB - 1));
     return (e - 5) * KB_HIST_SUB + sub;
@@ -21,8 +22,9 @@ static unsigned hist_index(uint64_t ns)
 /* The middle of a bucket's range, in ns. */
 static uint64_t hist_value(unsigned idx)
 {
-    if (idx < KB_HIST_SUB)
+    if (idx < KB_HIST_SUB) {
         return idx;
+    }
     unsigned e = idx / KB_HIST_SUB + 5, sub = idx % KB_HIST_SUB;
     uint64_t lo = (1ull << e) + ((uint64_t)sub << (e - 6));
     return lo + (1ull << (e - 6)) / 2;
@@ -31,34 +33,41 @@ static uint64_t hist_value(unsigned idx)
 void kb_hist_add(struct kb_hist *h, uint64_t ns)
 {
     unsigned i = hist_index(ns);
-    if (i >= KB_HIST_BUCKETS)
+    if (i >= KB_HIST_BUCKETS) {
         i = KB_HIST_BUCKETS - 1;
+    }
     h->b[i]++;
     h->count++;
     h->sum_ns += ns;
-    if (ns > h->max_ns)
+    if (ns > h->max_ns) {
         h->max_ns = ns;
+    }
 }
 
 void kb_hist_merge(struct kb_hist *into, const struct kb_hist *from)
 {
-    for (unsigned i = 0; i < KB_HIST_BUCKETS; i++)
+    for (unsigned i = 0; i < KB_HIST_BUCKETS; i++) {
         into->b[i] += from->b[i];
+    }
     into->count += from->count;
     into->sum_ns += from->sum_ns;
-    if (from->max_ns > into->max_ns)
+    if (from->max_ns > into->max_ns) {
         into->max_ns = from->max_ns;
+    }
 }
 
 uint64_t kb_hist_percentile(const struct kb_hist *h, double p)
 {
-    if (!h->count)
+    if (!h->count) {
         return 0;
+    }
     uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->count);
-    if (rank < 1)
+    if (rank < 1) {
         rank = 1;
-    if (rank >= h->count)
+    }
+    if (rank >= h->count) {
         return h->max_ns; /* the top rank is the exact maximum */
+    }
     uint64_t seen = 0;
     for (unsigned i = 0; i < KB_HIST_BUCKETS; i++) {
         seen += h->b[i];
@@ -95,9 +104,11 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
     printf("== %s: %llu ops in %.3f s = %.0f ops/s\n", r->phase, (unsigned long long)r->ops,
            r->elapsed_s, ops_s);
     printf("   ops      ");
-    for (int i = 0; i < KB_OP_COUNT; i++)
-        if (r->op_count[i])
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        if (r->op_count[i]) {
             printf(" %s=%llu", kb_op_names[i], (unsigned long long)r->op_count[i]);
+        }
+    }
     printf("\n");
     printf("   latency   p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f us\n",
            kb_hist_percentile(h, 50) / 1e3, kb_hist_percentile(h, 90) / 1e3,
@@ -176,8 +187,9 @@ static void json_phase(const struct kb_config *c, const struct kb_result *r)
     printf("{\"phase\":\"%s\",\"ops\":%llu,\"elapsed_s\":%.6f,\"ops_per_s\":%.1f,", r->phase,
            (unsigned long long)r->ops, r->elapsed_s, ratio((double)r->ops, r->elapsed_s));
     printf("\"op_counts\":{");
-    for (int i = 0; i < KB_OP_COUNT; i++)
+    for (int i = 0; i < KB_OP_COUNT; i++) {
         printf("%s\"%s\":%llu", i ? "," : "", kb_op_names[i], (unsigned long long)r->op_count[i]);
+    }
     printf("},\"latency_us\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,"
            "\"max\":%.3f,\"mean\":%.3f},",
            kb_hist_percentile(h, 50) / 1e3, kb_hist_percentile(h, 90) / 1e3,
@@ -209,17 +221,17 @@ void kb_report_json(const struct kb_config *c, const struct kb_result *res, int 
     if (last) {
         printf("\"ops_per_s\":%.1f,\"latency_us\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,"
                "\"p999\":%.3f,\"max\":%.3f},\"commands_per_op\":%.4f,\"mismatches\":%llu,",
-               ratio((double)last->ops, last->elapsed_s),
-               kb_hist_percentile(&last->hist, 50) / 1e3, kb_hist_percentile(&last->hist, 90) / 1e3,
-               kb_hist_percentile(&last->hist, 99) / 1e3,
+               ratio((double)last->ops, last->elapsed_s), kb_hist_percentile(&last->hist, 50) / 1e3,
+               kb_hist_percentile(&last->hist, 90) / 1e3, kb_hist_percentile(&last->hist, 99) / 1e3,
                kb_hist_percentile(&last->hist, 99.9) / 1e3, last->hist.max_ns / 1e3,
                ratio((double)last->commands, (double)last->ops),
                (unsigned long long)last->mismatches);
     }
     printf("\"phases\":[");
     for (int i = 0; i < n; i++) {
-        if (i)
+        if (i) {
             printf(",");
+        }
         json_phase(c, &res[i]);
     }
     printf("]");

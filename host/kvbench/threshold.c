@@ -7,13 +7,13 @@
  */
 #include "kvbench.h"
 
-uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const double *b_ns,
-                           size_t n)
+uint32_t kb_pick_threshold(const uint32_t *sizes, const double *a_ns, const double *b_ns, size_t n)
 {
     uint32_t t = 0;
     for (size_t i = 0; i < n; i++) {
-        if (a_ns[i] > b_ns[i])
+        if (a_ns[i] > b_ns[i]) {
             break;
+        }
         t = sizes[i];
     }
     return t;

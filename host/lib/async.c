@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <linux/nvme_ioctl.h>
 #include <liburing.h>
+#include <linux/nvme_ioctl.h>
 
 #include "kvssd_priv.h"
 
@@ -67,13 +67,16 @@ int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue
     struct kvssd_queue *q;
     int rc;
 
-    if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX)
+    if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
-    if (dev->pci)
+    }
+    if (dev->pci) {
         return -KVSSD_ERR_NOT_SUPPORTED; /* io_uring needs a kernel char device */
+    }
     q = calloc(1, sizeof(*q));
-    if (!q)
+    if (!q) {
         return -KVSSD_ERR_SYSTEM;
+    }
     q->ops = calloc(depth, sizeof(*q->ops));
     if (!q->ops) {
         free(q);
@@ -88,16 +91,18 @@ int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue
     }
     q->dev = dev;
     q->depth = depth;
-    for (unsigned i = 0; i < depth; i++)
+    for (unsigned i = 0; i < depth; i++) {
         aop_put(q, &q->ops[i]);
+    }
     *qp = q;
     return 0;
 }
 
 void kvssd_queue_destroy(struct kvssd_queue *q)
 {
-    if (!q)
+    if (!q) {
         return;
+    }
     /* let commands in flight finish so that no buffer is written after free */
     while (q->inflight && kvssd_queue_poll(q, 1) >= 0 && q->outstanding)
         ;
@@ -115,10 +120,11 @@ static void active_push(struct kvssd_queue *q, struct aop *op)
 {
     op->next = NULL;
     op->active = true;
-    if (q->active_tail)
+    if (q->active_tail) {
         q->active_tail->next = op;
-    else
+    } else {
         q->active = op;
+    }
     q->active_tail = op;
 }
 
@@ -127,8 +133,9 @@ static struct aop *aop_get(struct kvssd_queue *q, enum aop_kind kind, const void
                            uint32_t key_len)
 {
     struct aop *op = q->free;
-    if (!op)
+    if (!op) {
         return NULL;
+    }
     q->free = op->next;
     memset(op, 0, sizeof(*op));
     op->kind = kind;
@@ -152,11 +159,13 @@ static bool aop_next_cmd(struct kvssd_queue *q, struct aop *op, struct kvssd_cmd
 {
     uint32_t nsid = q->dev->info.nsid;
 
-    if (op->issued >= op->total)
+    if (op->issued >= op->total) {
         return false;
+    }
     if (op->kind == AOP_STORE) {
-        if (!kvssd_store_plan_next(&op->plan, cmd))
+        if (!kvssd_store_plan_next(&op->plan, cmd)) {
             return false;
+        }
         if (op->bounce && cmd->data_len > KVSSD_BOUNCE_MIN_BYTES) {
             memcpy(op->bounce, cmd->data, cmd->data_len);
             cmd->data = op->bounce;
@@ -197,13 +206,16 @@ static uint32_t head_index(const struct aop *op)
  */
 static bool aop_ready(const struct aop *op)
 {
-    if (op->err || op->issued >= op->total)
+    if (op->err || op->issued >= op->total) {
         return false;
-    if (long_key(op) && op->issued == 1 && op->completed == 0)
+    }
+    if (long_key(op) && op->issued == 1 && op->completed == 0) {
         return false;
-    if (op->kind == AOP_STORE && op->method != KVSSD_XFER_PRP &&
-        op->issued == head_index(op) + 1 && op->completed < op->issued)
+    }
+    if (op->kind == AOP_STORE && op->method != KVSSD_XFER_PRP && op->issued == head_index(op) + 1 &&
+        op->completed < op->issued) {
         return false;
+    }
     return true;
 }
 
@@ -220,8 +232,9 @@ static bool aop_retry_tag(struct kvssd_queue *q, struct aop *op, uint32_t index)
     int t;
 
     if (op->retries >= TAG_RETRIES || (!stage && index != head_index(op)) ||
-        (!stage && op->kind != AOP_STORE) || (t = kvssd_tag_alloc(q->dev)) < 0)
+        (!stage && op->kind != AOP_STORE) || (t = kvssd_tag_alloc(q->dev)) < 0) {
         return false;
+    }
     op->retries++;
     if (stage) {
         kvssd_tag_free(q->dev, op->key_tag);
@@ -233,14 +246,17 @@ static bool aop_retry_tag(struct kvssd_queue *q, struct aop *op, uint32_t index)
     if (op->kind == AOP_STORE) {
         if (kvssd_store_plan_init(&op->plan, q->dev->info.nsid, op->key, op->key_len, op->key_tag,
                                   op->stream_tag, op->plan.value, op->plan.value_len,
-                                  op->plan.options, op->method))
+                                  op->plan.options, op->method)) {
             return false;
-        for (uint32_t i = 0; i < index; i++)
+        }
+        for (uint32_t i = 0; i < index; i++) {
             kvssd_store_plan_next(&op->plan, &skip);
+        }
     }
     op->issued = op->completed = index;
-    if (!op->active)
+    if (!op->active) {
         active_push(q, op);
+    }
     return true;
 }
 
@@ -280,8 +296,9 @@ static void pump(struct kvssd_queue *q)
         while (q->inflight < q->depth && aop_ready(op)) {
             /* the SQ ring has depth slots, so inflight < depth leaves one free */
             struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-            if (!sqe || !aop_next_cmd(q, op, &cmd))
+            if (!sqe || !aop_next_cmd(q, op, &cmd)) {
                 return;
+            }
             uint64_t ud = (uint64_t)(op - q->ops) << 32 | op->issued;
             prep_uring_cmd(q, sqe, &cmd, ud);
             op->issued++;
@@ -291,12 +308,14 @@ static void pump(struct kvssd_queue *q)
         struct aop *next = op->next;
         if (op->issued >= op->total || op->err) {
             /* nothing left to issue: leave the active list */
-            if (prev)
+            if (prev) {
                 prev->next = next;
-            else
+            } else {
                 q->active = next;
-            if (q->active_tail == op)
+            }
+            if (q->active_tail == op) {
                 q->active_tail = prev;
+            }
             op->active = false;
             op->next = NULL;
         } else {
@@ -309,15 +328,16 @@ static void pump(struct kvssd_queue *q)
 static void aop_finish(struct kvssd_queue *q, struct aop *op)
 {
     if (op->bounce) {
-        if (op->kind == AOP_RETRIEVE && !op->err)
+        if (op->kind == AOP_RETRIEVE && !op->err) {
             memcpy(op->buf, op->bounce, op->res.dw0 < op->buf_len ? op->res.dw0 : op->buf_len);
+        }
         kvssd_dma_free(op->bounce, KVSSD_VALUE_MAX);
         op->bounce = NULL;
     }
     if (op->kind == AOP_STORE) {
-        if (!op->err && op->method != KVSSD_XFER_PRP &&
-            !(op->res.dw1 & KVSSD_INLINE_DW1_STORED))
+        if (!op->err && op->method != KVSSD_XFER_PRP && !(op->res.dw1 & KVSSD_INLINE_DW1_STORED)) {
             op->err = -KVSSD_ERR_NVME;
+        }
         kvssd_store_tags_free(q->dev, op->key_len, op->method, op->key_tag, op->stream_tag);
     } else if (long_key(op)) {
         kvssd_tag_free(q->dev, op->key_tag);
@@ -329,8 +349,9 @@ static void aop_finish(struct kvssd_queue *q, struct aop *op)
     int err = op->err;
     struct kvssd_result res = op->res;
     aop_put(q, op);
-    if (cb)
+    if (cb) {
         cb(arg, err, &res);
+    }
 }
 
 static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *done)
@@ -350,8 +371,9 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
     } else {
         uint16_t st = (uint16_t)cqe->res;
         if ((st & KVSSD_STATUS_CODE_MASK) == KVSSD_SC_INLINE_TAG_IN_USE && !op->err &&
-            op->completed == op->issued && aop_retry_tag(q, op, index))
+            op->completed == op->issued && aop_retry_tag(q, op, index)) {
             return;
+        }
         if (st && !op->err) {
             op->err = kvssd_status_to_err(st);
             op->res.status = st & KVSSD_STATUS_CODE_MASK;
@@ -373,12 +395,14 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
                 c = c->next;
             }
             if (c) {
-                if (p)
+                if (p) {
                     p->next = c->next;
-                else
+                } else {
                     q->active = c->next;
-                if (q->active_tail == c)
+                }
+                if (q->active_tail == c) {
                     q->active_tail = p;
+                }
             }
             op->active = false;
         }
@@ -408,11 +432,13 @@ int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops)
             io_uring_cqe_seen(&q->ring, cqe);
             seen++;
         }
-        if ((unsigned)done >= min_ops || q->outstanding == 0)
+        if ((unsigned)done >= min_ops || q->outstanding == 0) {
             return done;
+        }
         if (!seen) {
-            if (!q->inflight)
+            if (!q->inflight) {
                 continue; /* a barrier was released; pump again */
+            }
             int rc = io_uring_wait_cqe(&q->ring, &cqe);
             if (rc < 0 && rc != -EINTR) {
                 errno = -rc;
@@ -433,28 +459,33 @@ static int aop_start(struct kvssd_queue *q, struct aop *op)
 int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, const void *value,
                       uint32_t value_len, uint32_t options, kvssd_cb cb, void *arg)
 {
-    if (!key_len_fits(q, key_len))
+    if (!key_len_fits(q, key_len)) {
         return -KVSSD_ERR_KEY_SIZE;
-    if (value_len > KVSSD_VALUE_MAX)
+    }
+    if (value_len > KVSSD_VALUE_MAX) {
         return -KVSSD_ERR_VALUE_SIZE;
+    }
     struct aop *op = aop_get(q, AOP_STORE, key, key_len);
-    if (!op)
+    if (!op) {
         return -KVSSD_ERR_BUSY;
+    }
     op->method = kvssd_xfer_choose(q->dev->mode, &q->dev->xfer, value_len);
     int rc = kvssd_store_tags(q->dev, key_len, op->method, &op->key_tag, &op->stream_tag);
     if (!rc) {
         rc = kvssd_store_plan_init(&op->plan, q->dev->info.nsid, key, key_len, op->key_tag,
                                    op->stream_tag, value, value_len, options, op->method);
-        if (rc)
+        if (rc) {
             kvssd_store_tags_free(q->dev, key_len, op->method, op->key_tag, op->stream_tag);
+        }
     }
     if (rc) {
         aop_put(q, op);
         return rc;
     }
     op->total = op->plan.total;
-    if (op->method != KVSSD_XFER_INLINE && value_len > KVSSD_BOUNCE_MIN_BYTES)
+    if (op->method != KVSSD_XFER_INLINE && value_len > KVSSD_BOUNCE_MIN_BYTES) {
         op->bounce = kvssd_dma_alloc(KVSSD_VALUE_MAX);
+    }
     op->cb = cb;
     op->arg = arg;
     return aop_start(q, op);
@@ -463,17 +494,21 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
 static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *key,
                         uint32_t key_len, void *buf, uint32_t buf_len, kvssd_cb cb, void *arg)
 {
-    if (!key_len_fits(q, key_len))
+    if (!key_len_fits(q, key_len)) {
         return -KVSSD_ERR_KEY_SIZE;
-    if (!key || (buf_len && !buf))
+    }
+    if (!key || (buf_len && !buf)) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     struct aop *op = aop_get(q, kind, key, key_len);
-    if (!op)
+    if (!op) {
         return -KVSSD_ERR_BUSY;
+    }
     op->buf = buf;
     op->buf_len = buf_len;
-    if (buf_len > KVSSD_BOUNCE_MIN_BYTES && buf_len <= KVSSD_VALUE_MAX)
+    if (buf_len > KVSSD_BOUNCE_MIN_BYTES && buf_len <= KVSSD_VALUE_MAX) {
         op->bounce = kvssd_dma_alloc(KVSSD_VALUE_MAX);
+    }
     op->total = 1;
     if (long_key(op)) {
         int t = kvssd_tag_alloc(q->dev);

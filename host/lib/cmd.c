@@ -23,8 +23,9 @@ static void cmd_init(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid)
 static void cmd_set_key(struct kvssd_cmd *cmd, const void *key, uint32_t key_len, uint32_t key_tag)
 {
     if (key_len <= KVSSD_KEY_INLINE_MAX) {
-        if (key_len)
+        if (key_len) {
             kvssd_sqe_set_key(&cmd->sqe, key, key_len);
+        }
     } else {
         cmd->sqe.cdw[2] = key_tag & KVSSD_TAG_MASK;
     }
@@ -40,8 +41,7 @@ struct payload_lane {
 };
 
 static uint32_t payload_put(struct kvssd_sqe *sqe, const struct payload_lane *lanes,
-                            uint32_t n_lanes, uint32_t first_lane, const uint8_t *src,
-                            uint32_t len)
+                            uint32_t n_lanes, uint32_t first_lane, const uint8_t *src, uint32_t len)
 {
     uint32_t n = 0;
     for (uint32_t l = first_lane; l < n_lanes && n < len; l++, n++) {
@@ -64,12 +64,12 @@ static const struct payload_lane xfer_lanes[KVSSD_INLINE_XFER_PAYLOAD] = {
 };
 /* Full head payload: CDW11[31:8], CDW4..CDW9, CDW12, CDW13. */
 static const struct payload_lane head_full_lanes[KVSSD_INLINE_HEAD_FULL_PAYLOAD] = {
-    {11, 1}, {11, 2}, {11, 3}, LANES4(4), LANES4(5), LANES4(6), LANES4(7), LANES4(8),
-    LANES4(9), LANES4(12), LANES4(13),
+    {11, 1},   {11, 2},   {11, 3},   LANES4(4),  LANES4(5),  LANES4(6),
+    LANES4(7), LANES4(8), LANES4(9), LANES4(12), LANES4(13),
 };
 /* Full transfer payload: CDW2..CDW15. */
 static const struct payload_lane xfer_full_lanes[KVSSD_INLINE_XFER_FULL_PAYLOAD] = {
-    LANES4(2), LANES4(3), LANES4(4), LANES4(5), LANES4(6), LANES4(7), LANES4(8),
+    LANES4(2), LANES4(3),  LANES4(4),  LANES4(5),  LANES4(6),  LANES4(7),  LANES4(8),
     LANES4(9), LANES4(10), LANES4(11), LANES4(12), LANES4(13), LANES4(14), LANES4(15),
 };
 
@@ -83,9 +83,8 @@ static void cmd_keyed(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid, cons
 }
 
 /* A keyed command whose data goes to @buf, @buf_len bytes (CDW10); no buffer when 0. */
-static void cmd_keyed_to_host(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid,
-                              const void *key, uint32_t key_len, uint32_t key_tag, void *buf,
-                              uint32_t buf_len)
+static void cmd_keyed_to_host(struct kvssd_cmd *cmd, uint8_t opcode, uint32_t nsid, const void *key,
+                              uint32_t key_len, uint32_t key_tag, void *buf, uint32_t buf_len)
 {
     cmd_keyed(cmd, opcode, nsid, key, key_len, key_tag, 0);
     cmd->sqe.cdw[10] = buf_len;
@@ -197,8 +196,7 @@ uint32_t kvssd_cmd_inline_head(struct kvssd_cmd *cmd, uint32_t nsid, const void 
 uint32_t kvssd_cmd_inline_head_full_tail(struct kvssd_cmd *cmd, uint32_t nsid, const void *key,
                                          uint32_t key_len, uint32_t key_tag, uint32_t stream_tag,
                                          uint32_t value_len, uint32_t options, bool hybrid,
-                                         const void *page_data, const void *tail,
-                                         uint32_t tail_len)
+                                         const void *page_data, const void *tail, uint32_t tail_len)
 {
     uint32_t n = kvssd_cmd_inline_head(cmd, nsid, key, key_len, key_tag, stream_tag, value_len,
                                        options, hybrid, page_data, tail, tail_len);
@@ -221,8 +219,9 @@ uint32_t kvssd_cmd_inline_head_full(struct kvssd_cmd *cmd, uint32_t nsid, const 
                                     uint32_t options, const void *value, uint32_t len)
 {
     cmd_init(cmd, KVSSD_OPC_INLINE_HEAD_FULL, nsid);
-    if (key_len)
+    if (key_len) {
         kvssd_sqe_set_key(&cmd->sqe, key, key_len);
+    }
     cmd->sqe.cdw[10] = kvssd_inline_head_cdw10(value_len, options, key_len);
     cmd->sqe.cdw[11] = stream_tag & KVSSD_INLINE_FULL_MAX_TAG;
     return payload_put(&cmd->sqe, head_full_lanes, KVSSD_INLINE_HEAD_FULL_PAYLOAD, 0, value, len);
@@ -271,8 +270,9 @@ int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info)
     uint32_t kvmkl = le16(&id->kvf[0].kvmkl);
     uint32_t long_max = kvssd_id_ns_kv_long_key_max(id);
 
-    if (kvmkl == 0)
+    if (kvmkl == 0) {
         return -KVSSD_ERR_NO_DEVICE;
+    }
     info->nsze_bytes = le64(&id->nsze);
     info->nuse_bytes = le64(&id->nuse);
     info->format_max_key_bytes = kvmkl;
@@ -329,17 +329,21 @@ int kvssd_list_parse(const void *buf, uint32_t buf_len, uint32_t *off, const uin
     const uint8_t *b = buf;
 
     if (*off == 0) {
-        if (buf_len < KVSSD_LIST_HEADER_BYTES)
+        if (buf_len < KVSSD_LIST_HEADER_BYTES) {
             return -KVSSD_ERR_TRANSFER;
+        }
         *off = KVSSD_LIST_HEADER_BYTES;
     }
-    if (*off + 2 > buf_len)
+    if (*off + 2 > buf_len) {
         return 0;
+    }
     uint32_t kl = le16_at(b + *off);
-    if (kl == 0)
+    if (kl == 0) {
         return 0; /* zero padding after the last entry */
-    if (kl > KVSSD_KEY_MAX || *off + 2 + kl > buf_len)
+    }
+    if (kl > KVSSD_KEY_MAX || *off + 2 + kl > buf_len) {
         return -KVSSD_ERR_TRANSFER;
+    }
     *key = b + *off + 2;
     *key_len = kl;
     *off += kvssd_list_entry_bytes(kl);
@@ -350,25 +354,30 @@ uint32_t kvssd_iter_parse_entry(const uint8_t *p, uint32_t len, bool with_values
                                 const uint8_t **key, uint32_t *key_len, const uint8_t **value,
                                 uint32_t *value_len)
 {
-    if (len < 2)
+    if (len < 2) {
         return 0;
+    }
     uint32_t kl = le16_at(p);
-    if (kl < KVSSD_KEY_MIN || kl > KVSSD_KEY_MAX || 2 + kl > len)
+    if (kl < KVSSD_KEY_MIN || kl > KVSSD_KEY_MAX || 2 + kl > len) {
         return 0;
+    }
     uint32_t vl = 0;
     if (with_values) {
-        if (2 + kl + 4 > len)
+        if (2 + kl + 4 > len) {
             return 0;
+        }
         vl = le32_at(p + 2 + kl);
-        if (vl > KVSSD_VALUE_MAX || 2 + kl + 4 + vl > len)
+        if (vl > KVSSD_VALUE_MAX || 2 + kl + 4 + vl > len) {
             return 0;
+        }
         *value = p + 2 + kl + 4;
     } else {
         *value = NULL;
     }
     uint32_t n = kvssd_iter_entry_bytes(kl, with_values, vl);
-    if (n > len)
+    if (n > len) {
         n = len; /* last entry's padding may be cut by the batch end */
+    }
     *key = p + 2;
     *key_len = kl;
     *value_len = vl;

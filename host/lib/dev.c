@@ -25,8 +25,9 @@ static void id_string(char *dst, const char *src, size_t n)
 {
     memcpy(dst, src, n);
     dst[n] = '\0';
-    for (size_t i = n; i > 0 && (dst[i - 1] == ' ' || dst[i - 1] == '\0'); i--)
+    for (size_t i = n; i > 0 && (dst[i - 1] == ' ' || dst[i - 1] == '\0'); i--) {
         dst[i - 1] = '\0';
+    }
 }
 
 /* "/dev/ng0n1" -> "/dev/nvme0"; empty when the name does not parse. */
@@ -36,8 +37,9 @@ static void ctrl_path_of(const char *path, char *out, size_t len)
     unsigned ctrl, ns;
     base = base ? base + 1 : path;
     out[0] = '\0';
-    if (sscanf(base, "ng%un%u", &ctrl, &ns) == 2)
+    if (sscanf(base, "ng%un%u", &ctrl, &ns) == 2) {
         snprintf(out, len, "/dev/nvme%u", ctrl);
+    }
 }
 
 /* Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits. */
@@ -59,8 +61,9 @@ static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_in
     kvssd_cmd_identify(&cmd, nsid, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, id);
     memset(&res, 0, sizeof(res));
     rc = kvssd_dev_submit(dev, &cmd, &res);
-    if (rc == -KVSSD_ERR_SYSTEM || rc == -KVSSD_ERR_TIMEOUT)
+    if (rc == -KVSSD_ERR_SYSTEM || rc == -KVSSD_ERR_TIMEOUT) {
         goto out;
+    }
     if (rc || kvssd_id_ns_kv_decode(id, info) != 0) {
         rc = -KVSSD_ERR_NO_DEVICE; /* answers, but not as a KV namespace */
         goto out;
@@ -82,8 +85,9 @@ out:
 static int probe(const char *path, int *fdp, uint32_t *nsidp, struct kvssd_dev_info *info)
 {
     int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
         return -KVSSD_ERR_SYSTEM;
+    }
     int nsid = ioctl(fd, NVME_IOCTL_ID);
     if (nsid <= 0) {
         int e = errno;
@@ -125,10 +129,12 @@ static int open_pci(struct kvssd_dev *dev, const char *spec)
     struct kvssd_result res = {0};
 
     int rc = kvssd_pci_attach(spec, &dev->pci, bdf, sizeof(bdf));
-    if (rc)
+    if (rc) {
         return rc;
-    if (posix_memalign((void **)&list, 4096, KVSSD_IDENTIFY_BYTES))
+    }
+    if (posix_memalign((void **)&list, 4096, KVSSD_IDENTIFY_BYTES)) {
         return -KVSSD_ERR_SYSTEM;
+    }
     memset(list, 0, KVSSD_IDENTIFY_BYTES);
     kvssd_cmd_identify(&cmd, 0, KVSSD_CNS_ACTIVE_NS_LIST, KVSSD_CSI_NVM, list);
     rc = kvssd_dev_submit(dev, &cmd, &res);
@@ -136,13 +142,15 @@ static int open_pci(struct kvssd_dev *dev, const char *spec)
         rc = -KVSSD_ERR_NO_DEVICE;
         for (int i = 0; i < 1024 && list[i] && rc == -KVSSD_ERR_NO_DEVICE; i++) {
             rc = identify_kv(dev, list[i], &dev->info);
-            if (!rc)
+            if (!rc) {
                 dev->info.nsid = list[i];
+            }
         }
     }
     free(list);
-    if (rc)
+    if (rc) {
         return rc;
+    }
     snprintf(dev->info.path, sizeof(dev->info.path), "%s%s", KVSSD_PCI_PREFIX, bdf);
     snprintf(dev->info.ctrl_path, sizeof(dev->info.ctrl_path), "%s%s", KVSSD_PCI_PREFIX, bdf);
     return 0;
@@ -153,11 +161,13 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     struct kvssd_dev *dev;
     int rc;
 
-    if (!path || !devp)
+    if (!path || !devp) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     dev = calloc(1, sizeof(*dev));
-    if (!dev)
+    if (!dev) {
         return -KVSSD_ERR_SYSTEM;
+    }
     dev->ctrl_fd = -1;
     dev->fd = -1;
     if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
@@ -200,25 +210,29 @@ int kvssd_open_passthru(const char *path, struct kvssd_dev **devp)
 {
     struct kvssd_dev *dev;
 
-    if (!path || !devp)
+    if (!path || !devp) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
         /* raw commands need a namespace: the pci transport finds the KV one */
         int rc = kvssd_open(path, devp);
-        if (!rc)
+        if (!rc) {
             (*devp)->mode = KVSSD_XFER_PRP;
+        }
         return rc;
     }
     dev = calloc(1, sizeof(*dev));
-    if (!dev)
+    if (!dev) {
         return -KVSSD_ERR_SYSTEM;
+    }
     dev->ctrl_fd = -1;
     dev->fd = open(path, O_RDWR | O_CLOEXEC);
     int nsid = dev->fd < 0 ? -1 : ioctl(dev->fd, NVME_IOCTL_ID);
     if (nsid <= 0) {
         int e = errno ? errno : ENOTTY;
-        if (dev->fd >= 0)
+        if (dev->fd >= 0) {
             close(dev->fd);
+        }
         free(dev);
         errno = e;
         return -KVSSD_ERR_SYSTEM;
@@ -234,13 +248,16 @@ int kvssd_open_passthru(const char *path, struct kvssd_dev **devp)
 
 void kvssd_close(struct kvssd_dev *dev)
 {
-    if (!dev)
+    if (!dev) {
         return;
-    if (dev->fd >= 0)
+    }
+    if (dev->fd >= 0) {
         close(dev->fd);
+    }
     kvssd_pci_detach(dev->pci);
-    if (dev->ctrl_fd >= 0)
+    if (dev->ctrl_fd >= 0) {
         close(dev->ctrl_fd);
+    }
     free(dev);
 }
 
@@ -251,11 +268,14 @@ const struct kvssd_dev_info *kvssd_dev_info(const struct kvssd_dev *dev)
 
 static int add_path(char (*paths)[64], int max, int n, const char *path)
 {
-    for (int i = 0; i < n && i < max; i++)
-        if (!strcmp(paths[i], path))
+    for (int i = 0; i < n && i < max; i++) {
+        if (!strcmp(paths[i], path)) {
             return n;
-    if (n < max)
+        }
+    }
+    if (n < max) {
         snprintf(paths[n], 64, "%s", path);
+    }
     return n + 1;
 }
 
@@ -273,13 +293,18 @@ int kvssd_discover(char (*paths)[64], int max)
     r = nvme_create_root(NULL, LOG_ERR);
     if (r) {
         if (nvme_scan_topology(r, NULL, NULL) == 0) {
-            nvme_for_each_host(r, h) {
-                nvme_for_each_subsystem(h, s) {
-                    nvme_subsystem_for_each_ctrl(s, c) {
-                        nvme_ctrl_for_each_ns(c, ns) {
+            nvme_for_each_host(r, h)
+            {
+                nvme_for_each_subsystem(h, s)
+                {
+                    nvme_subsystem_for_each_ctrl(s, c)
+                    {
+                        nvme_ctrl_for_each_ns(c, ns)
+                        {
                             const char *g = nvme_ns_get_generic_name(ns);
-                            if (nvme_ns_get_csi(ns) != NVME_CSI_KV || !g)
+                            if (nvme_ns_get_csi(ns) != NVME_CSI_KV || !g) {
                                 continue;
+                            }
                             snprintf(path, sizeof(path), "/dev/%s", g);
                             n = add_path(paths, max, n, path);
                         }
@@ -344,14 +369,16 @@ int kvssd_tag_alloc(struct kvssd_dev *dev)
 int kvssd_tag_alloc_below(struct kvssd_dev *dev, uint32_t limit)
 {
     uint32_t start = atomic_fetch_add(&dev->tag_hint, 1);
-    if (limit > KVSSD_MAX_TAGS)
+    if (limit > KVSSD_MAX_TAGS) {
         limit = KVSSD_MAX_TAGS;
+    }
     for (uint32_t i = 0; i < limit; i++) {
         uint32_t tag = (start + i) % limit;
         uint64_t bit = 1ull << (tag % 64);
         uint64_t old = atomic_fetch_or(&dev->tags[tag / 64], bit);
-        if (!(old & bit))
+        if (!(old & bit)) {
             return (int)tag;
+        }
     }
     return -KVSSD_ERR_TAG_TABLE_FULL;
 }
@@ -369,16 +396,18 @@ int kvssd_store_tags(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mo
     *key_tag = 0;
     *stream_tag = 0;
     if (key_len > KVSSD_KEY_INLINE_MAX) {
-        if ((t = kvssd_tag_alloc(dev)) < 0)
+        if ((t = kvssd_tag_alloc(dev)) < 0) {
             return t;
+        }
         *key_tag = (uint32_t)t;
     }
     if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID) {
         bool full = kvssd_store_layout(kvssd_dev_wire(dev), method, key_len) == KVSSD_WIRE_FULL;
         if ((t = kvssd_tag_alloc_below(dev, full ? KVSSD_INLINE_FULL_MAX_TAG + 1
                                                  : KVSSD_MAX_TAGS)) < 0) {
-            if (key_len > KVSSD_KEY_INLINE_MAX)
+            if (key_len > KVSSD_KEY_INLINE_MAX) {
                 kvssd_tag_free(dev, *key_tag);
+            }
             return t;
         }
         *stream_tag = (uint32_t)t;
@@ -389,8 +418,10 @@ int kvssd_store_tags(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mo
 void kvssd_store_tags_free(struct kvssd_dev *dev, uint32_t key_len, enum kvssd_xfer_mode method,
                            uint32_t key_tag, uint32_t stream_tag)
 {
-    if (key_len > KVSSD_KEY_INLINE_MAX)
+    if (key_len > KVSSD_KEY_INLINE_MAX) {
         kvssd_tag_free(dev, key_tag);
-    if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID)
+    }
+    if (method == KVSSD_XFER_INLINE || method == KVSSD_XFER_HYBRID) {
         kvssd_tag_free(dev, stream_tag);
+    }
 }

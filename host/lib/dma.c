@@ -27,17 +27,20 @@ static size_t dma_round(size_t len)
 void *kvssd_dma_alloc(size_t len)
 {
     size_t want = dma_round(len ? len : 1);
-    uint8_t *p = mmap(NULL, want + HUGE_BYTES, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    uint8_t *p = mmap(NULL, want + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (p == MAP_FAILED) {
         return NULL;
+    }
     /* trim to a 2 MiB-aligned window so that a huge page can back it */
     uintptr_t start = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
     size_t head = start - (uintptr_t)p, tail = HUGE_BYTES - head;
-    if (head)
+    if (head) {
         munmap(p, head);
-    if (tail)
+    }
+    if (tail) {
         munmap((uint8_t *)start + want, tail);
+    }
 #ifdef MADV_HUGEPAGE
     madvise((void *)start, want, MADV_HUGEPAGE);
 #endif
@@ -47,8 +50,9 @@ void *kvssd_dma_alloc(size_t len)
 
 void kvssd_dma_free(void *p, size_t len)
 {
-    if (p)
+    if (p) {
         munmap(p, dma_round(len ? len : 1));
+    }
 }
 
 static pthread_key_t bounce_key;
@@ -70,8 +74,9 @@ void *kvssd_dma_thread_bounce(void)
     void *p = pthread_getspecific(bounce_key);
     if (!p) {
         p = kvssd_dma_alloc(KVSSD_VALUE_MAX);
-        if (p)
+        if (p) {
             pthread_setspecific(bounce_key, p);
+        }
     }
     return p;
 }

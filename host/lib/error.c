@@ -52,17 +52,20 @@ static const struct status_map status_map[] = {
 static const struct status_map *status_lookup(uint16_t status)
 {
     status &= KVSSD_STATUS_CODE_MASK; /* drops CRD, More and DNR */
-    for (size_t i = 0; i < sizeof(status_map) / sizeof(status_map[0]); i++)
-        if (status_map[i].status == status)
+    for (size_t i = 0; i < sizeof(status_map) / sizeof(status_map[0]); i++) {
+        if (status_map[i].status == status) {
             return &status_map[i];
+        }
+    }
     return NULL;
 }
 
 int kvssd_status_to_err(uint16_t status)
 {
     const struct status_map *m = status_lookup(status);
-    if (!m)
+    if (!m) {
         return -KVSSD_ERR_NVME;
+    }
     return -m->err;
 }
 
@@ -91,7 +94,8 @@ static const char *const messages[KVSSD_ERR_LAST] = {
     [KVSSD_ERR_SEQUENCE] = "command sequence error",
     [KVSSD_ERR_CID_CONFLICT] = "command identifier conflict",
     [KVSSD_ERR_INLINE_UNKNOWN_TAG] = "inline transfer for a tag with no open stream",
-    [KVSSD_ERR_INLINE_BAD_SEQUENCE] = "inline transfer with a duplicate or out-of-range sequence number",
+    [KVSSD_ERR_INLINE_BAD_SEQUENCE] =
+        "inline transfer with a duplicate or out-of-range sequence number",
     [KVSSD_ERR_INLINE_OVERFLOW] = "inline transfer carried more bytes than the head declared",
     [KVSSD_ERR_INLINE_TAG_IN_USE] = "inline head for a tag whose stream is still open",
     [KVSSD_ERR_INLINE_EXPIRED] = "the device abandoned the inline stream (it expired)",
@@ -113,9 +117,11 @@ static const char *const messages[KVSSD_ERR_LAST] = {
 
 const char *kvssd_strerror(int err)
 {
-    if (err < 0)
+    if (err < 0) {
         err = -err;
-    if (err >= KVSSD_ERR_LAST)
+    }
+    if (err >= KVSSD_ERR_LAST) {
         return "unknown error";
+    }
     return messages[err];
 }

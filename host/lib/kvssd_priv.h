@@ -52,9 +52,9 @@ enum kvssd_wire_layout kvssd_dev_wire(const struct kvssd_dev *dev);
 
 /* ---- the pci transport (pci.c, prp.c) ----------------------------------- */
 #define KVSSD_PCI_PREFIX "pci:"
-#define KVSSD_PCI_PAGE_BYTES 4096u                  /* CC.MPS = 0 */
+#define KVSSD_PCI_PAGE_BYTES 4096u /* CC.MPS = 0 */
 #define KVSSD_PCI_PRP_LIST_ENTRIES (KVSSD_PCI_PAGE_BYTES / 8)
-#define KVSSD_PCI_DATA_BYTES KVSSD_VALUE_MAX        /* largest transfer: one bounce */
+#define KVSSD_PCI_DATA_BYTES KVSSD_VALUE_MAX /* largest transfer: one bounce */
 #define KVSSD_PCI_TIMEOUT_ENV "KVSSD_PCI_TIMEOUT_MS"
 #define KVSSD_PCI_TIMEOUT_MS_DEFAULT 30000u
 #define KVSSD_PCI_REBIND_ENV "KVSSD_PCI_REBIND" /* "0": leave the function unbound at close */

@@ -95,8 +95,9 @@ static void say(const struct kvssd_pci *p, const char *fmt, ...)
 static int write_file(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
         return -1;
+    }
     ssize_t n = write(fd, text, strlen(text));
     int e = errno;
     close(fd);
@@ -109,8 +110,9 @@ static long read_num(const char *path, int base)
 {
     char buf[32] = "";
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
         return -1;
+    }
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     return n > 0 ? strtol(buf, NULL, base) : -1;
@@ -126,18 +128,21 @@ static long read_num(const char *path, int base)
 static int check_identity(struct kvssd_pci *p)
 {
     const char *any = getenv(KVSSD_PCI_ANY_ENV);
-    if (any && !strcmp(any, "1"))
+    if (any && !strcmp(any, "1")) {
         return 0;
+    }
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", p->bdf);
     long vendor = read_num(path, 16);
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", p->bdf);
     long device = read_num(path, 16);
     if (vendor != KVSSD_PCI_VENDOR_ID || device != KVSSD_PCI_DEVICE_ID) {
-        say(p, "its PCI IDs are %04lx:%04lx, not the emulated KV-SSD's (%04x:%04x); taking it "
+        say(p,
+            "its PCI IDs are %04lx:%04lx, not the emulated KV-SSD's (%04x:%04x); taking it "
             "from its kernel driver could take a disk away from the system, so it is refused "
-            "(set %s=1 to drive another KV-SSD this way)", vendor & 0xffff, device & 0xffff,
-            KVSSD_PCI_VENDOR_ID, KVSSD_PCI_DEVICE_ID, KVSSD_PCI_ANY_ENV);
+            "(set %s=1 to drive another KV-SSD this way)",
+            vendor & 0xffff, device & 0xffff, KVSSD_PCI_VENDOR_ID, KVSSD_PCI_DEVICE_ID,
+            KVSSD_PCI_ANY_ENV);
         errno = ENODEV;
         return -1;
     }
@@ -157,8 +162,9 @@ static int resolve_bdf(const char *spec, char *bdf, size_t len)
     } else if (!strncmp(spec, "nvme", 4)) {
         snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", spec);
         ssize_t n = readlink(path, link, sizeof(link) - 1);
-        if (n <= 0)
+        if (n <= 0) {
             return -1;
+        }
         link[n] = '\0';
         const char *base = strrchr(link, '/');
         if (snprintf(bdf, len, "%s", base ? base + 1 : link) >= (int)len) {
@@ -187,12 +193,14 @@ static int unbind_driver(struct kvssd_pci *p)
         char cls[16] = "";
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
-            if (read(fd, cls, sizeof(cls) - 1) < 0)
+            if (read(fd, cls, sizeof(cls) - 1) < 0) {
                 cls[0] = '\0';
+            }
             close(fd);
         }
-        if (!strncmp(cls, "0x010802", 8))
+        if (!strncmp(cls, "0x010802", 8)) {
             snprintf(p->driver, sizeof(p->driver), "nvme");
+        }
         p->was_unbound = true;
         return 0;
     }
@@ -223,19 +231,22 @@ static void rebind_driver(struct kvssd_pci *p)
 {
     char path[PATH_MAX];
     const char *keep = getenv(KVSSD_PCI_REBIND_ENV);
-    if (!p->driver[0] || (keep && !strcmp(keep, "0")))
+    if (!p->driver[0] || (keep && !strcmp(keep, "0"))) {
         return;
+    }
     snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/bind", p->driver);
     if (write_file(path, p->bdf)) {
         int e = errno;
         /* without a driver at attach, a driver that is not loaded is no error */
-        if (!p->was_unbound || access(path, F_OK) == 0)
+        if (!p->was_unbound || access(path, F_OK) == 0) {
             say(p, "cannot rebind it to the kernel driver %s (%s): %s", p->driver, path,
                 strerror(e));
+        }
         return;
     }
-    if (strcmp(p->driver, "nvme"))
+    if (strcmp(p->driver, "nvme")) {
         return;
+    }
     char pattern[PATH_MAX];
     snprintf(pattern, sizeof(pattern), "/sys/bus/pci/devices/%s/nvme/nvme*/ng*n*", p->bdf);
     for (int i = 0; i < 1000; i++) {
@@ -250,8 +261,9 @@ static void rebind_driver(struct kvssd_pci *p)
             }
             globfree(&g);
         }
-        if (found)
+        if (found) {
             return;
+        }
         usleep(10000);
     }
     say(p, "rebound to %s, but no /dev/ng*n* of it appeared within 10 s", p->driver);
@@ -265,8 +277,9 @@ static int map_bar(struct kvssd_pci *p)
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st)) {
         say(p, "cannot open BAR0 (%s): %s", path, strerror(errno));
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+        }
         return -1;
     }
     p->bar_len = (size_t)st.st_size;
@@ -291,8 +304,9 @@ static int enable_bus_master(struct kvssd_pci *p)
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0 || pread(fd, &cmd, 2, 4) != 2) {
         say(p, "cannot read the PCI command register (%s): %s", path, strerror(errno));
-        if (fd >= 0)
+        if (fd >= 0) {
             close(fd);
+        }
         return -1;
     }
     cmd |= 0x6;
@@ -374,15 +388,17 @@ static int alloc_region(struct kvssd_pci *p)
 
 static void free_region(struct kvssd_pci *p)
 {
-    if (p->region)
+    if (p->region) {
         munmap(p->region, REGION_BYTES);
+    }
     p->region = NULL;
     if (p->hugepages_added > 0) {
         long total = read_num(NR_HUGEPAGES, 10);
         char buf[32];
         snprintf(buf, sizeof(buf), "%ld", total - p->hugepages_added);
-        if (total >= p->hugepages_added)
+        if (total >= p->hugepages_added) {
             write_file(NR_HUGEPAGES, buf);
+        }
     }
     p->hugepages_added = 0;
 }
@@ -424,10 +440,12 @@ static int wait_ready(struct kvssd_pci *p, bool ready)
             say(p, "the controller reports a fatal status (CSTS.CFS) while enabling");
             return -KVSSD_ERR_INTERNAL;
         }
-        if (!!(csts & KVSSD_CSTS_RDY) == ready)
+        if (!!(csts & KVSSD_CSTS_RDY) == ready) {
             return 0;
+        }
         if (now_ms() > deadline) {
-            say(p, "CSTS.RDY did not become %d within CAP.TO (%u ms)", ready, kvssd_cap_to_ms(p->cap));
+            say(p, "CSTS.RDY did not become %d within CAP.TO (%u ms)", ready,
+                kvssd_cap_to_ms(p->cap));
             return -KVSSD_ERR_TIMEOUT;
         }
         usleep(1000);
@@ -483,13 +501,15 @@ static int poll_cqe(struct kvssd_pci *p, struct pci_queue *q, uint16_t cid, uint
         if ((spins & 63) == 63) {
             uint64_t t = now_ms();
             if (t > deadline) {
-                say(p, "no completion on queue %u within %u ms (%s=%u); the transport stops "
-                       "here: close and reopen the device",
+                say(p,
+                    "no completion on queue %u within %u ms (%s=%u); the transport stops "
+                    "here: close and reopen the device",
                     q->qid, p->timeout_ms, KVSSD_PCI_TIMEOUT_ENV, p->timeout_ms);
                 return -KVSSD_ERR_TIMEOUT;
             }
-            if (t > start + 1)
+            if (t > start + 1) {
                 usleep(20);
+            }
         }
     }
 }
@@ -500,17 +520,20 @@ static int queue_exec(struct kvssd_pci *p, struct pci_queue *q, const struct kvs
     uint16_t cid = p->next_cid++;
     volatile uint32_t *slot = q->sq + (size_t)q->sq_tail * 16;
 
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         slot[i] = sqe->cdw[i];
+    }
     /* CDW0: the opcode, FUSE and PSDT 0 (PRPs), our command identifier */
     slot[0] = kvssd_cdw0(kvssd_sqe_opcode(sqe), cid);
-    if (++q->sq_tail == q->entries)
+    if (++q->sq_tail == q->entries) {
         q->sq_tail = 0;
+    }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     *q->sq_doorbell = q->sq_tail;
     int rc = poll_cqe(p, q, cid, cqe);
-    if (rc)
+    if (rc) {
         p->broken = true;
+    }
     return rc;
 }
 
@@ -527,8 +550,9 @@ static int admin_simple(struct kvssd_pci *p, uint8_t opc, uint32_t cdw10, uint32
     sqe.cdw[10] = cdw10;
     sqe.cdw[11] = cdw11;
     int rc = queue_exec(p, &p->admin, &sqe, cqe);
-    if (rc)
+    if (rc) {
         return rc;
+    }
     uint16_t st = kvssd_cqe_status(cqe[3]) & KVSSD_STATUS_CODE_MASK;
     if (st) {
         say(p, "%s failed: status %03xh (%s)", what, st, kvssd_status_str(st));
@@ -553,11 +577,13 @@ static int controller_start(struct kvssd_pci *p)
         return -KVSSD_ERR_NO_DEVICE;
     }
     uint32_t cc = rd32(p, KVSSD_REG_CC);
-    if (cc & KVSSD_CC_EN)
+    if (cc & KVSSD_CC_EN) {
         wr32(p, KVSSD_REG_CC, cc & ~KVSSD_CC_EN);
+    }
     int rc = wait_ready(p, false);
-    if (rc)
+    if (rc) {
         return rc;
+    }
 
     queue_init(p, &p->admin, 0, OFF_ASQ, OFF_ACQ, entries);
     queue_init(p, &p->io, IO_QID, OFF_IOSQ, OFF_IOCQ, entries);
@@ -570,27 +596,31 @@ static int controller_start(struct kvssd_pci *p)
     cc = kvssd_cc_enable((p->cap & KVSSD_CAP_CSS_IOCS) ? KVSSD_CC_CSS_ALL : KVSSD_CC_CSS_NVM);
     wr32(p, KVSSD_REG_CC, cc);
     rc = wait_ready(p, true);
-    if (rc)
+    if (rc) {
         return rc;
+    }
     p->enabled = true;
 
     /* one I/O queue pair; completion queue polled (interrupts disabled) */
     rc = admin_simple(p, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0, 0,
                       "Set Features (Number of Queues)");
-    if (!rc)
+    if (!rc) {
         rc = admin_simple(p, KVSSD_ADM_CREATE_CQ, kvssd_create_queue_cdw10(IO_QID, entries),
                           KVSSD_QUEUE_PC, p->io.cq_phys, "Create I/O Completion Queue");
-    if (!rc)
+    }
+    if (!rc) {
         rc = admin_simple(p, KVSSD_ADM_CREATE_SQ, kvssd_create_queue_cdw10(IO_QID, entries),
                           (uint32_t)IO_QID << 16 | KVSSD_QUEUE_PC, p->io.sq_phys,
                           "Create I/O Submission Queue");
+    }
     return rc;
 }
 
 static void controller_stop(struct kvssd_pci *p)
 {
-    if (!p->bar)
+    if (!p->bar) {
         return;
+    }
     if (p->enabled && !p->broken) {
         admin_simple(p, KVSSD_ADM_DELETE_SQ, IO_QID, 0, 0, "Delete I/O Submission Queue");
         admin_simple(p, KVSSD_ADM_DELETE_CQ, IO_QID, 0, 0, "Delete I/O Completion Queue");
@@ -608,8 +638,9 @@ int kvssd_pci_attach(const char *spec, struct kvssd_pci **pp, char *bdf, size_t 
     struct kvssd_pci *p = calloc(1, sizeof(*p));
     int rc = -KVSSD_ERR_SYSTEM;
 
-    if (!p)
+    if (!p) {
         return -KVSSD_ERR_SYSTEM;
+    }
     pthread_mutex_init(&p->lock, NULL);
     if (resolve_bdf(spec, p->bdf, sizeof(p->bdf))) {
         int e = errno;
@@ -636,30 +667,33 @@ int kvssd_pci_attach(const char *spec, struct kvssd_pci **pp, char *bdf, size_t 
         rc = -KVSSD_ERR_NO_DEVICE;
         goto fail;
     }
-    if (unbind_driver(p) || map_bar(p) || enable_bus_master(p) || alloc_region(p))
+    if (unbind_driver(p) || map_bar(p) || enable_bus_master(p) || alloc_region(p)) {
         goto fail;
+    }
     rc = controller_start(p);
-    if (rc)
+    if (rc) {
         goto fail;
+    }
     snprintf(bdf, bdf_len, "%s", p->bdf);
     *pp = p;
     return 0;
-fail:
-    {
-        int e = errno;
-        kvssd_pci_detach(p);
-        errno = e;
-    }
+fail: {
+    int e = errno;
+    kvssd_pci_detach(p);
+    errno = e;
+}
     return rc;
 }
 
 void kvssd_pci_detach(struct kvssd_pci *p)
 {
-    if (!p)
+    if (!p) {
         return;
+    }
     controller_stop(p);
-    if (p->bar)
+    if (p->bar) {
         munmap((void *)p->bar, p->bar_len);
+    }
     free_region(p);
     rebind_driver(p);
     pthread_mutex_destroy(&p->lock);
@@ -677,8 +711,9 @@ int kvssd_pci_submit(struct kvssd_pci *p, struct kvssd_cmd *cmd, struct kvssd_re
     int rc;
 
     res->commands++;
-    if (cmd->data_len > KVSSD_PCI_DATA_BYTES || (cmd->data_len && !cmd->data))
+    if (cmd->data_len > KVSSD_PCI_DATA_BYTES || (cmd->data_len && !cmd->data)) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     pthread_mutex_lock(&p->lock);
     if (p->broken) {
         rc = -KVSSD_ERR_TIMEOUT;
@@ -691,21 +726,25 @@ int kvssd_pci_submit(struct kvssd_pci *p, struct kvssd_cmd *cmd, struct kvssd_re
     if (cmd->data_len) {
         rc = kvssd_prp_build(p->page_phys, KVSSD_PCI_DATA_BYTES / KVSSD_PCI_PAGE_BYTES,
                              cmd->data_len, list, phys_of(p, OFF_PRP_LIST), &prp);
-        if (rc)
+        if (rc) {
             goto out;
+        }
         /* opcode bits 1:0: 01b host-to-device, 10b device-to-host */
-        if (opc & 1)
+        if (opc & 1) {
             memcpy(data, cmd->data, cmd->data_len);
+        }
         sqe.cdw[6] = (uint32_t)prp.prp1;
         sqe.cdw[7] = (uint32_t)(prp.prp1 >> 32);
         sqe.cdw[8] = (uint32_t)prp.prp2;
         sqe.cdw[9] = (uint32_t)(prp.prp2 >> 32);
     }
     rc = queue_exec(p, cmd->admin ? &p->admin : &p->io, &sqe, cqe);
-    if (rc)
+    if (rc) {
         goto out;
-    if (cmd->data_len && (opc & 2))
+    }
+    if (cmd->data_len && (opc & 2)) {
         memcpy(cmd->data, data, cmd->data_len);
+    }
     res->dw0 = cqe[0];
     res->dw1 = cqe[1];
     res->status = kvssd_cqe_status(cqe[3]) & KVSSD_STATUS_CODE_MASK;

@@ -30,25 +30,28 @@ int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res)
 
     if (cmd->data_len > KVSSD_BOUNCE_MIN_BYTES && cmd->data_len <= KVSSD_VALUE_MAX &&
         (bounce = kvssd_dma_thread_bounce())) {
-        if (h2d)
+        if (h2d) {
             memcpy(bounce, cmd->data, cmd->data_len);
+        }
         data = bounce;
     }
-    if (cmd->admin)
+    if (cmd->admin) {
         st = nvme_admin_passthru64(fd, opc, 0, 0, d[1], d[2], d[3], d[10], d[11], d[12], d[13],
                                    d[14], d[15], cmd->data_len, data, 0, NULL,
                                    KVSSD_IOCTL_TIMEOUT_MS, &result);
-    else
-        st = nvme_io_passthru64(fd, opc, 0, 0, d[1], d[2], d[3], d[10], d[11], d[12], d[13],
-                                d[14], d[15], cmd->data_len, data, 0, NULL,
-                                KVSSD_IOCTL_TIMEOUT_MS, &result);
+    } else {
+        st = nvme_io_passthru64(fd, opc, 0, 0, d[1], d[2], d[3], d[10], d[11], d[12], d[13], d[14],
+                                d[15], cmd->data_len, data, 0, NULL, KVSSD_IOCTL_TIMEOUT_MS,
+                                &result);
+    }
     res->commands++;
     if (st < 0) {
         res->sys_errno = errno;
         return -KVSSD_ERR_SYSTEM;
     }
-    if (bounce && !h2d)
+    if (bounce && !h2d) {
         memcpy(cmd->data, bounce, cmd->data_len);
+    }
     res->status = (uint16_t)st & KVSSD_STATUS_CODE_MASK;
     res->dw0 = (uint32_t)result;
     res->dw1 = (uint32_t)(result >> 32);
@@ -57,8 +60,9 @@ int kvssd_submit_ioctl(int fd, struct kvssd_cmd *cmd, struct kvssd_result *res)
 
 int kvssd_dev_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_result *res)
 {
-    if (dev->pci)
+    if (dev->pci) {
         return kvssd_pci_submit(dev->pci, cmd, res);
+    }
     return kvssd_submit_ioctl(dev->fd, cmd, res);
 }
 
@@ -71,15 +75,17 @@ int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_resu
 {
     struct kvssd_result r = {0};
     int rc = kvssd_dev_submit(dev, cmd, &r);
-    if (res)
+    if (res) {
         *res = r;
+    }
     return rc;
 }
 
 static int check_key(const struct kvssd_dev *dev, const void *key, uint32_t key_len)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(dev))
+    if (key_len < KVSSD_KEY_MIN || key_len > kvssd_dev_key_max(dev)) {
         return -KVSSD_ERR_KEY_SIZE;
+    }
     return key ? 0 : -KVSSD_ERR_INVALID_ARGUMENT;
 }
 
@@ -89,33 +95,38 @@ static int stage_key(struct kvssd_dev *dev, const void *key, uint32_t key_len, u
 {
     struct kvssd_cmd cmd;
     *tag = 0;
-    if (key_len <= KVSSD_KEY_INLINE_MAX)
+    if (key_len <= KVSSD_KEY_INLINE_MAX) {
         return 0;
+    }
     int rc = -KVSSD_ERR_INLINE_TAG_IN_USE;
     /* another process may hold the tag: the device refuses it, try another */
     for (int tries = 0; rc == -KVSSD_ERR_INLINE_TAG_IN_USE && tries < 16; tries++) {
         int t = kvssd_tag_alloc(dev);
-        if (t < 0)
+        if (t < 0) {
             return t;
+        }
         *tag = (uint32_t)t;
         kvssd_cmd_key_stage(&cmd, dev->info.nsid, key, key_len, *tag);
         rc = kvssd_dev_submit(dev, &cmd, r);
-        if (rc)
+        if (rc) {
             kvssd_tag_free(dev, *tag);
+        }
     }
     return rc;
 }
 
 static void unstage_key(struct kvssd_dev *dev, uint32_t key_len, uint32_t tag)
 {
-    if (key_len > KVSSD_KEY_INLINE_MAX)
+    if (key_len > KVSSD_KEY_INLINE_MAX) {
         kvssd_tag_free(dev, tag);
+    }
 }
 
 static int finish(struct kvssd_result *res, const struct kvssd_result *r, int rc)
 {
-    if (res)
+    if (res) {
         *res = *r;
+    }
     return rc;
 }
 
@@ -128,14 +139,17 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
     uint32_t key_tag, stream_tag;
     int rc = check_key(dev, key, key_len);
 
-    if (rc)
+    if (rc) {
         return finish(res, &r, rc);
-    if (value_len > KVSSD_VALUE_MAX)
+    }
+    if (value_len > KVSSD_VALUE_MAX) {
         return finish(res, &r, -KVSSD_ERR_VALUE_SIZE);
+    }
     enum kvssd_xfer_mode method = kvssd_xfer_choose(dev->mode, &dev->xfer, value_len);
     rc = kvssd_store_tags(dev, key_len, method, &key_tag, &stream_tag);
-    if (rc)
+    if (rc) {
         return finish(res, &r, rc);
+    }
     rc = kvssd_store_plan_init_layout(&plan, kvssd_dev_wire(dev), dev->info.nsid, key, key_len,
                                       key_tag, stream_tag, value, value_len, options, method);
     for (uint32_t retries = 0; !rc && kvssd_store_plan_next(&plan, &cmd);) {
@@ -164,13 +178,15 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
             rc = kvssd_store_plan_init_layout(&plan, kvssd_dev_wire(dev), dev->info.nsid, key,
                                               key_len, key_tag, stream_tag, value, value_len,
                                               options, method);
-            for (uint32_t i = 0; !rc && i < at; i++)
+            for (uint32_t i = 0; !rc && i < at; i++) {
                 kvssd_store_plan_next(&plan, &cmd);
+            }
         }
     }
     /* an inline stream is stored only when its last command says so */
-    if (!rc && method != KVSSD_XFER_PRP && !(r.dw1 & KVSSD_INLINE_DW1_STORED))
+    if (!rc && method != KVSSD_XFER_PRP && !(r.dw1 & KVSSD_INLINE_DW1_STORED)) {
         rc = -KVSSD_ERR_NVME;
+    }
     kvssd_store_tags_free(dev, key_len, method, key_tag, stream_tag);
     return finish(res, &r, rc);
 }
@@ -183,17 +199,21 @@ int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, voi
     uint32_t tag;
     int rc = check_key(dev, key, key_len);
 
-    if (!rc && buf_len && !buf)
+    if (!rc && buf_len && !buf) {
         rc = -KVSSD_ERR_INVALID_ARGUMENT;
-    if (!rc)
+    }
+    if (!rc) {
         rc = stage_key(dev, key, key_len, &tag, &r);
-    if (rc)
+    }
+    if (rc) {
         return finish(res, &r, rc);
+    }
     kvssd_cmd_retrieve(&cmd, dev->info.nsid, key, key_len, tag, buf, buf_len);
     rc = kvssd_dev_submit(dev, &cmd, &r);
     unstage_key(dev, key_len, tag);
-    if (!rc && value_len)
+    if (!rc && value_len) {
         *value_len = r.dw0;
+    }
     return finish(res, &r, rc);
 }
 
@@ -207,24 +227,24 @@ static int key_only_op(struct kvssd_dev *dev, key_cmd_fn fn, const void *key, ui
     uint32_t tag;
     int rc = check_key(dev, key, key_len);
 
-    if (!rc)
+    if (!rc) {
         rc = stage_key(dev, key, key_len, &tag, &r);
-    if (rc)
+    }
+    if (rc) {
         return finish(res, &r, rc);
+    }
     fn(&cmd, dev->info.nsid, key, key_len, tag);
     rc = kvssd_dev_submit(dev, &cmd, &r);
     unstage_key(dev, key_len, tag);
     return finish(res, &r, rc);
 }
 
-int kvssd_delete(struct kvssd_dev *dev, const void *key, uint32_t key_len,
-                 struct kvssd_result *res)
+int kvssd_delete(struct kvssd_dev *dev, const void *key, uint32_t key_len, struct kvssd_result *res)
 {
     return key_only_op(dev, kvssd_cmd_delete, key, key_len, res);
 }
 
-int kvssd_exist(struct kvssd_dev *dev, const void *key, uint32_t key_len,
-                struct kvssd_result *res)
+int kvssd_exist(struct kvssd_dev *dev, const void *key, uint32_t key_len, struct kvssd_result *res)
 {
     return key_only_op(dev, kvssd_cmd_exist, key, key_len, res);
 }
@@ -237,18 +257,22 @@ int kvssd_list(struct kvssd_dev *dev, const void *start, uint32_t start_len, voi
     uint32_t tag = 0;
     int rc = 0;
 
-    if (start_len > kvssd_dev_key_max(dev))
+    if (start_len > kvssd_dev_key_max(dev)) {
         rc = -KVSSD_ERR_KEY_SIZE;
-    else if (!buf || buf_len < KVSSD_LIST_HEADER_BYTES || (start_len && !start))
+    } else if (!buf || buf_len < KVSSD_LIST_HEADER_BYTES || (start_len && !start)) {
         rc = -KVSSD_ERR_INVALID_ARGUMENT;
-    if (!rc && start_len)
+    }
+    if (!rc && start_len) {
         rc = stage_key(dev, start, start_len, &tag, &r);
-    if (rc)
+    }
+    if (rc) {
         return finish(res, &r, rc);
+    }
     kvssd_cmd_list(&cmd, dev->info.nsid, start, start_len, tag, buf, buf_len);
     rc = kvssd_dev_submit(dev, &cmd, &r);
-    if (start_len)
+    if (start_len) {
         unstage_key(dev, start_len, tag);
+    }
     return finish(res, &r, rc ? rc : (int)r.dw0);
 }
 
@@ -269,8 +293,9 @@ int kvssd_format(struct kvssd_dev *dev, struct kvssd_result *res)
         return finish(res, &r, kvssd_dev_submit(dev, &cmd, &r));
     }
     /* Format NVM is an admin command: prefer the controller's char device */
-    if (dev->ctrl_fd < 0 && dev->info.ctrl_path[0])
+    if (dev->ctrl_fd < 0 && dev->info.ctrl_path[0]) {
         dev->ctrl_fd = open(dev->info.ctrl_path, O_RDWR | O_CLOEXEC);
+    }
     kvssd_cmd_format(&cmd, dev->info.nsid);
     struct kvssd_result r = {0};
     int rc = kvssd_submit_ioctl(dev->ctrl_fd >= 0 ? dev->ctrl_fd : dev->fd, &cmd, &r);
@@ -301,17 +326,20 @@ int kvssd_iter_open(struct kvssd_dev *dev, struct kvssd_iter *it, const void *pr
     uint32_t word, mask;
 
     if (prefix_len > KVSSD_KEY_MAX || (prefix_len && !prefix) ||
-        buf_len < sizeof(struct kvssd_iter_header) + 4)
+        buf_len < sizeof(struct kvssd_iter_header) + 4) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     memset(it, 0, sizeof(*it));
     it->buf = malloc(buf_len);
-    if (!it->buf)
+    if (!it->buf) {
         return -KVSSD_ERR_SYSTEM;
+    }
     it->dev = dev;
     it->buf_len = buf_len;
     it->with_values = with_values;
-    if (prefix_len)
+    if (prefix_len) {
         memcpy(it->prefix, prefix, prefix_len);
+    }
     it->prefix_len = prefix_len;
     kvssd_prefix_word(prefix, prefix_len, &word, &mask);
     kvssd_cmd_iter_open(&cmd, dev->info.nsid, word, mask, with_values);
@@ -337,16 +365,19 @@ static int iter_fill(struct kvssd_iter *it)
         it->at_end = true;
         return 0;
     }
-    if (rc)
+    if (rc) {
         return rc;
+    }
     memcpy(&hdr, it->buf, sizeof(hdr));
-    if (hdr.bytes > it->buf_len - sizeof(hdr))
+    if (hdr.bytes > it->buf_len - sizeof(hdr)) {
         return -KVSSD_ERR_TRANSFER;
+    }
     it->filled = sizeof(hdr) + hdr.bytes;
     it->off = sizeof(hdr);
     it->left = hdr.entries;
-    if (it->left == 0)
+    if (it->left == 0) {
         it->at_end = true;
+    }
     return 0;
 }
 
@@ -358,26 +389,32 @@ int kvssd_iter_next(struct kvssd_iter *it, const uint8_t **key, uint32_t *key_le
 
     for (;;) {
         while (it->left == 0) {
-            if (it->at_end)
+            if (it->at_end) {
                 return 0;
+            }
             int rc = iter_fill(it);
-            if (rc)
+            if (rc) {
                 return rc;
+            }
         }
         uint32_t n = kvssd_iter_parse_entry(it->buf + it->off, it->filled - it->off,
                                             it->with_values, key, key_len, &v, &vl);
-        if (!n)
+        if (!n) {
             return -KVSSD_ERR_TRANSFER;
+        }
         it->off += n;
         it->left--;
         /* the device matches 4 prefix bytes; the rest is checked here */
         if (it->prefix_len > 4 &&
-            (*key_len < it->prefix_len || memcmp(*key, it->prefix, it->prefix_len)))
+            (*key_len < it->prefix_len || memcmp(*key, it->prefix, it->prefix_len))) {
             continue;
-        if (value)
+        }
+        if (value) {
             *value = v;
-        if (value_len)
+        }
+        if (value_len) {
             *value_len = vl;
+        }
         return 1;
     }
 }

@@ -27,19 +27,22 @@ void kvssd_xfer_config_default(struct kvssd_xfer_config *cfg)
 
 static char *trim(char *s)
 {
-    while (isspace((unsigned char)*s))
+    while (isspace((unsigned char)*s)) {
         s++;
+    }
     char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
+    while (e > s && isspace((unsigned char)e[-1])) {
         *--e = '\0';
+    }
     return s;
 }
 
 static void set_err(char *errbuf, size_t errlen, const char *fmt, const char *path, int line,
                     const char *what)
 {
-    if (errbuf && errlen)
+    if (errbuf && errlen) {
         snprintf(errbuf, errlen, fmt, path, line, what);
+    }
 }
 
 /*
@@ -54,16 +57,18 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
     int lineno = 0, rc = 0;
 
     if (!f) {
-        if (errbuf && errlen)
+        if (errbuf && errlen) {
             snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(errno));
+        }
         return -KVSSD_ERR_SYSTEM;
     }
     struct kvssd_xfer_config c = *cfg;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         char *s = trim(line);
-        if (!*s || *s == '#' || *s == ';')
+        if (!*s || *s == '#' || *s == ';') {
             continue;
+        }
         if (*s == '[') {
             char *e = strchr(s, ']');
             if (!e) {
@@ -83,8 +88,9 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1), *end;
-        if (strcmp(group, "transfer") != 0)
+        if (strcmp(group, "transfer") != 0) {
             continue;
+        }
         errno = 0;
         if (!strcmp(key, "threshold1_bytes") || !strcmp(key, "threshold2_bytes")) {
             unsigned long v = strtoul(val, &end, 10);
@@ -93,10 +99,11 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
                 rc = -KVSSD_ERR_CONFIG;
                 break;
             }
-            if (key[9] == '1')
+            if (key[9] == '1') {
                 c.threshold1_bytes = (uint32_t)v;
-            else
+            } else {
                 c.threshold2_bytes = (uint32_t)v;
+            }
         } else if (!strcmp(key, "alpha") || !strcmp(key, "beta")) {
             double v = strtod(val, &end);
             if (errno || end == val || *end || !(v >= 0.0) || v > 1e6) {
@@ -104,10 +111,11 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
                 rc = -KVSSD_ERR_CONFIG;
                 break;
             }
-            if (key[0] == 'a')
+            if (key[0] == 'a') {
                 c.alpha = v;
-            else
+            } else {
                 c.beta = v;
+            }
         } else {
             set_err(errbuf, errlen, "%s:%d: unknown key \"%s\" in [transfer]", path, lineno, key);
             rc = -KVSSD_ERR_CONFIG;
@@ -115,8 +123,9 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
         }
     }
     fclose(f);
-    if (!rc)
+    if (!rc) {
         *cfg = c;
+    }
     return rc;
 }
 
@@ -124,14 +133,17 @@ int kvssd_xfer_config_save(const char *path, const struct kvssd_xfer_config *cfg
                            const char *comment)
 {
     FILE *f = fopen(path, "w");
-    if (!f)
+    if (!f) {
         return -KVSSD_ERR_SYSTEM;
-    if (comment)
+    }
+    if (comment) {
         fprintf(f, "# %s\n", comment);
+    }
     fprintf(f, "[transfer]\nthreshold1_bytes=%u\nthreshold2_bytes=%u\nalpha=%g\nbeta=%g\n",
             cfg->threshold1_bytes, cfg->threshold2_bytes, cfg->alpha, cfg->beta);
-    if (fclose(f))
+    if (fclose(f)) {
         return -KVSSD_ERR_SYSTEM;
+    }
     return 0;
 }
 
@@ -145,16 +157,19 @@ enum kvssd_xfer_mode kvssd_xfer_choose(enum kvssd_xfer_mode mode,
     case KVSSD_XFER_INLINE:
         return mode;
     case KVSSD_XFER_HYBRID:
-        if (value_len < KVSSD_HYBRID_PAGE_BYTES)
+        if (value_len < KVSSD_HYBRID_PAGE_BYTES) {
             return KVSSD_XFER_INLINE; /* no whole page to DMA */
+        }
         return tail ? KVSSD_XFER_HYBRID : KVSSD_XFER_PRP;
     case KVSSD_XFER_ADAPTIVE:
     default:
-        if ((double)value_len <= cfg->alpha * cfg->threshold1_bytes)
+        if ((double)value_len <= cfg->alpha * cfg->threshold1_bytes) {
             return KVSSD_XFER_INLINE;
+        }
         if (value_len > KVSSD_HYBRID_PAGE_BYTES && tail &&
-            (double)tail <= cfg->beta * cfg->threshold2_bytes)
+            (double)tail <= cfg->beta * cfg->threshold2_bytes) {
             return KVSSD_XFER_HYBRID;
+        }
         return KVSSD_XFER_PRP;
     }
 }
@@ -168,35 +183,41 @@ const char *kvssd_xfer_mode_name(enum kvssd_xfer_mode mode)
 
 int kvssd_xfer_mode_parse(const char *name)
 {
-    for (int i = 0; i < 4; i++)
-        if (name && !strcmp(name, mode_names[i]))
+    for (int i = 0; i < 4; i++) {
+        if (name && !strcmp(name, mode_names[i])) {
             return i;
+        }
+    }
     return -1;
 }
 
 enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
                                           enum kvssd_xfer_mode method, uint32_t key_len)
 {
-    if (transport != KVSSD_WIRE_FULL)
+    if (transport != KVSSD_WIRE_FULL) {
         return KVSSD_WIRE_STOCK;
+    }
     /*
      * A hybrid Store keeps the stock head (81h: data pointer, staged-key
      * form) with the full-tail bit, so its tail travels in 8Dh transfers
      * whatever the key length (docs/protocol.md 7.3a).
      */
-    if (method == KVSSD_XFER_HYBRID)
+    if (method == KVSSD_XFER_HYBRID) {
         return KVSSD_WIRE_FULL;
+    }
     /* the full head has no staged-key tag */
-    if (method == KVSSD_XFER_INLINE && key_len <= KVSSD_KEY_INLINE_MAX)
+    if (method == KVSSD_XFER_INLINE && key_len <= KVSSD_KEY_INLINE_MAX) {
         return KVSSD_WIRE_FULL;
+    }
     return KVSSD_WIRE_STOCK;
 }
 
 /* Value bytes the head carries: a stock head unless it is a full-layout inline head. */
 static uint32_t head_capacity(bool full_head, uint32_t key_len)
 {
-    if (full_head)
+    if (full_head) {
         return KVSSD_INLINE_HEAD_FULL_PAYLOAD; /* the key has its own dwords */
+    }
     /* a long key's tag takes CDW2; a short key takes its own bytes */
     return key_len <= KVSSD_KEY_INLINE_MAX ? KVSSD_INLINE_HEAD_PAYLOAD - key_len
                                            : KVSSD_INLINE_HEAD_PAYLOAD - 4;
@@ -205,18 +226,17 @@ static uint32_t head_capacity(bool full_head, uint32_t key_len)
 static uint32_t inline_commands(enum kvssd_wire_layout layout, enum kvssd_xfer_mode method,
                                 uint32_t key_len, uint32_t inline_bytes)
 {
-    uint32_t cap = head_capacity(layout == KVSSD_WIRE_FULL && method != KVSSD_XFER_HYBRID,
-                                 key_len);
+    uint32_t cap = head_capacity(layout == KVSSD_WIRE_FULL && method != KVSSD_XFER_HYBRID, key_len);
     uint32_t xfer = layout == KVSSD_WIRE_FULL ? KVSSD_INLINE_XFER_FULL_PAYLOAD
                                               : KVSSD_INLINE_XFER_PAYLOAD;
-    if (inline_bytes <= cap)
+    if (inline_bytes <= cap) {
         return 1;
+    }
     return 1 + (inline_bytes - cap + xfer - 1) / xfer;
 }
 
-uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
-                                     enum kvssd_xfer_mode method, uint32_t key_len,
-                                     uint32_t value_len)
+uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport, enum kvssd_xfer_mode method,
+                                     uint32_t key_len, uint32_t value_len)
 {
     enum kvssd_wire_layout layout = kvssd_store_layout(transport, method, key_len);
     uint32_t n = key_len > KVSSD_KEY_INLINE_MAX ? 1 : 0;
@@ -245,27 +265,33 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
 }
 
 int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_layout transport,
-                                 uint32_t nsid, const void *key, uint32_t key_len,
-                                 uint32_t key_tag, uint32_t stream_tag, const void *value,
-                                 uint32_t value_len, uint32_t options,
-                                 enum kvssd_xfer_mode method)
+                                 uint32_t nsid, const void *key, uint32_t key_len, uint32_t key_tag,
+                                 uint32_t stream_tag, const void *value, uint32_t value_len,
+                                 uint32_t options, enum kvssd_xfer_mode method)
 {
-    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX)
+    if (key_len < KVSSD_KEY_MIN || key_len > KVSSD_KEY_MAX) {
         return -KVSSD_ERR_KEY_SIZE;
-    if (value_len > KVSSD_VALUE_MAX)
+    }
+    if (value_len > KVSSD_VALUE_MAX) {
         return -KVSSD_ERR_VALUE_SIZE;
+    }
     if (!key || (value_len && !value) || (options & ~KVSSD_STORE_OPT_VALID_MASK) ||
-        options == KVSSD_STORE_OPT_VALID_MASK)
+        options == KVSSD_STORE_OPT_VALID_MASK) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
-    if (method != KVSSD_XFER_PRP && method != KVSSD_XFER_INLINE && method != KVSSD_XFER_HYBRID)
+    }
+    if (method != KVSSD_XFER_PRP && method != KVSSD_XFER_INLINE && method != KVSSD_XFER_HYBRID) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
-    if (method == KVSSD_XFER_HYBRID && value_len < KVSSD_HYBRID_PAGE_BYTES)
+    }
+    if (method == KVSSD_XFER_HYBRID && value_len < KVSSD_HYBRID_PAGE_BYTES) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
-    if (transport != KVSSD_WIRE_STOCK && transport != KVSSD_WIRE_FULL)
+    }
+    if (transport != KVSSD_WIRE_STOCK && transport != KVSSD_WIRE_FULL) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
     enum kvssd_wire_layout layout = kvssd_store_layout(transport, method, key_len);
-    if (layout == KVSSD_WIRE_FULL && stream_tag > KVSSD_INLINE_FULL_MAX_TAG)
+    if (layout == KVSSD_WIRE_FULL && stream_tag > KVSSD_INLINE_FULL_MAX_TAG) {
         return -KVSSD_ERR_INVALID_ARGUMENT; /* full-layout streams have 8-bit tags */
+    }
     memset(p, 0, sizeof(*p));
     p->nsid = nsid;
     p->key = key;
@@ -287,8 +313,9 @@ bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
 {
     bool long_key = p->key_len > KVSSD_KEY_INLINE_MAX;
 
-    if (p->next_index >= p->total)
+    if (p->next_index >= p->total) {
         return false;
+    }
     if (long_key && p->next_index == 0) {
         kvssd_cmd_key_stage(cmd, p->nsid, p->key, p->key_len, p->key_tag);
     } else if (p->next_index == (long_key ? 1u : 0u)) {
@@ -298,8 +325,7 @@ bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
         } else if (p->method == KVSSD_XFER_HYBRID && p->layout == KVSSD_WIRE_FULL) {
             p->inline_off += kvssd_cmd_inline_head_full_tail(
                 cmd, p->nsid, p->key, p->key_len, p->key_tag, p->stream_tag, p->value_len,
-                p->options, true, p->value, p->value + p->inline_off,
-                p->value_len - p->inline_off);
+                p->options, true, p->value, p->value + p->inline_off, p->value_len - p->inline_off);
         } else if (p->layout == KVSSD_WIRE_FULL) {
             p->inline_off += kvssd_cmd_inline_head_full(
                 cmd, p->nsid, p->key, p->key_len, p->stream_tag, p->value_len, p->options,
@@ -311,9 +337,8 @@ bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd)
                 p->value_len - p->inline_off);
         }
     } else if (p->layout == KVSSD_WIRE_FULL) {
-        p->inline_off += kvssd_cmd_inline_xfer_full(cmd, p->stream_tag, p->seq++,
-                                                    p->value + p->inline_off,
-                                                    p->value_len - p->inline_off);
+        p->inline_off += kvssd_cmd_inline_xfer_full(
+            cmd, p->stream_tag, p->seq++, p->value + p->inline_off, p->value_len - p->inline_off);
     } else {
         p->inline_off += kvssd_cmd_inline_xfer(cmd, p->nsid, p->stream_tag, p->seq++,
                                                p->value + p->inline_off,

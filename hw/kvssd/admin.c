@@ -12,9 +12,21 @@
 
 #define ID_BYTES 4096
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, v); put16(p + 2, v >> 16); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, v); put32(p + 4, v >> 32); }
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = v;
+    p[1] = v >> 8;
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, v);
+    put16(p + 2, v >> 16);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, v);
+    put32(p + 4, v >> 32);
+}
 
 /* ASCII field padded with spaces (Identify SN/MN/FR). */
 static void put_str(uint8_t *p, size_t len, const char *s)
@@ -87,8 +99,8 @@ bool kvssd_admin_event(struct kvssd_admin *a, uint32_t event, uint16_t *cid)
     return false;
 }
 
-void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid,
-                              uint16_t status, uint32_t nsid)
+void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid, uint16_t status,
+                              uint32_t nsid)
 {
     struct kvssd_error_entry *e = &a->errors[a->error_count % KVSSD_ERROR_LOG_ENTRIES];
 
@@ -126,7 +138,9 @@ static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
     put_str(id + 24, 40, a->model);
     put_str(id + 64, 8, a->firmware);
     id[72] = 6;                      /* RAB */
-    id[73] = 0x38; id[74] = 0x25; id[75] = 0x00; /* IEEE OUI (Samsung 002538h) */
+    id[73] = 0x38;
+    id[74] = 0x25;
+    id[75] = 0x00; /* IEEE OUI (Samsung 002538h) */
     id[76] = 0;                      /* CMIC: one port, one controller */
     id[77] = a->mdts;
     put16(id + 78, 0);               /* CNTLID */
@@ -292,7 +306,7 @@ static void build_error_log(const struct kvssd_admin *a, uint8_t *log)
 {
     /* newest first */
     uint64_t n = a->error_count < KVSSD_ERROR_LOG_ENTRIES ? a->error_count
-                                                         : KVSSD_ERROR_LOG_ENTRIES;
+                                                          : KVSSD_ERROR_LOG_ENTRIES;
     for (uint64_t i = 0; i < n; i++) {
         const struct kvssd_error_entry *e =
             &a->errors[(a->error_count - 1 - i) % KVSSD_ERROR_LOG_ENTRIES];
@@ -331,20 +345,22 @@ static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_
     put64(log + 112, a->power_cycles);
     put64(log + 128, (now_ns - a->created_ns) / 3600000000000ull); /* hours */
     put64(log + 144, a->unsafe_shutdowns);
-    put64(log + 160, st.media_errors);       /* media and data integrity errors: records that failed their checksum */
+    put64(
+        log + 160,
+        st.media_errors); /* media and data integrity errors: records that failed their checksum */
     put64(log + 176, a->error_count);
 }
 
 static void effects_admin(uint8_t *log)
 {
     static const uint8_t ops[] = {
-        KVSSD_ADM_DELETE_SQ, KVSSD_ADM_CREATE_SQ, KVSSD_ADM_GET_LOG_PAGE,
-        KVSSD_ADM_DELETE_CQ, KVSSD_ADM_CREATE_CQ, KVSSD_ADM_IDENTIFY, KVSSD_ADM_ABORT,
-        KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_ASYNC_EVENT,
-        KVSSD_ADM_FTL_CHECK,
+        KVSSD_ADM_DELETE_SQ,   KVSSD_ADM_CREATE_SQ,    KVSSD_ADM_GET_LOG_PAGE,
+        KVSSD_ADM_DELETE_CQ,   KVSSD_ADM_CREATE_CQ,    KVSSD_ADM_IDENTIFY,
+        KVSSD_ADM_ABORT,       KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES,
+        KVSSD_ADM_ASYNC_EVENT, KVSSD_ADM_FTL_CHECK,
     };
     for (size_t i = 0; i < sizeof(ops); i++) {
-        put32(log + 4 * ops[i], 1u << 0);           /* CSUPP */
+        put32(log + 4 * ops[i], 1u << 0); /* CSUPP */
     }
     /* Format NVM: content and capability change, all namespaces (CSE 001b) */
     put32(log + 4 * KVSSD_ADM_FORMAT_NVM, 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 16);
@@ -354,11 +370,11 @@ static void build_effects_log(uint8_t csi, uint8_t *log)
 {
     effects_admin(log);
     if (csi != KVSSD_CSI_KV) {
-        return;                      /* no NVM namespace: no NVM I/O commands */
+        return; /* no NVM namespace: no NVM I/O commands */
     }
     for (unsigned op = 0; op < 256; op++) {
         if (kvssd_kv_opcode_supported(op)) {
-            put32(log + 1024 + 4 * op, 1u << 0);    /* CSUPP */
+            put32(log + 1024 + 4 * op, 1u << 0); /* CSUPP */
         }
     }
 }
@@ -450,7 +466,7 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
         break;
     case KVSSD_LID_FW_SLOT:
         size = 512;
-        log[0] = 1;                  /* AFI: slot 1 active */
+        log[0] = 1; /* AFI: slot 1 active */
         memcpy(log + 8, a->firmware, strnlen(a->firmware, 8));
         break;
     case KVSSD_LID_EFFECTS:
@@ -474,7 +490,7 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
     uint32_t n = (uint32_t)(len < size - off ? len : size - off);
     uint16_t st = to_host(req, log + off, n);
     if (st == KVSSD_SC_SUCCESS && !rae && lid == KVSSD_LID_ERROR) {
-        a->nr_events = 0;            /* reading the log clears the error events */
+        a->nr_events = 0; /* reading the log clears the error events */
     }
     return st;
 }
@@ -484,11 +500,19 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
 static bool fid_supported(uint8_t fid)
 {
     switch (fid) {
-    case KVSSD_FID_ARBITRATION: case KVSSD_FID_POWER_MGMT: case KVSSD_FID_TEMP_THRESHOLD:
-    case KVSSD_FID_ERROR_RECOVERY: case KVSSD_FID_VOLATILE_WC: case KVSSD_FID_NUM_QUEUES:
-    case KVSSD_FID_IRQ_COALESCING: case KVSSD_FID_IRQ_VECTOR_CONFIG:
-    case KVSSD_FID_WRITE_ATOMICITY: case KVSSD_FID_ASYNC_EVENT_CONFIG:
-    case KVSSD_FID_IOCS_PROFILE: case KVSSD_FID_KV_CONFIG: case KVSSD_FID_RESET_STATS:
+    case KVSSD_FID_ARBITRATION:
+    case KVSSD_FID_POWER_MGMT:
+    case KVSSD_FID_TEMP_THRESHOLD:
+    case KVSSD_FID_ERROR_RECOVERY:
+    case KVSSD_FID_VOLATILE_WC:
+    case KVSSD_FID_NUM_QUEUES:
+    case KVSSD_FID_IRQ_COALESCING:
+    case KVSSD_FID_IRQ_VECTOR_CONFIG:
+    case KVSSD_FID_WRITE_ATOMICITY:
+    case KVSSD_FID_ASYNC_EVENT_CONFIG:
+    case KVSSD_FID_IOCS_PROFILE:
+    case KVSSD_FID_KV_CONFIG:
+    case KVSSD_FID_RESET_STATS:
         return true;
     default:
         return false;
@@ -513,7 +537,7 @@ static uint16_t admin_get_features(struct kvssd_admin *a, struct kvssd_admin_req
         req->dw0 = 1u << 2 | (fid == KVSSD_FID_KV_CONFIG ? 1u << 1 : 0);
         return KVSSD_SC_SUCCESS;
     }
-    bool dflt = sel != 0;            /* default and saved values are the defaults */
+    bool dflt = sel != 0; /* default and saved values are the defaults */
     switch (fid) {
     case KVSSD_FID_ARBITRATION:
         req->dw0 = dflt ? 0 : f->arbitration;
@@ -596,7 +620,7 @@ static uint16_t admin_set_features(struct kvssd_admin *a, struct kvssd_admin_req
         f->arbitration = v;
         break;
     case KVSSD_FID_POWER_MGMT:
-        if ((v & 0x1f) != 0) {       /* only power state 0 exists */
+        if ((v & 0x1f) != 0) { /* only power state 0 exists */
             return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
         }
         f->power_mgmt = v & 0xff;
@@ -649,7 +673,7 @@ static uint16_t admin_set_features(struct kvssd_admin *a, struct kvssd_admin_req
         f->async_event_config = v;
         break;
     case KVSSD_FID_IOCS_PROFILE:
-        if ((v & 0x1ff) != 0) {      /* one command set combination: index 0 */
+        if ((v & 0x1ff) != 0) { /* one command set combination: index 0 */
             return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
         }
         f->iocs_profile = 0;
@@ -707,7 +731,7 @@ static uint16_t admin_format(struct kvssd_admin *a, struct kvssd_admin_req *req)
     if (lbaf != 0 || pi != 0 || mset != 0) {
         return KVSSD_SC_INVALID_FORMAT | KVSSD_SC_DNR;
     }
-    if (ses > 1) {                   /* no cryptographic erase */
+    if (ses > 1) { /* no cryptographic erase */
         return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     }
     kvssd_ns_reset(a->ns);
@@ -746,8 +770,7 @@ static uint16_t admin_ftl_check(struct kvssd_admin *a, struct kvssd_admin_req *r
     }
     do {
         c->slices++;
-        rc = kvftl_check_step(a->ftl, c->walk,
-                              req->may_park ? KVSSD_SLICE_CHECK_BYTES : UINT64_MAX,
+        rc = kvftl_check_step(a->ftl, c->walk, req->may_park ? KVSSD_SLICE_CHECK_BYTES : UINT64_MAX,
                               err, sizeof(err));
     } while (rc == 1 && !req->may_park);
     if (rc == 1) {
@@ -766,7 +789,7 @@ static uint16_t admin_ftl_check(struct kvssd_admin *a, struct kvssd_admin_req *r
 
 void kvssd_admin_cancel(struct kvssd_admin *a, void *cont)
 {
-    struct admin_check *c = cont;    /* C4h is the only admin command that parks */
+    struct admin_check *c = cont; /* C4h is the only admin command that parks */
 
     (void)a;
     if (c) {
@@ -813,8 +836,8 @@ void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req)
         st = a->ops->delete_cq(a->opaque, c10 & 0xffff);
         break;
     case KVSSD_ADM_CREATE_CQ:
-        st = a->ops->create_cq(a->opaque, c10 & 0xffff, c10 >> 16, prp1, c11 >> 16,
-                               c11 & 2, c11 & 1);
+        st = a->ops->create_cq(a->opaque, c10 & 0xffff, c10 >> 16, prp1, c11 >> 16, c11 & 2,
+                               c11 & 1);
         break;
     case KVSSD_ADM_GET_LOG_PAGE:
         st = admin_get_log_page(a, req);

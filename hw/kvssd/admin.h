@@ -31,8 +31,8 @@
 struct kvssd_admin_ops {
     uint16_t (*create_cq)(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
                           uint16_t vector, bool ien, bool pc);
-    uint16_t (*create_sq)(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
-                          uint16_t cqid, bool pc);
+    uint16_t (*create_sq)(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base, uint16_t cqid,
+                          bool pc);
     uint16_t (*delete_sq)(void *opaque, uint16_t qid);
     uint16_t (*delete_cq)(void *opaque, uint16_t qid);
 };
@@ -123,8 +123,8 @@ void kvssd_admin_execute(struct kvssd_admin *a, struct kvssd_admin_req *req);
 bool kvssd_admin_event(struct kvssd_admin *a, uint32_t event, uint16_t *cid);
 
 /* kvssd_admin_record_error() - add a failed command to the Error Information log. */
-void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid,
-                              uint16_t status, uint32_t nsid);
+void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid, uint16_t status,
+                              uint32_t nsid);
 
 /* kvssd_admin_count_io() - SMART accounting of one completed I/O command. */
 void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_read,

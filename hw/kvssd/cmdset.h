@@ -25,18 +25,30 @@
 static inline uint16_t kvssd_status_from_ftl(enum kvftl_status s)
 {
     switch (s) {
-    case KVFTL_OK:                 return KVSSD_SC_SUCCESS;
-    case KVFTL_INVALID_FIELD:      return KVSSD_SC_INVALID_FIELD;
-    case KVFTL_INVALID_KEY_SIZE:   return KVSSD_SC_INVALID_KEY_SIZE;
-    case KVFTL_INVALID_VALUE_SIZE: return KVSSD_SC_INVALID_VALUE_SIZE;
-    case KVFTL_KEY_DOES_NOT_EXIST: return KVSSD_SC_KEY_DOES_NOT_EXIST;
-    case KVFTL_KEY_EXISTS:         return KVSSD_SC_KEY_EXISTS;
-    case KVFTL_CAPACITY_EXCEEDED:  return KVSSD_SC_CAPACITY_EXCEEDED;
-    case KVFTL_UNRECOVERED_ERROR:  return KVSSD_SC_UNRECOVERED_ERROR;
-    case KVFTL_ITERATOR_LIMIT:     return KVSSD_SC_ITERATOR_LIMIT;
-    case KVFTL_INVALID_ITERATOR:   return KVSSD_SC_INVALID_ITERATOR;
-    case KVFTL_ITERATOR_END:       return KVSSD_SC_ITERATOR_END;
-    case KVFTL_INTERNAL_ERROR:     return KVSSD_SC_INTERNAL_ERROR;
+    case KVFTL_OK:
+        return KVSSD_SC_SUCCESS;
+    case KVFTL_INVALID_FIELD:
+        return KVSSD_SC_INVALID_FIELD;
+    case KVFTL_INVALID_KEY_SIZE:
+        return KVSSD_SC_INVALID_KEY_SIZE;
+    case KVFTL_INVALID_VALUE_SIZE:
+        return KVSSD_SC_INVALID_VALUE_SIZE;
+    case KVFTL_KEY_DOES_NOT_EXIST:
+        return KVSSD_SC_KEY_DOES_NOT_EXIST;
+    case KVFTL_KEY_EXISTS:
+        return KVSSD_SC_KEY_EXISTS;
+    case KVFTL_CAPACITY_EXCEEDED:
+        return KVSSD_SC_CAPACITY_EXCEEDED;
+    case KVFTL_UNRECOVERED_ERROR:
+        return KVSSD_SC_UNRECOVERED_ERROR;
+    case KVFTL_ITERATOR_LIMIT:
+        return KVSSD_SC_ITERATOR_LIMIT;
+    case KVFTL_INVALID_ITERATOR:
+        return KVSSD_SC_INVALID_ITERATOR;
+    case KVFTL_ITERATOR_END:
+        return KVSSD_SC_ITERATOR_END;
+    case KVFTL_INTERNAL_ERROR:
+        return KVSSD_SC_INTERNAL_ERROR;
     }
     return KVSSD_SC_INTERNAL_ERROR;
 }
@@ -57,8 +69,8 @@ struct kvssd_dptr {
 /* Tunables of the KV namespace that are not firmware parameters. */
 struct kvssd_ns_config {
     uint32_t tag_table_entries;   /* open inline streams + staged keys, default 256; 1..4096 */
-    uint64_t inline_timeout_ns;   /* an idle stream expires after this (host clock), default 5 s */
-    bool ednek;                   /* Error on Deletion of Non-Existing Key (feature 20h) */
+    uint64_t inline_timeout_ns; /* an idle stream expires after this (host clock), default 5 s */
+    bool ednek; /* Error on Deletion of Non-Existing Key (feature 20h) */
 };
 
 struct kvssd_ns;
@@ -80,11 +92,11 @@ bool kvssd_ns_get_ednek(const struct kvssd_ns *ns);
 struct kvssd_req {
     const struct kvssd_sqe *sqe;
     struct kvssd_dptr dptr;
-    uint64_t now_ns;      /* arrival, host clock (QEMU_CLOCK_VIRTUAL or a test clock) */
+    uint64_t now_ns; /* arrival, host clock (QEMU_CLOCK_VIRTUAL or a test clock) */
     /* results */
-    uint16_t status;      /* (SCT << 8) | SC */
+    uint16_t status; /* (SCT << 8) | SC */
     uint32_t dw0, dw1;
-    uint64_t done_ns;     /* simulated completion time */
+    uint64_t done_ns; /* simulated completion time */
     /*
      * Parking (docs/device.md, "Work per main-loop slice"). A transport that
      * can run a command again later sets may_park: List and Iter Read then
@@ -96,9 +108,9 @@ struct kvssd_req {
      * kvssd_kv_cancel() to drop the command. Without may_park every command
      * runs to completion in one call.
      */
-    bool may_park;        /* in */
-    void *cont;           /* in: NULL for a new command; out: the parked state */
-    bool in_progress;     /* out: not complete, no completion to post yet */
+    bool may_park; /* in */
+    void *cont; /* in: NULL for a new command; out: the parked state */
+    bool in_progress; /* out: not complete, no completion to post yet */
 };
 
 /*
@@ -146,7 +158,7 @@ _Static_assert(KVFTL_VALUE_MAX_BYTES == KVSSD_VALUE_MAX_BYTES,
 _Static_assert(KVFTL_VALUE_MAX_BYTES <= KVSSD_INLINE_VSIZE_MASK,
                "an inline head's value size field holds the largest value");
 _Static_assert(KVFTL_STORE_ONLY_IF_EXISTS == KVSSD_STORE_OPT_ONLY_IF_EXISTS &&
-               KVFTL_STORE_ONLY_IF_ABSENT == KVSSD_STORE_OPT_ONLY_IF_ABSENT,
+                   KVFTL_STORE_ONLY_IF_ABSENT == KVSSD_STORE_OPT_ONLY_IF_ABSENT,
                "Store Options bits are the firmware's store options");
 
 #endif /* HW_KVSSD_CMDSET_H */

@@ -175,8 +175,8 @@ static const MemoryRegionOps kvssd_mmio_ops = {
     .read = kvssd_mmio_read,
     .write = kvssd_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .impl = { .min_access_size = 4, .max_access_size = 8 },
-    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = {.min_access_size = 4, .max_access_size = 8},
+    .valid = {.min_access_size = 4, .max_access_size = 8},
 };
 
 /* ---- realize ------------------------------------------------------------- */
@@ -249,27 +249,27 @@ static bool kvssd_check_properties(KvssdState *n, Error **errp)
  */
 #define KVSSD_OVERRIDE_LIB(kind, prop, field, flags)
 #define KVSSD_OVERRIDE_QEMU(kind, prop, field, flags) KVSSD_OVERRIDE_##kind(prop, field, flags)
-#define KVSSD_OVERRIDE_U32(prop, field, flags)                                    \
-    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0)) {      \
-        c->field = n->field;                                                      \
+#define KVSSD_OVERRIDE_U32(prop, field, flags)                              \
+    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0)) { \
+        c->field = n->field;                                                \
     }
-#define KVSSD_OVERRIDE_U64(prop, field, flags)                                    \
-    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0)) {      \
-        c->field = n->field;                                                      \
+#define KVSSD_OVERRIDE_U64(prop, field, flags)                              \
+    if (n->field != ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0)) { \
+        c->field = n->field;                                                \
     }
-#define KVSSD_OVERRIDE_BOOL(prop, field, flags)                                   \
-    if (n->field != ON_OFF_AUTO_AUTO) {                                           \
-        c->field = n->field == ON_OFF_AUTO_ON;                                    \
+#define KVSSD_OVERRIDE_BOOL(prop, field, flags) \
+    if (n->field != ON_OFF_AUTO_AUTO) {         \
+        c->field = n->field == ON_OFF_AUTO_ON;  \
     }
-#define KVSSD_OVERRIDE_ENUM(prop, field, flags)                                   \
-    if (n->field && kvftl_tunable_parse(c, kvftl_tunable_find(prop), prop, n->field, \
-                                        err, sizeof(err)) != 0) {                 \
-        error_setg(errp, "kvssd: %s", err);                                       \
-        return false;                                                             \
+#define KVSSD_OVERRIDE_ENUM(prop, field, flags)                                                    \
+    if (n->field &&                                                                                \
+        kvftl_tunable_parse(c, kvftl_tunable_find(prop), prop, n->field, err, sizeof(err)) != 0) { \
+        error_setg(errp, "kvssd: %s", err);                                                        \
+        return false;                                                                              \
     }
-#define KVSSD_OVERRIDE_STR(prop, field, flags)                                    \
-    if (n->field) {                                                               \
-        c->field = n->field;                                                      \
+#define KVSSD_OVERRIDE_STR(prop, field, flags) \
+    if (n->field) {                            \
+        c->field = n->field;                   \
     }
 
 static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **errp)
@@ -379,8 +379,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
         pcie_endpoint_cap_init(pci, 0x80);      /* on a PCIe bus (q35): an endpoint */
     }
     pci_config_set_prog_interface(pci->config, 0x2);   /* NVMe */
-    memory_region_init_io(&n->iomem, OBJECT(n), &kvssd_mmio_ops, n, "kvssd-bar0",
-                          KVSSD_BAR0_BYTES);
+    memory_region_init_io(&n->iomem, OBJECT(n), &kvssd_mmio_ops, n, "kvssd-bar0", KVSSD_BAR0_BYTES);
     pci_register_bar(pci, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
                      &n->iomem);
     if (msix_init_exclusive_bar(pci, n->max_ioqpairs + 1, 4, errp)) {
@@ -424,10 +423,12 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 /* The property of a firmware tunable, by tunables.def's kind column; unset = the preset's. */
 #define KVSSD_PROP_LIB(kind, prop, field, flags)
 #define KVSSD_PROP_QEMU(kind, prop, field, flags) KVSSD_PROP_##kind(prop, field, flags),
-#define KVSSD_PROP_U32(prop, field, flags) \
-    DEFINE_PROP_UINT32(prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0))
-#define KVSSD_PROP_U64(prop, field, flags) \
-    DEFINE_PROP_UINT64(prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0))
+#define KVSSD_PROP_U32(prop, field, flags)      \
+    DEFINE_PROP_UINT32(prop, KvssdState, field, \
+                       ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0))
+#define KVSSD_PROP_U64(prop, field, flags)      \
+    DEFINE_PROP_UINT64(prop, KvssdState, field, \
+                       ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0))
 #define KVSSD_PROP_BOOL(prop, field, flags) \
     DEFINE_PROP_ON_OFF_AUTO(prop, KvssdState, field, ON_OFF_AUTO_AUTO)
 #define KVSSD_PROP_ENUM(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
@@ -441,7 +442,8 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 #define KVSSD_DEVICE_PROP_U32(prop, field, dflt) DEFINE_PROP_UINT32(prop, KvssdState, field, dflt)
 
 static const Property kvssd_props[] = {
-#define KVSSD_PROPERTY(field, kind, prop, unit, dflt, ...) KVSSD_DEVICE_PROP_##kind(prop, field, dflt),
+#define KVSSD_PROPERTY(field, kind, prop, unit, dflt, ...) \
+    KVSSD_DEVICE_PROP_##kind(prop, field, dflt),
 #include "properties.def"
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
     KVSSD_PROP_##where(kind, prop, field, flags)
@@ -481,7 +483,8 @@ static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
     char range[256], v[KVFTL_PRESETS][32];
     const char *unset = t->kind == KVFTL_TUNABLE_BOOL ? "auto"
                         : t->kind == KVFTL_TUNABLE_ENUM || (t->flags & KVFTL_TUNABLE_UNSET_MAX)
-                        ? "unset" : "0";
+                            ? "unset"
+                            : "0";
 
     kvftl_tunable_range(t, range, sizeof(range));
     if (t->kind == KVFTL_TUNABLE_STR) {
@@ -491,8 +494,8 @@ static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
         kvftl_tunable_value_text(t, t->preset[i], v[i], sizeof(v[i]));
     }
     QEMU_BUILD_BUG_ON(KVFTL_PRESETS != 3);
-    return g_strdup_printf("%s; %s (%s = the preset's: %s %s, %s %s, %s %s)", t->help, range,
-                           unset, kvftl_preset_names[0], v[0], kvftl_preset_names[1], v[1],
+    return g_strdup_printf("%s; %s (%s = the preset's: %s %s, %s %s, %s %s)", t->help, range, unset,
+                           kvftl_preset_names[0], v[0], kvftl_preset_names[1], v[1],
                            kvftl_preset_names[2], v[2]);
 }
 
@@ -532,10 +535,7 @@ static const TypeInfo kvssd_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(KvssdState),
     .class_init = kvssd_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { INTERFACE_PCIE_DEVICE },
-        { }
-    },
+    .interfaces = (InterfaceInfo[]){{INTERFACE_PCIE_DEVICE}, {}},
 };
 
 static void kvssd_register_types(void)

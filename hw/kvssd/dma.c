@@ -103,9 +103,9 @@ static uint16_t resolve_prp(KvssdDptr *d)
      * the chain pointer included, has a page offset of 0 (the PRP Entry
      * layout of the NVMe base specification), so every list page after the
      * first holds 511 data entries and a list that points back into itself
-     * either ends with Invalid PRP Offset or runs out of data pages. The walk therefore never needs more list
-     * pages than the transfer has data pages in the list; that bound is
-     * enforced too, so no list can keep the bottom half walking.
+     * either ends with Invalid PRP Offset or runs out of data pages. The walk therefore never needs
+     * more list pages than the transfer has data pages in the list; that bound is enforced too, so
+     * no list can keep the bottom half walking.
      */
     uint64_t list_addr = prp2;
     uint32_t pages = DIV_ROUND_UP(remaining, PAGE);

@@ -214,8 +214,8 @@ bool kvssd_tags_key_staged(const struct kvssd_ns *ns, uint32_t tag, uint64_t now
     return idx != KVSSD_SLOT_NONE && !slot_idle(ns, &ns->slots[idx], now_ns);
 }
 
-uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes,
-                             uint8_t *key, uint64_t now_ns)
+uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes, uint8_t *key,
+                             uint64_t now_ns)
 {
     uint16_t idx = ns->staged_slot[tag & KVSSD_TAG_MASK];
     struct kvssd_slot *s;
@@ -244,7 +244,8 @@ static enum kvssd_inline_layout inline_layout(const struct kvssd_sqe *sqe)
     uint8_t opcode = kvssd_sqe_opcode(sqe);
 
     return opcode == KVSSD_OPC_INLINE_HEAD_FULL || opcode == KVSSD_OPC_INLINE_XFER_FULL
-               ? KVSSD_LAYOUT_FULL : KVSSD_LAYOUT_STOCK;
+               ? KVSSD_LAYOUT_FULL
+               : KVSSD_LAYOUT_STOCK;
 }
 
 /* Append the little-endian bytes of @n dwords of @sqe, in the order of @which. */
@@ -314,7 +315,8 @@ static uint16_t head_decode(const struct kvssd_sqe *sqe, enum kvssd_inline_layou
     }
     st = kvssd_store_decode(sqe, &h->store);
     h->dma_bytes = (layout == KVSSD_LAYOUT_STOCK && (cdw11 & KVSSD_INLINE_HYBRID))
-                       ? h->store.value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1) : 0;
+                       ? h->store.value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1)
+                       : 0;
     return st;
 }
 
@@ -369,9 +371,8 @@ static const uint8_t *head_payload(const struct kvssd_sqe *sqe, enum kvssd_inlin
  * own slot is freed by taking it, so the key is taken first; a short key
  * must find a slot before anything is consumed.
  */
-static uint16_t head_buffer(struct kvssd_ns *ns, struct kvssd_req *req,
-                            const struct inline_head *h, bool stream, uint8_t *key,
-                            uint16_t *idx, uint8_t **buf)
+static uint16_t head_buffer(struct kvssd_ns *ns, struct kvssd_req *req, const struct inline_head *h,
+                            bool stream, uint8_t *key, uint16_t *idx, uint8_t **buf)
 {
     const struct kvssd_store_fields *f = &h->store;
 
@@ -409,7 +410,7 @@ static void stream_open(struct kvssd_ns *ns, struct kvssd_req *req, const struct
 
     s->key_bytes = h->store.key_bytes;
     memcpy(s->key, key, h->store.key_bytes);
-    s->stream = (struct kvssd_stream) {
+    s->stream = (struct kvssd_stream){
         .layout = h->stream_layout,
         .options = h->store.options,
         .value_bytes = h->store.value_bytes,

@@ -30,8 +30,8 @@
  * status the KV Command Set names for it, Invalid Key Size (86h), whatever
  * key bytes it left in the reserved dwords.
  */
-static uint16_t kv_command_key(struct kvssd_ns *ns, const struct kvssd_req *req,
-                               uint32_t key_bytes, uint8_t *key)
+static uint16_t kv_command_key(struct kvssd_ns *ns, const struct kvssd_req *req, uint32_t key_bytes,
+                               uint8_t *key)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t tag = sqe->cdw[2] & KVSSD_TAG_MASK;
@@ -65,9 +65,8 @@ static uint16_t kv_ftl_status(struct kvssd_req *req, const struct kvftl_cpl *cpl
     return kvssd_status_from_ftl(cpl->status);
 }
 
-uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
-                              const uint8_t *key, uint32_t key_bytes,
-                              const uint8_t *value, uint32_t value_bytes,
+uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
+                              uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
                               uint32_t options, uint32_t inline_bytes)
 {
     struct kvftl_store_req sr = {
@@ -209,9 +208,8 @@ static uint16_t kv_retrieve(struct kvssd_ns *ns, struct kvssd_req *req)
  * firmware's call, on the key; returns the status and fills @cpl.
  */
 static uint16_t kv_keyed_no_data(struct kvssd_ns *ns, struct kvssd_req *req,
-                                 void (*op)(struct kvftl *ftl, const void *key,
-                                            uint32_t key_bytes, uint64_t arrival_ns,
-                                            struct kvftl_cpl *cpl),
+                                 void (*op)(struct kvftl *ftl, const void *key, uint32_t key_bytes,
+                                            uint64_t arrival_ns, struct kvftl_cpl *cpl),
                                  struct kvftl_cpl *cpl)
 {
     const struct kvssd_sqe *sqe = req->sqe;
@@ -219,8 +217,8 @@ static uint16_t kv_keyed_no_data(struct kvssd_ns *ns, struct kvssd_req *req,
     uint8_t key[KVFTL_KEY_MAX_BYTES];
     uint16_t st;
 
-    if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) ||
-        sqe->cdw[12] || sqe->cdw[13]) {
+    if (sqe->cdw[10] || KVSSD_RESERVED(sqe->cdw[11], KVSSD_CDW11_KEY_LEN_MASK) || sqe->cdw[12] ||
+        sqe->cdw[13]) {
         return KVSSD_SC_INVALID_FIELD;
     }
     st = kv_command_key(ns, req, key_bytes, key);
@@ -312,8 +310,8 @@ static int key_order(const uint8_t *a, uint32_t a_len, const uint8_t *b, uint32_
 
 static int list_key_order(const struct list_select *sel, uint32_t a, uint32_t b)
 {
-    return key_order(sel->arena + a + LIST_REC_HDR, sel->arena[a],
-                     sel->arena + b + LIST_REC_HDR, sel->arena[b]);
+    return key_order(sel->arena + a + LIST_REC_HDR, sel->arena[a], sel->arena + b + LIST_REC_HDR,
+                     sel->arena[b]);
 }
 
 /* Heap slot @i holds the record at @off; the record learns its slot. */
@@ -413,13 +411,12 @@ static uint32_t list_heap_pop(struct list_select *sel)
     return top;
 }
 
-static int list_emit(void *opaque, const void *key, uint32_t key_bytes,
-                     const void *value, uint32_t value_bytes)
+static int list_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
 {
     struct list_select *sel = opaque;
 
-    if (sel->start_bytes &&
-        key_order(key, key_bytes, sel->start, sel->start_bytes) <= 0) {
+    if (sel->start_bytes && key_order(key, key_bytes, sel->start, sel->start_bytes) <= 0) {
         return 0;
     }
     if (sel->bounded && key_order(key, key_bytes, sel->bound, sel->bound_len) >= 0) {
@@ -584,8 +581,7 @@ static uint16_t list_complete(struct kvssd_ns *ns, struct kvssd_req *req, struct
  * towards its start, a contiguous chunk per call; the header goes last.
  * Returns true when the List is complete, with its status in *@st.
  */
-static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c,
-                        uint16_t *st)
+static bool list_output(struct kvssd_ns *ns, struct kvssd_req *req, struct kv_cont *c, uint16_t *st)
 {
     /* room for the largest chunk: KVSSD_SLICE_LIST_KEYS keys of 255 bytes */
     const uint32_t top = KVSSD_SLICE_LIST_KEYS * ((2 + KVFTL_KEY_MAX_BYTES + 3) & ~3u);
@@ -673,8 +669,8 @@ static uint16_t kv_list(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     for (;;) {
         kvftl_iter_step(ns->ftl, ns->list_handle, UINT32_MAX,
-                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
-                        list_emit, &c->sel, c->t, &cpl);
+                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX, list_emit, &c->sel, c->t,
+                        &cpl);
         c->t = MAX(c->t, cpl.done_ns);
         if (cpl.status == KVFTL_ITERATOR_END) {
             break;
@@ -738,8 +734,8 @@ static uint16_t kv_iter_open(struct kvssd_ns *ns, struct kvssd_req *req)
         return KVSSD_SC_INVALID_FIELD;
     }
     kvftl_iter_open(ns->ftl, sqe->cdw[10], sqe->cdw[11],
-                    key_values ? KVFTL_ITER_KEY_VALUES : KVFTL_ITER_KEYS,
-                    req->now_ns, &handle, &cpl);
+                    key_values ? KVFTL_ITER_KEY_VALUES : KVFTL_ITER_KEYS, req->now_ns, &handle,
+                    &cpl);
     st = kv_ftl_status(req, &cpl);
     if (st != KVSSD_SC_SUCCESS) {
         return st;
@@ -769,8 +765,8 @@ struct iter_fill {
     bool full;               /* an entry did not fit */
 };
 
-static int iter_emit(void *opaque, const void *key, uint32_t key_bytes,
-                     const void *value, uint32_t value_bytes)
+static int iter_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
 {
     struct iter_fill *f = opaque;
     uint32_t eb = kvssd_iter_entry_bytes(key_bytes, f->key_values, value_bytes);
@@ -849,7 +845,9 @@ static uint16_t kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
     }
     for (;;) {
         struct iter_fill fill = {
-            .buf = ns->scratch, .cap = c->cap - c->used, .key_values = c->key_values,
+            .buf = ns->scratch,
+            .cap = c->cap - c->used,
+            .key_values = c->key_values,
         };
 
         /* the host closed it (or a reset or Format did) while this read was parked */
@@ -858,19 +856,20 @@ static uint16_t kv_iter_read(struct kvssd_ns *ns, struct kvssd_req *req)
             break;
         }
         kvftl_iter_step(ns->ftl, c->handle, UINT32_MAX,
-                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX,
-                        iter_emit, &fill, c->t, &cpl);
+                        req->may_park ? kv_slice_pages(ns) : UINT32_MAX, iter_emit, &fill, c->t,
+                        &cpl);
         c->t = MAX(c->t, cpl.done_ns);
         st = kvssd_status_from_ftl(cpl.status);
         if (st == KVSSD_SC_UNRECOVERED_ERROR && c->entries) {
-            /* a damaged blob after entries: they are this read's result, the error comes next time */
+            /* a damaged blob after entries: they are this read's result, the error comes next time
+             */
             ns->host_iterator_unrecovered |= 1u << c->handle;
             st = KVSSD_SC_SUCCESS;
             break;
         }
         if (st == KVSSD_SC_SUCCESS && fill.used) {
             st = kvssd_dptr_to_host(req, sizeof(struct kvssd_iter_header) + c->used, ns->scratch,
-                              fill.used);
+                                    fill.used);
         }
         if (st != KVSSD_SC_SUCCESS) {
             break;
@@ -963,21 +962,36 @@ typedef uint16_t kv_handler(struct kvssd_ns *ns, struct kvssd_req *req);
 static kv_handler *kv_handler_of(uint8_t opcode)
 {
     switch (opcode) {
-    case KVSSD_OPC_FLUSH:            return kv_flush;
-    case KVSSD_OPC_STORE:            return kv_store;
-    case KVSSD_OPC_RETRIEVE:         return kv_retrieve;
-    case KVSSD_OPC_LIST:             return kv_list;
-    case KVSSD_OPC_DELETE:           return kv_delete;
-    case KVSSD_OPC_EXIST:            return kv_exist;
-    case KVSSD_OPC_INLINE_HEAD:      return kvssd_inline_head;
-    case KVSSD_OPC_INLINE_XFER:      return kvssd_inline_xfer;
-    case KVSSD_OPC_INLINE_HEAD_FULL: return kvssd_inline_head;
-    case KVSSD_OPC_INLINE_XFER_FULL: return kvssd_inline_xfer;
-    case KVSSD_OPC_KEY_STAGE:        return kv_key_stage;
-    case KVSSD_OPC_ITER_OPEN:        return kv_iter_open;
-    case KVSSD_OPC_ITER_READ:        return kv_iter_read;
-    case KVSSD_OPC_ITER_CLOSE:       return kv_iter_close;
-    default:                         return NULL;
+    case KVSSD_OPC_FLUSH:
+        return kv_flush;
+    case KVSSD_OPC_STORE:
+        return kv_store;
+    case KVSSD_OPC_RETRIEVE:
+        return kv_retrieve;
+    case KVSSD_OPC_LIST:
+        return kv_list;
+    case KVSSD_OPC_DELETE:
+        return kv_delete;
+    case KVSSD_OPC_EXIST:
+        return kv_exist;
+    case KVSSD_OPC_INLINE_HEAD:
+        return kvssd_inline_head;
+    case KVSSD_OPC_INLINE_XFER:
+        return kvssd_inline_xfer;
+    case KVSSD_OPC_INLINE_HEAD_FULL:
+        return kvssd_inline_head;
+    case KVSSD_OPC_INLINE_XFER_FULL:
+        return kvssd_inline_xfer;
+    case KVSSD_OPC_KEY_STAGE:
+        return kv_key_stage;
+    case KVSSD_OPC_ITER_OPEN:
+        return kv_iter_open;
+    case KVSSD_OPC_ITER_READ:
+        return kv_iter_read;
+    case KVSSD_OPC_ITER_CLOSE:
+        return kv_iter_close;
+    default:
+        return NULL;
     }
 }
 
@@ -990,7 +1004,7 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
     req->done_ns = req->now_ns;
     req->in_progress = false;
     if (!req->cont) {
-        ns->xfer->commands++;    /* once per command, not per slice */
+        ns->xfer->commands++; /* once per command, not per slice */
     }
 
     if (req->cont && ((struct kv_cont *)req->cont)->opcode != kvssd_sqe_opcode(req->sqe)) {

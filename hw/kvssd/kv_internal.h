@@ -101,7 +101,8 @@ struct kvssd_ns {
 
     uint32_t host_iterators;             /* bit per kvftl handle the host opened */
     uint32_t host_iterator_kv;           /* bit per handle opened for key+value entries */
-    uint32_t host_iterator_unrecovered;  /* bit per handle: its next Iter Read is Unrecovered Error */
+    uint32_t
+        host_iterator_unrecovered;  /* bit per handle: its next Iter Read is Unrecovered Error */
 };
 
 /*
@@ -129,9 +130,8 @@ struct kvssd_store_fields {
 uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f);
 
 /* kv.c: the one place a value reaches kvftl_store(). Returns the Store's status. */
-uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req,
-                              const uint8_t *key, uint32_t key_bytes,
-                              const uint8_t *value, uint32_t value_bytes,
+uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
+                              uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
                               uint32_t options, uint32_t inline_bytes);
 
 /* inline.c: the tag table. */
@@ -152,8 +152,8 @@ bool kvssd_tags_key_staged(const struct kvssd_ns *ns, uint32_t tag, uint64_t now
  * key length is @key_bytes. SUCCESS; STAGED_KEY_UNKNOWN (none, or expired);
  * INVALID_KEY_SIZE if the staged key has another length (it stays staged).
  */
-uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes,
-                             uint8_t *key, uint64_t now_ns);
+uint16_t kvssd_tags_take_key(struct kvssd_ns *ns, uint32_t tag, uint32_t key_bytes, uint8_t *key,
+                             uint64_t now_ns);
 
 /*
  * inline.c: the four inline opcodes, as handlers of kv.c's dispatcher: the
@@ -184,8 +184,8 @@ static inline uint16_t kvssd_dptr_from_host(struct kvssd_req *req, uint64_t offs
     return req->dptr.from_host(req->dptr.opaque, offset, buf, len);
 }
 
-static inline uint16_t kvssd_dptr_to_host(struct kvssd_req *req, uint64_t offset,
-                                          const void *buf, uint32_t len)
+static inline uint16_t kvssd_dptr_to_host(struct kvssd_req *req, uint64_t offset, const void *buf,
+                                          uint32_t len)
 {
     if (len == 0) {
         return KVSSD_SC_SUCCESS;

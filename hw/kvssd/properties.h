@@ -62,8 +62,16 @@ static inline const struct kvssd_property *kvssd_properties(size_t *count)
 {
     static const struct kvssd_property rows[] = {
 #define KVSSD_PROPERTY(field, kind, prop, unit, dflt, min, max, flags, range, help) \
-        { prop, unit, range, help, KVSSD_PROPERTY_##kind, KVSSD_PROPERTY_TEXT_##kind(dflt), \
-          KVSSD_PROPERTY_NUMBER_##kind(dflt), min, max, flags },
+    {prop,                                                                          \
+     unit,                                                                          \
+     range,                                                                         \
+     help,                                                                          \
+     KVSSD_PROPERTY_##kind,                                                         \
+     KVSSD_PROPERTY_TEXT_##kind(dflt),                                              \
+     KVSSD_PROPERTY_NUMBER_##kind(dflt),                                            \
+     min,                                                                           \
+     max,                                                                           \
+     flags},
 #include "properties.def"
     };
     *count = sizeof(rows) / sizeof(rows[0]);
@@ -73,8 +81,7 @@ static inline const struct kvssd_property *kvssd_properties(size_t *count)
 /* Is @v an allowed value of the number property @p? */
 static inline bool kvssd_property_allows(const struct kvssd_property *p, uint64_t v)
 {
-    return v >= p->min && v <= p->max &&
-           (!(p->flags & KVSSD_PROPERTY_POW2) || (v & (v - 1)) == 0);
+    return v >= p->min && v <= p->max && (!(p->flags & KVSSD_PROPERTY_POW2) || (v & (v - 1)) == 0);
 }
 
 /*
@@ -95,7 +102,9 @@ static inline void kvssd_property_range(const struct kvssd_property *p, char *bu
         buf[0] = 0;
         for (int i = 0; i < KVFTL_PRESETS && n < size; i++) {
             n += (size_t)snprintf(buf + n, size - n, "%s%s",
-                                  i == 0 ? "" : i == KVFTL_PRESETS - 1 ? " or " : ", ",
+                                  i == 0                   ? ""
+                                  : i == KVFTL_PRESETS - 1 ? " or "
+                                                           : ", ",
                                   kvftl_preset_names[i]);
         }
         break;

@@ -174,11 +174,16 @@ static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
 }
 
 /* Queue a completion on @cq, ordered by its due time (FIFO among equals). */
-static void cq_enqueue(KvssdState *n, KvssdCQ *cq, uint16_t sqid, uint16_t cid,
-                       uint16_t status, uint32_t dw0, uint32_t dw1, int64_t due_ns)
+static void cq_enqueue(KvssdState *n, KvssdCQ *cq, uint16_t sqid, uint16_t cid, uint16_t status,
+                       uint32_t dw0, uint32_t dw1, int64_t due_ns)
 {
     KvssdCqe e = {
-        .due_ns = due_ns, .dw0 = dw0, .dw1 = dw1, .sqid = sqid, .cid = cid, .status = status,
+        .due_ns = due_ns,
+        .dw0 = dw0,
+        .dw1 = dw1,
+        .sqid = sqid,
+        .cid = cid,
+        .status = status,
     };
 
     pending_push(cq, &e);
@@ -238,8 +243,8 @@ static uint16_t create_cq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t 
     return KVSSD_SC_SUCCESS;
 }
 
-static uint16_t create_sq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base,
-                          uint16_t cqid, bool pc)
+static uint16_t create_sq(void *opaque, uint16_t qid, uint16_t qsize0, uint64_t base, uint16_t cqid,
+                          bool pc)
 {
     KvssdState *n = opaque;
     KvssdSQ *sq;
@@ -338,7 +343,8 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
     /* a command parked between slices was fetched before any still in the SQ */
     if (sq->parked && !cq_full(cq)) {
         KvssdCqe e = {
-            .sqid = sq->qid, .cid = kvssd_sqe_cid(&sq->parked_sqe),
+            .sqid = sq->qid,
+            .cid = kvssd_sqe_cid(&sq->parked_sqe),
             .status = KVSSD_SC_ABORTED_SQ_DELETION,
         };
         kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
@@ -357,7 +363,8 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
         n->xfer.sqe_fetch_bytes += KVSSD_SQE_BYTES;
         sq->head = (sq->head + 1) % sq->size;
         KvssdCqe e = {
-            .sqid = sq->qid, .cid = le32_to_cpu(dw0) >> 16,
+            .sqid = sq->qid,
+            .cid = le32_to_cpu(dw0) >> 16,
             .status = KVSSD_SC_ABORTED_SQ_DELETION,
         };
         kvssd_admin_record_error(&n->admin, e.sqid, e.cid, e.status, 0);
@@ -549,12 +556,11 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
 
 /* ---- command execution -------------------------------------------------- */
 
-static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
-                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, bool *deferred,
-                          void **cont)
+static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now, uint16_t *status,
+                          uint32_t *dw0, uint32_t *dw1, bool *deferred, void **cont)
 {
     KvssdDptr d;
-    struct kvssd_admin_req req = { .sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont };
+    struct kvssd_admin_req req = {.sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont};
 
     /* Admin data is at most 4 KiB (Identify, log pages); the dptr bounds it. */
     uint32_t len = 4096;
@@ -573,13 +579,13 @@ static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
     *cont = req.in_progress ? req.cont : NULL;
 }
 
-static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now,
-                          uint16_t *status, uint32_t *dw0, uint32_t *dw1, void **cont)
+static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now, uint16_t *status,
+                          uint32_t *dw0, uint32_t *dw1, void **cont)
 {
     uint8_t opc = kvssd_sqe_opcode(sqe);
     uint32_t nsid = sqe->cdw[1];
     KvssdDptr d;
-    struct kvssd_req req = { .sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont };
+    struct kvssd_req req = {.sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont};
 
     *dw0 = *dw1 = 0;
     if (kvssd_sqe_fuse(sqe)) {
@@ -587,8 +593,8 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
         return now;
     }
     /* The full-layout inline transfer carries tag and sequence in CDW1. */
-    if (opc != KVSSD_OPC_INLINE_XFER_FULL &&
-        nsid != 1 && !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
+    if (opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
+        !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
         *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         return now;
     }
@@ -606,8 +612,7 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
         return (int64_t)req.done_ns;
     }
     /* A volatile write cache that the host disabled: write through. */
-    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce &&
-        (opc & 1)) {
+    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce && (opc & 1)) {
         struct kvftl_cpl cpl;
         kvftl_flush(n->ftl, req.done_ns, &cpl);
         req.done_ns = MAX(req.done_ns, cpl.done_ns);
@@ -628,8 +633,8 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
  * resumed. It completes (its CQE is queued), or the command set says it is
  * not done: it is then parked on @sq with its state. Returns true if parked.
  */
-static bool sq_run(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq, const struct kvssd_sqe *sqe,
-                   void *cont, int64_t now)
+static bool sq_run(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq, const struct kvssd_sqe *sqe, void *cont,
+                   int64_t now)
 {
     uint16_t cid = kvssd_sqe_cid(sqe);
     uint16_t status = KVSSD_SC_SUCCESS;
@@ -702,7 +707,7 @@ static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now, bool 
 
         done++;
         if (sq_run(n, sq, cq, &sqe, NULL, now)) {
-            break;      /* it waits for its next slice */
+            break; /* it waits for its next slice */
         }
         /* an admin command may have deleted this very queue or reset state */
         if (!n->sq[sq->qid] || n->sq[sq->qid] != sq || !(n->csts & KVSSD_CSTS_RDY)) {
@@ -718,7 +723,7 @@ static void kvssd_process(void *opaque)
     int64_t now = kvssd_now_ns();
     int budget = KVSSD_BATCH;
     bool more = false;
-    bool sliced = false;     /* a parked command ran its slice in this run */
+    bool sliced = false; /* a parked command ran its slice in this run */
 
     n->batch_bytes = 0;
     if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
@@ -768,7 +773,7 @@ static void kvssd_process(void *opaque)
         }
     }
     if (more) {
-        qemu_bh_schedule(n->bh);     /* yield to the main loop, continue soon */
+        qemu_bh_schedule(n->bh); /* yield to the main loop, continue soon */
     }
     /* latency=on holds completions; also wake to expire idle inline streams */
     int64_t wake = now + (int64_t)n->inline_timeout_ms * 1000000;

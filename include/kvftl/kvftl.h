@@ -214,8 +214,8 @@ struct kvftl_store_req {
     uint32_t value_bytes;   /* 0..KVFTL_VALUE_MAX_BYTES */
     uint32_t options;       /* KVFTL_STORE_* */
     uint32_t inline_bytes;  /* bytes of the value that arrived inline in commands;
-                             * the rest arrived by page-unit DMA. A value with any
-                             * DMA part is placed as a DMA value. */
+                            * the rest arrived by page-unit DMA. A value with any
+                            * DMA part is placed as a DMA value. */
     uint64_t arrival_ns;
 };
 
@@ -247,9 +247,9 @@ enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, ui
  * value_bytes 0) when bytes are to be copied and the whole record fails its
  * checksum (damaged in the image), counted in media_errors.
  */
-void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes,
-                    void *buf, uint32_t offset, uint32_t buf_bytes,
-                    uint64_t arrival_ns, struct kvftl_cpl *cpl);
+void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
+                    uint32_t offset, uint32_t buf_bytes, uint64_t arrival_ns,
+                    struct kvftl_cpl *cpl);
 
 /* One retrieve of kvftl_retrieve_batch(): the arguments of kvftl_retrieve(). */
 struct kvftl_retrieve_req {
@@ -272,12 +272,12 @@ void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *re
                           struct kvftl_cpl *cpls, size_t n);
 
 /* kvftl_delete() - Status: KEY_DOES_NOT_EXIST, INVALID_KEY_SIZE. */
-void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes,
-                  uint64_t arrival_ns, struct kvftl_cpl *cpl);
+void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
+                  struct kvftl_cpl *cpl);
 
 /* kvftl_exist() - Status: success if present, KEY_DOES_NOT_EXIST otherwise. */
-void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes,
-                 uint64_t arrival_ns, struct kvftl_cpl *cpl);
+void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
+                 struct kvftl_cpl *cpl);
 
 /* kvftl_flush() - program the page buffer to NAND (durable without PLP too). */
 void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl);
@@ -303,9 +303,8 @@ enum kvftl_iter_kind {
  * kvftl_iter_open() - open a handle (0..KVFTL_MAX_ITERATORS-1) in *@handle.
  * Status: ITERATOR_LIMIT when 16 are open, INVALID_FIELD for a bad kind.
  */
-void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask,
-                     enum kvftl_iter_kind kind, uint64_t arrival_ns,
-                     uint32_t *handle, struct kvftl_cpl *cpl);
+void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvftl_iter_kind kind,
+                     uint64_t arrival_ns, uint32_t *handle, struct kvftl_cpl *cpl);
 
 /*
  * Called once per entry by kvftl_iter_next(). @value is NULL for
@@ -325,8 +324,8 @@ typedef int (*kvftl_iter_emit_fn)(void *opaque, const void *key, uint32_t key_by
  * stops before it with success; the next call reports it and moves past it.
  */
 void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
-                     kvftl_iter_emit_fn emit, void *opaque,
-                     uint64_t arrival_ns, struct kvftl_cpl *cpl);
+                     kvftl_iter_emit_fn emit, void *opaque, uint64_t arrival_ns,
+                     struct kvftl_cpl *cpl);
 
 /*
  * kvftl_iter_step() - kvftl_iter_next() that walks at most @max_index_pages
@@ -351,8 +350,12 @@ struct kvftl_latency {
 };
 
 enum kvftl_op {
-    KVFTL_OP_STORE, KVFTL_OP_RETRIEVE, KVFTL_OP_DELETE, KVFTL_OP_EXIST,
-    KVFTL_OP_ITERATE, KVFTL_OP__COUNT
+    KVFTL_OP_STORE,
+    KVFTL_OP_RETRIEVE,
+    KVFTL_OP_DELETE,
+    KVFTL_OP_EXIST,
+    KVFTL_OP_ITERATE,
+    KVFTL_OP__COUNT
 };
 
 struct kvftl_stats {
@@ -362,30 +365,30 @@ struct kvftl_stats {
     uint64_t host_bytes_out;         /* value bytes returned by retrieve/iterate */
     uint64_t user_bytes_written;     /* key + value bytes of successful stores */
     uint64_t stores, retrieves, deletes, exists, iterates;
-    uint64_t media_errors;           /* reads refused with Unrecovered Error (the record failed its
-                                        checksum); SMART's Media Errors; kept by kvftl_stats_reset() */
+    uint64_t media_errors; /* reads refused with Unrecovered Error (the record failed its
+                              checksum); SMART's Media Errors; kept by kvftl_stats_reset() */
 
     /* NAND */
     uint64_t nand_pages_read;
-    uint64_t nand_pages_programmed;  /* all programs: data, index, GC, checkpoint */
+    uint64_t nand_pages_programmed; /* all programs: data, index, GC, checkpoint */
     uint64_t nand_data_pages_programmed; /* value-log pages only */
     uint64_t nand_blocks_erased;
 
     /* value log and packing */
-    uint64_t memcpy_bytes;           /* bytes the controller copied to pack values */
-    uint64_t padding_bytes;          /* bytes left unused by placement */
-    uint64_t dlt_backfills;          /* inline values placed in a gap before a DMA value */
+    uint64_t memcpy_bytes; /* bytes the controller copied to pack values */
+    uint64_t padding_bytes; /* bytes left unused by placement */
+    uint64_t dlt_backfills; /* inline values placed in a gap before a DMA value */
     uint64_t live_keys;
-    uint64_t live_user_bytes;        /* key + value bytes of live pairs */
-    uint64_t live_nand_bytes;        /* NAND bytes held by live blobs, incl. headers and padding */
-    uint64_t index_nand_bytes;       /* NAND bytes held by live index pages */
-    uint64_t capacity_bytes;         /* user capacity: live_nand_bytes + index_nand_bytes may not pass it */
+    uint64_t live_user_bytes; /* key + value bytes of live pairs */
+    uint64_t live_nand_bytes; /* NAND bytes held by live blobs, incl. headers and padding */
+    uint64_t index_nand_bytes; /* NAND bytes held by live index pages */
+    uint64_t capacity_bytes; /* user capacity: live_nand_bytes + index_nand_bytes may not pass it */
 
     /* index */
     uint64_t index_cache_hits, index_cache_misses;
     uint64_t index_pages_evicted_dirty;
-    uint64_t bloom_negatives;        /* lookups answered by the Bloom filter */
-    uint64_t index_host_bytes;       /* host memory the index uses now */
+    uint64_t bloom_negatives; /* lookups answered by the Bloom filter */
+    uint64_t index_host_bytes; /* host memory the index uses now */
 
     /* GC */
     uint64_t gc_runs;
@@ -395,11 +398,11 @@ struct kvftl_stats {
     uint64_t free_stripes, total_stripes;
 
     /* derived */
-    double write_amplification;   /* NAND bytes programmed / user bytes written */
-    double space_amplification;   /* live_nand_bytes / live_user_bytes */
+    double write_amplification; /* NAND bytes programmed / user bytes written */
+    double space_amplification; /* live_nand_bytes / live_user_bytes */
 
     /* simulated time */
-    uint64_t sim_now_ns;          /* latest completion time seen */
+    uint64_t sim_now_ns; /* latest completion time seen */
     struct kvftl_latency latency[KVFTL_OP__COUNT];
 };
 
@@ -440,10 +443,10 @@ int kvftl_check(struct kvftl *ftl, char *err, size_t err_len);
  */
 struct kvftl_check_walk;
 struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl);
-int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
-                     char *err, size_t err_len);
-void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_pages,
-                          uint64_t *blobs, uint64_t *bytes);
+int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes, char *err,
+                     size_t err_len);
+void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_pages, uint64_t *blobs,
+                          uint64_t *bytes);
 void kvftl_check_end(struct kvftl_check_walk *w);
 
 #ifdef __cplusplus

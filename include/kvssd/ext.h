@@ -200,8 +200,7 @@ static inline uint32_t kvssd_iter_entry_bytes(uint32_t key_len, int with_value, 
 static inline uint32_t kvssd_inline_head_cdw10(uint32_t value_size, uint32_t options,
                                                uint32_t key_len)
 {
-    return (value_size & KVSSD_INLINE_VSIZE_MASK) |
-           (options & 0x3u) << KVSSD_INLINE_OPT_SHIFT |
+    return (value_size & KVSSD_INLINE_VSIZE_MASK) | (options & 0x3u) << KVSSD_INLINE_OPT_SHIFT |
            (key_len & 0xffu) << KVSSD_INLINE_KLEN_SHIFT;
 }
 
@@ -265,12 +264,11 @@ struct kvssd_stats_log {
     /* firmware counters (kvftl_stats) */
     uint64_t host_bytes_in_inline, host_bytes_in_dma, host_bytes_out, user_bytes_written;
     uint64_t stores, retrieves, deletes, exists, iterates;
-    uint64_t nand_pages_read, nand_pages_programmed, nand_data_pages_programmed,
-             nand_blocks_erased;
+    uint64_t nand_pages_read, nand_pages_programmed, nand_data_pages_programmed, nand_blocks_erased;
     uint64_t memcpy_bytes, padding_bytes, dlt_backfills;
     uint64_t live_keys, live_user_bytes, live_nand_bytes;
-    uint64_t index_cache_hits, index_cache_misses, index_pages_evicted_dirty,
-             bloom_negatives, index_host_bytes;
+    uint64_t index_cache_hits, index_cache_misses, index_pages_evicted_dirty, bloom_negatives,
+        index_host_bytes;
     uint64_t gc_runs, gc_relocated_bytes, gc_foreground_stalls, gc_stall_ns;
     uint64_t free_stripes, total_stripes;
     uint64_t waf_milli;           /* write amplification x 1000 */

@@ -148,8 +148,8 @@ _Static_assert(KVSSD_CQE_BYTES == 1 << KVSSD_CQES_LOG2, "CQE size");
 static inline uint32_t kvssd_cc_enable(uint32_t css)
 {
     return (uint32_t)KVSSD_SQES_LOG2 << KVSSD_CC_IOSQES_SHIFT |
-           (uint32_t)KVSSD_CQES_LOG2 << KVSSD_CC_IOCQES_SHIFT |
-           (css & 0x7) << KVSSD_CC_CSS_SHIFT | KVSSD_CC_EN;
+           (uint32_t)KVSSD_CQES_LOG2 << KVSSD_CC_IOCQES_SHIFT | (css & 0x7) << KVSSD_CC_CSS_SHIFT |
+           KVSSD_CC_EN;
 }
 
 #define KVSSD_NSID_ALL 0xffffffffu /* every namespace (broadcast) */
@@ -190,11 +190,26 @@ static inline uint32_t kvssd_cdw0(uint8_t opcode, uint16_t cid)
  * and SQ identifier (31:16), DW3 command identifier (15:0), phase tag (16)
  * and the status field (31:17).
  */
-static inline uint16_t kvssd_cqe_cid(uint32_t dw3) { return (uint16_t)(dw3 & 0xffff); }
-static inline uint8_t kvssd_cqe_phase(uint32_t dw3) { return (uint8_t)((dw3 >> 16) & 1); }
-static inline uint16_t kvssd_cqe_status(uint32_t dw3) { return (uint16_t)((dw3 >> 17) & 0x7fff); }
-static inline uint16_t kvssd_cqe_sqhd(uint32_t dw2) { return (uint16_t)(dw2 & 0xffff); }
-static inline uint16_t kvssd_cqe_sqid(uint32_t dw2) { return (uint16_t)(dw2 >> 16); }
+static inline uint16_t kvssd_cqe_cid(uint32_t dw3)
+{
+    return (uint16_t)(dw3 & 0xffff);
+}
+static inline uint8_t kvssd_cqe_phase(uint32_t dw3)
+{
+    return (uint8_t)((dw3 >> 16) & 1);
+}
+static inline uint16_t kvssd_cqe_status(uint32_t dw3)
+{
+    return (uint16_t)((dw3 >> 17) & 0x7fff);
+}
+static inline uint16_t kvssd_cqe_sqhd(uint32_t dw2)
+{
+    return (uint16_t)(dw2 & 0xffff);
+}
+static inline uint16_t kvssd_cqe_sqid(uint32_t dw2)
+{
+    return (uint16_t)(dw2 >> 16);
+}
 
 static inline uint32_t kvssd_cqe_dw2(uint16_t sqhd, uint16_t sqid)
 {
@@ -218,9 +233,18 @@ static inline uint32_t kvssd_cqe_dw3(uint16_t cid, uint16_t status, uint8_t phas
 #define KVSSD_SC_DNR 0x4000          /* Do Not Retry */
 #define KVSSD_STATUS_CODE_MASK 0x07ffu /* SCT and SC */
 
-static inline uint8_t kvssd_status_sct(uint16_t st) { return (st >> 8) & 0x7; }
-static inline uint8_t kvssd_status_sc(uint16_t st) { return st & 0xff; }
-static inline int kvssd_status_dnr(uint16_t st) { return !!(st & KVSSD_SC_DNR); }
+static inline uint8_t kvssd_status_sct(uint16_t st)
+{
+    return (st >> 8) & 0x7;
+}
+static inline uint8_t kvssd_status_sc(uint16_t st)
+{
+    return st & 0xff;
+}
+static inline int kvssd_status_dnr(uint16_t st)
+{
+    return !!(st & KVSSD_SC_DNR);
+}
 
 /*
  * Generic command statuses (SCT 0), and those of the I/O command set range
@@ -365,10 +389,10 @@ static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
 #define KVSSD_AEN_TYPE_ERROR 0x0
 #define KVSSD_AEN_INFO_INVALID_DB_REG 0x00   /* write to an invalid doorbell register */
 #define KVSSD_AEN_INFO_INVALID_DB_VALUE 0x01 /* invalid doorbell write value */
-#define KVSSD_AEN_INVALID_DB_REG \
+#define KVSSD_AEN_INVALID_DB_REG                                           \
     ((uint32_t)KVSSD_AEN_TYPE_ERROR | KVSSD_AEN_INFO_INVALID_DB_REG << 8 | \
      (uint32_t)KVSSD_LID_ERROR << 16)
-#define KVSSD_AEN_INVALID_DB_VALUE \
+#define KVSSD_AEN_INVALID_DB_VALUE                                           \
     ((uint32_t)KVSSD_AEN_TYPE_ERROR | KVSSD_AEN_INFO_INVALID_DB_VALUE << 8 | \
      (uint32_t)KVSSD_LID_ERROR << 16)
 

@@ -86,8 +86,8 @@ static inline void kvssd_sqe_get_key(const struct kvssd_sqe *sqe, uint8_t key[16
 
 static inline uint32_t kvssd_cdw11(uint32_t key_len, uint32_t options)
 {
-    return (key_len & KVSSD_CDW11_KEY_LEN_MASK) |
-           (options & KVSSD_CDW11_OPTIONS_MASK) << KVSSD_CDW11_OPTIONS_SHIFT;
+    return (key_len & KVSSD_CDW11_KEY_LEN_MASK) | (options & KVSSD_CDW11_OPTIONS_MASK)
+                                                      << KVSSD_CDW11_OPTIONS_SHIFT;
 }
 
 /*

@@ -153,8 +153,8 @@ struct kvssd_sqe sqe_new(uint8_t opcode)
 }
 
 /* A command that names a key (1..16 bytes in the SQE; 0: none), with CDW10 and CDW11. */
-static struct kvssd_sqe sqe_keyed(uint8_t opcode, const void *key, uint32_t key_len,
-                                  uint32_t cdw10, uint32_t cdw11)
+static struct kvssd_sqe sqe_keyed(uint8_t opcode, const void *key, uint32_t key_len, uint32_t cdw10,
+                                  uint32_t cdw11)
 {
     struct kvssd_sqe s = sqe_new(opcode);
 
@@ -262,8 +262,7 @@ uint16_t fx_store(const void *key, uint32_t key_len, const void *value, uint32_t
     return fx_keyed(&s, key, key_len, &h).status;
 }
 
-uint16_t fx_retrieve(const void *key, uint32_t key_len, void *buf, uint32_t buf_len,
-                     uint32_t *dw0)
+uint16_t fx_retrieve(const void *key, uint32_t key_len, void *buf, uint32_t buf_len, uint32_t *dw0)
 {
     struct kvssd_sqe s = sqe_retrieve(key, key_len, buf_len);
     struct fake_host h = fake_host_over(buf, buf_len);
@@ -342,8 +341,8 @@ static uint32_t div_round_up(uint32_t a, uint32_t b)
  * The transfers of a stream, out->sqe[1 .. out->n - 1]: value bytes from
  * @from on, 56 per full-layout transfer (8Dh) or 28 per stock one (85h).
  */
-static void put_xfers(struct inline_cmds *out, uint32_t tag, const uint8_t *value,
-                      uint32_t from, uint32_t value_len, bool full)
+static void put_xfers(struct inline_cmds *out, uint32_t tag, const uint8_t *value, uint32_t from,
+                      uint32_t value_len, bool full)
 {
     static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
     static const uint8_t xfer_full_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -393,7 +392,8 @@ static void encode_stock_head(const uint8_t *key, uint32_t key_len, const uint8_
     s = &out->sqe[0];
     *s = sqe_new(KVSSD_OPC_INLINE_HEAD);
     s->cdw[10] = kvssd_inline_head_cdw10(value_len, options, key_len);
-    s->cdw[11] = tag | (full_tail ? KVSSD_INLINE_FULL_TAIL : 0) | (hybrid ? KVSSD_INLINE_HYBRID : 0);
+    s->cdw[11] = tag | (full_tail ? KVSSD_INLINE_FULL_TAIL : 0) |
+                 (hybrid ? KVSSD_INLINE_HYBRID : 0);
     memset(p, 0, sizeof(p));
     if (key_len > 16) {
         memcpy(p, value + dma, head);
@@ -411,13 +411,11 @@ void encode_inline_stock(const uint8_t *key, uint32_t key_len, const uint8_t *va
                          uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
                          uint32_t staged_tag, struct inline_cmds *out)
 {
-    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, false,
-                      out);
+    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, false, out);
 }
 
 void encode_inline_full(const uint8_t *key, uint32_t key_len, const uint8_t *value,
-                        uint32_t value_len, uint32_t options, uint32_t tag,
-                        struct inline_cmds *out)
+                        uint32_t value_len, uint32_t options, uint32_t tag, struct inline_cmds *out)
 {
     static const uint8_t head_dw[] = {4, 5, 6, 7, 8, 9, 12, 13};
     uint32_t head = value_len < 35 ? value_len : 35;
@@ -443,8 +441,7 @@ void encode_inline_full_tail(const uint8_t *key, uint32_t key_len, const uint8_t
                              uint32_t value_len, uint32_t options, uint32_t tag, bool hybrid,
                              uint32_t staged_tag, struct inline_cmds *out)
 {
-    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, true,
-                      out);
+    encode_stock_head(key, key_len, value, value_len, options, tag, hybrid, staged_tag, true, out);
 }
 
 void inline_cmds_free(struct inline_cmds *c)

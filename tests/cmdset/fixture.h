@@ -68,8 +68,7 @@ uint16_t fx_stage(const void *key, uint32_t key_len, uint32_t tag);
 /* Store/Retrieve/Delete/Exist by key of any length (staging long keys under tag 7). */
 uint16_t fx_store(const void *key, uint32_t key_len, const void *value, uint32_t value_len,
                   uint32_t options);
-uint16_t fx_retrieve(const void *key, uint32_t key_len, void *buf, uint32_t buf_len,
-                     uint32_t *dw0);
+uint16_t fx_retrieve(const void *key, uint32_t key_len, void *buf, uint32_t buf_len, uint32_t *dw0);
 uint16_t fx_delete(const void *key, uint32_t key_len);
 uint16_t fx_exist(const void *key, uint32_t key_len);
 

@@ -74,8 +74,11 @@ static void fuzz_init(void)
     char err[256];
 
     /* 1 x 2 dies x 16 blocks x 128 pages x 16 KiB = 64 MiB: fills up under fuzzing. */
-    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 2,
-                       .blocks_per_die = 16, .pages_per_block = 128, .page_size_bytes = 16384 });
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 2,
+                                                         .blocks_per_die = 16,
+                                                         .pages_per_block = 128,
+                                                         .page_size_bytes = 16384});
     ftl = kvftl_open(&c, err, sizeof(err));
     if (!ftl) {
         fprintf(stderr, "kvftl_open: %s\n", err);
@@ -92,14 +95,26 @@ static void fuzz_init(void)
 static bool documented_status(uint16_t st)
 {
     switch (st) {
-    case KVSSD_SC_SUCCESS: case KVSSD_SC_INVALID_OPCODE: case KVSSD_SC_INVALID_FIELD:
-    case KVSSD_SC_DATA_XFER_ERROR: case KVSSD_SC_INTERNAL_ERROR:
-    case KVSSD_SC_CAPACITY_EXCEEDED: case KVSSD_SC_INVALID_VALUE_SIZE:
-    case KVSSD_SC_INVALID_KEY_SIZE: case KVSSD_SC_KEY_DOES_NOT_EXIST: case KVSSD_SC_KEY_EXISTS:
-    case KVSSD_SC_INLINE_UNKNOWN_TAG: case KVSSD_SC_INLINE_BAD_SEQUENCE:
-    case KVSSD_SC_INLINE_OVERFLOW: case KVSSD_SC_INLINE_TAG_IN_USE: case KVSSD_SC_INLINE_EXPIRED:
-    case KVSSD_SC_TAG_TABLE_FULL: case KVSSD_SC_STAGED_KEY_UNKNOWN:
-    case KVSSD_SC_ITERATOR_LIMIT: case KVSSD_SC_INVALID_ITERATOR: case KVSSD_SC_ITERATOR_END:
+    case KVSSD_SC_SUCCESS:
+    case KVSSD_SC_INVALID_OPCODE:
+    case KVSSD_SC_INVALID_FIELD:
+    case KVSSD_SC_DATA_XFER_ERROR:
+    case KVSSD_SC_INTERNAL_ERROR:
+    case KVSSD_SC_CAPACITY_EXCEEDED:
+    case KVSSD_SC_INVALID_VALUE_SIZE:
+    case KVSSD_SC_INVALID_KEY_SIZE:
+    case KVSSD_SC_KEY_DOES_NOT_EXIST:
+    case KVSSD_SC_KEY_EXISTS:
+    case KVSSD_SC_INLINE_UNKNOWN_TAG:
+    case KVSSD_SC_INLINE_BAD_SEQUENCE:
+    case KVSSD_SC_INLINE_OVERFLOW:
+    case KVSSD_SC_INLINE_TAG_IN_USE:
+    case KVSSD_SC_INLINE_EXPIRED:
+    case KVSSD_SC_TAG_TABLE_FULL:
+    case KVSSD_SC_STAGED_KEY_UNKNOWN:
+    case KVSSD_SC_ITERATOR_LIMIT:
+    case KVSSD_SC_INVALID_ITERATOR:
+    case KVSSD_SC_ITERATOR_END:
         return true;
     default:
         return false;

@@ -36,11 +36,11 @@ static uint32_t pick(const uint32_t *v, uint32_t n)
 /* One 72-byte record: an SQE a guest could plausibly send, often slightly wrong. */
 static void make_record(uint8_t *rec)
 {
-    static const uint32_t ops[] = {0x00, 0x01, 0x02, 0x06, 0x10, 0x14, 0x81, 0x85,
-                                   0x85, 0x85, 0x89, 0x8d, 0x8d, 0x90, 0x91, 0x92, 0x94};
+    static const uint32_t ops[] = {0x00, 0x01, 0x02, 0x06, 0x10, 0x14, 0x81, 0x85, 0x85,
+                                   0x85, 0x89, 0x8d, 0x8d, 0x90, 0x91, 0x92, 0x94};
     static const uint32_t klens[] = {0, 1, 4, 16, 17, 40, 255};
-    static const uint32_t vsizes[] = {0, 1, 20, 21, 35, 100, 4095, 4096, 4100, 9000, 2097152,
-                                      2097153};
+    static const uint32_t vsizes[] = {0,    1,    20,   21,   35,      100,
+                                      4095, 4096, 4100, 9000, 2097152, 2097153};
     struct kvssd_sqe s;
     uint32_t op = rnd() % 16 ? pick(ops, 17) : rnd() & 0xff;
     uint32_t klen = pick(klens, 7), tag = rnd() % 6, seq = rnd() % 6;
@@ -55,7 +55,11 @@ static void make_record(uint8_t *rec)
     s.cdw[0] = op | (rnd() & 0xffff) << 16;
     s.cdw[1] = 1;
     switch (op) {
-    case 0x01: case 0x02: case 0x06: case 0x10: case 0x14:
+    case 0x01:
+    case 0x02:
+    case 0x06:
+    case 0x10:
+    case 0x14:
         s.cdw[10] = op == 0x01 ? pick(vsizes, 12) : rnd() % 9000;
         if ((op == 0x10 || op == 0x14) && rnd() % 16) {
             s.cdw[10] = 0;
@@ -67,12 +71,14 @@ static void make_record(uint8_t *rec)
         }
         s.cdw[12] = s.cdw[13] = rnd() % 16 ? 0 : 1;
         break;
-    case 0x81: case 0x89:
+    case 0x81:
+    case 0x89:
         if (rnd() % 5) {
             klen = 1 + rnd() % 16;
         }
         s.cdw[10] = kvssd_inline_head_cdw10(pick(vsizes, 12), rnd() % 8 ? 0 : rnd() % 4, klen);
-        s.cdw[11] = op == 0x81 ? (tag | (rnd() % 4 ? 0 : KVSSD_INLINE_HYBRID)) : (tag | (rnd() << 8));
+        s.cdw[11] = op == 0x81 ? (tag | (rnd() % 4 ? 0 : KVSSD_INLINE_HYBRID))
+                               : (tag | (rnd() << 8));
         if (op == 0x81 && klen > 16) {
             s.cdw[2] = tag;
         }
@@ -92,7 +98,8 @@ static void make_record(uint8_t *rec)
         s.cdw[2] = s.cdw[3] = s.cdw[13] = s.cdw[14] = s.cdw[15] = 0;
         s.cdw[12] = rnd() % 2;
         break;
-    case 0x92: case 0x94:
+    case 0x92:
+    case 0x94:
         memset(&s.cdw[2], 0, 14 * 4);
         s.cdw[10] = op == 0x92 ? rnd() % 5000 : rnd() % 17;
         s.cdw[11] = op == 0x92 ? rnd() % 17 : 0;

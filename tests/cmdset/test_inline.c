@@ -216,7 +216,10 @@ static void test_stock_reverse_order(void)
  */
 static void test_stock_two_tags_interleaved(void)
 {
-    static const struct { int which; uint32_t seq; } order[] = {
+    static const struct {
+        int which;
+        uint32_t seq;
+    } order[] = {
         {0, 3}, {1, 1}, {0, 1}, {1, 4}, {1, 3}, {0, 2}, {1, 2},
     };
     uint8_t ka[4] = {'A', 0, 0, 1}, kb[4] = {'B', 0, 0, 2};
@@ -226,7 +229,7 @@ static void test_stock_two_tags_interleaved(void)
 
     fill_pattern(va, 90, 9);
     fill_pattern(vb, 120, 10);
-    encode_inline_stock(ka, 4, va, 90, 0, 10, false, 0, &c[0]);  /* 20 + 3 x 28 */
+    encode_inline_stock(ka, 4, va, 90, 0, 10, false, 0, &c[0]); /* 20 + 3 x 28 */
     encode_inline_stock(kb, 4, vb, 120, 0, 11, false, 0, &c[1]); /* 20 + 4 x 28 */
     CU_ASSERT_EQUAL_FATAL(c[0].n, 4);
     CU_ASSERT_EQUAL_FATAL(c[1].n, 5);

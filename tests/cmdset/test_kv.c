@@ -13,8 +13,8 @@
 #include "fixture.h"
 #include "tap_cunit.h"
 
-static const uint32_t value_sizes[] = {0, 1, 31, 32, 33, 4095, 4096, 4097, 65536,
-                                       KVFTL_VALUE_MAX_BYTES};
+static const uint32_t value_sizes[] = {0,    1,    31,   32,    33,
+                                       4095, 4096, 4097, 65536, KVFTL_VALUE_MAX_BYTES};
 
 /*
  * Store then Retrieve each of the ten value sizes of value_sizes (0 B, both
@@ -49,9 +49,15 @@ static void round_trip_with_key_len(uint32_t key_len)
 }
 
 /* 1-byte key: the ten value sizes from 0 B to 2 MiB round-trip exactly. */
-static void test_round_trip_key1(void) { round_trip_with_key_len(1); }
+static void test_round_trip_key1(void)
+{
+    round_trip_with_key_len(1);
+}
 /* 16-byte key (the largest in the SQE): the ten value sizes round-trip. */
-static void test_round_trip_key16(void) { round_trip_with_key_len(16); }
+static void test_round_trip_key16(void)
+{
+    round_trip_with_key_len(16);
+}
 /* 17-byte key (the smallest staged key): the ten value sizes round-trip. */
 static void test_round_trip_key17(void)
 {
@@ -60,7 +66,10 @@ static void test_round_trip_key17(void)
     CU_ASSERT_EQUAL(fx.xfer.key_stage_commands, 20);
 }
 /* 255-byte key (the largest): the ten value sizes round-trip. */
-static void test_round_trip_key255(void) { round_trip_with_key_len(255); }
+static void test_round_trip_key255(void)
+{
+    round_trip_with_key_len(255);
+}
 
 /* Store of 2 MiB + 1 bytes: INVALID_VALUE_SIZE (85h), no data moved. */
 static void test_store_value_too_large(void)
@@ -77,8 +86,8 @@ static void test_store_value_too_large(void)
 /* Key length 0 is INVALID_KEY_SIZE (86h) for Store, Retrieve, Delete and Exist. */
 static void test_key_len_zero(void)
 {
-    struct kvssd_sqe s[4] = {sqe_store("k", 0, 1, 0), sqe_retrieve("k", 0, 16),
-                             sqe_delete("k", 0), sqe_exist("k", 0)};
+    struct kvssd_sqe s[4] = {sqe_store("k", 0, 1, 0), sqe_retrieve("k", 0, 16), sqe_delete("k", 0),
+                             sqe_exist("k", 0)};
     uint8_t b[16] = {0};
     struct fake_host h = fake_host_over(b, sizeof(b));
 
@@ -90,8 +99,8 @@ static void test_key_len_zero(void)
 /* Store Options with both bits (must exist and must not exist): INVALID_FIELD. */
 static void test_store_options_both_bits(void)
 {
-    struct kvssd_sqe s = sqe_store("k", 1, 1, KVSSD_STORE_OPT_ONLY_IF_EXISTS |
-                                                  KVSSD_STORE_OPT_ONLY_IF_ABSENT);
+    struct kvssd_sqe s = sqe_store("k", 1, 1,
+                                   KVSSD_STORE_OPT_ONLY_IF_EXISTS | KVSSD_STORE_OPT_ONLY_IF_ABSENT);
     uint8_t v = 1;
     struct fake_host h = fake_host_over(&v, 1);
 
@@ -670,11 +679,7 @@ static void assert_list(const char *start, uint32_t buf_len, uint32_t keys, cons
 static void test_list_layout(void)
 {
     static const uint8_t expect[] = {
-        4, 0, 0, 0,
-        1, 0, 'a', 0,
-        2, 0, 'a', 'b',
-        1, 0, 'b', 0,
-        3, 0, 'c', 'c', 'c', 0, 0, 0,
+        4, 0, 0, 0, 1, 0, 'a', 0, 2, 0, 'a', 'b', 1, 0, 'b', 0, 3, 0, 'c', 'c', 'c', 0, 0, 0,
     };
 
     CU_ASSERT_EQUAL(fx_store("b", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
@@ -688,9 +693,7 @@ static void test_list_layout(void)
 static void test_list_after_start_key(void)
 {
     static const uint8_t expect[] = {
-        2, 0, 0, 0,
-        1, 0, 'b', 0,
-        3, 0, 'c', 'c', 'c', 0, 0, 0,
+        2, 0, 0, 0, 1, 0, 'b', 0, 3, 0, 'c', 'c', 'c', 0, 0, 0,
     };
 
     CU_ASSERT_EQUAL(fx_store("b", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
@@ -704,9 +707,7 @@ static void test_list_after_start_key(void)
 static void test_list_start_key_absent(void)
 {
     static const uint8_t expect[] = {
-        2, 0, 0, 0,
-        2, 0, 'a', 'b',
-        1, 0, 'b', 0,
+        2, 0, 0, 0, 2, 0, 'a', 'b', 1, 0, 'b', 0,
     };
 
     CU_ASSERT_EQUAL(fx_store("a", 1, "1", 1, 0), KVSSD_SC_SUCCESS);
@@ -891,7 +892,8 @@ static void damaged_image_device(char *path, size_t path_len, int damaged_pos, c
     CU_ASSERT_FATAL(g_file_get_contents(path, &img, &len, NULL));
     uint8_t *at = memmem(img, len, order[damaged_pos], 3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    CU_ASSERT_PTR_NULL(memmem(at + 1, len - (gsize)(at + 1 - (uint8_t *)img), order[damaged_pos], 3));
+    CU_ASSERT_PTR_NULL(
+        memmem(at + 1, len - (gsize)(at + 1 - (uint8_t *)img), order[damaged_pos], 3));
     CU_ASSERT_EQUAL(at[3 + 10], 'v');
     at[3 + 10] ^= 0x01;
     CU_ASSERT_FATAL(g_file_set_contents(path, img, (gssize)len, NULL));
@@ -1016,8 +1018,7 @@ static void test_iter_mask_zero_all(void)
 static void test_iter_key_value_layout(void)
 {
     static const uint8_t expect[] = {
-        1, 0, 0, 0, 16, 0, 0, 0,
-        3, 0, 'k', 'v', '1', 5, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0,
+        1, 0, 0, 0, 16, 0, 0, 0, 3, 0, 'k', 'v', '1', 5, 0, 0, 0, 'h', 'e', 'l', 'l', 'o', 0, 0,
     };
     uint8_t buf[64];
     struct kvssd_sqe o = sqe_iter_open(0x6b763100u, 0xffffff00u, true);

@@ -41,8 +41,8 @@ static void sl_open(void)
 }
 
 /* One call of @sqe (@park: may park; @cont: the parked state or NULL). */
-static struct kvssd_req sl_call(const struct kvssd_sqe *sqe, uint8_t *buf, uint32_t len,
-                                bool park, void *cont)
+static struct kvssd_req sl_call(const struct kvssd_sqe *sqe, uint8_t *buf, uint32_t len, bool park,
+                                void *cont)
 {
     static struct fake_host h; /* a parked command resumes with the same data pointer */
     struct kvssd_req req = {.sqe = sqe, .now_ns = fx.now, .may_park = park, .cont = cont};

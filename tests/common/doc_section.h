@@ -30,8 +30,8 @@ struct doc_text {
 };
 
 /* Append to the section (what does not fit is counted, not written). */
-static inline void __attribute__((format(printf, 2, 3)))
-doc_put(struct doc_text *t, const char *fmt, ...)
+static inline void __attribute__((format(printf, 2, 3))) doc_put(struct doc_text *t,
+                                                                 const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -77,8 +77,8 @@ static inline void doc_section_first_difference(const struct doc_section *s, con
         size_t wl = we ? (size_t)(we - want) : strlen(want);
         size_t gl = ge ? (size_t)(ge - got) : strlen(got);
         if (wl != gl || memcmp(want, got, wl) != 0) {
-            printf("# line %d of the section differs\n# file:  %.*s\n# %s: %.*s\n", line,
-                   (int)gl, got, s->source, (int)wl, want);
+            printf("# line %d of the section differs\n# file:  %.*s\n# %s: %.*s\n", line, (int)gl,
+                   got, s->source, (int)wl, want);
             return;
         }
         want += wl + (we ? 1 : 0);
@@ -147,7 +147,7 @@ static inline int doc_section_run(const struct doc_section *s, const char *want,
 static inline int doc_section_main(const struct doc_section *s, void (*rows)(struct doc_text *),
                                    int argc, char **argv)
 {
-    struct doc_text t = { malloc(DOC_SECTION_MAX_BYTES + 1), 0 };
+    struct doc_text t = {malloc(DOC_SECTION_MAX_BYTES + 1), 0};
     if (!t.buf) {
         return 2;
     }

@@ -149,7 +149,8 @@ static void note_possible(struct kv_model *m, struct kv_model_key *k, struct kv_
     g_array_append_val(k->hist, s);
 }
 
-void kv_model_set(struct kv_model *m, struct kv_model_key *k, struct kv_model_state s, bool completed)
+void kv_model_set(struct kv_model *m, struct kv_model_key *k, struct kv_model_state s,
+                  bool completed)
 {
     if (completed && !m->plp) {
         note_possible(m, k, s);
@@ -221,8 +222,8 @@ static bool in_time(struct kv_model *m, const char *op, const struct kvftl_cpl *
  * What every judge checks first: the completion's time, then a cut that has
  * fired (after_fire). Returns true when they settle the verdict, in *@ok.
  */
-static bool settled(struct kv_model *m, const char *op, const struct kvftl_cpl *c,
-                    uint64_t arrival, enum kvftl_status arg_err, bool *ok)
+static bool settled(struct kv_model *m, const char *op, const struct kvftl_cpl *c, uint64_t arrival,
+                    enum kvftl_status arg_err, bool *ok)
 {
     if (!in_time(m, op, c, arrival)) {
         *ok = false;
@@ -254,8 +255,9 @@ bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_st
     bool odd_opt = (opt & ~known) || opt == known, odd_inl = req->inline_bytes > vlen;
     /* a valid key is remembered even when the store fails: it must stay as it was */
     struct kv_model_key *k = bad_key ? NULL : kv_model_find(m, req->key, klen, true);
-    enum kvftl_status arg_err = bad_key ? KVFTL_INVALID_KEY_SIZE
-                              : bad_val ? KVFTL_INVALID_VALUE_SIZE : KVFTL_OK;
+    enum kvftl_status arg_err = bad_key   ? KVFTL_INVALID_KEY_SIZE
+                                : bad_val ? KVFTL_INVALID_VALUE_SIZE
+                                          : KVFTL_OK;
     bool ok;
     if (settled(m, "store", c, req->arrival_ns, arg_err, &ok)) {
         return ok;
@@ -269,9 +271,10 @@ bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_st
         return mismatch(m, "store of a %u-byte key and a %u-byte value: status %s, expected %s",
                         klen, vlen, kvftl_status_name(st),
                         bad_key && bad_val ? "INVALID_KEY_SIZE or INVALID_VALUE_SIZE"
-                        : bad_key ? "INVALID_KEY_SIZE" : "INVALID_VALUE_SIZE");
+                        : bad_key          ? "INVALID_KEY_SIZE"
+                                           : "INVALID_VALUE_SIZE");
     }
-    struct kv_model_state ns = { .present = true, .len = vlen, .vseed = vseed };
+    struct kv_model_state ns = {.present = true, .len = vlen, .vseed = vseed};
     enum kvftl_status sem = KVFTL_OK;
     if ((opt & KVFTL_STORE_ONLY_IF_EXISTS) && !k->cur.present) {
         sem = KVFTL_KEY_DOES_NOT_EXIST;
@@ -291,20 +294,23 @@ bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_st
         if (!kvftl_refusal_plausible(ftl, klen, vlen, !k->cur.present)) {
             struct kvftl_stats s;
             kvftl_stats_get(ftl, &s);
-            return mismatch(m, "store of %u B returned CAPACITY_EXCEEDED with room left: live "
+            return mismatch(m,
+                            "store of %u B returned CAPACITY_EXCEEDED with room left: live "
                             "%" PRIu64 " + index %" PRIu64 " of %" PRIu64 " B (%" PRIu64 " keys; "
                             "free stripes %" PRIu64 " of %" PRIu64 ", gc_runs %" PRIu64 ", index "
-                            "pages evicted dirty %" PRIu64 ")", vlen, s.live_nand_bytes,
-                            s.index_nand_bytes, s.capacity_bytes, s.live_keys, s.free_stripes,
-                            s.total_stripes, s.gc_runs, s.index_pages_evicted_dirty);
+                            "pages evicted dirty %" PRIu64 ")",
+                            vlen, s.live_nand_bytes, s.index_nand_bytes, s.capacity_bytes,
+                            s.live_keys, s.free_stripes, s.total_stripes, s.gc_runs,
+                            s.index_pages_evicted_dirty);
         }
         return true;
     }
     if (st != sem) {
-        return mismatch(m, "store of a %s and a %u-byte value, options 0x%x, inline %u (model: %s): "
-                        "status %s, expected %s", key_desc(req->key, klen).s, vlen, opt,
-                        req->inline_bytes, state_name(&k->cur), kvftl_status_name(st),
-                        kvftl_status_name(sem));
+        return mismatch(m,
+                        "store of a %s and a %u-byte value, options 0x%x, inline %u (model: %s): "
+                        "status %s, expected %s",
+                        key_desc(req->key, klen).s, vlen, opt, req->inline_bytes,
+                        state_name(&k->cur), kvftl_status_name(st), kvftl_status_name(sem));
     }
     if (sem == KVFTL_OK) {
         if (c->value_bytes != vlen) {
@@ -336,7 +342,7 @@ bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req,
     const uint8_t *buf = req->buf;
     enum kvftl_status st = c->status;
     struct kv_model_key *k = key_size_ok(klen) ? kv_model_find(m, req->key, klen, false) : NULL;
-    struct kv_model_state s = k ? k->cur : (struct kv_model_state){ 0 };
+    struct kv_model_state s = k ? k->cur : (struct kv_model_state){0};
     bool ok;
     for (uint32_t i = 0; i < guard_len(bufb, buf_cap); i++) {
         if (buf[bufb + i] != GUARD_BYTE) {
@@ -352,11 +358,14 @@ bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req,
         return true;
     }
     enum kvftl_status want = !key_size_ok(klen) ? KVFTL_INVALID_KEY_SIZE
-                           : !s.present ? KVFTL_KEY_DOES_NOT_EXIST
-                           : off > s.len ? KVFTL_INVALID_FIELD : KVFTL_OK;
+                             : !s.present       ? KVFTL_KEY_DOES_NOT_EXIST
+                             : off > s.len      ? KVFTL_INVALID_FIELD
+                                                : KVFTL_OK;
     if (st != want) {
-        return mismatch(m, "retrieve of a %s at offset %u into %u B (model: %s, %u B): status %s, "
-                        "expected %s", key_desc(req->key, klen).s, off, bufb, state_name(&s), s.len,
+        return mismatch(m,
+                        "retrieve of a %s at offset %u into %u B (model: %s, %u B): status %s, "
+                        "expected %s",
+                        key_desc(req->key, klen).s, off, bufb, state_name(&s), s.len,
                         kvftl_status_name(st), kvftl_status_name(want));
     }
     if (want != KVFTL_OK) {
@@ -364,8 +373,10 @@ bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req,
     }
     uint32_t xfer = s.len - off < bufb ? s.len - off : bufb;
     if (c->value_bytes != s.len || c->xfer_bytes != xfer) {
-        return mismatch(m, "retrieve at offset %u into %u B: value_bytes %u xfer_bytes %u, "
-                        "expected %u and %u", off, bufb, c->value_bytes, c->xfer_bytes, s.len, xfer);
+        return mismatch(m,
+                        "retrieve at offset %u into %u B: value_bytes %u xfer_bytes %u, "
+                        "expected %u and %u",
+                        off, bufb, c->value_bytes, c->xfer_bytes, s.len, xfer);
     }
     m->fill(s.vseed, off, m->exp, xfer);
     if (memcmp(buf, m->exp, xfer) != 0) {
@@ -373,9 +384,10 @@ bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req,
         while (buf[i] == m->exp[i]) {
             i++;
         }
-        return mismatch(m, "retrieve at offset %u into %u B of a %u-byte value: byte %u of the "
-                        "window (value offset %u) is 0x%02x, expected 0x%02x", off, bufb, s.len, i,
-                        off + i, buf[i], m->exp[i]);
+        return mismatch(m,
+                        "retrieve at offset %u into %u B of a %u-byte value: byte %u of the "
+                        "window (value offset %u) is 0x%02x, expected 0x%02x",
+                        off, bufb, s.len, i, off + i, buf[i], m->exp[i]);
     }
     return true;
 }
@@ -391,19 +403,20 @@ bool kv_model_delete(struct kv_model *m, const void *key, uint32_t klen, uint64_
     }
     if (fires_now(m, st)) {
         if (k && k->cur.present) {
-            note_possible(m, k, (struct kv_model_state){ 0 }); /* it may be gone */
+            note_possible(m, k, (struct kv_model_state){0}); /* it may be gone */
         }
         return true;
     }
-    enum kvftl_status want = !k ? KVFTL_INVALID_KEY_SIZE
-                           : k->cur.present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST;
+    enum kvftl_status want = !k               ? KVFTL_INVALID_KEY_SIZE
+                             : k->cur.present ? KVFTL_OK
+                                              : KVFTL_KEY_DOES_NOT_EXIST;
     if (st != want) {
         return mismatch(m, "delete of a %s (model: %s): status %s, expected %s",
                         key_desc(key, klen).s, k ? state_name(&k->cur) : "invalid",
                         kvftl_status_name(st), kvftl_status_name(want));
     }
     if (want == KVFTL_OK) {
-        kv_model_set(m, k, (struct kv_model_state){ 0 }, true);
+        kv_model_set(m, k, (struct kv_model_state){0}, true);
     }
     return true;
 }
@@ -421,8 +434,9 @@ bool kv_model_exist(struct kv_model *m, const void *key, uint32_t klen, uint64_t
     if (fires_now(m, st)) {
         return true;
     }
-    enum kvftl_status want = !key_size_ok(klen) ? KVFTL_INVALID_KEY_SIZE
-                           : k && k->cur.present ? KVFTL_OK : KVFTL_KEY_DOES_NOT_EXIST;
+    enum kvftl_status want = !key_size_ok(klen)    ? KVFTL_INVALID_KEY_SIZE
+                             : k && k->cur.present ? KVFTL_OK
+                                                   : KVFTL_KEY_DOES_NOT_EXIST;
     if (st != want) {
         return mismatch(m, "exist of a %s (model: %s): status %s, expected %s",
                         key_desc(key, klen).s, k && k->cur.present ? "present" : "absent",
@@ -461,7 +475,7 @@ bool kv_model_format(struct kv_model *m, uint64_t arrival_ns, const struct kvftl
         while (g_hash_table_iter_next(&it, &kp, NULL)) {
             struct kv_model_key *k = kp;
             if (k->cur.present) {
-                note_possible(m, k, (struct kv_model_state){ 0 });
+                note_possible(m, k, (struct kv_model_state){0});
             }
         }
         return true;
@@ -473,7 +487,7 @@ bool kv_model_format(struct kv_model *m, uint64_t arrival_ns, const struct kvftl
     while (g_hash_table_iter_next(&it, &kp, NULL)) {
         struct kv_model_key *k = kp;
         if (k->cur.present) {
-            kv_model_set(m, k, (struct kv_model_state){ 0 }, false);
+            kv_model_set(m, k, (struct kv_model_state){0}, false);
         }
     }
     m->epoch++;
@@ -529,7 +543,8 @@ bool kv_model_iter_open(struct kv_model *m, uint32_t prefix, uint32_t mask, uint
         return mismatch(m, "iter_open of kind %u with %u handles open: status %s, expected %s",
                         kind, iter_count(m, false), kvftl_status_name(st),
                         bad_kind && full ? "INVALID_FIELD or ITERATOR_LIMIT"
-                        : bad_kind ? "INVALID_FIELD" : "ITERATOR_LIMIT");
+                        : bad_kind       ? "INVALID_FIELD"
+                                         : "ITERATOR_LIMIT");
     }
     if (st != KVFTL_OK) {
         return mismatch(m, "iter_open (prefix 0x%08x mask 0x%08x kind %u): status %s, expected OK",
@@ -555,8 +570,8 @@ void kv_model_iter_next_begin(struct kv_model *m, uint32_t handle)
     m->next_offered = m->next_taken = 0;
 }
 
-bool kv_model_iter_entry(struct kv_model *m, const void *key, uint32_t key_bytes,
-                         const void *value, uint32_t value_bytes, bool taken)
+bool kv_model_iter_entry(struct kv_model *m, const void *key, uint32_t key_bytes, const void *value,
+                         uint32_t value_bytes, bool taken)
 {
     struct kv_model_iter *h = open_iter(m, m->next_handle);
     m->next_offered++;
@@ -574,8 +589,8 @@ bool kv_model_iter_entry(struct kv_model *m, const void *key, uint32_t key_bytes
     }
     struct kv_model_key *k = kv_model_find(m, key, key_bytes, false);
     if (!k || !k->cur.present) {
-        return mismatch(m, "iterator emitted a %s the model says is %s",
-                        key_desc(key, key_bytes).s, k ? "deleted" : "never stored");
+        return mismatch(m, "iterator emitted a %s the model says is %s", key_desc(key, key_bytes).s,
+                        k ? "deleted" : "never stored");
     }
     if (g_hash_table_contains(h->seen, k)) {
         return mismatch(m, "iterator emitted a %s twice", key_desc(key, key_bytes).s);
@@ -612,19 +627,24 @@ static bool iter_complete(struct kv_model *m, struct kv_model_iter *h)
     g_hash_table_iter_init(&it, m->keys);
     while (g_hash_table_iter_next(&it, &kp, NULL)) {
         struct kv_model_key *k = kp;
-        if (!k->cur.present || (kv_model_first4(k->key, k->klen) & h->mask) != (h->prefix & h->mask) ||
+        if (!k->cur.present ||
+            (kv_model_first4(k->key, k->klen) & h->mask) != (h->prefix & h->mask) ||
             k->mut_gen > h->open_gen) {
             continue;
         }
         expected++;
         if (!g_hash_table_contains(h->seen, k)) {
-            return mismatch(m, "iterator (prefix 0x%08x mask 0x%08x) ended without a %s live "
-                            "since its open", h->prefix, h->mask, key_desc(k->key, k->klen).s);
+            return mismatch(m,
+                            "iterator (prefix 0x%08x mask 0x%08x) ended without a %s live "
+                            "since its open",
+                            h->prefix, h->mask, key_desc(k->key, k->klen).s);
         }
     }
     if (m->mut_gen == h->open_gen && g_hash_table_size(h->seen) != expected) {
-        return mismatch(m, "iterator (prefix 0x%08x mask 0x%08x) returned %u keys, model has "
-                        "%" PRIu64, h->prefix, h->mask, g_hash_table_size(h->seen), expected);
+        return mismatch(m,
+                        "iterator (prefix 0x%08x mask 0x%08x) returned %u keys, model has "
+                        "%" PRIu64,
+                        h->prefix, h->mask, g_hash_table_size(h->seen), expected);
     }
     return true;
 }
@@ -649,9 +669,10 @@ bool kv_model_iter_next(struct kv_model *m, uint32_t handle, uint32_t max_entrie
     }
     if (!h) {
         if (st != KVFTL_INVALID_ITERATOR || offered) {
-            return mismatch(m, "iter_next on handle %u, which is not open: status %s after %u "
-                            "entries offered, expected INVALID_ITERATOR and none", handle,
-                            kvftl_status_name(st), offered);
+            return mismatch(m,
+                            "iter_next on handle %u, which is not open: status %s after %u "
+                            "entries offered, expected INVALID_ITERATOR and none",
+                            handle, kvftl_status_name(st), offered);
         }
         return true;
     }
@@ -806,7 +827,7 @@ static bool read_back_check(void *ctx, gpointer rec, const struct kvftl_cpl *c, 
 bool kv_model_read_back_batched(struct kv_model *m, struct kvftl *ftl, uint64_t arrival_ns,
                                 const char *why, bool remounted, uint64_t *reads)
 {
-    struct read_back x = { m, why, arrival_ns, remounted, true };
+    struct read_back x = {m, why, arrival_ns, remounted, true};
     uint64_t n = kvftl_read_back_all(ftl, m->keys, arrival_ns, read_back_key, read_back_check, &x);
     if (reads) {
         *reads += n;
@@ -826,9 +847,10 @@ bool kv_model_check_device(struct kv_model *m, struct kvftl *ftl, const char *wh
     struct kvftl_stats st;
     kvftl_stats_get(ftl, &st);
     if (st.live_keys != m->present || st.live_user_bytes != m->live_user_bytes) {
-        return mismatch(m, "%s: stats live_keys %" PRIu64 " live_user_bytes %" PRIu64 ", model "
-                        "%" PRIu64 " keys %" PRIu64 " bytes", why, st.live_keys, st.live_user_bytes,
-                        m->present, m->live_user_bytes);
+        return mismatch(m,
+                        "%s: stats live_keys %" PRIu64 " live_user_bytes %" PRIu64 ", model "
+                        "%" PRIu64 " keys %" PRIu64 " bytes",
+                        why, st.live_keys, st.live_user_bytes, m->present, m->live_user_bytes);
     }
     return true;
 }

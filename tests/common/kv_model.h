@@ -58,7 +58,8 @@ struct kv_model_key {
     uint32_t klen;
     uint8_t key[KVFTL_KEY_MAX_BYTES];
     struct kv_model_state cur;
-    /* The states a remount may return (cur among them), valid while hist_epoch == the model's epoch. */
+    /* The states a remount may return (cur among them), valid while hist_epoch == the model's
+     * epoch. */
     uint64_t hist_epoch;
     GArray *hist;
     uint64_t mut_gen;   /* the model's mut_gen when the key last changed */
@@ -116,7 +117,8 @@ struct kv_model_key *kv_model_find(struct kv_model *m, const void *key, uint32_t
  * completed now (with plp off, @s is then not durable until the next
  * Flush); false for states known to be durable (a script's own setup).
  */
-void kv_model_set(struct kv_model *m, struct kv_model_key *k, struct kv_model_state s, bool completed);
+void kv_model_set(struct kv_model *m, struct kv_model_key *k, struct kv_model_state s,
+                  bool completed);
 
 /* The first 4 bytes of a key as the iterators group it (zero-padded, big-endian). */
 uint32_t kv_model_first4(const void *key, uint32_t klen);
@@ -137,7 +139,8 @@ void kv_model_remounted(struct kv_model *m);
  */
 bool kv_model_store(struct kv_model *m, struct kvftl *ftl, const struct kvftl_store_req *req,
                     uint64_t vseed, const struct kvftl_cpl *c);
-/* Before kvftl_retrieve(@req): fill the guard past @req->buf_bytes (the buffer holds @buf_cap bytes). */
+/* Before kvftl_retrieve(@req): fill the guard past @req->buf_bytes (the buffer holds @buf_cap
+ * bytes). */
 void kv_model_guard(const struct kvftl_retrieve_req *req, size_t buf_cap);
 bool kv_model_retrieve(struct kv_model *m, const struct kvftl_retrieve_req *req, size_t buf_cap,
                        const struct kvftl_cpl *c);
@@ -158,8 +161,8 @@ bool kv_model_iter_open(struct kv_model *m, uint32_t prefix, uint32_t mask, uint
  * kv_model_iter_next() on its completion.
  */
 void kv_model_iter_next_begin(struct kv_model *m, uint32_t handle);
-bool kv_model_iter_entry(struct kv_model *m, const void *key, uint32_t key_bytes,
-                         const void *value, uint32_t value_bytes, bool taken);
+bool kv_model_iter_entry(struct kv_model *m, const void *key, uint32_t key_bytes, const void *value,
+                         uint32_t value_bytes, bool taken);
 bool kv_model_iter_next(struct kv_model *m, uint32_t handle, uint32_t max_entries,
                         uint64_t arrival_ns, const struct kvftl_cpl *c);
 bool kv_model_iter_close(struct kv_model *m, uint32_t handle, uint64_t arrival_ns,

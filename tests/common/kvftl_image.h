@@ -40,16 +40,20 @@ static inline bool kvftl_image_open(struct kvftl_image *im, const char *path)
     if (im->fd < 0) {
         return false;
     }
-    if (fstat(im->fd, &st) != 0 || pread(im->fd, &im->h, sizeof(im->h), 0) != (ssize_t)sizeof(im->h) ||
-        im->h.magic != IMAGE_MAGIC || !im->h.page_size || (im->h.page_size & (im->h.page_size - 1))) {
+    if (fstat(im->fd, &st) != 0 ||
+        pread(im->fd, &im->h, sizeof(im->h), 0) != (ssize_t)sizeof(im->h) ||
+        im->h.magic != IMAGE_MAGIC || !im->h.page_size ||
+        (im->h.page_size & (im->h.page_size - 1))) {
         close(im->fd);
         im->fd = -1;
         return false;
     }
     im->file_bytes = (uint64_t)st.st_size;
     im->geo = (struct nand_geometry){
-        .channels = im->h.channels, .dies_per_channel = im->h.dies_per_channel,
-        .blocks_per_die = im->h.blocks_per_die, .pages_per_block = im->h.pages_per_block,
+        .channels = im->h.channels,
+        .dies_per_channel = im->h.dies_per_channel,
+        .blocks_per_die = im->h.blocks_per_die,
+        .pages_per_block = im->h.pages_per_block,
         .page_size = im->h.page_size,
     };
     nand_geometry_derive(&im->geo);
@@ -112,12 +116,14 @@ struct kvftl_image_ckpt_layout {
     uint64_t stripes, dir, page_ppn, page_depth, page_sum, end;
 };
 
-static inline struct kvftl_image_ckpt_layout kvftl_image_ckpt_layout(const struct checkpoint_head *ch)
+static inline struct kvftl_image_ckpt_layout
+kvftl_image_ckpt_layout(const struct checkpoint_head *ch)
 {
     struct kvftl_image_ckpt_layout l;
     l.stripes = sizeof(*ch);
     l.dir = l.stripes + (uint64_t)ch->stripes * sizeof(struct stripe_info);
-    l.page_ppn = l.dir + (ch->global_depth < 40 ? (uint64_t)sizeof(uint32_t) << ch->global_depth : 0);
+    l.page_ppn = l.dir +
+                 (ch->global_depth < 40 ? (uint64_t)sizeof(uint32_t) << ch->global_depth : 0);
     l.page_depth = l.page_ppn + (uint64_t)ch->npages * sizeof(uint32_t);
     l.page_sum = l.page_depth + ch->npages;
     l.end = l.page_sum + (uint64_t)ch->npages * sizeof(uint64_t);
@@ -143,7 +149,8 @@ static inline bool kvftl_image_reseal(struct kvftl_image *im, uint8_t *b, size_t
                 uint32_t ppn;
                 memcpy(&ppn, b + l.page_ppn + 4ull * p, 4);
                 uint64_t sum = 0;
-                if (ppn < im->geo.total_pages && kvftl_image_read(im, kvftl_image_page_off(im, ppn), page, ipb)) {
+                if (ppn < im->geo.total_pages &&
+                    kvftl_image_read(im, kvftl_image_page_off(im, ppn), page, ipb)) {
                     sum = XXH3_64bits(page, ipb);
                 }
                 memcpy(b + l.page_sum + 8ull * p, &sum, 8);
@@ -157,7 +164,8 @@ static inline bool kvftl_image_reseal(struct kvftl_image *im, uint8_t *b, size_t
            kvftl_image_write(im, 0, &im->h, sizeof(im->h));
 }
 
-/* kvftl_image_index_ppn() - NAND page of index page @page_id per the checkpoint (UINT32_MAX if none). */
+/* kvftl_image_index_ppn() - NAND page of index page @page_id per the checkpoint (UINT32_MAX if
+ * none). */
 static inline uint32_t kvftl_image_index_ppn(struct kvftl_image *im, uint32_t page_id)
 {
     size_t len;

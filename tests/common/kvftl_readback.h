@@ -30,8 +30,8 @@ typedef bool (*kvftl_readback_check_fn)(void *ctx, gpointer rec, const struct kv
  * values into KVFTL_READBACK_BUF_BYTES buffers, KVFTL_READBACK_WINDOW per
  * batch call, and hand each answer to @check. Returns the keys read back.
  */
-static inline uint64_t kvftl_read_back_all(struct kvftl *ftl, GHashTable *recs,
-                                           uint64_t arrival_ns, kvftl_readback_key_fn key_of,
+static inline uint64_t kvftl_read_back_all(struct kvftl *ftl, GHashTable *recs, uint64_t arrival_ns,
+                                           kvftl_readback_key_fn key_of,
                                            kvftl_readback_check_fn check, void *ctx)
 {
     static uint8_t *bufs;

@@ -18,8 +18,8 @@ static void on_test_complete(const CU_pTest test, const CU_pSuite suite,
         tap_failed++;
         printf("not ok %u - %s/%s\n", tap_number, suite->pName, test->pName);
         for (CU_pFailureRecord f = failures; f; f = f->pNext) {
-            printf("# %s:%u: %s\n", f->strFileName ? f->strFileName : "?",
-                   f->uiLineNumber, f->strCondition ? f->strCondition : "?");
+            printf("# %s:%u: %s\n", f->strFileName ? f->strFileName : "?", f->uiLineNumber,
+                   f->strCondition ? f->strCondition : "?");
         }
     }
     fflush(stdout);
@@ -60,9 +60,8 @@ int tap_main(const struct tap_suite *suites, unsigned nr_suites)
         return 1;
     }
     for (unsigned i = 0; i < nr_suites; i++) {
-        CU_pSuite s = CU_add_suite_with_setup_and_teardown(suites[i].name, suites[i].init,
-                                                           suites[i].cleanup, suites[i].setup,
-                                                           suites[i].teardown);
+        CU_pSuite s = CU_add_suite_with_setup_and_teardown(
+            suites[i].name, suites[i].init, suites[i].cleanup, suites[i].setup, suites[i].teardown);
         for (unsigned t = 0; s && t < suites[i].nr_tests; t++) {
             if (!CU_add_test(s, suites[i].tests[t].name, suites[i].tests[t].run)) {
                 s = NULL;

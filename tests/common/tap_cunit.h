@@ -23,14 +23,14 @@ struct tap_test {
 };
 
 /* TAP_TEST(store_short_key): the case "store_short_key", run by test_store_short_key(). */
-#define TAP_TEST(name) { #name, test_##name }
+#define TAP_TEST(name) {#name, test_##name}
 
 /*
  * TAP_TEST_FN(test_fifo_order): the case "test_fifo_order", run by
  * test_fifo_order(): the name is the function's, prefix and all (the kvftl
  * suites' TAP names).
  */
-#define TAP_TEST_FN(fn) { #fn, fn }
+#define TAP_TEST_FN(fn) {#fn, fn}
 
 /*
  * A suite: its name, its CUnit init and cleanup (NULL: none), its cases,
@@ -47,11 +47,11 @@ struct tap_suite {
 };
 
 #define TAP_SUITE(name, init, cleanup, tests) \
-    { (name), (init), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL }
+    {(name), (init), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]), NULL, NULL}
 
 /* A suite whose every case runs between @setup and @teardown (a fresh fixture each). */
 #define TAP_SUITE_FIXTURE(name, setup, teardown, tests) \
-    { (name), NULL, NULL, (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown) }
+    {(name), NULL, NULL, (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown)}
 
 /*
  * tap_main() - a test program's main(): register @nr_suites suites and their

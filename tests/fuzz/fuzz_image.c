@@ -120,7 +120,8 @@ static void value_of(uint8_t *buf, uint32_t k, uint32_t v, uint32_t len)
 }
 
 /* Is @buf (@len bytes) version @v of key @k? */
-static bool is_version(const struct model *m, uint32_t k, uint32_t v, const uint8_t *buf, uint32_t len)
+static bool is_version(const struct model *m, uint32_t k, uint32_t v, const uint8_t *buf,
+                       uint32_t len)
 {
     if (m->len[k][v] != len) {
         return false;
@@ -135,10 +136,13 @@ static bool is_version(const struct model *m, uint32_t k, uint32_t v, const uint
 
 static void setup(struct kvftl_config *c, uint8_t cb)
 {
-    static const uint32_t units[] = { 1, 64, 1024, 4096 };
+    static const uint32_t units[] = {1, 64, 1024, 4096};
     /* 18 MiB sparse: 8 stripes of 576 4 KiB pages, the fewest the GC watermarks allow plus one */
-    kvftl_config_small(c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 1,
-                       .blocks_per_die = 8, .pages_per_block = 576, .page_size_bytes = 4096 });
+    kvftl_config_small(c, (struct kvftl_small_geometry){.channels = 1,
+                                                        .dies_per_channel = 1,
+                                                        .blocks_per_die = 8,
+                                                        .pages_per_block = 576,
+                                                        .page_size_bytes = 4096});
     c->gc_high_watermark_blocks = 3;
     c->gc_low_watermark_blocks = 2;
     c->index_page_bytes = 4096;
@@ -160,7 +164,10 @@ static uint16_t store(struct kvftl *f, uint32_t k, uint32_t v, uint32_t len, uin
     key_of(key, k);
     value_of(vbuf, k, v, len);
     struct kvftl_store_req r = {
-        .key = key, .key_bytes = 9, .value = vbuf, .value_bytes = len,
+        .key = key,
+        .key_bytes = 9,
+        .value = vbuf,
+        .value_bytes = len,
         .inline_bytes = (k & 1) ? len : 0,
     };
     struct kvftl_cpl c;
@@ -177,10 +184,11 @@ static uint16_t delete_key(struct kvftl *f, uint32_t k)
     return c.status;
 }
 
-/* Build the image: the workload of byte @wb, then an orderly close or a power loss after a Flush. */
+/* Build the image: the workload of byte @wb, then an orderly close or a power loss after a Flush.
+ */
 static void build(const struct kvftl_config *cfg, uint8_t wb, struct model *m, uint8_t *vbuf)
 {
-    static const uint32_t nkeys[] = { 5, 40, 250, 700 };
+    static const uint32_t nkeys[] = {5, 40, 250, 700};
     char err[256];
     struct kvftl *f = kvftl_open(cfg, err, sizeof(err));
     if (!f) {
@@ -195,8 +203,10 @@ static void build(const struct kvftl_config *cfg, uint8_t wb, struct model *m, u
     for (uint32_t v = 1; v <= rounds; v++) {
         for (uint32_t k = 0; k < m->nkeys; k++) {
             uint32_t h = (k * 2654435761u) ^ (v * 40503u);
-            uint32_t len = lens == 0 ? 1 + h % 64 : lens == 1 ? 1 + h % 2000
-                         : lens == 2 ? 2000 + h % 7000 : (h % 3 == 0 ? 9000 : 1 + h % 300);
+            uint32_t len = lens == 0   ? 1 + h % 64
+                           : lens == 1 ? 1 + h % 2000
+                           : lens == 2 ? 2000 + h % 7000
+                                       : (h % 3 == 0 ? 9000 : 1 + h % 300);
             len = len > cap ? cap : len;
             uint16_t st = store(f, k, v, len, vbuf);
             if (st == KVFTL_OK) {
@@ -234,10 +244,10 @@ static void build(const struct kvftl_config *cfg, uint8_t wb, struct model *m, u
 
 /* What the damages did, for the assertions. */
 struct damage {
-    bool header;      /* image header bytes changed */
-    bool log;         /* data pages, spare areas changed, or the file cut into its NAND */
-    bool truncated;   /* the file was made shorter */
-    bool forged;      /* checksums re-sealed over changed bytes */
+    bool header; /* image header bytes changed */
+    bool log; /* data pages, spare areas changed, or the file cut into its NAND */
+    bool truncated; /* the file was made shorter */
+    bool forged; /* checksums re-sealed over changed bytes */
 };
 
 /* The k-th page (mod their number) whose spare area says @kind (0: any written), or UINT64_MAX. */
@@ -281,7 +291,7 @@ static void apply_damage(struct input *in, struct damage *d)
     }
     size_t ckpt_len = 0;
     uint8_t *ckpt = kvftl_image_checkpoint(&im, &ckpt_len);
-    struct checkpoint_head ch = { 0 };
+    struct checkpoint_head ch = {0};
     if (ckpt) {
         memcpy(&ch, ckpt, sizeof(ch));
         g_free(ckpt);
@@ -327,8 +337,9 @@ static void apply_damage(struct input *in, struct damage *d)
             uint32_t pu = im.h.placement_unit_bytes, units = im.geo.page_size / pu;
             if (ppn != UINT64_MAX) {
                 d->log = true;
-                damage_bytes(&im, kvftl_image_page_off(&im, ppn) + (uint64_t)(unit % units) * pu + off % 32,
-                             in, "data page near a record start");
+                damage_bytes(
+                    &im, kvftl_image_page_off(&im, ppn) + (uint64_t)(unit % units) * pu + off % 32,
+                    in, "data page near a record start");
             }
             break;
         }
@@ -362,7 +373,8 @@ static void apply_damage(struct input *in, struct damage *d)
             static uint8_t page[4096];
             memset(page, fill, sizeof(page));
             uint64_t ppn = which & 1 ? nth_page(&im, NAND_PAGE_DATA, which >> 1)
-                         : npages ? ppns[(which >> 1) % npages] : UINT32_MAX;
+                           : npages  ? ppns[(which >> 1) % npages]
+                                     : UINT32_MAX;
             if (ppn < im.geo.total_pages) {
                 say("damage: page %" PRIu64 " filled with %#x\n", ppn, fill);
                 kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page));
@@ -423,11 +435,12 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
         }
         live += m->live[k];
         if (exact) {
-            bool ok = m->live[k] ? c.status == 0 && is_version(m, k, m->versions[k], vbuf, c.xfer_bytes)
-                                 : c.status == KVFTL_KEY_DOES_NOT_EXIST;
+            bool ok = m->live[k]
+                          ? c.status == 0 && is_version(m, k, m->versions[k], vbuf, c.xfer_bytes)
+                          : c.status == KVFTL_KEY_DOES_NOT_EXIST;
             if (!ok) {
-                die("key %u: status 0x%x, %u bytes; expected %s (version %u, %u bytes)", k, c.status,
-                    c.value_bytes, m->live[k] ? "its value" : "absent", m->versions[k],
+                die("key %u: status 0x%x, %u bytes; expected %s (version %u, %u bytes)", k,
+                    c.status, c.value_bytes, m->live[k] ? "its value" : "absent", m->versions[k],
                     m->live[k] ? m->len[k][m->versions[k]] : 0);
             }
         } else if (scanned && c.status == 0) {
@@ -449,7 +462,7 @@ static void exercise(struct kvftl *f, struct model *m, const struct damage *d, b
     if (exact && st.live_keys != live) {
         die("live_keys %" PRIu64 ", the workload left %" PRIu64, st.live_keys, live);
     }
-    struct iter_count ic = { 0 };
+    struct iter_count ic = {0};
     struct kvftl_cpl c;
     uint32_t h;
     kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEY_VALUES, 0, &h, &c);
@@ -510,7 +523,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(image, sizeof(image), "%s/kvssd-fuzz-image-%d.img", dir, (int)getpid());
     }
     unlink(image);
-    struct input in = { data, size };
+    struct input in = {data, size};
     struct kvftl_config cfg;
     setup(&cfg, in_u8(&in));
     char err[512] = "";
@@ -520,7 +533,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&m, 0, sizeof(m));
     build(&cfg, in_u8(&in), &m, vbuf);
 
-    struct damage d = { 0 };
+    struct damage d = {0};
     apply_damage(&in, &d);
 
     struct kvftl *f = kvftl_open(&cfg, err, sizeof(err));

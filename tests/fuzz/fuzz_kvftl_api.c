@@ -90,8 +90,8 @@ static void value_fill(uint64_t seed, uint32_t off, uint8_t *dst, uint32_t n)
     }
 }
 
-static const uint32_t prefixes[] = { 0x00000000, 0x61626364, 0x61626300, 0xffffffff,
-                                     0x80000001, 0x75736572, 0x00000100, 0x61000000 };
+static const uint32_t prefixes[] = {0x00000000, 0x61626364, 0x61626300, 0xffffffff,
+                                    0x80000001, 0x75736572, 0x00000100, 0x61000000};
 
 /* A key: few distinct prefixes and fills so that keys and buckets collide. */
 static uint32_t decode_key(struct input *in, uint8_t *key)
@@ -102,7 +102,7 @@ static uint32_t decode_key(struct input *in, uint8_t *key)
         len = 256; /* one past the maximum */
     }
     uint32_t p = prefixes[pre % 8];
-    uint8_t pb[4] = { (uint8_t)(p >> 24), (uint8_t)(p >> 16), (uint8_t)(p >> 8), (uint8_t)p };
+    uint8_t pb[4] = {(uint8_t)(p >> 24), (uint8_t)(p >> 16), (uint8_t)(p >> 8), (uint8_t)p};
     for (uint32_t i = 0; i < len; i++) {
         key[i] = i < 4 ? pb[i] : (uint8_t)(fill + (pre >> 3) * (i & 1));
     }
@@ -113,15 +113,31 @@ static uint32_t decode_key(struct input *in, uint8_t *key)
 static uint32_t decode_vlen(struct input *in)
 {
     uint8_t s = in_u8(in);
-    if (s < 160) return s;                                               /* 0..159 */
-    if (s < 220) return (uint32_t)(s - 159) * 512 + in_u8(in);           /* .. ~30 KiB */
-    if (s < 244) return (uint32_t)(s - 219) * 16384 - 64 + in_u8(in);    /* around page multiples */
-    if (s < 248) return (uint32_t)(s - 243) * 131072 + in_u16(in);       /* .. ~570 KiB */
-    if (s == 248) return KVFTL_VALUE_MAX_BYTES;
-    if (s == 249) return KVFTL_VALUE_MAX_BYTES - 1;
-    if (s == 250) return KVFTL_VALUE_MAX_BYTES + 1;
-    if (s == 251) return UINT32_MAX;
-    return in_u32(in) % (KVFTL_VALUE_MAX_BYTES + 64);                    /* arbitrary within the buffer */
+    if (s < 160) {
+        return s;                                               /* 0..159 */
+    }
+    if (s < 220) {
+        return (uint32_t)(s - 159) * 512 + in_u8(in);           /* .. ~30 KiB */
+    }
+    if (s < 244) {
+        return (uint32_t)(s - 219) * 16384 - 64 + in_u8(in);    /* around page multiples */
+    }
+    if (s < 248) {
+        return (uint32_t)(s - 243) * 131072 + in_u16(in);       /* .. ~570 KiB */
+    }
+    if (s == 248) {
+        return KVFTL_VALUE_MAX_BYTES;
+    }
+    if (s == 249) {
+        return KVFTL_VALUE_MAX_BYTES - 1;
+    }
+    if (s == 250) {
+        return KVFTL_VALUE_MAX_BYTES + 1;
+    }
+    if (s == 251) {
+        return UINT32_MAX;
+    }
+    return in_u32(in) % (KVFTL_VALUE_MAX_BYTES + 64); /* arbitrary within the buffer */
 }
 
 /* An iterator handle: mostly one that can be open, sometimes far out of range. */
@@ -140,7 +156,7 @@ struct fuzz {
     uint64_t now;
     uint8_t *val, *buf;
     uint64_t opno;
-    uint32_t refuse;  /* refusal pattern for the iterator callback */
+    uint32_t refuse; /* refusal pattern for the iterator callback */
 };
 
 static void die(struct fuzz *f, const char *fmt, ...) G_GNUC_PRINTF(2, 3) G_GNUC_NORETURN;
@@ -178,9 +194,8 @@ static void trace_cpl(const char *op, const uint8_t *key, uint32_t klen, uint32_
                       const struct kvftl_cpl *c)
 {
     if (trace > 0) {
-        fprintf(stderr, "    %s key %u B fp %08x len %u -> status %s value_bytes %u\n", op,
-                klen, kv_model_key_fp(key, klen), vlen, kvftl_status_name(c->status),
-                c->value_bytes);
+        fprintf(stderr, "    %s key %u B fp %08x len %u -> status %s value_bytes %u\n", op, klen,
+                kv_model_key_fp(key, klen), vlen, kvftl_status_name(c->status), c->value_bytes);
     }
 }
 
@@ -189,9 +204,13 @@ static void op_store(struct fuzz *f, uint8_t *key, uint32_t klen, uint32_t vlen,
 {
     uint32_t src = vlen <= VALUE_BUF_BYTES ? vlen : 0;
     value_fill(vseed, 0, f->val, src);
-    struct kvftl_store_req req = { .key = key, .key_bytes = klen, .value = f->val,
-                                   .value_bytes = vlen, .options = opt, .inline_bytes = inl,
-                                   .arrival_ns = f->now };
+    struct kvftl_store_req req = {.key = key,
+                                  .key_bytes = klen,
+                                  .value = f->val,
+                                  .value_bytes = vlen,
+                                  .options = opt,
+                                  .inline_bytes = inl,
+                                  .arrival_ns = f->now};
     struct kvftl_cpl c;
     kvftl_store(f->ftl, &req, &c);
     trace_cpl("store", key, klen, vlen, &c);
@@ -201,8 +220,12 @@ static void op_store(struct fuzz *f, uint8_t *key, uint32_t klen, uint32_t vlen,
 
 static void op_retrieve(struct fuzz *f, uint8_t *key, uint32_t klen, uint32_t off, uint32_t bufb)
 {
-    struct kvftl_retrieve_req req = { .key = key, .key_bytes = klen, .buf = f->buf, .offset = off,
-                                      .buf_bytes = bufb, .arrival_ns = f->now };
+    struct kvftl_retrieve_req req = {.key = key,
+                                     .key_bytes = klen,
+                                     .buf = f->buf,
+                                     .offset = off,
+                                     .buf_bytes = bufb,
+                                     .arrival_ns = f->now};
     struct kvftl_cpl c;
     kv_model_guard(&req, VALUE_BUF_BYTES + KV_MODEL_GUARD_BYTES);
     kvftl_retrieve(f->ftl, key, klen, f->buf, off, bufb, req.arrival_ns, &c);
@@ -305,14 +328,17 @@ static void op_format(struct fuzz *f)
 
 static void setup(struct fuzz *f, uint8_t cb)
 {
-    static const uint32_t units[] = { 1, 64, 1024, 4096 };
+    static const uint32_t units[] = {1, 64, 1024, 4096};
     /*
      * ~17 MiB: 1 channel x 2 dies x 8 blocks of 272 4 KiB pages (an erase
      * stripe must hold the largest blob), the fewest blocks the GC
      * watermarks allow plus one, so GC and device-full come quickly.
      */
-    kvftl_config_small(&f->cfg, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 2,
-                       .blocks_per_die = 8, .pages_per_block = 272, .page_size_bytes = 4096 });
+    kvftl_config_small(&f->cfg, (struct kvftl_small_geometry){.channels = 1,
+                                                              .dies_per_channel = 2,
+                                                              .blocks_per_die = 8,
+                                                              .pages_per_block = 272,
+                                                              .page_size_bytes = 4096});
     f->cfg.gc_high_watermark_blocks = 3;
     f->cfg.gc_low_watermark_blocks = 2;
     f->cfg.index_page_bytes = 4096;
@@ -326,7 +352,8 @@ static void setup(struct fuzz *f, uint8_t cb)
     f->cfg.index_dram_bytes = (cb >> 7) & 1 ? 3 * 4096 : 256 * 1024; /* tiny: 2 pages + Bloom */
     f->cfg.max_keys = 0;
     f->cfg.image_path = NULL;
-    f->cfg.hash_seed = 1; /* one index layout per input: a finding replays (the default is a random secret) */
+    f->cfg.hash_seed =
+        1; /* one index layout per input: a finding replays (the default is a random secret) */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -337,7 +364,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         buf = g_malloc(VALUE_BUF_BYTES + KV_MODEL_GUARD_BYTES);
         exp = g_malloc(VALUE_BUF_BYTES);
     }
-    struct input in = { data, size };
+    struct input in = {data, size};
     struct fuzz f;
     memset(&f, 0, sizeof(f));
     f.val = val;
@@ -363,9 +390,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         f.opno++;
         uint8_t op = in_u8(&in) % 14;
         if (trace) {
-            static const char *const names[] = { "store", "retrieve", "delete", "exist", "flush",
+            static const char *const names[] = {
+                "store",     "retrieve",  "delete",     "exist",           "flush",
                 "iter_open", "iter_next", "iter_close", "power_cut_after", "power_cycle",
-                "format", "check", "idle", "store+retrieve" };
+                "format",    "check",     "idle",       "store+retrieve"};
             fprintf(stderr, "op %" PRIu64 ": %s (armed %d fired %d, %" PRIu64 " live keys)\n",
                     f.opno, names[op], f.m.armed, f.m.fired, f.m.present);
         }
@@ -377,8 +405,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint8_t o = in_u8(&in);
             uint32_t opt = o & 0x80 ? in_u32(&in) : (o & 3);
             uint8_t i = in_u8(&in);
-            uint32_t inl = i < 100 ? 0 : i < 200 ? vlen : i < 250 ? (vlen ? vlen / 2 : 0)
-                         : vlen + (i - 249);
+            uint32_t inl = i < 100   ? 0
+                           : i < 200 ? vlen
+                           : i < 250 ? (vlen ? vlen / 2 : 0)
+                                     : vlen + (i - 249);
             op_store(&f, key, klen, vlen, vseed, opt, inl);
             break;
         }
@@ -386,8 +416,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint32_t klen = decode_key(&in, key);
             uint8_t os = in_u8(&in), bs = in_u8(&in);
             uint32_t off = os < 200 ? os : os < 250 ? (uint32_t)(os - 199) * 4096 : in_u32(&in);
-            uint32_t bufb = bs < 100 ? bs : bs < 250 ? VALUE_BUF_BYTES - 64
-                          : in_u32(&in) % (VALUE_BUF_BYTES + 1);
+            uint32_t bufb = bs < 100   ? bs
+                            : bs < 250 ? VALUE_BUF_BYTES - 64
+                                       : in_u32(&in) % (VALUE_BUF_BYTES + 1);
             op_retrieve(&f, key, klen, off, bufb);
             break;
         }

@@ -142,11 +142,13 @@ static void test_flush(void)
     kvssd_cmd_flush(&c, 7);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0);
     CU_ASSERT_EQUAL(c.sqe.cdw[1], 7);
-    for (int i = 2; i < 16; i++)
+    for (int i = 2; i < 16; i++) {
         CU_ASSERT_EQUAL(c.sqe.cdw[i], 0);
+    }
 }
 
-/* Iterators: Open CDW10 prefix / CDW11 mask / CDW12[0] values; Read CDW10 size, CDW11 handle; Close CDW10 handle. */
+/* Iterators: Open CDW10 prefix / CDW11 mask / CDW12[0] values; Read CDW10 size, CDW11 handle; Close
+ * CDW10 handle. */
 static void test_iterator_commands(void)
 {
     struct kvssd_cmd c;
@@ -188,8 +190,9 @@ static void test_inline_head_fits(void)
 {
     struct kvssd_cmd c;
     uint8_t v[20];
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 20; i++) {
         v[i] = (uint8_t)(0xa0 + i);
+    }
     uint32_t n = kvssd_cmd_inline_head(&c, NSID, "KEY!", 4, 0, 77, 20, 0, false, NULL, v, 20);
     CU_ASSERT_EQUAL(n, 20);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x81);
@@ -206,13 +209,15 @@ static void test_inline_head_fits(void)
     CU_ASSERT_EQUAL(c.data_len, 0);
 }
 
-/* Stock head, 3-byte key: value bytes follow the key without padding (value byte 0 in CDW2[31:24]). */
+/* Stock head, 3-byte key: value bytes follow the key without padding (value byte 0 in CDW2[31:24]).
+ */
 static void test_inline_head_odd_key_packing(void)
 {
     struct kvssd_cmd c;
     uint8_t v[100];
-    for (int i = 0; i < 100; i++)
+    for (int i = 0; i < 100; i++) {
         v[i] = (uint8_t)i;
+    }
     uint32_t n = kvssd_cmd_inline_head(&c, NSID, "abc", 3, 0, 1, 100,
                                        KVSSD_STORE_OPT_ONLY_IF_EXISTS, false, NULL, v, 100);
     CU_ASSERT_EQUAL(n, 21);
@@ -238,13 +243,15 @@ static void test_inline_head_long_key(void)
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 0x456);
 }
 
-/* Hybrid head of 4096+30 bytes: CDW11[16] set, the data pointer carries 4096 bytes, the tail is inline. */
+/* Hybrid head of 4096+30 bytes: CDW11[16] set, the data pointer carries 4096 bytes, the tail is
+ * inline. */
 static void test_inline_head_hybrid(void)
 {
     static uint8_t v[4096 + 30];
     struct kvssd_cmd c;
     v[4096] = 0xee;
-    uint32_t n = kvssd_cmd_inline_head(&c, NSID, "kk", 2, 0, 9, sizeof(v), 0, true, v, v + 4096, 30);
+    uint32_t n = kvssd_cmd_inline_head(&c, NSID, "kk", 2, 0, 9, sizeof(v), 0, true, v, v + 4096,
+                                       30);
     CU_ASSERT_EQUAL(n, 22);
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 9u | KVSSD_INLINE_HYBRID);
     CU_ASSERT_EQUAL(c.sqe.cdw[10], 4126u | 2u << 24);
@@ -253,13 +260,15 @@ static void test_inline_head_hybrid(void)
     CU_ASSERT_EQUAL(c.sqe.cdw[2], 0x00ee6b6b);
 }
 
-/* Stock transfer: CDW10 = tag | seq << 12; payload CDW2,3,11,12,13,14,15; a short tail zero-fills the rest. */
+/* Stock transfer: CDW10 = tag | seq << 12; payload CDW2,3,11,12,13,14,15; a short tail zero-fills
+ * the rest. */
 static void test_inline_xfer(void)
 {
     struct kvssd_cmd c;
     uint8_t v[40];
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 40; i++) {
         v[i] = (uint8_t)(i + 1);
+    }
     uint32_t n = kvssd_cmd_inline_xfer(&c, NSID, 0xfff, 0xfffff, v, 40);
     CU_ASSERT_EQUAL(n, 28);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x85);
@@ -277,13 +286,15 @@ static void test_inline_xfer(void)
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 0);
 }
 
-/* Full head (89h): key in the key field, CDW11[7:0] tag, 35 payload bytes in CDW11[31:8], CDW4-9, CDW12-13. */
+/* Full head (89h): key in the key field, CDW11[7:0] tag, 35 payload bytes in CDW11[31:8], CDW4-9,
+ * CDW12-13. */
 static void test_inline_head_full(void)
 {
     struct kvssd_cmd c;
     uint8_t v[40];
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 40; i++) {
         v[i] = (uint8_t)(0x40 + i);
+    }
     uint32_t n = kvssd_cmd_inline_head_full(&c, NSID, "abcd", 4, 0x1ab, 40, 0, v, 40);
     CU_ASSERT_EQUAL(n, 35);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x89);
@@ -301,8 +312,9 @@ static void test_inline_xfer_full(void)
 {
     struct kvssd_cmd c;
     uint8_t v[60];
-    for (int i = 0; i < 60; i++)
+    for (int i = 0; i < 60; i++) {
         v[i] = (uint8_t)i;
+    }
     uint32_t n = kvssd_cmd_inline_xfer_full(&c, 0x12, 3, v, 60);
     CU_ASSERT_EQUAL(n, 56);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x8d);
@@ -317,16 +329,23 @@ static void test_inline_xfer_full(void)
 static void id_page(uint8_t *id, uint16_t kvmkl, const char *sig, uint16_t long_max)
 {
     memset(id, 0, 4096);
-    id[0] = 0x00; id[1] = 0x10;               /* NSZE 4096 */
-    id[16] = 0x00; id[17] = 0x02;             /* NUSE 512 */
-    id[32] = 0x00; id[33] = 0x01;             /* NOVG 256 */
-    id[72] = (uint8_t)kvmkl; id[73] = (uint8_t)(kvmkl >> 8);
-    id[76] = 0x00; id[77] = 0x00; id[78] = 0x20; /* KVMVL 2 MiB */
-    id[80] = 100;                             /* KVMNK */
+    id[0] = 0x00;
+    id[1] = 0x10; /* NSZE 4096 */
+    id[16] = 0x00;
+    id[17] = 0x02; /* NUSE 512 */
+    id[32] = 0x00;
+    id[33] = 0x01; /* NOVG 256 */
+    id[72] = (uint8_t)kvmkl;
+    id[73] = (uint8_t)(kvmkl >> 8);
+    id[76] = 0x00;
+    id[77] = 0x00;
+    id[78] = 0x20; /* KVMVL 2 MiB */
+    id[80] = 100; /* KVMNK */
     if (long_max) {
         memcpy(id + 3840, sig, 8);
         id[3848] = 1;
-        id[3850] = (uint8_t)long_max; id[3851] = (uint8_t)(long_max >> 8);
+        id[3850] = (uint8_t)long_max;
+        id[3851] = (uint8_t)(long_max >> 8);
     }
 }
 
@@ -384,7 +403,8 @@ static void test_id_ns_kv_decode(void)
     CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), -KVSSD_ERR_NO_DEVICE);
 }
 
-/* Admin commands: Identify CNS 05h CSI 01h; Get Log Page C0h of 1024 dwords; Set Features C0h; Format NVM. */
+/* Admin commands: Identify CNS 05h CSI 01h; Get Log Page C0h of 1024 dwords; Set Features C0h;
+ * Format NVM. */
 static void test_admin_commands(void)
 {
     struct kvssd_cmd c;
@@ -400,7 +420,7 @@ static void test_admin_commands(void)
     kvssd_cmd_get_stats_log(&c, &log);
     CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_ADM_GET_LOG_PAGE);
     CU_ASSERT_EQUAL(c.sqe.cdw[1], KVSSD_NSID_ALL);
-    CU_ASSERT_EQUAL(c.sqe.cdw[10], 0x03ff00c0);   /* NUMDL 3FFh, LID C0h */
+    CU_ASSERT_EQUAL(c.sqe.cdw[10], 0x03ff00c0); /* NUMDL 3FFh, LID C0h */
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 0);
     CU_ASSERT_EQUAL(c.data_len, 4096);
     CU_ASSERT_TRUE(c.admin);
@@ -415,10 +435,12 @@ static void test_admin_commands(void)
     CU_ASSERT_TRUE(c.admin);
 }
 
-/* List data: 3 keys of 1, 4 and 5 bytes padded to 4; the parser returns each and stops at the end. */
+/* List data: 3 keys of 1, 4 and 5 bytes padded to 4; the parser returns each and stops at the end.
+ */
 static void test_list_parse(void)
 {
-    uint8_t buf[64] = {3, 0, 0, 0, 1, 0, 'a', 0, 4, 0, 'b', 'c', 'd', 'e', 0, 0, 5, 0, 'f', 'g', 'h', 'i', 'j', 0};
+    uint8_t buf[64] = {3,   0,   0, 0, 1, 0, 'a', 0,   4,   0,   'b', 'c',
+                       'd', 'e', 0, 0, 5, 0, 'f', 'g', 'h', 'i', 'j', 0};
     uint32_t off = 0, kl;
     const uint8_t *k;
     CU_ASSERT_EQUAL(kvssd_list_parse(buf, 24, &off, &k, &kl), 1);
@@ -437,7 +459,8 @@ static void test_list_parse(void)
     CU_ASSERT_EQUAL(kvssd_list_parse(bad, 8, &off, &k, &kl), -KVSSD_ERR_TRANSFER);
 }
 
-/* Iter Read entries: keys-only (2 + key, padded) and key+value (adds a 4-byte length and the value). */
+/* Iter Read entries: keys-only (2 + key, padded) and key+value (adds a 4-byte length and the
+ * value). */
 static void test_iter_entry_parse(void)
 {
     uint8_t e1[8] = {3, 0, 'a', 'b', 'c', 0, 0, 0};

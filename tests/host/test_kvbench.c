@@ -4,11 +4,11 @@
  * report.c's histogram, calibrate.c's threshold pick): seeded distributions,
  * key/value encoding, config parsing and presets. No device needed.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
@@ -44,8 +44,9 @@ static void test_rng_reproducible(void)
         differ += x != kb_rng_next(&c);
     }
     CU_ASSERT_EQUAL(differ, 1000);
-    for (int i = 0; i < 10000; i++)
+    for (int i = 0; i < 10000; i++) {
         CU_ASSERT_TRUE(kb_rng_below(&a, 7) < 7);
+    }
     double d = kb_rng_double(&a);
     CU_ASSERT_TRUE(d >= 0 && d < 1);
 }
@@ -94,8 +95,10 @@ static void test_size_parse_errors(void)
     CU_ASSERT_STRING_EQUAL(err, "value size weight \"0\" must be a number above 0");
     CU_ASSERT_EQUAL(kb_size_parse("gauss:5", 0, 100, "value size", &d, err, sizeof(err)), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "is not a distribution"));
-    CU_ASSERT_EQUAL(kb_size_parse("2097153", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "value size \"2097153\" is out of range; allowed are 0-2097152 bytes");
+    CU_ASSERT_EQUAL(
+        kb_size_parse("2097153", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err,
+                           "value size \"2097153\" is out of range; allowed are 0-2097152 bytes");
 }
 
 /* Uniform 8-32: 100000 seeded draws stay in range and hit both ends. */
@@ -191,8 +194,9 @@ static void test_permutation(void)
         seen[v]++;
         in_order += v == i;
     }
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 1000; i++) {
         CU_ASSERT_EQUAL(seen[i], 1);
+    }
     CU_ASSERT_TRUE(in_order < 10);
 }
 
@@ -228,7 +232,8 @@ static void test_key_size_stable(void)
     }
 }
 
-/* Self-checking values: a fill verifies clean; one flipped byte is 1 mismatch; another size or key differs. */
+/* Self-checking values: a fill verifies clean; one flipped byte is 1 mismatch; another size or key
+ * differs. */
 static void test_payload_check(void)
 {
     uint8_t v[1000];
@@ -272,16 +277,19 @@ static void test_config_set_ranges(void)
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "queue_depth", "32", err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(c.queue_depth, 32);
     CU_ASSERT_EQUAL(kb_config_set(&c, "run", "theta", "1", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "run.theta \"1\" is out of range; allowed is above 0 to 1 (exclusive)");
+    CU_ASSERT_STRING_EQUAL(err,
+                           "run.theta \"1\" is out of range; allowed is above 0 to 1 (exclusive)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "run", "order", "random", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "run.order \"random\" is unknown; use sequential, uniform, zipfian or latest");
+    CU_ASSERT_STRING_EQUAL(
+        err, "run.order \"random\" is unknown; use sequential, uniform, zipfian or latest");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "transfer_mode", "inline", err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(c.mode, KVSSD_XFER_INLINE);
     CU_ASSERT_EQUAL(kb_config_set(&c, "nope", "x", "1", err, sizeof(err)), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown group [nope]"));
 }
 
-/* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random PUTs. */
+/* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random
+ * PUTs. */
 static void test_presets_bandslim(void)
 {
     struct kb_config c;
@@ -309,7 +317,8 @@ static void test_presets_bandslim(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "preset \"Z\" is unknown; presets are A B C D M"));
 }
 
-/* Characterization presets: 16 B keys, 4 KiB values; read-zipfian loads sequentially then reads zipfian. */
+/* Characterization presets: 16 B keys, 4 KiB values; read-zipfian loads sequentially then reads
+ * zipfian. */
 static void test_presets_characterization(void)
 {
     struct kb_config c;
@@ -330,7 +339,8 @@ static void test_presets_characterization(void)
     CU_ASSERT_FALSE(c.run.enabled);
 }
 
-/* An INI file: the preset applies first, then the file's keys refine it; an error names file and key. */
+/* An INI file: the preset applies first, then the file's keys refine it; an error names file and
+ * key. */
 static void test_config_file(void)
 {
     struct kb_config c;
@@ -381,16 +391,20 @@ static void test_config_check(void)
     kb_config_set(&c, "benchmark", "engine", "sync", err, sizeof(err));
     kb_config_set(&c, "benchmark", "queue_depth", "8", err, sizeof(err));
     CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "queue_depth 8 needs engine async (the sync engine has one command in flight per thread)");
+    CU_ASSERT_STRING_EQUAL(
+        err,
+        "queue_depth 8 needs engine async (the sync engine has one command in flight per thread)");
 }
 
-/* Histogram: 1..100000 ns uniformly; p50 ~ 50000 and p99 ~ 99000 within the 1.6% bucket width; max exact. */
+/* Histogram: 1..100000 ns uniformly; p50 ~ 50000 and p99 ~ 99000 within the 1.6% bucket width; max
+ * exact. */
 static void test_histogram(void)
 {
     static struct kb_hist h;
     memset(&h, 0, sizeof(h));
-    for (uint64_t i = 1; i <= 100000; i++)
+    for (uint64_t i = 1; i <= 100000; i++) {
         kb_hist_add(&h, i);
+    }
     CU_ASSERT_EQUAL(h.count, 100000);
     CU_ASSERT_EQUAL(h.max_ns, 100000);
     double p50 = (double)kb_hist_percentile(&h, 50), p99 = (double)kb_hist_percentile(&h, 99);

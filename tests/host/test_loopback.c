@@ -34,8 +34,9 @@ struct host_buf {
 static uint16_t from_host(void *opaque, uint64_t off, void *buf, uint32_t len)
 {
     struct host_buf *h = opaque;
-    if (off > h->len || len > h->len - off)
+    if (off > h->len || len > h->len - off) {
         return KVSSD_SC_DATA_XFER_ERROR;
+    }
     memcpy(buf, h->p + off, len);
     return KVSSD_SC_SUCCESS;
 }
@@ -43,8 +44,9 @@ static uint16_t from_host(void *opaque, uint64_t off, void *buf, uint32_t len)
 static uint16_t to_host(void *opaque, uint64_t off, const void *buf, uint32_t len)
 {
     struct host_buf *h = opaque;
-    if (off > h->len || len > h->len - off)
+    if (off > h->len || len > h->len - off) {
         return KVSSD_SC_DATA_XFER_ERROR;
+    }
     memcpy(h->p + off, buf, len);
     return KVSSD_SC_SUCCESS;
 }
@@ -55,8 +57,9 @@ static int exec(struct kvssd_cmd *c, struct kvssd_result *r)
     struct host_buf h = {c->data, c->data_len};
     struct kvssd_req req = {.sqe = &c->sqe, .now_ns = now};
     now += 1000;
-    if (c->data_len)
+    if (c->data_len) {
         req.dptr = (struct kvssd_dptr){&h, from_host, to_host};
+    }
     kvssd_kv_execute(ns, &req);
     r->commands++;
     r->status = req.status;
@@ -69,11 +72,15 @@ static int setup(void)
 {
     struct kvftl_config c;
     char err[256];
-    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 2, .dies_per_channel = 2,
-                       .blocks_per_die = 32, .pages_per_block = 64, .page_size_bytes = 16384 });
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 2,
+                                                         .dies_per_channel = 2,
+                                                         .blocks_per_die = 32,
+                                                         .pages_per_block = 64,
+                                                         .page_size_bytes = 16384});
     ftl = kvftl_open(&c, err, sizeof(err));
-    if (!ftl)
+    if (!ftl) {
         return 1;
+    }
     ns = kvssd_ns_new(ftl, NULL, &xfer, err, sizeof(err));
     return ns ? 0 : 1;
 }
@@ -95,8 +102,9 @@ static int store(const void *key, uint32_t klen, const void *v, uint32_t vlen, u
     memset(r, 0, sizeof(*r));
     int rc = kvssd_store_plan_init(&p, NSID, key, klen, tag, tag + 1, v, vlen, opts, method);
     tag = (tag + 2) % 4000;
-    while (!rc && kvssd_store_plan_next(&p, &c))
+    while (!rc && kvssd_store_plan_next(&p, &c)) {
         rc = exec(&c, r);
+    }
     return rc;
 }
 
@@ -137,7 +145,8 @@ static void test_inline_100(void)
     free(v);
 }
 
-/* A 2 MiB inline Store: 74899 commands, the last completes the stream; the value reads back equal. */
+/* A 2 MiB inline Store: 74899 commands, the last completes the stream; the value reads back equal.
+ */
 static void test_inline_2mib(void)
 {
     struct kvssd_result r;
@@ -168,7 +177,8 @@ static void test_hybrid(void)
     free(buf);
 }
 
-/* 255-byte keys: Key Stage + Store (PRP), Key Stage + inline head; both read back via Key Stage + Retrieve. */
+/* 255-byte keys: Key Stage + Store (PRP), Key Stage + inline head; both read back via Key Stage +
+ * Retrieve. */
 static void test_long_keys(void)
 {
     struct kvssd_result r;
@@ -178,8 +188,9 @@ static void test_long_keys(void)
     k2[254] = 'b';
     CU_ASSERT_EQUAL(store(k1, 255, "prp-value", 9, 0, KVSSD_XFER_PRP, &r), 0);
     CU_ASSERT_EQUAL(r.commands, 2);
-    CU_ASSERT_EQUAL(store(k2, 255, "inline-value-of-40-bytes-xxxxxxxxxxxxxxx", 40, 0,
-                          KVSSD_XFER_INLINE, &r), 0);
+    CU_ASSERT_EQUAL(
+        store(k2, 255, "inline-value-of-40-bytes-xxxxxxxxxxxxxxx", 40, 0, KVSSD_XFER_INLINE, &r),
+        0);
     CU_ASSERT_EQUAL(r.commands, 3); /* stage, head (20 B), 1 transfer (20 B) */
     CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
     CU_ASSERT_EQUAL(retrieve(k1, 255, buf, sizeof(buf), &r), 0);
@@ -190,7 +201,8 @@ static void test_long_keys(void)
     CU_ASSERT_EQUAL(memcmp(buf, "inline-value", 12), 0);
 }
 
-/* Store options through both layouts: only-if-absent on a present key -> KEY_EXISTS; only-if-exists on an absent key -> KEY_NOT_FOUND. */
+/* Store options through both layouts: only-if-absent on a present key -> KEY_EXISTS; only-if-exists
+ * on an absent key -> KEY_NOT_FOUND. */
 static void test_store_options(void)
 {
     struct kvssd_result r;
@@ -198,13 +210,15 @@ static void test_store_options(void)
     CU_ASSERT_EQUAL(store("opt1", 4, "v2", 2, KVSSD_STORE_OPT_ONLY_IF_ABSENT, KVSSD_XFER_PRP, &r),
                     -KVSSD_ERR_KEY_EXISTS);
     CU_ASSERT_EQUAL(r.status, KVSSD_SC_KEY_EXISTS);
-    CU_ASSERT_EQUAL(store("opt1", 4, "v2", 2, KVSSD_STORE_OPT_ONLY_IF_ABSENT, KVSSD_XFER_INLINE, &r),
-                    -KVSSD_ERR_KEY_EXISTS);
+    CU_ASSERT_EQUAL(
+        store("opt1", 4, "v2", 2, KVSSD_STORE_OPT_ONLY_IF_ABSENT, KVSSD_XFER_INLINE, &r),
+        -KVSSD_ERR_KEY_EXISTS);
     CU_ASSERT_EQUAL(store("opt2", 4, "v", 1, KVSSD_STORE_OPT_ONLY_IF_EXISTS, KVSSD_XFER_PRP, &r),
                     -KVSSD_ERR_KEY_NOT_FOUND);
     CU_ASSERT_EQUAL(store("opt2", 4, "v", 1, KVSSD_STORE_OPT_ONLY_IF_EXISTS, KVSSD_XFER_INLINE, &r),
                     -KVSSD_ERR_KEY_NOT_FOUND);
-    CU_ASSERT_EQUAL(store("opt1", 4, "v3", 2, KVSSD_STORE_OPT_ONLY_IF_EXISTS, KVSSD_XFER_INLINE, &r), 0);
+    CU_ASSERT_EQUAL(
+        store("opt1", 4, "v3", 2, KVSSD_STORE_OPT_ONLY_IF_EXISTS, KVSSD_XFER_INLINE, &r), 0);
 }
 
 /* Exist / Delete / Retrieve of a deleted key, and a size-only Retrieve. */
@@ -264,7 +278,8 @@ static void test_adaptive_roundtrip(void)
     free(buf);
 }
 
-/* List from a start key returns the keys after it (the start key itself optionally), sorted, as kvssd_list_parse() walks them. */
+/* List from a start key returns the keys after it (the start key itself optionally), sorted, as
+ * kvssd_list_parse() walks them. */
 static void test_list_roundtrip(void)
 {
     struct kvssd_result r = {0};
@@ -275,7 +290,8 @@ static void test_list_roundtrip(void)
     CU_ASSERT_EQUAL(store("zz3", 3, "c", 1, 0, KVSSD_XFER_PRP, &r), 0);
     kvssd_cmd_list(&c, NSID, "zz1", 3, 0, buf, sizeof(buf));
     CU_ASSERT_EQUAL(exec(&c, &r), 0);
-    /* "zz" keys sort after every other key of this suite; the start key may or may not be included */
+    /* "zz" keys sort after every other key of this suite; the start key may or may not be included
+     */
     uint32_t off = 0, kl;
     const uint8_t *k;
     CU_ASSERT_EQUAL(kvssd_list_parse(buf, sizeof(buf), &off, &k, &kl), 1);
@@ -314,8 +330,8 @@ static void test_iterator_roundtrip(void)
     const uint8_t *k, *v;
     uint32_t kl, vl, off = sizeof(hdr), total = 0;
     for (int i = 0; i < 2; i++) {
-        uint32_t n = kvssd_iter_parse_entry(buf + off, sizeof(hdr) + hdr.bytes - off, true, &k,
-                                            &kl, &v, &vl);
+        uint32_t n = kvssd_iter_parse_entry(buf + off, sizeof(hdr) + hdr.bytes - off, true, &k, &kl,
+                                            &v, &vl);
         CU_ASSERT_TRUE_FATAL(n > 0);
         CU_ASSERT_EQUAL(kl, 4);
         CU_ASSERT_EQUAL(memcmp(k, "pfx", 3), 0);
@@ -390,8 +406,9 @@ static void test_full_layout_plans(void)
                                               (uint32_t)strlen(t[i].key), 0, 17, v, t[i].len, 0,
                                               t[i].method);
         CU_ASSERT_EQUAL(rc, 0);
-        while (!rc && kvssd_store_plan_next(&p, &c))
+        while (!rc && kvssd_store_plan_next(&p, &c)) {
             rc = exec(&c, &r);
+        }
         CU_ASSERT_EQUAL(rc, 0);
         CU_ASSERT_EQUAL(r.commands, t[i].commands);
         CU_ASSERT_EQUAL(xfer.inline_commands - inline_before, t[i].inline_commands);
@@ -430,8 +447,7 @@ static void test_identify_long_key_max(void)
     a.max_ioqpairs = 1;
     kvssd_admin_init(&a);
     kvssd_cmd_identify(&c, NSID, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, page);
-    struct kvssd_admin_req req = {.sqe = &c.sqe, .now_ns = now,
-                                  .dptr = {&h, from_host, to_host}};
+    struct kvssd_admin_req req = {.sqe = &c.sqe, .now_ns = now, .dptr = {&h, from_host, to_host}};
     kvssd_admin_execute(&a, &req);
     CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
     memset(&info, 0, sizeof(info));
@@ -441,8 +457,9 @@ static void test_identify_long_key_max(void)
     CU_ASSERT_EQUAL(info.max_value_bytes, 2 * MiB);
     free(page);
 
-    for (uint32_t i = 0; i < sizeof(key); i++)
+    for (uint32_t i = 0; i < sizeof(key); i++) {
         key[i] = (uint8_t)(i * 3 + 1);
+    }
     CU_ASSERT_EQUAL(store(key, info.max_key_bytes, "long-key", 8, 0, KVSSD_XFER_PRP, &r), 0);
     CU_ASSERT_EQUAL(retrieve(key, info.max_key_bytes, back, sizeof(back), &r), 0);
     CU_ASSERT_EQUAL(r.dw0, 8);
@@ -454,7 +471,8 @@ static void test_identify_long_key_max(void)
     CU_ASSERT_EQUAL(r.status, KVSSD_SC_INVALID_KEY_SIZE);
 }
 
-/* Device refusals reach the host as the mapped error: a 0-byte key, a transfer for an unknown tag. */
+/* Device refusals reach the host as the mapped error: a 0-byte key, a transfer for an unknown tag.
+ */
 static void test_device_refusals(void)
 {
     struct kvssd_result r = {0};
@@ -467,20 +485,11 @@ static void test_device_refusals(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(inline_100),
-    TAP_TEST(inline_2mib),
-    TAP_TEST(hybrid),
-    TAP_TEST(long_keys),
-    TAP_TEST(store_options),
-    TAP_TEST(exist_delete_size_only),
-    TAP_TEST(partial_retrieve),
-    TAP_TEST(adaptive_roundtrip),
-    TAP_TEST(list_roundtrip),
-    TAP_TEST(iterator_roundtrip),
-    TAP_TEST(full_layout),
-    TAP_TEST(full_layout_plans),
-    TAP_TEST(device_refusals),
-    TAP_TEST(identify_long_key_max),
+    TAP_TEST(inline_100),         TAP_TEST(inline_2mib),           TAP_TEST(hybrid),
+    TAP_TEST(long_keys),          TAP_TEST(store_options),         TAP_TEST(exist_delete_size_only),
+    TAP_TEST(partial_retrieve),   TAP_TEST(adaptive_roundtrip),    TAP_TEST(list_roundtrip),
+    TAP_TEST(iterator_roundtrip), TAP_TEST(full_layout),           TAP_TEST(full_layout_plans),
+    TAP_TEST(device_refusals),    TAP_TEST(identify_long_key_max),
 };
 
 int main(void)

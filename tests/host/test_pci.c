@@ -28,19 +28,23 @@ static uint8_t byte_of(const struct kvssd_sqe *s, int dw, int b)
 static void full_head_payload(const struct kvssd_sqe *s, uint8_t out[35])
 {
     int n = 0;
-    for (int b = 1; b < 4; b++)
+    for (int b = 1; b < 4; b++) {
         out[n++] = byte_of(s, 11, b);
+    }
     static const int dws[] = {4, 5, 6, 7, 8, 9, 12, 13};
-    for (int i = 0; i < 8; i++)
-        for (int b = 0; b < 4; b++)
+    for (int i = 0; i < 8; i++) {
+        for (int b = 0; b < 4; b++) {
             out[n++] = byte_of(s, dws[i], b);
+        }
+    }
 }
 
 static uint8_t *pattern(uint32_t len, uint32_t seed)
 {
     uint8_t *v = malloc(len ? len : 1);
-    for (uint32_t i = 0; i < len; i++)
+    for (uint32_t i = 0; i < len; i++) {
         v[i] = (uint8_t)(i * 131u + seed * 7u + (i >> 8));
+    }
     return v;
 }
 
@@ -67,7 +71,8 @@ static void test_full_4b_key_32b_value_one_command(void)
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 4, 32), 1);
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_INLINE, 4, 32), 2);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 4, 0, 200, v, 32,
-                                                 0, KVSSD_XFER_INLINE), 0);
+                                                 0, KVSSD_XFER_INLINE),
+                    0);
     CU_ASSERT_EQUAL(p.layout, KVSSD_WIRE_FULL);
     CU_ASSERT_EQUAL(p.total, 1);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
@@ -96,16 +101,17 @@ static void test_full_command_counts(void)
     static const struct {
         uint32_t key, value, full, stock;
     } t[] = {
-        {4, 0, 1, 1},      {4, 4, 1, 1},       {4, 20, 1, 1},      {4, 35, 1, 2},
-        {4, 36, 2, 2},     {4, 64, 2, 3},      {4, 128, 3, 5},     {4, 1024, 19, 37},
-        {4, 4096, 74, 147}, {16, 35, 1, 2},    {1, 91, 2, 4},      {1, 92, 3, 4},
-        {4, 4196, 76, 151},
+        {4, 0, 1, 1},  {4, 4, 1, 1},   {4, 20, 1, 1},      {4, 35, 1, 2},      {4, 36, 2, 2},
+        {4, 64, 2, 3}, {4, 128, 3, 5}, {4, 1024, 19, 37},  {4, 4096, 74, 147}, {16, 35, 1, 2},
+        {1, 91, 2, 4}, {1, 92, 3, 4},  {4, 4196, 76, 151},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, t[i].key,
-                                                    t[i].value), t[i].full);
-        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_INLINE,
-                                                    t[i].key, t[i].value), t[i].stock);
+        CU_ASSERT_EQUAL(
+            kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, t[i].key, t[i].value),
+            t[i].full);
+        CU_ASSERT_EQUAL(
+            kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_INLINE, t[i].key, t[i].value),
+            t[i].stock);
     }
     /* 2 MiB: 1 + ceil((2097152 - 35) / 56) = 37450 */
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 4, 2 * MiB),
@@ -125,12 +131,14 @@ static void test_full_plan_reassembles(void)
 
     CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 16, 0, 255,
                                                        v, 1000, KVSSD_STORE_OPT_ONLY_IF_ABSENT,
-                                                       KVSSD_XFER_INLINE), 0);
+                                                       KVSSD_XFER_INLINE),
+                          0);
     CU_ASSERT_EQUAL(p.total, 19);
     while (kvssd_store_plan_next(&p, &c)) {
         if (n == 0) {
             CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD_FULL);
-            CU_ASSERT_EQUAL(c.sqe.cdw[10], 1000u | KVSSD_STORE_OPT_ONLY_IF_ABSENT << 22 | 16u << 24);
+            CU_ASSERT_EQUAL(c.sqe.cdw[10],
+                            1000u | KVSSD_STORE_OPT_ONLY_IF_ABSENT << 22 | 16u << 24);
             CU_ASSERT_EQUAL(c.sqe.cdw[11] & 0xffu, 255u);
             full_head_payload(&c.sqe, pl);
             memcpy(got, pl, 35);
@@ -139,8 +147,9 @@ static void test_full_plan_reassembles(void)
             uint32_t len = 1000 - off < 56 ? 1000 - off : 56;
             CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_XFER_FULL);
             CU_ASSERT_EQUAL(c.sqe.cdw[1], 255u | n << 12);
-            for (uint32_t j = 0; j < len; j++)
+            for (uint32_t j = 0; j < len; j++) {
                 got[off + j] = byte_of(&c.sqe, 2 + (int)(j / 4), (int)(j % 4));
+            }
             off += len;
         }
         n++;
@@ -175,8 +184,9 @@ static void test_full_transport_keeps_stock_where_needed(void)
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4, 4196), 3);
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4, 4196), 4);
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 4, 4196), 76);
-    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 4, 0, 200,
-                                                       v, 4196, 0, KVSSD_XFER_HYBRID), 0);
+    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 4, 0, 200, v,
+                                                       4196, 0, KVSSD_XFER_HYBRID),
+                          0);
     CU_ASSERT_EQUAL(p.layout, KVSSD_WIRE_FULL);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_INLINE_HEAD);
@@ -185,8 +195,9 @@ static void test_full_transport_keeps_stock_where_needed(void)
 
     /* 255-byte key, 32-byte value: Key Stage + stock head (20) + 1 transfer */
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_INLINE, 255, 32), 3);
-    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 255, 7,
-                                                       3000, v, 32, 0, KVSSD_XFER_INLINE), 0);
+    CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, key, 255, 7, 3000,
+                                                       v, 32, 0, KVSSD_XFER_INLINE),
+                          0);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_OPC_KEY_STAGE);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
@@ -205,16 +216,17 @@ static void test_hybrid_full_tail_counts(void)
     static const struct {
         uint32_t tail, full, stock;
     } t[] = {
-        {4, 1, 1},      {8, 1, 1},      {16, 1, 1},     {32, 2, 2},
-        {64, 2, 3},     {128, 3, 5},    {256, 6, 10},   {512, 10, 19},
-        {1024, 19, 37}, {2048, 38, 74}, {4095, 74, 147}, {4096, 1, 1},
+        {4, 1, 1},    {8, 1, 1},     {16, 1, 1},     {32, 2, 2},     {64, 2, 3},      {128, 3, 5},
+        {256, 6, 10}, {512, 10, 19}, {1024, 19, 37}, {2048, 38, 74}, {4095, 74, 147}, {4096, 1, 1},
     };
 
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4,
-                                                    4096 + t[i].tail), t[i].full);
-        CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4,
-                                                    4096 + t[i].tail), t[i].stock);
+        CU_ASSERT_EQUAL(
+            kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 4, 4096 + t[i].tail),
+            t[i].full);
+        CU_ASSERT_EQUAL(
+            kvssd_store_commands_layout(KVSSD_WIRE_STOCK, KVSSD_XFER_HYBRID, 4, 4096 + t[i].tail),
+            t[i].stock);
     }
     /* a staged key: Key Stage + head (20 tail bytes) + ceil((100 - 20) / 56) */
     CU_ASSERT_EQUAL(kvssd_store_commands_layout(KVSSD_WIRE_FULL, KVSSD_XFER_HYBRID, 40, 4196), 4);
@@ -238,7 +250,8 @@ static void test_hybrid_full_tail_lanes(void)
     uint8_t got[100] = {0};
 
     CU_ASSERT_EQUAL_FATAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "hk01", 4, 0, 9,
-                                                       v, 4196, 0, KVSSD_XFER_HYBRID), 0);
+                                                       v, 4196, 0, KVSSD_XFER_HYBRID),
+                          0);
     CU_ASSERT_EQUAL(p.total, 3);
     CU_ASSERT_TRUE_FATAL(kvssd_store_plan_next(&p, &c));
     /* "hk01" little endian */
@@ -248,8 +261,9 @@ static void test_hybrid_full_tail_lanes(void)
     CU_ASSERT_EQUAL(c.data_len, 4096);
     for (int d = 0; d < 5; d++) {
         static const int lane[] = {3, 12, 13, 14, 15};
-        for (int b = 0; b < 4; b++)
+        for (int b = 0; b < 4; b++) {
             got[4 * d + b] = (uint8_t)(c.sqe.cdw[lane[d]] >> (8 * b));
+        }
     }
     for (uint32_t seq = 1; seq <= 2; seq++) {
         CU_ASSERT_TRUE_FATAL(kvssd_store_plan_next(&p, &c));
@@ -260,10 +274,11 @@ static void test_hybrid_full_tail_lanes(void)
             for (int b = 0; b < 4; b++) {
                 uint32_t at = 20 + (seq - 1) * 56 + 4 * (uint32_t)(d - 2) + (uint32_t)b;
                 uint8_t byte = (uint8_t)(c.sqe.cdw[d] >> (8 * b));
-                if (at < 100)
+                if (at < 100) {
                     got[at] = byte;
-                else
+                } else {
                     CU_ASSERT_EQUAL(byte, 0);
+                }
             }
         }
     }
@@ -280,16 +295,18 @@ static void test_full_tag_range(void)
     uint8_t v[8] = {0};
     uint8_t *big = pattern(5000, 1);
     struct kvssd_store_plan p;
-    CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 256, v, 8,
-                                                 0, KVSSD_XFER_INLINE),
+    CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 256, v, 8, 0,
+                                                 KVSSD_XFER_INLINE),
                     -KVSSD_ERR_INVALID_ARGUMENT);
-    CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 255, v, 8,
-                                                 0, KVSSD_XFER_INLINE), 0);
+    CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 255, v, 8, 0,
+                                                 KVSSD_XFER_INLINE),
+                    0);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_FULL, NSID, "k", 1, 0, 256, big,
                                                  5000, 0, KVSSD_XFER_HYBRID),
                     -KVSSD_ERR_INVALID_ARGUMENT);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, KVSSD_WIRE_STOCK, NSID, "k", 1, 0, 256, big,
-                                                 5000, 0, KVSSD_XFER_HYBRID), 0);
+                                                 5000, 0, KVSSD_XFER_HYBRID),
+                    0);
     CU_ASSERT_EQUAL(kvssd_store_plan_init_layout(&p, (enum kvssd_wire_layout)7, NSID, "k", 1, 0, 1,
                                                  v, 8, 0, KVSSD_XFER_INLINE),
                     -KVSSD_ERR_INVALID_ARGUMENT);
@@ -304,8 +321,9 @@ static void test_prp_build(void)
     static uint64_t phys[512];
     static uint64_t list[512];
     struct kvssd_prp prp;
-    for (uint32_t i = 0; i < 512; i++)
+    for (uint32_t i = 0; i < 512; i++) {
         phys[i] = 0x40000000ull + (uint64_t)(511 - i) * 0x3000; /* descending, gaps */
+    }
 
     CU_ASSERT_EQUAL(kvssd_prp_build(phys, 512, 0, list, 0x9000, &prp), 0);
     CU_ASSERT_EQUAL(prp.prp1, 0);

@@ -24,9 +24,11 @@ static const int xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
 
 static void gather(const struct kvssd_sqe *s, const int *dws, int n, uint8_t *out)
 {
-    for (int i = 0; i < n; i++)
-        for (int b = 0; b < 4; b++)
+    for (int i = 0; i < n; i++) {
+        for (int b = 0; b < 4; b++) {
             out[4 * i + b] = (uint8_t)(s->cdw[dws[i]] >> (8 * b));
+        }
+    }
 }
 
 struct replay {
@@ -62,25 +64,29 @@ static void replay_plan(struct kvssd_store_plan *p, struct replay *r)
         case KVSSD_OPC_INLINE_HEAD: {
             r->heads++;
             uint32_t dma = c.data_len, skip = key_len <= 16 ? key_len : 4;
-            if (dma)
+            if (dma) {
                 memcpy(r->value, c.data, dma);
+            }
             off = dma;
             gather(&c.sqe, head_dw, 6, buf);
             uint32_t n = 24 - skip;
-            if (n > p->value_len - off)
+            if (n > p->value_len - off) {
                 n = p->value_len - off;
+            }
             memcpy(r->value + off, buf + skip, n);
             off += n;
             break;
         }
         case KVSSD_OPC_INLINE_XFER: {
             r->xfers++;
-            if ((c.sqe.cdw[10] >> 12) != expect_seq++)
+            if ((c.sqe.cdw[10] >> 12) != expect_seq++) {
                 r->in_order = false;
+            }
             gather(&c.sqe, xfer_dw, 7, buf);
             uint32_t n = 28;
-            if (n > p->value_len - off)
+            if (n > p->value_len - off) {
                 n = p->value_len - off;
+            }
             memcpy(r->value + off, buf, n);
             off += n;
             break;
@@ -127,8 +133,8 @@ static void test_plan_2mib_inline(void)
     struct kvssd_store_plan p;
     struct replay r;
     uint8_t *v = pattern(2 * MiB);
-    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "abcd", 4, 0, 0x7ff, v, 2 * MiB, 0,
-                                          KVSSD_XFER_INLINE), 0);
+    CU_ASSERT_EQUAL(
+        kvssd_store_plan_init(&p, NSID, "abcd", 4, 0, 0x7ff, v, 2 * MiB, 0, KVSSD_XFER_INLINE), 0);
     CU_ASSERT_EQUAL(p.total, 74899);
     replay_plan(&p, &r);
     CU_ASSERT_EQUAL(r.commands, 74899);
@@ -138,8 +144,10 @@ static void test_plan_2mib_inline(void)
     CU_ASSERT_EQUAL(r.last.sqe.cdw[0], 0x85);
     CU_ASSERT_EQUAL(r.last.sqe.cdw[10], 0x7ffu | 74898u << 12);
     const uint8_t *t = v + 2 * MiB - 16;
-    CU_ASSERT_EQUAL(r.last.sqe.cdw[2], (uint32_t)t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24);
-    CU_ASSERT_EQUAL(r.last.sqe.cdw[12], (uint32_t)t[12] | t[13] << 8 | t[14] << 16 | (uint32_t)t[15] << 24);
+    CU_ASSERT_EQUAL(r.last.sqe.cdw[2],
+                    (uint32_t)t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24);
+    CU_ASSERT_EQUAL(r.last.sqe.cdw[12],
+                    (uint32_t)t[12] | t[13] << 8 | t[14] << 16 | (uint32_t)t[15] << 24);
     CU_ASSERT_EQUAL(r.last.sqe.cdw[13], 0);
     CU_ASSERT_EQUAL(r.last.sqe.cdw[14], 0);
     CU_ASSERT_EQUAL(r.last.sqe.cdw[15], 0);
@@ -172,7 +180,8 @@ static void test_plan_2mib_hybrid_tail(void)
     struct kvssd_xfer_config cfg;
     kvssd_xfer_config_default(&cfg);
     CU_ASSERT_EQUAL(kvssd_xfer_choose(KVSSD_XFER_HYBRID, &cfg, len), KVSSD_XFER_HYBRID);
-    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "abcd", 4, 0, 5, v, len, 0, KVSSD_XFER_HYBRID), 0);
+    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "abcd", 4, 0, 5, v, len, 0, KVSSD_XFER_HYBRID),
+                    0);
     CU_ASSERT_EQUAL(p.total, 147);
     /* the head: hybrid bit, 2 MiB - 4 KiB by PRP */
     struct kvssd_cmd head;
@@ -207,8 +216,8 @@ static void test_plan_long_key_inline(void)
     uint8_t key[255];
     uint8_t *v = pattern(100);
     memset(key, 'K', sizeof(key));
-    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 255, 0x10, 0x20, v, 100, 0,
-                                          KVSSD_XFER_INLINE), 0);
+    CU_ASSERT_EQUAL(
+        kvssd_store_plan_init(&p, NSID, key, 255, 0x10, 0x20, v, 100, 0, KVSSD_XFER_INLINE), 0);
     CU_ASSERT_EQUAL(p.total, 5);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x91);
@@ -237,7 +246,8 @@ static void test_plan_long_key_prp(void)
     struct kvssd_cmd c;
     uint8_t key[255] = {0};
     CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 255, 0xfff, 0, "v", 1,
-                                          KVSSD_STORE_OPT_ONLY_IF_ABSENT, KVSSD_XFER_PRP), 0);
+                                          KVSSD_STORE_OPT_ONLY_IF_ABSENT, KVSSD_XFER_PRP),
+                    0);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[0], 0x91);
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 0xfff);
@@ -249,14 +259,16 @@ static void test_plan_long_key_prp(void)
     CU_ASSERT_FALSE(kvssd_store_plan_next(&p, &c));
 }
 
-/* A 16-byte key leaves 8 head bytes; a 1000-byte value takes 1 + 36 commands and reassembles exactly. */
+/* A 16-byte key leaves 8 head bytes; a 1000-byte value takes 1 + 36 commands and reassembles
+ * exactly. */
 static void test_plan_16_byte_key_reassembles(void)
 {
     struct kvssd_store_plan p;
     struct replay r;
     uint8_t *v = pattern(1000);
     CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "0123456789abcdef", 16, 0, 1, v, 1000, 0,
-                                          KVSSD_XFER_INLINE), 0);
+                                          KVSSD_XFER_INLINE),
+                    0);
     replay_plan(&p, &r);
     CU_ASSERT_EQUAL(r.commands, 37);
     CU_ASSERT_EQUAL(memcmp(r.value, v, 1000), 0);
@@ -269,7 +281,8 @@ static void test_plan_empty_value_inline(void)
 {
     struct kvssd_store_plan p;
     struct kvssd_cmd c;
-    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "k", 1, 0, 3, NULL, 0, 0, KVSSD_XFER_INLINE), 0);
+    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, "k", 1, 0, 3, NULL, 0, 0, KVSSD_XFER_INLINE),
+                    0);
     CU_ASSERT_TRUE(kvssd_store_plan_next(&p, &c));
     CU_ASSERT_EQUAL(c.sqe.cdw[10], 1u << 24);
     CU_ASSERT_EQUAL(c.sqe.cdw[2], 'k');
@@ -286,8 +299,9 @@ static void test_plan_refusals(void)
                     -KVSSD_ERR_KEY_SIZE);
     CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 256, 0, 0, "v", 1, 0, KVSSD_XFER_PRP),
                     -KVSSD_ERR_KEY_SIZE);
-    CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 4, 0, 0, key, 2 * MiB + 1, 0,
-                                          KVSSD_XFER_PRP), -KVSSD_ERR_VALUE_SIZE);
+    CU_ASSERT_EQUAL(
+        kvssd_store_plan_init(&p, NSID, key, 4, 0, 0, key, 2 * MiB + 1, 0, KVSSD_XFER_PRP),
+        -KVSSD_ERR_VALUE_SIZE);
     CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 4, 0, 0, "v", 1, 3, KVSSD_XFER_PRP),
                     -KVSSD_ERR_INVALID_ARGUMENT);
     CU_ASSERT_EQUAL(kvssd_store_plan_init(&p, NSID, key, 4, 0, 0, "v", 1, 0, KVSSD_XFER_HYBRID),
@@ -313,8 +327,8 @@ static void test_adaptive_thresholds(void)
 /* alpha and beta scale the thresholds: alpha 2 moves inline to 256; beta 0 disables hybrid. */
 static void test_adaptive_alpha_beta(void)
 {
-    struct kvssd_xfer_config cfg = {.threshold1_bytes = 128, .threshold2_bytes = 64,
-                                    .alpha = 2.0, .beta = 0.0};
+    struct kvssd_xfer_config cfg = {
+        .threshold1_bytes = 128, .threshold2_bytes = 64, .alpha = 2.0, .beta = 0.0};
     CU_ASSERT_EQUAL(kvssd_xfer_choose(KVSSD_XFER_ADAPTIVE, &cfg, 256), KVSSD_XFER_INLINE);
     CU_ASSERT_EQUAL(kvssd_xfer_choose(KVSSD_XFER_ADAPTIVE, &cfg, 257), KVSSD_XFER_PRP);
     CU_ASSERT_EQUAL(kvssd_xfer_choose(KVSSD_XFER_ADAPTIVE, &cfg, 4097), KVSSD_XFER_PRP);
@@ -432,12 +446,13 @@ static void test_status_extensions(void)
 {
     static const int expect[] = {
         KVSSD_ERR_INLINE_UNKNOWN_TAG, KVSSD_ERR_INLINE_BAD_SEQUENCE, KVSSD_ERR_INLINE_OVERFLOW,
-        KVSSD_ERR_INLINE_TAG_IN_USE, KVSSD_ERR_INLINE_EXPIRED, KVSSD_ERR_TAG_TABLE_FULL,
-        KVSSD_ERR_STAGED_KEY_UNKNOWN, KVSSD_ERR_ITERATOR_LIMIT, KVSSD_ERR_INVALID_ITERATOR,
+        KVSSD_ERR_INLINE_TAG_IN_USE,  KVSSD_ERR_INLINE_EXPIRED,      KVSSD_ERR_TAG_TABLE_FULL,
+        KVSSD_ERR_STAGED_KEY_UNKNOWN, KVSSD_ERR_ITERATOR_LIMIT,      KVSSD_ERR_INVALID_ITERATOR,
         KVSSD_ERR_ITERATOR_END,
     };
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 10; i++) {
         CU_ASSERT_EQUAL(kvssd_status_to_err((uint16_t)(0x01c0 + i)), -expect[i]);
+    }
     CU_ASSERT_STRING_EQUAL(kvssd_status_str(KVSSD_SC_TAG_TABLE_FULL), "TAG_TABLE_FULL");
     CU_ASSERT_STRING_EQUAL(kvssd_status_str(KVSSD_SC_ITERATOR_END), "ITERATOR_END");
 }
@@ -448,8 +463,9 @@ static void test_strerror(void)
     for (int i = 0; i < KVSSD_ERR_LAST; i++) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(kvssd_strerror(-i));
         CU_ASSERT_TRUE(strlen(kvssd_strerror(-i)) > 5);
-        for (int j = 0; j < i; j++)
+        for (int j = 0; j < i; j++) {
             CU_ASSERT_STRING_NOT_EQUAL(kvssd_strerror(i), kvssd_strerror(j));
+        }
     }
     CU_ASSERT_STRING_EQUAL(kvssd_strerror(-KVSSD_ERR_LAST), "unknown error");
     CU_ASSERT_STRING_EQUAL(kvssd_strerror(-KVSSD_ERR_KEY_NOT_FOUND), "the key does not exist");

@@ -25,8 +25,11 @@
 static inline struct kvftl_config small_config(void)
 {
     struct kvftl_config c;
-    kvftl_config_small(&c, (struct kvftl_small_geometry){ .channels = 1, .dies_per_channel = 1,
-                       .blocks_per_die = 10, .pages_per_block = 576, .page_size_bytes = 4096 });
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 10,
+                                                         .pages_per_block = 576,
+                                                         .page_size_bytes = 4096});
     c.buffer_entries = 8;
     c.dlt_entries = 0;
     c.index_dram_bytes = 1 << 20;
@@ -229,15 +232,16 @@ static inline void be64(uint8_t k[8], uint64_t h)
     }
 }
 
-/* Store the key of hash @h with @vlen bytes (at most 4096) of value, each the low byte of @h, inline. */
+/* Store the key of hash @h with @vlen bytes (at most 4096) of value, each the low byte of @h,
+ * inline. */
 static inline uint16_t put_h(struct kvftl *f, uint64_t h, uint32_t vlen)
 {
     static uint8_t v[4096];
     uint8_t k[8];
     be64(k, h);
     memset(v, (uint8_t)h, vlen);
-    struct kvftl_store_req r = { .key = k, .key_bytes = 8, .value = v, .value_bytes = vlen,
-                                 .inline_bytes = vlen };
+    struct kvftl_store_req r = {
+        .key = k, .key_bytes = 8, .value = v, .value_bytes = vlen, .inline_bytes = vlen};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     return cpl.status;

@@ -18,8 +18,9 @@
 
 #include "doc_section.h"
 
-#define BEGIN_MARK "<!-- firmware tunables: generated from include/kvftl/tunables.def by " \
-                   "tests/kvftl/readme_tunables.c; do not edit by hand -->"
+#define BEGIN_MARK                                                          \
+    "<!-- firmware tunables: generated from include/kvftl/tunables.def by " \
+    "tests/kvftl/readme_tunables.c; do not edit by hand -->"
 #define END_MARK "<!-- firmware tunables: end -->"
 
 /* The table's lines between the markers. */

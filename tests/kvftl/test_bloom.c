@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Bloom filter: no false negatives, bounded false positives, absent keys answered without flash reads. */
+/* Bloom filter: no false negatives, bounded false positives, absent keys answered without flash
+ * reads. */
 #include <xxhash.h>
 
 #include "helpers.h"
@@ -42,7 +43,8 @@ static void test_false_positive_rate(void)
     bloom_fini(&b);
 }
 
-/* three_pages()' key @n: the first 100 in hash quarter 0, the others alternating quarters 2 and 3. */
+/* three_pages()' key @n: the first 100 in hash quarter 0, the others alternating quarters 2 and 3.
+ */
 static uint64_t three_pages_hash(uint64_t n)
 {
     return n < 100 ? hq(0, n) : hq(2 + n % 2, n);

@@ -55,7 +55,7 @@ static void test_wrap_around(void)
     CU_ASSERT_TRUE(dlt_full(&d));
     CU_ASSERT_EQUAL(d.ring[0].page, 4);
     CU_ASSERT_EQUAL(d.ring[1].page, 5);
-    uint64_t want[] = { 3, 4, 5 };
+    uint64_t want[] = {3, 4, 5};
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(dlt_head(&d)->page, want[i]);
         CU_ASSERT_EQUAL(dlt_head(&d)->offset, want[i] * 100);
@@ -81,7 +81,8 @@ static void test_capacity_from_config(void)
     c.dlt_entries = 9;
     char err[256];
     CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    CU_ASSERT_STRING_EQUAL(err, "dlt_entries is 9; it must be from 1 to buffer_entries (8), or 0 for buffer_entries");
+    CU_ASSERT_STRING_EQUAL(
+        err, "dlt_entries is 9; it must be from 1 to buffer_entries (8), or 0 for buffer_entries");
 }
 
 static const struct tap_test tests[] = {

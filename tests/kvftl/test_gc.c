@@ -17,10 +17,10 @@ static struct kvftl *open_old_half_and_young_quarter(void)
     struct kvftl_config c = small_config();
     c.gc_policy = KVFTL_GC_COST_BENEFIT;
     struct kvftl *f = open_or_die(&c);
-    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2,
-                                          .last_write_ns = 0 };
-    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4,
-                                          .last_write_ns = 9 };
+    f->space.stripes[1] = (struct stripe_info){
+        .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 2, .last_write_ns = 0};
+    f->space.stripes[2] = (struct stripe_info){
+        .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES / 4, .last_write_ns = 9};
     return f;
 }
 
@@ -62,11 +62,11 @@ static void test_greedy_victim(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    f->space.stripes[1] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 1000 };
-    f->space.stripes[2] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = 500 };
-    f->space.stripes[3] = (struct stripe_info){ .state = STRIPE_INDEX, .valid_bytes = 800 };
-    f->space.stripes[4] = (struct stripe_info){ .state = STRIPE_OPEN_DATA, .valid_bytes = 0 };
-    f->space.stripes[5] = (struct stripe_info){ .state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES };
+    f->space.stripes[1] = (struct stripe_info){.state = STRIPE_DATA, .valid_bytes = 1000};
+    f->space.stripes[2] = (struct stripe_info){.state = STRIPE_DATA, .valid_bytes = 500};
+    f->space.stripes[3] = (struct stripe_info){.state = STRIPE_INDEX, .valid_bytes = 800};
+    f->space.stripes[4] = (struct stripe_info){.state = STRIPE_OPEN_DATA, .valid_bytes = 0};
+    f->space.stripes[5] = (struct stripe_info){.state = STRIPE_DATA, .valid_bytes = STRIPE_BYTES};
     CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 2);
     f->space.stripes[2].valid_bytes = 900;
     CU_ASSERT_EQUAL(gc_pick_victim(f, 0), 3);
@@ -212,8 +212,12 @@ static void test_background_gc_in_idle_time(void)
         for (int i = 0; i < 3000; i++) {
             key_of(key, i);
             t += 10000000;
-            struct kvftl_store_req r = { .key = key, .key_bytes = 16, .value = v, .value_bytes = 50,
-                                         .inline_bytes = 50, .arrival_ns = t };
+            struct kvftl_store_req r = {.key = key,
+                                        .key_bytes = 16,
+                                        .value = v,
+                                        .value_bytes = 50,
+                                        .inline_bytes = 50,
+                                        .arrival_ns = t};
             struct kvftl_cpl cpl;
             kvftl_store(f, &r, &cpl);
             CU_ASSERT_EQUAL_FATAL(cpl.status, 0);

@@ -108,7 +108,7 @@ static void test_remove_shifts_back(void)
     struct kvftl_config c = index_config();
     struct kvftl *f = open_or_die(&c);
     kvftl_set_hash_for_test(f, key_is_hash);
-    uint64_t h[3] = { 1ull << 40 | 7, 2ull << 40 | 7, 3ull << 40 | 7 }; /* home slot 0 */
+    uint64_t h[3] = {1ull << 40 | 7, 2ull << 40 | 7, 3ull << 40 | 7}; /* home slot 0 */
     for (int i = 0; i < 3; i++) {
         put_h(f, h[i], 8);
     }
@@ -220,8 +220,8 @@ static void test_host_bytes_per_key(void)
     uint8_t v[64] = {0};
     for (uint32_t i = 0; i < 100000; i++) {
         memcpy(key, &i, 4);
-        struct kvftl_store_req r = { .key = key, .key_bytes = 16, .value = v, .value_bytes = 64,
-                                     .inline_bytes = 64 };
+        struct kvftl_store_req r = {
+            .key = key, .key_bytes = 16, .value = v, .value_bytes = 64, .inline_bytes = 64};
         struct kvftl_cpl cpl;
         kvftl_store(f, &r, &cpl);
         CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
@@ -254,9 +254,9 @@ static void test_max_keys(void)
 /*
  * kvftl_retrieve_batch() is kvftl_retrieve() in order, only faster: two
  * identical devices (in the second case 3,040 keys behind an index DRAM
- * budget of 2 pages, so lookups also miss to NAND), one answering a batch of 50 retrieves and one the same
- * retrieves one call at a time, give identical completions (status, sizes,
- * simulated done time), identical bytes and identical statistics.
+ * budget of 2 pages, so lookups also miss to NAND), one answering a batch of 50 retrieves and one
+ * the same retrieves one call at a time, give identical completions (status, sizes, simulated done
+ * time), identical bytes and identical statistics.
  */
 #define BATCH_N 50
 
@@ -278,15 +278,17 @@ static void batch_requests(struct kvftl_retrieve_req *r, char keys[][8], uint8_t
 {
     for (int i = 0; i < BATCH_N; i++) {
         snprintf(keys[i], 8, "k%03d", i); /* k040..k049 were never stored */
-        r[i] = (struct kvftl_retrieve_req){ .key = keys[i], .key_bytes = 4,
-                                            .buf = bufs + (size_t)i * 256, .buf_bytes = 256,
-                                            .arrival_ns = 1000000 + (uint64_t)i * 7 };
+        r[i] = (struct kvftl_retrieve_req){.key = keys[i],
+                                           .key_bytes = 4,
+                                           .buf = bufs + (size_t)i * 256,
+                                           .buf_bytes = 256,
+                                           .arrival_ns = 1000000 + (uint64_t)i * 7};
     }
-    r[10].offset = 50;      /* k010: 110 bytes, 20 copied from 50 */
+    r[10].offset = 50; /* k010: 110 bytes, 20 copied from 50 */
     r[10].buf_bytes = 20;
-    r[11].offset = 200;     /* k011: beyond its 111 bytes */
-    r[12].buf_bytes = 0;    /* k012: size only */
-    r[13].key_bytes = 0;    /* no key at all */
+    r[11].offset = 200; /* k011: beyond its 111 bytes */
+    r[12].buf_bytes = 0; /* k012: size only */
+    r[13].key_bytes = 0; /* no key at all */
 }
 
 static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
@@ -370,7 +372,6 @@ static void test_retrieve_batch_small_budget(void)
     check_batch_equals_singles(3 * 4096, 3000);
 }
 
-
 /*
  * Keys whose hashes share their top 12 bits (a guest that could predict the
  * hash): 217 fit page 0. The 218th would split the page once per shared bit,
@@ -399,8 +400,8 @@ static void test_directory_bound_chosen_hashes(void)
     CU_ASSERT_EQUAL(index_depth_limit(10), 8);
     /* the 217 keys sit in the last page split off, at local depth 8 */
     CU_ASSERT_EQUAL(f->idx.page_depth[f->idx.dir[0xab]], 8);
-    CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(&f->idx, f->idx.dir[0xab]))->count,
-                    217);
+    CU_ASSERT_EQUAL(
+        ((const struct index_page_header *)index_page_peek(&f->idx, f->idx.dir[0xab]))->count, 217);
     /* and again: nothing changes */
     CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(f->idx.global_depth, 8);

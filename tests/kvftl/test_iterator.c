@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Iterators: 4-byte prefix/mask buckets, key or key+value, 16 handles, deleted keys never returned. */
+/* Iterators: 4-byte prefix/mask buckets, key or key+value, 16 handles, deleted keys never returned.
+ */
 #include <glib.h>
 #include <string.h>
 
 #include "helpers.h"
 
 struct seen {
-    GHashTable *keys;   /* key -> number of times emitted */
+    GHashTable *keys; /* key -> number of times emitted */
     int emitted;
-    int refuse_at;      /* refuse the entry with this ordinal (-1: never) */
+    int refuse_at; /* refuse the entry with this ordinal (-1: never) */
     bool values_ok;
 };
 
@@ -74,7 +75,8 @@ static int drain(struct kvftl *f, uint32_t prefix, uint32_t mask, enum kvftl_ite
  * Draining the bucket (@prefix, @mask) of keys in batches of 10 yields
  * exactly the @n keys of @want, each once.
  */
-static void assert_bucket(struct kvftl *f, uint32_t prefix, uint32_t mask, const char *const *want, int n)
+static void assert_bucket(struct kvftl *f, uint32_t prefix, uint32_t mask, const char *const *want,
+                          int n)
 {
     struct seen s;
     seen_init(&s);
@@ -105,7 +107,7 @@ static struct kvftl *four_keys(void)
 {
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
-    const char *keys[] = { "aaaa1", "aaaa2", "aabb3", "bbbb4" };
+    const char *keys[] = {"aaaa1", "aaaa2", "aabb3", "bbbb4"};
     for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(put(f, keys[i], 10, (uint8_t)keys[i][4], false), 0);
     }
@@ -116,7 +118,7 @@ static struct kvftl *four_keys(void)
 static void test_full_mask(void)
 {
     struct kvftl *f = four_keys();
-    assert_bucket(f, 0x61616161, 0xffffffff, (const char *[]){ "aaaa1", "aaaa2" }, 2);
+    assert_bucket(f, 0x61616161, 0xffffffff, (const char *[]){"aaaa1", "aaaa2"}, 2);
     kvftl_close(f);
 }
 
@@ -124,8 +126,8 @@ static void test_full_mask(void)
 static void test_partial_mask(void)
 {
     struct kvftl *f = four_keys();
-    assert_bucket(f, 0x61610000, 0xffff0000, (const char *[]){ "aaaa1", "aaaa2", "aabb3" }, 3);
-    assert_bucket(f, 0, 0, (const char *[]){ "aaaa1", "aaaa2", "aabb3", "bbbb4" }, 4);
+    assert_bucket(f, 0x61610000, 0xffff0000, (const char *[]){"aaaa1", "aaaa2", "aabb3"}, 3);
+    assert_bucket(f, 0, 0, (const char *[]){"aaaa1", "aaaa2", "aabb3", "bbbb4"}, 4);
     kvftl_close(f);
 }
 
@@ -134,7 +136,7 @@ static void test_short_key_zero_padded(void)
 {
     struct kvftl *f = four_keys();
     put(f, "ab", 3, 'b', false);
-    assert_bucket(f, 0x61620000, 0xffffffff, (const char *[]){ "ab" }, 1);
+    assert_bucket(f, 0x61620000, 0xffffffff, (const char *[]){"ab"}, 1);
     CU_ASSERT_EQUAL(iter_first4("ab", 2), 0x61620000);
     kvftl_close(f);
 }

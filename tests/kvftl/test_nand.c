@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* NAND model: geometry, timing with per-die/per-channel busy-until, backing store, torn programs. */
+/* NAND model: geometry, timing with per-die/per-channel busy-until, backing store, torn programs.
+ */
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "helpers.h"
 
 static const struct nand_timing tm = {
-    .read_ns = 50000, .program_ns = 500000, .erase_ns = 3000000, .channel_bytes_per_us = 800,
+    .read_ns = 50000,
+    .program_ns = 500000,
+    .erase_ns = 3000000,
+    .channel_bytes_per_us = 800,
 };
 
 static void nand_up(struct nand *n, uint32_t ch, uint32_t dies, const char *path)
 {
     struct nand_geometry g = {
-        .channels = ch, .dies_per_channel = dies, .blocks_per_die = 4, .pages_per_block = 8,
+        .channels = ch,
+        .dies_per_channel = dies,
+        .blocks_per_die = 4,
+        .pages_per_block = 8,
         .page_size = 4096,
     };
     char err[256];
@@ -20,13 +27,16 @@ static void nand_up(struct nand *n, uint32_t ch, uint32_t dies, const char *path
 }
 
 static uint8_t page[4096];
-static const struct nand_oob data_oob = { .kind = NAND_PAGE_DATA, .tag = 0, .seq = 7 };
+static const struct nand_oob data_oob = {.kind = NAND_PAGE_DATA, .tag = 0, .seq = 7};
 
 /* 2 channels x 3 dies x 4 blocks x 8 pages of 4 KiB: a stripe is 48 pages = 192 KiB. */
 static void test_geometry_derived(void)
 {
     struct nand_geometry g = {
-        .channels = 2, .dies_per_channel = 3, .blocks_per_die = 4, .pages_per_block = 8,
+        .channels = 2,
+        .dies_per_channel = 3,
+        .blocks_per_die = 4,
+        .pages_per_block = 8,
         .page_size = 4096,
     };
     nand_geometry_derive(&g);
@@ -140,7 +150,10 @@ static void test_backing_is_sparse(void)
 {
     struct nand n;
     struct nand_geometry g = {
-        .channels = 1, .dies_per_channel = 1, .blocks_per_die = 64, .pages_per_block = 1024,
+        .channels = 1,
+        .dies_per_channel = 1,
+        .blocks_per_die = 64,
+        .pages_per_block = 1024,
         .page_size = 16384,
     };
     char err[256];

@@ -182,14 +182,26 @@ static void test_copies_serialise_on_one_cpu(void)
     struct kvftl *f = open_policy(KVFTL_PACK_ALL);
     static uint8_t v[5000];
     struct kvftl_store_req reqs[] = {
-        { .key = "A-------", .key_bytes = 8, .value = v, .value_bytes = 100, .inline_bytes = 100,
-          .arrival_ns = 0 },
-        { .key = "C-------", .key_bytes = 8, .value = v, .value_bytes = 5000, .inline_bytes = 0,
-          .arrival_ns = 0 },
-        { .key = "D-------", .key_bytes = 8, .value = v, .value_bytes = 300, .inline_bytes = 300,
-          .arrival_ns = 10000 },
+        {.key = "A-------",
+         .key_bytes = 8,
+         .value = v,
+         .value_bytes = 100,
+         .inline_bytes = 100,
+         .arrival_ns = 0},
+        {.key = "C-------",
+         .key_bytes = 8,
+         .value = v,
+         .value_bytes = 5000,
+         .inline_bytes = 0,
+         .arrival_ns = 0},
+        {.key = "D-------",
+         .key_bytes = 8,
+         .value = v,
+         .value_bytes = 300,
+         .inline_bytes = 300,
+         .arrival_ns = 10000},
     };
-    uint64_t want[] = { 50, 2550, 10150 };
+    uint64_t want[] = {50, 2550, 10150};
     for (int i = 0; i < 3; i++) {
         struct kvftl_cpl cpl;
         kvftl_store(f, &reqs[i], &cpl);
@@ -218,8 +230,8 @@ static void test_hybrid_value_placed_as_dma(void)
     struct kvftl *f = open_policy(KVFTL_PACK_SELECTIVE);
     static uint8_t v[5000];
     put(f, "A-------", 100, 0xa, false);
-    struct kvftl_store_req r = { .key = "H-------", .key_bytes = 8, .value = v, .value_bytes = 5000,
-                                 .inline_bytes = 904 };
+    struct kvftl_store_req r = {
+        .key = "H-------", .key_bytes = 8, .value = v, .value_bytes = 5000, .inline_bytes = 904};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
@@ -349,11 +361,9 @@ static void test_data_area_small_blob_starts_next_page(void)
     struct kvftl_config c = data_area_config(KVFTL_PACK_ALL);
     struct kvftl *f = open_or_die(&c);
     static const struct placed_pair pairs[] = {
-        { "A-------", 4000, 1, false, 0 },
-        { "B-------", 2000, 2, false, 4032 },
-        { "C-------", 100, 3, false, 8192 },
-        { "D-------", 7000, 4, false, 16384 },
-        { "E-------", 10, 5, false, 32768 },
+        {"A-------", 4000, 1, false, 0},   {"B-------", 2000, 2, false, 4032},
+        {"C-------", 100, 3, false, 8192}, {"D-------", 7000, 4, false, 16384},
+        {"E-------", 10, 5, false, 32768},
     };
     put_placed(f, pairs, 5);
     CU_ASSERT_EQUAL(f->space.data.wp, 32810);
@@ -378,10 +388,10 @@ static void test_data_area_block_policy(void)
     struct kvftl_config c = data_area_config(KVFTL_PACK_BLOCK);
     struct kvftl *f = open_or_die(&c);
     static const struct placed_pair pairs[] = {
-        { "A-------", 1000, 1, true, 0 },
-        { "B-------", 2000, 2, true, 4096 },
-        { "X-------", 100, 3, true, 8192 },
-        { "C-------", 2100, 4, true, 16384 },
+        {"A-------", 1000, 1, true, 0},
+        {"B-------", 2000, 2, true, 4096},
+        {"X-------", 100, 3, true, 8192},
+        {"C-------", 2100, 4, true, 16384},
     };
     put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(get_check(f, "C-------", 2100, 4), 0);
@@ -407,10 +417,10 @@ static void test_data_area_backfill_gap(void)
     struct kvftl_config c = data_area_config(KVFTL_PACK_BACKFILL);
     struct kvftl *f = open_or_die(&c);
     static const struct placed_pair pairs[] = {
-        { "I1------", 1968, 1, false, 0 },
-        { "M1------", 3000, 2, true, 8192 },
-        { "I2------", 3000, 3, false, 2000 },
-        { "I3------", 4200, 4, false, 16384 },
+        {"I1------", 1968, 1, false, 0},
+        {"M1------", 3000, 2, true, 8192},
+        {"I2------", 3000, 3, false, 2000},
+        {"I3------", 4200, 4, false, 16384},
     };
     put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(f->space.data.wp, 16384 + 4232);

@@ -45,7 +45,8 @@ static void cycle(struct kvftl *f)
  * @late_bytes inline, which needs a program) is torn: INTERNAL_ERROR and no
  * power. Closed without a checkpoint; returns the image crash-mounted.
  */
-static struct kvftl *crash_after_flush(struct kvftl *f, const struct kvftl_config *c, uint32_t late_bytes)
+static struct kvftl *crash_after_flush(struct kvftl *f, const struct kvftl_config *c,
+                                       uint32_t late_bytes)
 {
     kvftl_power_cut_after(f, 1);
     flush(f);
@@ -241,7 +242,8 @@ static void test_latest_version_wins(void)
     kvftl_close(f);
 }
 
-/* After GC moved blobs around (relocated copies keep their sequence numbers), a crash mount agrees. */
+/* After GC moved blobs around (relocated copies keep their sequence numbers), a crash mount agrees.
+ */
 static void test_recovery_after_gc(void)
 {
     struct kvftl_config c = small_config();
@@ -289,12 +291,12 @@ static void test_crash_scan_fine_units_and_page_fit(void)
     struct kvftl *f = open_or_die(&c);
     /* occupied: A 1024 (padded), B 1032, C 3032, D 1024 (padded), E 2032, F 5032 */
     static const struct placed_pair pairs[] = {
-        { "A-------", 50, 1, false, 0 },
-        { "B-------", 1000, 2, false, 1024 },
-        { "C-------", 3000, 3, false, 4096 }, /* 2056 + 3032 passes 4096: fresh page, 2040 padded */
-        { "D-------", 10, 4, false, 7128 },
-        { "E-------", 2000, 5, false, 8192 }, /* 8152 + 2032 passes 8192: fresh page */
-        { "F-------", 5000, 6, false, 10224 }, /* 5032 > one page: straddles */
+        {"A-------", 50, 1, false, 0},
+        {"B-------", 1000, 2, false, 1024},
+        {"C-------", 3000, 3, false, 4096}, /* 2056 + 3032 passes 4096: fresh page, 2040 padded */
+        {"D-------", 10, 4, false, 7128},
+        {"E-------", 2000, 5, false, 8192}, /* 8152 + 2032 passes 8192: fresh page */
+        {"F-------", 5000, 6, false, 10224}, /* 5032 > one page: straddles */
     };
     put_placed(f, pairs, 6);
     f = crash_after_flush(f, &c, 5000); /* the partial page 3 programmed */
@@ -330,11 +332,9 @@ static void test_crash_scan_data_area(void)
     c.page_data_bytes = 6144;
     struct kvftl *f = open_or_die(&c);
     static const struct placed_pair pairs[] = {
-        { "A-------", 50, 1, false, 0 },
-        { "B-------", 5000, 2, false, 1024 },
-        { "C-------", 100, 3, false, 8192 },
-        { "D-------", 7000, 4, false, 16384 },
-        { "E-------", 2000, 5, false, 32768 },
+        {"A-------", 50, 1, false, 0},       {"B-------", 5000, 2, false, 1024},
+        {"C-------", 100, 3, false, 8192},   {"D-------", 7000, 4, false, 16384},
+        {"E-------", 2000, 5, false, 32768},
     };
     put_placed(f, pairs, 5);
     f = crash_after_flush(f, &c, 7000); /* the partial page 4 programmed */
@@ -414,18 +414,18 @@ static void test_killed_process_image(void)
 /* One step of the killed child's workload: a Store of @key version @ver, or a Delete. */
 struct kill_op {
     int key;
-    int ver;       /* > 0: Store of this version; 0: Delete */
+    int ver; /* > 0: Store of this version; 0: Delete */
     uint32_t vlen;
     bool dma;
 };
 
 /* What the child reports through the pipe once its last operation completed. */
 struct kill_report {
-    int completed;              /* operations whose completion the child saw (status 0) */
-    int flushed;                /* operations before the child's Flush, -1 if none */
-    uint64_t pages_programmed;  /* value-log pages programmed when it died */
-    uint32_t buffered_pages;    /* pages open in the page buffer when it died */
-    uint32_t dlt_entries;       /* backfill: values placed ahead of the write pointer */
+    int completed; /* operations whose completion the child saw (status 0) */
+    int flushed; /* operations before the child's Flush, -1 if none */
+    uint64_t pages_programmed; /* value-log pages programmed when it died */
+    uint32_t buffered_pages; /* pages open in the page buffer when it died */
+    uint32_t dlt_entries; /* backfill: values placed ahead of the write pointer */
 };
 
 #define KILL_KEYS 64
@@ -450,7 +450,10 @@ static int kill_store(struct kvftl *f, const struct kill_op *op)
         v[j] = kill_byte(op->key, op->ver, j);
     }
     struct kvftl_store_req r = {
-        .key = key, .key_bytes = 16, .value = v, .value_bytes = op->vlen,
+        .key = key,
+        .key_bytes = 16,
+        .value = v,
+        .value_bytes = op->vlen,
         .inline_bytes = op->dma ? 0 : op->vlen,
     };
     struct kvftl_cpl cpl;
@@ -467,7 +470,7 @@ static void kill_child(const struct kvftl_config *c, const struct kill_op *ops, 
                        int flush_after, int wfd)
 {
     struct kvftl *f = open_or_die(c);
-    struct kill_report rep = { .completed = 0, .flushed = -1 };
+    struct kill_report rep = {.completed = 0, .flushed = -1};
     for (int i = 0; i < n; i++) {
         if (i == flush_after) {
             struct kvftl_cpl cpl;
@@ -571,16 +574,16 @@ static int kill_workload(struct kill_op *ops)
 {
     int n = 0;
     for (int k = 0; k < 40; k++) {
-        ops[n++] = (struct kill_op){ k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0 };
+        ops[n++] = (struct kill_op){k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0};
     }
     for (int k = 0; k < 15; k++) {
         if (k < 10) {
-            ops[n++] = (struct kill_op){ k, 2, 100 + (uint32_t)k * 211, k % 3 == 0 };
+            ops[n++] = (struct kill_op){k, 2, 100 + (uint32_t)k * 211, k % 3 == 0};
         } else {
-            ops[n++] = (struct kill_op){ k, 0, 0, false };
+            ops[n++] = (struct kill_op){k, 0, 0, false};
         }
         if (k >= 10) {
-            ops[n++] = (struct kill_op){ 30 + k, 1, 700 + (uint32_t)k * 50, k % 2 == 0 };
+            ops[n++] = (struct kill_op){30 + k, 1, 700 + (uint32_t)k * 50, k % 2 == 0};
         }
     }
     return n;
@@ -592,7 +595,7 @@ static void kill_mount_and_check(const struct kvftl_config *c, const struct kill
     struct kvftl *f = open_or_die(c);
     kill_verify(f, ops, upto);
     assert_consistent(f);
-    struct kill_op extra = { 63, 1, 1000, false };
+    struct kill_op extra = {63, 1, 1000, false};
     CU_ASSERT_EQUAL(kill_store(f, &extra), 0);
     kvftl_close(f);
     f = open_or_die(c);
@@ -642,8 +645,8 @@ static void test_sigkill_plp_backfill_gaps(void)
     struct kill_op ops[128];
     int n = kill_workload(ops);
     /* end on a DMA value followed by one small inline value: a gap stays open */
-    ops[n++] = (struct kill_op){ 50, 1, 5000, true };
-    ops[n++] = (struct kill_op){ 51, 1, 30, false };
+    ops[n++] = (struct kill_op){50, 1, 5000, true};
+    ops[n++] = (struct kill_op){51, 1, 30, false};
     struct kill_report rep = kill_run(&c, ops, n, -1);
     CU_ASSERT_EQUAL(rep.completed, n);
     CU_ASSERT(rep.buffered_pages > 0);
@@ -668,11 +671,11 @@ static void test_sigkill_no_plp_keeps_flushed(void)
     struct kill_op ops[64];
     int n = 0;
     for (int k = 0; k < 40; k++) {
-        ops[n++] = (struct kill_op){ k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0 };
+        ops[n++] = (struct kill_op){k, 1, 50 + (uint32_t)(k * 397) % 3000, k % 5 == 0};
     }
-    ops[n++] = (struct kill_op){ 0, 2, 500, false };
-    ops[n++] = (struct kill_op){ 1, 0, 0, false };
-    ops[n++] = (struct kill_op){ 40, 1, 600, false };
+    ops[n++] = (struct kill_op){0, 2, 500, false};
+    ops[n++] = (struct kill_op){1, 0, 0, false};
+    ops[n++] = (struct kill_op){40, 1, 600, false};
     struct kill_report rep = kill_run(&c, ops, n, 40);
     CU_ASSERT_EQUAL(rep.completed, 43);
     CU_ASSERT_EQUAL(rep.flushed, 40);
@@ -724,8 +727,10 @@ static void expect_rescan(const struct kvftl_config *c, const char *why)
     const char *note = kvftl_mount_note(f);
     CU_ASSERT_PTR_NOT_NULL_FATAL(note);
     char want[512];
-    snprintf(want, sizeof(want), "image_path %s: %s; the index was rebuilt by scanning the log: "
-             "%d keys found.", image, f->mount.why, DMG_KEYS);
+    snprintf(want, sizeof(want),
+             "image_path %s: %s; the index was rebuilt by scanning the log: "
+             "%d keys found.",
+             image, f->mount.why, DMG_KEYS);
     CU_ASSERT_STRING_EQUAL(note, want);
     CU_ASSERT_EQUAL(stats(f).live_keys, DMG_KEYS);
     CU_ASSERT_EQUAL(count_bad(f, 0, DMG_KEYS, 7), 0);
@@ -803,22 +808,26 @@ static void test_index_entry_outside_log_rescanned(void)
     expect_rescan(&c, why);
 }
 
-/* One change to a checkpoint field (the checksums recomputed afterwards) and the reason it gives. */
+/* One change to a checkpoint field (the checksums recomputed afterwards) and the reason it gives.
+ */
 struct ckpt_case {
     const char *what;
     void (*change)(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l);
     const char *why;
 };
 
-static void ck_vl_stripe(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_vl_stripe(struct checkpoint_head *ch, uint8_t *b,
+                         const struct kvftl_image_ckpt_layout *l)
 {
     ch->vl_stripe = 13;
 }
-static void ck_depth(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_depth(struct checkpoint_head *ch, uint8_t *b,
+                     const struct kvftl_image_ckpt_layout *l)
 {
     ch->global_depth = 31;
 }
-static void ck_npages(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_npages(struct checkpoint_head *ch, uint8_t *b,
+                      const struct kvftl_image_ckpt_layout *l)
 {
     ch->npages = 0;
 }
@@ -831,15 +840,18 @@ static void ck_wp(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_ima
 {
     ch->vl_wp = 576 * 4096 + 4096;
 }
-static void ck_state(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_state(struct checkpoint_head *ch, uint8_t *b,
+                     const struct kvftl_image_ckpt_layout *l)
 {
     b[l->stripes + 2 * sizeof(struct stripe_info) + offsetof(struct stripe_info, state)] = 7;
 }
-static void ck_erased(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_erased(struct checkpoint_head *ch, uint8_t *b,
+                      const struct kvftl_image_ckpt_layout *l)
 {
     b[l->stripes + 4 * sizeof(struct stripe_info) + offsetof(struct stripe_info, erased)] = 2;
 }
-static void ck_cursor(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_cursor(struct checkpoint_head *ch, uint8_t *b,
+                      const struct kvftl_image_ckpt_layout *l)
 {
     ch->alloc_cursor = 50;
 }
@@ -847,33 +859,41 @@ static void ck_keys(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_i
 {
     ch->live_keys++;
 }
-static void ck_page_depth(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_page_depth(struct checkpoint_head *ch, uint8_t *b,
+                          const struct kvftl_image_ckpt_layout *l)
 {
     b[l->page_depth] = 9;
 }
-static void ck_stream(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_stream(struct checkpoint_head *ch, uint8_t *b,
+                      const struct kvftl_image_ckpt_layout *l)
 {
     ch->stream_idx = 577;
 }
-static void ck_stripes(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_stripes(struct checkpoint_head *ch, uint8_t *b,
+                       const struct kvftl_image_ckpt_layout *l)
 {
     ch->stripes = 11;
 }
-static void ck_page_ppn(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_page_ppn(struct checkpoint_head *ch, uint8_t *b,
+                        const struct kvftl_image_ckpt_layout *l)
 {
     uint32_t v = 3; /* a data page of stripe 0 */
     memcpy(b + l->page_ppn, &v, 4);
 }
-static void ck_valid(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_valid(struct checkpoint_head *ch, uint8_t *b,
+                     const struct kvftl_image_ckpt_layout *l)
 {
     uint64_t v = 4096;
-    memcpy(b + l->stripes + 0 * sizeof(struct stripe_info) + offsetof(struct stripe_info, valid_bytes), &v, 8);
+    memcpy(b + l->stripes + 0 * sizeof(struct stripe_info) +
+               offsetof(struct stripe_info, valid_bytes),
+           &v, 8);
 }
 static void ck_seed(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
 {
     ch->hash_seed ^= 1;
 }
-static void ck_layout(struct checkpoint_head *ch, uint8_t *b, const struct kvftl_image_ckpt_layout *l)
+static void ck_layout(struct checkpoint_head *ch, uint8_t *b,
+                      const struct kvftl_image_ckpt_layout *l)
 {
     ch->layout = 0;
 }
@@ -889,22 +909,24 @@ static void ck_layout(struct checkpoint_head *ch, uint8_t *b, const struct kvftl
 static void test_checkpoint_fields_out_of_range(void)
 {
     static const struct ckpt_case cases[] = {
-        { "open data stripe", ck_vl_stripe, "the open data stripe is 13; it must be below 10" },
-        { "global depth", ck_depth, "its global depth is 31; it must be at most 6 for 4 index pages" },
-        { "index pages", ck_npages, "it holds 0 index pages" },
-        { "directory", ck_dir, "directory slot 0 names index page 9; there are 4" },
-        { "write pointer", ck_wp, "the write pointer 2363392 of the open data stripe" },
-        { "stripe state", ck_state, "stripe 2 has state 7" },
-        { "erased flag", ck_erased, "stripe 4 has erased flag 2" },
-        { "allocation cursor", ck_cursor, "the allocation cursor is 50" },
-        { "live keys", ck_keys, "live keys 601 but its index holds 600" },
-        { "local depth", ck_page_depth, "index page 0 has local depth 9" },
-        { "index stream", ck_stream, "the index stream's next page is 577" },
-        { "stripe count", ck_stripes, "it describes 11 stripes; the image has 10" },
-        { "index page address", ck_page_ppn, "index page 0 is at NAND page 3, which is not an index page" },
-        { "valid bytes", ck_valid, "stripe 0 has 4096 valid bytes but its index references" },
-        { "hash seed", ck_seed, "holds another key (or the hash seed is wrong)" },
-        { "layout", ck_layout, "written by an older kvftl (layout 0; this one reads layout 2)" },
+        {"open data stripe", ck_vl_stripe, "the open data stripe is 13; it must be below 10"},
+        {"global depth", ck_depth,
+         "its global depth is 31; it must be at most 6 for 4 index pages"},
+        {"index pages", ck_npages, "it holds 0 index pages"},
+        {"directory", ck_dir, "directory slot 0 names index page 9; there are 4"},
+        {"write pointer", ck_wp, "the write pointer 2363392 of the open data stripe"},
+        {"stripe state", ck_state, "stripe 2 has state 7"},
+        {"erased flag", ck_erased, "stripe 4 has erased flag 2"},
+        {"allocation cursor", ck_cursor, "the allocation cursor is 50"},
+        {"live keys", ck_keys, "live keys 601 but its index holds 600"},
+        {"local depth", ck_page_depth, "index page 0 has local depth 9"},
+        {"index stream", ck_stream, "the index stream's next page is 577"},
+        {"stripe count", ck_stripes, "it describes 11 stripes; the image has 10"},
+        {"index page address", ck_page_ppn,
+         "index page 0 is at NAND page 3, which is not an index page"},
+        {"valid bytes", ck_valid, "stripe 0 has 4096 valid bytes but its index references"},
+        {"hash seed", ck_seed, "holds another key (or the hash seed is wrong)"},
+        {"layout", ck_layout, "written by an older kvftl (layout 0; this one reads layout 2)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         printf("# checkpoint field: %s\n", cases[i].what);
@@ -971,7 +993,8 @@ static void test_damaged_blob_after_clean_close(void)
     CU_ASSERT_EQUAL(exist(f, "key-000000000005"), KVFTL_KEY_DOES_NOT_EXIST);
     char err[512];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "blob at 5120 does not match its index entry (type 0xb1, 250+50 bytes)");
+    CU_ASSERT_STRING_EQUAL(err,
+                           "blob at 5120 does not match its index entry (type 0xb1, 250+50 bytes)");
     kvftl_close(f);
     unlink(image);
 }
@@ -1023,9 +1046,9 @@ static void test_damaged_value_unrecovered(void)
     uint8_t bufs[3][64];
     memset(bufs, 0xee, sizeof(bufs));
     struct kvftl_retrieve_req reqs[3] = {
-        { .key = "key-000000000004", .key_bytes = 16, .buf = bufs[0], .buf_bytes = 64 },
-        { .key = key, .key_bytes = 16, .buf = bufs[1], .buf_bytes = 64 },
-        { .key = "key-000000000006", .key_bytes = 16, .buf = bufs[2], .buf_bytes = 64 },
+        {.key = "key-000000000004", .key_bytes = 16, .buf = bufs[0], .buf_bytes = 64},
+        {.key = key, .key_bytes = 16, .buf = bufs[1], .buf_bytes = 64},
+        {.key = "key-000000000006", .key_bytes = 16, .buf = bufs[2], .buf_bytes = 64},
     };
     struct kvftl_cpl cpls[3];
     kvftl_retrieve_batch(f, reqs, cpls, 3);
@@ -1171,8 +1194,10 @@ static void test_checkpoint_cut_off(void)
     kvftl_image_close(&im);
     CU_ASSERT_EQUAL(truncate(image, (off_t)ckpt), 0);
     char why[160];
-    snprintf(why, sizeof(why), "the checkpoint (%llu bytes at offset %llu) is past the end of the file "
-             "(%llu bytes)", (unsigned long long)bytes, (unsigned long long)ckpt, (unsigned long long)ckpt);
+    snprintf(why, sizeof(why),
+             "the checkpoint (%llu bytes at offset %llu) is past the end of the file "
+             "(%llu bytes)",
+             (unsigned long long)bytes, (unsigned long long)ckpt, (unsigned long long)ckpt);
     expect_rescan(&c, why);
 }
 
@@ -1194,7 +1219,8 @@ static void test_truncated_image_refused(void)
     CU_ASSERT_EQUAL(truncate(image, half), 0);
     char err[512], want[512];
     CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(want, sizeof(want), "image_path %s is %lld bytes, shorter than the %llu bytes of NAND and "
+    snprintf(want, sizeof(want),
+             "image_path %s is %lld bytes, shorter than the %llu bytes of NAND and "
              "spare areas its header describes: the file was truncated, and what it lost cannot be "
              "recovered (restore it from a copy, or delete it to start an empty device)",
              image, (long long)half, (unsigned long long)need);
@@ -1216,8 +1242,10 @@ static void test_short_foreign_file_refused(void)
     c.image_path = image;
     char err[512], want[512];
     CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(want, sizeof(want), "image_path %s is 13 bytes, too short for a kvftl image header "
-             "(4096 bytes): it is not a kvftl image", image);
+    snprintf(want, sizeof(want),
+             "image_path %s is 13 bytes, too short for a kvftl image header "
+             "(4096 bytes): it is not a kvftl image",
+             image);
     CU_ASSERT_STRING_EQUAL(err, want);
     struct stat st;
     CU_ASSERT_EQUAL(stat(image, &st), 0);
@@ -1256,8 +1284,10 @@ static void test_dirty_image_note(void)
     struct kvftl_config c = dirty_setup();
     struct kvftl *f = open_or_die(&c);
     char want[512];
-    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
-             "scanning the log: 100 keys found.", image);
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the index was rebuilt by "
+             "scanning the log: 100 keys found.",
+             image);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
     CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
     CU_ASSERT_EQUAL(count_bad(f, 0, 100, 9), 0);
@@ -1284,10 +1314,12 @@ static void test_scan_reports_unparseable_record(void)
     CU_ASSERT_EQUAL(f->mount.cut_offset, 40960);
     CU_ASSERT_EQUAL(f->mount.unread_bytes, 61440);
     char want[768];
-    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the index was rebuilt by "
              "scanning the log: 40 keys found; the log of 1 stripe cannot be parsed to its end "
              "(stripe 0 from offset 40960, record type 0x77): 61440 programmed bytes after that "
-             "were not read, and the records in them are lost.", image);
+             "were not read, and the records in them are lost.",
+             image);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
     CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
     CU_ASSERT_EQUAL(count_bad(f, 0, 40, 9), 0);
@@ -1297,7 +1329,8 @@ static void test_scan_reports_unparseable_record(void)
     unlink(image);
 }
 
-/* A value byte flipped in the dirty image: that record fails its checksum, is skipped and counted. */
+/* A value byte flipped in the dirty image: that record fails its checksum, is skipped and counted.
+ */
 static void test_scan_counts_bad_checksum(void)
 {
     struct kvftl_config c = dirty_setup();
@@ -1313,9 +1346,11 @@ static void test_scan_counts_bad_checksum(void)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(f->mount.bad_checksums, 1);
     char want[512];
-    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the index was rebuilt by "
              "scanning the log: 99 keys found; 1 record whose checksum fails was skipped (a Store "
-             "cut short by the crash, or damage).", image);
+             "cut short by the crash, or damage).",
+             image);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
     CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
     CU_ASSERT_EQUAL(count_bad(f, 0, 40, 9), 0);
@@ -1343,9 +1378,12 @@ static void test_scan_survives_damaged_spare_area(void)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(f->mount.bad_spares, 1);
     char want[512];
-    snprintf(want, sizeof(want), "image_path %s was not closed cleanly; the index was rebuilt by "
-             "scanning the log: 100 keys found; 1 page has a damaged spare area (the first: page 0, "
-             "kind 0x12345678).", image);
+    snprintf(
+        want, sizeof(want),
+        "image_path %s was not closed cleanly; the index was rebuilt by "
+        "scanning the log: 100 keys found; 1 page has a damaged spare area (the first: page 0, "
+        "kind 0x12345678).",
+        image);
     CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
     CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
     CU_ASSERT_EQUAL(count_bad(f, 0, 100, 9), 0);
@@ -1382,8 +1420,10 @@ static void test_image_locked(void)
     CU_ASSERT_EQUAL(read(up[0], &b, 1), 1);
     char err[512], want[512];
     CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(want, sizeof(want), "image_path %s is in use by process %d (another QEMU or kvftl "
-             "program has it open); an image can back only one device at a time", image, (int)pid);
+    snprintf(want, sizeof(want),
+             "image_path %s is in use by process %d (another QEMU or kvftl "
+             "program has it open); an image can back only one device at a time",
+             image, (int)pid);
     CU_ASSERT_STRING_EQUAL(err, want);
     CU_ASSERT(write(down[1], &b, 1) == 1);
     int status;
@@ -1392,8 +1432,10 @@ static void test_image_locked(void)
 
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    snprintf(want, sizeof(want), "image_path %s is in use by another device or process (its process "
-             "id is not known); an image can back only one device at a time", image);
+    snprintf(want, sizeof(want),
+             "image_path %s is in use by another device or process (its process "
+             "id is not known); an image can back only one device at a time",
+             image);
     CU_ASSERT_STRING_EQUAL(err, want);
     kvftl_close(f);
     f = open_or_die(&c);
@@ -1404,7 +1446,6 @@ static void test_image_locked(void)
     close(down[1]);
     unlink(image);
 }
-
 
 /*
  * A Store refused with CAPACITY_EXCEEDED leaves nothing a crash mount

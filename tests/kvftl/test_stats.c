@@ -82,8 +82,12 @@ static void test_latency_from_arrival(void)
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
     static uint8_t v[4000];
-    struct kvftl_store_req r = { .key = "k", .key_bytes = 1, .value = v, .value_bytes = 4000,
-                                 .inline_bytes = 4000, .arrival_ns = 1000000 };
+    struct kvftl_store_req r = {.key = "k",
+                                .key_bytes = 1,
+                                .value = v,
+                                .value_bytes = 4000,
+                                .inline_bytes = 4000,
+                                .arrival_ns = 1000000};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.done_ns, 1000000 + 2000); /* 4000 B copied at 2000 B/us */
@@ -127,10 +131,8 @@ static void test_check_detects_corruption(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST_FN(test_write_amplification),
-    TAP_TEST_FN(test_reset_keeps_gauges),
-    TAP_TEST_FN(test_latency_percentiles),
-    TAP_TEST_FN(test_latency_from_arrival),
+    TAP_TEST_FN(test_write_amplification),      TAP_TEST_FN(test_reset_keeps_gauges),
+    TAP_TEST_FN(test_latency_percentiles),      TAP_TEST_FN(test_latency_from_arrival),
     TAP_TEST_FN(test_check_detects_corruption),
 };
 

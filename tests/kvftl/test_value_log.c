@@ -2,7 +2,7 @@
 /* Value log: blob format, placement unit, page spanning, buffer, option and size semantics. */
 #include "helpers.h"
 
-static const char *K16[] = { "key-000000000000", "key-000000000001", "key-000000000002" };
+static const char *K16[] = {"key-000000000000", "key-000000000001", "key-000000000002"};
 
 /* A stored pair is on flash as header {0xb1, 4, 50, seq 1, XXH3 checksum} + key + value. */
 /*
@@ -123,7 +123,8 @@ static void test_page_spanning_blob(void)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(put(f, "big", 10000, 0xc3, false), 0);
     CU_ASSERT_EQUAL(stats(f).nand_data_pages_programmed, 2);
-    CU_ASSERT_EQUAL(get_check(f, "big", 10000, 0xc3), 0); /* pages 0-1 from NAND, 2 from the buffer */
+    CU_ASSERT_EQUAL(get_check(f, "big", 10000, 0xc3),
+                    0); /* pages 0-1 from NAND, 2 from the buffer */
     flush(f);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 3);
@@ -133,7 +134,8 @@ static void test_page_spanning_blob(void)
     kvftl_close(f);
 }
 
-/* Retrieve at an offset copies from there; offset == size is an empty success; beyond is INVALID_FIELD. */
+/* Retrieve at an offset copies from there; offset == size is an empty success; beyond is
+ * INVALID_FIELD. */
 static void test_partial_retrieve(void)
 {
     struct kvftl_config c = small_config();
@@ -142,8 +144,8 @@ static void test_partial_retrieve(void)
     for (int i = 0; i < 100; i++) {
         v[i] = (uint8_t)i;
     }
-    struct kvftl_store_req r = { .key = "p", .key_bytes = 1, .value = v, .value_bytes = 100,
-                                 .inline_bytes = 100 };
+    struct kvftl_store_req r = {
+        .key = "p", .key_bytes = 1, .value = v, .value_bytes = 100, .inline_bytes = 100};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.value_bytes, 100);
@@ -173,7 +175,7 @@ static void test_invalid_sizes(void)
     static uint8_t v[KVFTL_VALUE_MAX_BYTES + 1];
     char key[257];
     memset(key, 'k', sizeof(key));
-    struct kvftl_store_req r = { .key = key, .key_bytes = 0, .value = v, .value_bytes = 1 };
+    struct kvftl_store_req r = {.key = key, .key_bytes = 0, .value = v, .value_bytes = 1};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_KEY_SIZE);
@@ -207,8 +209,12 @@ static void test_store_options(void)
     struct kvftl_config c = small_config();
     struct kvftl *f = open_or_die(&c);
     uint8_t v[8] = {0};
-    struct kvftl_store_req r = { .key = "opt", .key_bytes = 3, .value = v, .value_bytes = 8,
-                                 .inline_bytes = 8, .options = KVFTL_STORE_ONLY_IF_EXISTS };
+    struct kvftl_store_req r = {.key = "opt",
+                                .key_bytes = 3,
+                                .value = v,
+                                .value_bytes = 8,
+                                .inline_bytes = 8,
+                                .options = KVFTL_STORE_ONLY_IF_EXISTS};
     struct kvftl_cpl cpl;
     kvftl_store(f, &r, &cpl);
     CU_ASSERT_EQUAL(cpl.status, KVFTL_KEY_DOES_NOT_EXIST);
@@ -299,11 +305,15 @@ static void test_buffer_full_stalls_store(void)
     c.placement_unit_bytes = 4096;
     struct kvftl *f = open_or_die(&c);
     static uint8_t v[4064];
-    const char *keys[] = { "key00001", "key00002", "key00003" };
-    uint64_t want[] = { 2032, 4064, 509184 };
+    const char *keys[] = {"key00001", "key00002", "key00003"};
+    uint64_t want[] = {2032, 4064, 509184};
     for (int i = 0; i < 3; i++) {
-        struct kvftl_store_req r = { .key = keys[i], .key_bytes = 8, .value = v, .value_bytes = 4064,
-                                     .inline_bytes = 4064, .arrival_ns = 0 };
+        struct kvftl_store_req r = {.key = keys[i],
+                                    .key_bytes = 8,
+                                    .value = v,
+                                    .value_bytes = 4064,
+                                    .inline_bytes = 4064,
+                                    .arrival_ns = 0};
         struct kvftl_cpl cpl;
         kvftl_store(f, &r, &cpl);
         CU_ASSERT_EQUAL(cpl.status, 0);
@@ -372,10 +382,10 @@ static void test_page_fit_blobs(void)
     c.page_fit_blobs = true;
     struct kvftl *f = open_or_die(&c);
     static const struct placed_pair pairs[] = {
-        { "A-------", 3000, 0xa, false, 0 },
-        { "B-------", 2000, 0xb, false, 4096 },
-        { "C-------", 5000, 0xc, false, 6128 },
-        { "D-------", 100, 0xd, false, 11160 },
+        {"A-------", 3000, 0xa, false, 0},
+        {"B-------", 2000, 0xb, false, 4096},
+        {"C-------", 5000, 0xc, false, 6128},
+        {"D-------", 100, 0xd, false, 11160},
     };
     put_placed(f, pairs, 4);
     CU_ASSERT_EQUAL(f->space.data.wp, 11292);
@@ -392,21 +402,23 @@ static void test_config_check_and_presets(void)
     char err[256];
     c.placement_unit_bytes = 3;
     CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "placement_unit_bytes is 3; it must be a power of two from 1 to 4096");
+    CU_ASSERT_STRING_EQUAL(err,
+                           "placement_unit_bytes is 3; it must be a power of two from 1 to 4096");
     c = small_config();
     c.page_size_bytes = 3000;
     CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "page_size_bytes is 3000; it must be a power of two from 4096 to 65536");
+    CU_ASSERT_STRING_EQUAL(err,
+                           "page_size_bytes is 3000; it must be a power of two from 4096 to 65536");
     c = small_config();
     c.pages_per_block = 8;
     CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), -1);
     c = small_config();
     CU_ASSERT_EQUAL(kvftl_config_preset(&c, "no-such"), -1);
     CU_ASSERT_EQUAL(c.pages_per_block, 576); /* untouched */
-    const char *names[] = { "default", "pm983", "cosmos" };
-    uint32_t page[] = { 16384, 32768, 16384 };
-    uint32_t unit[] = { 1024, 1024, 1 };
-    uint32_t dies[] = { 16, 32, 32 };
+    const char *names[] = {"default", "pm983", "cosmos"};
+    uint32_t page[] = {16384, 32768, 16384};
+    uint32_t unit[] = {1024, 1024, 1};
+    uint32_t dies[] = {16, 32, 32};
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(kvftl_config_preset(&c, names[i]), 0);
         CU_ASSERT_EQUAL(kvftl_config_check(&c, err, sizeof(err)), 0);
@@ -420,7 +432,7 @@ static void test_config_check_and_presets(void)
 /* Every preset opens and round-trips a small, a page-spanning and a 2 MiB value. */
 static void test_presets_round_trip(void)
 {
-    const char *names[] = { "default", "pm983", "cosmos" };
+    const char *names[] = {"default", "pm983", "cosmos"};
     for (int i = 0; i < 3; i++) {
         struct kvftl_config c;
         kvftl_config_preset(&c, names[i]);

@@ -10,16 +10,22 @@
 /*
  * Fill a small device with 256 KiB..2 MiB values until Store returns
  * CAPACITY_EXCEEDED; it must not come while the firmware's capacity check
- * (tests/common/kvftl_capacity.h) still has room. Then every stored key reads back, deleting half the keys makes room
- * again (GC reclaims their blocks), a power cycle keeps everything, and
+ * (tests/common/kvftl_capacity.h) still has room. Then every stored key reads back, deleting half
+ * the keys makes room again (GC reclaims their blocks), a power cycle keeps everything, and
  * kvftl_check() passes at each step.
  */
 void test_device_full(void)
 {
     static const struct scenario sc = {
-        .name = "device_full", .seed = 0xf011, .packing = KVFTL_PACK_ALL,
-        .placement_unit_bytes = 1024, .plp = true, .bloom = true,
-        .page_size_bytes = 16384, .blocks_per_die = 10, .pool_keys = 1,
+        .name = "device_full",
+        .seed = 0xf011,
+        .packing = KVFTL_PACK_ALL,
+        .placement_unit_bytes = 1024,
+        .plp = true,
+        .bloom = true,
+        .page_size_bytes = 16384,
+        .blocks_per_die = 10,
+        .pool_keys = 1,
     };
     if (model_test_skipped(sc.name)) {
         return;
@@ -41,18 +47,23 @@ void test_device_full(void)
         uint32_t vlen = (uint32_t)rng_range(&r->rng, 256 * 1024, KVFTL_VALUE_MAX_BYTES);
         uint64_t vseed = rng_next(&r->rng);
         value_fill(vseed, 0, r->val, vlen);
-        struct kvftl_store_req req = { .key = key, .key_bytes = 16, .value = r->val,
-                                       .value_bytes = vlen, .arrival_ns = r->now };
+        struct kvftl_store_req req = {.key = key,
+                                      .key_bytes = 16,
+                                      .value = r->val,
+                                      .value_bytes = vlen,
+                                      .arrival_ns = r->now};
         oplog_add(r, "fill store #%" PRIu64 " of %u B", i, vlen);
         kvftl_store(r->ftl, &req, &c);
         if (c.status == KVFTL_CAPACITY_EXCEEDED) {
             struct kvftl_stats st;
             kvftl_stats_get(r->ftl, &st);
             printf("# device full after %" PRIu64 " keys: live_nand_bytes %" PRIu64 " of %" PRIu64
-                   " raw (%.1f%%)\n", nkeys, st.live_nand_bytes, raw_bytes(&r->cfg),
+                   " raw (%.1f%%)\n",
+                   nkeys, st.live_nand_bytes, raw_bytes(&r->cfg),
                    100.0 * (double)st.live_nand_bytes / (double)raw_bytes(&r->cfg));
             if (!kvftl_refusal_plausible(r->ftl, 16, vlen, true)) {
-                fail(r, "CAPACITY_EXCEEDED with only %" PRIu64 " live NAND bytes", st.live_nand_bytes);
+                fail(r, "CAPACITY_EXCEEDED with only %" PRIu64 " live NAND bytes",
+                     st.live_nand_bytes);
             }
             full_at = i;
             break;
@@ -61,7 +72,7 @@ void test_device_full(void)
             break;
         }
         struct kv_model_key *k = kv_model_find(&r->m, key, 16, true);
-        kv_model_set(&r->m, k, (struct kv_model_state){ true, vlen, vseed }, false);
+        kv_model_set(&r->m, k, (struct kv_model_state){true, vlen, vseed}, false);
         nkeys++;
         r->now = c.done_ns;
     }
@@ -88,7 +99,7 @@ void test_device_full(void)
         if (k->cur.present && (k->key[9] & 1)) {
             kvftl_delete(r->ftl, k->key, k->klen, r->now, &c);
             if (expect_status(r, "delete on a full device", &c, r->now, KVFTL_OK)) {
-                kv_model_set(&r->m, k, (struct kv_model_state){ 0 }, false);
+                kv_model_set(&r->m, k, (struct kv_model_state){0}, false);
                 deleted++;
             }
         }
@@ -101,12 +112,15 @@ void test_device_full(void)
         uint64_t vseed = rng_next(&r->rng);
         uint32_t vlen = 256 * 1024;
         value_fill(vseed, 0, r->val, vlen);
-        struct kvftl_store_req req = { .key = key, .key_bytes = 16, .value = r->val,
-                                       .value_bytes = vlen, .arrival_ns = r->now };
+        struct kvftl_store_req req = {.key = key,
+                                      .key_bytes = 16,
+                                      .value = r->val,
+                                      .value_bytes = vlen,
+                                      .arrival_ns = r->now};
         kvftl_store(r->ftl, &req, &c);
         if (expect_status(r, "store after deleting half the keys", &c, r->now, KVFTL_OK)) {
             struct kv_model_key *k = kv_model_find(&r->m, key, 16, true);
-            kv_model_set(&r->m, k, (struct kv_model_state){ true, vlen, vseed }, false);
+            kv_model_set(&r->m, k, (struct kv_model_state){true, vlen, vseed}, false);
         }
     }
     if (!r->failed) {

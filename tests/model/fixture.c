@@ -64,7 +64,7 @@ uint32_t make_key(uint64_t kseed, uint64_t k, uint8_t *out)
         len = 255;
     }
     uint32_t p = key_prefixes[(h >> 20) % N_PREFIXES];
-    uint8_t pb[4] = { (uint8_t)(p >> 24), (uint8_t)(p >> 16), (uint8_t)(p >> 8), (uint8_t)p };
+    uint8_t pb[4] = {(uint8_t)(p >> 24), (uint8_t)(p >> 16), (uint8_t)(p >> 8), (uint8_t)p};
     memcpy(out, pb, len < 4 ? len : 4);
     if (len >= 8) {
         uint32_t kk = (uint32_t)k;
@@ -132,7 +132,8 @@ static void make_config(struct run *r)
     r->cfg.bloom = sc->bloom;
     r->cfg.gc_policy = sc->gc_policy;
     r->cfg.max_keys = 0; /* derived */
-    r->cfg.hash_seed = 1; /* one index layout per scenario: a failure reproduces (the default is a random secret) */
+    r->cfg.hash_seed = 1; /* one index layout per scenario: a failure reproduces (the default is a
+                             random secret) */
     if (sc->index_dram_bytes) {
         r->cfg.index_dram_bytes = sc->index_dram_bytes;
     }
@@ -186,8 +187,8 @@ bool open_device(struct run *r)
 
 uint64_t raw_bytes(const struct kvftl_config *c)
 {
-    return (uint64_t)c->channels * c->dies_per_channel * c->blocks_per_die *
-           c->pages_per_block * c->page_size_bytes;
+    return (uint64_t)c->channels * c->dies_per_channel * c->blocks_per_die * c->pages_per_block *
+           c->page_size_bytes;
 }
 
 /* ---------------- reporting ---------------- */
@@ -213,8 +214,8 @@ void fail(struct run *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    printf("# FAIL scenario %s seed 0x%" PRIx64 " op %" PRIu64 ": %s\n",
-           r->sc->name, r->sc->seed, r->opno, msg);
+    printf("# FAIL scenario %s seed 0x%" PRIx64 " op %" PRIu64 ": %s\n", r->sc->name, r->sc->seed,
+           r->opno, msg);
     printf("# last operations:\n");
     for (uint64_t i = r->opno + 1 > OPLOG_LEN ? r->opno + 1 - OPLOG_LEN : 0; i <= r->opno; i++) {
         struct oplog *l = &r->log[i % OPLOG_LEN];

@@ -170,7 +170,8 @@ bool judged(struct run *r, bool ok, const struct kvftl_cpl *c);
 uint64_t next_arrival(struct run *r, const struct kvftl_cpl *c);
 /* kvftl_check() and the gauges against the model. */
 bool check_consistency(struct run *r, const char *why);
-/* Every key the model knows read back through kvftl_retrieve_batch(); only where the model is definite. */
+/* Every key the model knows read back through kvftl_retrieve_batch(); only where the model is
+ * definite. */
 bool verify_all_batched(struct run *r, const char *why);
 
 /* ---------------- random_ops.c ---------------- */

@@ -18,12 +18,24 @@
 static uint32_t draw_value_len(struct run *r)
 {
     uint64_t x = rng_below(&r->rng, 10000);
-    if (x < 150) return 0;
-    if (x < 8150) return (uint32_t)rng_range(&r->rng, 1, 128);
-    if (x < 9650) return (uint32_t)rng_range(&r->rng, 129, 4096);
-    if (x < 9950) return (uint32_t)rng_range(&r->rng, 4097, 32768);
-    if (x < 9995) return (uint32_t)rng_range(&r->rng, 32769, 262144);
-    if (x < 9999) return (uint32_t)rng_range(&r->rng, 262145, KVFTL_VALUE_MAX_BYTES - 1);
+    if (x < 150) {
+        return 0;
+    }
+    if (x < 8150) {
+        return (uint32_t)rng_range(&r->rng, 1, 128);
+    }
+    if (x < 9650) {
+        return (uint32_t)rng_range(&r->rng, 129, 4096);
+    }
+    if (x < 9950) {
+        return (uint32_t)rng_range(&r->rng, 4097, 32768);
+    }
+    if (x < 9995) {
+        return (uint32_t)rng_range(&r->rng, 32769, 262144);
+    }
+    if (x < 9999) {
+        return (uint32_t)rng_range(&r->rng, 262145, KVFTL_VALUE_MAX_BYTES - 1);
+    }
     return KVFTL_VALUE_MAX_BYTES;
 }
 
@@ -68,8 +80,13 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
     }
     value_fill(vseed, 0, r->val, vlen);
     struct kvftl_store_req req = {
-        .key = key, .key_bytes = klen, .value = r->val, .value_bytes = vlen,
-        .options = opt, .inline_bytes = inl, .arrival_ns = r->now,
+        .key = key,
+        .key_bytes = klen,
+        .value = r->val,
+        .value_bytes = vlen,
+        .options = opt,
+        .inline_bytes = inl,
+        .arrival_ns = r->now,
     };
     oplog_add(r, "store key %uB first4 0x%08x len %u opt %u inline %u", klen,
               kv_model_first4(key, klen), vlen, opt, inl);
@@ -89,7 +106,7 @@ static void op_store(struct run *r, uint8_t *key, uint32_t klen)
 static void op_retrieve(struct run *r, uint8_t *key, uint32_t klen)
 {
     struct kv_model_key *k = kv_model_find(&r->m, key, klen, false);
-    struct kv_model_state s = k ? k->cur : (struct kv_model_state){ 0 };
+    struct kv_model_state s = k ? k->cur : (struct kv_model_state){0};
     uint32_t off = 0, bufb = KVFTL_VALUE_MAX_BYTES;
     uint64_t x = rng_below(&r->rng, 20);
     if (s.present && x < 4) {
@@ -104,8 +121,12 @@ static void op_retrieve(struct run *r, uint8_t *key, uint32_t klen)
     }
     oplog_add(r, "retrieve key %uB first4 0x%08x off %u buf %u (model %s len %u)", klen,
               kv_model_first4(key, klen), off, bufb, s.present ? "present" : "absent", s.len);
-    struct kvftl_retrieve_req req = { .key = key, .key_bytes = klen, .buf = r->buf, .offset = off,
-                                      .buf_bytes = bufb, .arrival_ns = r->now };
+    struct kvftl_retrieve_req req = {.key = key,
+                                     .key_bytes = klen,
+                                     .buf = r->buf,
+                                     .offset = off,
+                                     .buf_bytes = bufb,
+                                     .arrival_ns = r->now};
     struct kvftl_cpl c;
     kv_model_guard(&req, RETRIEVE_BUF_CAP); /* the device must not write past its window */
     kvftl_retrieve(r->ftl, key, klen, r->buf, off, bufb, req.arrival_ns, &c);
@@ -157,26 +178,28 @@ static void op_invalid(struct run *r)
     memset(big, 'k', sizeof(big));
     switch (rng_below(&r->rng, 5)) {
     case 0: {
-        struct kvftl_store_req req = { .key = big, .key_bytes = klen, .value = r->val,
-                                       .value_bytes = 8, .arrival_ns = t };
+        struct kvftl_store_req req = {
+            .key = big, .key_bytes = klen, .value = r->val, .value_bytes = 8, .arrival_ns = t};
         oplog_add(r, "store with a %u-byte key", klen);
         kvftl_store(r->ftl, &req, &c);
         judged(r, kv_model_store(&r->m, r->ftl, &req, 0, &c), NULL);
         break;
     }
     case 1: {
-        struct kvftl_store_req req = { .key = big, .key_bytes = 16, .value = r->val,
-                                       .value_bytes = KVFTL_VALUE_MAX_BYTES + 1 +
-                                                      (uint32_t)rng_below(&r->rng, 2) * 1000000,
-                                       .arrival_ns = t };
+        struct kvftl_store_req req = {.key = big,
+                                      .key_bytes = 16,
+                                      .value = r->val,
+                                      .value_bytes = KVFTL_VALUE_MAX_BYTES + 1 +
+                                                     (uint32_t)rng_below(&r->rng, 2) * 1000000,
+                                      .arrival_ns = t};
         oplog_add(r, "store of %u bytes", req.value_bytes);
         kvftl_store(r->ftl, &req, &c);
         judged(r, kv_model_store(&r->m, r->ftl, &req, 0, &c), NULL);
         break;
     }
     case 2: {
-        struct kvftl_retrieve_req req = { .key = big, .key_bytes = klen, .buf = r->buf,
-                                          .buf_bytes = 64, .arrival_ns = t };
+        struct kvftl_retrieve_req req = {
+            .key = big, .key_bytes = klen, .buf = r->buf, .buf_bytes = 64, .arrival_ns = t};
         oplog_add(r, "retrieve with a %u-byte key", klen);
         kv_model_guard(&req, RETRIEVE_BUF_CAP);
         kvftl_retrieve(r->ftl, big, klen, r->buf, 0, 64, t, &c);
@@ -200,7 +223,7 @@ static void op_invalid(struct run *r)
 
 static uint32_t pick_mask(struct run *r)
 {
-    static const uint32_t masks[] = { 0, 0xff000000, 0xffff0000, 0xffffff00, 0xffffffff, 0xfffffffe };
+    static const uint32_t masks[] = {0, 0xff000000, 0xffff0000, 0xffffff00, 0xffffffff, 0xfffffffe};
     if (rng_below(&r->rng, 5) == 0) {
         return (uint32_t)rng_next(&r->rng);
     }
@@ -208,8 +231,8 @@ static uint32_t pick_mask(struct run *r)
 }
 
 /* Every entry offered is judged; the callback refuses r->refuse_pct % of them. */
-static int iter_emit(void *opaque, const void *key, uint32_t key_bytes,
-                     const void *value, uint32_t value_bytes)
+static int iter_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
 {
     struct run *r = opaque;
     if (r->failed) {
@@ -275,8 +298,8 @@ void iterate_and_check(struct run *r, uint32_t prefix, uint32_t mask, bool kv, b
     judged(r, kv_model_iter_next(&r->m, h, 1, t, &c), NULL);
 }
 
-static int refuse_emit(void *opaque, const void *key, uint32_t key_bytes,
-                       const void *value, uint32_t value_bytes)
+static int refuse_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                       uint32_t value_bytes)
 {
     fail(opaque, "iter_next on an invalid handle called the callback");
     return 1;
@@ -291,7 +314,8 @@ static void iterator_limits(struct run *r)
     uint32_t seen_mask = 0;
     oplog_add(r, "iterator limits");
     for (unsigned i = 0; i < KVFTL_MAX_ITERATORS; i++) {
-        kvftl_iter_open(r->ftl, (uint32_t)rng_next(&r->rng), pick_mask(r), KVFTL_ITER_KEYS, t, &h[i], &c);
+        kvftl_iter_open(r->ftl, (uint32_t)rng_next(&r->rng), pick_mask(r), KVFTL_ITER_KEYS, t,
+                        &h[i], &c);
         if (!expect_status(r, "iter_open (16 handles)", &c, t, KVFTL_OK)) {
             return;
         }

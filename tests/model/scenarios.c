@@ -18,20 +18,31 @@ static uint64_t g_total_ops; /* random operations run by the scenarios of this p
 /* Store and read back the extremes: 0 B and 2 MiB values, 1 B and 255 B keys. */
 static void extremes(struct run *r)
 {
-    static const struct { uint32_t klen, vlen; } cases[] = {
-        { 1, 0 }, { 255, KVFTL_VALUE_MAX_BYTES }, { 1, KVFTL_VALUE_MAX_BYTES },
-        { 255, 0 }, { 4, 1 }, { 16, 4096 }, { 17, 4097 },
+    static const struct {
+        uint32_t klen, vlen;
+    } cases[] = {
+        {1, 0},
+        {255, KVFTL_VALUE_MAX_BYTES},
+        {1, KVFTL_VALUE_MAX_BYTES},
+        {255, 0},
+        {4, 1},
+        {16, 4096},
+        {17, 4097},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]) && !r->failed; i++) {
         uint8_t key[KVFTL_KEY_MAX_BYTES];
         memset(key, 0xee, sizeof(key));
         key[0] = (uint8_t)i;
         struct kv_model_key *k = kv_model_find(&r->m, key, cases[i].klen, true);
-        struct kv_model_state s = { .present = true, .len = cases[i].vlen, .vseed = rng_next(&r->rng) };
+        struct kv_model_state s = {
+            .present = true, .len = cases[i].vlen, .vseed = rng_next(&r->rng)};
         value_fill(s.vseed, 0, r->val, s.len);
-        struct kvftl_store_req req = { .key = key, .key_bytes = cases[i].klen, .value = r->val,
-                                       .value_bytes = s.len, .inline_bytes = i % 2 ? s.len : 0,
-                                       .arrival_ns = r->now };
+        struct kvftl_store_req req = {.key = key,
+                                      .key_bytes = cases[i].klen,
+                                      .value = r->val,
+                                      .value_bytes = s.len,
+                                      .inline_bytes = i % 2 ? s.len : 0,
+                                      .arrival_ns = r->now};
         struct kvftl_cpl c;
         oplog_add(r, "extreme store key %u B value %u B", cases[i].klen, s.len);
         kvftl_store(r->ftl, &req, &c);
@@ -45,7 +56,6 @@ static void extremes(struct run *r)
         }
     }
 }
-
 
 /*
  * The GC bound. Successful stores since the last format wrote at least
@@ -88,8 +98,8 @@ static void run_scenario(const struct scenario *sc_in)
     struct run *r = run_new(sc);
     printf("# scenario %s: seed 0x%" PRIx64 ", %u ops, packing %d, placement %u B, plp %d, "
            "bloom %d, index_dram %" PRIu64 " B, gc %d, %u x %u-page blocks of %u B\n",
-           sc->name, sc->seed, sc->ops, sc->packing, sc->placement_unit_bytes, sc->plp,
-           sc->bloom, r->cfg.index_dram_bytes, sc->gc_policy,
+           sc->name, sc->seed, sc->ops, sc->packing, sc->placement_unit_bytes, sc->plp, sc->bloom,
+           r->cfg.index_dram_bytes, sc->gc_policy,
            r->cfg.channels * r->cfg.dies_per_channel * r->cfg.blocks_per_die,
            r->cfg.pages_per_block, r->cfg.page_size_bytes);
     fflush(stdout);
@@ -184,10 +194,11 @@ static void run_scenario(const struct scenario *sc_in)
     printf("# scenario %s: %" PRIu64 " ops, %" PRIu64 " stores ok, %" PRIu64 " capacity exceeded, "
            "%" PRIu64 " retrieves, %" PRIu64 " deletes, %" PRIu64 " iterations, %" PRIu64
            " power cycles (%" PRIu64 " cuts fired); gc_runs %" PRIu64 ", blocks erased %" PRIu64
-           " (lower bound %" PRIu64 " blocks, %" PRIu64 " runs), WA %.2f, live keys %" PRIu64 "\n", sc->name, r->opno,
-           r->stores_ok, r->cap_exceeded, r->retrieves, r->deletes, r->iterations, r->cuts,
-           r->m.cuts_fired, gc_runs, erased, lb,
-           lb / ((uint64_t)r->cfg.channels * r->cfg.dies_per_channel), st.write_amplification, st.live_keys);
+           " (lower bound %" PRIu64 " blocks, %" PRIu64 " runs), WA %.2f, live keys %" PRIu64 "\n",
+           sc->name, r->opno, r->stores_ok, r->cap_exceeded, r->retrieves, r->deletes,
+           r->iterations, r->cuts, r->m.cuts_fired, gc_runs, erased, lb,
+           lb / ((uint64_t)r->cfg.channels * r->cfg.dies_per_channel), st.write_amplification,
+           st.live_keys);
     printf("# scenario %s: %" PRIu64 " keys read back through kvftl_retrieve_batch\n", sc->name,
            r->batch_reads);
     fflush(stdout);
@@ -203,9 +214,10 @@ static void run_scenario(const struct scenario *sc_in)
     CU_ASSERT(r->cuts >= sc->power_cuts + 1);
     printf("# scenario %s: dlt_backfills %" PRIu64 ", memcpy %" PRIu64 " B, padding %" PRIu64
            " B, index cache hits %" PRIu64 " misses %" PRIu64 " dirty evictions %" PRIu64
-           ", bloom negatives %" PRIu64 ", fg GC stalls %" PRIu64 "\n", sc->name, st.dlt_backfills,
-           st.memcpy_bytes, st.padding_bytes, st.index_cache_hits, st.index_cache_misses,
-           st.index_pages_evicted_dirty, st.bloom_negatives, st.gc_foreground_stalls);
+           ", bloom negatives %" PRIu64 ", fg GC stalls %" PRIu64 "\n",
+           sc->name, st.dlt_backfills, st.memcpy_bytes, st.padding_bytes, st.index_cache_hits,
+           st.index_cache_misses, st.index_pages_evicted_dirty, st.bloom_negatives,
+           st.gc_foreground_stalls);
     /* Each scenario exercises the mechanism it is named after. */
     if (sc->packing == KVFTL_PACK_BACKFILL) {
         CU_ASSERT(st.dlt_backfills > 0);
@@ -223,25 +235,66 @@ out:
 
 static const struct scenario scenarios[] = {
     /* KAML packing at the default 1 KiB placement; power cuts with PLP. */
-    { .name = "pack_all_pu1024_plp", .seed = 0x5eed0001, .ops = OPS, .packing = KVFTL_PACK_ALL,
-      .placement_unit_bytes = 1024, .plp = true, .bloom = true, .page_size_bytes = 16384,
-      .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pack_all_pu1024_plp",
+     .seed = 0x5eed0001,
+     .ops = OPS,
+     .packing = KVFTL_PACK_ALL,
+     .placement_unit_bytes = 1024,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /* Block-SSD baseline: 4 KiB placement, every value at 4 KiB; a format midway. */
-    { .name = "pack_block_pu4096_plp", .seed = 0x5eed0002, .ops = OPS, .packing = KVFTL_PACK_BLOCK,
-      .placement_unit_bytes = 4096, .plp = true, .bloom = true, .page_size_bytes = 16384,
-      .blocks_per_die = 12, .pool_keys = 2000, .power_cuts = 3, .format_midway = true },
+    {.name = "pack_block_pu4096_plp",
+     .seed = 0x5eed0002,
+     .ops = OPS,
+     .packing = KVFTL_PACK_BLOCK,
+     .placement_unit_bytes = 4096,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 2000,
+     .power_cuts = 3,
+     .format_midway = true},
     /* Selective packing, byte-granular placement (BandSlim). */
-    { .name = "pack_selective_pu1_plp", .seed = 0x5eed0003, .ops = OPS,
-      .packing = KVFTL_PACK_SELECTIVE, .placement_unit_bytes = 1, .plp = true, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pack_selective_pu1_plp",
+     .seed = 0x5eed0003,
+     .ops = OPS,
+     .packing = KVFTL_PACK_SELECTIVE,
+     .placement_unit_bytes = 1,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /* Selective packing with backfilling through the DMA Log Table. */
-    { .name = "pack_backfill_pu1_plp", .seed = 0x5eed0004, .ops = OPS,
-      .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1, .plp = true, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pack_backfill_pu1_plp",
+     .seed = 0x5eed0004,
+     .ops = OPS,
+     .packing = KVFTL_PACK_BACKFILL,
+     .placement_unit_bytes = 1,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /* No power-loss protection: keys come back in a state they had since the last flush. */
-    { .name = "pack_backfill_pu1024_plp_off", .seed = 0x5eed0005, .ops = OPS,
-      .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1024, .plp = false, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pack_backfill_pu1024_plp_off",
+     .seed = 0x5eed0005,
+     .ops = OPS,
+     .packing = KVFTL_PACK_BACKFILL,
+     .placement_unit_bytes = 1024,
+     .plp = false,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /*
      * Index DRAM budget of two index pages: constant misses and dirty
      * evictions; no Bloom; cost-benefit GC.
@@ -254,38 +307,86 @@ static const struct scenario scenarios[] = {
      * choice of an old, nearly full stripe and had no room to relocate it.
      * Fixed in kvftl 5c833da (foreground GC picks greedily).
      */
-    { .name = "tiny_index_dram_costbenefit", .seed = 0x5eed0006, .ops = OPS,
-      .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 64, .plp = true, .bloom = false,
-      .index_dram_bytes = 2 * 4096, .index_page_bytes = 4096, .gc_policy = KVFTL_GC_COST_BENEFIT,
-      .page_size_bytes = 16384, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "tiny_index_dram_costbenefit",
+     .seed = 0x5eed0006,
+     .ops = OPS,
+     .packing = KVFTL_PACK_ALL,
+     .placement_unit_bytes = 64,
+     .plp = true,
+     .bloom = false,
+     .index_dram_bytes = 2 * 4096,
+     .index_page_bytes = 4096,
+     .gc_policy = KVFTL_GC_COST_BENEFIT,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /* 32 KiB pages (pm983-like) in an image file: clean restarts from the checkpoint too. */
-    { .name = "file_backed_32k_pages", .seed = 0x5eed0007, .ops = OPS,
-      .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1024, .plp = true, .bloom = true,
-      .page_size_bytes = 32768, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3,
-      .file_backed = true },
+    {.name = "file_backed_32k_pages",
+     .seed = 0x5eed0007,
+     .ops = OPS,
+     .packing = KVFTL_PACK_ALL,
+     .placement_unit_bytes = 1024,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 32768,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3,
+     .file_backed = true},
     /* Byte-granular KAML packing without PLP, 4 KiB pages. */
-    { .name = "pack_all_pu1_plp_off_4k_pages", .seed = 0x5eed0008, .ops = OPS,
-      .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1, .plp = false, .bloom = true,
-      .page_size_bytes = 4096, .blocks_per_die = 12, .pool_keys = 2000, .power_cuts = 3 },
-    /* BandSlim's Cosmos+ shape: 4 channels x 8 ways (32 dies of 5-page blocks), inline-heavy backfill. */
-    { .name = "cosmos_4ch_8way_backfill_pu1", .seed = 0x5eed0009, .ops = OPS,
-      .packing = KVFTL_PACK_BACKFILL, .placement_unit_bytes = 1, .plp = true, .bloom = true,
-      .page_size_bytes = 16384, .blocks_per_die = 12, .channels = 4, .dies_per_channel = 8,
-      .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pack_all_pu1_plp_off_4k_pages",
+     .seed = 0x5eed0008,
+     .ops = OPS,
+     .packing = KVFTL_PACK_ALL,
+     .placement_unit_bytes = 1,
+     .plp = false,
+     .bloom = true,
+     .page_size_bytes = 4096,
+     .blocks_per_die = 12,
+     .pool_keys = 2000,
+     .power_cuts = 3},
+    /* BandSlim's Cosmos+ shape: 4 channels x 8 ways (32 dies of 5-page blocks), inline-heavy
+       backfill. */
+    {.name = "cosmos_4ch_8way_backfill_pu1",
+     .seed = 0x5eed0009,
+     .ops = OPS,
+     .packing = KVFTL_PACK_BACKFILL,
+     .placement_unit_bytes = 1,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 16384,
+     .blocks_per_die = 12,
+     .channels = 4,
+     .dies_per_channel = 8,
+     .pool_keys = 3000,
+     .power_cuts = 3},
     /*
      * The pm983 preset's placement (32 KiB pages, 1 KiB unit for small blobs
      * only, 24.5 KiB of each page for data, the rest reserved): blobs keep
      * out of the reserved tails and values over 24.5 KiB take whole pages.
      */
-    { .name = "pm983_page_data_area", .seed = 0x5eed000a, .ops = OPS,
-      .packing = KVFTL_PACK_ALL, .placement_unit_bytes = 1024, .large_blob_unit_bytes = 1,
-      .page_data_bytes = 24 * 1024 + 512, .plp = true, .bloom = true,
-      .page_size_bytes = 32768, .blocks_per_die = 12, .pool_keys = 3000, .power_cuts = 3 },
+    {.name = "pm983_page_data_area",
+     .seed = 0x5eed000a,
+     .ops = OPS,
+     .packing = KVFTL_PACK_ALL,
+     .placement_unit_bytes = 1024,
+     .large_blob_unit_bytes = 1,
+     .page_data_bytes = 24 * 1024 + 512,
+     .plp = true,
+     .bloom = true,
+     .page_size_bytes = 32768,
+     .blocks_per_die = 12,
+     .pool_keys = 3000,
+     .power_cuts = 3},
 };
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
-#define SCENARIO_TEST(i) \
-    static void test_scenario_##i(void) { run_scenario(&scenarios[i]); }
+#define SCENARIO_TEST(i)                \
+    static void test_scenario_##i(void) \
+    {                                   \
+        run_scenario(&scenarios[i]);    \
+    }
 SCENARIO_TEST(0)
 SCENARIO_TEST(1)
 SCENARIO_TEST(2)
@@ -317,9 +418,8 @@ static void test_total_operations(void)
 int main(void)
 {
     static void (*const fns[])(void) = {
-        test_scenario_0, test_scenario_1, test_scenario_2, test_scenario_3,
-        test_scenario_4, test_scenario_5, test_scenario_6, test_scenario_7,
-        test_scenario_8, test_scenario_9,
+        test_scenario_0, test_scenario_1, test_scenario_2, test_scenario_3, test_scenario_4,
+        test_scenario_5, test_scenario_6, test_scenario_7, test_scenario_8, test_scenario_9,
     };
     G_STATIC_ASSERT(sizeof(fns) / sizeof(fns[0]) == N_SCENARIOS);
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -9,10 +9,10 @@
 #define KVSSD_QTEST_COMMON_H
 
 #include "qemu/osdep.h"
-#include "qemu/bswap.h"
-#include "libqtest.h"
-#include "libqos/pci.h"
 #include "libqos/pci-pc.h"
+#include "libqos/pci.h"
+#include "libqtest.h"
+#include "qemu/bswap.h"
 
 #include "../../hw/kvssd/include/kvssd/ext.h"
 #include "../../hw/kvssd/include/kvssd/nvme.h"
@@ -82,7 +82,8 @@ static inline KvDev *kv_start(const char *props)
     KvDev *d = g_new0(KvDev, 1);
 
     /* Debian's QEMU source has no firmware blobs: SeaBIOS from its package */
-    const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR") : "/usr/share/seabios";
+    const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR")
+                                                  : "/usr/share/seabios";
 
     /* KVSSD_QTEST_MACHINE=q35 runs the suite on a PCIe root bus */
     const char *machine = g_getenv("KVSSD_QTEST_MACHINE") ? g_getenv("KVSSD_QTEST_MACHINE") : "pc";
@@ -126,9 +127,12 @@ static inline uint32_t kv_enable_with(KvDev *d, uint32_t cc, uint32_t aqa)
     qtest_memset(d->qts, KV_ACQ, 0, 4096);
     kv_wr32(d, KVSSD_REG_CC, cc);
     memset(d->q, 0, sizeof(d->q));
-    d->q[0] = (KvQueue){ .sq = KV_ASQ, .cq = KV_ACQ, .size = KV_ADMIN_ENTRIES,
-                         .sq_size = KV_ADMIN_ENTRIES,
-                         .phase = true, .live = true };
+    d->q[0] = (KvQueue){.sq = KV_ASQ,
+                        .cq = KV_ACQ,
+                        .size = KV_ADMIN_ENTRIES,
+                        .sq_size = KV_ADMIN_ENTRIES,
+                        .phase = true,
+                        .live = true};
     return kv_rd32(d, KVSSD_REG_CSTS);
 }
 
@@ -373,8 +377,8 @@ static inline uint16_t kv_identify(KvDev *d, uint8_t cns, uint8_t csi, uint32_t 
     return kv_admin_read(d, &s, KVSSD_IDENTIFY_BYTES, out);
 }
 
-static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t len,
-                                  uint64_t off, void *out)
+static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t len, uint64_t off,
+                                  void *out)
 {
     struct kvssd_sqe s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
     uint32_t numd = len / 4 - 1;
@@ -387,8 +391,7 @@ static inline uint16_t kv_get_log(KvDev *d, uint8_t lid, uint8_t csi, uint32_t l
     return kv_admin_read(d, &s, len, out);
 }
 
-static inline KvCqe kv_feature(KvDev *d, uint8_t opc, uint32_t cdw10, uint32_t cdw11,
-                               uint32_t nsid)
+static inline KvCqe kv_feature(KvDev *d, uint8_t opc, uint32_t cdw10, uint32_t cdw11, uint32_t nsid)
 {
     struct kvssd_sqe s = kv_sqe(opc, nsid);
     s.cdw[10] = cdw10;
@@ -396,9 +399,18 @@ static inline KvCqe kv_feature(KvDev *d, uint8_t opc, uint32_t cdw10, uint32_t c
     return kv_cmd(d, 0, &s);
 }
 
-static inline uint16_t le16p(const uint8_t *p) { return p[0] | p[1] << 8; }
-static inline uint32_t le32p(const uint8_t *p) { return le16p(p) | (uint32_t)le16p(p + 2) << 16; }
-static inline uint64_t le64p(const uint8_t *p) { return le32p(p) | (uint64_t)le32p(p + 4) << 32; }
+static inline uint16_t le16p(const uint8_t *p)
+{
+    return p[0] | p[1] << 8;
+}
+static inline uint32_t le32p(const uint8_t *p)
+{
+    return le16p(p) | (uint32_t)le16p(p + 2) << 16;
+}
+static inline uint64_t le64p(const uint8_t *p)
+{
+    return le32p(p) | (uint64_t)le32p(p + 4) << 32;
+}
 
 /*
  * A "Vm..." line of QEMU's /proc/<pid>/status in KiB (@field: "VmRSS" for the

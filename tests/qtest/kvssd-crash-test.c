@@ -136,8 +136,8 @@ static void crash_plan(CrashPlan *p)
     b = 8;
     for (int i = 10; i < 18; i++) {
         key_name(k, sizeof(k), "key", i);
-        plan_add(p, i < 16 ? b : b + 1, AFTER_FLUSH, k, value_sizes[(i + 9) % G_N_ELEMENTS(value_sizes)],
-                 0, 0);
+        plan_add(p, i < 16 ? b : b + 1, AFTER_FLUSH, k,
+                 value_sizes[(i + 9) % G_N_ELEMENTS(value_sizes)], 0, 0);
     }
     plan_add(p, b + 1, AFTER_FLUSH, "over-cap-2", 4096, 0, 0x0081);
     plan_add(p, b + 1, AFTER_FLUSH, "missing-2", 4096, KVSSD_STORE_OPT_ONLY_IF_EXISTS, 0x0087);
@@ -231,8 +231,8 @@ static void run_batch(KvDev *d, const CrashPlan *p, int b)
 /* The storm in the subprocess: every batch, the Flush, the last batch, SIGKILL. */
 static void crash_storm(const char *image, const char *plp)
 {
-    g_autofree char *props = g_strdup_printf("image=%s,max-keys=%d,plp=%s", image,
-                                             CRASH_MAX_KEYS, plp);
+    g_autofree char *props = g_strdup_printf("image=%s,max-keys=%d,plp=%s", image, CRASH_MAX_KEYS,
+                                             plp);
     KvDev *d = kv_ready(props);
     CrashPlan *p = g_new(CrashPlan, 1);
     int last = 0;
@@ -316,20 +316,22 @@ static void crash_check(KvDev *d, const CrashPlan *p, bool plp)
         }
         if (!ok) {
             g_test_message("%s: %u bytes back, neither the version of %u bytes that must "
-                           "survive nor a later one", o->key, len, must->value_len);
+                           "survive nor a later one",
+                           o->key, len, must->value_len);
         }
         g_assert(ok);
     }
     /* Stores that failed left nothing behind */
     /* (the 17-byte key's Store was refused before the firmware: nothing under
      * its 16-byte prefix either) */
-    static const char *const failed[] = {"missing", "too-big", "over-cap", "over-cap-2",
-                                         "missing-2", "standard-17-byte"};
+    static const char *const failed[] = {"missing",    "too-big",   "over-cap",
+                                         "over-cap-2", "missing-2", "standard-17-byte"};
     for (size_t i = 0; i < G_N_ELEMENTS(failed); i++) {
         g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, failed[i]), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     }
     g_test_message("after the kill: %d keys hold a version newer than the one required "
-                   "(%d of them from the batch in flight)", newer, present_in_flight);
+                   "(%d of them from the batch in flight)",
+                   newer, present_in_flight);
     struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
 }
@@ -342,8 +344,8 @@ static void crash_case(const char *plp)
     }
     g_autofree char *dir = g_dir_make_tmp("kvssd-crash-XXXXXX", NULL);
     g_autofree char *img = g_build_filename(dir, "nand.img", NULL);
-    g_autofree char *props = g_strdup_printf("image=%s,max-keys=%d,plp=%s", img,
-                                             CRASH_MAX_KEYS, plp);
+    g_autofree char *props = g_strdup_printf("image=%s,max-keys=%d,plp=%s", img, CRASH_MAX_KEYS,
+                                             plp);
     CrashPlan *p = g_new(CrashPlan, 1);
 
     g_setenv("KVSSD_CRASH_IMAGE", img, true);
@@ -361,9 +363,15 @@ static void crash_case(const char *plp)
 }
 
 /* plp=off (a volatile write cache): what the Flush covered survives. */
-static void test_crash_plp_off(void) { crash_case("off"); }
+static void test_crash_plp_off(void)
+{
+    crash_case("off");
+}
 /* plp=on: every acknowledged Store survives, the Flush changes nothing. */
-static void test_crash_plp_on(void) { crash_case("on"); }
+static void test_crash_plp_on(void)
+{
+    crash_case("on");
+}
 
 int main(int argc, char **argv)
 {

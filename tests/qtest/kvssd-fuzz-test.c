@@ -82,14 +82,16 @@
  * and a 1 MiB index cache so that pages split and are evicted, a 16-entry
  * tag table and a 50 ms inline timeout.
  */
-#define FUZZ_PROPS "channels=2,dies-per-channel=2,blocks-per-die=32,pages-per-block=64," \
-                   "index-page-bytes=4096,index-dram-bytes=1048576," \
-                   "tag-table-entries=16,inline-timeout-ms=50"
+#define FUZZ_PROPS                                                        \
+    "channels=2,dies-per-channel=2,blocks-per-die=32,pages-per-block=64," \
+    "index-page-bytes=4096,index-dram-bytes=1048576,"                     \
+    "tag-table-entries=16,inline-timeout-ms=50"
 #define FUZZ_NAND_BYTES (2ull * 2 * 32 * 64 * 16384)
 #define FUZZ_INDEX_DRAM_BYTES (1ull << 20)
 #define FUZZ_TAGS 16
-#define LATENCY_PROPS ",latency=on,read-latency-ns=2000,program-latency-ns=5000," \
-                      "erase-latency-ns=10000"
+#define LATENCY_PROPS                                           \
+    ",latency=on,read-latency-ns=2000,program-latency-ns=5000," \
+    "erase-latency-ns=10000"
 
 /* Statuses as the CQE carries them without the phase bit (DNR = 4000h). */
 #define ST_INVALID_PRP_OFFSET (KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR)
@@ -143,8 +145,7 @@ static void fuzz_fail_if_fatal(Fuzz *f)
 {
     uint32_t csts = kv_rd32(f->d, KVSSD_REG_CSTS);
     if (csts & 2) {
-        g_error("controller fatal status after %" PRIu64 " commands (seed-dependent)",
-                f->commands);
+        g_error("controller fatal status after %" PRIu64 " commands (seed-dependent)", f->commands);
     }
 }
 
@@ -235,8 +236,9 @@ static void random_dptr(struct kvssd_sqe *s, uint32_t len, bool to_device)
 }
 
 static const char *const keys[] = {
-    "a", "b", "key1", "key2", "0123456789abcdef", "zz", "prefix-01", "prefix-02",
-    "prefix-03", "x", "yy", "long-key-16bytes", "k9", "\x01\x02\x03\x04", "kv", "q",
+    "a",         "b",         "key1", "key2", "0123456789abcdef", "zz", "prefix-01",
+    "prefix-02", "prefix-03", "x",    "yy",   "long-key-16bytes", "k9", "\x01\x02\x03\x04",
+    "kv",        "q",
 };
 
 static void random_key(struct kvssd_sqe *s, uint32_t *klen)
@@ -250,11 +252,24 @@ static void random_key(struct kvssd_sqe *s, uint32_t *klen)
 static struct kvssd_sqe random_io(void)
 {
     static const uint8_t ops[] = {
-        KVSSD_OPC_STORE, KVSSD_OPC_STORE, KVSSD_OPC_STORE, KVSSD_OPC_RETRIEVE,
-        KVSSD_OPC_RETRIEVE, KVSSD_OPC_DELETE, KVSSD_OPC_EXIST, KVSSD_OPC_LIST,
-        KVSSD_OPC_FLUSH, KVSSD_OPC_INLINE_HEAD, KVSSD_OPC_INLINE_XFER,
-        KVSSD_OPC_INLINE_HEAD_FULL, KVSSD_OPC_INLINE_XFER_FULL, KVSSD_OPC_KEY_STAGE,
-        KVSSD_OPC_ITER_OPEN, KVSSD_OPC_ITER_READ, KVSSD_OPC_ITER_CLOSE, 0xff,
+        KVSSD_OPC_STORE,
+        KVSSD_OPC_STORE,
+        KVSSD_OPC_STORE,
+        KVSSD_OPC_RETRIEVE,
+        KVSSD_OPC_RETRIEVE,
+        KVSSD_OPC_DELETE,
+        KVSSD_OPC_EXIST,
+        KVSSD_OPC_LIST,
+        KVSSD_OPC_FLUSH,
+        KVSSD_OPC_INLINE_HEAD,
+        KVSSD_OPC_INLINE_XFER,
+        KVSSD_OPC_INLINE_HEAD_FULL,
+        KVSSD_OPC_INLINE_XFER_FULL,
+        KVSSD_OPC_KEY_STAGE,
+        KVSSD_OPC_ITER_OPEN,
+        KVSSD_OPC_ITER_READ,
+        KVSSD_OPC_ITER_CLOSE,
+        0xff,
     };
     uint8_t opc = ops[below(sizeof(ops))];
     if (opc == 0xff) {
@@ -355,10 +370,11 @@ static struct kvssd_sqe random_admin(Fuzz *f)
 {
     /* 0xff: a random opcode */
     static const uint8_t ops[] = {
-        KVSSD_ADM_IDENTIFY, KVSSD_ADM_IDENTIFY, KVSSD_ADM_GET_LOG_PAGE, KVSSD_ADM_GET_LOG_PAGE,
-        KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_GET_FEATURES, KVSSD_ADM_ABORT,
-        KVSSD_ADM_FTL_CHECK, KVSSD_ADM_FORMAT_NVM, KVSSD_ADM_CREATE_SQ, KVSSD_ADM_CREATE_CQ,
-        KVSSD_ADM_DELETE_SQ, KVSSD_ADM_DELETE_CQ, 0xff };
+        KVSSD_ADM_IDENTIFY,     KVSSD_ADM_IDENTIFY,     KVSSD_ADM_GET_LOG_PAGE,
+        KVSSD_ADM_GET_LOG_PAGE, KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES,
+        KVSSD_ADM_GET_FEATURES, KVSSD_ADM_ABORT,        KVSSD_ADM_FTL_CHECK,
+        KVSSD_ADM_FORMAT_NVM,   KVSSD_ADM_CREATE_SQ,    KVSSD_ADM_CREATE_CQ,
+        KVSSD_ADM_DELETE_SQ,    KVSSD_ADM_DELETE_CQ,    0xff};
     uint8_t opc = ops[below(sizeof(ops))];
     if (opc == 0xff) {
         opc = (uint8_t)rnd();
@@ -376,18 +392,22 @@ static struct kvssd_sqe random_admin(Fuzz *f)
     kv_set_prp(&s, KV_DATA2 + below(256) * 4096ull, KV_DATA2 + 256 * 4096ull);
     switch (opc) {
     case KVSSD_ADM_IDENTIFY:
-        s.cdw[10] = chance(800) ? (uint32_t)(uint8_t[]){
-                                      KVSSD_CNS_NS, KVSSD_CNS_CTRL, KVSSD_CNS_ACTIVE_NS_LIST,
-                                      KVSSD_CNS_NS_DESCR_LIST, KVSSD_CNS_CSI_NS,
-                                      KVSSD_CNS_CSI_CTRL, KVSSD_CNS_CSI_INDEPENDENT_NS,
-                                      KVSSD_CNS_IO_CMD_SET_PROFILES}[below(8)]
+        s.cdw[10] = chance(800) ? (uint32_t)(uint8_t[]){KVSSD_CNS_NS,
+                                                        KVSSD_CNS_CTRL,
+                                                        KVSSD_CNS_ACTIVE_NS_LIST,
+                                                        KVSSD_CNS_NS_DESCR_LIST,
+                                                        KVSSD_CNS_CSI_NS,
+                                                        KVSSD_CNS_CSI_CTRL,
+                                                        KVSSD_CNS_CSI_INDEPENDENT_NS,
+                                                        KVSSD_CNS_IO_CMD_SET_PROFILES}[below(8)]
                                 : rnd();
         s.cdw[11] = below(3) << 24;
         break;
     case KVSSD_ADM_GET_LOG_PAGE:
         s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){KVSSD_LID_ERROR, KVSSD_LID_SMART,
-                                                          KVSSD_LID_FW_SLOT, KVSSD_LID_EFFECTS,
-                                                          KVSSD_LID_STATS}[below(5)] : below(256)) |
+                                                         KVSSD_LID_FW_SLOT, KVSSD_LID_EFFECTS,
+                                                         KVSSD_LID_STATS}[below(5)]
+                                 : below(256)) |
                     (chance(900) ? below(1024) : below(2048)) << 16 | (rnd() & 0x8000);
         s.cdw[11] = chance(950) ? 0 : rnd();
         s.cdw[12] = chance(900) ? below(8) * 4 : rnd();
@@ -395,15 +415,17 @@ static struct kvssd_sqe random_admin(Fuzz *f)
         break;
     case KVSSD_ADM_SET_FEATURES:
     case KVSSD_ADM_GET_FEATURES:
-        s.cdw[10] = (chance(800) ? (uint32_t)(uint8_t[]){
-                                      KVSSD_FID_ARBITRATION, KVSSD_FID_POWER_MGMT,
-                                      KVSSD_FID_TEMP_THRESHOLD, KVSSD_FID_ERROR_RECOVERY,
-                                      KVSSD_FID_VOLATILE_WC, KVSSD_FID_NUM_QUEUES,
-                                      KVSSD_FID_IRQ_COALESCING, KVSSD_FID_IRQ_VECTOR_CONFIG,
-                                      KVSSD_FID_WRITE_ATOMICITY, KVSSD_FID_ASYNC_EVENT_CONFIG,
-                                      KVSSD_FID_IOCS_PROFILE, KVSSD_FID_KV_CONFIG,
-                                      KVSSD_FID_RESET_STATS}[below(13)]
-                                 : below(256)) |
+        s.cdw[10] = (chance(800)
+                         ? (uint32_t)(uint8_t[]){KVSSD_FID_ARBITRATION, KVSSD_FID_POWER_MGMT,
+                                                 KVSSD_FID_TEMP_THRESHOLD, KVSSD_FID_ERROR_RECOVERY,
+                                                 KVSSD_FID_VOLATILE_WC, KVSSD_FID_NUM_QUEUES,
+                                                 KVSSD_FID_IRQ_COALESCING,
+                                                 KVSSD_FID_IRQ_VECTOR_CONFIG,
+                                                 KVSSD_FID_WRITE_ATOMICITY,
+                                                 KVSSD_FID_ASYNC_EVENT_CONFIG,
+                                                 KVSSD_FID_IOCS_PROFILE, KVSSD_FID_KV_CONFIG,
+                                                 KVSSD_FID_RESET_STATS}[below(13)]
+                         : below(256)) |
                     (chance(900) ? below(4) << 8 : rnd() & 0xffffff00);
         s.cdw[11] = chance(500) ? below(4) : rnd();
         if ((s.cdw[10] & 0xff) == KVSSD_FID_NUM_QUEUES && opc == KVSSD_ADM_SET_FEATURES) {
@@ -457,7 +479,7 @@ static void step_clock(Fuzz *f)
 static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want, KvCqe *out)
 {
     int got = 0;
-    bool seen[64] = { false };
+    bool seen[64] = {false};
 
     g_assert(want <= 64);
     for (long polls = 0; got < want; polls++) {
@@ -502,7 +524,8 @@ static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want, KvCqe *out)
         if (out) {
             out[idx] = c;
         }
-        g_assert_cmphex(c.status & KVSSD_STATUS_CODE_MASK, !=, KVSSD_SC_INTERNAL_ERROR);  /* never Internal Error */
+        g_assert_cmphex(c.status & KVSSD_STATUS_CODE_MASK, !=,
+                        KVSSD_SC_INTERNAL_ERROR);  /* never Internal Error */
         if (qid == 0) {
             c.status ? f->admin_err++ : f->admin_ok++;
         } else {
@@ -534,7 +557,8 @@ static void setup_queues(Fuzz *f)
 
     kv_enable(d);
     f->outstanding_aers = 0;
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00070007, 0).status, ==, 0);
+    g_assert_cmphex(
+        kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00070007, 0).status, ==, 0);
     for (uint16_t q = 1; q < NQ; q++) {
         uint16_t entries = 2 + below(63);
         g_assert_cmphex(kv_create_cq(d, q, entries, q, 3), ==, 0);
@@ -582,8 +606,8 @@ static void invalid_doorbell(Fuzz *f)
 
     if (qid < NQ && d->q[qid].live) {
         /* a value beyond the queue: ignored by the device */
-        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * qid + (cq ? 4 : 0), (cq ? d->q[qid].size : d->q[qid].sq_size) +
-                                                    below(1000));
+        kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * qid + (cq ? 4 : 0),
+                (cq ? d->q[qid].size : d->q[qid].sq_size) + below(1000));
     } else if (qid >= NQ) {
         kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * qid + (cq ? 4 : 0), below(64));
     }
@@ -697,9 +721,9 @@ static void prp_chain(Fuzz *f)
         s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
         s.cdw[10] = kvssd_inline_head_cdw10(len, 0, strlen(key));
         s.cdw[11] = (4000 + below(16)) | KVSSD_INLINE_HYBRID;
-        uint8_t payload[24] = { 0 };
+        uint8_t payload[24] = {0};
         memcpy(payload, key, strlen(key));
-        static const uint8_t dw[] = { 2, 3, 12, 13, 14, 15 };
+        static const uint8_t dw[] = {2, 3, 12, 13, 14, 15};
         for (int i = 0; i < 6; i++) {
             s.cdw[dw[i]] = le32p(payload + 4 * i);
         }
@@ -712,8 +736,11 @@ static void prp_chain(Fuzz *f)
     KvCqe c = fz_cmd(f, qid, &s);
     if (c.status != ST_INVALID_PRP_OFFSET) {
         g_error("looping PRP list (PRP2 %" PRIx64 ", %u bytes, %s): status 0x%x, "
-                "want 0x%x (Invalid PRP Offset)", prp2, len,
-                kind == 0 ? "Store" : kind == 1 ? "hybrid inline head" : "Get Log Page",
+                "want 0x%x (Invalid PRP Offset)",
+                prp2, len,
+                kind == 0   ? "Store"
+                : kind == 1 ? "hybrid inline head"
+                            : "Get Log Page",
                 c.status, ST_INVALID_PRP_OFFSET);
     }
     if (kind == 1) {
@@ -731,8 +758,8 @@ static void prp_chain(Fuzz *f)
 
 /* ---- Attack class: SQ deletion with an undrained CQ ---------------------- */
 
-static uint16_t admin_queue_cmd(Fuzz *f, uint8_t opc, uint16_t qid, uint16_t entries,
-                                uint64_t base, uint32_t cdw11)
+static uint16_t admin_queue_cmd(Fuzz *f, uint8_t opc, uint16_t qid, uint16_t entries, uint64_t base,
+                                uint32_t cdw11)
 {
     struct kvssd_sqe s = kv_sqe(opc, 0);
     s.cdw[10] = (uint32_t)(entries ? entries - 1 : 0) << 16 | qid;
@@ -788,12 +815,14 @@ static void sq_delete_undrained(Fuzz *f)
     }
     g_free(sq);
     qtest_memset(d->qts, SQDEL_CQ, 0, 4096);
-    g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_CREATE_CQ, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==, 0);
+    g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_CREATE_CQ, SQDEL_QID, cq_entries, SQDEL_CQ, 1), ==,
+                    0);
 
     for (uint32_t r = 0; r < rounds; r++) {
         uint16_t sq_entries = chance(700) ? 1024 : 2 + below(1023);
         g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_CREATE_SQ, SQDEL_QID, sq_entries, SQDEL_SQ,
-                                        (uint32_t)SQDEL_QID << 16 | 1), ==, 0);
+                                        (uint32_t)SQDEL_QID << 16 | 1),
+                        ==, 0);
         kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * SQDEL_QID, sq_entries - 1);
         f->commands++;               /* the doorbell; the SQEs are mostly never run */
         g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_DELETE_SQ, SQDEL_QID, 0, 0, 0), ==, 0);
@@ -801,7 +830,7 @@ static void sq_delete_undrained(Fuzz *f)
     }
 
     /* drain: the completions the device kept for the CQ */
-    d->q[SQDEL_QID] = (KvQueue){ .cq = SQDEL_CQ, .size = cq_entries, .phase = true };
+    d->q[SQDEL_QID] = (KvQueue){.cq = SQDEL_CQ, .size = cq_entries, .phase = true};
     uint64_t seen = 0;
     for (int idle = 0; idle < 2000; idle++) {
         KvCqe c;
@@ -819,8 +848,8 @@ static void sq_delete_undrained(Fuzz *f)
         if (c.status != (KVSSD_SC_ABORTED_SQ_DELETION) &&
             c.status != (KVSSD_SC_ABORTED_SQ_DELETION | KVSSD_SC_DNR) &&
             c.status != KVSSD_SC_KEY_DOES_NOT_EXIST) {
-            g_error("SQ deletion: completion cid 0x%x status 0x%x, want 0x8 or 0x87",
-                    c.cid, c.status);
+            g_error("SQ deletion: completion cid 0x%x status 0x%x, want 0x8 or 0x87", c.cid,
+                    c.status);
         }
         if (seen > bound) {
             g_error("SQ deletion: more than %" PRIu64 " completions for a %u-entry CQ after "
@@ -828,7 +857,7 @@ static void sq_delete_undrained(Fuzz *f)
                     bound, cq_entries, rounds);
         }
     }
-    d->q[SQDEL_QID] = (KvQueue){ 0 };
+    d->q[SQDEL_QID] = (KvQueue){0};
     f->sqdel_seen += seen;
     g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_DELETE_CQ, SQDEL_QID, 0, 0, 0), ==, 0);
 }
@@ -837,12 +866,12 @@ static void sq_delete_undrained(Fuzz *f)
 
 /* A stock inline head (81h) for @tag: key @key, @value bytes; hybrid sends the
  * whole pages through a PRP pointer into the KV_DATA pages from @first. */
-static struct kvssd_sqe stream_head(KvDev *d, const char *key, uint32_t tag, uint32_t value, bool hybrid,
-                                    uint32_t first)
+static struct kvssd_sqe stream_head(KvDev *d, const char *key, uint32_t tag, uint32_t value,
+                                    bool hybrid, uint32_t first)
 {
     struct kvssd_sqe s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
     uint8_t payload[24];
-    static const uint8_t dw[] = { 2, 3, 12, 13, 14, 15 };
+    static const uint8_t dw[] = {2, 3, 12, 13, 14, 15};
     uint32_t klen = strlen(key);
 
     for (int i = 0; i < 24; i++) {
@@ -907,8 +936,9 @@ static void reset_with_streams(Fuzz *f)
         received[i] = dma + 24 - klen;
         if (c.status != 0 || c.dw0 != received[i] || c.dw1 != 0) {
             g_error("stream head %u (tag %u, %u bytes%s): status 0x%x dw0 %u dw1 %u, "
-                    "want 0 %u 0", i, tag0 + i, value, hybrid ? ", hybrid" : "", c.status,
-                    c.dw0, c.dw1, received[i]);
+                    "want 0 %u 0",
+                    i, tag0 + i, value, hybrid ? ", hybrid" : "", c.status, c.dw0, c.dw1,
+                    received[i]);
         }
         f->streams_opened++;
     }
@@ -953,7 +983,7 @@ static void reset_with_streams(Fuzz *f)
         /* the head's 21 payload bytes after the key, then 19 of the transfer's
          * (CDW2, CDW3, CDW11, CDW12, CDW13 little endian) */
         uint8_t want[40];
-        static const uint8_t dw[] = { 2, 3, 11, 12, 13 };
+        static const uint8_t dw[] = {2, 3, 11, 12, 13};
         for (int i = 0; i < 21; i++) {
             want[i] = (uint8_t)(0x40 + 3 + i);
         }
@@ -1074,8 +1104,8 @@ static void colliding_keys(Fuzz *f)
         } else if (is_capacity_exceeded(st)) {
             f->coll_refused++;
         } else {
-            g_error("colliding key %u (%s): Store status 0x%x, want 0 or Capacity Exceeded",
-                    i, k[i], st);
+            g_error("colliding key %u (%s): Store status 0x%x, want 0 or Capacity Exceeded", i,
+                    k[i], st);
         }
     }
     f->coll_keys += nkeys;
@@ -1123,8 +1153,8 @@ static uint64_t fuzz_seed(void)
 static uint64_t rss_bound_kib(void)
 {
     uint64_t b = FUZZ_NAND_BYTES + FUZZ_INDEX_DRAM_BYTES +
-                 FUZZ_TAGS * (2ull * 1024 * 1024 + 9 * 1024) +
-                 65ull * 2 * 1024 * 64 + 4ull * 1024 * 1024 + 64ull * 1024 * 1024;
+                 FUZZ_TAGS * (2ull * 1024 * 1024 + 9 * 1024) + 65ull * 2 * 1024 * 64 +
+                 4ull * 1024 * 1024 + 64ull * 1024 * 1024;
 #ifdef __SANITIZE_ADDRESS__
     b += b / 8 + FUZZ_ASAN_QUARANTINE_MB * 1024ull * 1024;
 #endif
@@ -1216,7 +1246,7 @@ static void run_fuzz(bool latency)
     const char *env = g_getenv("KVSSD_FUZZ_COMMANDS");
     uint64_t target = env ? g_ascii_strtoull(env, NULL, 10) : 100000;
     uint64_t seed = fuzz_seed();
-    Fuzz f = { .latency = latency };
+    Fuzz f = {.latency = latency};
 
     if (latency) {
         /* completions wait for the virtual clock: a fifth of the commands */
@@ -1226,21 +1256,19 @@ static void run_fuzz(bool latency)
     rng = rng ? rng : 1;
     side_rng = rng ^ 0x6a09e667f3bcc909ull;
     g_test_message("kvssd fuzz%s: seed %" PRIu64 " (KVSSD_QTEST_SEED=%" PRIu64
-                   " reproduces), %" PRIu64 " commands", latency ? " latency=on" : "",
-                   seed, seed, target);
+                   " reproduces), %" PRIu64 " commands",
+                   latency ? " latency=on" : "", seed, seed, target);
 #ifdef __SANITIZE_ADDRESS__
     /* QEMU inherits the environment: a bounded quarantine keeps RSS meaningful */
-    g_autofree char *asan = g_strdup_printf("%s%squarantine_size_mb=%d",
-                                            g_getenv("ASAN_OPTIONS") ? g_getenv("ASAN_OPTIONS") : "",
-                                            g_getenv("ASAN_OPTIONS") ? ":" : "",
-                                            FUZZ_ASAN_QUARANTINE_MB);
+    g_autofree char *asan = g_strdup_printf(
+        "%s%squarantine_size_mb=%d", g_getenv("ASAN_OPTIONS") ? g_getenv("ASAN_OPTIONS") : "",
+        g_getenv("ASAN_OPTIONS") ? ":" : "", FUZZ_ASAN_QUARANTINE_MB);
     g_setenv("ASAN_OPTIONS", asan, true);
 #endif
     f.dir = g_dir_make_tmp("kvssd-fuzz-XXXXXX", NULL);
     g_assert(f.dir);
     f.image = g_build_filename(f.dir, "kvssd.img", NULL);
-    f.props = g_strdup_printf("%s%s,image=%s", FUZZ_PROPS, latency ? LATENCY_PROPS : "",
-                              f.image);
+    f.props = g_strdup_printf("%s%s,image=%s", FUZZ_PROPS, latency ? LATENCY_PROPS : "", f.image);
     f.data = g_malloc((size_t)DATA_PAGES * 4096);
     for (size_t i = 0; i < (size_t)DATA_PAGES * 4096; i++) {
         f.data[i] = (uint8_t)rnd();
@@ -1282,10 +1310,10 @@ static void run_fuzz(bool latency)
                    f.io_ok, f.io_err, f.admin_ok, f.admin_err, f.resets, f.aer_done);
     g_test_message("kvssd fuzz classes: %" PRIu64 " looping PRP lists, %" PRIu64
                    " SQ deletions on undrained CQs (%" PRIu64 " completions kept), %" PRIu64
-                   " resets with %" PRIu64 " streams open, %" PRIu64 " colliding keys (%"
-                   PRIu64 " stored, %" PRIu64 " refused)",
-                   f.prp_chains, f.sqdel_rounds, f.sqdel_seen, f.stream_resets,
-                   f.streams_opened, f.coll_keys, f.coll_stored, f.coll_refused);
+                   " resets with %" PRIu64 " streams open, %" PRIu64 " colliding keys (%" PRIu64
+                   " stored, %" PRIu64 " refused)",
+                   f.prp_chains, f.sqdel_rounds, f.sqdel_seen, f.stream_resets, f.streams_opened,
+                   f.coll_keys, f.coll_stored, f.coll_refused);
     g_assert_cmpuint(f.io_ok, >, 0);
     g_assert_cmpuint(f.io_err, >, 0);
     /* the first batch of colliding keys on a small index always reaches the

@@ -17,8 +17,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#define IMG_PROPS "channels=1,dies-per-channel=1,blocks-per-die=10,pages-per-block=576," \
-                  "page-size-bytes=4096,gc-high-watermark-blocks=3,gc-low-watermark-blocks=2"
+#define IMG_PROPS                                                          \
+    "channels=1,dies-per-channel=1,blocks-per-die=10,pages-per-block=576," \
+    "page-size-bytes=4096,gc-high-watermark-blocks=3,gc-low-watermark-blocks=2"
 #define IMG_PAGES (10ull * 576)
 #define IMG_NAND_OFF 4096ull
 #define IMG_OOB_OFF (IMG_NAND_OFF + IMG_PAGES * 4096)
@@ -127,15 +128,19 @@ static char *img_read_log(ImgDir *t)
 static int img_run_direct(ImgDir *t, char **out)
 {
     const char *qemu = g_getenv("QTEST_QEMU_BINARY");
-    const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR") : "/usr/share/seabios";
+    const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR")
+                                                  : "/usr/share/seabios";
     g_autofree char *dev = g_strdup_printf("kvssd,serial=QT02,%s", t->props);
-    const char *argv[] = { "timeout", "60", qemu, "-L", bios, "-L", "/usr/share/qemu", "-machine", "pc",
-                           "-accel", "qtest", "-display", "none", "-nodefaults", "-device", dev, NULL };
+    const char *argv[] = {
+        "timeout",  "60", qemu,     "-L",    bios,       "-L",   "/usr/share/qemu",
+        "-machine", "pc", "-accel", "qtest", "-display", "none", "-nodefaults",
+        "-device",  dev,  NULL};
     int status = -1;
     g_autoptr(GError) err = NULL;
     g_assert(qemu);
-    g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
-                          NULL, NULL, NULL, out, &status, &err));
+    g_assert(g_spawn_sync(NULL, (char **)argv, NULL,
+                          G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, out,
+                          &status, &err));
     return status;
 }
 
@@ -159,7 +164,8 @@ static void test_damaged_index_pages(void)
     int damaged = 0;
     for (uint64_t p = 0; p < IMG_PAGES; p++) {
         if (le32_to_cpu(oob[p * 4]) == IMG_KIND_INDEX) {
-            g_assert(pwrite(fd, junk, sizeof(junk), IMG_NAND_OFF + p * 4096) == (ssize_t)sizeof(junk));
+            g_assert(pwrite(fd, junk, sizeof(junk), IMG_NAND_OFF + p * 4096) ==
+                     (ssize_t)sizeof(junk));
             damaged++;
         }
     }
@@ -170,9 +176,12 @@ static void test_damaged_index_pages(void)
     img_check_all(d);
     kv_stop(d);
     g_autofree char *log = img_read_log(t);
-    g_autofree char *want1 = g_strdup_printf("kvssd: image_path %s: index page 0 (NAND page ", t->img);
-    g_autofree char *want2 = g_strdup_printf(") does not match its checksum in the checkpoint; the index "
-                                             "was rebuilt by scanning the log: %d keys found.", IMG_KEYS);
+    g_autofree char *want1 = g_strdup_printf("kvssd: image_path %s: index page 0 (NAND page ",
+                                             t->img);
+    g_autofree char *want2 = g_strdup_printf(
+        ") does not match its checksum in the checkpoint; the index "
+        "was rebuilt by scanning the log: %d keys found.",
+        IMG_KEYS);
     if (!strstr(log, want1) || !strstr(log, want2)) {
         g_printerr("QEMU's stderr: %s\n", log);
     }
@@ -197,9 +206,11 @@ static void test_damaged_checkpoint(void)
     img_check_all(d);
     kv_stop(d);
     g_autofree char *log = img_read_log(t);
-    g_autofree char *want = g_strdup_printf("kvssd: image_path %s: the checkpoint does not match its "
-                                            "checksum; the index was rebuilt by scanning the log: %d "
-                                            "keys found.", t->img, IMG_KEYS);
+    g_autofree char *want = g_strdup_printf(
+        "kvssd: image_path %s: the checkpoint does not match its "
+        "checksum; the index was rebuilt by scanning the log: %d "
+        "keys found.",
+        t->img, IMG_KEYS);
     if (!strstr(log, want)) {
         g_printerr("QEMU's stderr: %s\n", log);
     }
@@ -228,10 +239,11 @@ static void test_truncated_image(void)
     g_assert(truncate(t->img, half) == 0);
     g_autofree char *out = NULL;
     int status = img_run_direct(t, &out);
-    g_autofree char *want = g_strdup_printf("kvssd: image_path %s is %lld bytes, shorter than the %llu "
-                                            "bytes of NAND and spare areas its header describes: the "
-                                            "file was truncated, and what it lost cannot be recovered",
-                                            t->img, (long long)half, (unsigned long long)IMG_CKPT_OFF);
+    g_autofree char *want = g_strdup_printf(
+        "kvssd: image_path %s is %lld bytes, shorter than the %llu "
+        "bytes of NAND and spare areas its header describes: the "
+        "file was truncated, and what it lost cannot be recovered",
+        t->img, (long long)half, (unsigned long long)IMG_CKPT_OFF);
     if (!strstr(out, want)) {
         g_printerr("QEMU's output: %s\n", out);
     }
@@ -254,9 +266,11 @@ static void test_image_locked(void)
     KvDev *d = kv_ready(t->props);
     g_autofree char *out = NULL;
     int status = img_run_direct(t, &out);
-    g_autofree char *want = g_strdup_printf("kvssd: image_path %s is in use by process %d (another QEMU "
-                                            "or kvftl program has it open); an image can back only one "
-                                            "device at a time", t->img, (int)qtest_pid(d->qts));
+    g_autofree char *want = g_strdup_printf(
+        "kvssd: image_path %s is in use by process %d (another QEMU "
+        "or kvftl program has it open); an image can back only one "
+        "device at a time",
+        t->img, (int)qtest_pid(d->qts));
     if (!strstr(out, want)) {
         g_printerr("QEMU's output: %s\n", out);
     }

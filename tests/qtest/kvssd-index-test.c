@@ -162,8 +162,8 @@ static void test_chosen_keys_bounded(void)
     }
     uint64_t rss1 = kv_qemu_status_kib(d, "VmRSS");
     struct kvssd_stats_log after = ix_stats(d);
-    g_test_message("VmRSS %" PRIu64 " -> %" PRIu64 " KiB; index_host_bytes %" PRIu64
-                   " -> %" PRIu64, rss0, rss1, before.index_host_bytes, after.index_host_bytes);
+    g_test_message("VmRSS %" PRIu64 " -> %" PRIu64 " KiB; index_host_bytes %" PRIu64 " -> %" PRIu64,
+                   rss0, rss1, before.index_host_bytes, after.index_host_bytes);
     g_assert_cmpuint(after.live_keys, ==, IX_KEYS);
     g_assert_cmpuint(rss1 > rss0 ? rss1 - rss0 : 0, <, IX_RSS_BOUND_KIB);
     g_assert_cmpuint(after.index_host_bytes - before.index_host_bytes, <, IX_INDEX_BOUND_BYTES);

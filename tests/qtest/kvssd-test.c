@@ -42,8 +42,10 @@ static void test_enable_invalid(void)
                     KVSSD_CSTS_CFS);
     kv_wr32(d, KVSSD_REG_CC, 0);
     g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS), ==, 0);
-    g_assert_cmphex(kv_enable_with(d, (KV_CC_ENABLE & ~(7u << KVSSD_CC_CSS_SHIFT)) |
-                                      1u << KVSSD_CC_CSS_SHIFT, aqa), ==, KVSSD_CSTS_CFS);
+    g_assert_cmphex(
+        kv_enable_with(d, (KV_CC_ENABLE & ~(7u << KVSSD_CC_CSS_SHIFT)) | 1u << KVSSD_CC_CSS_SHIFT,
+                       aqa),
+        ==, KVSSD_CSTS_CFS);
     kv_wr32(d, KVSSD_REG_CC, 0);
     g_assert_cmphex(kv_enable_with(d, KV_CC_ENABLE, 0), ==, KVSSD_CSTS_CFS);
     kv_wr32(d, KVSSD_REG_CC, 0);
@@ -141,10 +143,14 @@ static void test_identify_ns(void)
     g_assert_cmphex(kv_identify(d, KVSSD_CNS_IO_CMD_SET_PROFILES, 0, 0, id), ==, 0);
     g_assert_cmphex(le64p(id), ==, 3);
     g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_CTRL, KVSSD_CSI_KV, 0, id), ==, 0);
-    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_NVM, 1, NULL), ==, KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, 2, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS, 0, 7, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS_DESCR_LIST, 0, 0, NULL), ==, KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_NVM, 1, NULL), ==,
+                    KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, 2, NULL), ==,
+                    KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS, 0, 7, NULL), ==,
+                    KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_NS_DESCR_LIST, 0, 0, NULL), ==,
+                    KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR);
     g_assert_cmphex(kv_identify(d, 0x10, 0, 0, NULL), ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
     kv_stop(d);
 }
@@ -174,19 +180,19 @@ static void test_queue_misuse(void)
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
 
-    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_CREATE_CQ, 0);               /* CQ at an unaligned base */
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_CREATE_CQ, 0); /* CQ at an unaligned base */
     kv_set_prp(&s, KV_CQ(2) + 8, 0);
     s.cdw[10] = 15u << 16 | 2;
     s.cdw[11] = 3;
     g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
 
-    s = kv_sqe(KVSSD_ADM_DELETE_CQ, 0);                                /* delete CQ 1: SQ 1 uses it */
+    s = kv_sqe(KVSSD_ADM_DELETE_CQ, 0); /* delete CQ 1: SQ 1 uses it */
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QUEUE_DELETION | KVSSD_SC_DNR);
-    s = kv_sqe(KVSSD_ADM_DELETE_SQ, 0);                                /* delete SQ 5: none */
+    s = kv_sqe(KVSSD_ADM_DELETE_SQ, 0); /* delete SQ 5: none */
     s.cdw[10] = 5;
     g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
-    s.cdw[10] = 0;                                      /* the admin SQ */
+    s.cdw[10] = 0; /* the admin SQ */
     g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_admin_status(d, &s), ==, 0);
@@ -196,7 +202,8 @@ static void test_queue_misuse(void)
     g_assert_cmphex(kv_admin_status(d, &s), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
 
     /* Number of Queues = 2 pairs: qid 3 is now beyond the allocation */
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00010001, 0).dw0, ==, 0x00010001);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00010001, 0).dw0,
+                    ==, 0x00010001);
     g_assert_cmphex(kv_create_cq(d, 3, 16, 0, 3), ==, KVSSD_SC_INVALID_QID | KVSSD_SC_DNR);
     g_assert_cmphex(kv_create_cq(d, 2, 16, 0, 3), ==, 0);
     kv_stop(d);
@@ -216,13 +223,13 @@ static void test_sq_delete_aborts(void)
     kv_enable(d);
     kv_six_exists_on_full_cq(d, cids);
     /* The first completion is posted; two more wait inside the device. */
-    KvCqe c = { 0 };
+    KvCqe c = {0};
     for (int i = 0; i < 200000 && !kv_try_cqe(d, 1, &c); i++) {
     }
     g_assert_cmpuint(c.cid, ==, cids[0]);
     g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
-    kv_cq_doorbell(d, 1);                               /* room again: nothing left */
+    kv_cq_doorbell(d, 1); /* room again: nothing left */
     g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, NULL), ==, 0);
     g_assert(!kv_try_cqe(d, 1, &c));
     kv_stop(d);
@@ -240,7 +247,7 @@ static void test_doorbell_misuse(void)
     s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
     uint16_t aer = kv_put(d, 0, &s, false);
     kv_ring(d, 0);
-    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 1, 64);                     /* SQ 1 has 64 entries */
+    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 1, 64); /* SQ 1 has 64 entries */
     KvCqe c = kv_wait(d, 0);
     g_assert_cmpuint(c.cid, ==, aer);
     g_assert_cmphex(c.status, ==, 0);
@@ -249,7 +256,7 @@ static void test_doorbell_misuse(void)
     s = kv_sqe(KVSSD_ADM_ASYNC_EVENT, 0);
     aer = kv_put(d, 0, &s, false);
     kv_ring(d, 0);
-    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 9, 1);                      /* SQ 9 does not exist */
+    kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * 9, 1); /* SQ 9 does not exist */
     c = kv_wait(d, 0);
     g_assert_cmpuint(c.cid, ==, aer);
     g_assert_cmphex(c.dw0, ==, 0x00010000);
@@ -294,15 +301,21 @@ static void test_bad_opcodes_reserved(void)
     s.cdw[12] = 1;
     kv_set_prp(&s, KV_DATA, 0);
     g_assert_cmphex(kvssd_status_sc(kv_cmd(d, 1, &s).status), ==, KVSSD_SC_INVALID_FIELD);
-    g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 2, NULL), ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_get_log(d, 0x7a, 0, 512, 0, NULL), ==, KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FEAT_SAVE | KVSSD_FID_ARBITRATION, 0, 0).status, ==, KVSSD_SC_FID_NOT_SAVEABLE | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0xffff, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, 0x55, 0, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 2, NULL), ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_get_log(d, 0x7a, 0, 512, 0, NULL), ==,
+                    KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR);
+    g_assert_cmphex(
+        kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FEAT_SAVE | KVSSD_FID_ARBITRATION, 0, 0).status,
+        ==, KVSSD_SC_FID_NOT_SAVEABLE | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0xffff, 0).status,
+                    ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, 0x55, 0, 0).status, ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
     s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
     s.cdw[10] = 1;
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_INVALID_FORMAT | KVSSD_SC_DNR);
-    s = kv_sqe(KVSSD_ADM_IDENTIFY, 0);                                /* admin SGL: not allowed */
+    s = kv_sqe(KVSSD_ADM_IDENTIFY, 0); /* admin SGL: not allowed */
     s.cdw[0] |= 1u << 14;
     s.cdw[10] = 1;
     g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
@@ -373,7 +386,7 @@ static void test_malformed_prp(void)
     kv_set_prp(&s, KV_DATA, KV_PRPLIST + 4);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
 
-    uint64_t list[2] = { cpu_to_le64(KV_DATA + 4096), cpu_to_le64(KV_DATA + 2 * 4096 + 16) };
+    uint64_t list[2] = {cpu_to_le64(KV_DATA + 4096), cpu_to_le64(KV_DATA + 2 * 4096 + 16)};
     qtest_memwrite(d->qts, KV_PRPLIST, list, sizeof(list));
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
@@ -401,7 +414,7 @@ static void sqe_sgl(struct kvssd_sqe *s, uint64_t addr, uint32_t len, uint8_t ty
 {
     uint8_t desc[16];
     sgl_desc(desc, addr, len, type);
-    s->cdw[0] |= 1u << 14;                              /* PSDT = 01b: SGL */
+    s->cdw[0] |= 1u << 14; /* PSDT = 01b: SGL */
     memcpy(&s->cdw[6], desc, 16);
 }
 
@@ -435,7 +448,7 @@ static void test_sgl(void)
     g_assert_cmpuint(c.dw0, ==, 300);
     g_assert(memcmp(back, val, 300) == 0);
 
-    s = kv_sqe(KVSSD_OPC_RETRIEVE, 1);                  /* data block, device to host */
+    s = kv_sqe(KVSSD_OPC_RETRIEVE, 1); /* data block, device to host */
     kvssd_sqe_set_key(&s, "sgl", 3);
     s.cdw[10] = 300;
     s.cdw[11] = 3;
@@ -454,7 +467,7 @@ static void test_sgl(void)
     sqe_sgl(&s, KV_PRPLIST, 0, 0x30);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_SGL_SEG_DESCR | KVSSD_SC_DNR);
     sgl_desc(seg, KV_DATA, 100, 0x00);
-    sgl_desc(seg + 16, KV_PRPLIST + 64, 16, 0x20);      /* chain inside a last segment */
+    sgl_desc(seg + 16, KV_PRPLIST + 64, 16, 0x20); /* chain inside a last segment */
     qtest_memwrite(d->qts, KV_PRPLIST, seg, sizeof(seg));
     sqe_sgl(&s, KV_PRPLIST, sizeof(seg), 0x30);
     g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, KVSSD_SC_INVALID_SGL_SEG_DESCR | KVSSD_SC_DNR);
@@ -493,21 +506,25 @@ static void test_kv_roundtrip(void)
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "hello"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     c = kv_retrieve(d, "hello", back, 100);
     g_assert_cmphex(c.status, ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_EXISTS), ==,
+                    KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, 0);
-    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==, KVSSD_SC_KEY_EXISTS);
+    g_assert_cmphex(kv_store(d, "hello", val, 10, KVSSD_STORE_OPT_ONLY_IF_ABSENT), ==,
+                    KVSSD_SC_KEY_EXISTS);
 
     struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
     kvssd_sqe_set_key(&s, "big", 3);
     s.cdw[10] = 2 * 1024 * 1024 + 1;
     s.cdw[11] = 3;
     kv_set_prp(&s, KV_DATA, KV_PRPLIST);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INVALID_VALUE_SIZE);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==,
+                    KVSSD_SC_INVALID_VALUE_SIZE);
     s = kv_sqe(KVSSD_OPC_STORE, 1);
     s.cdw[10] = 10;
     s.cdw[11] = 0;
     kv_set_prp(&s, KV_DATA, 0);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INVALID_KEY_SIZE);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==,
+                    KVSSD_SC_INVALID_KEY_SIZE);
 
     uint8_t *big = g_malloc(2 * 1024 * 1024), *bigback = g_malloc(2 * 1024 * 1024);
     for (int i = 0; i < 2 * 1024 * 1024; i++) {
@@ -537,9 +554,9 @@ static void test_log_pages(void)
 
     g_assert_cmphex(kv_store(d, "s", val, sizeof(val), 0), ==, 0);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 0, log), ==, 0);
-    g_assert_cmpuint(le64p(log + 48), ==, 1);           /* data units written */
-    g_assert_cmpuint(le64p(log + 32), ==, 0);           /* data units read */
-    g_assert_cmpuint(le64p(log + 80), ==, 1);           /* host write commands */
+    g_assert_cmpuint(le64p(log + 48), ==, 1); /* data units written */
+    g_assert_cmpuint(le64p(log + 32), ==, 0); /* data units read */
+    g_assert_cmpuint(le64p(log + 80), ==, 1); /* host write commands */
 
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, KVSSD_CSI_KV, 4096, 0, log), ==, 0);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE) & 1, ==, 1);
@@ -550,14 +567,16 @@ static void test_log_pages(void)
     g_assert_cmphex(le32p(log + 4 * KVSSD_ADM_IDENTIFY) & 1, ==, 1);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, KVSSD_CSI_NVM, 4096, 0, log), ==, 0);
     g_assert_cmphex(le32p(log + 1024 + 4 * KVSSD_OPC_STORE), ==, 0);
-    g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, 0x02, 4096, 0, log), ==, KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_EFFECTS, 0x02, 4096, 0, log), ==,
+                    KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR);
 
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "missing"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_ERROR, 0, 64, 0, log), ==, 0);
-    g_assert_cmpuint(le16p(log + 8), ==, 1);            /* SQ 1 */
+    g_assert_cmpuint(le16p(log + 8), ==, 1); /* SQ 1 */
     g_assert_cmphex(le16p(log + 12) >> 1, ==, 0x0087);
 
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==,
+                    0);
     /* After the reset: Get Log Page itself is 1 SQE; CQEs posted: the
      * Set Features completion was posted after the reset (16 bytes). */
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, 4096, 0, log), ==, 0);
@@ -610,8 +629,10 @@ static void test_features(void)
     KvDev *d = kv_start("max-ioqpairs=4");
 
     kv_enable(d);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00090009, 0).dw0, ==, 0x00030003);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_NUM_QUEUES, 0, 0).dw0, ==, 0x00030003);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_NUM_QUEUES, 0x00090009, 0).dw0,
+                    ==, 0x00030003);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_NUM_QUEUES, 0, 0).dw0, ==,
+                    0x00030003);
     kv_io_queue(d, 16);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
     g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 1, 1).status, ==, 0);
@@ -619,11 +640,16 @@ static void test_features(void)
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 0, 1).status, ==, 0);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_DELETE, "nothing"), ==, 0);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 2, 1).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 350, 0).status, ==, 0);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 0, 0).dw0, ==, 350);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_POWER_MGMT, 1, 0).status, ==, KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_ASYNC_EVENT_CONFIG, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_KV_CONFIG, 2, 1).status, ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 350, 0).status,
+                    ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_TEMP_THRESHOLD, 0, 0).dw0, ==,
+                    350);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_POWER_MGMT, 1, 0).status, ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(
+        kv_feature(d, KVSSD_ADM_GET_FEATURES, KVSSD_FID_ASYNC_EVENT_CONFIG, 0, 0).status, ==, 0);
     kv_stop(d);
 }
 
@@ -751,7 +777,7 @@ static void test_image_killed(void)
             g_assert_cmphex(kv_store(d, key, val, sizeof(val) - i, 0), ==, 0);
         }
         kill(qtest_pid(d->qts), SIGKILL);
-        _exit(0);                    /* no qtest_quit: QEMU is gone */
+        _exit(0); /* no qtest_quit: QEMU is gone */
     }
     g_autofree char *dir = g_dir_make_tmp("kvssd-qtest-XXXXXX", NULL);
     g_autofree char *img = g_build_filename(dir, "nand.img", NULL);
@@ -759,7 +785,7 @@ static void test_image_killed(void)
     g_setenv("KVSSD_KILL_IMAGE", img, true);
     g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
     g_test_trap_assert_passed();
-    g_usleep(200 * 1000);            /* let the killed QEMU's image be closed by the kernel */
+    g_usleep(200 * 1000); /* let the killed QEMU's image be closed by the kernel */
 
     KvDev *d = kv_ready(props);
     for (int i = 0; i < 20; i++) {
@@ -786,7 +812,7 @@ static void test_image_killed(void)
 static void test_standard_long_key(void)
 {
     KvDev *d = kv_ready(NULL);
-    const char *key17 = "standard-host-17";   /* 16 bytes + 1 below */
+    const char *key17 = "standard-host-17"; /* 16 bytes + 1 below */
     char key[18];
     uint8_t val[100], back[128];
     struct kvssd_sqe s;
@@ -864,8 +890,8 @@ static void put_payload(struct kvssd_sqe *s, const uint8_t *dw, int ndw, const u
 static void test_inline_store(void)
 {
     KvDev *d = kv_ready(NULL);
-    static const uint8_t head_dw[] = { 2, 3, 12, 13, 14, 15 };
-    static const uint8_t xfer_dw[] = { 2, 3, 11, 12, 13, 14, 15 };
+    static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
+    static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
     uint8_t val[50], buf[64], back[4200];
     struct kvssd_sqe s;
 
@@ -876,7 +902,7 @@ static void test_inline_store(void)
     }
     s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
     s.cdw[10] = kvssd_inline_head_cdw10(50, 0, 3);
-    s.cdw[11] = 7;                                      /* tag */
+    s.cdw[11] = 7; /* tag */
     memcpy(buf, "inl", 3);
     memcpy(buf + 3, val, 21);
     put_payload(&s, head_dw, 6, buf, 24);
@@ -884,7 +910,7 @@ static void test_inline_store(void)
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmpuint(c.dw0, ==, 21);
     g_assert_cmpuint(c.dw1, ==, 0);
-    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);               /* sequence 2 first, on SQ 2 */
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1); /* sequence 2 first, on SQ 2 */
     s.cdw[10] = kvssd_inline_tag_seq(7, 2);
     put_payload(&s, xfer_dw, 7, val + 49, 1);
     c = kv_cmd(d, 2, &s);
@@ -902,7 +928,7 @@ static void test_inline_store(void)
     g_assert(memcmp(back, val, 50) == 0);
 
     /* full layout: 35-byte head payload, then one transfer of 5 bytes */
-    static const uint8_t full_dw[] = { 4, 5, 6, 7, 8, 9, 12, 13 };
+    static const uint8_t full_dw[] = {4, 5, 6, 7, 8, 9, 12, 13};
     s = kv_sqe(KVSSD_OPC_INLINE_HEAD_FULL, 1);
     kvssd_sqe_set_key(&s, "full", 4);
     s.cdw[10] = kvssd_inline_head_cdw10(40, 0, 4);
@@ -912,7 +938,7 @@ static void test_inline_store(void)
     g_assert_cmphex(c.status, ==, 0);
     g_assert_cmpuint(c.dw1, ==, 0);
     s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(9, 1));
-    static const uint8_t full_xfer_dw[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    static const uint8_t full_xfer_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     put_payload(&s, full_xfer_dw, 14, val + 35, 5);
     c = kv_cmd(d, 2, &s);
     g_assert_cmphex(c.status, ==, 0);
@@ -953,9 +979,9 @@ static void test_inline_store(void)
 static void test_inline_full_tail(void)
 {
     KvDev *d = kv_ready(NULL);
-    static const uint8_t head_dw[] = { 2, 3, 12, 13, 14, 15 };
-    static const uint8_t xfer_dw[] = { 2, 3, 11, 12, 13, 14, 15 };
-    static const uint8_t full_xfer_dw[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    static const uint8_t head_dw[] = {2, 3, 12, 13, 14, 15};
+    static const uint8_t xfer_dw[] = {2, 3, 11, 12, 13, 14, 15};
+    static const uint8_t full_xfer_dw[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
     static uint8_t val[4196], back[4300];
     uint8_t buf[24], log[4096];
     struct kvssd_stats_log *st = (struct kvssd_stats_log *)log;
@@ -966,7 +992,8 @@ static void test_inline_full_tail(void)
         val[i] = (uint8_t)(i * 7 + 3);
     }
     qtest_memwrite(d->qts, KV_DATA, val, 4096);
-    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==, 0);
+    g_assert_cmphex(kv_feature(d, KVSSD_ADM_SET_FEATURES, KVSSD_FID_RESET_STATS, 0, 0).status, ==,
+                    0);
     s = kv_sqe(KVSSD_OPC_INLINE_HEAD, 1);
     s.cdw[10] = kvssd_inline_head_cdw10(4196, 0, 3);
     s.cdw[11] = 12 | KVSSD_INLINE_HYBRID | KVSSD_INLINE_FULL_TAIL;
@@ -979,10 +1006,11 @@ static void test_inline_full_tail(void)
     g_assert_cmpuint(c.dw0, ==, 4117);
     g_assert_cmpuint(c.dw1, ==, 0);
 
-    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1);               /* the stock transfer: refused */
+    s = kv_sqe(KVSSD_OPC_INLINE_XFER, 1); /* the stock transfer: refused */
     s.cdw[10] = kvssd_inline_tag_seq(12, 1);
     put_payload(&s, xfer_dw, 7, val + 4117, 28);
-    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==, KVSSD_SC_INLINE_UNKNOWN_TAG);
+    g_assert_cmphex(kv_cmd(d, 1, &s).status & KVSSD_STATUS_CODE_MASK, ==,
+                    KVSSD_SC_INLINE_UNKNOWN_TAG);
 
     s = kv_sqe(KVSSD_OPC_INLINE_XFER_FULL, kvssd_inline_tag_seq(12, 1));
     put_payload(&s, full_xfer_dw, 14, val + 4117, 56);

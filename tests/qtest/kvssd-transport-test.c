@@ -40,7 +40,8 @@ static void test_prp_list_self_chain(void)
     KvDev *d = kv_ready(NULL);
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_A + LAST_ENTRY);
-    g_assert_cmphex(store_prp(d, "loop", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(store_prp(d, "loop", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==,
+                    KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "loop"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
@@ -53,7 +54,8 @@ static void test_prp_list_two_page_cycle(void)
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B + LAST_ENTRY);
     put_qword(d, LIST_B + LAST_ENTRY, LIST_A + LAST_ENTRY);
-    g_assert_cmphex(store_prp(d, "cycle", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(store_prp(d, "cycle", 3 * 4096, KV_DATA, LIST_A + LAST_ENTRY), ==,
+                    KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "cycle"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
     kv_stop(d);
 }
@@ -74,7 +76,8 @@ static void test_prp_chain_pointer_offset(void)
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B + 8);
     put_qword(d, LIST_B + 8, KV_DATA + 4096);
     put_qword(d, LIST_B + 16, KV_DATA + 2 * 4096);
-    g_assert_cmphex(store_prp(d, "chain", sizeof(val), KV_DATA, LIST_A + LAST_ENTRY), ==, KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
+    g_assert_cmphex(store_prp(d, "chain", sizeof(val), KV_DATA, LIST_A + LAST_ENTRY), ==,
+                    KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "chain"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     put_qword(d, LIST_A + LAST_ENTRY, LIST_B);
@@ -162,15 +165,18 @@ static void test_sgl_segment_cycles(void)
     qtest_memwrite(d->qts, KV_DATA, val, sizeof(val));
 
     sgl_desc(d, LIST_A, LIST_A, 16, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==,
+                    KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
 
     sgl_desc(d, LIST_A, LIST_B, 16, 0x20);
     sgl_desc(d, LIST_B, LIST_A, 16, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 16).status, ==,
+                    KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
 
     sgl_desc(d, LIST_A, KV_DATA, 1, 0x00);
     sgl_desc(d, LIST_A + 16, LIST_A, 32, 0x20);
-    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==, KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
+    g_assert_cmphex(store_sgl_segment(d, "s", 300, LIST_A, 32).status, ==,
+                    KVSSD_SC_INVALID_NUM_SGL_DESCRS | KVSSD_SC_DNR);
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "s"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 
     sgl_desc(d, LIST_A, KV_DATA, 300, 0x00);
@@ -205,7 +211,7 @@ static void test_sq_delete_full_cq(void)
 {
     KvDev *d = kv_start(NULL);
     uint16_t cids[6];
-    KvCqe c = { 0 };
+    KvCqe c = {0};
 
     kv_enable(d);
     kv_six_exists_on_full_cq(d, cids);
@@ -333,8 +339,8 @@ static void sq_delete_rounds(const char *props)
         g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
     }
     uint64_t after = qemu_rss_kib(d);
-    g_test_message("QEMU RSS %" PRIu64 " KiB -> %" PRIu64 " KiB over %d rounds (%s)",
-                   before, after, DELETE_ROUNDS, props ? props : "latency=off");
+    g_test_message("QEMU RSS %" PRIu64 " KiB -> %" PRIu64 " KiB over %d rounds (%s)", before, after,
+                   DELETE_ROUNDS, props ? props : "latency=off");
     g_assert_cmpuint(after, <, before + (16 + ASAN_QUARANTINE_MB) * 1024);
     kv_stop(d);
 }

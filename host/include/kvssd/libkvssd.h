@@ -419,9 +419,8 @@ enum kvssd_wire_layout kvssd_store_layout(enum kvssd_wire_layout transport,
  *             head stays a stock head: 24 bytes minus the key, or 20 for a
  *             staged key; its transfers carry 56)
  */
-uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport,
-                                     enum kvssd_xfer_mode method, uint32_t key_len,
-                                     uint32_t value_len);
+uint32_t kvssd_store_commands_layout(enum kvssd_wire_layout transport, enum kvssd_xfer_mode method,
+                                     uint32_t key_len, uint32_t value_len);
 
 /**
  * struct kvssd_store_plan - a Store split into the commands that carry it
@@ -472,10 +471,9 @@ int kvssd_store_plan_init(struct kvssd_store_plan *p, uint32_t nsid, const void 
  * full-layout plan (inline or hybrid) whose @stream_tag is above 255.
  */
 int kvssd_store_plan_init_layout(struct kvssd_store_plan *p, enum kvssd_wire_layout transport,
-                                 uint32_t nsid, const void *key, uint32_t key_len,
-                                 uint32_t key_tag, uint32_t stream_tag, const void *value,
-                                 uint32_t value_len, uint32_t options,
-                                 enum kvssd_xfer_mode method);
+                                 uint32_t nsid, const void *key, uint32_t key_len, uint32_t key_tag,
+                                 uint32_t stream_tag, const void *value, uint32_t value_len,
+                                 uint32_t options, enum kvssd_xfer_mode method);
 /** kvssd_store_plan_next() - encode the next command; false when the plan is done. */
 bool kvssd_store_plan_next(struct kvssd_store_plan *p, struct kvssd_cmd *cmd);
 
@@ -624,8 +622,7 @@ int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, voi
 int kvssd_delete(struct kvssd_dev *dev, const void *key, uint32_t key_len,
                  struct kvssd_result *res);
 /** kvssd_exist() - 0 when the key exists, -KVSSD_ERR_KEY_NOT_FOUND when not. */
-int kvssd_exist(struct kvssd_dev *dev, const void *key, uint32_t key_len,
-                struct kvssd_result *res);
+int kvssd_exist(struct kvssd_dev *dev, const void *key, uint32_t key_len, struct kvssd_result *res);
 /**
  * kvssd_list() - keys from a start key, raw List data
  * @start: start key (NULL/0 = from the beginning)
