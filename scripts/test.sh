@@ -2,21 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The README's test command. Installs what is missing on a Debian machine,
-# builds, and runs every suite: the firmware and command-set unit suites,
+# builds, and runs every suite: the C format check (one test per file), the
+# firmware and command-set unit suites,
 # the model suite under AddressSanitizer/UBSan, the fuzz targets for a
 # bounded time, the device qtests and the guest end-to-end suite. Every
 # test case is reported as a TAP line; the last line is "N passed, N failed".
 # Exit status is non-zero when anything failed.
 #
 # Environment: BUILD_DIR (default build/), KVSSD_TEST_PHASES (space-separated
-# subset of: unit sanitize fuzz qtest guest; default all).
+# subset of: format unit sanitize fuzz qtest guest; default all).
 set -u
 . "$(dirname "$0")/lib/common.sh"
 cd "$KVSSD_TOP"
 
 ensure_packages "${KVSSD_BUILD_PACKAGES[@]}"
 
-phases=${KVSSD_TEST_PHASES:-unit sanitize fuzz qtest guest}
+phases=${KVSSD_TEST_PHASES:-format unit sanitize fuzz qtest guest}
 build=${BUILD_DIR:-$KVSSD_TOP/build}
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
@@ -87,6 +88,19 @@ qemu_cold_note() {
 for phase in $phases; do
     log "== phase: $phase"
     case $phase in
+    format)
+        # Every tracked .c/.h file against .clang-format, one test per file.
+        if ! command -v "$KVSSD_CLANG_FORMAT" >/dev/null &&
+               ! (ensure_packages "$KVSSD_CLANG_FORMAT") >"$results/format-setup.log" 2>&1; then
+            setup_failed format "installing $KVSSD_CLANG_FORMAT" "$results/format-setup.log"
+            continue
+        fi
+        scripts/check-format.sh --tap 2>"$results/format.err" |
+            sed -n "s/^\(\(not \)\?ok\) [0-9]* *-\?/\1 - format:/p" >"$results/format.tap"
+        if ! grep -q '^ok ' "$results/format.tap" && ! grep -q '^not ok' "$results/format.tap"; then
+            setup_failed format scripts/check-format.sh "$results/format.err"
+        fi
+        ;;
     unit)
         if ! configure "$build" "$results/setup.log" -Dwerror=true; then
             setup_failed unit "meson setup" "$results/setup.log" "$build/meson-logs/meson-log.txt"
