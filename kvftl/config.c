@@ -32,6 +32,11 @@ const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1] = {
     [KVFTL_GC_COST_BENEFIT] = "cost-benefit",
 };
 
+const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1] = {
+    [KVFTL_CMDSET_KV] = "kv",
+    [KVFTL_CMDSET_NVM] = "nvm",
+};
+
 /* ---- the table, as data ---- */
 
 #define TUNABLE_VALUE_U32(v) ((uint64_t)(v))

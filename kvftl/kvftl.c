@@ -122,6 +122,11 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     if (kvftl_config_check(cfg, err, err_len) != 0) {
         return NULL;
     }
+    if (cfg->command_set != KVFTL_CMDSET_KV) {
+        snprintf(err, err_len, "command_set %s is not built yet; the allowed value is kv",
+                 kvftl_command_set_names[cfg->command_set]);
+        return NULL;
+    }
     struct kvftl *ftl = g_new0(struct kvftl, 1);
     ftl->cfg = *cfg;
     struct nand_geometry geo = {

@@ -49,6 +49,12 @@ enum kvftl_packing {
     KVFTL_PACK_BACKFILL = 3,  /* selective + inline values backfill the gaps (DMA Log Table) */
 };
 
+/* The personality the firmware runs (docs/kvftl.md): its command set on the wire. */
+enum kvftl_command_set {
+    KVFTL_CMDSET_KV = 0,  /* hash index + value log: the KV command set (include/kvftl/kvftl.h) */
+    KVFTL_CMDSET_NVM = 1, /* page-mapping block FTL: the NVM command set (include/kvftl/block.h) */
+};
+
 enum kvftl_gc_policy {
     KVFTL_GC_GREEDY = 0,       /* victim = fewest valid bytes */
     KVFTL_GC_COST_BENEFIT = 1, /* victim = max (1-u)*age / (1+u) */
@@ -57,6 +63,7 @@ enum kvftl_gc_policy {
 /* The names of the values above, as properties and flags spell them ("block", "cost-benefit"). */
 extern const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1];
 extern const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1];
+extern const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1];
 
 /* The presets, in the order of tunables.def's columns: "default", "pm983", "cosmos". */
 #define KVFTL_PRESETS 3

@@ -23,6 +23,8 @@ static int config_differs(const struct kvftl_config *a, const struct kvftl_confi
 static void test_presets_keep_their_values(void)
 {
     struct kvftl_config want_default = {
+        .command_set = KVFTL_CMDSET_KV,
+        .lba_bytes = 4096,
         .channels = 4,
         .dies_per_channel = 4,
         .blocks_per_die = 128,
