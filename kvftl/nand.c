@@ -31,9 +31,16 @@ static size_t oob_bytes(const struct nand_geometry *geo)
     return (b + 4095) & ~(size_t)4095;
 }
 
+static size_t unit_spare_bytes(const struct nand_geometry *geo)
+{
+    size_t b = geo->total_pages * geo->unit_spares_per_page * sizeof(struct nand_unit_spare);
+    return (b + 4095) & ~(size_t)4095;
+}
+
 uint64_t nand_checkpoint_offset(const struct nand *n)
 {
-    return NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo);
+    return NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo) +
+           unit_spare_bytes(&n->geo);
 }
 
 /*
@@ -87,7 +94,8 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     n->tm = *tm;
     n->fd = -1;
     n->torn_ppn = UINT64_MAX;
-    n->map_bytes = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo);
+    n->map_bytes = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo) +
+                   unit_spare_bytes(&n->geo);
 
     if (path) {
         struct stat st;
@@ -149,6 +157,9 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     }
     n->data = n->map + NAND_IMAGE_HEADER_BYTES;
     n->oob = (struct nand_oob *)(n->data + n->geo.total_bytes);
+    n->unit_spare = n->geo.unit_spares_per_page
+                        ? (struct nand_unit_spare *)((uint8_t *)n->oob + oob_bytes(&n->geo))
+                        : NULL;
     n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
     n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
     return 0;
@@ -274,6 +285,11 @@ uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns)
         memset(p, 0, len);
     }
     memset(&n->oob[first], 0, n->geo.pages_per_stripe * sizeof(struct nand_oob));
+    if (n->unit_spare) {
+        memset(nand_unit_spares(n, first), 0,
+               (size_t)n->geo.pages_per_stripe * n->geo.unit_spares_per_page *
+                   sizeof(struct nand_unit_spare));
+    }
     if (n->torn_ppn >= first && n->torn_ppn < first + n->geo.pages_per_stripe) {
         n->torn_ppn = UINT64_MAX;
     }

@@ -28,6 +28,7 @@ struct nand_geometry {
     uint32_t blocks_per_die;   /* = number of stripes */
     uint32_t pages_per_block;
     uint32_t page_size;
+    uint32_t unit_spares_per_page; /* nvm personality: page_size / 4096; 0 for kv (no area) */
     /* derived */
     uint32_t page_shift;       /* log2(page_size) */
     uint32_t dies;
@@ -70,6 +71,20 @@ struct nand_oob {
     uint64_t seq;      /* open sequence number of the stripe */
 };
 
+/*
+ * The nvm personality's per-unit spare area: one per 4 KiB slot of every
+ * page (geo.unit_spares_per_page of them), the slot's logical unit and
+ * write sequence number -- the reverse map that GC reads to ask "is this
+ * slot still the copy the map names?" and that a crash mount replays. It
+ * lies in the image after the page spare areas (so a kv image, which has
+ * none, keeps its layout). Erased slots read as zero (seq 0 = never
+ * written).
+ */
+struct nand_unit_spare {
+    uint64_t unit; /* logical 4 KiB unit (LBA * lba_bytes / 4096) */
+    uint64_t seq;  /* write sequence number, 1.. ; 0 = nothing written here */
+};
+
 struct nand {
     struct nand_geometry geo;
     struct nand_timing tm;
@@ -80,6 +95,7 @@ struct nand {
     size_t raw_bytes;
     uint8_t *data;         /* page 0 */
     struct nand_oob *oob;  /* one per page */
+    struct nand_unit_spare *unit_spare; /* geo.unit_spares_per_page per page, or NULL */
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
@@ -118,6 +134,12 @@ uint64_t nand_checkpoint_offset(const struct nand *n);
 static inline uint8_t *nand_page_ptr(const struct nand *n, uint64_t ppn)
 {
     return n->data + ppn * n->geo.page_size;
+}
+
+/* nand_unit_spares() - the unit spare areas of page @ppn (NULL for kv). */
+static inline struct nand_unit_spare *nand_unit_spares(const struct nand *n, uint64_t ppn)
+{
+    return n->unit_spare ? n->unit_spare + ppn * n->geo.unit_spares_per_page : NULL;
 }
 
 static inline uint32_t nand_die_of(const struct nand *n, uint64_t ppn)
