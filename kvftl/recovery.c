@@ -63,6 +63,8 @@ void recovery_format_image(struct kvftl *ftl)
     h->index_page_bytes = ftl->cfg.index_page_bytes;
     h->large_blob_unit_bytes = ftl->cfg.large_blob_unit_bytes;
     h->page_data_bytes = ftl->cfg.page_data_bytes;
+    h->command_set = ftl->cfg.command_set;
+    h->lba_bytes = ftl->cfg.command_set == KVFTL_CMDSET_NVM ? ftl->cfg.lba_bytes : 0;
     header_sync(ftl);
 }
 
@@ -687,6 +689,12 @@ static void mount_note(struct kvftl *ftl)
     g_string_free(s, TRUE);
 }
 
+/* What a personality's device is, in words, for the refusal of an image of the other one. */
+static const char *personality_words(uint32_t command_set)
+{
+    return command_set == KVFTL_CMDSET_NVM ? "block (NVM command set)" : "key-value";
+}
+
 int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
 {
     const struct kvftl_config *c = &ftl->cfg;
@@ -707,6 +715,23 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
                  c->image_path);
         return -1;
     }
+    if (h->command_set != c->command_set) {
+        /* first: a kv image asked to be nvm (or the reverse) would fail a later check obscurely */
+        if (h->command_set > KVFTL_CMDSET_NVM) {
+            snprintf(err, err_len,
+                     "image_path %s names command_set %u, which is neither kv (0) nor nvm (1): "
+                     "the header is damaged or the image is not a kvftl image",
+                     c->image_path, h->command_set);
+        } else {
+            snprintf(err, err_len,
+                     "image_path %s holds a %s device (command_set %s); the configuration asks "
+                     "for command_set %s, and an image keeps the personality it was made with",
+                     c->image_path, personality_words(h->command_set),
+                     kvftl_command_set_names[h->command_set],
+                     kvftl_command_set_names[c->command_set]);
+        }
+        return -1;
+    }
 #define SAME(field, cfgfield)                                         \
     if (h->field != c->cfgfield) {                                    \
         snprintf(err, err_len,                                        \
@@ -724,6 +749,9 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     SAME(index_page_bytes, index_page_bytes)
     SAME(large_blob_unit_bytes, large_blob_unit_bytes)
     SAME(page_data_bytes, page_data_bytes)
+    if (c->command_set == KVFTL_CMDSET_NVM) {
+        SAME(lba_bytes, lba_bytes)
+    }
 #undef SAME
     if (file < ftl->nand.map_bytes) {
         snprintf(

@@ -28,6 +28,15 @@ struct image_header {
     uint64_t checkpoint_bytes;
     uint64_t checkpoint_checksum;
     uint32_t page_data_bytes;       /* 0 in images made before the field existed */
+    /*
+     * The personality the image was made for (enum kvftl_command_set: 0 = kv,
+     * also in images made before the field existed, 1 = nvm) and, for nvm,
+     * its logical block size (0 for kv, which has none). The nvm layout also
+     * has the unit spare areas (struct nand_unit_spare) after the page spare
+     * areas: nand_init() sizes the mapping from the personality's geometry.
+     */
+    uint32_t command_set;
+    uint32_t lba_bytes;
 };
 
 /*
