@@ -1,49 +1,507 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The nvm personality (include/kvftl/block.h): not built yet. Every call
- * refuses; kvftl_open() refuses command_set = nvm.
+ * The nvm personality (include/kvftl/block.h): a page-mapping block FTL on
+ * the NAND, page buffer, stripes, GC and statistics the KV personality
+ * uses (docs/kvftl.md, "The nvm personality").
+ *
+ * Every logical 4 KiB unit that holds data lives in one 4 KiB slot of a
+ * data stripe; the page map (page_map.h) names it. A write places each
+ * unit at the data stream's write pointer (always a slot boundary: nothing
+ * else is written to an nvm data stripe), records the slot's reverse map
+ * {unit, write sequence number} in its unit spare area as the slot is
+ * written, re-points the map and moves 4 KiB of valid bytes from the old
+ * slot's stripe to the new one's. A unit that a write covers in part is
+ * read (NAND read unless it is still in the buffer), merged by the
+ * controller CPU and written whole. GC (gc.c) collects data stripes
+ * through collect_data() below: a slot is live iff the map still names
+ * it, found through its unit spare area.
  */
 #include <kvftl/block.h>
 
 #include <string.h>
 
-static void refuse_call(uint64_t arrival_ns, struct kvftl_cpl *cpl)
+#include <glib.h>
+
+#include "ftl.h"
+#include "gc.h"
+#include "nand.h"
+#include "page_map.h"
+#include "space.h"
+#include "stats.h"
+
+#define UNIT PAGE_MAP_UNIT_BYTES
+
+/* ---- time ---- */
+
+/* The controller CPU copies @bytes (merging a partial unit): it is one CPU, shared. */
+static void cpu_copy(struct kvftl *ftl, uint64_t bytes, uint64_t *now_ns)
 {
-    memset(cpl, 0, sizeof(*cpl));
-    cpl->status = KVFTL_INVALID_FIELD;
-    cpl->done_ns = arrival_ns;
+    uint64_t rate = ftl->cfg.dram_copy_bytes_per_us;
+    ftl->blk_memcpy_bytes += bytes;
+    if (rate && bytes) {
+        uint64_t start = *now_ns > ftl->blk_cpu_busy_ns ? *now_ns : ftl->blk_cpu_busy_ns;
+        *now_ns = start + (bytes * 1000 + rate - 1) / rate;
+        ftl->blk_cpu_busy_ns = *now_ns;
+    }
 }
 
-uint64_t kvftl_block_lbas(const struct kvftl *ftl)
+/* ---- the data stream, in 4 KiB slots ---- */
+
+static uint64_t slot_addr(uint32_t slot)
 {
-    (void)ftl;
+    return (uint64_t)slot << PAGE_MAP_UNIT_SHIFT;
+}
+
+/*
+ * Write @data (one unit) as the newest copy of @unit at the write pointer:
+ * the slot's spare area, the map and the valid bytes follow. The caller
+ * has looked the unit up with dirty = true. 0, -1 (no free stripe), -2
+ * (power lost).
+ */
+static int unit_put(struct kvftl *ftl, uint64_t unit, const void *data, uint64_t *now_ns)
+{
+    struct space *sp = &ftl->space;
+    struct data_stream *ds = &sp->data;
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    if (ds->stripe == UINT32_MAX && stream_open_stripe(sp, now_ns) != 0) {
+        return -1;
+    }
+    uint64_t off = ds->wp;
+    if (stream_write(sp, off, data, UNIT, now_ns) != 0) {
+        return -2;
+    }
+    uint64_t ppn = ds->base_ppn + (off >> geo->page_shift);
+    struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, ppn);
+    us[(off & (geo->page_size - 1)) >> PAGE_MAP_UNIT_SHIFT] = (struct nand_unit_spare){
+        .unit = unit,
+        .seq = ++ftl->pmap.write_seq,
+    };
+    ds->wp = ds->frontier = off + UNIT;
+    sp->stripes[ds->stripe].last_write_ns = *now_ns;
+    uint64_t addr = (uint64_t)ds->stripe * geo->stripe_bytes + off;
+    page_map_assign(&ftl->pmap, unit, (uint32_t)(addr >> PAGE_MAP_UNIT_SHIFT));
+    /* every page wholly before the write pointer is final */
+    if (stream_program_upto(sp, (uint32_t)(ds->wp >> geo->page_shift), *now_ns) != 0) {
+        return -2;
+    }
+    if (ds->wp == geo->stripe_bytes) {
+        stream_close_stripe(sp);
+    }
     return 0;
 }
 
-void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
+/*
+ * Program the open data stripe's buffered pages, the partial last one too
+ * (its empty slots are left: padding_bytes); the write pointer moves to the
+ * next page. 0, or -1 on power loss.
+ */
+static int data_flush(struct kvftl *ftl, uint64_t *now_ns)
+{
+    struct space *sp = &ftl->space;
+    struct data_stream *ds = &sp->data;
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    if (ds->stripe == UINT32_MAX) {
+        return 0;
+    }
+    uint64_t end = (ds->wp + geo->page_size - 1) & ~(uint64_t)(geo->page_size - 1);
+    if (!ds->plp_dump) {
+        ftl->blk_padding_bytes += end - ds->wp;
+    }
+    ds->wp = ds->frontier = end;
+    if (stream_program_upto(sp, (uint32_t)(end >> geo->page_shift), *now_ns) != 0) {
+        return -1;
+    }
+    if (end == geo->stripe_bytes) {
+        stream_close_stripe(sp);
+    }
+    return 0;
+}
+
+/* The latest busy-until of every die: when the last program issued completes. */
+static uint64_t dies_idle(const struct kvftl *ftl, uint64_t now)
+{
+    for (uint32_t d = 0; d < ftl->nand.geo.dies; d++) {
+        if (ftl->nand.die_busy_ns[d] > now) {
+            now = ftl->nand.die_busy_ns[d];
+        }
+    }
+    return now;
+}
+
+/*
+ * The unit's stored copy in slot @slot is the one its spare area names
+ * (a damaged image may say otherwise: then it is not returned).
+ */
+static bool slot_holds(const struct kvftl *ftl, uint32_t slot, uint64_t unit)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t addr = slot_addr(slot);
+    if (addr + UNIT > geo->total_bytes) {
+        return false;
+    }
+    const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, addr >> geo->page_shift);
+    const struct nand_unit_spare *s = &us[(addr & (geo->page_size - 1)) >> PAGE_MAP_UNIT_SHIFT];
+    return s->seq != 0 && s->unit == unit;
+}
+
+/* ---- GC ---- */
+
+/*
+ * GC's data victim (struct gc_owner.collect_data): every slot whose spare
+ * area names a unit the map still points at is read (its page once) and
+ * written at the write pointer; the map moves. Without PLP the copies are
+ * programmed before the victim is erased.
+ */
+static int blk_collect_data(void *ctx, uint32_t victim, uint64_t *now_ns)
+{
+    struct kvftl *ftl = ctx;
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct page_map *pm = &ftl->pmap;
+    uint32_t per_page = geo->unit_spares_per_page;
+    uint64_t base_ppn = (uint64_t)victim * geo->pages_per_stripe;
+    for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+        uint64_t ppn = base_ppn + i;
+        if (!nand_page_programmed(&ftl->nand, ppn)) {
+            continue;
+        }
+        const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, ppn);
+        bool read = false;
+        for (uint32_t j = 0; j < per_page; j++) {
+            if (!us[j].seq || us[j].unit >= pm->units) {
+                continue;
+            }
+            uint32_t slot = (uint32_t)((ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j);
+            if (page_map_lookup(pm, us[j].unit, false, now_ns) != slot) {
+                continue; /* an older copy, or the unit was deallocated */
+            }
+            if (!read) {
+                *now_ns = nand_read(&ftl->nand, ppn, geo->page_size, *now_ns);
+                read = true;
+            }
+            page_map_lookup(pm, us[j].unit, true, now_ns);
+            int rc = unit_put(ftl, us[j].unit, nand_page_ptr(&ftl->nand, ppn) + (size_t)j * UNIT,
+                              now_ns);
+            if (rc != 0) {
+                return -1;
+            }
+            ftl->st.gc_relocated_bytes += UNIT;
+        }
+    }
+    if (!ftl->cfg.plp && data_flush(ftl, now_ns) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static bool blk_blob_live(void *ctx, const struct blob_header *h, const uint8_t *key, uint64_t loc,
+                          uint64_t *now_ns)
+{
+    (void)ctx, (void)h, (void)key, (void)loc, (void)now_ns;
+    return false; /* an nvm device writes no value-log records (collect_data instead) */
+}
+
+static void blk_relocate(void *ctx, uint64_t old_loc, uint64_t new_loc, uint64_t *now_ns)
+{
+    (void)ctx, (void)old_loc, (void)new_loc, (void)now_ns;
+}
+
+static int blk_page_relocate(void *ctx, uint64_t ppn, uint32_t tag, uint64_t *now_ns)
+{
+    struct kvftl *ftl = ctx;
+    return page_map_tpage_relocate(&ftl->pmap, ppn, tag, now_ns);
+}
+
+/* ---- the shared calls' nvm part ---- */
+
+void blockftl_open(struct kvftl *ftl)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    uint64_t units = page_map_units_for(ftl->capacity_bytes, geo->page_size);
+    uint64_t frames = ftl->cfg.index_dram_bytes / geo->page_size;
+    page_map_init(&ftl->pmap, &ftl->space, units,
+                  frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames));
+    ftl->blk_lbas = units * (UNIT / ftl->cfg.lba_bytes);
+    ftl->blk_unit = g_malloc0(UNIT);
+    ftl->gc_owner = (struct gc_owner){
+        .ctx = ftl,
+        .blob_live = blk_blob_live,
+        .relocate = blk_relocate,
+        .page_relocate = blk_page_relocate,
+        .collect_data = blk_collect_data,
+    };
+}
+
+void blockftl_free(struct kvftl *ftl)
+{
+    page_map_fini(&ftl->pmap);
+    g_free(ftl->blk_unit);
+    ftl->blk_unit = NULL;
+}
+
+int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns)
+{
+    if (data_flush(ftl, now_ns) != 0 || page_map_write_back(&ftl->pmap, now_ns) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+void blockftl_reset(struct kvftl *ftl)
+{
+    space_reset(&ftl->space);
+    page_map_reset(&ftl->pmap);
+}
+
+void blockftl_plp_dump(struct kvftl *ftl, uint64_t now_ns)
+{
+    /* the capacitors program every buffered page, the partial last one too */
+    ftl->space.data.plp_dump = true;
+    data_flush(ftl, &now_ns);
+    ftl->space.data.plp_dump = false;
+}
+
+/* ---- commands ---- */
+
+uint64_t kvftl_block_lbas(const struct kvftl *ftl)
+{
+    return ftl->nvm ? ftl->blk_lbas : 0;
+}
+
+/*
+ * The opening every block command shares: @cpl reset to success at the
+ * arrival time; a kv device (INVALID_FIELD), a device that lost power
+ * (INTERNAL_ERROR), a range outside the namespace or a transfer longer
+ * than KVFTL_BLOCK_MAX_XFER_BYTES (@xfer; INVALID_FIELD) refused.
+ */
+static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer,
                       uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
-    (void)ftl, (void)slba, (void)nlb, (void)buf;
-    refuse_call(arrival_ns, cpl);
+    cpl->status = KVFTL_OK;
+    cpl->done_ns = arrival_ns;
+    cpl->value_bytes = cpl->xfer_bytes = 0;
+    if (!ftl->nvm) {
+        cpl->status = KVFTL_INVALID_FIELD;
+        return false;
+    }
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVFTL_INTERNAL_ERROR;
+        return false;
+    }
+    if (nlb == 0 || slba >= ftl->blk_lbas || nlb > ftl->blk_lbas - slba ||
+        (xfer && nlb > KVFTL_BLOCK_MAX_XFER_BYTES / ftl->cfg.lba_bytes)) {
+        cpl->status = KVFTL_INVALID_FIELD;
+        return false;
+    }
+    return true;
+}
+
+static void blk_finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
+                       struct kvftl_cpl *cpl)
+{
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVFTL_INTERNAL_ERROR;
+    }
+    now += ftl->cfg.fw_command_ns;
+    cpl->done_ns = now;
+    stats_record_op(ftl, op, arrival_ns, now);
+}
+
+static enum kvftl_status put_status(int rc)
+{
+    return rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
+}
+
+/*
+ * Write bytes [@in, @in + @n) of @unit from @src (NULL: zeroes), the rest
+ * of the unit kept: the old copy is read (a NAND read unless it is in the
+ * buffer) and merged by the controller CPU. A unit that was unmapped
+ * merges with zeroes. 0, -1, -2 as unit_put().
+ */
+static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n, const void *src,
+                      uint64_t *now_ns)
+{
+    uint32_t old = page_map_lookup(&ftl->pmap, unit, true, now_ns);
+    uint8_t *u = ftl->blk_unit;
+    if (old != PAGE_MAP_UNMAPPED) {
+        uint64_t last;
+        stream_read(&ftl->space, slot_addr(old), UNIT, UINT64_MAX, &last, now_ns);
+        memcpy(u, ftl->nand.data + slot_addr(old), UNIT);
+    } else {
+        memset(u, 0, UNIT);
+    }
+    cpu_copy(ftl, UNIT - n, now_ns);
+    if (src) {
+        memcpy(u + in, src, n);
+    } else {
+        memset(u + in, 0, n);
+    }
+    return unit_put(ftl, unit, u, now_ns);
 }
 
 void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const void *buf, bool fua,
                        uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
-    (void)ftl, (void)slba, (void)nlb, (void)buf, (void)fua;
-    refuse_call(arrival_ns, cpl);
+    uint64_t now = arrival_ns;
+    if (!blk_begin(ftl, slba, nlb, true, arrival_ns, cpl)) {
+        return;
+    }
+    if (!buf) {
+        cpl->status = KVFTL_INVALID_FIELD;
+        return;
+    }
+    gc_background(ftl, arrival_ns);
+    gc_before_write(ftl, &now);
+
+    uint32_t lb = ftl->cfg.lba_bytes;
+    uint64_t pos = slba * lb, end = (slba + nlb) * lb;
+    const uint8_t *src = buf;
+    while (pos < end) {
+        uint64_t unit = pos / UNIT;
+        uint32_t in = (uint32_t)(pos % UNIT);
+        uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
+        int rc;
+        if (n == UNIT) {
+            /* a whole unit: the host's DMA lands in its slot, nothing to merge */
+            page_map_lookup(&ftl->pmap, unit, true, &now);
+            rc = unit_put(ftl, unit, src, &now);
+        } else {
+            rc = unit_merge(ftl, unit, in, n, src, &now);
+        }
+        if (rc != 0) {
+            cpl->status = put_status(rc);
+            blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
+            return;
+        }
+        src += n;
+        pos += n;
+    }
+    if (fua) {
+        /* Force Unit Access: the pages holding the units are programmed first */
+        if (data_flush(ftl, &now) != 0) {
+            cpl->status = KVFTL_INTERNAL_ERROR;
+        }
+        now = dies_idle(ftl, now);
+    }
+    ftl->st.stores++;
+    ftl->st.user_bytes_written += (uint64_t)nlb * lb;
+    ftl->st.host_bytes_in_dma += (uint64_t)nlb * lb;
+    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
 }
 
-void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
-                              uint64_t arrival_ns, struct kvftl_cpl *cpl)
+void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
+                      uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
-    (void)ftl, (void)slba, (void)nlb;
-    refuse_call(arrival_ns, cpl);
+    uint64_t now = arrival_ns;
+    if (!blk_begin(ftl, slba, nlb, true, arrival_ns, cpl)) {
+        return;
+    }
+    if (!buf) {
+        cpl->status = KVFTL_INVALID_FIELD;
+        return;
+    }
+    uint32_t lb = ftl->cfg.lba_bytes;
+    uint64_t pos = slba * lb, end = (slba + nlb) * lb;
+    uint64_t first = pos / UNIT, last = (end - 1) / UNIT;
+    /* the map lookups first (misses read translation pages one after another) */
+    for (uint64_t u = first; u <= last; u++) {
+        page_map_lookup(&ftl->pmap, u, false, &now);
+    }
+    /* then the units' NAND reads, issued together: dies work in parallel */
+    uint64_t issue = now;
+    uint8_t *dst = buf;
+    bool damaged = false;
+    while (pos < end) {
+        uint64_t unit = pos / UNIT;
+        uint32_t in = (uint32_t)(pos % UNIT);
+        uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
+        uint32_t slot = ftl->pmap.map[unit];
+        if (slot == PAGE_MAP_UNMAPPED) {
+            memset(dst, 0, n);
+        } else if (!slot_holds(ftl, slot, unit)) {
+            damaged = true;
+            break;
+        } else {
+            uint64_t t = issue, lastp;
+            stream_read(&ftl->space, slot_addr(slot) + in, n, UINT64_MAX, &lastp, &t);
+            now = t > now ? t : now;
+            memcpy(dst, ftl->nand.data + slot_addr(slot) + in, n);
+        }
+        dst += n;
+        pos += n;
+    }
+    if (damaged) {
+        /* a drive whose ECC fails returns no data: what was copied is not reported */
+        cpl->status = KVFTL_UNRECOVERED_ERROR;
+        ftl->st.media_errors++;
+        blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        return;
+    }
+    ftl->st.retrieves++;
+    ftl->st.host_bytes_out += (uint64_t)nlb * lb;
+    cpl->xfer_bytes = (uint32_t)((uint64_t)nlb * lb <= UINT32_MAX ? (uint64_t)nlb * lb : 0);
+    blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+}
+
+/*
+ * Unmap the whole units of [@slba, @slba + @nlb); @zero_partial: the
+ * partial units at its ends are written with zeroes where the range covers
+ * them (Write Zeroes), else left as they are (Deallocate). Returns 0 or
+ * the failed unit_merge()'s code.
+ */
+static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero_partial,
+                       uint64_t *now_ns)
+{
+    uint32_t lb = ftl->cfg.lba_bytes;
+    uint64_t pos = slba * lb, end = (slba + (uint64_t)nlb) * lb;
+    while (pos < end) {
+        uint64_t unit = pos / UNIT;
+        uint32_t in = (uint32_t)(pos % UNIT);
+        uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
+        if (n == UNIT) {
+            if (page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED) {
+                page_map_lookup(&ftl->pmap, unit, true, now_ns);
+                page_map_assign(&ftl->pmap, unit, PAGE_MAP_UNMAPPED);
+            }
+        } else if (zero_partial &&
+                   page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED) {
+            /* an unmapped unit already reads zeroes */
+            int rc = unit_merge(ftl, unit, in, n, NULL, now_ns);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        pos += n;
+    }
+    return 0;
+}
+
+void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
+                              struct kvftl_cpl *cpl)
+{
+    uint64_t now = arrival_ns;
+    if (!blk_begin(ftl, slba, nlb, false, arrival_ns, cpl)) {
+        return;
+    }
+    gc_background(ftl, arrival_ns);
+    gc_before_write(ftl, &now);
+    int rc = unmap_range(ftl, slba, nlb, true, &now);
+    if (rc != 0) {
+        cpl->status = put_status(rc);
+    } else {
+        ftl->st.stores++;
+    }
+    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
 }
 
 void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                             struct kvftl_cpl *cpl)
 {
-    (void)ftl, (void)slba, (void)nlb;
-    refuse_call(arrival_ns, cpl);
+    uint64_t now = arrival_ns;
+    if (!blk_begin(ftl, slba, nlb, false, arrival_ns, cpl)) {
+        return;
+    }
+    gc_background(ftl, arrival_ns);
+    unmap_range(ftl, slba, nlb, false, &now); /* writes nothing: cannot fail */
+    ftl->st.deletes++;
+    blk_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
 }

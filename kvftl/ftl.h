@@ -20,6 +20,7 @@
 #include "index.h"
 #include "iterator.h"
 #include "nand.h"
+#include "page_map.h"
 #include "recovery.h"
 #include "space.h"
 #include "stats.h"
@@ -56,6 +57,20 @@ struct kvftl {
     uint64_t now_max_ns;
 
     uint8_t *iter_value;          /* one value, for key+value iteration */
+
+    /*
+     * The nvm personality (blockftl.c, include/kvftl/block.h); unused by kv.
+     * The map (pmap.map), its translation pages (pmap.tpage_ppn) and the
+     * slots' write sequence number (pmap.write_seq) are what a mount
+     * rebuilds; page_map_assign() is the one call that changes an entry.
+     */
+    bool nvm;                     /* cfg.command_set == KVFTL_CMDSET_NVM */
+    struct page_map pmap;
+    uint64_t blk_lbas;            /* namespace size in lba_bytes blocks (kvftl_block_lbas()) */
+    uint64_t blk_cpu_busy_ns;     /* the firmware CPU merges partial units until then */
+    uint64_t blk_memcpy_bytes;    /* bytes copied to merge partial units (counter) */
+    uint64_t blk_padding_bytes;   /* slot bytes left empty by Flush and FUA (counter) */
+    uint8_t *blk_unit;            /* one unit being merged */
 };
 
 /* ftl_powered() - false after a power cut until kvftl_power_cycle(). */
@@ -69,5 +84,17 @@ void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn);
 
 /* ftl_reset_state() - empty DRAM state over an erased or to-be-scanned device. */
 void ftl_reset_state(struct kvftl *ftl);
+
+/*
+ * The nvm personality's part of the shared calls (blockftl.c): open after
+ * the NAND and space are up (the map sized from capacity_bytes, gc_owner
+ * registered), free, Flush's data + map write-back, Format's reset, and
+ * the power-loss dump of the open data stripe's buffered pages.
+ */
+void blockftl_open(struct kvftl *ftl);
+void blockftl_free(struct kvftl *ftl);
+int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns);
+void blockftl_reset(struct kvftl *ftl);
+void blockftl_plp_dump(struct kvftl *ftl, uint64_t now_ns);
 
 #endif

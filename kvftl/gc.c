@@ -178,9 +178,12 @@ int gc_collect(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
     struct stripe_info *si = &ftl->space.stripes[victim];
     bool was_active = ftl->gc_active;
     ftl->gc_active = true;
-    int rc = si->state == STRIPE_DATA ? collect_data(ftl, victim, now_ns)
-                                      : collect_index(ftl, victim, now_ns);
-    if (rc == 0 && si->state == STRIPE_DATA && !ftl->cfg.plp) {
+    const struct gc_owner *own = &ftl->gc_owner;
+    bool own_data = si->state == STRIPE_DATA && own->collect_data;
+    int rc = own_data                   ? own->collect_data(own->ctx, victim, now_ns)
+             : si->state == STRIPE_DATA ? collect_data(ftl, victim, now_ns)
+                                        : collect_index(ftl, victim, now_ns);
+    if (rc == 0 && si->state == STRIPE_DATA && !own_data && !ftl->cfg.plp) {
         /*
          * Without power-loss protection the relocated copies must reach NAND
          * before the only durable copies are erased.

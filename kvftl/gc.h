@@ -5,6 +5,8 @@
  * erased. What is live is the owner's to say: GC parses the victim's log
  * and asks the personality above it (the KV API, whose index names every
  * live blob) through struct gc_owner, and never reads the index itself.
+ * An owner with another data format (the nvm personality) relocates a data
+ * victim's contents itself through the collect_data() hook.
  */
 #ifndef KVFTL_GC_H
 #define KVFTL_GC_H
@@ -44,6 +46,15 @@ struct gc_owner {
      * stripe or power lost).
      */
     int (*page_relocate)(void *ctx, uint64_t ppn, uint32_t tag, uint64_t *now_ns);
+    /*
+     * collect_data() - for an owner that does not write value-log records
+     * (the nvm personality's 4 KiB slots): relocate every live thing of data
+     * stripe @victim itself, and without PLP program the copies before
+     * returning (the victim is erased next). NULL: GC parses the victim's
+     * value-log records and asks blob_live()/relocate(). Returns 0, or -1
+     * (no free stripe or power lost).
+     */
+    int (*collect_data)(void *ctx, uint32_t victim, uint64_t *now_ns);
 };
 
 /* gc_pick_victim() - closed stripe to collect under the configured policy, or UINT32_MAX. */

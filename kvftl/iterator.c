@@ -56,6 +56,10 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
 {
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = arrival_ns;
+    if (ftl->nvm) {
+        cpl->status = KVFTL_INVALID_FIELD; /* a KV command on the nvm personality */
+        return;
+    }
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
         return;
@@ -91,6 +95,10 @@ static struct iterator *iter_begin(struct kvftl *ftl, uint32_t handle, uint64_t 
 {
     memset(cpl, 0, sizeof(*cpl));
     cpl->done_ns = arrival_ns;
+    if (ftl->nvm) {
+        cpl->status = KVFTL_INVALID_FIELD; /* a KV command on the nvm personality */
+        return NULL;
+    }
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
         return NULL;

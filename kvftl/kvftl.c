@@ -7,11 +7,14 @@
 
 #include <glib.h>
 
+#include <kvftl/block.h>
+
 #include "bloom.h"
 #include "gc.h"
 #include "index.h"
 #include "index_cache.h"
 #include "nand.h"
+#include "page_map.h"
 #include "recovery.h"
 #include "space.h"
 #include "stats.h"
@@ -72,6 +75,9 @@ void ftl_reset_state(struct kvftl *ftl)
 {
     vlog_forget(&ftl->vl);
     space_reset(&ftl->space);
+    if (ftl->nvm) {
+        page_map_reset(&ftl->pmap);
+    }
     ftl->vl.live = (struct live_gauges){0};
     memset(ftl->iters, 0, sizeof(ftl->iters));
     index_reset(&ftl->idx);
@@ -122,19 +128,25 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     if (kvftl_config_check(cfg, err, err_len) != 0) {
         return NULL;
     }
-    if (cfg->command_set != KVFTL_CMDSET_KV) {
-        snprintf(err, err_len, "command_set %s is not built yet; the allowed value is kv",
-                 kvftl_command_set_names[cfg->command_set]);
+    if (cfg->command_set == KVFTL_CMDSET_NVM && cfg->image_path) {
+        /* the nvm personality's mount and crash scan come with kvftl/block_recovery.c */
+        snprintf(err, err_len,
+                 "command_set nvm with an image (%s) is not built yet: the nvm personality runs "
+                 "memory-only; leave image unset",
+                 cfg->image_path);
         return NULL;
     }
     struct kvftl *ftl = g_new0(struct kvftl, 1);
     ftl->cfg = *cfg;
+    ftl->nvm = cfg->command_set == KVFTL_CMDSET_NVM;
     struct nand_geometry geo = {
         .channels = cfg->channels,
         .dies_per_channel = cfg->dies_per_channel,
         .blocks_per_die = cfg->blocks_per_die,
         .pages_per_block = cfg->pages_per_block,
         .page_size = cfg->page_size_bytes,
+        /* nvm: a reverse-map spare area per 4 KiB slot (nand.h) */
+        .unit_spares_per_page = ftl->nvm ? cfg->page_size_bytes / KVFTL_BLOCK_UNIT_BYTES : 0,
     };
     nand_geometry_derive(&geo);
     uint64_t reserve = cfg->gc_low_watermark_blocks + 2;
@@ -159,7 +171,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
 
     /* DRAM budget: the Bloom filter first (at most 1/8 of it), index pages in the rest */
     uint64_t bloom_b = 0;
-    ftl->bloom_on = ftl->cfg.bloom;
+    ftl->bloom_on = ftl->cfg.bloom && !ftl->nvm; /* no keys to filter on nvm */
     if (ftl->bloom_on) {
         bloom_b = ftl->cfg.max_keys * ftl->cfg.bloom_bits_per_key / 8;
         uint64_t cap = ftl->cfg.index_dram_bytes / 8;
@@ -174,8 +186,16 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         .relocate = kv_relocate,
         .page_relocate = kv_page_relocate,
     };
+    /*
+     * An nvm device has an empty value log and index too (cheap, and the
+     * shared code that looks at them finds them consistent); its own state
+     * is the page map, and it registers itself as GC's owner instead.
+     */
     vlog_init(&ftl->vl, &ftl->space, &ftl->cfg);
     index_init(&ftl->idx, &ftl->space, &ftl->vl, &ftl->cfg);
+    if (ftl->nvm) {
+        blockftl_open(ftl);
+    }
     uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
     ftl->idx.frames_max = frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames);
     ftl_reset_state(ftl);
@@ -194,6 +214,9 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
 
 static void ftl_free(struct kvftl *ftl)
 {
+    if (ftl->nvm) {
+        blockftl_free(ftl);
+    }
     index_fini(&ftl->idx);
     vlog_fini(&ftl->vl);
     space_fini(&ftl->space);
@@ -217,7 +240,11 @@ void kvftl_close(struct kvftl *ftl)
         }
     } else if (ftl->cfg.plp) {
         /* closed after a power cut: NAND keeps what the capacitors could save */
-        vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
+        if (ftl->nvm) {
+            blockftl_plp_dump(ftl, ftl->now_max_ns);
+        } else {
+            vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
+        }
     } else {
         stream_discard_unprogrammed(&ftl->space);
     }
@@ -251,14 +278,19 @@ static bool key_ok(const void *key, uint32_t key_bytes)
 
 /*
  * The opening every operation shares: reset @cpl to success at the arrival
- * time, then refuse a device that lost power (INTERNAL_ERROR) and, when the
- * operation names a key (@keyed), an invalid key
- * (INVALID_KEY_SIZE). Returns true when the operation may proceed.
+ * time, then refuse a KV command (@keyed) on an nvm device (INVALID_FIELD),
+ * a device that lost power (INTERNAL_ERROR) and, when the operation names a
+ * key, an invalid key (INVALID_KEY_SIZE). Returns true when the operation
+ * may proceed.
  */
 static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_ns, bool keyed,
                      const void *key, uint32_t key_bytes)
 {
     cpl_init(cpl, arrival_ns);
+    if (keyed && ftl->nvm) {
+        cpl->status = KVFTL_INVALID_FIELD;
+        return false;
+    }
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
         return false;
@@ -574,7 +606,8 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
     if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
         return;
     }
-    if (vlog_flush(&ftl->vl, &now) != 0) {
+    /* nvm: the buffer, and the dirty translation pages (a flushed Deallocate is durable) */
+    if ((ftl->nvm ? blockftl_flush(ftl, &now) : vlog_flush(&ftl->vl, &now)) != 0) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
     /* the program of the last page must finish before the data is durable */
@@ -618,9 +651,24 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
     ftl->nand.cut_armed = false;
     if (ftl->cfg.plp) {
         /* the capacitors keep the controller up long enough to program the buffer */
-        vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
+        if (ftl->nvm) {
+            blockftl_plp_dump(ftl, ftl->now_max_ns);
+        } else {
+            vlog_plp_dump(&ftl->vl, ftl->now_max_ns);
+        }
     } else {
         stream_discard_unprogrammed(&ftl->space);
+    }
+    if (ftl->nvm) {
+        /*
+         * The nvm personality's crash mount (rebuilding the map from the
+         * translation pages and the unit spare areas) comes with
+         * kvftl/block_recovery.c; until then the device stays without power.
+         */
+        snprintf(err, err_len,
+                 "the nvm personality's crash mount is not built yet: the device "
+                 "stays without power");
+        return -1;
     }
     ftl->nand.power_lost = false;
     return recovery_scan(ftl, err, err_len);

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The nvm personality (include/kvftl/block.h) on the small device of
+ * helpers.h: 10 stripes of 576 pages of 4 KiB (each page one 4 KiB slot),
+ * GC watermarks 3 and 2. User capacity (10 - 2 - 2) x 2359296 / 100 x 93 =
+ * 13,164,801 bytes; a translation page maps (4096 - 32) / 4 = 1016 units,
+ * so 3 groups of 1016 units + 1 page of map (4,165,632 bytes each) and
+ * (667,905 - 4096) / 4096 = 162 more units: 3210 units, 4 translation
+ * pages.
+ */
+#include <glib.h>
+#include <kvftl/block.h>
+
+#include "helpers.h"
+#include "page_map.h"
+
+#define UNITS 3210u
+#define TPAGE_UNITS 1016u
+
+static struct kvftl_config nvm_config(uint32_t lba_bytes)
+{
+    struct kvftl_config c = small_config();
+    c.command_set = KVFTL_CMDSET_NVM;
+    c.lba_bytes = lba_bytes;
+    return c;
+}
+
+static struct kvftl *open_nvm(uint32_t lba_bytes)
+{
+    struct kvftl_config c = nvm_config(lba_bytes);
+    return open_or_die(&c);
+}
+
+static struct kvftl_stats stats_of(struct kvftl *f)
+{
+    struct kvftl_stats st;
+    kvftl_stats_get(f, &st);
+    return st;
+}
+
+/* Write @nlb blocks at @slba, every byte @fill. Returns the status. */
+static enum kvftl_status blk_fill(struct kvftl *f, uint64_t slba, uint32_t nlb, uint8_t fill)
+{
+    uint32_t lb = kvftl_get_config(f)->lba_bytes;
+    uint8_t *buf = g_malloc((size_t)nlb * lb);
+    memset(buf, fill, (size_t)nlb * lb);
+    struct kvftl_cpl cpl;
+    kvftl_block_write(f, slba, nlb, buf, false, 0, &cpl);
+    g_free(buf);
+    return cpl.status;
+}
+
+/*
+ * Read @nlb blocks at @slba and compare block i with @expect[i] (every
+ * byte). Returns the status, or 0xffff on a data mismatch.
+ */
+static unsigned blk_expect(struct kvftl *f, uint64_t slba, uint32_t nlb, const uint8_t *expect)
+{
+    uint32_t lb = kvftl_get_config(f)->lba_bytes;
+    uint8_t *buf = g_malloc((size_t)nlb * lb);
+    memset(buf, 0xa5, (size_t)nlb * lb);
+    struct kvftl_cpl cpl;
+    kvftl_block_read(f, slba, nlb, buf, 0, &cpl);
+    unsigned rc = cpl.status;
+    for (uint32_t b = 0; rc == KVFTL_OK && b < nlb; b++) {
+        for (uint32_t i = 0; i < lb; i++) {
+            if (buf[(size_t)b * lb + i] != expect[b]) {
+                rc = 0xffff;
+                break;
+            }
+        }
+    }
+    g_free(buf);
+    return rc;
+}
+
+/* Sum of the valid bytes of every stripe. */
+static uint64_t valid_total(struct kvftl *f)
+{
+    uint64_t v = 0;
+    for (uint32_t s = 0; s < f->nand.geo.stripes; s++) {
+        v += f->space.stripes[s].valid_bytes;
+    }
+    return v;
+}
+
+/* The namespace's size: 3210 units of 4 KiB blocks, 8 times as many 512-byte blocks. */
+static void test_namespace_size(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(kvftl_block_lbas(f), UNITS);
+    CU_ASSERT_EQUAL(f->pmap.tpages, 4);
+    CU_ASSERT_EQUAL(stats_of(f).capacity_bytes, (uint64_t)UNITS * 4096);
+    kvftl_close(f);
+    f = open_nvm(512);
+    CU_ASSERT_EQUAL(kvftl_block_lbas(f), UNITS * 8u);
+    kvftl_close(f);
+}
+
+/* A range past the namespace, an empty one and one that wraps are INVALID_FIELD. */
+static void test_lba_out_of_range(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    uint8_t buf[2 * 4096] = {0};
+    struct kvftl_cpl cpl;
+    kvftl_block_read(f, UNITS, 1, buf, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_write(f, UNITS - 1, 2, buf, false, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_read(f, 0, 0, buf, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_read(f, UINT64_MAX, 1, buf, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_write_zeroes(f, UNITS, 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_deallocate(f, 1, UNITS, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    /* the last block is in range */
+    kvftl_block_write(f, UNITS - 1, 1, buf, false, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).stores, 1);
+    kvftl_close(f);
+}
+
+/* A block never written reads as zeroes and costs no NAND read. */
+static void test_unwritten_reads_zeroes(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    static const uint8_t zero[8] = {0};
+    CU_ASSERT_EQUAL(blk_expect(f, 100, 8, zero), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 0);
+    CU_ASSERT_EQUAL(st.retrieves, 1);
+    CU_ASSERT_EQUAL(st.host_bytes_out, 8 * 4096);
+    kvftl_close(f);
+}
+
+/* Written blocks read back; each 4 KiB unit programmed one 4 KiB page. */
+static void test_write_read_back(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 10, 3, 0x5a), KVFTL_OK);
+    static const uint8_t expect[5] = {0, 0x5a, 0x5a, 0x5a, 0};
+    CU_ASSERT_EQUAL(blk_expect(f, 9, 5, expect), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 3);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 3);
+    CU_ASSERT_EQUAL(st.live_keys, 3);
+    CU_ASSERT_EQUAL(st.user_bytes_written, 3 * 4096);
+    CU_ASSERT_EQUAL(st.host_bytes_in_dma, 3 * 4096);
+    CU_ASSERT_EQUAL(st.write_amplification, 1.0);
+    CU_ASSERT_EQUAL(f->pmap.write_seq, 3);
+    kvftl_close(f);
+}
+
+/*
+ * 512-byte blocks: writing block 3 of unit 0 reads the unit's old copy
+ * (one NAND page), merges 3584 bytes of it and keeps blocks 0-2 and 4-7.
+ */
+static void test_512_rmw_keeps_neighbours(void)
+{
+    struct kvftl *f = open_nvm(512);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 8, 0x11), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    CU_ASSERT_EQUAL(blk_fill(f, 3, 1, 0x22), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 1);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 3584);
+    CU_ASSERT_EQUAL(st.user_bytes_written, 9 * 512);
+    static const uint8_t expect[8] = {0x11, 0x11, 0x11, 0x22, 0x11, 0x11, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 8, expect), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 1);
+    kvftl_close(f);
+}
+
+/* A 512-byte write to a unit never written merges with zeroes: no NAND read. */
+static void test_512_write_unmapped_unit(void)
+{
+    struct kvftl *f = open_nvm(512);
+    CU_ASSERT_EQUAL(blk_fill(f, 9, 1, 0x33), KVFTL_OK);
+    static const uint8_t expect[8] = {0, 0x33, 0, 0, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL(blk_expect(f, 8, 8, expect), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 3584);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 1); /* the read above, not the merge */
+    kvftl_close(f);
+}
+
+/* An overwrite moves a unit's 4096 valid bytes: 10 units, 3 overwritten, 40960 valid. */
+static void test_overwrite_frees_valid_bytes(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 10, 1), KVFTL_OK);
+    CU_ASSERT_EQUAL(valid_total(f), 10 * 4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 2, 3, 2), KVFTL_OK);
+    CU_ASSERT_EQUAL(valid_total(f), 10 * 4096);
+    CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 10 * 4096);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.live_keys, 10);
+    CU_ASSERT_EQUAL(st.live_nand_bytes, 10 * 4096);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 13);
+    kvftl_close(f);
+}
+
+/* Deallocated units read zeroes and hold no valid bytes; their neighbours keep their data. */
+static void test_deallocate_reads_zeroes(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 20, 4, 0x44), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_block_deallocate(f, 21, 2, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    static const uint8_t expect[4] = {0x44, 0, 0, 0x44};
+    CU_ASSERT_EQUAL(blk_expect(f, 20, 4, expect), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.live_keys, 2);
+    CU_ASSERT_EQUAL(st.deletes, 1);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_DELETE].count, 1);
+    CU_ASSERT_EQUAL(valid_total(f), 2 * 4096);
+    kvftl_close(f);
+}
+
+/* Deallocate leaves a unit it covers in part as it was (512-byte blocks 1..6 of unit 0). */
+static void test_deallocate_partial_unit_left(void)
+{
+    struct kvftl *f = open_nvm(512);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 16, 0x55), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_block_deallocate(f, 1, 6, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    kvftl_block_deallocate(f, 7, 9, 0, &cpl); /* block 7 of unit 0 and all of unit 1 */
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    static const uint8_t expect[16] = {0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 16, expect), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 1);
+    kvftl_close(f);
+}
+
+/*
+ * Write Zeroes: a partial unit is read-modify-written (blocks 2-3 of unit
+ * 0: 3072 bytes merged), a whole unit is unmapped.
+ */
+static void test_write_zeroes(void)
+{
+    struct kvftl *f = open_nvm(512);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 16, 0x66), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_block_write_zeroes(f, 2, 2, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    kvftl_block_write_zeroes(f, 8, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    static const uint8_t expect[16] = {0x66, 0x66, 0, 0, 0x66, 0x66, 0x66, 0x66};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 16, expect), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 3072);
+    CU_ASSERT_EQUAL(st.live_keys, 1);
+    CU_ASSERT_EQUAL(st.stores, 3);
+    CU_ASSERT_EQUAL(valid_total(f), 4096);
+    kvftl_close(f);
+}
+
+/*
+ * Flush on 16 KiB pages: the partial page of one unit is programmed (12
+ * KiB of empty slots) and the dirty translation page written back.
+ */
+static void test_flush_programs_partial_page_and_map(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.pages_per_block = 144;
+    c.page_size_bytes = 16384;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(blk_fill(f, 7, 1, 0x77), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_programmed, 0);
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 1000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 2);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, 1);
+    CU_ASSERT_EQUAL(st.padding_bytes, 12288);
+    CU_ASSERT_EQUAL(st.index_nand_bytes, 16384);
+    /* the data program (500 us) completes the flush; the map page's program follows it */
+    CU_ASSERT(cpl.done_ns >= 1000 + 500000);
+    /* the next unit starts the next page */
+    CU_ASSERT_EQUAL(blk_fill(f, 8, 1, 0x78), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->pmap.map[8], 4);
+    static const uint8_t expect[2] = {0x77, 0x78};
+    CU_ASSERT_EQUAL(blk_expect(f, 7, 2, expect), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/* Format unmaps every unit. */
+static void test_format_unmaps(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 50, 0x12), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_format(f, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    static const uint8_t zero[50] = {0};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 50, zero), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 0);
+    CU_ASSERT_EQUAL(valid_total(f), 0);
+    kvftl_close(f);
+}
+
+/* The KV commands on an nvm device, and the block commands on a kv device, are INVALID_FIELD. */
+static void test_kv_calls_refused_on_nvm(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    struct kvftl_store_req r = {.key = "k", .key_bytes = 1, .value = "v", .value_bytes = 1};
+    struct kvftl_cpl cpl;
+    uint8_t buf[16];
+    uint32_t h;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_retrieve(f, "k", 1, buf, 0, sizeof(buf), 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_delete(f, "k", 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_exist(f, "k", 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_iter_open(f, 0, 0, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_iter_close(f, 0, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(stats_of(f).stores, 0);
+    kvftl_close(f);
+
+    struct kvftl_config c = small_config();
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(kvftl_block_lbas(f), 0);
+    kvftl_block_read(f, 0, 1, buf, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_write(f, 0, 1, buf, false, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_write_zeroes(f, 0, 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_block_deallocate(f, 0, 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    kvftl_close(f);
+}
+
+/* Each written slot's unit spare area names its unit and a fresh write sequence number. */
+static void test_unit_spares_written(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 42, 1, 1), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 42, 1, 2), KVFTL_OK);
+    uint32_t slot = f->pmap.map[42];
+    CU_ASSERT_EQUAL(slot, 1);
+    const struct nand_unit_spare *us = nand_unit_spares(&f->nand, slot);
+    CU_ASSERT_EQUAL(us[0].unit, 42);
+    CU_ASSERT_EQUAL(us[0].seq, 2);
+    CU_ASSERT_EQUAL(nand_unit_spares(&f->nand, 0)[0].seq, 1);
+    kvftl_close(f);
+}
+
+/* A unit whose slot's spare area names another unit (a damaged image) is UNRECOVERED_ERROR. */
+static void test_damaged_spare_unrecovered(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 5, 1, 9), KVFTL_OK);
+    nand_unit_spares(&f->nand, f->pmap.map[5])[0].unit = 6;
+    uint8_t buf[4096];
+    struct kvftl_cpl cpl;
+    kvftl_block_read(f, 5, 1, buf, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_UNRECOVERED_ERROR);
+    CU_ASSERT_EQUAL(stats_of(f).media_errors, 1);
+    kvftl_close(f);
+}
+
+/* Unit @u's content at @version: its number and the version, then a byte pattern. */
+static void stamp(uint8_t *b, uint32_t u, uint32_t version)
+{
+    memset(b, (uint8_t)(u * 7 + version), 4096);
+    memcpy(b, &u, 4);
+    memcpy(b + 4, &version, 4);
+}
+
+/*
+ * Every unit written, then 3 device-fills of random overwrites (9630
+ * writes into 5760 slots): GC runs, relocates, and every unit reads its
+ * last version; WAF > 1; the stripes' valid bytes are the mapped units'.
+ */
+static void test_gc_keeps_data_under_random_overwrites(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    uint32_t *version = g_new0(uint32_t, UNITS);
+    uint8_t b[4096];
+    struct kvftl_cpl cpl;
+    uint64_t t = 0;
+    for (uint32_t u = 0; u < UNITS; u++) {
+        stamp(b, u, 0);
+        kvftl_block_write(f, u, 1, b, false, t, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, KVFTL_OK);
+        t = cpl.done_ns;
+    }
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t i = 0; i < 3 * UNITS; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t u = (uint32_t)(x % UNITS);
+        stamp(b, u, ++version[u]);
+        kvftl_block_write(f, u, 1, b, false, t, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, KVFTL_OK);
+        t = cpl.done_ns;
+    }
+    unsigned bad = 0;
+    uint8_t want[4096];
+    for (uint32_t u = 0; u < UNITS; u++) {
+        kvftl_block_read(f, u, 1, b, t, &cpl);
+        stamp(want, u, version[u]);
+        bad += cpl.status != KVFTL_OK || memcmp(b, want, 4096) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT(st.gc_runs > 0);
+    CU_ASSERT(st.gc_relocated_bytes > 0);
+    CU_ASSERT(st.write_amplification > 1.0);
+    CU_ASSERT_EQUAL(st.live_keys, UNITS);
+    CU_ASSERT_EQUAL(valid_total(f), (uint64_t)UNITS * 4096 + f->pmap.nand_bytes);
+    g_free(version);
+    kvftl_close(f);
+}
+
+/*
+ * A budget of 2 translation pages for 4 (index_dram_bytes 8192): the cache
+ * starts with pages 0 and 1 (0 most recent). Writing units 0 (page 0: hit),
+ * 2032 (page 2: miss, evicts clean page 1), 3048 (page 3: miss, evicts
+ * dirty page 0: programmed) and reading unit 0 (page 0: miss, evicts dirty
+ * page 2: programmed; page 0 read from NAND): 1 hit, 3 misses, 2 dirty
+ * evictions, 3 data + 2 map pages programmed, 1 map page read.
+ */
+static void test_dftl_miss_count_tiny_budget(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.index_dram_bytes = 8192;
+    c.bloom = false;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->pmap.frames_max, 2);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 1, 0xa0), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 2 * TPAGE_UNITS, 1, 0xa2), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 3 * TPAGE_UNITS, 1, 0xa3), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.index_cache_hits, 1);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 2);
+    CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 1);
+    uint64_t read_before = st.nand_pages_read;
+    static const uint8_t expect[1] = {0xa0};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 1, expect), KVFTL_OK);
+    st = stats_of(f);
+    CU_ASSERT_EQUAL(st.index_cache_hits, 1);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 3);
+    CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 2);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 5);
+    CU_ASSERT_EQUAL(st.nand_pages_read - read_before, 2); /* map page 0, then the data */
+    CU_ASSERT_EQUAL(st.index_nand_bytes, 2 * 4096);
+    kvftl_close(f);
+}
+
+/* A budget that holds the map: no translation page is ever read or programmed by writes. */
+static void test_dftl_budget_holds_map(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    for (uint32_t u = 0; u < UNITS; u += 100) {
+        CU_ASSERT_EQUAL(blk_fill(f, u, 1, 1), KVFTL_OK);
+    }
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.index_cache_misses, 0);
+    CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 0);
+    CU_ASSERT_EQUAL(st.index_nand_bytes, 0);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 33);
+    kvftl_close(f);
+}
+
+/* An nvm device with an image is refused (its mount is not built yet), with a sentence. */
+static void test_image_refused_until_mount(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.image_path = "/nonexistent-dir/nvm.img";
+    char err[256] = "";
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "command_set nvm with an image"));
+}
+
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_namespace_size),
+    TAP_TEST_FN(test_lba_out_of_range),
+    TAP_TEST_FN(test_unwritten_reads_zeroes),
+    TAP_TEST_FN(test_write_read_back),
+    TAP_TEST_FN(test_512_rmw_keeps_neighbours),
+    TAP_TEST_FN(test_512_write_unmapped_unit),
+    TAP_TEST_FN(test_overwrite_frees_valid_bytes),
+    TAP_TEST_FN(test_deallocate_reads_zeroes),
+    TAP_TEST_FN(test_deallocate_partial_unit_left),
+    TAP_TEST_FN(test_write_zeroes),
+    TAP_TEST_FN(test_flush_programs_partial_page_and_map),
+    TAP_TEST_FN(test_format_unmaps),
+    TAP_TEST_FN(test_kv_calls_refused_on_nvm),
+    TAP_TEST_FN(test_unit_spares_written),
+    TAP_TEST_FN(test_damaged_spare_unrecovered),
+    TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
+    TAP_TEST_FN(test_dftl_miss_count_tiny_budget),
+    TAP_TEST_FN(test_dftl_budget_holds_map),
+    TAP_TEST_FN(test_image_refused_until_mount),
+};
+
+int main(void)
+{
+    static const struct tap_suite suite = TAP_SUITE("block", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
+}
