@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The seam between the transport (ctrl.c, queues.c, dma.c: QEMU types) and
- * the KV command set (kv.c, inline.c: no QEMU types, built and tested
+ * the command sets (kv.c, inline.c: the KV command set; nvm.c: the NVM
+ * command set of the nvm personality; no QEMU types, built and tested
  * natively). The transport fetches an SQE, wraps its data pointer in a
- * struct kvssd_dptr, calls kvssd_kv_execute(), and posts a CQE with the
- * status, DW0 and DW1 it gets back, at done_ns when latency=on.
+ * struct kvssd_dptr, calls kvssd_kv_execute() or kvssd_nvm_execute() (by
+ * the firmware's command_set), and posts a CQE with the status, DW0 and
+ * DW1 it gets back, at done_ns when latency=on.
  */
 #ifndef HW_KVSSD_CMDSET_H
 #define HW_KVSSD_CMDSET_H
@@ -13,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvftl/block.h"
 #include "kvftl/kvftl.h"
 #include "kvssd/ext.h"
 #include "kvssd/nvme_kv.h"
@@ -143,6 +146,60 @@ void kvssd_ns_reset(struct kvssd_ns *ns);
 
 /* The command-supported bitmap for the Commands Supported and Effects log (KV CSI). */
 bool kvssd_kv_opcode_supported(uint8_t opcode);
+
+/* ---- The NVM command set (nvm.c): the nvm personality's namespace -------- */
+
+/*
+ * Read and Write move data between the host buffer and the firmware through
+ * one bounce buffer per namespace of this many bytes, allocated once: a
+ * transfer of up to MDTS (at most 16 MiB, the mdts property's maximum) is
+ * moved in pieces of at most this size, each ending on a 4 KiB mapping-unit
+ * boundary unless it is the last. Host memory of a namespace: this + a few
+ * hundred bytes, whatever NLB (16 bits: up to 65536 blocks, 256 MiB of
+ * 4 KiB blocks) or a Dataset Management range says.
+ */
+#define KVSSD_NVM_CHUNK_BYTES (2u * 1024 * 1024)
+
+/* Tunables of the NVM namespace that are not firmware parameters. */
+struct kvssd_nvm_config {
+    /*
+     * Maximum Data Transfer Size in bytes (Identify MDTS): a Read or Write
+     * moving more gets Invalid Field in Command. 0 = no limit but the
+     * firmware's KVFTL_BLOCK_MAX_XFER_BYTES.
+     */
+    uint32_t mdts_bytes;
+};
+
+struct kvssd_nvm_ns;
+
+/*
+ * kvssd_nvm_ns_new() - the NVM namespace (NSID 1, CSI 00h) over a firmware
+ * instance opened with command_set = nvm. @xfer as for kvssd_ns_new().
+ * Returns NULL with a sentence in @err on a kv firmware or a bad @cfg.
+ */
+struct kvssd_nvm_ns *kvssd_nvm_ns_new(struct kvftl *ftl, const struct kvssd_nvm_config *cfg,
+                                      struct kvssd_xfer_counters *xfer, char *err, size_t err_len);
+void kvssd_nvm_ns_free(struct kvssd_nvm_ns *ns);
+
+/*
+ * kvssd_nvm_execute() - decode, validate and run one NVM I/O command: Flush,
+ * Write, Read, Write Zeroes, Dataset Management (docs/device.md, "The nvm
+ * personality", lists every status). The NSID is checked here (Invalid
+ * Namespace or Format for anything but 1, and FFFFFFFFh for Flush). Every
+ * command completes in one call: @req->may_park and cont are not used.
+ */
+void kvssd_nvm_execute(struct kvssd_nvm_ns *ns, struct kvssd_req *req);
+
+/* The command-supported bitmap for the Commands Supported and Effects log (NVM CSI). */
+bool kvssd_nvm_opcode_supported(uint8_t opcode);
+
+/*
+ * kvssd_nvm_data_len() - the bytes @sqe's data pointer describes on a
+ * namespace of @lba_bytes blocks: (NLB + 1) x @lba_bytes for Read and
+ * Write, (NR + 1) x 16 for Dataset Management, 0 otherwise. The transport
+ * sizes the data pointer with it.
+ */
+uint32_t kvssd_nvm_data_len(const struct kvssd_sqe *sqe, uint32_t lba_bytes);
 
 /*
  * Where the wire and the firmware must agree. The firmware keeps its own

@@ -398,25 +398,119 @@ static inline uint32_t kvssd_aen(uint8_t type, uint8_t info, uint8_t lid)
 
 /*
  * ---- NVM command set (NVM Command Set Specification 1.0) ------------------
- * This device does not take NVM I/O commands: kvbench's baseline reads a
- * stock namespace (QEMU's -device nvme) as the yardstick of a command's
- * cost. The device does report an NVM Identify Namespace page for CNS 00h
- * (hw/kvssd/admin.c, build_id_ns_nvm) with the fields below.
+ * The I/O commands of a conventional block namespace (CSI 00h), which
+ * `-device kvssd,command-set=nvm` speaks (hw/kvssd/nvm.c; docs/device.md,
+ * "The nvm personality"), and kvbench's baseline sends to a stock
+ * namespace. Logical block addresses: SLBA in CDW10 (low) and CDW11
+ * (high); NLB, the number of logical blocks minus one, in CDW12[15:0].
  */
-#define KVSSD_NVM_OPC_READ 0x02 /* SLBA in CDW10-11, NLB (0-based) in CDW12[15:0] */
+enum kvssd_nvm_opcode {
+    KVSSD_NVM_OPC_FLUSH = 0x00,
+    KVSSD_NVM_OPC_WRITE = 0x01,
+    KVSSD_NVM_OPC_READ = 0x02,
+    KVSSD_NVM_OPC_WRITE_ZEROES = 0x08,
+    KVSSD_NVM_OPC_DSM = 0x09, /* Dataset Management */
+};
+
+/*
+ * Read / Write / Write Zeroes CDW12: LR (31), FUA (30), PRINFO (29:26),
+ * Write Zeroes' DEAC (25), STC (24), Write's DTYPE (23:20), NLB (15:0).
+ * CDW13[7:0] is the DSM hint byte of Read and Write, Write's CDW13[31:16]
+ * DSPEC; CDW14-15 are the protection information's reference and tags.
+ */
+#define KVSSD_NVM_RW_NLB_MASK 0xffffu
+#define KVSSD_NVM_RW_LR (1u << 31)
+#define KVSSD_NVM_RW_FUA (1u << 30)
+#define KVSSD_NVM_RW_PRINFO_SHIFT 26
+#define KVSSD_NVM_RW_PRINFO_MASK (0xfu << KVSSD_NVM_RW_PRINFO_SHIFT)
+#define KVSSD_NVM_WZ_DEAC (1u << 25)
+#define KVSSD_NVM_RW_STC (1u << 24)
+#define KVSSD_NVM_RW_DTYPE_SHIFT 20
+#define KVSSD_NVM_RW_DTYPE_MASK (0xfu << KVSSD_NVM_RW_DTYPE_SHIFT)
+#define KVSSD_NVM_RW_DSM_MASK 0xffu /* CDW13: access frequency, latency... hints */
+
+static inline uint64_t kvssd_nvm_slba(const struct kvssd_sqe *sqe)
+{
+    return (uint64_t)sqe->cdw[11] << 32 | sqe->cdw[10];
+}
+
+/* Blocks a Read, Write or Write Zeroes names: NLB + 1 (1..65536). */
+static inline uint32_t kvssd_nvm_blocks(const struct kvssd_sqe *sqe)
+{
+    return (sqe->cdw[12] & KVSSD_NVM_RW_NLB_MASK) + 1;
+}
+
+/* SLBA and NLB (@blocks - 1) into a command's CDW10-12, the rest of CDW12 from @cdw12_flags. */
+static inline void kvssd_nvm_set_range(struct kvssd_sqe *sqe, uint64_t slba, uint32_t blocks,
+                                       uint32_t cdw12_flags)
+{
+    sqe->cdw[10] = (uint32_t)slba;
+    sqe->cdw[11] = (uint32_t)(slba >> 32);
+    sqe->cdw[12] = cdw12_flags | ((blocks - 1) & KVSSD_NVM_RW_NLB_MASK);
+}
+
+/*
+ * Dataset Management: CDW10[7:0] NR, the number of ranges minus one (up to
+ * 256 ranges); CDW11 the attributes IDR (0), IDW (1), AD (2, Deallocate).
+ * The data pointer holds the ranges, 16 bytes each: context attributes
+ * (dword 0), the length in logical blocks (dword 1, not 0-based), SLBA
+ * (dwords 2-3).
+ */
+#define KVSSD_NVM_DSM_NR_MASK 0xffu
+#define KVSSD_NVM_DSM_MAX_RANGES 256u
+#define KVSSD_NVM_DSM_RANGE_BYTES 16u
+#define KVSSD_NVM_DSM_IDR (1u << 0)
+#define KVSSD_NVM_DSM_IDW (1u << 1)
+#define KVSSD_NVM_DSM_AD (1u << 2)
+
+/* Statuses of the NVM command set (SCT 0: 80h-84h; SCT 2, media errors). */
+enum kvssd_nvm_status {
+    KVSSD_SC_LBA_OUT_OF_RANGE = 0x0080,
+    /* 81h Capacity Exceeded and 82h Namespace Not Ready: enum kvssd_status */
+    KVSSD_SC_WRITE_FAULT = 0x0280,
+    KVSSD_SC_UNRECOVERED_READ_ERROR = 0x0281,
+};
+
+/*
+ * Identify Controller ONCS (bytes 521:520), the optional NVM commands, and
+ * VWC (byte 525): bit 0 a volatile write cache is present, bits 2:1 = 11b
+ * Flush takes NSID FFFFFFFFh.
+ */
+#define KVSSD_ID_CTRL_ONCS 520
+#define KVSSD_ID_CTRL_VWC 525
+#define KVSSD_ONCS_DSM (1u << 2)
+#define KVSSD_ONCS_WRITE_ZEROES (1u << 3)
+#define KVSSD_VWC_PRESENT (1u << 0)
+#define KVSSD_VWC_FLUSH_BROADCAST (3u << 1)
 
 /*
  * Identify Namespace (CNS 00h, CSI NVM): NSZE, NCAP, NUSE (bytes 7:0,
- * 15:8, 23:16, in logical blocks), NLBAF (byte 25: formats - 1), FLBAS
- * (byte 26: the LBA format in use, bits 3:0) and the LBA formats from byte
- * 128, 4 bytes each, LBADS (log2 of the block size) in the third byte.
+ * 15:8, 23:16, in logical blocks), NSFEAT (byte 24), NLBAF (byte 25:
+ * formats - 1), FLBAS (byte 26: the LBA format in use, bits 3:0), DLFEAT
+ * (byte 33), NVMCAP (bytes 63:48, bytes), NPWG / NPWA / NPDG / NPDA / NOWS
+ * (bytes 64..73, 0-based logical blocks, valid with NSFEAT.OPTPERF), NGUID
+ * (bytes 119:104) and the LBA formats from byte 128, 4 bytes each, LBADS
+ * (log2 of the block size) in the third byte.
  */
 #define KVSSD_ID_NS_NSZE 0
 #define KVSSD_ID_NS_NCAP 8
 #define KVSSD_ID_NS_NUSE 16
+#define KVSSD_ID_NS_NSFEAT 24
 #define KVSSD_ID_NS_NLBAF 25
 #define KVSSD_ID_NS_FLBAS 26
+#define KVSSD_ID_NS_DLFEAT 33
+#define KVSSD_ID_NS_NVMCAP 48
+#define KVSSD_ID_NS_NPWG 64
+#define KVSSD_ID_NS_NPWA 66
+#define KVSSD_ID_NS_NPDG 68
+#define KVSSD_ID_NS_NPDA 70
+#define KVSSD_ID_NS_NOWS 72
+#define KVSSD_ID_NS_NGUID 104
 #define KVSSD_ID_NS_LBAF 128
+#define KVSSD_NSFEAT_THINP (1u << 0)   /* NUSE may be less than NCAP */
+#define KVSSD_NSFEAT_OPTPERF (1u << 4) /* NPWG..NOWS are valid */
+#define KVSSD_DLFEAT_READ_ZEROES 0x1u  /* bits 2:0 = 001b: deallocated blocks read as zeroes */
+#define KVSSD_DLFEAT_WZ_DEAC (1u << 3) /* Write Zeroes' DEAC bit is supported */
 
 /* LBADS of the LBA format in use in an Identify Namespace page @id. */
 static inline uint8_t kvssd_id_ns_lbads(const uint8_t *id)
