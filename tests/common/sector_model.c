@@ -171,6 +171,7 @@ void sector_model_init(struct sector_model *m, uint32_t lba_bytes, uint64_t lbas
     m->units = (lbas + m->lbas_per_unit - 1) / m->lbas_per_unit;
     m->plp = plp;
     m->cur = g_new0(uint64_t, m->units * m->lbas_per_unit);
+    m->mapped = g_malloc0(m->units); /* SECTOR_UNMAPPED */
     m->pending = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, free_hist);
     m->exp = g_malloc(lba_bytes);
 }
@@ -178,6 +179,7 @@ void sector_model_init(struct sector_model *m, uint32_t lba_bytes, uint64_t lbas
 void sector_model_destroy(struct sector_model *m)
 {
     g_free(m->cur);
+    g_free(m->mapped);
     g_free(m->exp);
     g_hash_table_destroy(m->pending);
     m->cur = NULL;
@@ -286,9 +288,10 @@ static bool fires_now(struct sector_model *m, enum kvftl_status st)
 
 /* ---------------- operations ---------------- */
 
-static bool range_ok(const struct sector_model *m, uint64_t slba, uint32_t nlb)
+/* @xfer: a command that moves data (read, write), bounded by max_nlb. */
+static bool range_ok(const struct sector_model *m, uint64_t slba, uint32_t nlb, bool xfer)
 {
-    return nlb >= 1 && nlb <= m->max_nlb && slba < m->lbas && nlb <= m->lbas - slba;
+    return nlb >= 1 && (!xfer || nlb <= m->max_nlb) && slba < m->lbas && nlb <= m->lbas - slba;
 }
 
 enum range_op {
@@ -307,7 +310,7 @@ static bool range_op(struct sector_model *m, enum range_op op, uint64_t slba, ui
                      uint64_t gen, bool fua, uint64_t arrival, const struct kvftl_cpl *c)
 {
     const char *name = op_names[op];
-    bool valid = range_ok(m, slba, nlb);
+    bool valid = range_ok(m, slba, nlb, op == OP_WRITE);
     bool ok;
     if (settled(m, name, c, arrival, valid ? KVFTL_OK : KVFTL_INVALID_FIELD, &ok)) {
         return ok;
@@ -317,10 +320,14 @@ static bool range_op(struct sector_model *m, enum range_op op, uint64_t slba, ui
         if (fired || c->status == KVFTL_INVALID_FIELD) {
             return true;
         }
+        char limit[40] = "";
+        if (op == OP_WRITE) {
+            snprintf(limit, sizeof(limit), ", at most %u a command", m->max_nlb);
+        }
         return mismatch(m,
-                        "%s of %u blocks at lba %" PRIu64 " (namespace %" PRIu64 " blocks, at "
-                        "most %u a command): status %s, expected INVALID_FIELD",
-                        name, nlb, slba, m->lbas, m->max_nlb, kvftl_status_name(c->status));
+                        "%s of %u blocks at lba %" PRIu64 " (namespace %" PRIu64 " blocks%s): "
+                        "status %s, expected INVALID_FIELD",
+                        name, nlb, slba, m->lbas, limit, kvftl_status_name(c->status));
     }
     if (!fired && c->status != KVFTL_OK) {
         return mismatch(m, "%s of %u blocks at lba %" PRIu64 ": status %s, expected OK", name, nlb,
@@ -331,9 +338,10 @@ static bool range_op(struct sector_model *m, enum range_op op, uint64_t slba, ui
     uint64_t next[KVFTL_BLOCK_UNIT_BYTES / 512];
     for (uint64_t u = slba / lpu; u * lpu < end; u++) {
         uint64_t first = u * lpu, last = first + unit_blocks(m, u); /* [first, last) */
+        bool whole = first >= slba && last <= end;
         memcpy(next, unit_state(m, u), lpu * sizeof(uint64_t));
         if (op == OP_DEALLOC) {
-            if (first < slba || last > end) {
+            if (!whole) {
                 continue; /* a partial unit at an end is left as it was */
             }
             memset(next, 0, sizeof(next));
@@ -344,8 +352,15 @@ static bool range_op(struct sector_model *m, enum range_op op, uint64_t slba, ui
         }
         if (fired) {
             note_possible(m, u, next); /* it may have reached this unit, whole */
-        } else {
-            set_unit(m, u, next, fua);
+            continue;
+        }
+        set_unit(m, u, next, fua);
+        /* a write maps the unit; zeroes or deallocate of the whole unit unmap it; a partial
+         * write zeroes read-modify-writes a mapped unit and leaves an unmapped one */
+        if (op == OP_WRITE) {
+            m->mapped[u] = SECTOR_MAPPED;
+        } else if (whole) {
+            m->mapped[u] = SECTOR_UNMAPPED;
         }
     }
     return true;
@@ -411,6 +426,7 @@ bool sector_model_format(struct sector_model *m, uint64_t arrival_ns, const stru
         return mismatch(m, "format: status %s, expected OK", kvftl_status_name(c->status));
     }
     memset(m->cur, 0, m->units * m->lbas_per_unit * sizeof(uint64_t));
+    memset(m->mapped, SECTOR_UNMAPPED, m->units);
     m->nonzero_units = 0;
     sector_model_durable(m);
     return true;
@@ -454,7 +470,7 @@ static bool judge_block(struct sector_model *m, uint64_t lba, const uint8_t *blk
 bool sector_model_read(struct sector_model *m, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                        const struct kvftl_cpl *c, const uint8_t *buf, size_t buf_cap)
 {
-    bool valid = range_ok(m, slba, nlb);
+    bool valid = range_ok(m, slba, nlb, true);
     bool ok;
     if (settled(m, "read", c, arrival_ns, valid ? KVFTL_OK : KVFTL_INVALID_FIELD, &ok)) {
         return ok;
@@ -503,6 +519,23 @@ static bool unit_is(struct sector_model *m, uint64_t u, const uint64_t *s, const
     return true;
 }
 
+/*
+ * A remount returned unit @u as state @s, one of several it may have
+ * returned (@open): whether it is mapped follows from its contents, except
+ * for a zero unit of several blocks, which a partial Write Zeroes may have
+ * left mapped (read-modify-written) in one of those states.
+ */
+static void remount_mapped(struct sector_model *m, uint64_t u, const uint64_t *s, bool open)
+{
+    if (!state_zero(m, s)) {
+        m->mapped[u] = SECTOR_MAPPED;
+    } else if (m->lbas_per_unit == 1) {
+        m->mapped[u] = SECTOR_UNMAPPED;
+    } else if (open && m->mapped[u] != SECTOR_UNMAPPED) {
+        m->mapped[u] = SECTOR_MAYBE_MAPPED;
+    }
+}
+
 bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *buf, bool remounted,
                              const char *why)
 {
@@ -510,6 +543,7 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
     GArray *h = remounted ? g_hash_table_lookup(m->pending, unit_key(u)) : NULL;
     if (unit_is(m, u, cur, buf)) {
         if (h) {
+            remount_mapped(m, u, cur, true);
             g_hash_table_remove(m->pending, unit_key(u)); /* what was read is durable */
         }
         return true;
@@ -520,6 +554,7 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
         if (unit_is(m, u, s, buf)) {
             uint64_t adopted[KVFTL_BLOCK_UNIT_BYTES / 512];
             memcpy(adopted, s, lpu * sizeof(uint64_t));
+            remount_mapped(m, u, adopted, true);
             set_unit(m, u, adopted, true); /* the state recovery chose */
             m->adopted++;
             if (m->trace) {
@@ -597,10 +632,30 @@ bool sector_model_check_device(struct sector_model *m, struct kvftl *ftl, const 
     if (kvftl_check(ftl, err, sizeof(err)) != 0) {
         return mismatch(m, "%s: kvftl_check: %s", why, err);
     }
+    return sector_model_check_gauges(m, ftl, why);
+}
+
+bool sector_model_check_gauges(struct sector_model *m, struct kvftl *ftl, const char *why)
+{
     uint64_t lbas = kvftl_block_lbas(ftl);
     if (lbas != m->lbas) {
         return mismatch(m, "%s: kvftl_block_lbas() is %" PRIu64 ", the model's namespace %" PRIu64,
                         why, lbas, m->lbas);
+    }
+    uint64_t mapped = 0, maybe = 0;
+    for (uint64_t u = 0; u < m->units; u++) {
+        mapped += m->mapped[u] == SECTOR_MAPPED;
+        maybe += m->mapped[u] == SECTOR_MAYBE_MAPPED;
+    }
+    struct kvftl_stats st;
+    kvftl_stats_get(ftl, &st);
+    if (st.live_keys < mapped || st.live_keys > mapped + maybe) {
+        char range[48] = "";
+        if (maybe) {
+            snprintf(range, sizeof(range), " to %" PRIu64, mapped + maybe);
+        }
+        return mismatch(m, "%s: stats live_keys (mapped units) %" PRIu64 ", model %" PRIu64 "%s",
+                        why, st.live_keys, mapped, range);
     }
     return true;
 }

@@ -12,10 +12,10 @@
  * number of the write that put it there; the bytes are regenerated from
  * (lba, generation) by sector_model_fill(), which also writes both into the
  * block's first 16 bytes, so that a wrong read can be named ("reads as the
- * data of lba 17, generation 40"). Host memory: 8 bytes per LBA of the
- * namespace, plus 8 x (LBAs per unit) bytes per state a unit may return
- * after a crash (at most one per unit and per write since the last durable
- * point).
+ * data of lba 17, generation 40"). Host memory: 8 bytes per LBA and 1 per
+ * unit of the namespace, plus 8 x (LBAs per unit) bytes per state a unit
+ * may return after a crash (at most one per unit and per write since the
+ * last durable point).
  *
  * Crash semantics are per 4 KiB mapping unit (KVFTL_BLOCK_UNIT_BYTES: the
  * FTL maps, programs and recovers whole units, read-modify-writing a
@@ -35,7 +35,8 @@
  *  - a block never written, deallocated or written with zeroes reads as
  *    zeroes (DLFEAT = 001b). Deallocate unmaps the units the range covers
  *    whole and leaves the partial units at its ends as they were.
- *  - ranges: @nlb from 1 to KVFTL_BLOCK_MAX_XFER_BYTES / lba_bytes and
+ *  - ranges: @nlb at least 1 (at most KVFTL_BLOCK_MAX_XFER_BYTES / lba_bytes
+ *    for a read or write, the commands that move data) and
  *    [@slba, @slba + @nlb) within kvftl_block_lbas(), else INVALID_FIELD.
  *  - CAPACITY_EXCEEDED and UNRECOVERED_ERROR are always wrong here (the
  *    contract calls the first a firmware bug; the model never damages an
@@ -76,6 +77,7 @@ struct sector_model {
      */
     GHashTable *pending;
     uint64_t nonzero_units; /* units whose cur holds a generation other than 0 */
+    uint8_t *mapped;        /* [units]: SECTOR_UNMAPPED, SECTOR_MAPPED, SECTOR_MAYBE_MAPPED */
     /* power cut */
     bool armed, fired;
     uint64_t ops_after_fire; /* operations judged since the cut fired */
@@ -85,6 +87,17 @@ struct sector_model {
     FILE *trace;             /* non-NULL: the read-back prints every unit it adopts there */
     char mismatch[512];
 };
+
+/*
+ * Whether a unit holds flash (the live_keys gauge counts the mapped ones):
+ * a write maps it; Write Zeroes or Deallocate of the whole unit unmaps it;
+ * a partial Write Zeroes read-modify-writes a mapped unit and leaves an
+ * unmapped one as it is. After a remount a zero unit of several blocks may
+ * be either.
+ */
+#define SECTOR_UNMAPPED 0
+#define SECTOR_MAPPED 1
+#define SECTOR_MAYBE_MAPPED 2
 
 /* The bytes a read's guard covers, past the buffer it was given. */
 #define SECTOR_MODEL_GUARD_BYTES 16
@@ -163,7 +176,12 @@ bool sector_model_read_back(struct sector_model *m, struct kvftl *ftl, uint64_t 
                             uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
                             uint64_t *units_read);
 
-/* kvftl_check() passes and kvftl_block_lbas() is still the model's namespace. */
+/*
+ * kvftl_check() passes, kvftl_block_lbas() is still the model's namespace
+ * and the live_keys gauge (mapped units) is the model's count.
+ */
 bool sector_model_check_device(struct sector_model *m, struct kvftl *ftl, const char *why);
+/* The same without kvftl_check(): the namespace and the gauge. */
+bool sector_model_check_gauges(struct sector_model *m, struct kvftl *ftl, const char *why);
 
 #endif

@@ -45,39 +45,8 @@
 #include <kvftl/kvftl.h>
 
 #include "kv_model.h"
+#include "rng.h"
 #include "tap_cunit.h"
-
-/* ---------------- deterministic randomness ---------------- */
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-struct rng {
-    uint64_t s;
-};
-
-static inline uint64_t rng_next(struct rng *r)
-{
-    r->s += 0x9e3779b97f4a7c15ull;
-    return mix64(r->s);
-}
-
-/* Uniform in [0, n); n > 0. */
-static inline uint64_t rng_below(struct rng *r, uint64_t n)
-{
-    return rng_next(r) % n;
-}
-
-/* Uniform in [lo, hi]. */
-static inline uint64_t rng_range(struct rng *r, uint64_t lo, uint64_t hi)
-{
-    return lo + rng_below(r, hi - lo + 1);
-}
 
 /* Bytes [@off, @off + @n) of the value (or key tail) generated from @seed. */
 void value_fill(uint64_t seed, uint32_t off, uint8_t *dst, uint32_t n);

@@ -3,8 +3,9 @@
  * The reference model of the nvm personality (tests/common/sector_model.h)
  * says no: each test feeds it one firmware answer that is wrong and checks
  * the exact mismatch it reports, after checking that it takes the right
- * answer. Completions and read buffers are made up: the model judges them
- * alone, so these tests need no device.
+ * answer. Completions and read buffers are made up where the model judges
+ * them alone; the read-back and the device check run against a real nvm
+ * kvftl whose contents were changed behind the model's back.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include <kvftl/block.h>
 
+#include "kvftl_small.h"
 #include "sector_model.h"
 #include "tap_cunit.h"
 
@@ -386,6 +388,61 @@ static void test_format_then_old_data(void)
     sector_model_destroy(&m);
 }
 
+/* A memory-only nvm device of 4 KiB blocks: 1 channel x 2 dies x 8 blocks of 272 4 KiB pages. */
+static struct kvftl *open_nvm(void)
+{
+    struct kvftl_config cfg;
+    char err[256] = "";
+    kvftl_config_small(&cfg, (struct kvftl_small_geometry){.channels = 1,
+                                                           .dies_per_channel = 2,
+                                                           .blocks_per_die = 8,
+                                                           .pages_per_block = 272,
+                                                           .page_size_bytes = 4096});
+    cfg.command_set = KVFTL_CMDSET_NVM;
+    cfg.lba_bytes = 4096;
+    cfg.gc_high_watermark_blocks = 3;
+    cfg.gc_low_watermark_blocks = 2;
+    cfg.index_page_bytes = 4096;
+    struct kvftl *ftl = kvftl_open(&cfg, err, sizeof(err));
+    if (!ftl) {
+        printf("# kvftl_open: %s\n", err);
+    }
+    CU_ASSERT_FATAL(ftl != NULL);
+    return ftl;
+}
+
+/*
+ * Two units written through the device and the model, then one of them
+ * deallocated behind the model's back: the read-back names the block and
+ * the gauge check the mapped units.
+ */
+static void test_unit_lost_behind_the_model(void)
+{
+    struct kvftl *ftl = open_nvm();
+    struct sector_model m;
+    sector_model_init(&m, 4096, kvftl_block_lbas(ftl), true);
+    uint64_t g = sector_model_next_gen(&m);
+    sector_model_fill_range(&m, 100, 2, g, buf);
+    struct kvftl_cpl c;
+    kvftl_block_write(ftl, 100, 2, buf, false, 1000, &c);
+    CU_ASSERT(sector_model_write(&m, 100, 2, g, false, 1000, &c));
+    uint64_t units = 0;
+    CU_ASSERT(sector_model_read_back(&m, ftl, 2000, buf, sizeof(buf) - SECTOR_MODEL_GUARD_BYTES,
+                                     "before the loss", false, &units));
+    CU_ASSERT_EQUAL(units, m.units);
+    CU_ASSERT(sector_model_check_gauges(&m, ftl, "before the loss"));
+    kvftl_block_deallocate(ftl, 101, 1, 3000, &c);
+    CU_ASSERT_EQUAL(c.status, KVFTL_OK);
+    CU_ASSERT_FALSE(sector_model_read_back(
+        &m, ftl, 4000, buf, sizeof(buf) - SECTOR_MODEL_GUARD_BYTES, "after the loss", false, NULL));
+    CU_ASSERT_STRING_EQUAL(m.mismatch, "after the loss: unit 101 (lba 101-101): lba 101 reads as "
+                                       "zeroes; model: generation 1");
+    CU_ASSERT_FALSE(sector_model_check_gauges(&m, ftl, "after the loss"));
+    CU_ASSERT_STRING_EQUAL(m.mismatch, "after the loss: stats live_keys (mapped units) 1, model 2");
+    sector_model_destroy(&m);
+    kvftl_close(ftl);
+}
+
 static const struct tap_test sector_model_tests[] = {
     TAP_TEST(fill_names_lba_and_generation),
     TAP_TEST(read_wrong_byte),
@@ -403,6 +460,7 @@ static const struct tap_test sector_model_tests[] = {
     TAP_TEST(write_zeroes_partial_unit),
     TAP_TEST(interrupted_write_and_after),
     TAP_TEST(format_then_old_data),
+    TAP_TEST(unit_lost_behind_the_model),
 };
 
 int main(void)
