@@ -4,9 +4,12 @@
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan) and run each
 # for a bounded time: fuzz_kvftl_api (the firmware API against a reference
 # model, seeded from tests/fuzz/corpus), fuzz_cmdset (raw SQEs through
-# the KV command set, seeded by fuzz_cmdset_smoke --corpus) and fuzz_image
+# the KV command set, seeded by fuzz_cmdset_smoke --corpus), fuzz_image
 # (real images, damaged, mounted and exercised; seeded from
-# tests/fuzz/image-corpus, written by make_image_corpus.py). Prints TAP:
+# tests/fuzz/image-corpus, written by make_image_corpus.py) and
+# fuzz_block_api (the nvm personality's commands against the sector model,
+# seeded from tests/fuzz/block-corpus, written by make_block_corpus.py).
+# Prints TAP:
 #   ok N - fuzz NAME (N runs, 0 crashes)
 #   not ok N - fuzz NAME (...): crash file <path>
 # and exits non-zero on a build failure or a crash.
@@ -39,7 +42,7 @@ ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" clang
 # The sanitizer and libFuzzer runtimes: only a recommendation of clang.
 ensure_packages "$(clang_rt_package)"
 
-echo "1..3"
+echo "1..4"
 log "fuzz: building in $fbuild"
 # The whole build is instrumented for coverage (fuzzer-no-link) and the
 # sanitizers; only the fuzz target links libFuzzer.
@@ -62,13 +65,15 @@ if [ $? -ne 0 ]; then
     exit 1
 fi
 if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
-        tests/cmdset/fuzz_cmdset_smoke tests/fuzz/fuzz_image >"$fbuild.build.log" 2>&1; then
+        tests/cmdset/fuzz_cmdset_smoke tests/fuzz/fuzz_image tests/fuzz/fuzz_block_api \
+        >"$fbuild.build.log" 2>&1; then
     tail -30 "$fbuild.build.log" >&2
     why=$(setup_failure "$fbuild.build.log")
     log "fuzz: build failed: $why"
     echo "not ok 1 - fuzz kvftl_api: build failed: $why (log: $fbuild.build.log)"
     echo "not ok 2 - fuzz cmdset: build failed: $why (log: $fbuild.build.log)"
     echo "not ok 3 - fuzz image: build failed: $why"
+    echo "not ok 4 - fuzz block_api: build failed: $why"
     exit 1
 fi
 
@@ -111,4 +116,7 @@ run_target 2 cmdset "$fbuild/tests/cmdset/fuzz_cmdset" "$cmdset_seeds" || status
 # A finding of fuzz_image goes to tests/fuzz/image-open-bugs/, and to
 # image-regressions/ (replayed by meson) once fixed.
 run_target 3 image "$fbuild/tests/fuzz/fuzz_image" "$here/image-corpus" || status=1
+# A finding of fuzz_block_api: trace it with KVFTL_FUZZ_TRACE=1 and the replay
+# binary (kvftl_fuzz_block_replay FILE), as for the KV target.
+run_target 4 block_api "$fbuild/tests/fuzz/fuzz_block_api" "$here/block-corpus" || status=1
 exit $status
