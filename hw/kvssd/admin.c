@@ -53,8 +53,23 @@ static uint16_t to_host(struct kvssd_admin_req *req, const void *buf, uint32_t l
 uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a)
 {
     struct kvftl_stats st;
+
+    if (kvssd_admin_nvm(a)) {
+        return kvftl_block_lbas(a->ftl) * kvftl_get_config(a->ftl)->lba_bytes;
+    }
     kvftl_stats_get(a->ftl, &st);
     return st.capacity_bytes;
+}
+
+bool kvssd_admin_nvm(const struct kvssd_admin *a)
+{
+    return kvftl_get_config(a->ftl)->command_set == KVFTL_CMDSET_NVM;
+}
+
+/* The namespace's Command Set Identifier: NVM (00h) or KV (01h), by the personality. */
+static uint8_t ns_csi(const struct kvssd_admin *a)
+{
+    return kvssd_admin_nvm(a) ? KVSSD_CSI_NVM : KVSSD_CSI_KV;
 }
 
 /* What NUSE counts: the bytes the capacity check counts. */
@@ -117,14 +132,27 @@ void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid
 void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_read,
                           uint64_t bytes_written, uint64_t busy_ns)
 {
-    a->bytes_read += bytes_read;
-    a->bytes_written += bytes_written;
-    if (opcode & 1) {
+    if (kvssd_admin_nvm(a)) {
+        /*
+         * The NVM command set's user data commands: Write and Read. A
+         * Dataset Management's range list is not user data.
+         */
+        if (opcode == KVSSD_NVM_OPC_DSM) {
+            bytes_written = 0;
+        }
+        if (opcode == KVSSD_NVM_OPC_WRITE) {
+            a->write_cmds++;
+        } else if (opcode == KVSSD_NVM_OPC_READ) {
+            a->read_cmds++;
+        }
+    } else if (opcode & 1) {
         a->write_cmds++;
     } else if (opcode == KVSSD_OPC_RETRIEVE || opcode == KVSSD_OPC_ITER_READ ||
                opcode == KVSSD_OPC_LIST) {
         a->read_cmds++;
     }
+    a->bytes_read += bytes_read;
+    a->bytes_written += bytes_written;
     a->busy_ns += busy_ns;
 }
 
@@ -163,8 +191,15 @@ static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
     id[513] = 0x44;                  /* CQES: 16 B */
     put16(id + 514, 0);              /* MAXCMD: not reported */
     put32(id + 516, 1);              /* NN */
-    put16(id + 520, 0);              /* ONCS */
-    id[525] = a->vwc_present ? 1 : 0; /* VWC */
+    if (kvssd_admin_nvm(a)) {
+        /* ONCS: Dataset Management, Write Zeroes; Flush takes NSID FFFFFFFFh */
+        put16(id + KVSSD_ID_CTRL_ONCS, KVSSD_ONCS_DSM | KVSSD_ONCS_WRITE_ZEROES);
+        id[KVSSD_ID_CTRL_VWC] = (a->vwc_present ? KVSSD_VWC_PRESENT : 0) |
+                                KVSSD_VWC_FLUSH_BROADCAST;
+    } else {
+        put16(id + KVSSD_ID_CTRL_ONCS, 0);
+        id[KVSSD_ID_CTRL_VWC] = a->vwc_present ? KVSSD_VWC_PRESENT : 0;
+    }
     put32(id + 536, 1u << 0);        /* SGLS: SGLs supported, no alignment rules */
     put32(id + 540, 0);              /* MNAN */
     snprintf((char *)id + 768, 256, "nqn.2026-01.org.kvssd:ctrl-%s", a->serial);
@@ -172,7 +207,11 @@ static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
     put16(id + 2048, 2500);
 }
 
-static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
+/*
+ * CNS 00h of the kv personality: an NVM-style page in 4 KiB units of the
+ * KV capacity, for hosts that read CNS 00h of any namespace.
+ */
+static void build_id_ns_kv_as_nvm(const struct kvssd_admin *a, uint8_t *id)
 {
     struct kvftl_stats st;
 
@@ -217,6 +256,59 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     put16(id->vs + 10, KVSSD_LONG_KEY_MAX);
 }
 
+static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16]);
+
+/*
+ * The blocks NUSE counts: the mapped 4 KiB units (live_user_bytes is
+ * mapped units x 4 KiB for nvm: docs/kvftl.md, "The nvm personality") in
+ * logical blocks, at most NSZE.
+ */
+static uint64_t nvm_used_lbas(const struct kvssd_admin *a, uint64_t nsze, uint32_t lba_bytes)
+{
+    struct kvftl_stats st;
+    uint64_t used;
+
+    kvftl_stats_get(a->ftl, &st);
+    used = st.live_user_bytes / lba_bytes;
+    return used < nsze ? used : nsze;
+}
+
+/*
+ * CNS 00h of the nvm personality (NVM Command Set Specification, Identify
+ * Namespace): one LBA format of lba-bytes, no metadata, no protection
+ * information; thin provisioning (NUSE = what is mapped); deallocated
+ * blocks read as zeroes (DLFEAT 001b) and Write Zeroes' DEAC is supported.
+ * NPWG = NPWA = NPDG = NPDA = NOWS = the 4 KiB mapping unit (a smaller
+ * write is read-modify-written; Linux takes NPWG as the physical block
+ * size). NOIOB stays 0: Linux would split every I/O at that boundary.
+ */
+static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
+{
+    uint32_t lba_bytes = kvftl_get_config(a->ftl)->lba_bytes;
+    uint64_t nsze = kvftl_block_lbas(a->ftl);
+    uint16_t unit_lbas0 = (uint16_t)(KVFTL_BLOCK_UNIT_BYTES / lba_bytes - 1);
+    uint8_t lbads = 0;
+
+    while ((1u << lbads) < lba_bytes) {
+        lbads++;
+    }
+    put64(id + KVSSD_ID_NS_NSZE, nsze);
+    put64(id + KVSSD_ID_NS_NCAP, nsze);
+    put64(id + KVSSD_ID_NS_NUSE, nvm_used_lbas(a, nsze, lba_bytes));
+    id[KVSSD_ID_NS_NSFEAT] = KVSSD_NSFEAT_THINP | KVSSD_NSFEAT_OPTPERF;
+    id[KVSSD_ID_NS_NLBAF] = 0;  /* one format */
+    id[KVSSD_ID_NS_FLBAS] = 0;  /* format 0 in use, no extended metadata */
+    id[KVSSD_ID_NS_DLFEAT] = KVSSD_DLFEAT_READ_ZEROES | KVSSD_DLFEAT_WZ_DEAC;
+    put64(id + KVSSD_ID_NS_NVMCAP, nsze * lba_bytes);
+    put16(id + KVSSD_ID_NS_NPWG, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NPWA, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NPDG, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NPDA, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NOWS, unit_lbas0);
+    build_nguid(a, id + KVSSD_ID_NS_NGUID);
+    put32(id + KVSSD_ID_NS_LBAF, (uint32_t)lbads << 16); /* LBAF0: LBADS, MS 0, RP 0 (best) */
+}
+
 static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16])
 {
     /* Stable and unique per serial: "KVSSD" + serial bytes. */
@@ -241,7 +333,11 @@ static uint16_t admin_identify(struct kvssd_admin *a, struct kvssd_admin_req *re
         if (nsid == 0 || (nsid != 1 && nsid != 0xffffffff)) {
             return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         }
-        build_id_ns_nvm(a, id);
+        if (kvssd_admin_nvm(a)) {
+            build_id_ns_nvm(a, id);
+        } else {
+            build_id_ns_kv_as_nvm(a, id);
+        }
         break;
     case KVSSD_CNS_CTRL:
         build_id_ctrl(a, id);
@@ -264,20 +360,30 @@ static uint16_t admin_identify(struct kvssd_admin *a, struct kvssd_admin_req *re
         build_nguid(a, id + 4);
         id[20] = 4;
         id[21] = 1;
-        id[24] = KVSSD_CSI_KV;
+        id[24] = ns_csi(a);
         break;
     case KVSSD_CNS_CSI_NS:
         if (nsid != 1) {
             return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         }
-        if (csi != KVSSD_CSI_KV) {
+        if (csi != ns_csi(a)) {
             return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
         }
-        build_id_ns_kv(a, id);
-        build_nguid(a, ((struct kvssd_id_ns_kv *)id)->nguid);
+        if (csi == KVSSD_CSI_KV) {
+            build_id_ns_kv(a, id);
+            build_nguid(a, ((struct kvssd_id_ns_kv *)id)->nguid);
+        }
+        /*
+         * NVM: the NVM Command Set's own page (LBSTM, PIC, extended LBA
+         * formats) is all zeroes without protection information.
+         */
         break;
     case KVSSD_CNS_CSI_CTRL:
-        /* No command-set-specific controller fields: zeroes for NVM and KV. */
+        /*
+         * No command-set-specific controller fields: zeroes for NVM and KV.
+         * For NVM that is VSL, WZSL, WUSL, DMRL, DMRSL, DMSL = 0: no limits
+         * but MDTS (Write Zeroes and Dataset Management take any size).
+         */
         if (csi != KVSSD_CSI_NVM && csi != KVSSD_CSI_KV) {
             return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
         }
@@ -366,15 +472,25 @@ static void effects_admin(uint8_t *log)
     put32(log + 4 * KVSSD_ADM_FORMAT_NVM, 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 16);
 }
 
-static void build_effects_log(uint8_t csi, uint8_t *log)
+/*
+ * The I/O commands of @csi's command set, when the namespace speaks it:
+ * CSUPP, and for the NVM commands that change blocks LBCC (logical block
+ * content change).
+ */
+static void build_effects_log(const struct kvssd_admin *a, uint8_t csi, uint8_t *log)
 {
     effects_admin(log);
-    if (csi != KVSSD_CSI_KV) {
-        return; /* no NVM namespace: no NVM I/O commands */
+    if (csi != ns_csi(a)) {
+        return; /* no namespace of that command set: no I/O commands */
     }
     for (unsigned op = 0; op < 256; op++) {
-        if (kvssd_kv_opcode_supported(op)) {
+        if (csi == KVSSD_CSI_KV && kvssd_kv_opcode_supported(op)) {
             put32(log + 1024 + 4 * op, 1u << 0); /* CSUPP */
+        }
+        if (csi == KVSSD_CSI_NVM && kvssd_nvm_opcode_supported(op)) {
+            bool lbcc = op == KVSSD_NVM_OPC_WRITE || op == KVSSD_NVM_OPC_WRITE_ZEROES ||
+                        op == KVSSD_NVM_OPC_DSM;
+            put32(log + 1024 + 4 * op, 1u << 0 | (lbcc ? 1u << 1 : 0)); /* CSUPP, LBCC */
         }
     }
 }
@@ -474,7 +590,7 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
             return KVSSD_SC_INVALID_IOCS | KVSSD_SC_DNR;
         }
         size = 4096;
-        build_effects_log(csi, log);
+        build_effects_log(a, csi, log);
         break;
     case KVSSD_LID_STATS:
         size = sizeof(struct kvssd_stats_log);
@@ -497,8 +613,12 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
 
 /* ---- Features ---------------------------------------------------------- */
 
-static bool fid_supported(uint8_t fid)
+/* Key Value Configuration (20h) exists on a KV namespace only. */
+static bool fid_supported(const struct kvssd_admin *a, uint8_t fid)
 {
+    if (fid == KVSSD_FID_KV_CONFIG) {
+        return !kvssd_admin_nvm(a);
+    }
     switch (fid) {
     case KVSSD_FID_ARBITRATION:
     case KVSSD_FID_POWER_MGMT:
@@ -511,7 +631,6 @@ static bool fid_supported(uint8_t fid)
     case KVSSD_FID_WRITE_ATOMICITY:
     case KVSSD_FID_ASYNC_EVENT_CONFIG:
     case KVSSD_FID_IOCS_PROFILE:
-    case KVSSD_FID_KV_CONFIG:
     case KVSSD_FID_RESET_STATS:
         return true;
     default:
@@ -526,7 +645,7 @@ static uint16_t admin_get_features(struct kvssd_admin *a, struct kvssd_admin_req
     uint8_t sel = (sqe->cdw[10] >> 8) & 0x7;
     struct kvssd_features *f = &a->feat;
 
-    if (!fid_supported(fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
+    if (!fid_supported(a, fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
         return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     }
     if (sel > 3) {
@@ -609,7 +728,7 @@ static uint16_t admin_set_features(struct kvssd_admin *a, struct kvssd_admin_req
     uint32_t v = sqe->cdw[11];
     struct kvssd_features *f = &a->feat;
 
-    if (!fid_supported(fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
+    if (!fid_supported(a, fid) || (fid == KVSSD_FID_VOLATILE_WC && !a->vwc_present)) {
         return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     }
     if (sv) {
@@ -734,7 +853,9 @@ static uint16_t admin_format(struct kvssd_admin *a, struct kvssd_admin_req *req)
     if (ses > 1) { /* no cryptographic erase */
         return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     }
-    kvssd_ns_reset(a->ns);
+    if (a->ns) {
+        kvssd_ns_reset(a->ns);
+    }
     kvftl_format(a->ftl, req->now_ns, &cpl);
     return kvssd_status_from_ftl(cpl.status);
 }

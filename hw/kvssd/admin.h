@@ -61,7 +61,7 @@ struct kvssd_admin {
     uint32_t max_ioqpairs;       /* 1..64; also the interrupt vectors - 1 */
     bool vwc_present;            /* plp off: the page buffer is a volatile cache */
     struct kvftl *ftl;
-    struct kvssd_ns *ns;
+    struct kvssd_ns *ns;         /* the KV namespace; NULL for the nvm personality */
     struct kvssd_xfer_counters *xfer;
     uint32_t dma_unit_bytes;
     const struct kvssd_admin_ops *ops;
@@ -130,7 +130,13 @@ void kvssd_admin_record_error(struct kvssd_admin *a, uint16_t sqid, uint16_t cid
 void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_read,
                           uint64_t bytes_written, uint64_t busy_ns);
 
-/* Size of the namespace in bytes (user capacity after over-provisioning). */
+/*
+ * Size of the namespace in bytes (user capacity after over-provisioning;
+ * for the nvm personality NSZE x lba-bytes).
+ */
 uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a);
+
+/* Does the firmware run the nvm personality (an NVM namespace, CSI 00h)? */
+bool kvssd_admin_nvm(const struct kvssd_admin *a);
 
 #endif /* HW_KVSSD_ADMIN_H */

@@ -4,9 +4,11 @@
  * properties, realize/unrealize, the BAR0 registers (CAP, VS, INTMS/INTMC,
  * CC, CSTS, AQA, ASQ, ACQ), controller enable, reset and shutdown.
  * Queues and doorbells are in queues.c, data pointers in dma.c, the admin
- * command set in admin.c and the KV command set in kv.c.
+ * command set in admin.c, the KV command set in kv.c and, with
+ * command-set=nvm, the NVM command set in nvm.c.
  *
  *   -device kvssd,serial=KV0001[,image=/path/nand.img][,latency=on][,...]
+ *   -device kvssd,serial=BLK0001,command-set=nvm[,lba-bytes=512][,...]  a block SSD
  *   -device kvssd,help   lists every property (the README's Device properties explains them)
  */
 #include "qemu/osdep.h"
@@ -298,6 +300,10 @@ static void kvssd_close_firmware(KvssdState *n)
         kvssd_ns_free(n->ns);
         n->ns = NULL;
     }
+    if (n->nvm) {
+        kvssd_nvm_ns_free(n->nvm);
+        n->nvm = NULL;
+    }
     if (n->ftl) {
         kvftl_close(n->ftl);
         n->ftl = NULL;
@@ -338,13 +344,21 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     if (note) {
         warn_report("kvssd: %s", note);
     }
-    struct kvssd_ns_config nc = {
-        .tag_table_entries = n->tag_table_entries,
-        .inline_timeout_ns = (uint64_t)n->inline_timeout_ms * 1000000,
-        .ednek = false,
-    };
-    n->ns = kvssd_ns_new(n->ftl, &nc, &n->xfer, err, sizeof(err));
-    if (!n->ns) {
+    /* the namespace of the firmware's personality: KV (CSI 01h) or NVM (CSI 00h) */
+    if (c.command_set == KVFTL_CMDSET_NVM) {
+        struct kvssd_nvm_config vc = {.mdts_bytes = kvssd_mdts_bytes(n)};
+
+        n->nvm_lba_bytes = c.lba_bytes; /* the property may be unset: the config's value */
+        n->nvm = kvssd_nvm_ns_new(n->ftl, &vc, &n->xfer, err, sizeof(err));
+    } else {
+        struct kvssd_ns_config nc = {
+            .tag_table_entries = n->tag_table_entries,
+            .inline_timeout_ns = (uint64_t)n->inline_timeout_ms * 1000000,
+            .ednek = false,
+        };
+        n->ns = kvssd_ns_new(n->ftl, &nc, &n->xfer, err, sizeof(err));
+    }
+    if (!n->ns && !n->nvm) {
         kvftl_close(n->ftl);
         n->ftl = NULL;
         error_setg(errp, "kvssd: %s", err);
@@ -353,7 +367,8 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
 
     struct kvssd_admin *a = &n->admin;
     pstrcpy(a->serial, sizeof(a->serial), n->serial);
-    pstrcpy(a->model, sizeof(a->model), "QEMU KVSSD NVMe Key-Value SSD");
+    pstrcpy(a->model, sizeof(a->model),
+            n->nvm ? "QEMU KVSSD NVMe Block SSD" : "QEMU KVSSD NVMe Key-Value SSD");
     pstrcpy(a->firmware, sizeof(a->firmware), "kvftl1.0");
     a->vid = KVSSD_PCI_VENDOR_ID;
     a->ssvid = KVSSD_PCI_VENDOR_ID;
@@ -383,10 +398,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     pci_register_bar(pci, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
                      &n->iomem);
     if (msix_init_exclusive_bar(pci, n->max_ioqpairs + 1, 4, errp)) {
-        kvssd_ns_free(n->ns);
-        kvftl_close(n->ftl);
-        n->ns = NULL;
-        n->ftl = NULL;
+        kvssd_close_firmware(n);
         return;
     }
     for (uint32_t v = 0; v <= n->max_ioqpairs; v++) {
@@ -513,7 +525,8 @@ static void kvssd_class_init(ObjectClass *oc, void *data)
     pc->revision = 1;
     rc->phases.hold = kvssd_reset_hold;
     set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
-    dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware)";
+    dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware; "
+               "command-set=nvm: a block SSD on the same flash)";
     dc->vmsd = &kvssd_vmstate;
     device_class_set_props(dc, kvssd_props);
     size_t count;

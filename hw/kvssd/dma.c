@@ -23,7 +23,8 @@ uint32_t kvssd_mdts_bytes(const KvssdState *n)
 }
 
 /*
- * The bytes a command's data pointer describes. The KV command set puts
+ * The bytes a KV command's data pointer describes (the NVM command set's:
+ * kvssd_nvm_data_len()). The KV command set puts
  * the length in CDW10 for the commands that move a buffer; Key Stage moves
  * the key; a hybrid inline head moves the whole 4 KiB pages of its value.
  */

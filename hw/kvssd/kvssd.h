@@ -7,6 +7,7 @@
  * dma.c     PRP lists / SGL walking (bounded), transfer accounting
  * admin.c   the admin command set (QEMU-free, see admin.h)
  * kv.c      the KV command set (QEMU-free, see cmdset.h)
+ * nvm.c     the NVM command set of command-set=nvm (QEMU-free, see cmdset.h)
  */
 #ifndef HW_KVSSD_KVSSD_H
 #define HW_KVSSD_KVSSD_H
@@ -122,9 +123,11 @@ struct KvssdState {
     Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */
     bool irq_level;
 
-    /* firmware and command sets */
+    /* firmware and command sets: one namespace, by the firmware's command_set */
     struct kvftl *ftl;
-    struct kvssd_ns *ns;
+    struct kvssd_ns *ns;          /* kv personality: the KV namespace (kv.c), else NULL */
+    struct kvssd_nvm_ns *nvm;     /* nvm personality: the NVM namespace (nvm.c), else NULL */
+    uint32_t nvm_lba_bytes;       /* nvm personality: the namespace's logical block size */
     struct kvssd_admin admin;
     struct kvssd_xfer_counters xfer;
 

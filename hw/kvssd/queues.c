@@ -291,7 +291,7 @@ static void sq_unpark(KvssdState *n, KvssdSQ *sq)
     if (sq->qid == 0) {
         kvssd_admin_cancel(&n->admin, sq->parked_cont);
     } else {
-        kvssd_kv_cancel(n->ns, sq->parked_cont);
+        kvssd_kv_cancel(n->ns, sq->parked_cont); /* only KV commands park */
     }
     sq->parked = false;
     sq->parked_cont = NULL;
@@ -592,16 +592,26 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
         *status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;   /* fused: not supported */
         return now;
     }
-    /* The full-layout inline transfer carries tag and sequence in CDW1. */
-    if (opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
+    /*
+     * The KV namespace's NSID is checked here (the full-layout inline
+     * transfer carries tag and sequence in CDW1); the NVM command set checks
+     * its own (nvm.c).
+     */
+    if (!n->nvm && opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
         !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
         *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         return now;
     }
     uint64_t inline_before = n->xfer.inline_bytes;
-    kvssd_dptr_init(&d, n, sqe, kvssd_io_data_len(sqe));
-    req.dptr = kvssd_dptr_ops(&d);
-    kvssd_kv_execute(n->ns, &req);
+    if (n->nvm) {
+        kvssd_dptr_init(&d, n, sqe, kvssd_nvm_data_len(sqe, n->nvm_lba_bytes));
+        req.dptr = kvssd_dptr_ops(&d);
+        kvssd_nvm_execute(n->nvm, &req);
+    } else {
+        kvssd_dptr_init(&d, n, sqe, kvssd_io_data_len(sqe));
+        req.dptr = kvssd_dptr_ops(&d);
+        kvssd_kv_execute(n->ns, &req);
+    }
     *cont = req.in_progress ? req.cont : NULL;
     if (req.in_progress) {
         /* a slice's data counts now (SMART data units); the command counts when it completes */
@@ -611,8 +621,14 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
         kvssd_dptr_finish(&d);
         return (int64_t)req.done_ns;
     }
-    /* A volatile write cache that the host disabled: write through. */
-    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce && (opc & 1)) {
+    /*
+     * A volatile write cache that the host disabled: write through (KV: the
+     * opcodes that carry data in, bit 0; NVM: every command that changes blocks).
+     */
+    bool writes = n->nvm ? opc == KVSSD_NVM_OPC_WRITE || opc == KVSSD_NVM_OPC_WRITE_ZEROES ||
+                               opc == KVSSD_NVM_OPC_DSM
+                         : (opc & 1);
+    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce && writes) {
         struct kvftl_cpl cpl;
         kvftl_flush(n->ftl, req.done_ns, &cpl);
         req.done_ns = MAX(req.done_ns, cpl.done_ns);
@@ -729,7 +745,9 @@ static void kvssd_process(void *opaque)
     if (!(n->csts & KVSSD_CSTS_RDY) || (n->csts & KVSSD_CSTS_CFS)) {
         return;
     }
-    kvssd_ns_expire(n->ns, now);
+    if (n->ns) {
+        kvssd_ns_expire(n->ns, now);
+    }
     /* round robin over the SQs, admin included */
     for (int k = 0; k <= KVSSD_MAX_IOQPAIRS && budget > 0; k++) {
         int qid = (n->rr_next + k) % (KVSSD_MAX_IOQPAIRS + 1);
