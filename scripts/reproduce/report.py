@@ -10,7 +10,8 @@ without booting a guest.
 import json
 import os
 
-VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured"}
+VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured",
+           "by construction": "by construction"}
 
 # Stated once on the page; each experiment's "why" names the ones it hits.
 DIFFERENCES = [
@@ -134,6 +135,17 @@ def render(results, order, docs_dir):
         for fig in r.get("figures", []):
             rel = os.path.relpath(fig, docs_dir) if os.path.isabs(fig) else fig
             L.append("![%s](%s)" % (n, rel))
+            L.append("")
+        if r.get("claims"):
+            # every quantitative claim of the figure, ours beside it, and the
+            # criterion fixed in the experiment's code before the run
+            L.append("| claim | paper | ours | criterion (fixed before the run) | holds |")
+            L.append("|---|---|---|---|---|")
+            for c in r["claims"]:
+                L.append("| %s | %s | %s | %s | %s |" % (
+                    cell(c["claim"]), cell(c["paper"]), cell(c["ours"]), cell(c["criterion"]),
+                    cell(VERDICT.get(c["holds"], c["holds"]) +
+                         (" (%s)" % c["note"] if c.get("note") else ""))))
             L.append("")
         if r.get("numbers"):
             L.append("| number | value |")

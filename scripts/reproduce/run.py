@@ -34,6 +34,15 @@ EXPERIMENTS = [
     "exp_char_fig3",
     "exp_char_fig6",
     "exp_char_fig5",
+    # KV-SSD versus block SSD + RocksDB / rawhash (issue 12; versus.py)
+    "exp_char_fig2",
+    "exp_char_fig3_block",
+    "exp_char_fig4",
+    "exp_char_fig5a",
+    "exp_char_fig6a",
+    "exp_char_fig7_block",
+    "exp_char_cpu",
+    "exp_char_traffic",
 ]
 
 

@@ -8,6 +8,11 @@ testdata/bandslim-fig8-guest.out is recorded output of a real guest run of
 exp_bandslim_fig8 at --scale 0.1 (100 Stores per point): the prp points of
 every size and the inline/adaptive points of 4-32 B, with the markers the
 guest script prints.
+
+testdata/char-fig4-{kv,block}.out are canned (written by hand through a
+generator, not recorded): the two boots of exp_char_fig4 with chosen mean
+latencies (KV/block ratios listed in KVBlockFig4), one failed part, and
+console noise, so the verdict of every claim is known exactly.
 """
 
 import json
@@ -21,7 +26,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import common as C  # noqa: E402
 import exp_bandslim_fig8 as F8  # noqa: E402
+import exp_char_cpu as CPU  # noqa: E402
+import exp_char_fig2 as X2  # noqa: E402
+import exp_char_fig3_block as X3B  # noqa: E402
+import exp_char_fig4 as X4  # noqa: E402
+import exp_char_fig5a as X5A  # noqa: E402
+import exp_char_fig6a as X6A  # noqa: E402
+import exp_char_fig7_block as X7B  # noqa: E402
+import exp_char_traffic as TR  # noqa: E402
 import report  # noqa: E402
+import versus as V  # noqa: E402
 
 
 def recorded():
@@ -227,6 +241,224 @@ class Fig8FromRecording(unittest.TestCase):
             self.assertIn("| partly |", page)
             self.assertIn("![bandslim-fig8](figures/bandslim-fig8-traffic.png)", page)
             self.assertIn("Not run yet (no numbers are shown for them): char-fig7.", page)
+
+
+def canned(name):
+    with open(os.path.join(HERE, "testdata", name)) as f:
+        return f.read()
+
+
+class KVBlockFig4(unittest.TestCase):
+    """Canned ratios (KV / block mean simulated latency), write | read:
+    QD 1:  512 B 1.25 | 1.14, 2 KiB 0.83 | 1.00, 4 KiB 1.50 | 2.00, 8 KiB 1.25 | 1.00,
+           32 KiB 3.00 | 1.50, 64 KiB 2.50 | 1.33
+    QD 64: 512 B 1.20 | 0.50, 2 KiB 1.50 | 0.60, 4 KiB 1.30 | 0.70, 8 KiB 1.40 | 0.80,
+           32 KiB 2.00 | 1.10, 64 KiB 2.50 | (its stats-r part failed)"""
+
+    def setUp(self):
+        self.raw = {X4.NAME + "-kv": {"parts": C.parse_output(canned("char-fig4-kv.out"))},
+                    X4.NAME + "-block": {"parts": C.parse_output(canned("char-fig4-block.out"))}}
+        self.rec = X4.analyze(self.raw, 1.0)
+
+    def test_parse_both_boots(self):
+        """12 kvbench parts; 12 x 7 block parts, one (v65536-qd64/stats-r) failed with rc 1."""
+        kv, blk = (self.raw[X4.NAME + s]["parts"] for s in ("-kv", "-block"))
+        self.assertEqual(len(kv), 12)
+        self.assertEqual(len(blk), 84)
+        self.assertEqual(blk["v65536-qd64/stats-r"]["rc"], 1)
+        self.assertIsNone(C.part(self.raw, X4.NAME + "-block", "v65536-qd64", "stats-r"))
+
+    def test_ratios(self):
+        s = self.rec["series"]
+        self.assertAlmostEqual(s["32768"]["1"]["write_ratio"], 3.0)
+        self.assertAlmostEqual(s["512"]["64"]["read_ratio"], 0.5)
+        self.assertAlmostEqual(s["2048"]["1"]["write_ratio"], 10 / 12.0)
+        self.assertIsNone(s["65536"]["64"]["read_ratio"])
+        self.assertAlmostEqual(s["65536"]["64"]["write_ratio"], 2.5)
+
+    def test_each_claim_verdict(self):
+        """large write 3.0x: yes; QD-64 write 1.2x: no; QD-64 read 0.5x: partly; QD 1: 9 of
+        12 above 1: partly; 4 KiB write 1.5x: yes; 4 KiB read 2.0x: partly -> partly."""
+        holds = [c["holds"] for c in self.rec["claims"]]
+        self.assertEqual(holds, [True, False, "partly", "partly", True, "partly"])
+        self.assertEqual([c["ours"] for c in self.rec["claims"]],
+                         ["3.00x", "1.20x", "0.50x", "9 of 12 ratios > 1", "1.50x (4 KiB)",
+                          "2.00x (4 KiB)"])
+        self.assertEqual(self.rec["met"], "partly")
+
+    def test_page_lists_claims_and_criteria(self):
+        with tempfile.TemporaryDirectory() as d:
+            figs = X4.plot(self.rec, os.path.join(d, "figures"))
+            with open(figs[0], "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER,
+                       target=X4.TARGET, figures=[], run_at="2026-11-25 05:00", scale=1.0)
+            page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], d)
+            self.assertIn("| claim | paper | ours | criterion (fixed before the run) | holds |",
+                          page)
+            self.assertIn("| QD 64, small values: KV write latency 0.86x block's | 0.86x | "
+                          "1.20x | " + X4.CRITERIA["qd64_write"] + " | no |", page)
+            self.assertIn("| char-fig4 | Characterization Fig. 4: ", page)
+
+    def test_nothing_measured(self):
+        rec = X4.analyze({}, 1.0)
+        self.assertIsNone(rec["met"])
+        self.assertEqual([c["holds"] for c in rec["claims"]], [None] * 6)
+
+
+class KVBlockVerdicts(unittest.TestCase):
+    """The other comparison experiments' verdict rules on chosen numbers."""
+
+    def test_overall(self):
+        self.assertIs(V.overall([V.claim("a", "", "", "", True)] * 2), True)
+        self.assertIs(V.overall([V.claim("a", "", "", "", False)] * 2), False)
+        self.assertEqual(V.overall([V.claim("a", "", "", "", True),
+                                    V.claim("b", "", "", "", False)]), "partly")
+        self.assertEqual(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION),
+                                    V.claim("b", "", "", "", None)]), V.BY_CONSTRUCTION)
+        self.assertIs(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION),
+                                 V.claim("b", "", "", "", True)]), True)
+        self.assertIsNone(V.overall([V.claim("a", "", "", "", None)]))
+
+    def test_traffic_no(self):
+        """KV 5000 vs RocksDB 4500 B/PUT (-11.1 %), 0.9x QPS, 0.97x background: all no."""
+        pts = {"kvssd": {"ops": 10, "h2d_bytes_per_op": 5000.0, "wall_ops_per_s": 900.0,
+                         "user_bytes_per_op": 4112.0},
+               "rocksdb": {"ops": 10, "h2d_bytes_per_op": 4500.0, "wall_ops_per_s": 1000.0,
+                           "user_bytes_per_op": 4112.0, "device_write_bytes_per_op": 4000.0}}
+        cl = TR.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], [False, False, False])
+        self.assertEqual(cl[0]["ours"], "-11.1 %")
+        self.assertIs(V.overall(cl), False)
+
+    def test_traffic_yes(self):
+        """KV 4184 vs RocksDB 41840 B/PUT: 90.0 %; 8x QPS; 5x background writes."""
+        pts = {"kvssd": {"h2d_bytes_per_op": 4184.0, "wall_ops_per_s": 8000.0},
+               "rocksdb": {"h2d_bytes_per_op": 41840.0, "wall_ops_per_s": 1000.0,
+                           "user_bytes_per_op": 4112.0, "device_write_bytes_per_op": 20560.0}}
+        self.assertEqual([c["holds"] for c in TR.judge(pts)], [True, True, True])
+
+    def test_cpu_partly(self):
+        """RocksDB/KV 4x, 3x, 5x (geometric mean 3.91x: partly; up to 0.80 less: partly);
+        rawhash/KV 1.33x <= half of 3.91x: yes."""
+        def w(a, b, c):
+            return {"insert": {"cpu_us_per_op": a}, "read": {"cpu_us_per_op": b},
+                    "update": {"cpu_us_per_op": c}}
+        pts = {"kvssd": w(100, 100, 100), "rocksdb": w(400, 300, 500),
+               "rawhash": w(150, 120, 130)}
+        cl = CPU.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], ["partly", "partly", True])
+        self.assertTrue(cl[0]["ours"].startswith("3.91x (insert 4.00x, read 3.00x, update "))
+        self.assertEqual(cl[1]["ours"], "0.80")
+        self.assertEqual(V.overall(cl), "partly")
+
+    def test_space_partly_and_by_construction(self):
+        """RocksDB 0.80 at 1000 B (outside 0.9-1.39): partly; rawhash 1.8 at 50 B: yes, max
+        2.2: partly; the KV-SSD's 17.2x and 1.05x are by construction."""
+        pts = {"50": {"rocksdb_sst": 1.2, "rawhash": 1.8, "kvssd": 17.2},
+               "100": {"rocksdb_sst": 1.1, "rawhash": 2.2},
+               "1000": {"rocksdb_sst": 0.8, "rawhash": 1.2, "kvssd": 1.05},
+               "4000": {"rocksdb_sst": 1.0, "rawhash": 1.1, "kvssd": 1.01}}
+        cl = X7B.judge(pts)
+        self.assertEqual([c["holds"] for c in cl],
+                         ["partly", True, "partly", V.BY_CONSTRUCTION, V.BY_CONSTRUCTION])
+        self.assertEqual(cl[0]["ours"], "0.80-1.20")
+        self.assertEqual(cl[4]["ours"], "1.01-1.05")
+        self.assertEqual(V.overall(cl), "partly")
+        page = report.render({"experiments": {X7B.NAME: {
+            "figure": X7B.FIGURE, "paper": X7B.PAPER, "target": X7B.TARGET, "claims": cl,
+            "met": V.overall(cl)}}}, [X7B.NAME], "/tmp")
+        self.assertIn("| 17.2x | " + X7B.CRITERIA["kv50"] + " | by construction |", page)
+
+    def test_occupancy_block(self):
+        """read 84/80 = 1.05x: yes; write 40/10 = 4x: no -> partly."""
+        pts = {"low": {"read_mean_us": 80.0, "write_mean_us": 10.0},
+               "high": {"read_mean_us": 84.0, "write_mean_us": 40.0}}
+        self.assertEqual([c["holds"] for c in X3B.judge(pts)], [True, False])
+
+    def test_fig6a_chunks(self):
+        """No stall: yes; slowest chunk 30 against a median of 100 (0.3x): partly."""
+        ch = [{"ops_per_s": r, "gc_foreground_stalls": 0, "gc_stall_ns": 0,
+               "sim_now_ns": 10 ** 9} for r in (100, 90, 95, 30, 100, 100, 100, 100)]
+        cl = X6A.judge({"keys": 800, "chunks": ch})
+        self.assertEqual([c["holds"] for c in cl], [True, "partly"])
+        self.assertEqual(cl[1]["ours"], "slowest chunk 0.30x the median")
+        ch[3]["gc_foreground_stalls"], ch[3]["gc_stall_ns"] = 4, 8 * 10 ** 8
+        self.assertEqual(X6A.judge({"keys": 800, "chunks": ch})[0]["holds"], False)
+
+    def test_fig5a(self):
+        """A 25 % dip at 25 KiB: no; KV/block 4 KiB 0.5x reads: yes, 0.6x writes: partly."""
+        curve = {str(k): {"mb_per_s": 100.0} for k in X5A.SIZES_KIB}
+        curve["25"]["mb_per_s"] = 75.0
+        m = {"curve": curve, "random4k": {"read_ratio": 0.5, "write_ratio": 0.6}}
+        self.assertEqual(X5A.dips(curve), [25])
+        self.assertEqual([c["holds"] for c in X5A.judge(m)], [False, True, "partly"])
+        curve["25"]["mb_per_s"], curve["40"]["mb_per_s"] = 100.0, 70.0
+        self.assertEqual(X5A.judge(m)[0]["holds"], "partly")
+
+    def test_fig2(self):
+        """KV order ratios 1.1/0.9 (yes), 1.4/1.0 (partly), 2.0/1.0 (no); RocksDB/KV insert
+        2x: partly; updates up to 3x: yes, faster than both everywhere: yes; RocksDB reads
+        0.5x: yes; rawhash faster on inserts and reads: yes."""
+        def e(ins, rd, up):
+            return {o: {"insert": ins[i], "read": rd[i], "update": up[i]}
+                    for i, o in enumerate(X2.ORDERS)}
+        pts = {"kvssd": e([100, 110, 90], [100, 200, 100], [100, 140, 100]),
+               "rocksdb": e([200, 200, 180], [50, 100, 50], [300, 300, 300]),
+               "rawhash": e([50, 50, 50], [50, 50, 50], [200, 200, 200])}
+        cl = X2.judge(pts)
+        self.assertEqual([c["holds"] for c in cl],
+                         [True, "partly", False, "partly", True, True, True, True])
+        self.assertEqual(cl[0]["ours"], "1.10x, 0.90x")
+        self.assertEqual(cl[3]["ours"], "2.00x")
+
+
+class KVBlockCommands(unittest.TestCase):
+    def test_snap_in_a_shell(self):
+        """SNAP prints one JSON object through rp (no block device here: zeros for it)."""
+        p = subprocess.run(["sh", "-c", C.RP_FUNCTION + "\nrp s/c0 " +
+                            __import__("shlex").quote(V.SNAP)], capture_output=True, text=True)
+        j = C.parse_output(p.stdout)["s/c0"]["json"]
+        self.assertEqual(sorted(j), ["cpu_busy", "cpu_idle", "rd_ios", "rd_sectors", "uptime_s",
+                                     "wr_ios", "wr_sectors"])
+        self.assertGreater(j["cpu_busy"], 0)
+        d = V.snap_delta(dict(j), dict(j, cpu_busy=j["cpu_busy"] + 250, wr_sectors=8))
+        self.assertEqual((d["cpu_s"], d["write_bytes"]), (2.5, 4096))
+
+    def test_du_counts_sst_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "000007.sst"), "wb") as f:
+                f.write(b"x" * 1000)
+            with open(os.path.join(d, "000008.log"), "wb") as f:
+                f.write(b"y" * 300)
+            p = subprocess.run(["sh", "-c", V.du(d)], capture_output=True, text=True)
+            j = json.loads(p.stdout)
+            self.assertEqual(j["sst_bytes"], 1000)
+            self.assertGreaterEqual(j["dir_bytes"], 1300)
+
+    def test_engine_commands(self):
+        self.assertEqual(V.kb("kvssd", keys=5, no_run=True),
+                         "kvbench --json --progress off --keys 5 --no-run --seed 1")
+        self.assertIn("--qd 64", V.kb("kvssd", io="async", qd=64, keys=5))
+        self.assertIn("--rw=randwrite --bs=4096 --iodepth=32 --size=40960",
+                      V.fio("randwrite", 4096, 32, 40960))
+        self.assertNotIn("norandommap", V.fio("randwrite", 4096, 32, 40960))
+        self.assertIn("--norandommap", V.fio("randrw", 512, 1, 512, repeats=True))
+        self.assertEqual(V.block_props({"preset": "pm983"}),
+                         {"preset": "pm983", "command-set": "nvm"})
+
+    def test_every_comparison_boots(self):
+        """Each experiment boots both personalities (or the block one alone) with the same
+        preset and geometry apart from command-set and lba-bytes."""
+        for m in (X2, X3B, X4, X5A, X6A, X7B, CPU, TR):
+            bs = m.boots(1.0)
+            self.assertTrue(any(b.props.get("command-set") == "nvm" for b in bs), m.NAME)
+            kv = [b for b in bs if "command-set" not in b.props]
+            for b in kv:
+                blk = [x for x in bs if x.props.get("command-set") == "nvm"][0]
+                strip = {k: v for k, v in blk.props.items() if k not in ("command-set",
+                                                                        "lba-bytes")}
+                self.assertEqual(strip, b.props, m.NAME)
 
 
 if __name__ == "__main__":

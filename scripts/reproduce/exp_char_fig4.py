@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Characterization paper Fig. 4: KV-SSD / block-SSD latency ratio by value
+size and queue depth (direct access, no host key-value store).
+
+The paper stored and read 1.53 M KV pairs (or block I/Os) per value size on
+the PM983 with KV and with block firmware, at queue depth 1 and 64, and
+plotted mean KV latency / mean block latency (<1: the KV-SSD is faster):
+up to 5.4x for writes of values that do not fit one flash page, 0.86x for
+writes and 0.37x for reads of values under 24 KiB at queue depth 64
+(abstract, §IV), no such benefit at queue depth 1; the abstract also gives
+2.63x (writes) and 8.1x (reads) as the highest direct-I/O latency ratios.
+
+Here: the same device (preset pm983, BLOCKS_PER_DIE blocks per die) booted
+as a KV-SSD and as a block SSD (command-set=nvm, 512-byte LBAs as the
+paper's 512-byte block experiments), latency=on (completions wait for their
+simulated NAND time, so a queue of 64 commands really queues in the
+device). For each value size and queue depth: KV -- kvbench stores N new
+16-byte keys in uniform order, then Retrieves each once (sync engine at
+QD 1, io_uring at QD 64); block -- fio writes N blocks of the value size at
+random offsets (each once), then reads them back in random order, direct
+I/O through io_uring. The metric is the device's own mean simulated latency
+per command (statistics log: the KV personality's Store/Retrieve, the block
+personality's Write/Read), not the guest's wall clock.
+"""
+
+import common as C
+import versus as V
+
+NAME = "char-fig4"
+FIGURE = "Characterization Fig. 4"
+PAPER = ("KV/block latency up to 5.4x for writes of values that span flash pages; 0.86x "
+         "(writes) and 0.37x (reads) for values < 24 KiB at QD 64; no gain at QD 1; direct "
+         "I/O up to 2.63x (writes) and 8.1x (reads)")
+SIZES = [512, 2048, 4096, 8192, 32768, 65536]
+QDS = [1, 64]
+SMALL_MAX = 8192        # "values smaller than 24 KiB": the sizes up to 8 KiB
+LARGE_MIN = 32768       # "values equal or larger than 32 KiB"
+BLOCKS_PER_DIE = 32     # 2 GiB of NAND: room for every point, quick to format
+# criteria, fixed before the run (module docstring; versus.py)
+CRITERIA = {
+    "large_write": "yes if the largest write ratio at >= 32 KiB is within a factor 2 of 5.4 "
+                   "(2.7-10.8); partly if above 1 but outside; no if <= 1",
+    "qd64_write": "yes if the smallest QD-64 write ratio at <= 8 KiB is in [0.645, 1.0) "
+                  "(0.86 +-25 %, and below 1); partly if below 0.645 or in [1.0, 1.075]; "
+                  "no above 1.075",
+    "qd64_read": "yes if the smallest QD-64 read ratio at <= 8 KiB is within 0.37 +-25 % "
+                 "(0.2775-0.4625); partly if below 1 otherwise; no if >= 1",
+    "qd1": "yes if at QD 1 every ratio (both operations, every size) is above 1; partly if "
+           "some are; no if none",
+    "direct_write": "yes if the largest 4 KiB write ratio (either QD) is within a factor 2 of "
+                    "2.63 (1.315-5.26); partly if above 1 but outside; no if <= 1",
+    "direct_read": "yes if the largest 4 KiB read ratio (either QD) is within a factor 2 of "
+                   "8.1 (4.05-16.2); partly if above 1 but outside; no if <= 1",
+}
+TARGET = ("KV/block latency ratios by value size and queue depth at the paper's magnitudes "
+          "(criteria: the claims table, fixed in CRITERIA before the run)")
+SETUP = ("Device preset pm983 with blocks-per-die=%d, latency=on, booted twice: command-set=kv "
+         "and command-set=nvm with lba-bytes=512. KV: 16-byte keys, PRP values, sync engine "
+         "(QD 1) or io_uring (QD 64). Block: fio, io_uring, direct I/O on /dev/nvme0n1. Metric: "
+         "mean simulated device latency per command (statistics log). " % BLOCKS_PER_DIE)
+SCALE = ("paper: 1.53 M operations per value size; here 2000 (512 B-4 KiB), 1000 (8 KiB), "
+         "500 (32 KiB), 300 (64 KiB) writes and as many reads per size and queue depth, at "
+         "--scale 1")
+
+
+def count(size, scale):
+    base = {512: 2000, 2048: 2000, 4096: 2000, 8192: 1000, 32768: 500, 65536: 300}[size]
+    return C.scaled(base, scale, lo=100)
+
+
+def props():
+    return {"preset": "pm983", "blocks-per-die": BLOCKS_PER_DIE}
+
+
+def boots(scale):
+    kv, blk = [], []
+    for v in SIZES:
+        n = count(v, scale)
+        for qd in QDS:
+            io = "sync" if qd == 1 else "async"
+            kv.append(C.Step("v%d-qd%d" % (v, qd), [("bench", V.kb(
+                "kvssd", io=io, qd=qd, keys=n, key_size=16, value_size=v, load_order="uniform",
+                ops=n, mix="read=1", order="uniform", mode="prp"))],
+                meta={"value": v, "qd": qd, "ops": n}))
+            span = n * v
+            blk.append(C.Step("v%d-qd%d" % (v, qd), [
+                ("discard", V.DISCARD),
+                ("reset-w", V.BLK_RESET), ("write", V.fio("randwrite", v, qd, span)),
+                ("stats-w", V.BLK_STATS),
+                ("reset-r", V.BLK_RESET), ("read", V.fio("randread", v, qd, span)),
+                ("stats-r", V.BLK_STATS)], fresh=False, meta={"value": v, "qd": qd, "ops": n}))
+    bprops = V.block_props(props())
+    bprops["lba-bytes"] = 512
+    return [C.Boot(NAME + "-kv", kv, props=props(), latency=True, timeout_s=1800),
+            C.Boot(NAME + "-block", blk, props=bprops, latency=True, timeout_s=1800)]
+
+
+def measure(raw):
+    """{"<size>": {"<qd>": {kv_write_us, kv_read_us, blk_write_us, blk_read_us}}}."""
+    pts = {}
+    for v in SIZES:
+        for qd in QDS:
+            step = "v%d-qd%d" % (v, qd)
+            b = C.part(raw, NAME + "-kv", step, "bench")
+            ld, rn = C.phase(b, "load"), C.phase(b, "run")
+            p = {}
+            if ld and ld.get("device") and not ld["errors"]:
+                p["kv_write_us"] = ld["device"]["sim_latency_us"]["store"].get("mean")
+            if rn and rn.get("device") and not rn["errors"] and not rn.get("mismatches"):
+                p["kv_read_us"] = rn["device"]["sim_latency_us"]["retrieve"].get("mean")
+            p["blk_write_us"] = V.sim_mean_us(C.part(raw, NAME + "-block", step, "stats-w"),
+                                              "store")
+            p["blk_read_us"] = V.sim_mean_us(C.part(raw, NAME + "-block", step, "stats-r"),
+                                             "retrieve")
+            p["write_ratio"] = V.ratio(p.get("kv_write_us"), p["blk_write_us"])
+            p["read_ratio"] = V.ratio(p.get("kv_read_us"), p["blk_read_us"])
+            pts.setdefault(str(v), {})[str(qd)] = p
+    return pts
+
+
+def _pick(pts, key, sizes, qds, fn):
+    xs = [pts[str(v)][str(q)][key] for v in sizes for q in qds
+          if pts.get(str(v), {}).get(str(q), {}).get(key) is not None]
+    return fn(xs) if xs else None
+
+
+def judge(pts):
+    """The claims of Fig. 4 with ours beside them (criteria: CRITERIA)."""
+    large = [v for v in SIZES if v >= LARGE_MIN]
+    small = [v for v in SIZES if v <= SMALL_MAX]
+    lw = _pick(pts, "write_ratio", large, QDS, max)
+    w64 = _pick(pts, "write_ratio", small, [64], min)
+    r64 = _pick(pts, "read_ratio", small, [64], min)
+    qd1 = [pts[str(v)]["1"][k] for v in SIZES for k in ("write_ratio", "read_ratio")
+           if pts.get(str(v), {}).get("1", {}).get(k) is not None]
+    above = sum(1 for x in qd1 if x > 1)
+    dw = _pick(pts, "write_ratio", [4096], QDS, max)
+    dr = _pick(pts, "read_ratio", [4096], QDS, max)
+    return [
+        V.claim("KV write latency up to 5.4x block's for values spanning flash pages", "5.4x",
+                V.fnum(lw, "%.2fx"), CRITERIA["large_write"],
+                V.graded(lw, lambda x: 2.7 <= x <= 10.8, lambda x: x > 1)),
+        V.claim("QD 64, small values: KV write latency 0.86x block's", "0.86x",
+                V.fnum(w64, "%.2fx"), CRITERIA["qd64_write"],
+                V.graded(w64, lambda x: 0.645 <= x < 1.0,
+                         lambda x: x < 0.645 or 1.0 <= x <= 1.075)),
+        V.claim("QD 64, small values: KV read latency 0.37x block's", "0.37x",
+                V.fnum(r64, "%.2fx"), CRITERIA["qd64_read"],
+                V.graded(r64, lambda x: 0.2775 <= x <= 0.4625, lambda x: x < 1)),
+        V.claim("QD 1: no KV benefit (key handling dominates)", "all ratios > 1",
+                "%d of %d ratios > 1" % (above, len(qd1)) if qd1 else "n/a", CRITERIA["qd1"],
+                None if not qd1 else (True if above == len(qd1) else
+                                      ("partly" if above else False))),
+        V.claim("direct I/O write latency as high as 2.63x (abstract)", "2.63x",
+                V.fnum(dw, "%.2fx") + " (4 KiB)", CRITERIA["direct_write"],
+                V.graded(dw, lambda x: 1.315 <= x <= 5.26, lambda x: x > 1)),
+        V.claim("direct I/O read latency as high as 8.1x (abstract)", "8.1x",
+                V.fnum(dr, "%.2fx") + " (4 KiB)", CRITERIA["direct_read"],
+                V.graded(dr, lambda x: 4.05 <= x <= 16.2, lambda x: x > 1)),
+    ]
+
+
+def analyze(raw, scale):
+    pts = measure(raw)
+    rec = {"series": pts}
+    claims = judge(pts)
+    rec["claims"] = claims
+    rec["met"] = V.overall(claims)
+    if rec["met"] is None:
+        rec.update(ours="not measured: no point produced both personalities' latencies",
+                   why="see the raw output of boots %s-kv and %s-block" % (NAME, NAME))
+        return rec
+    table = [["value", "QD", "KV Store us", "block write us", "write ratio", "KV Retrieve us",
+              "block read us", "read ratio"]]
+    for v in SIZES:
+        for qd in QDS:
+            p = pts[str(v)][str(qd)]
+            table.append([C.size_label(v), qd, V.fnum(p.get("kv_write_us"), "%.1f"),
+                          V.fnum(p.get("blk_write_us"), "%.1f"),
+                          V.fnum(p.get("write_ratio")), V.fnum(p.get("kv_read_us"), "%.1f"),
+                          V.fnum(p.get("blk_read_us"), "%.1f"), V.fnum(p.get("read_ratio"))])
+    rec["table"] = table
+    rec["ours"] = V.summarize(claims) + ": " + "; ".join(
+        "%s %s" % (c["claim"].split(":")[0], c["ours"]) for c in claims)
+    rec["why"] = ("ratios of the device's mean simulated latency per command (same NAND model "
+                  "and page buffer under both personalities). kvftl models no per-command "
+                  "firmware time (fw-command-ns=0: no key hashing or index-merge cost), so what "
+                  "separates the personalities is data placement: a KV Store is packed into the "
+                  "page buffer as a blob, a block write of less than a 4 KiB mapping unit is "
+                  "read-modify-written, a Retrieve may read an index page before the value")
+    return rec
+
+
+def plot(rec, figdir):
+    pts = rec["series"]
+    fig, (a1, a2) = C.figure(2, (10, 3.8))
+    for ax, key, title, marks in ((a1, "read_ratio", "(a) read: KV / block", [(0.37, "0.37x")]),
+                                  (a2, "write_ratio", "(b) write: KV / block",
+                                   [(0.86, "0.86x"), (5.4, "5.4x")])):
+        for qd in QDS:
+            xs = [v for v in SIZES if pts.get(str(v), {}).get(str(qd), {}).get(key) is not None]
+            ax.plot([x / 1024 for x in xs], [pts[str(x)][str(qd)][key] for x in xs], marker="o",
+                    label="QD %d (ours)" % qd)
+        ax.axhline(1, c="black", lw=0.8)
+        for y, label in marks:
+            ax.axhline(y, ls="--", c="gray", lw=0.8)
+            ax.annotate("paper: " + label, (SIZES[0] / 1024, y), textcoords="offset points",
+                        xytext=(2, 3), fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("value / block size (KiB)")
+        ax.set_ylabel("mean latency ratio (simulated, <1: KV faster)")
+        ax.set_title("Fig. 4" + title)
+        ax.legend(fontsize=7, loc="upper left")
+    return [C.save(fig, figdir, "char-fig4-latency-ratio.png")]

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Characterization paper Fig. 7, block half: space amplification of
+RocksDB (ext4, block SSD) and Aerospike (raw block SSD) by value size,
+beside the KV-SSD's.
+
+The paper: "KVPs with 50B values incur space amplification of 17x in
+KV-SSD, whereas it is only 1.8x for Aerospike on raw block-SSD"; "Hash
+index-based Aerospike on raw block-SSD shows space amplification of less
+than 2. LSM tree-based RocksDB's space amplification is 1.111... in the
+worst case, without considering file system metadata overheads" (the
+latter is the leveled-compaction bound of "Optimizing Space Amplification
+in RocksDB", CIDR 2017: 1 + 1/10 + 1/100 ... for a fan-out of 10).
+
+Here, per value size, N pairs of 16-byte keys stored in sequential order:
+* RocksDB (kvbench rocksdb engine, one database per size on one ext4):
+  bytes of the database's SST files (and of the whole directory, WAL and
+  MANIFEST included) after kvbench closes it / key+value bytes;
+* rawhash (kvbench's Aerospike-like store on the raw namespace, discarded
+  before each size): the engine's space amplification as kvbench reports
+  it (bytes of its log holding live records / key+value bytes);
+* KV-SSD (for the figure's third series): live NAND bytes / live key+value
+  bytes from the statistics log, preset pm983 -- char-fig7's measurement,
+  whose 17x at 50 B and ~1x from 1 KiB follow from parameters chosen from
+  Fig. 7 itself (placement-unit-bytes=1024, large-blob-unit-bytes=1),
+  hence "by construction" here.
+"""
+
+import common as C
+import versus as V
+
+NAME = "char-fig7-block"
+FIGURE = "Characterization Fig. 7 (block half)"
+PAPER = ("space amplification at 50 B: KV-SSD 17x, Aerospike 1.8x; Aerospike < 2 at every "
+         "size; RocksDB 1.111 worst case (without file-system metadata)")
+SIZES = [50, 100, 500, 1000, 2000, 4000]
+BLOCKS_PER_DIE = 32
+RDB_LO, RDB_HI = 0.9, 1.111 * 1.25
+CRITERIA = {
+    "rocksdb": "yes if RocksDB's SST bytes / key+value bytes is within 0.9-1.39 (1.111 +25 %; "
+               "below 0.9 would mean compression hid the overhead) at every size; partly at "
+               "some; no at none",
+    "aerospike50": "yes if rawhash's space amplification at 50 B is within 1.8 +-25 % "
+                   "(1.35-2.25); partly within a factor 2 (0.9-3.6); no outside",
+    "aerospike_all": "yes if rawhash's space amplification is below 2 at every size; partly if "
+                     "below 2.5 at every size; no otherwise",
+    "kv50": "by construction (placement-unit-bytes=1024 was chosen from Fig. 7): reported, not "
+            "judged",
+    "kv_big": "by construction (large-blob-unit-bytes=1 was chosen from Fig. 7): reported, not "
+              "judged",
+}
+TARGET = ("RocksDB ~1.11 and Aerospike-like < 2 (1.8 at 50 B) space amplification "
+          "(criteria: the claims table, fixed in CRITERIA before the run)")
+SETUP = ("Device preset pm983 with blocks-per-die=%d; block: command-set=nvm (4 KiB LBAs), "
+         "ext4 for RocksDB, the raw namespace for rawhash; KV: the same device with "
+         "command-set=kv; 16-byte keys, sequential Stores. " % BLOCKS_PER_DIE)
+SCALE = "paper: device filled by KVbench; here 3 000 pairs per value size, at --scale 1"
+
+
+def props():
+    return {"preset": "pm983", "blocks-per-die": BLOCKS_PER_DIE}
+
+
+def boots(scale):
+    n = C.scaled(3000, scale, lo=200)
+    blk = [C.Step("mkfs", [("mkfs", V.MKFS)], fresh=False)]
+    for v in SIZES:
+        db = "%s/rdb-%d" % (V.MNT, v)
+        blk.append(C.Step("rocksdb-v%d" % v, [
+            ("bench", V.kb("rocksdb", db=db, keys=n, key_size=16, value_size=v,
+                           load_order="sequential", no_run=True)),
+            ("du", V.du(db))], fresh=False, meta={"value": v, "ops": n}))
+    blk.append(C.Step("umount", [("umount", V.UMOUNT)], fresh=False))
+    for v in SIZES:
+        blk.append(C.Step("rawhash-v%d" % v, [
+            ("discard", V.DISCARD),
+            ("bench", V.kb("rawhash", keys=n, key_size=16, value_size=v,
+                           load_order="sequential", no_run=True))],
+            fresh=False, meta={"value": v, "ops": n}))
+    kv = [C.Step("kvssd-v%d" % v, [
+        ("bench", V.kb("kvssd", keys=n, key_size=16, value_size=v, load_order="sequential",
+                       no_run=True, mode="prp")), ("stats", C.STATS)],
+        meta={"value": v, "ops": n}) for v in SIZES]
+    return [C.Boot(NAME + "-block", blk, props=V.block_props(props()), timeout_s=1800),
+            C.Boot(NAME + "-kv", kv, props=props(), timeout_s=1800)]
+
+
+def measure(raw):
+    pts = {}
+    b = NAME + "-block"
+    for v in SIZES:
+        p = {}
+        x = V.engine_phase(C.part(raw, b, "rocksdb-v%d" % v, "bench"), "load")
+        du = C.part(raw, b, "rocksdb-v%d" % v, "du")
+        if x and du and x.get("user_bytes"):
+            p["rocksdb_sst"] = du["sst_bytes"] / x["user_bytes"]
+            p["rocksdb_dir"] = du["dir_bytes"] / x["user_bytes"]
+        bench = C.part(raw, b, "rawhash-v%d" % v, "bench")
+        ph = C.phase(bench, "load")
+        if ph and not ph.get("errors"):
+            sa = ph.get("space_amp")
+            if sa is None and ph.get("device"):
+                sa = ph["device"].get("space_amp")
+            p["rawhash"] = sa
+        st = C.part(raw, NAME + "-kv", "kvssd-v%d" % v, "stats")
+        if st and st.get("live_user_bytes"):
+            p["kvssd"] = st["live_nand_bytes"] / st["live_user_bytes"]
+        if p:
+            pts[str(v)] = p
+    return pts
+
+
+def judge(pts):
+    def col(k):
+        return {v: pts[str(v)][k] for v in SIZES if pts.get(str(v), {}).get(k) is not None}
+    rdb, rh, kv = col("rocksdb_sst"), col("rawhash"), col("kvssd")
+    inside = [v for v, x in rdb.items() if RDB_LO <= x <= RDB_HI]
+    r50 = rh.get(50)
+    return [
+        V.claim("RocksDB space amplification ~1.111 (worst case, no file-system metadata)",
+                "1.111", ("%.2f-%.2f" % (min(rdb.values()), max(rdb.values()))) if rdb else "n/a",
+                CRITERIA["rocksdb"],
+                None if not rdb else (True if len(inside) == len(rdb) else
+                                      "partly" if inside else False)),
+        V.claim("Aerospike space amplification at 50 B", "1.8x", V.fnum(r50, "%.2fx"),
+                CRITERIA["aerospike50"],
+                V.graded(r50, lambda x: 1.35 <= x <= 2.25, lambda x: 0.9 <= x <= 3.6)),
+        V.claim("Aerospike below 2 at every size", "< 2",
+                ("max %.2f" % max(rh.values())) if rh else "n/a", CRITERIA["aerospike_all"],
+                None if not rh else (True if max(rh.values()) < 2 else
+                                     "partly" if max(rh.values()) < 2.5 else False)),
+        V.claim("KV-SSD space amplification at 50 B", "17x", V.fnum(kv.get(50), "%.1fx"),
+                CRITERIA["kv50"], V.BY_CONSTRUCTION if kv.get(50) is not None else None),
+        V.claim("KV-SSD ~1x for 1-4 KiB pairs", "~1x",
+                ("%.2f-%.2f" % (min(x for v, x in kv.items() if v >= 1000),
+                                max(x for v, x in kv.items() if v >= 1000)))
+                if any(v >= 1000 for v in kv) else "n/a", CRITERIA["kv_big"],
+                V.BY_CONSTRUCTION if any(v >= 1000 for v in kv) else None),
+    ]
+
+
+def analyze(raw, scale):
+    pts = measure(raw)
+    claims = judge(pts)
+    rec = {"series": pts, "claims": claims, "met": V.overall(claims)}
+    if rec["met"] is None:
+        rec.update(ours="not measured", why="no engine produced space numbers")
+        return rec
+    table = [["value bytes", "RocksDB SST / user", "RocksDB dir / user", "rawhash",
+              "KV-SSD (pm983)"]]
+    for v in SIZES:
+        p = pts.get(str(v), {})
+        table.append([v, V.fnum(p.get("rocksdb_sst"), "%.3f"), V.fnum(p.get("rocksdb_dir"), "%.3f"),
+                      V.fnum(p.get("rawhash"), "%.3f"), V.fnum(p.get("kvssd"), "%.2f")])
+    rec["table"] = table
+    rec["ours"] = V.summarize(claims) + "; " + "; ".join(
+        "%s: %s" % (c["claim"], c["ours"]) for c in claims[:3])
+    rec["why"] = ("RocksDB's space here is its SST files after kvbench closed the database: "
+                  "per-entry overhead (internal key with sequence number, block index, Bloom "
+                  "filter) on top of the pairs, and whatever compression its options apply; at "
+                  "this scale the tree has one or two levels, so the 1.111 bound (ten-fold "
+                  "levels, stale versions in every level) is not what is measured. rawhash's "
+                  "number is kvbench's account of its own log. The KV-SSD column repeats "
+                  "char-fig7's measurement (by construction)")
+    return rec
+
+
+def plot(rec, figdir):
+    pts = rec["series"]
+    fig, ax = C.figure(figsize=(7, 4))
+    for k, label in (("kvssd", "KV-SSD (pm983 preset)"), ("rawhash", "rawhash (Aerospike-like)"),
+                     ("rocksdb_sst", "RocksDB SST files")):
+        s = {v: {"y": p[k]} for v, p in pts.items() if p.get(k) is not None}
+        if s:
+            C.plot_series(ax, s, "y", label=label)
+    for y, t in ((17, "paper: KV 17x at 50 B"), (1.8, "paper: Aerospike 1.8x at 50 B"),
+                 (1.111, "paper: RocksDB 1.111")):
+        ax.axhline(y, ls="--", c="gray", lw=0.8)
+        ax.annotate(t, (SIZES[-1], y), textcoords="offset points", xytext=(-120, 3), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("value size (bytes), 16-byte keys")
+    ax.set_ylabel("space amplification")
+    ax.set_title("Fig. 7: space amplification by store")
+    ax.legend(fontsize=7, loc="center right")
+    return [C.save(fig, figdir, "char-fig7-block-space-amp.png")]

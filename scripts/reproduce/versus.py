@@ -1,0 +1,307 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""KV-SSD versus block SSD + a host key-value store: the shared parts of the
+comparison experiments (exp_char_fig2, _fig3_block, _fig4, _fig5a, _fig6a,
+_fig7_block, _cpu, _traffic), after "What can Key-Value SSDs do for you?
+(characterization of Samsung's KV-SSD)" ("KV-SSD: What Is It Good For?",
+the characterization paper) and Samsung's SDC 2017 slides ("Key Value SSD
+Explained").
+
+The paper ran one PM983 with KV firmware and one with block firmware; here
+one `-device kvssd` model is booted twice with identical properties but
+`command-set` (kv, or nvm: the block personality, docs/kvftl.md), so both
+personalities run on the same NAND model, timing and page buffer. The block
+boot has the device as /dev/nvme0n1 (its generic node /dev/ng0n1).
+
+Three kinds of numbers, never mixed in one ratio:
+
+* device time -- the device's simulated latencies and clock from its
+  statistics log (both personalities keep one);
+* guest wall clock -- what the guest's clock says an operation took; under
+  TCG every guest instruction is emulated (tens of host instructions each),
+  so host-side work (RocksDB's memtable, compaction, ext4, the kernel's
+  NVMe path) looks far slower against the device than on real hardware;
+* guest CPU time -- busy jiffies of the whole guest (/proc/stat), so
+  RocksDB's background threads, the kernel's block layer, jbd2 and
+  kworkers count too. Under TCG it measures emulated work: a ratio between
+  two engines in the same guest compares the instructions each executed
+  (plus device-emulation time charged to the vCPU that rang the doorbell),
+  not what either costs on a Xeon.
+
+Verdicts: every experiment lists each quantitative claim of its figure as a
+Claim with the paper's number, ours, and the criterion fixed in code before
+the run (tolerance on magnitude, not only direction). overall() turns the
+claims into yes / partly / no; a claim whose result follows from a
+parameter chosen from the same figure is "by construction" and does not
+count as a yes.
+"""
+
+import math
+import shlex
+
+import common as C
+
+# ---- the guest side ------------------------------------------------------
+
+BLK = "/dev/nvme0n1"      # the block personality's namespace (first device)
+NG = "/dev/ng0n1"         # its generic node: the statistics log is read there
+MNT = "/mnt/blk"          # ext4 on BLK, for RocksDB
+
+# kvbench's flags for the store under test (host/kvbench, docs/kvbench.md):
+# one command per engine, so a part's JSON is one engine's result whatever
+# `--engine all` prints.
+ENGINE_FLAG = "engine"
+ENGINE_ARGS = {
+    "kvssd": {},
+    "rocksdb": {"db": MNT + "/rocksdb"},
+    "rawhash": {"block_device": BLK},
+}
+# the I/O engine of the kvssd store (sync: one command in flight; async:
+# io_uring with a queue depth)
+IO_FLAG = "engine"
+
+ENGINES = ("kvssd", "rocksdb", "rawhash")
+
+
+def kb(engine, io="sync", qd=1, db=None, **kw):
+    """A kvbench command line for one engine (kvssd, rocksdb, rawhash)."""
+    args = dict(kw)
+    if engine != "kvssd":
+        args[ENGINE_FLAG] = engine
+        args.update(ENGINE_ARGS[engine])
+        if db:
+            args["db"] = db
+    if io != "sync" or qd != 1:
+        args[IO_FLAG] = io
+        args["qd"] = qd
+    return C.kvbench(**args)
+
+
+# ext4 for RocksDB: no lazy-init writes in the background while measuring
+# (lazy_itable_init=0 zeroes the inode tables now; the journal is zeroed now
+# too), discard at mkfs (every unit unmapped first), noatime.
+MKFS = ("mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0,discard %s && "
+        "mkdir -p %s && mount -o noatime %s %s && echo '{\"mounted\":1}'" % (BLK, MNT, BLK, MNT))
+UMOUNT = "sync; umount %s && echo '{\"unmounted\":1}'" % MNT
+DISCARD = "blkdiscard -f %s && echo '{\"discarded\":1}'" % BLK
+BLK_STATS = "KVSSD_DEVICE=%s kvssd stats --json" % NG
+BLK_RESET = "KVSSD_DEVICE=%s kvssd reset-stats --json" % NG
+
+# One snapshot of the guest: CPU jiffies (busy = user + nice + system + irq
+# + softirq + steal; idle = idle + iowait), the block device's I/O counters
+# (/sys/block/nvme0n1/stat: sectors of 512 bytes; zeros without a block
+# device), the uptime. Deltas of two snapshots bracket a command.
+SNAP = ("set -- $(sed -n 's/^cpu  *//p' /proc/stat); b=$(($1+$2+$3+$6+$7+$8)); i=$(($4+$5)); "
+        "set -- $(cat /sys/block/nvme0n1/stat 2>/dev/null || echo 0 0 0 0 0 0 0); "
+        "echo \"{\\\"cpu_busy\\\":$b,\\\"cpu_idle\\\":$i,\\\"rd_ios\\\":$1,"
+        "\\\"rd_sectors\\\":$3,\\\"wr_ios\\\":$5,\\\"wr_sectors\\\":$7,"
+        "\\\"uptime_s\\\":$(cut -d' ' -f1 /proc/uptime)}\"")
+USER_HZ = 100
+
+
+def du(path):
+    """JSON of the bytes under path: all files, and SST files alone."""
+    return ("echo \"{\\\"dir_bytes\\\":$(du -sb %s | cut -f1),\\\"sst_bytes\\\":"
+            "$(find %s -name '*.sst' -exec cat {} + | wc -c)}\"" % (path, path))
+
+
+def fio(rw, bs, qd, size, io_size=None, offset=0, rwmix=None, repeats=False, name="j"):
+    """fio on the raw block device, direct I/O through io_uring, JSON output.
+
+    size: the span of the device addressed (bytes from offset); io_size: the
+    bytes moved (default size); rw: write, randwrite, read, randread, randrw.
+    Random offsets cover every block of the span once unless repeats (then
+    they are drawn independently, as for a run over data written before).
+    """
+    a = ["fio", "--name=" + name, "--filename=" + BLK, "--direct=1", "--ioengine=io_uring",
+         "--rw=" + rw, "--bs=%d" % bs, "--iodepth=%d" % qd, "--size=%d" % size,
+         "--offset=%d" % offset, "--randrepeat=1", "--output-format=json"]
+    if repeats:
+        a.append("--norandommap")
+    if io_size:
+        a.append("--io_size=%d" % io_size)
+    if rwmix is not None:
+        a.append("--rwmixread=%d" % rwmix)
+    return " ".join(shlex.quote(x) for x in a)
+
+
+def block_props(props):
+    """The same device as the KV boot's, as a block SSD (4 KiB LBAs unless given)."""
+    out = dict(props)
+    out["command-set"] = "nvm"
+    return out
+
+
+# ---- reading the numbers ---------------------------------------------------
+
+def _first(d, names, default=None):
+    for n in names:
+        if d is not None and n in d and d[n] is not None:
+            return d[n]
+    return default
+
+
+def h2d_bytes(dev):
+    """Host-to-device bytes of a device delta (kvbench's "device" object)."""
+    if not dev:
+        return None
+    h = dev.get("h2d_bytes")
+    if isinstance(h, dict):
+        return sum(v for v in h.values() if isinstance(v, (int, float)))
+    return h
+
+
+def stats_h2d(st):
+    """Host-to-device bytes in a statistics-log snapshot (`kvssd stats`)."""
+    keys = ("sqe_fetch_bytes", "doorbell_bytes", "mmio_other_bytes", "prp_list_bytes",
+            "data_h2d_bytes")
+    if not st or not all(k in st for k in keys):
+        return None
+    return sum(st[k] for k in keys)
+
+
+def stats_delta(a, b, key):
+    if not a or not b or key not in a or key not in b:
+        return None
+    return b[key] - a[key]
+
+
+def sim_mean_us(st, op):
+    """Mean simulated latency (us) of op ("store"/"retrieve": the nvm
+    personality counts writes as store and reads as retrieve) in a stats
+    snapshot taken after a reset."""
+    if not st:
+        return None
+    n = st.get("latency_%s_count" % op)
+    s = st.get("latency_%s_sum_ns" % op)
+    if not n or s is None:
+        return None
+    return s / n / 1000.0
+
+
+def snap_delta(a, b):
+    """CPU seconds (busy), wall seconds and block-device bytes between two SNAPs."""
+    if not a or not b:
+        return None
+    return {"cpu_s": (b["cpu_busy"] - a["cpu_busy"]) / float(USER_HZ),
+            "wall_s": b["uptime_s"] - a["uptime_s"],
+            "read_bytes": (b["rd_sectors"] - a["rd_sectors"]) * 512,
+            "write_bytes": (b["wr_sectors"] - a["wr_sectors"]) * 512,
+            "write_ios": b["wr_ios"] - a["wr_ios"], "read_ios": b["rd_ios"] - a["rd_ios"]}
+
+
+def engine_phase(bench, name):
+    """One engine's phase in a common shape, or None when it did not run
+    cleanly: ops, guest wall-clock ops/s and mean latency, guest CPU per op
+    as kvbench reports it (None if it does not), the device's deltas."""
+    ph = C.phase(bench, name)
+    if not ph or ph.get("errors") or ph.get("mismatches"):
+        return None
+    ops = ph["ops"]
+    dev = ph.get("device")
+    lat = ph.get("latency_us") or {}
+    cpu = _first(ph, ("cpu_us_per_op", "guest_cpu_us_per_op"))
+    if cpu is None:
+        cpu_s = _first(ph, ("cpu_s", "guest_cpu_s"))
+        cpu = cpu_s * 1e6 / ops if cpu_s is not None and ops else None
+    out = {"ops": ops, "wall_ops_per_s": ph["ops_per_s"], "elapsed_s": ph["elapsed_s"],
+           "wall_mean_us": lat.get("mean"), "wall_p50_us": lat.get("p50"),
+           "wall_p99_us": lat.get("p99"), "cpu_us_per_op_kvbench": cpu,
+           "user_bytes": ph.get("user_bytes")}
+    if dev:
+        hb = h2d_bytes(dev)
+        out.update(h2d_bytes_per_op=hb / ops if hb is not None and ops else None,
+                   sim_time_s=dev.get("sim_time_s"), sim_ops_per_s=dev.get("sim_ops_per_s"),
+                   waf=dev.get("waf"), space_amp=dev.get("space_amp"))
+    return out
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0 or (isinstance(a, float) and math.isnan(a)):
+        return None
+    return a / b
+
+
+# ---- claims and verdicts ---------------------------------------------------
+
+BY_CONSTRUCTION = "by construction"
+
+
+def claim(text, paper, ours, criterion, holds, note=""):
+    """One quantitative claim: the paper's text and number, ours, the
+    criterion (fixed before the run), and whether it holds: True, False,
+    "partly", None (not measured) or BY_CONSTRUCTION."""
+    return {"claim": text, "paper": paper, "ours": ours, "criterion": criterion,
+            "holds": holds, "note": note}
+
+
+def band(x, lo, hi):
+    """True when lo <= x <= hi; None when x is missing."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return lo <= x <= hi
+
+
+def graded(x, yes, partly):
+    """True when yes(x), "partly" when partly(x), else False; None if x is missing."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    if yes(x):
+        return True
+    if partly(x):
+        return "partly"
+    return False
+
+
+def factor_of(x, paper, f):
+    """Within a factor f of the paper's number: paper/f <= x <= paper*f."""
+    return band(x, paper / f, paper * f)
+
+
+def overall(claims):
+    """yes when every measured claim holds, no when none does (partly counts
+    half), partly otherwise; None when nothing was measured. Claims that hold
+    by construction are left out; if they are all there is, the verdict is
+    BY_CONSTRUCTION."""
+    judged = [c["holds"] for c in claims if c["holds"] is not None]
+    if not judged:
+        return None
+    real = [h for h in judged if h != BY_CONSTRUCTION]
+    if not real:
+        return BY_CONSTRUCTION
+    if all(h is True for h in real):
+        return True
+    if all(h is False for h in real):
+        return False
+    return "partly"
+
+
+HOLDS = {True: "yes", False: "no", "partly": "partly", None: "not measured",
+         BY_CONSTRUCTION: BY_CONSTRUCTION}
+
+
+def claims_table(claims):
+    rows = [["claim", "paper", "ours", "criterion (fixed before the run)", "holds"]]
+    for c in claims:
+        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"], HOLDS[c["holds"]] + (
+            " (%s)" % c["note"] if c.get("note") else "")])
+    return rows
+
+
+def fnum(x, fmt="%.2f"):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return fmt % x
+
+
+def summarize(claims):
+    """'n of m claims hold (k partly)' over the measured, non-construction claims."""
+    real = [c["holds"] for c in claims if c["holds"] not in (None, BY_CONSTRUCTION)]
+    yes = sum(1 for h in real if h is True)
+    part = sum(1 for h in real if h == "partly")
+    nm = sum(1 for c in claims if c["holds"] is None)
+    s = "%d of %d claims hold" % (yes, len(real))
+    if part:
+        s += ", %d partly" % part
+    if nm:
+        s += "; %d not measured" % nm
+    return s
