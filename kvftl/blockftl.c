@@ -22,6 +22,7 @@
 
 #include <glib.h>
 
+#include "block_recovery.h"
 #include "ftl.h"
 #include "gc.h"
 #include "nand.h"
@@ -471,6 +472,11 @@ static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero
             }
         }
         pos += n;
+    }
+    /* with PLP the unmap is durable when it completes: the unmap log (block_recovery.h) */
+    uint64_t first = (slba * lb + UNIT - 1) / UNIT, last = end / UNIT;
+    if (last > first && block_recovery_log_unmap(ftl, first, last - first, now_ns) != 0) {
+        return -2;
     }
     return 0;
 }

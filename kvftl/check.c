@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kvftl_check(): cross-check the index against the value log and the
- * free-space accounting. Reads without touching the clock, the cache or
- * the counters.
+ * free-space accounting (nvm: the page map against the unit spare areas,
+ * the translation pages and the accounting). Reads without touching the
+ * clock, the cache or the counters.
  *
  * The walk is resumable (kvftl_check_begin/step/end): a step examines index
  * pages and blobs up to a byte budget and keeps its place as (index page,
@@ -16,9 +17,13 @@
 #include <string.h>
 
 #include <glib.h>
+#include <xxhash.h>
 
+#include "block_recovery.h"
 #include "index.h"
 #include "index_cache.h"
+#include "nand.h"
+#include "page_map.h"
 #include "refuse.h"
 #include "space.h"
 #include "value_log.h"
@@ -34,6 +39,13 @@ struct kvftl_check_walk {
     struct live_gauges live;  /* the gauges the index references */
     uint64_t index_bytes;
     uint64_t pages_seen, blobs_seen, bytes_seen;
+    /* nvm: phase 0 reads the unit spare areas, 1 the map, 2 the translation pages */
+    uint32_t phase;
+    uint64_t *newest; /* [units]: the largest seq of a slot naming the unit */
+    uint64_t ppn;     /* next page of phase 0 */
+    uint64_t unit;    /* next unit of phase 1 */
+    uint32_t tpage;   /* next translation page of phase 2 */
+    uint64_t mapped, tpage_bytes;
 };
 
 #define BAD(...) return refuse(err, err_len, __VA_ARGS__)
@@ -48,6 +60,9 @@ struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl)
 {
     struct kvftl_check_walk *w = g_new0(struct kvftl_check_walk, 1);
     w->valid = g_new0(uint64_t, ftl->nand.geo.stripes);
+    if (ftl->nvm) {
+        w->newest = g_new0(uint64_t, ftl->pmap.units ? ftl->pmap.units : 1);
+    }
     return w;
 }
 
@@ -57,6 +72,7 @@ void kvftl_check_end(struct kvftl_check_walk *w)
         return;
     }
     g_free(w->valid);
+    g_free(w->newest);
     g_free(w->blob);
     g_free(w);
 }
@@ -149,9 +165,176 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     return 0;
 }
 
+/*
+ * The nvm personality: every mapped unit's slot lies in a data stripe and
+ * its unit spare area names the unit with the newest seq of any slot
+ * naming it; no slot's seq is after the map's last; each translation page's
+ * live copy is an intact copy of its number in the index stream, equal to
+ * the map unless DRAM holds it dirty; valid bytes per stripe = mapped
+ * units in it x 4096 + live translation pages x page size; the free count
+ * and the mapped count agree. Host memory: units x 8 bytes + stripes x 8.
+ */
+static bool nvm_page_holds_slots(const struct kvftl *ftl, uint64_t ppn)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct data_stream *ds = &ftl->space.data;
+    uint32_t s = (uint32_t)(ppn / geo->pages_per_stripe);
+    uint8_t state = ftl->space.stripes[s].state;
+    if (state != STRIPE_DATA && state != STRIPE_OPEN_DATA) {
+        return false;
+    }
+    if (s == ds->stripe) {
+        return ppn < ds->base_ppn + ds->open_idx; /* programmed, or in the buffer */
+    }
+    return ftl->nand.oob[ppn].kind == NAND_PAGE_DATA;
+}
+
+static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                          char *err, size_t err_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
+    uint64_t spent = 0;
+    uint64_t slots = geo->total_bytes >> PAGE_MAP_UNIT_SHIFT;
+
+    for (; w->phase == 0 && w->ppn < geo->total_pages; w->ppn++) {
+        if (spent && spent + geo->page_size > max_bytes) {
+            return 1;
+        }
+        if (!nvm_page_holds_slots(ftl, w->ppn)) {
+            continue;
+        }
+        spent += geo->page_size;
+        const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, w->ppn);
+        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
+            uint64_t slot = (w->ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j;
+            if (!us[j].seq) {
+                continue;
+            }
+            if (us[j].unit >= pm->units || us[j].seq > BLOCK_SEQ_LIMIT) {
+                continue; /* damage the mount skipped and named (kvftl_mount_note()) */
+            }
+            if (us[j].seq > pm->write_seq) {
+                BAD("slot %llu's spare area holds write %llu, after the map's last (%llu)",
+                    (unsigned long long)slot, (unsigned long long)us[j].seq,
+                    (unsigned long long)pm->write_seq);
+            }
+            if (us[j].seq > w->newest[us[j].unit]) {
+                w->newest[us[j].unit] = us[j].seq;
+            }
+        }
+    }
+    w->phase = w->phase ? w->phase : 1;
+    for (; w->phase == 1 && w->unit < pm->units; w->unit++) {
+        uint32_t slot = pm->map[w->unit];
+        if (slot == PAGE_MAP_UNMAPPED) {
+            continue;
+        }
+        if (spent && spent + PAGE_MAP_UNIT_BYTES > max_bytes) {
+            return 1;
+        }
+        spent += PAGE_MAP_UNIT_BYTES;
+        w->blobs_seen++;
+        w->bytes_seen += PAGE_MAP_UNIT_BYTES;
+        uint64_t addr = (uint64_t)slot << PAGE_MAP_UNIT_SHIFT;
+        if (slot >= slots || !nvm_page_holds_slots(ftl, addr >> geo->page_shift)) {
+            BAD("unit %llu maps to slot %u, which is not a written slot of a data stripe",
+                (unsigned long long)w->unit, slot);
+        }
+        const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, addr >> geo->page_shift) +
+                                           ((addr & (geo->page_size - 1)) >> PAGE_MAP_UNIT_SHIFT);
+        if (us->unit != w->unit || us->seq != w->newest[w->unit]) {
+            BAD("unit %llu maps to slot %u, whose spare area names unit %llu written at %llu; "
+                "the unit's newest copy was written at %llu",
+                (unsigned long long)w->unit, slot, (unsigned long long)us->unit,
+                (unsigned long long)us->seq, (unsigned long long)w->newest[w->unit]);
+        }
+        w->valid[addr / geo->stripe_bytes] += PAGE_MAP_UNIT_BYTES;
+        w->mapped++;
+    }
+    w->phase = w->phase > 2 ? w->phase : 2;
+    for (; w->phase == 2 && w->tpage < pm->tpages; w->tpage++) {
+        uint32_t t = w->tpage, ppn = pm->tpage_ppn[t];
+        uint64_t first = (uint64_t)t * pm->per;
+        uint64_t n = pm->units - first < pm->per ? pm->units - first : pm->per;
+        bool dirty = pm->tstate[t] & TPAGE_DIRTY;
+        if (spent && spent + geo->page_size > max_bytes) {
+            return 1;
+        }
+        spent += geo->page_size;
+        w->pages_seen++;
+        w->bytes_seen += geo->page_size;
+        if (ppn == PAGE_MAP_NO_PAGE) {
+            for (uint64_t i = 0; !dirty && i < n; i++) {
+                if (pm->map[first + i] != PAGE_MAP_UNMAPPED) {
+                    BAD("translation page %u was never programmed and is not dirty, but unit "
+                        "%llu is mapped",
+                        t, (unsigned long long)(first + i));
+                }
+            }
+            continue;
+        }
+        if (ppn >= geo->total_pages) {
+            BAD("translation page %u is at NAND page %u, past the last page (%llu)", t, ppn,
+                (unsigned long long)geo->total_pages - 1);
+        }
+        uint32_t s = ppn / geo->pages_per_stripe;
+        const struct nand_oob *oob = &ftl->nand.oob[ppn];
+        uint8_t state = ftl->space.stripes[s].state;
+        if ((state != STRIPE_INDEX && state != STRIPE_OPEN_INDEX) || oob->kind != NAND_PAGE_INDEX ||
+            oob->tag != t) {
+            BAD("translation page %u is at NAND page %u, which does not hold it (kind %#x, tag %u)",
+                t, ppn, oob->kind, oob->tag);
+        }
+        const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
+        struct tpage_header h;
+        memcpy(&h, mem, sizeof(h));
+        const uint32_t *e = (const uint32_t *)(mem + sizeof(h));
+        if (h.magic != TPAGE_MAGIC || h.tpage != t || h.entries != pm->per ||
+            h.write_seq > pm->write_seq ||
+            XXH3_64bits(e, (size_t)pm->per * sizeof(uint32_t)) != h.checksum) {
+            BAD("translation page %u's copy at NAND page %u is damaged (magic %#x, number %u, "
+                "%u entries, write %llu)",
+                t, ppn, h.magic, h.tpage, h.entries, (unsigned long long)h.write_seq);
+        }
+        for (uint64_t i = 0; !dirty && i < n; i++) {
+            if (e[i] != pm->map[first + i]) {
+                BAD("translation page %u is clean but its copy maps unit %llu to %u; the map "
+                    "says %u",
+                    t, (unsigned long long)(first + i), e[i], pm->map[first + i]);
+            }
+        }
+        w->valid[s] += geo->page_size;
+        w->tpage_bytes += geo->page_size;
+    }
+    w->phase = 3;
+    uint32_t free_count = 0;
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        free_count += ftl->space.stripes[s].state == STRIPE_FREE;
+        if (w->valid[s] != ftl->space.stripes[s].valid_bytes) {
+            BAD("stripe %u accounts %llu valid bytes; the map references %llu", s,
+                (unsigned long long)ftl->space.stripes[s].valid_bytes,
+                (unsigned long long)w->valid[s]);
+        }
+    }
+    if (free_count != ftl->space.free_stripes) {
+        BAD("%u stripes are free but the free count is %u", free_count, ftl->space.free_stripes);
+    }
+    if (w->mapped != pm->mapped || w->tpage_bytes != pm->nand_bytes) {
+        BAD("the map counts %llu mapped units and %llu translation page bytes; it holds %llu and "
+            "%llu",
+            (unsigned long long)pm->mapped, (unsigned long long)pm->nand_bytes,
+            (unsigned long long)w->mapped, (unsigned long long)w->tpage_bytes);
+    }
+    return 0;
+}
+
 int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes, char *err,
                      size_t err_len)
 {
+    if (ftl->nvm) {
+        return nvm_check_step(ftl, w, max_bytes, err, err_len);
+    }
     const struct nand_geometry *geo = &ftl->nand.geo;
     const struct index *ix = &ftl->idx;
     uint64_t spent = 0;

@@ -128,14 +128,6 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     if (kvftl_config_check(cfg, err, err_len) != 0) {
         return NULL;
     }
-    if (cfg->command_set == KVFTL_CMDSET_NVM && cfg->image_path) {
-        /* the nvm personality's mount and crash scan come with kvftl/block_recovery.c */
-        snprintf(err, err_len,
-                 "command_set nvm with an image (%s) is not built yet: the nvm personality runs "
-                 "memory-only; leave image unset",
-                 cfg->image_path);
-        return NULL;
-    }
     struct kvftl *ftl = g_new0(struct kvftl, 1);
     ftl->cfg = *cfg;
     ftl->nvm = cfg->command_set == KVFTL_CMDSET_NVM;
@@ -659,17 +651,7 @@ int kvftl_power_cycle(struct kvftl *ftl, char *err, size_t err_len)
     } else {
         stream_discard_unprogrammed(&ftl->space);
     }
-    if (ftl->nvm) {
-        /*
-         * The nvm personality's crash mount (rebuilding the map from the
-         * translation pages and the unit spare areas) comes with
-         * kvftl/block_recovery.c; until then the device stays without power.
-         */
-        snprintf(err, err_len,
-                 "the nvm personality's crash mount is not built yet: the device "
-                 "stays without power");
-        return -1;
-    }
     ftl->nand.power_lost = false;
+    /* nvm: the map rebuilt from the translation pages and unit spare areas (block_recovery.c) */
     return recovery_scan(ftl, err, err_len);
 }

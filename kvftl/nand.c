@@ -37,10 +37,19 @@ static size_t unit_spare_bytes(const struct nand_geometry *geo)
     return (b + 4095) & ~(size_t)4095;
 }
 
+/* The unmap log (nand.h): nvm only, like the unit spare areas; a kv image has none. */
+static size_t unmap_log_bytes(const struct nand_geometry *geo)
+{
+    if (!geo->unit_spares_per_page) {
+        return 0;
+    }
+    return (sizeof(struct nand_unmap_log) + 4095) & ~(size_t)4095;
+}
+
 uint64_t nand_checkpoint_offset(const struct nand *n)
 {
     return NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo) +
-           unit_spare_bytes(&n->geo);
+           unit_spare_bytes(&n->geo) + unmap_log_bytes(&n->geo);
 }
 
 /*
@@ -95,7 +104,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     n->fd = -1;
     n->torn_ppn = UINT64_MAX;
     n->map_bytes = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo) +
-                   unit_spare_bytes(&n->geo);
+                   unit_spare_bytes(&n->geo) + unmap_log_bytes(&n->geo);
 
     if (path) {
         struct stat st;
@@ -160,6 +169,9 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     n->unit_spare = n->geo.unit_spares_per_page
                         ? (struct nand_unit_spare *)((uint8_t *)n->oob + oob_bytes(&n->geo))
                         : NULL;
+    n->unmap_log = n->unit_spare ? (struct nand_unmap_log *)((uint8_t *)n->unit_spare +
+                                                             unit_spare_bytes(&n->geo))
+                                 : NULL;
     n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
     n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
     return 0;

@@ -85,6 +85,38 @@ struct nand_unit_spare {
     uint64_t seq;  /* write sequence number, 1.. ; 0 = nothing written here */
 };
 
+/*
+ * The nvm personality's unmap log: Deallocate and Write Zeroes change only
+ * the map, whose translation pages reach NAND later (Flush, eviction,
+ * close). With PLP the controller keeps the unmaps it has completed in
+ * capacitor-backed DRAM until their translation pages are programmed; this
+ * log models that DRAM in the backing store (after the unit spare areas,
+ * nvm only), so that in an image file it outlives a killed process as the
+ * BUFD marks do. An entry: units [first_unit, first_unit + units) were
+ * unmapped when the last slot written had sequence number seq; a crash
+ * mount unmaps each of them whose newest copy is not newer
+ * (kvftl/block_recovery.c). check = XXH3-64 of the other three fields
+ * seeded with the entry's index, so a torn or stale entry is ignored.
+ * Written only with PLP; emptied when every dirty translation page is
+ * programmed.
+ */
+#define NAND_UNMAP_LOG_ENTRIES 1024u
+#define NAND_UNMAP_LOG_MAGIC 0x50414d4e55ULL /* "UNMAP" */
+
+struct nand_unmap_entry {
+    uint64_t first_unit;
+    uint64_t units;
+    uint64_t seq;
+    uint64_t check;
+};
+
+struct nand_unmap_log {
+    uint64_t magic; /* NAND_UNMAP_LOG_MAGIC once written; 0 = empty (never written) */
+    uint32_t used;  /* entries [0, used) are the log; at most NAND_UNMAP_LOG_ENTRIES */
+    uint32_t reserved;
+    struct nand_unmap_entry e[NAND_UNMAP_LOG_ENTRIES];
+};
+
 struct nand {
     struct nand_geometry geo;
     struct nand_timing tm;
@@ -96,6 +128,7 @@ struct nand {
     uint8_t *data;         /* page 0 */
     struct nand_oob *oob;  /* one per page */
     struct nand_unit_spare *unit_spare; /* geo.unit_spares_per_page per page, or NULL */
+    struct nand_unmap_log *unmap_log;   /* nvm (unit_spare set): the unmap log, else NULL */
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */

@@ -12,6 +12,7 @@
 #include <glib.h>
 #include <xxhash.h>
 
+#include "block_recovery.h"
 #include "bloom.h"
 #include "ftl.h"
 #include "index.h"
@@ -97,8 +98,31 @@ static void bloom_rebuild(struct kvftl *ftl)
     }
 }
 
+/* Write checkpoint bytes @b after the image's NAND and spare areas and mark the image clean. */
+static int checkpoint_write(struct kvftl *ftl, GByteArray *b)
+{
+    int rc = 0;
+    off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
+    if (pwrite(ftl->nand.fd, b->data, b->len, off) != (ssize_t)b->len) {
+        rc = -1;
+    } else {
+        nand_sync(&ftl->nand);
+        struct image_header *h = image_header(ftl);
+        h->checkpoint_bytes = b->len;
+        h->checkpoint_checksum = XXH3_64bits(b->data, b->len);
+        h->clean = 1;
+        header_sync(ftl);
+    }
+    g_byte_array_free(b, TRUE);
+    return rc;
+}
+
 int recovery_checkpoint(struct kvftl *ftl)
 {
+    if (ftl->nvm) {
+        GByteArray *b = block_recovery_checkpoint(ftl);
+        return b ? checkpoint_write(ftl, b) : -1;
+    }
     uint64_t now = ftl->now_max_ns;
     if (vlog_flush(&ftl->vl, &now) != 0 || index_cache_write_back(&ftl->idx, &now) != 0) {
         return -1;
@@ -140,20 +164,7 @@ int recovery_checkpoint(struct kvftl *ftl)
         g_byte_array_append(b, (const guint8 *)&sum, sizeof(sum));
     }
 
-    int rc = 0;
-    off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
-    if (pwrite(ftl->nand.fd, b->data, b->len, off) != (ssize_t)b->len) {
-        rc = -1;
-    } else {
-        nand_sync(&ftl->nand);
-        struct image_header *h = image_header(ftl);
-        h->checkpoint_bytes = b->len;
-        h->checkpoint_checksum = XXH3_64bits(b->data, b->len);
-        h->clean = 1;
-        header_sync(ftl);
-    }
-    g_byte_array_free(b, TRUE);
-    return rc;
+    return checkpoint_write(ftl, b);
 }
 
 /*
@@ -176,8 +187,8 @@ static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
 }
 
 /* A stripe_info as stored (host layout), its enum and bool bytes checked before being loaded. */
-static bool stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
-                              size_t why_len)
+bool recovery_stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
+                                size_t why_len)
 {
     uint8_t state = p[offsetof(struct stripe_info, state)];
     uint8_t erased = p[offsetof(struct stripe_info, erased)];
@@ -359,6 +370,28 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     struct stripe_info *st = NULL;
     int rc = -1;
 
+    if (ftl->nvm) {
+        /* the nvm checkpoint: read and checked here, its fields in block_recovery.c */
+        uint64_t max = block_checkpoint_length(geo->stripes, ftl->pmap.tpages);
+        if (file < off || len > file - off) {
+            WHY("the checkpoint (%llu bytes at offset %llu) is past the end of the file (%llu "
+                "bytes)",
+                (unsigned long long)len, (unsigned long long)off, (unsigned long long)file);
+        }
+        if (len != max) {
+            WHY("the checkpoint is %llu bytes; one of this device is %llu", (unsigned long long)len,
+                (unsigned long long)max);
+        }
+        b = g_malloc(len);
+        if (pread(ftl->nand.fd, b, len, (off_t)off) != (ssize_t)len) {
+            WHY("the checkpoint cannot be read: %s", strerror(errno));
+        }
+        if (XXH3_64bits(b, len) != hd->checkpoint_checksum) {
+            WHY("the checkpoint does not match its checksum");
+        }
+        rc = block_recovery_load(ftl, b, len, why, why_len);
+        goto out;
+    }
     if (len < sizeof(struct checkpoint_head)) {
         WHY("the checkpoint is %llu bytes, shorter than its %zu-byte head", (unsigned long long)len,
             sizeof(struct checkpoint_head));
@@ -430,7 +463,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     uint64_t max_blob_seq = 0;
     for (uint32_t s = 0; s < geo->stripes; s++, p += sizeof(struct stripe_info)) {
         struct stripe_info *si = &st[s];
-        if (!stripe_info_parse(p, s, si, why, why_len)) {
+        if (!recovery_stripe_info_parse(p, s, si, why, why_len)) {
             goto out;
         }
         bool open_data = si->state == STRIPE_OPEN_DATA, open_index = si->state == STRIPE_OPEN_INDEX;
@@ -776,7 +809,11 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     }
     r->scanned = true;
     g_strlcpy(r->why, why, sizeof(r->why));
-    mount_note(ftl);
+    if (ftl->nvm) {
+        block_recovery_note(ftl);
+    } else {
+        mount_note(ftl);
+    }
     recovery_mark_dirty(ftl);
     return 0;
 }
@@ -1041,6 +1078,9 @@ static void resolve_buffered(struct kvftl *ftl)
 
 int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
 {
+    if (ftl->nvm) {
+        return block_recovery_scan(ftl, err, err_len);
+    }
     const struct nand_geometry *geo = &ftl->nand.geo;
     struct recovery_report *r = &ftl->mount;
     uint64_t now = ftl->now_max_ns;

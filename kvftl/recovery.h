@@ -87,8 +87,34 @@ struct recovery_report {
     uint32_t bad_spares; /* pages whose spare area names a kind the stripe does not have */
     uint64_t bad_spare_page; /* the first of them */
     uint32_t bad_spare_kind; /* and its kind */
+    /* the nvm personality's crash mount (block_recovery.c) */
+    uint64_t units_mapped; /* units mapped after the scan */
+    uint32_t tpages_used; /* translation pages whose copy was the base of the map */
+    uint64_t units_replayed; /* units whose newest slot was newer than their translation page */
+    uint64_t units_unmapped; /* units the unmap log unmapped */
+    uint64_t bad_unit_slots; /* slots whose spare area names a unit beyond the namespace */
+    uint64_t bad_unit_slot, bad_unit; /* the first of them, and its unit */
+    uint64_t future_slots; /* slots whose spare area holds a sequence number from the future */
+    uint64_t future_slot, future_seq; /* the first of them, and its number */
+    uint32_t bad_tpages; /* translation page copies failing their check */
+    uint64_t bad_tpage_ppn; /* the first of them */
+    char bad_tpage_what[96]; /* and what was wrong */
+    uint64_t bad_entries; /* map entries naming a slot that does not hold their unit */
+    uint64_t bad_entry_unit; /* the first of them */
+    uint32_t bad_entry_slot;
+    uint32_t bad_unmaps; /* damaged unmap log entries */
     char note[1024]; /* the sentence kvftl_mount_note() returns */
 };
+
+struct stripe_info;
+
+/*
+ * recovery_stripe_info_parse() - stripe @s's record as a checkpoint stores
+ * it (host layout) at @p, its enum and bool bytes checked, into @si; false
+ * with a sentence fragment in @why.
+ */
+bool recovery_stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
+                                size_t why_len);
 
 /* recovery_format_image() - write a fresh image header (new device). */
 void recovery_format_image(struct kvftl *ftl);

@@ -308,6 +308,11 @@ void stream_discard_unprogrammed(struct space *sp)
         if (n->oob[ppn].kind == NAND_PAGE_BUFFERED) {
             n->oob[ppn].kind = NAND_PAGE_ERASED; /* the buffer's entry is gone with it */
         }
+        if (n->unit_spare) {
+            /* nvm: the slots' reverse maps were never programmed either (a torn page's too) */
+            memset(nand_unit_spares(n, ppn), 0,
+                   (size_t)n->geo.unit_spares_per_page * sizeof(struct nand_unit_spare));
+        }
     }
 }
 

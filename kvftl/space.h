@@ -188,7 +188,9 @@ void stream_read(struct space *sp, uint64_t addr, uint32_t len, uint64_t skip_pp
 
 /*
  * stream_discard_unprogrammed() - power lost without PLP: the buffered pages
- * of the open stripe never reach NAND (a torn page keeps its first half).
+ * of the open stripe never reach NAND (a torn page keeps its first half;
+ * the nvm unit spare areas of all of them are cleared: a torn program
+ * writes no spare area, so its units are dropped and older copies win).
  */
 void stream_discard_unprogrammed(struct space *sp);
 

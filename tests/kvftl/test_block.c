@@ -473,16 +473,6 @@ static void test_dftl_budget_holds_map(void)
     kvftl_close(f);
 }
 
-/* An nvm device with an image is refused (its mount is not built yet), with a sentence. */
-static void test_image_refused_until_mount(void)
-{
-    struct kvftl_config c = nvm_config(4096);
-    c.image_path = "/nonexistent-dir/nvm.img";
-    char err[256] = "";
-    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "command_set nvm with an image"));
-}
-
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_namespace_size),
     TAP_TEST_FN(test_lba_out_of_range),
@@ -502,7 +492,6 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
     TAP_TEST_FN(test_dftl_miss_count_tiny_budget),
     TAP_TEST_FN(test_dftl_budget_holds_map),
-    TAP_TEST_FN(test_image_refused_until_mount),
 };
 
 int main(void)

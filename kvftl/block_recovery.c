@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Durability of the nvm personality: checkpoint, clean mount, crash mount,
+ * unmap log (block_recovery.h).
+ *
+ * What is on flash: data stripes of 4 KiB slots, each with a unit spare
+ * area {unit, seq} written with the slot (seq: the write sequence number,
+ * 1.., given once per written slot, GC relocations included); translation
+ * pages (page_map.h) in index stripes, each a copy of the map's entries for
+ * its units at the write_seq in its header. A unit's state is its
+ * translation page's newest copy, unless a slot naming the unit with a
+ * larger seq exists: the newest such slot is the unit's copy ("replay").
+ * The unmap log (nand.h) then unmaps every logged unit whose copy is not
+ * newer than the log entry.
+ */
+#include "block_recovery.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <xxhash.h>
+
+#include "ftl.h"
+#include "nand.h"
+#include "page_map.h"
+#include "recovery.h"
+#include "space.h"
+
+#define UNIT PAGE_MAP_UNIT_BYTES
+
+uint64_t block_checkpoint_length(uint32_t stripes, uint32_t tpages)
+{
+    return sizeof(struct block_checkpoint_head) + (uint64_t)stripes * sizeof(struct stripe_info) +
+           (uint64_t)tpages * sizeof(uint32_t);
+}
+
+/* The unit spare area of device slot @slot (slot < total slots). */
+static const struct nand_unit_spare *slot_spare(const struct nand *n, uint64_t slot)
+{
+    uint64_t addr = slot << PAGE_MAP_UNIT_SHIFT;
+    return nand_unit_spares(n, addr >> n->geo.page_shift) +
+           ((addr & (n->geo.page_size - 1)) >> PAGE_MAP_UNIT_SHIFT);
+}
+
+static uint64_t total_slots(const struct nand_geometry *geo)
+{
+    return geo->total_bytes >> PAGE_MAP_UNIT_SHIFT;
+}
+
+/* Is @p a translation page of number @t with intact header and entries? NULL, or what is wrong. */
+static const char *tpage_bad(const struct page_map *pm, const uint8_t *p, uint32_t t,
+                             struct tpage_header *h)
+{
+    memcpy(h, p, sizeof(*h));
+    if (h->magic != TPAGE_MAGIC) {
+        return "bad magic";
+    }
+    if (h->tpage != t) {
+        return "its header names another translation page";
+    }
+    if (h->entries != pm->per || h->reserved) {
+        return "bad entry count";
+    }
+    if (h->write_seq > BLOCK_SEQ_LIMIT) {
+        return "a write sequence number from the future";
+    }
+    if (XXH3_64bits(p + sizeof(*h), (size_t)pm->per * sizeof(uint32_t)) != h->checksum) {
+        return "its entries fail their checksum";
+    }
+    return NULL;
+}
+
+static uint32_t tpage_entry(const uint8_t *p, uint32_t i)
+{
+    uint32_t e;
+    memcpy(&e, p + sizeof(struct tpage_header) + (size_t)i * sizeof(uint32_t), sizeof(e));
+    return e;
+}
+
+/* ---- the unmap log ---- */
+
+static uint64_t unmap_check(const struct nand_unmap_entry *e, uint32_t i)
+{
+    uint64_t f[3] = {e->first_unit, e->units, e->seq};
+    return XXH3_64bits_withSeed(f, sizeof(f), i);
+}
+
+void block_recovery_log_clear(struct kvftl *ftl)
+{
+    struct nand_unmap_log *log = ftl->nand.unmap_log;
+    if (log && log->used) {
+        log->used = 0;
+    }
+}
+
+int block_recovery_log_unmap(struct kvftl *ftl, uint64_t first, uint64_t units, uint64_t *now_ns)
+{
+    struct nand_unmap_log *log = ftl->nand.unmap_log;
+    if (!ftl->cfg.plp || !log || !units) {
+        return 0;
+    }
+    if (log->magic != NAND_UNMAP_LOG_MAGIC || log->used > NAND_UNMAP_LOG_ENTRIES) {
+        log->used = 0;
+        log->magic = NAND_UNMAP_LOG_MAGIC;
+    }
+    if (log->used == NAND_UNMAP_LOG_ENTRIES) {
+        /* full: the translation pages take over what the log held */
+        if (page_map_write_back(&ftl->pmap, now_ns) != 0) {
+            return -1;
+        }
+        log->used = 0;
+    }
+    uint32_t i = log->used;
+    struct nand_unmap_entry e = {.first_unit = first, .units = units, .seq = ftl->pmap.write_seq};
+    e.check = unmap_check(&e, i);
+    log->e[i] = e;
+    /* the entry first, then the count: a process killed between leaves the entry unread */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    log->used = i + 1;
+    return 0;
+}
+
+/* ---- checkpoint (orderly close) ---- */
+
+GByteArray *block_recovery_checkpoint(struct kvftl *ftl)
+{
+    uint64_t now = ftl->now_max_ns;
+    if (blockftl_flush(ftl, &now) != 0) {
+        return NULL;
+    }
+    if (now > ftl->now_max_ns) {
+        ftl->now_max_ns = now;
+    }
+    block_recovery_log_clear(ftl);
+    const struct page_map *pm = &ftl->pmap;
+    const struct space *sp = &ftl->space;
+    struct block_checkpoint_head ch = {
+        .magic = BLOCK_CHECKPOINT_MAGIC,
+        .layout = BLOCK_CHECKPOINT_LAYOUT,
+        .stripes = ftl->nand.geo.stripes,
+        .units = pm->units,
+        .tpages = pm->tpages,
+        .per = pm->per,
+        .write_seq = pm->write_seq,
+        .stripe_seq = sp->stripe_seq,
+        .mapped = pm->mapped,
+        .tpage_bytes = pm->nand_bytes,
+        .alloc_cursor = sp->alloc_cursor,
+        .data_stripe = sp->data.stripe,
+        .data_wp = sp->data.stripe == UINT32_MAX ? 0 : sp->data.wp,
+        .index_stripe = sp->index.stripe,
+        .index_idx = sp->index.idx,
+    };
+    GByteArray *b = g_byte_array_new();
+    g_byte_array_append(b, (const guint8 *)&ch, sizeof(ch));
+    g_byte_array_append(b, (const guint8 *)sp->stripes, ch.stripes * sizeof(struct stripe_info));
+    g_byte_array_append(b, (const guint8 *)pm->tpage_ppn, pm->tpages * sizeof(uint32_t));
+    return b;
+}
+
+/* ---- clean mount ---- */
+
+#define WHY(...)                             \
+    do {                                     \
+        snprintf(why, why_len, __VA_ARGS__); \
+        goto out;                            \
+    } while (0)
+
+/* First page of stripe @s from @from on that is not erased (spare area or unit spares), or -1. */
+static int64_t first_used_page(const struct nand *n, uint32_t s, uint32_t from)
+{
+    const struct nand_geometry *geo = &n->geo;
+    uint64_t base = (uint64_t)s * geo->pages_per_stripe;
+    for (uint32_t i = from; i < geo->pages_per_stripe; i++) {
+        if (n->oob[base + i].kind != NAND_PAGE_ERASED) {
+            return i;
+        }
+        const struct nand_unit_spare *us = nand_unit_spares(n, base + i);
+        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
+            if (us[j].seq || us[j].unit) {
+                return i;
+            }
+        }
+    }
+    return -1;
+}
+
+/*
+ * Is device slot @slot the stored copy of @unit written no later than @seq,
+ * in a stripe of @st that holds data (before @wp_page in the open one)?
+ * Its seq in *@got.
+ */
+static bool slot_valid(const struct kvftl *ftl, const struct stripe_info *st, uint32_t data_stripe,
+                       uint64_t wp, uint64_t slot, uint64_t unit, uint64_t seq, uint64_t *got)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    if (slot >= total_slots(geo)) {
+        return false;
+    }
+    uint64_t addr = slot << PAGE_MAP_UNIT_SHIFT;
+    uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
+    uint64_t ppn = addr >> geo->page_shift;
+    if (st[s].state != STRIPE_DATA && st[s].state != STRIPE_OPEN_DATA) {
+        return false;
+    }
+    if (s == data_stripe && addr % geo->stripe_bytes >= wp) {
+        return false;
+    }
+    if (ftl->nand.oob[ppn].kind != NAND_PAGE_DATA) {
+        return false;
+    }
+    const struct nand_unit_spare *sp = slot_spare(&ftl->nand, slot);
+    if (!sp->seq || sp->unit != unit || sp->seq > seq) {
+        return false;
+    }
+    *got = sp->seq;
+    return true;
+}
+
+int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char *why,
+                        size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct page_map *pm = &ftl->pmap;
+    struct stripe_info *st = NULL;
+    uint64_t *valid = NULL;
+    uint32_t *map = NULL;
+    int rc = -1;
+    struct block_checkpoint_head ch;
+
+    if (len < sizeof(ch)) {
+        WHY("the checkpoint is %llu bytes, shorter than its %zu-byte head", (unsigned long long)len,
+            sizeof(ch));
+    }
+    memcpy(&ch, b, sizeof(ch));
+    if (ch.magic != BLOCK_CHECKPOINT_MAGIC) {
+        WHY("the checkpoint has a bad magic number (it is not an nvm checkpoint)");
+    }
+    if (ch.layout != BLOCK_CHECKPOINT_LAYOUT) {
+        WHY("the checkpoint was written by another kvftl (nvm layout %u; this one reads layout %u)",
+            ch.layout, BLOCK_CHECKPOINT_LAYOUT);
+    }
+    if (ch.stripes != geo->stripes || ch.units != pm->units || ch.tpages != pm->tpages ||
+        ch.per != pm->per) {
+        WHY("it describes %u stripes, %llu units and %u translation pages of %u entries; the "
+            "device has %u, %llu, %u and %u",
+            ch.stripes, (unsigned long long)ch.units, ch.tpages, ch.per, geo->stripes,
+            (unsigned long long)pm->units, pm->tpages, pm->per);
+    }
+    if (len != block_checkpoint_length(ch.stripes, ch.tpages)) {
+        WHY("the checkpoint is %llu bytes; its counts make %llu", (unsigned long long)len,
+            (unsigned long long)block_checkpoint_length(ch.stripes, ch.tpages));
+    }
+    if (ch.write_seq > BLOCK_SEQ_LIMIT) {
+        WHY("its write sequence number %llu is from the future (above %llu)",
+            (unsigned long long)ch.write_seq, (unsigned long long)BLOCK_SEQ_LIMIT);
+    }
+    if (ch.data_stripe != UINT32_MAX &&
+        (ch.data_stripe >= geo->stripes || ch.data_wp % geo->page_size ||
+         ch.data_wp >= geo->stripe_bytes)) {
+        WHY("the open data stripe %u with write pointer %llu is not a stripe with a page "
+            "boundary inside it",
+            ch.data_stripe, (unsigned long long)ch.data_wp);
+    }
+    if (ch.index_stripe != UINT32_MAX &&
+        (ch.index_stripe >= geo->stripes || ch.index_idx > geo->pages_per_stripe)) {
+        WHY("the index stream's stripe %u and next page %u are not in the geometry",
+            ch.index_stripe, ch.index_idx);
+    }
+    if (ch.alloc_cursor >= geo->stripes) {
+        WHY("the allocation cursor is %u; it must be below %u", ch.alloc_cursor, geo->stripes);
+    }
+    const struct nand_unmap_log *log = ftl->nand.unmap_log;
+    if (log->magic == NAND_UNMAP_LOG_MAGIC && log->used) {
+        WHY("the unmap log holds %u entries, which an orderly close empties", log->used);
+    }
+
+    /* the stripe table, and the erased pages later programs need */
+    const uint8_t *p = b + sizeof(ch);
+    st = g_new(struct stripe_info, geo->stripes);
+    for (uint32_t s = 0; s < geo->stripes; s++, p += sizeof(struct stripe_info)) {
+        if (!recovery_stripe_info_parse(p, s, &st[s], why, why_len)) {
+            goto out;
+        }
+        struct stripe_info *si = &st[s];
+        bool open_data = si->state == STRIPE_OPEN_DATA, open_index = si->state == STRIPE_OPEN_INDEX;
+        if (open_data != (s == ch.data_stripe) || open_index != (s == ch.index_stripe)) {
+            WHY("stripe %u has state %u, which disagrees with the open streams (data %d, index %d)",
+                s, si->state, ch.data_stripe == UINT32_MAX ? -1 : (int)ch.data_stripe,
+                ch.index_stripe == UINT32_MAX ? -1 : (int)ch.index_stripe);
+        }
+        if (si->valid_bytes > geo->stripe_bytes) {
+            WHY("stripe %u has %llu valid bytes; a stripe holds %llu", s,
+                (unsigned long long)si->valid_bytes, (unsigned long long)geo->stripe_bytes);
+        }
+        int64_t from = -1;
+        const char *what = NULL;
+        if (open_data) {
+            from = (int64_t)(ch.data_wp / geo->page_size);
+            what = "after the write pointer of the open data stripe";
+        } else if (open_index) {
+            from = ch.index_idx;
+            what = "after the index stream's last page";
+        } else if (si->state == STRIPE_FREE && si->erased) {
+            from = 0;
+            what = "of a stripe marked erased";
+        }
+        int64_t w = from < 0 ? -1 : first_used_page(&ftl->nand, s, (uint32_t)from);
+        if (w >= 0) {
+            WHY("page %lld of stripe %u, %s, is already written", (long long)w, s, what);
+        }
+        if (si->state != STRIPE_FREE && si->open_seq >= ch.stripe_seq) {
+            WHY("stripe %u was opened at sequence %llu, not before the next one (%llu)", s,
+                (unsigned long long)si->open_seq, (unsigned long long)ch.stripe_seq);
+        }
+    }
+
+    /* the translation pages, each entry checked against its slot's unit spare area */
+    const uint8_t *ppnp = p;
+    valid = g_new0(uint64_t, geo->stripes);
+    map = g_new(uint32_t, pm->units ? pm->units : 1);
+    uint64_t mapped = 0, tbytes = 0;
+    for (uint32_t t = 0; t < ch.tpages; t++) {
+        uint32_t ppn;
+        memcpy(&ppn, ppnp + 4ull * t, 4);
+        uint64_t first = (uint64_t)t * pm->per;
+        uint64_t n = pm->units - first < pm->per ? pm->units - first : pm->per;
+        if (ppn == PAGE_MAP_NO_PAGE) {
+            for (uint64_t i = 0; i < n; i++) {
+                map[first + i] = PAGE_MAP_UNMAPPED;
+            }
+            continue;
+        }
+        if (ppn >= geo->total_pages) {
+            WHY("translation page %u is at NAND page %u, past the last page (%llu)", t, ppn,
+                (unsigned long long)geo->total_pages - 1);
+        }
+        uint32_t s = ppn / geo->pages_per_stripe;
+        const struct nand_oob *oob = &ftl->nand.oob[ppn];
+        bool in_stream = st[s].state == STRIPE_INDEX ||
+                         (st[s].state == STRIPE_OPEN_INDEX &&
+                          ppn % geo->pages_per_stripe < ch.index_idx);
+        if (!in_stream || oob->kind != NAND_PAGE_INDEX || oob->tag != t) {
+            WHY("translation page %u is at NAND page %u, which does not hold it (spare area kind "
+                "%#x, tag %u)",
+                t, ppn, oob->kind, oob->tag);
+        }
+        const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
+        struct tpage_header h;
+        const char *bad = tpage_bad(pm, mem, t, &h);
+        if (bad) {
+            WHY("translation page %u (NAND page %u): %s", t, ppn, bad);
+        }
+        if (h.write_seq > ch.write_seq) {
+            WHY("translation page %u reflects write %llu, after the checkpoint's last (%llu)", t,
+                (unsigned long long)h.write_seq, (unsigned long long)ch.write_seq);
+        }
+        for (uint32_t i = 0; i < pm->per; i++) {
+            uint32_t e = tpage_entry(mem, i);
+            if (i >= n) {
+                if (e != PAGE_MAP_UNMAPPED) {
+                    WHY("translation page %u maps unit %llu, past the namespace (%llu units)", t,
+                        (unsigned long long)(first + i), (unsigned long long)pm->units);
+                }
+                continue;
+            }
+            map[first + i] = e;
+            if (e == PAGE_MAP_UNMAPPED) {
+                continue;
+            }
+            uint64_t got;
+            if (!slot_valid(ftl, st, ch.data_stripe, ch.data_wp, e, first + i, h.write_seq, &got)) {
+                WHY("translation page %u maps unit %llu to slot %u, which does not hold it", t,
+                    (unsigned long long)(first + i), e);
+            }
+            valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / geo->stripe_bytes] += UNIT;
+            mapped++;
+        }
+        valid[s] += geo->page_size;
+        tbytes += geo->page_size;
+    }
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        if (valid[s] != st[s].valid_bytes) {
+            WHY("stripe %u has %llu valid bytes but the map references %llu", s,
+                (unsigned long long)st[s].valid_bytes, (unsigned long long)valid[s]);
+        }
+    }
+    if (mapped != ch.mapped || tbytes != ch.tpage_bytes) {
+        WHY("the checkpoint counts %llu mapped units and %llu translation page bytes; the map "
+            "holds %llu and %llu",
+            (unsigned long long)ch.mapped, (unsigned long long)ch.tpage_bytes,
+            (unsigned long long)mapped, (unsigned long long)tbytes);
+    }
+
+    /* all checked: load it */
+    struct space *sp = &ftl->space;
+    memcpy(sp->stripes, st, geo->stripes * sizeof(*st));
+    sp->free_stripes = 0;
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        sp->free_stripes += st[s].state == STRIPE_FREE;
+    }
+    sp->alloc_cursor = ch.alloc_cursor;
+    sp->stripe_seq = ch.stripe_seq;
+    sp->index.stripe = ch.index_stripe;
+    sp->index.idx = ch.index_stripe == UINT32_MAX ? 0 : ch.index_idx;
+    stream_forget(sp);
+    if (ch.data_stripe != UINT32_MAX) {
+        struct data_stream *ds = &sp->data;
+        ds->stripe = ch.data_stripe;
+        ds->base_ppn = (uint64_t)ch.data_stripe * geo->pages_per_stripe;
+        ds->wp = ds->frontier = ch.data_wp;
+        ds->prog_idx = ds->open_idx = (uint32_t)(ch.data_wp / geo->page_size);
+    }
+    memcpy(pm->map, map, pm->units * sizeof(uint32_t));
+    memcpy(pm->tpage_ppn, ppnp, pm->tpages * sizeof(uint32_t));
+    pm->mapped = mapped;
+    pm->nand_bytes = tbytes;
+    pm->write_seq = ch.write_seq;
+    /* DRAM holds no translation page yet: a lookup's miss reads it (DFTL) */
+    page_map_drop_cache(pm);
+    rc = 0;
+out:
+    g_free(st);
+    g_free(valid);
+    g_free(map);
+    return rc;
+}
+#undef WHY
+
+/* ---- crash mount ---- */
+
+/* One intact copy of a translation page found in an index stripe. */
+struct tpage_copy {
+    uint32_t tpage;
+    uint32_t ppn;
+    uint64_t seq;        /* the write_seq it reflects */
+    uint64_t stripe_seq; /* when its stripe was opened: the later of two equal copies wins */
+};
+
+static int copy_cmp(const void *a, const void *b)
+{
+    const struct tpage_copy *x = a, *y = b;
+    if (x->tpage != y->tpage) {
+        return x->tpage < y->tpage ? -1 : 1;
+    }
+    if (x->seq != y->seq) {
+        return x->seq > y->seq ? -1 : 1; /* newest first */
+    }
+    if (x->stripe_seq != y->stripe_seq) {
+        return x->stripe_seq > y->stripe_seq ? -1 : 1;
+    }
+    return x->ppn > y->ppn ? -1 : x->ppn < y->ppn;
+}
+
+/*
+ * Pages the page buffer held when the power went or the process died: with
+ * PLP their marks (BUFD) make them programmed, as the capacitor dump would
+ * have; without it they never reached NAND. The unit spare areas of pages
+ * that are not programmed are cleared either way (a killed process without
+ * PLP leaves them written but unmarked). Returns, per stripe in @dirty,
+ * whether such leftovers were found (the stripe needs an erase before use).
+ */
+static void resolve_buffered(struct kvftl *ftl, bool *dirty)
+{
+    struct nand *n = &ftl->nand;
+    const struct nand_geometry *geo = &n->geo;
+    for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
+        struct nand_oob *o = &n->oob[ppn];
+        if (o->kind == NAND_PAGE_BUFFERED) {
+            o->kind = ftl->cfg.plp ? NAND_PAGE_DATA : NAND_PAGE_ERASED;
+            dirty[ppn / geo->pages_per_stripe] = true;
+        }
+        if (o->kind != NAND_PAGE_ERASED) {
+            continue;
+        }
+        struct nand_unit_spare *us = nand_unit_spares(n, ppn);
+        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
+            if (us[j].seq || us[j].unit) {
+                memset(us, 0, (size_t)geo->unit_spares_per_page * sizeof(*us));
+                dirty[ppn / geo->pages_per_stripe] = true;
+                break;
+            }
+        }
+    }
+}
+
+int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
+{
+    struct nand *n = &ftl->nand;
+    const struct nand_geometry *geo = &n->geo;
+    struct page_map *pm = &ftl->pmap;
+    struct space *sp = &ftl->space;
+    struct recovery_report *r = &ftl->mount;
+    uint64_t now = ftl->now_max_ns;
+    uint64_t max_seq = pm->write_seq; /* never give a number twice, even if its slot is lost */
+
+    ftl_reset_state(ftl);
+    r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
+    r->cut_stripes = r->bad_spares = 0;
+    r->units_mapped = r->units_replayed = r->units_unmapped = 0;
+    r->tpages_used = r->bad_tpages = r->bad_unmaps = 0;
+    r->bad_unit_slots = r->future_slots = r->bad_entries = 0;
+
+    /*
+     * Host memory: stripes x (1 + 4 + 8) bytes, units x 12 bytes (the newest
+     * slot of each unit and its seq), 24 bytes per translation page copy
+     * (at most the pages of the index stripes) and tpages x 1 byte.
+     */
+    bool *dirty = g_new0(bool, geo->stripes);
+    uint32_t *kind = g_new0(uint32_t, geo->stripes);
+    uint64_t *open_seq = g_new0(uint64_t, geo->stripes);
+    resolve_buffered(ftl, dirty);
+
+    /* what each stripe holds, by a vote of its pages' spare areas (as the KV scan) */
+    uint64_t max_stripe_seq = sp->stripe_seq;
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        uint64_t first = (uint64_t)s * geo->pages_per_stripe;
+        uint32_t nd = 0, ni = 0, fd = 0, fi = 0;
+        bool any = n->torn_ppn >= first && n->torn_ppn < first + geo->pages_per_stripe;
+        for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+            uint32_t k = n->oob[first + i].kind;
+            any |= nand_page_programmed(n, first + i);
+            if (k == NAND_PAGE_DATA) {
+                fd = nd++ ? fd : i;
+            } else if (k == NAND_PAGE_INDEX) {
+                fi = ni++ ? fi : i;
+            }
+        }
+        kind[s] = nd >= ni ? (nd ? NAND_PAGE_DATA : NAND_PAGE_ERASED) : NAND_PAGE_INDEX;
+        for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+            uint32_t k = n->oob[first + i].kind;
+            if (k != NAND_PAGE_ERASED && k != kind[s] && !r->bad_spares++) {
+                r->bad_spare_page = first + i;
+                r->bad_spare_kind = k;
+            }
+        }
+        struct stripe_info *si = &sp->stripes[s];
+        si->erased = !any && !dirty[s] && n->data[first * geo->page_size] == 0;
+        si->state = STRIPE_FREE;
+        if (kind[s] != NAND_PAGE_ERASED) {
+            open_seq[s] = n->oob[first + (kind[s] == NAND_PAGE_DATA ? fd : fi)].seq;
+            uint64_t next = open_seq[s] == UINT64_MAX ? UINT64_MAX : open_seq[s] + 1;
+            max_stripe_seq = next > max_stripe_seq ? next : max_stripe_seq;
+            si->state = kind[s] == NAND_PAGE_DATA ? STRIPE_DATA : STRIPE_INDEX;
+            si->open_seq = open_seq[s];
+            si->last_write_ns = now;
+            sp->free_stripes--;
+        }
+    }
+
+    /* every intact copy of every translation page (the controller reads them all) */
+    GArray *copies = g_array_new(FALSE, FALSE, sizeof(struct tpage_copy));
+    uint64_t issue = now;
+    for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
+        uint32_t s = (uint32_t)(ppn / geo->pages_per_stripe);
+        if (kind[s] != NAND_PAGE_INDEX || n->oob[ppn].kind != NAND_PAGE_INDEX) {
+            continue;
+        }
+        uint64_t d = nand_read(n, ppn, geo->page_size, issue);
+        now = d > now ? d : now;
+        struct tpage_header h;
+        uint32_t t = n->oob[ppn].tag;
+        const char *bad = t >= pm->tpages ? "its tag names no translation page"
+                                          : tpage_bad(pm, nand_page_ptr(n, ppn), t, &h);
+        if (bad) {
+            if (!r->bad_tpages++) {
+                r->bad_tpage_ppn = ppn;
+                g_strlcpy(r->bad_tpage_what, bad, sizeof(r->bad_tpage_what));
+            }
+            continue;
+        }
+        struct tpage_copy c = {
+            .tpage = t, .ppn = (uint32_t)ppn, .seq = h.write_seq, .stripe_seq = open_seq[s]};
+        g_array_append_val(copies, c);
+        max_seq = h.write_seq > max_seq ? h.write_seq : max_seq;
+    }
+    g_array_sort(copies, copy_cmp);
+
+    /* the newest slot of every unit (the unit spare areas of every programmed data page) */
+    uint64_t *nseq = g_new0(uint64_t, pm->units ? pm->units : 1);
+    uint32_t *nslot = g_new(uint32_t, pm->units ? pm->units : 1);
+    for (uint64_t u = 0; u < pm->units; u++) {
+        nslot[u] = PAGE_MAP_UNMAPPED;
+    }
+    issue = now;
+    for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
+        uint32_t s = (uint32_t)(ppn / geo->pages_per_stripe);
+        if (kind[s] != NAND_PAGE_DATA || n->oob[ppn].kind != NAND_PAGE_DATA) {
+            continue;
+        }
+        /* the spare areas only: the controller reads each page's, dies in parallel */
+        uint64_t d = nand_read(n, ppn, geo->unit_spares_per_page * sizeof(struct nand_unit_spare),
+                               issue);
+        now = d > now ? d : now;
+        const struct nand_unit_spare *us = nand_unit_spares(n, ppn);
+        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
+            uint64_t slot = (ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j;
+            if (!us[j].seq) {
+                continue; /* never written (padding of a Flush, or the end of the log) */
+            }
+            if (us[j].unit >= pm->units) {
+                if (!r->bad_unit_slots++) {
+                    r->bad_unit_slot = slot;
+                    r->bad_unit = us[j].unit;
+                }
+                continue;
+            }
+            if (us[j].seq > BLOCK_SEQ_LIMIT) {
+                if (!r->future_slots++) {
+                    r->future_slot = slot;
+                    r->future_seq = us[j].seq;
+                }
+                continue;
+            }
+            uint64_t u = us[j].unit;
+            /* equal numbers cannot happen (each write takes a new one): the first found stays */
+            if (us[j].seq > nseq[u]) {
+                nseq[u] = us[j].seq;
+                nslot[u] = (uint32_t)slot;
+            }
+            max_seq = us[j].seq > max_seq ? us[j].seq : max_seq;
+        }
+    }
+
+    /*
+     * Each unit: the newest copy of its translation page whose entry is
+     * usable (unmapped, or a slot that holds the unit written no later than
+     * the copy) is its base; an entry naming a slot that no longer holds the
+     * unit (erased by GC after the map moved on, or without PLP a slot that
+     * never reached NAND) sends it to the next older copy. A slot newer than
+     * the base's copy replaces it.
+     */
+    uint8_t *changed = g_new0(uint8_t, pm->tpages ? pm->tpages : 1);
+    uint32_t ci = 0;
+    const struct stripe_info *st = sp->stripes;
+    for (uint32_t t = 0; t < pm->tpages; t++) {
+        uint32_t c0 = ci;
+        while (ci < copies->len && g_array_index(copies, struct tpage_copy, ci).tpage == t) {
+            ci++;
+        }
+        uint32_t c1 = ci;
+        r->tpages_used += c0 < c1; /* without a copy its units start unmapped */
+        uint64_t first = (uint64_t)t * pm->per;
+        uint64_t cnt = pm->units - first < pm->per ? pm->units - first : pm->per;
+        for (uint64_t i = 0; i < cnt; i++) {
+            uint64_t u = first + i;
+            uint32_t slot = PAGE_MAP_UNMAPPED, newest_entry = PAGE_MAP_UNMAPPED;
+            uint64_t seq = 0, base_seq = 0;
+            bool bad = false;
+            for (uint32_t c = c0; c < c1; c++) {
+                const struct tpage_copy *cp = &g_array_index(copies, struct tpage_copy, c);
+                uint32_t e = tpage_entry(nand_page_ptr(n, cp->ppn), (uint32_t)i);
+                uint64_t got;
+                if (c == c0) {
+                    newest_entry = e;
+                }
+                if (e == PAGE_MAP_UNMAPPED) {
+                    base_seq = cp->seq;
+                    break;
+                }
+                if (slot_valid(ftl, st, UINT32_MAX, 0, e, u, cp->seq, &got)) {
+                    slot = e;
+                    seq = got;
+                    base_seq = cp->seq;
+                    break;
+                }
+                if (!bad && !r->bad_entries++) {
+                    r->bad_entry_unit = u;
+                    r->bad_entry_slot = e;
+                }
+                bad = true;
+            }
+            if (nseq[u] > base_seq) {
+                slot = nslot[u];
+                seq = nseq[u];
+                r->units_replayed++;
+            }
+            if (slot != newest_entry) {
+                changed[t] = 1;
+            }
+            nslot[u] = slot;
+            nseq[u] = slot == PAGE_MAP_UNMAPPED ? 0 : seq;
+        }
+    }
+
+    /* the unmap log: completed unmaps whose translation pages were not programmed yet */
+    const struct nand_unmap_log *log = n->unmap_log;
+    if (log->magic == NAND_UNMAP_LOG_MAGIC) {
+        uint32_t used = log->used <= NAND_UNMAP_LOG_ENTRIES ? log->used : NAND_UNMAP_LOG_ENTRIES;
+        if (log->used > NAND_UNMAP_LOG_ENTRIES) {
+            r->bad_unmaps++;
+        }
+        for (uint32_t i = 0; i < used; i++) {
+            struct nand_unmap_entry e = log->e[i];
+            if (e.check != unmap_check(&e, i) || e.units == 0 || e.first_unit >= pm->units ||
+                e.units > pm->units - e.first_unit || e.seq > BLOCK_SEQ_LIMIT) {
+                r->bad_unmaps++;
+                continue;
+            }
+            max_seq = e.seq > max_seq ? e.seq : max_seq;
+            for (uint64_t u = e.first_unit; u < e.first_unit + e.units; u++) {
+                if (nslot[u] != PAGE_MAP_UNMAPPED && nseq[u] <= e.seq) {
+                    nslot[u] = PAGE_MAP_UNMAPPED;
+                    nseq[u] = 0;
+                    changed[u / pm->per] = 1;
+                    r->units_unmapped++;
+                }
+            }
+        }
+    }
+
+    /* install: the map and its valid bytes, the translation pages' live copies */
+    for (uint64_t u = 0; u < pm->units; u++) {
+        if (nslot[u] != PAGE_MAP_UNMAPPED) {
+            page_map_assign(pm, u, nslot[u]);
+        }
+    }
+    ci = 0;
+    for (uint32_t t = 0; t < pm->tpages; t++) {
+        if (ci < copies->len && g_array_index(copies, struct tpage_copy, ci).tpage == t) {
+            uint32_t ppn = g_array_index(copies, struct tpage_copy, ci).ppn;
+            pm->tpage_ppn[t] = ppn;
+            space_valid_add(sp, (uint64_t)ppn * geo->page_size, geo->page_size, 0);
+            pm->nand_bytes += geo->page_size;
+            while (ci < copies->len && g_array_index(copies, struct tpage_copy, ci).tpage == t) {
+                ci++;
+            }
+        }
+        if (changed[t]) {
+            pm->tstate[t] |= TPAGE_DIRTY;
+        }
+    }
+    pm->write_seq = max_seq;
+    sp->stripe_seq = max_stripe_seq;
+    r->units_mapped = pm->mapped;
+
+    g_array_free(copies, TRUE);
+    g_free(nseq);
+    g_free(nslot);
+    g_free(changed);
+    g_free(dirty);
+    g_free(kind);
+    g_free(open_seq);
+
+    /*
+     * The map now differs from flash where slots were replayed, unmaps
+     * applied or entries repaired: those translation pages are programmed
+     * now, so the next crash mount starts from them and the log is empty.
+     */
+    int rc = 0;
+    if (page_map_write_back(pm, &now) != 0) {
+        snprintf(err, err_len,
+                 "image_path %s: the rebuilt map's translation pages cannot be programmed: no "
+                 "stripe is free",
+                 ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)");
+        rc = -1;
+    } else {
+        block_recovery_log_clear(ftl);
+    }
+    /* DRAM holds no translation page after the power cycle: a lookup's miss reads it (DFTL) */
+    page_map_drop_cache(pm);
+    if (now > ftl->now_max_ns) {
+        ftl->now_max_ns = now;
+    }
+    return rc;
+}
+
+void block_recovery_note(struct kvftl *ftl)
+{
+    struct recovery_report *r = &ftl->mount;
+    const char *path = ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)";
+    GString *s = g_string_new(NULL);
+    if (r->why[0]) {
+        g_string_append_printf(s, "image_path %s: %s; the map was rebuilt", path, r->why);
+    } else {
+        g_string_append_printf(s, "image_path %s was not closed cleanly; the map was rebuilt",
+                               path);
+    }
+    g_string_append_printf(
+        s,
+        " from %u translation page%s and the unit spare areas: %llu units "
+        "mapped, %llu written after their translation page, %llu unmapped by "
+        "the unmap log",
+        r->tpages_used, r->tpages_used == 1 ? "" : "s", (unsigned long long)r->units_mapped,
+        (unsigned long long)r->units_replayed, (unsigned long long)r->units_unmapped);
+    if (r->bad_unit_slots) {
+        g_string_append_printf(
+            s,
+            "; %llu slot%s whose spare area names a unit beyond the namespace (%llu units) %s "
+            "skipped (the first: slot %llu, unit %llu)",
+            (unsigned long long)r->bad_unit_slots, r->bad_unit_slots == 1 ? "" : "s",
+            (unsigned long long)ftl->pmap.units, r->bad_unit_slots == 1 ? "was" : "were",
+            (unsigned long long)r->bad_unit_slot, (unsigned long long)r->bad_unit);
+    }
+    if (r->future_slots) {
+        g_string_append_printf(
+            s,
+            "; %llu slot%s whose spare area holds a write sequence number from "
+            "the future (above %llu) %s skipped (the first: slot %llu, "
+            "sequence %llu)",
+            (unsigned long long)r->future_slots, r->future_slots == 1 ? "" : "s",
+            (unsigned long long)BLOCK_SEQ_LIMIT, r->future_slots == 1 ? "was" : "were",
+            (unsigned long long)r->future_slot, (unsigned long long)r->future_seq);
+    }
+    if (r->bad_tpages) {
+        g_string_append_printf(s,
+                               "; %u translation page cop%s failed %s check and %s skipped (the "
+                               "first: NAND page %llu, %s)",
+                               r->bad_tpages, r->bad_tpages == 1 ? "y" : "ies",
+                               r->bad_tpages == 1 ? "its" : "their",
+                               r->bad_tpages == 1 ? "was" : "were",
+                               (unsigned long long)r->bad_tpage_ppn, r->bad_tpage_what);
+    }
+    if (r->bad_entries) {
+        g_string_append_printf(s,
+                               "; %llu map entr%s named a slot that does not hold %s unit, and an "
+                               "older copy or the slots decided (the first: unit %llu, slot %u)",
+                               (unsigned long long)r->bad_entries,
+                               r->bad_entries == 1 ? "y" : "ies",
+                               r->bad_entries == 1 ? "its" : "their",
+                               (unsigned long long)r->bad_entry_unit, r->bad_entry_slot);
+    }
+    if (r->bad_unmaps) {
+        g_string_append_printf(s, "; %u damaged unmap log entr%s skipped", r->bad_unmaps,
+                               r->bad_unmaps == 1 ? "y was" : "ies were");
+    }
+    if (r->bad_spares) {
+        g_string_append_printf(s,
+                               "; %u page%s %s a damaged spare area (the first: page %llu, kind "
+                               "%#x)",
+                               r->bad_spares, r->bad_spares == 1 ? "" : "s",
+                               r->bad_spares == 1 ? "has" : "have",
+                               (unsigned long long)r->bad_spare_page, r->bad_spare_kind);
+    }
+    g_string_append_c(s, '.');
+    g_strlcpy(r->note, s->str, sizeof(r->note));
+    g_string_free(s, TRUE);
+}

@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Durability and recovery of the nvm personality (kvftl/block_recovery.c,
+ * docs/kvftl.md "Durability and recovery of the nvm personality"): clean
+ * close and mount, crash mounts with and without PLP (power cuts and a
+ * killed process), the unmap log, damaged images, kvftl_check() for nvm.
+ *
+ * The device: 1 channel x 1 die, 10 blocks of 144 pages of 16 KiB (4 slots
+ * of 4 KiB per page; a 2.25 MiB stripe), GC watermarks 3 and 2, 4096-byte
+ * LBAs. User capacity (10 - 2 - 2) x 2359296 / 100 x 93 = 13,164,801
+ * bytes; a translation page maps (16384 - 32) / 4 = 4088 units, so the
+ * namespace is (13,164,801 - 16,384) / 4096 = 3210 units in 1 translation
+ * page. Unit u's version v (v >= 1) is 4096 bytes of pat(u, v); v = 0 is
+ * zeroes (never written, deallocated).
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <kvftl/block.h>
+
+#include "block_recovery.h"
+#include "helpers.h"
+#include "page_map.h"
+
+#define UNITS 3210u
+
+static char image[64];
+
+static void image_new(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-brec-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image); /* a fresh device: kvftl_open creates it */
+}
+
+static struct kvftl_config nvm_config(bool plp, bool with_image)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 10,
+                                                         .pages_per_block = 144,
+                                                         .page_size_bytes = 16384});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.index_dram_bytes = 1 << 20;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    c.command_set = KVFTL_CMDSET_NVM;
+    c.lba_bytes = 4096;
+    c.plp = plp;
+    c.image_path = with_image ? image : NULL;
+    return c;
+}
+
+static uint8_t pat(uint64_t u, unsigned v)
+{
+    return v ? (uint8_t)(1 + (u * 13 + v * 101) % 255) : 0;
+}
+
+/* Write unit @u as version @v. Returns the status. */
+static unsigned wr(struct kvftl *f, uint64_t u, unsigned v)
+{
+    uint8_t buf[4096];
+    memset(buf, pat(u, v), sizeof(buf));
+    struct kvftl_cpl cpl;
+    kvftl_block_write(f, u, 1, buf, false, 0, &cpl);
+    return cpl.status;
+}
+
+static void wr_range(struct kvftl *f, uint64_t from, uint64_t to, unsigned v)
+{
+    for (uint64_t u = from; u < to; u++) {
+        CU_ASSERT_EQUAL_FATAL(wr(f, u, v), KVFTL_OK);
+    }
+}
+
+static unsigned dealloc(struct kvftl *f, uint64_t from, uint32_t n)
+{
+    struct kvftl_cpl cpl;
+    kvftl_block_deallocate(f, from, n, 0, &cpl);
+    return cpl.status;
+}
+
+static unsigned zeroes(struct kvftl *f, uint64_t from, uint32_t n)
+{
+    struct kvftl_cpl cpl;
+    kvftl_block_write_zeroes(f, from, n, 0, &cpl);
+    return cpl.status;
+}
+
+/* Units in [@from, @to) that do not read back as version @v in every byte. */
+static unsigned bad_units(struct kvftl *f, uint64_t from, uint64_t to, unsigned v)
+{
+    unsigned bad = 0;
+    uint8_t buf[4096];
+    for (uint64_t u = from; u < to; u++) {
+        struct kvftl_cpl cpl;
+        memset(buf, 0xa5, sizeof(buf));
+        kvftl_block_read(f, u, 1, buf, 0, &cpl);
+        bool ok = cpl.status == KVFTL_OK;
+        for (size_t i = 0; ok && i < sizeof(buf); i++) {
+            ok = buf[i] == pat(u, v);
+        }
+        bad += !ok;
+    }
+    return bad;
+}
+
+static void assert_check_ok(struct kvftl *f)
+{
+    char err[512] = "";
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    if (err[0]) {
+        fprintf(stderr, "kvftl_check: %s\n", err);
+    }
+}
+
+static void cycle(struct kvftl *f)
+{
+    char err[256] = "";
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(err, "");
+}
+
+/* The mount note of a crash mount without damage, as block_recovery_note() words it. */
+static void assert_crash_note(struct kvftl *f, unsigned mapped, unsigned replayed,
+                              unsigned unmapped)
+{
+    char want[512];
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the map was rebuilt from 1 translation page "
+             "and the unit spare areas: %u units mapped, %u written after their translation "
+             "page, %u unmapped by the unmap log.",
+             image, mapped, replayed, unmapped);
+    const char *note = kvftl_mount_note(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(note);
+    CU_ASSERT_STRING_EQUAL(note, want);
+}
+
+/*
+ * An orderly close programs the buffer and the map and writes the
+ * checkpoint: the reopened image mounts from it (no scan, no note, no NAND
+ * read) with every unit as it was -- overwritten, deallocated, zeroed or
+ * never written -- and the device goes on writing.
+ */
+static void test_clean_close_reopen_keeps_every_unit(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(true, true);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 300, 1);
+    wr_range(f, 0, 100, 2);
+    CU_ASSERT_EQUAL(dealloc(f, 200, 50), KVFTL_OK);
+    CU_ASSERT_EQUAL(zeroes(f, 250, 10), KVFTL_OK);
+    wr_range(f, 3000, 3003, 1); /* the last page stays partial in the buffer until close */
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_PTR_NULL(kvftl_mount_note(f));
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read, 0);
+    CU_ASSERT_EQUAL(f->pmap.mapped, 243);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 100, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 100, 200, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 200, 260, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 260, 300, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 300, 3000, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 3000, 3003, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 3003, UNITS, 0), 0);
+    assert_check_ok(f);
+    wr_range(f, 100, 110, 3);
+    CU_ASSERT_EQUAL(bad_units(f, 100, 110, 3), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(bad_units(f, 100, 110, 3), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 100, 2), 0);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * PLP on, memory only: a power cut mid-stream keeps every completed write
+ * (the buffered partial page is programmed by the capacitors) and every
+ * completed unmap (the unmap log), over a map last programmed by a Flush.
+ */
+static void test_power_cycle_plp_keeps_completed(void)
+{
+    struct kvftl_config c = nvm_config(true, false);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 10, 1);
+    flush(f);
+    wr_range(f, 0, 5, 2); /* one page programmed, one slot buffered */
+    CU_ASSERT_EQUAL(dealloc(f, 7, 2), KVFTL_OK);
+    CU_ASSERT_EQUAL(wr(f, 9, 3), KVFTL_OK);
+    cycle(f);
+    CU_ASSERT_TRUE(ftl_powered(f));
+    CU_ASSERT_EQUAL(f->mount.units_replayed, 6);
+    CU_ASSERT_EQUAL(f->mount.units_unmapped, 2);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 5, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 5, 7, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 7, 9, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 9, 10, 3), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 10, 20, 0), 0);
+    assert_check_ok(f);
+    /* the rebuilt map was programmed: a second cut right away changes nothing */
+    cycle(f);
+    CU_ASSERT_EQUAL(f->mount.units_replayed, 0);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 5, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 7, 9, 0), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
+/*
+ * PLP off: the write whose page program is torn is lost with the units
+ * buffered beside it (their older, flushed copies win; no unit is a mix),
+ * a page programmed after the Flush survives.
+ */
+static void test_power_cut_no_plp_torn_page(void)
+{
+    struct kvftl_config c = nvm_config(false, false);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 8, 1);
+    flush(f);
+    kvftl_power_cut_after(f, 1);
+    wr_range(f, 4, 8, 3); /* the one program allowed */
+    wr_range(f, 0, 3, 2); /* buffered */
+    CU_ASSERT_EQUAL(wr(f, 3, 2), KVFTL_INTERNAL_ERROR); /* its page's program is torn */
+    CU_ASSERT_FALSE(ftl_powered(f));
+    cycle(f);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 4, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 4, 8, 3), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 16, 0), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
+/*
+ * The unmap's durability. PLP on: durable when Deallocate or Write Zeroes
+ * completes. PLP off: durable after Flush; cut before it, the old data is
+ * back (the unmap was volatile, as the drive's volatile write cache says).
+ */
+static void test_unmap_durability(void)
+{
+    struct kvftl_config c = nvm_config(false, false);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 16, 1);
+    flush(f);
+    CU_ASSERT_EQUAL(dealloc(f, 0, 4), KVFTL_OK);
+    CU_ASSERT_EQUAL(zeroes(f, 4, 4), KVFTL_OK);
+    cycle(f);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 16, 1), 0);
+    CU_ASSERT_EQUAL(dealloc(f, 0, 4), KVFTL_OK);
+    CU_ASSERT_EQUAL(zeroes(f, 4, 4), KVFTL_OK);
+    flush(f);
+    cycle(f);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 8, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 16, 1), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+
+    c = nvm_config(true, false);
+    f = open_or_die(&c);
+    wr_range(f, 0, 16, 1);
+    flush(f);
+    CU_ASSERT_EQUAL(dealloc(f, 0, 4), KVFTL_OK);
+    CU_ASSERT_EQUAL(zeroes(f, 4, 4), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->nand.unmap_log->used, 2);
+    cycle(f);
+    CU_ASSERT_EQUAL(f->mount.units_unmapped, 8);
+    CU_ASSERT_EQUAL(f->nand.unmap_log->used, 0); /* the rebuilt map holds them now */
+    CU_ASSERT_EQUAL(bad_units(f, 0, 8, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 16, 1), 0);
+    /* a unit written again after its unmap is newer than the log entry */
+    CU_ASSERT_EQUAL(dealloc(f, 8, 2), KVFTL_OK);
+    CU_ASSERT_EQUAL(wr(f, 9, 4), KVFTL_OK);
+    cycle(f);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 9, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 9, 10, 4), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
+/* A full unmap log programs the map and starts empty; every unmap stays durable. */
+static void test_unmap_log_full_programs_map(void)
+{
+    struct kvftl_config c = nvm_config(true, false);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 8, 1);
+    uint64_t written = f->pmap.tpages_written;
+    for (unsigned i = 0; i < NAND_UNMAP_LOG_ENTRIES; i++) {
+        CU_ASSERT_EQUAL_FATAL(dealloc(f, i % 4, 1), KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(f->nand.unmap_log->used, NAND_UNMAP_LOG_ENTRIES);
+    CU_ASSERT_EQUAL(f->pmap.tpages_written, written);
+    CU_ASSERT_EQUAL(dealloc(f, 4, 1), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->nand.unmap_log->used, 1);
+    CU_ASSERT_EQUAL(f->pmap.tpages_written, written + 1);
+    cycle(f);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 5, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 5, 8, 1), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
+/* ---- a killed process (kill -9 of QEMU): the image is all that is left ---- */
+
+/*
+ * The child opens the image, writes 0..39 (version 1), Flushes, then
+ * overwrites 0..9 (version 2: two pages programmed, 8 and 9 buffered),
+ * deallocates 20..24, zeroes 25..26 and writes 27 (version 3, buffered
+ * beside 8 and 9); it reports through @fd and dies by SIGKILL.
+ */
+static void child_run(const struct kvftl_config *c, int fd)
+{
+    struct kvftl *f = open_or_die(c);
+    int ok = 1;
+    for (uint64_t u = 0; u < 40; u++) {
+        ok &= wr(f, u, 1) == KVFTL_OK;
+    }
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    ok &= cpl.status == KVFTL_OK;
+    for (uint64_t u = 0; u < 10; u++) {
+        ok &= wr(f, u, 2) == KVFTL_OK;
+    }
+    ok &= dealloc(f, 20, 5) == KVFTL_OK;
+    ok &= zeroes(f, 25, 2) == KVFTL_OK;
+    ok &= wr(f, 27, 3) == KVFTL_OK;
+    if (write(fd, &ok, sizeof(ok)) != sizeof(ok)) {
+        _exit(3);
+    }
+    raise(SIGKILL);
+    _exit(2);
+}
+
+static void kill_child(const struct kvftl_config *c)
+{
+    int p[2];
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        child_run(c, p[1]);
+    }
+    close(p[1]);
+    int ok = 0, status = 0;
+    CU_ASSERT_EQUAL(read(p[0], &ok, sizeof(ok)), (ssize_t)sizeof(ok));
+    close(p[0]);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    CU_ASSERT_EQUAL(ok, 1);
+}
+
+/*
+ * PLP on: every write and unmap the child completed is there (its buffered
+ * page was marked BUFD in the image; the unmaps are in the unmap log).
+ * 40 written, 7 unmapped: 33 mapped; 0..9 and 27 written after the
+ * Flush's translation page (11 replayed); 20..26 unmapped by the log.
+ */
+static void test_sigkill_plp_keeps_completed(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(true, true);
+    kill_child(&c);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    assert_crash_note(f, 33, 11, 7);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 10, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 10, 20, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 20, 27, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 27, 28, 3), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 28, 40, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 40, 60, 0), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 10, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 20, 27, 0), 0);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * PLP off: what the Flush made durable is there; after it, the two full
+ * pages the child programmed (units 0..7, version 2) survive, the
+ * buffered last page (8, 9, 27) is lost, and so are the unmaps: 8, 9, 27
+ * and 20..26 hold their flushed copies.
+ */
+static void test_sigkill_no_plp_keeps_flushed(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(false, true);
+    kill_child(&c);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    assert_crash_note(f, 40, 8, 0);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 8, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 40, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 40, 60, 0), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* ---- the image is hostile input ---- */
+
+/* An image of one personality is refused under the other, and under another lba_bytes. */
+static void test_image_personality_refused(void)
+{
+    image_new();
+    struct kvftl_config kv = nvm_config(true, true);
+    kv.command_set = KVFTL_CMDSET_KV;
+    kvftl_close(open_or_die(&kv));
+    struct kvftl_config nvm = nvm_config(true, true);
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&nvm, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s holds a key-value device (command_set kv); the configuration asks "
+             "for command_set nvm, and an image keeps the personality it was made with",
+             image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(image);
+
+    image_new();
+    kvftl_close(open_or_die(&nvm));
+    CU_ASSERT_PTR_NULL(kvftl_open(&kv, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s holds a block (NVM command set) device (command_set nvm); the "
+             "configuration asks for command_set kv, and an image keeps the personality it was "
+             "made with",
+             image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    nvm.lba_bytes = 512;
+    CU_ASSERT_PTR_NULL(kvftl_open(&nvm, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s was made with lba_bytes 4096; the configuration says 512", image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(image);
+}
+
+/*
+ * A slot whose unit spare area names a unit beyond the namespace is
+ * skipped and named; the map entry that pointed at it falls back to the
+ * slots (none other holds unit 5, so it reads zeroes), and the note says
+ * both. Made by damaging the spare of unit 5's slot after a Flush and
+ * losing the power, so that the image was not closed.
+ */
+static void test_damaged_unit_spare_skipped(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(true, true);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 8, 1);
+    flush(f);
+    uint32_t slot = f->pmap.map[5];
+    struct nand_unit_spare *us = nand_unit_spares(&f->nand,
+                                                  ((uint64_t)slot << PAGE_MAP_UNIT_SHIFT) >> 14) +
+                                 slot % 4;
+    CU_ASSERT_EQUAL_FATAL(us->unit, 5);
+    us->unit = 5000;
+    f->nand.power_lost = true;
+    kvftl_close(f); /* no checkpoint without power */
+
+    f = open_or_die(&c);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the map was rebuilt from 1 translation page "
+             "and the unit spare areas: 7 units mapped, 0 written after their translation page, "
+             "0 unmapped by the unmap log; 1 slot whose spare area names a unit beyond the "
+             "namespace (3210 units) was skipped (the first: slot %u, unit 5000); 1 map entry "
+             "named a slot that does not hold its unit, and an older copy or the slots decided "
+             "(the first: unit 5, slot %u).",
+             image, slot, slot);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 5, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 5, 6, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 6, 8, 1), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * A cleanly closed image whose translation page was damaged in place: the
+ * checkpoint is not used (the note says why), the damaged copy is skipped
+ * and named, and every unit comes back from the unit spare areas.
+ */
+static void test_damaged_tpage_rescanned(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(true, true);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 8, 1);
+    wr_range(f, 0, 2, 2);
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    uint32_t ppn = f->pmap.tpage_ppn[0];
+    CU_ASSERT_FATAL(ppn != PAGE_MAP_NO_PAGE);
+    kvftl_close(f);
+    FILE *fp = fopen(image, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    /* one byte of its first entry, inside the image's NAND area */
+    uint64_t off = NAND_IMAGE_HEADER_BYTES + (uint64_t)ppn * 16384 + sizeof(struct tpage_header);
+    CU_ASSERT_EQUAL(fseek(fp, (long)off, SEEK_SET), 0);
+    int b = fgetc(fp);
+    CU_ASSERT_EQUAL(fseek(fp, (long)off, SEEK_SET), 0);
+    fputc(b ^ 0x40, fp);
+    fclose(fp);
+
+    f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "image_path %s: translation page 0 (NAND page %u): its entries fail their checksum; "
+             "the map was rebuilt from 0 translation pages and the unit spare areas: 8 units "
+             "mapped, 8 written after their translation page, 0 unmapped by the unmap log; 1 "
+             "translation page copy failed its check and was skipped (the first: NAND page %u, "
+             "its entries fail their checksum).",
+             image, ppn, ppn);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 2, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 2, 8, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 8, 16, 0), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/* ---- kvftl_check() for nvm ---- */
+
+/*
+ * The check finds a stripe whose valid bytes disagree with the map, and a
+ * mapped unit whose slot holds another unit; the stepwise walk with a
+ * budget of one page per step agrees with the whole check.
+ */
+static void test_check_finds_damage(void)
+{
+    struct kvftl_config c = nvm_config(true, false);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 40, 1);
+    wr_range(f, 0, 10, 2);
+    flush(f);
+    assert_check_ok(f);
+
+    struct kvftl_check_walk *w = kvftl_check_begin(f);
+    char err[512] = "";
+    int rc, steps = 0;
+    while ((rc = kvftl_check_step(f, w, 16384, err, sizeof(err))) == 1) {
+        steps++;
+    }
+    CU_ASSERT_EQUAL(rc, 0);
+    uint64_t pages, units, bytes;
+    kvftl_check_progress(w, &pages, &units, &bytes);
+    CU_ASSERT_EQUAL(pages, 1);
+    CU_ASSERT_EQUAL(units, 40);
+    CU_ASSERT_EQUAL(bytes, 40 * 4096 + 16384);
+    CU_ASSERT_TRUE(steps > 10);
+    kvftl_check_end(w);
+
+    uint32_t s = f->pmap.map[0] * 4096ull / f->nand.geo.stripe_bytes;
+    uint64_t v = f->space.stripes[s].valid_bytes;
+    f->space.stripes[s].valid_bytes += 4096;
+    char want[512];
+    snprintf(want, sizeof(want), "stripe %u accounts %llu valid bytes; the map references %llu", s,
+             (unsigned long long)v + 4096, (unsigned long long)v);
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    f->space.stripes[s].valid_bytes = v;
+
+    uint32_t a = f->pmap.map[20], b2 = f->pmap.map[21];
+    f->pmap.map[20] = b2;
+    f->pmap.map[21] = a;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unit 20 maps to slot"));
+    f->pmap.map[20] = a;
+    f->pmap.map[21] = b2;
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
+static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_clean_close_reopen_keeps_every_unit),
+    TAP_TEST_FN(test_power_cycle_plp_keeps_completed),
+    TAP_TEST_FN(test_power_cut_no_plp_torn_page),
+    TAP_TEST_FN(test_unmap_durability),
+    TAP_TEST_FN(test_unmap_log_full_programs_map),
+    TAP_TEST_FN(test_sigkill_plp_keeps_completed),
+    TAP_TEST_FN(test_sigkill_no_plp_keeps_flushed),
+    TAP_TEST_FN(test_image_personality_refused),
+    TAP_TEST_FN(test_damaged_unit_spare_skipped),
+    TAP_TEST_FN(test_damaged_tpage_rescanned),
+    TAP_TEST_FN(test_check_finds_damage),
+};
+
+int main(void)
+{
+    static const struct tap_suite suite = TAP_SUITE("block_recovery", NULL, NULL, tests);
+
+    return tap_main(&suite, 1);
+}
