@@ -17,6 +17,8 @@
 const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update", "read",
                                               "delete", "exist",  "iterate"};
 
+const char *const kb_store_names[KB_STORE_COUNT] = {"kvssd", "rocksdb", "rawhash"};
+
 static const char *const order_names[] = {"sequential", "uniform", "zipfian", "latest"};
 
 int kb_order_parse(const char *s, enum kb_order *o)
@@ -70,6 +72,25 @@ void kb_config_default(struct kb_config *c)
     c->verify = true;
     c->reset_stats = true;
     c->progress = -1;
+    c->stores[0] = KB_STORE_KVSSD;
+    c->nstores = 1;
+    /*
+     * RocksDB as db_bench runs it by default, except: compression off (the
+     * values are random bytes, incompressible, and the KV-SSD does not
+     * compress: it would cost CPU for nothing) and direct I/O on (the guest's
+     * page cache would otherwise serve reads the other engines take from the
+     * device; the block cache is then the one cache, sized explicitly).
+     */
+    snprintf(c->rocksdb.dir, sizeof(c->rocksdb.dir), "%s", "/mnt/nvm/kvbench-rocksdb");
+    c->rocksdb.wal = true;
+    c->rocksdb.sync = false;
+    c->rocksdb.direct_io = true;
+    c->rocksdb.block_cache_bytes = 8ull << 20;
+    c->rocksdb.compression = 0;
+    c->rocksdb.write_buffer_bytes = 64ull << 20;
+    /* Aerospike's defaults: 1 MiB write blocks, defrag-lwm-pct 50, no commit-to-device */
+    c->rawhash.write_block_bytes = 1u << 20;
+    c->rawhash.defrag_lwm_pct = 50;
     c->calibrate_samples = 200;
     snprintf(c->calibrate_output, sizeof(c->calibrate_output), "%s", KVSSD_DEFAULT_CONFIG_PATH);
 }
@@ -307,6 +328,169 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     return -1;
 }
 
+int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char *err, size_t errlen)
+{
+    enum kb_store out[KB_STORE_COUNT];
+    unsigned k = 0;
+    if (!strcmp(spec, "all")) {
+        for (int i = 0; i < KB_STORE_COUNT; i++) {
+            stores[i] = (enum kb_store)i;
+        }
+        *n = KB_STORE_COUNT;
+        return 0;
+    }
+    char *dup = g_strdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < KB_STORE_COUNT; i++) {
+            if (!strcmp(g_strstrip(tok), kb_store_names[i])) {
+                found = i;
+            }
+        }
+        bool dup_entry = false;
+        for (unsigned j = 0; found >= 0 && j < k; j++) {
+            dup_entry |= out[j] == (enum kb_store)found;
+        }
+        if (found < 0 || dup_entry) {
+            snprintf(err, errlen,
+                     "engine \"%s\" is %s; use kvssd, rocksdb, rawhash, a comma-separated list "
+                     "of them (each once), all, or sync/async for kvssd's I/O path",
+                     tok, found < 0 ? "unknown" : "listed twice");
+            rc = -1;
+            break;
+        }
+        out[k++] = (enum kb_store)found;
+    }
+    g_free(dup);
+    if (!rc && !k) {
+        snprintf(err, errlen, "engine \"%s\" names no engine", spec);
+        rc = -1;
+    }
+    if (!rc) {
+        memcpy(stores, out, k * sizeof(out[0]));
+        *n = k;
+    }
+    return rc;
+}
+
+static const char *const compression_names[] = {"none", "snappy", "zlib",   "bzip2",
+                                                "lz4",  "lz4hc",  "xpress", "zstd"};
+
+static int set_rocksdb(struct kb_rocksdb_opts *o, const char *key, const char *v, char *err,
+                       size_t errlen)
+{
+    uint64_t u;
+    if (!strcmp(key, "dir")) {
+        if (!v[0] || strlen(v) >= sizeof(o->dir)) {
+            snprintf(err, errlen, "rocksdb.dir \"%s\" must be a path of 1-%zu bytes", v,
+                     sizeof(o->dir) - 1);
+            return -1;
+        }
+        snprintf(o->dir, sizeof(o->dir), "%s", v);
+        return 0;
+    }
+    if (!strcmp(key, "wal")) {
+        return parse_bool("rocksdb.wal", v, &o->wal, err, errlen);
+    }
+    if (!strcmp(key, "sync")) {
+        return parse_bool("rocksdb.sync", v, &o->sync, err, errlen);
+    }
+    if (!strcmp(key, "direct_io")) {
+        return parse_bool("rocksdb.direct_io", v, &o->direct_io, err, errlen);
+    }
+    if (!strcmp(key, "keep")) {
+        return parse_bool("rocksdb.keep", v, &o->keep, err, errlen);
+    }
+    if (!strcmp(key, "block_cache_bytes")) {
+        return parse_u64("rocksdb.block_cache_bytes", v, 0, 1ull << 40, &o->block_cache_bytes, err,
+                         errlen);
+    }
+    if (!strcmp(key, "write_buffer_bytes")) {
+        if (parse_u64("rocksdb.write_buffer_bytes", v, 1u << 16, 1ull << 34, &u, err, errlen)) {
+            return -1;
+        }
+        o->write_buffer_bytes = u;
+        return 0;
+    }
+    if (!strcmp(key, "compression")) {
+        for (int i = 0; i < 8; i++) {
+            if (!strcmp(v, compression_names[i])) {
+                o->compression = i;
+                return 0;
+            }
+        }
+        snprintf(err, errlen,
+                 "rocksdb.compression \"%s\" is unknown; use none, snappy, zlib, bzip2, lz4, "
+                 "lz4hc, xpress or zstd",
+                 v);
+        return -1;
+    }
+    snprintf(err, errlen,
+             "[rocksdb] has no key \"%s\" (dir, wal, sync, direct_io, block_cache_bytes, "
+             "write_buffer_bytes, compression, keep)",
+             key);
+    return -1;
+}
+
+const char *kb_compression_name(int c)
+{
+    return c >= 0 && c < 8 ? compression_names[c] : "unknown";
+}
+
+static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v, char *err,
+                       size_t errlen)
+{
+    uint64_t u;
+    if (!strcmp(key, "device")) {
+        if (!v[0] || strlen(v) >= sizeof(o->dev)) {
+            snprintf(err, errlen, "rawhash.device \"%s\" must be a path of 1-%zu bytes", v,
+                     sizeof(o->dev) - 1);
+            return -1;
+        }
+        snprintf(o->dev, sizeof(o->dev), "%s", v);
+        return 0;
+    }
+    if (!strcmp(key, "size_bytes")) {
+        return parse_u64("rawhash.size_bytes", v, 0, 1ull << 50, &o->size_bytes, err, errlen);
+    }
+    if (!strcmp(key, "write_block_bytes")) {
+        if (parse_u64("rawhash.write_block_bytes", v, 128u << 10, 8u << 20, &u, err, errlen)) {
+            return -1;
+        }
+        if (u & (u - 1)) {
+            snprintf(err, errlen,
+                     "rawhash.write_block_bytes \"%s\" must be a power of two from 131072 to "
+                     "8388608",
+                     v);
+            return -1;
+        }
+        o->write_block_bytes = (uint32_t)u;
+        return 0;
+    }
+    if (!strcmp(key, "defrag_lwm_pct")) {
+        if (parse_u64("rawhash.defrag_lwm_pct", v, 1, 99, &u, err, errlen)) {
+            return -1;
+        }
+        o->defrag_lwm_pct = (uint32_t)u;
+        return 0;
+    }
+    if (!strcmp(key, "commit_to_device")) {
+        return parse_bool("rawhash.commit_to_device", v, &o->commit_to_device, err, errlen);
+    }
+    if (!strcmp(key, "trim")) {
+        return parse_bool("rawhash.trim", v, &o->trim, err, errlen);
+    }
+    if (!strcmp(key, "keep")) {
+        return parse_bool("rawhash.keep", v, &o->keep, err, errlen);
+    }
+    snprintf(err, errlen,
+             "[rawhash] has no key \"%s\" (device, size_bytes, write_block_bytes, "
+             "defrag_lwm_pct, commit_to_device, trim, keep)",
+             key);
+    return -1;
+}
+
 int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *v, char *err,
                   size_t errlen)
 {
@@ -342,10 +526,16 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         snprintf(err, errlen, "[calibrate] has no key \"%s\" (samples, output)", key);
         return -1;
     }
+    if (!strcmp(group, "rocksdb")) {
+        return set_rocksdb(&c->rocksdb, key, v, err, errlen);
+    }
+    if (!strcmp(group, "rawhash")) {
+        return set_rawhash(&c->rawhash, key, v, err, errlen);
+    }
     if (strcmp(group, "benchmark")) {
         snprintf(err, errlen,
                  "unknown group [%s]; groups are benchmark, keys, values, load, run, "
-                 "calibrate",
+                 "calibrate, rocksdb, rawhash",
                  group);
         return -1;
     }
@@ -365,16 +555,23 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
             return -1;
         }
         c->queue_depth = (unsigned)u;
+    } else if (!strcmp(key, "engine") && (!strcmp(v, "sync") || !strcmp(v, "async"))) {
+        /* the I/O path's old name: engine=sync|async still means io=... on kvssd */
+        return kb_config_set(c, group, "io", v, err, errlen);
     } else if (!strcmp(key, "engine")) {
+        return kb_engines_parse(v, c->stores, &c->nstores, err, errlen);
+    } else if (!strcmp(key, "io")) {
         c->engine_explicit = true;
         if (!strcmp(v, "sync")) {
             c->engine = KB_ENGINE_SYNC;
         } else if (!strcmp(v, "async")) {
             c->engine = KB_ENGINE_ASYNC;
         } else {
-            snprintf(err, errlen, "engine \"%s\" is unknown; use sync or async", v);
+            snprintf(err, errlen, "io \"%s\" is unknown; use sync or async", v);
             return -1;
         }
+    } else if (!strcmp(key, "nvm_ctrl")) {
+        snprintf(c->nvm_ctrl, sizeof(c->nvm_ctrl), "%s", v);
     } else if (!strcmp(key, "transfer_mode")) {
         int m = kvssd_xfer_mode_parse(v);
         if (m < 0) {
@@ -491,6 +688,31 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                  "command in flight per thread)",
                  c->queue_depth);
         return -1;
+    }
+    for (unsigned i = 0; i < c->nstores; i++) {
+        enum kb_store s = c->stores[i];
+        if (s == KB_STORE_KVSSD) {
+            continue;
+        }
+        if (c->queue_depth > 1) {
+            snprintf(err, errlen,
+                     "queue_depth %u applies to the kvssd engine only; %s issues one operation "
+                     "at a time per thread (use threads for concurrency)",
+                     c->queue_depth, kb_store_names[s]);
+            return -1;
+        }
+        if (s == KB_STORE_RAWHASH && c->run.enabled && c->run.mix[KB_OP_ITERATE] > 0) {
+            snprintf(err, errlen,
+                     "the rawhash engine cannot iterate (a hash index has no key order); drop "
+                     "iterate from the mix");
+            return -1;
+        }
+        if (s == KB_STORE_RAWHASH && !c->rawhash.dev[0]) {
+            snprintf(err, errlen,
+                     "the rawhash engine needs rawhash.device (--rawhash-dev): a raw block "
+                     "device such as /dev/nvme1n1, or a file");
+            return -1;
+        }
     }
     return 0;
 }

@@ -3,18 +3,18 @@
  * kvbench - KV workloads against a kvssd namespace, in the spirit of
  * OpenMPDK's kvbench and RocksDB's db_bench.
  *
- *   kvbench [run] [--config FILE] [--preset NAME] [flags]
+ *   kvbench [run] [--config FILE] [--preset NAME] [--engine LIST] [flags]
  *   kvbench calibrate [flags]
  *
  * A load phase inserts key_count keys; a run phase issues an operation mix
  * for a number of operations or a duration. Threads x queue depth (sync
- * ioctl engine, or io_uring async engine). Every read is verified against
- * the self-checking payload. Results as a table, or one JSON object.
+ * ioctl path, or io_uring async path, on the kvssd engine). Every read is
+ * verified against the self-checking payload. The same workload runs on
+ * each engine given (kvssd, rocksdb, rawhash: runner.c, engine_*.c) and
+ * the results are reported side by side, as a table or one JSON object.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,437 +22,6 @@
 #include <unistd.h>
 
 #include "kvbench.h"
-
-uint64_t kb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-struct kb_shared {
-    const struct kb_config *cfg;
-    struct kvssd_dev *dev;
-    const struct kb_phase *phase;
-    bool is_load;
-    uint64_t total_ops; /* 0 = by duration */
-    uint64_t deadline_ns;
-    uint64_t key_count;
-    struct kb_zipf zipf;
-    struct kb_perm perm;
-    double mix_cum[KB_OP_COUNT];
-    _Atomic uint64_t next_op;
-    _Atomic uint64_t done_ops;
-    _Atomic uint64_t next_insert; /* run-phase inserts: new indexes past key_count */
-    _Atomic uint64_t inserts_done; /* ... of which completed: reads choose below this */
-    _Atomic uint64_t seq_cursor;
-    _Atomic bool stop;
-};
-
-struct kb_slot {
-    struct kb_thread *t;
-    enum kb_op op;
-    uint64_t index;
-    uint32_t key_len, value_len;
-    uint64_t start_ns;
-    uint8_t key[KB_KEY_BYTES_MAX];
-    uint8_t *value;
-    uint32_t value_cap;
-    bool busy;
-};
-
-struct kb_thread {
-    struct kb_shared *sh;
-    unsigned id;
-    pthread_t tid;
-    struct kb_rng rng;
-    struct kb_result res;
-    struct kb_slot *slots;
-    unsigned nslots;
-    struct kvssd_queue *q;
-};
-
-/* ---- choosing the next operation ------------------------------------ */
-
-static bool claim_op(struct kb_shared *sh)
-{
-    if (atomic_load(&sh->stop)) {
-        return false;
-    }
-    uint64_t i = atomic_fetch_add(&sh->next_op, 1);
-    if (sh->total_ops && i >= sh->total_ops) {
-        atomic_store(&sh->stop, true);
-        return false;
-    }
-    if (sh->deadline_ns && kb_now_ns() >= sh->deadline_ns) {
-        atomic_store(&sh->stop, true);
-        return false;
-    }
-    return true;
-}
-
-static uint64_t existing_index(struct kb_thread *t)
-{
-    struct kb_shared *sh = t->sh;
-    /* only keys whose insert completed, so that a read does not race its insert */
-    uint64_t n = sh->key_count + atomic_load(&sh->inserts_done);
-    switch (sh->phase->order) {
-    case KB_ORDER_SEQUENTIAL:
-        return atomic_fetch_add(&sh->seq_cursor, 1) % n;
-    case KB_ORDER_ZIPFIAN:
-        return kb_zipf_next(&sh->zipf, &t->rng);
-    case KB_ORDER_LATEST: {
-        uint64_t z = kb_zipf_next(&sh->zipf, &t->rng);
-        return z < n ? n - 1 - z : 0;
-    }
-    case KB_ORDER_UNIFORM:
-    default:
-        return kb_rng_below(&t->rng, n);
-    }
-}
-
-static void pick(struct kb_thread *t, struct kb_slot *s)
-{
-    struct kb_shared *sh = t->sh;
-    const struct kb_config *c = sh->cfg;
-
-    if (sh->is_load) {
-        uint64_t i = atomic_fetch_add(&sh->seq_cursor, 1);
-        s->op = KB_OP_INSERT;
-        switch (sh->phase->order) {
-        case KB_ORDER_UNIFORM:
-            s->index = kb_perm_at(&sh->perm, i);
-            break;
-        case KB_ORDER_ZIPFIAN:
-            s->index = kb_zipf_next(&sh->zipf, &t->rng);
-            break;
-        default:
-            s->index = i % sh->key_count;
-            break;
-        }
-    } else {
-        double u = kb_rng_double(&t->rng);
-        s->op = KB_OP_READ;
-        for (int i = 0; i < KB_OP_COUNT; i++) {
-            if (u < sh->mix_cum[i]) {
-                s->op = (enum kb_op)i;
-                break;
-            }
-        }
-        if (s->op == KB_OP_INSERT) {
-            s->index = sh->key_count + atomic_fetch_add(&sh->next_insert, 1);
-        } else {
-            s->index = existing_index(t);
-        }
-    }
-    s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
-    kb_key_encode(s->index, s->key_len, c->seed, s->key);
-    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
-        s->value_len = kb_size_draw(&c->value_size, &t->rng);
-        kb_value_fill(s->index, s->value_len, c->seed, s->value);
-    }
-}
-
-/* ---- completing an operation ---------------------------------------- */
-
-static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct kvssd_result *r)
-{
-    struct kb_result *res = &t->res;
-    kb_hist_add(&res->hist, kb_now_ns() - s->start_ns);
-    res->ops++;
-    res->op_count[s->op]++;
-    res->commands += r ? r->commands : 0;
-    res->user_bytes += s->key_len;
-    atomic_fetch_add(&t->sh->done_ops, 1);
-    if (err == -KVSSD_ERR_KEY_NOT_FOUND) {
-        res->not_found++;
-        return;
-    }
-    if (err) {
-        res->errors++;
-        if (res->errors <= 3) {
-            fprintf(stderr, "\nkvbench: %s of key #%llu failed: %s\n", kb_op_names[s->op],
-                    (unsigned long long)s->index, kvssd_strerror(err));
-        }
-        return;
-    }
-    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
-        res->user_bytes += s->value_len;
-        if (s->op == KB_OP_INSERT && !t->sh->is_load) {
-            atomic_fetch_add(&t->sh->inserts_done, 1);
-        }
-    } else if (s->op == KB_OP_READ) {
-        uint32_t full = r->dw0, got = full < s->value_cap ? full : s->value_cap;
-        res->user_bytes += got;
-        if (t->sh->cfg->verify && kb_value_check(s->index, full, t->sh->cfg->seed, s->value, got)) {
-            res->mismatches++;
-        }
-    }
-}
-
-static void async_done(void *arg, int err, const struct kvssd_result *r)
-{
-    struct kb_slot *s = arg;
-    finish(s->t, s, err, r);
-    s->busy = false;
-}
-
-/* An iterate op: open on the key's first bytes, read up to iterate_entries, close. */
-static int run_iterate(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
-{
-    struct kvssd_iter it;
-    uint32_t plen = s->key_len < 4 ? s->key_len : 4;
-    const uint8_t *k, *v;
-    uint32_t kl, vl, n = 0;
-    memset(r, 0, sizeof(*r));
-    int rc = kvssd_iter_open(t->sh->dev, &it, s->key, plen, false, 64 * 1024);
-    if (rc) {
-        return rc;
-    }
-    r->commands = 2;
-    while (n < t->sh->cfg->iterate_entries && (rc = kvssd_iter_next(&it, &k, &kl, &v, &vl)) == 1) {
-        n++;
-        t->res.user_bytes += kl;
-    }
-    r->commands += 1 + n / 256; /* Iter Read batches, approximately */
-    int crc = kvssd_iter_close(&it);
-    return rc < 0 ? rc : crc;
-}
-
-static int run_sync(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
-{
-    struct kvssd_dev *dev = t->sh->dev;
-    switch (s->op) {
-    case KB_OP_INSERT:
-    case KB_OP_UPDATE:
-        return kvssd_store(dev, s->key, s->key_len, s->value, s->value_len, 0, r);
-    case KB_OP_READ:
-        return kvssd_retrieve(dev, s->key, s->key_len, s->value, s->value_cap, NULL, r);
-    case KB_OP_DELETE:
-        return kvssd_delete(dev, s->key, s->key_len, r);
-    case KB_OP_EXIST:
-        return kvssd_exist(dev, s->key, s->key_len, r);
-    default:
-        return run_iterate(t, s, r);
-    }
-}
-
-static int start_async(struct kb_thread *t, struct kb_slot *s)
-{
-    switch (s->op) {
-    case KB_OP_INSERT:
-    case KB_OP_UPDATE:
-        return kvssd_store_async(t->q, s->key, s->key_len, s->value, s->value_len, 0, async_done,
-                                 s);
-    case KB_OP_READ:
-        return kvssd_retrieve_async(t->q, s->key, s->key_len, s->value, s->value_cap, async_done,
-                                    s);
-    case KB_OP_DELETE:
-        return kvssd_delete_async(t->q, s->key, s->key_len, async_done, s);
-    case KB_OP_EXIST:
-        return kvssd_exist_async(t->q, s->key, s->key_len, async_done, s);
-    default:
-        return -KVSSD_ERR_INVALID_ARGUMENT;
-    }
-}
-
-static void *thread_main(void *arg)
-{
-    struct kb_thread *t = arg;
-    struct kvssd_result r;
-
-    if (t->sh->cfg->engine == KB_ENGINE_SYNC) {
-        struct kb_slot *s = &t->slots[0];
-        while (claim_op(t->sh)) {
-            pick(t, s);
-            s->start_ns = kb_now_ns();
-            memset(&r, 0, sizeof(r));
-            int rc = run_sync(t, s, &r);
-            finish(t, s, rc, &r);
-        }
-        return NULL;
-    }
-    for (;;) {
-        struct kb_slot *s = NULL;
-        for (unsigned i = 0; i < t->nslots && !s; i++) {
-            if (!t->slots[i].busy) {
-                s = &t->slots[i];
-            }
-        }
-        if (!s) {
-            if (kvssd_queue_poll(t->q, 1) < 0) {
-                break;
-            }
-            continue;
-        }
-        if (!claim_op(t->sh)) {
-            break;
-        }
-        pick(t, s);
-        s->start_ns = kb_now_ns();
-        if (s->op == KB_OP_ITERATE) {
-            /* libkvssd's iterators are synchronous */
-            memset(&r, 0, sizeof(r));
-            int rc = run_iterate(t, s, &r);
-            finish(t, s, rc, &r);
-            continue;
-        }
-        s->busy = true;
-        int rc;
-        while ((rc = start_async(t, s)) == -KVSSD_ERR_BUSY) {
-            kvssd_queue_poll(t->q, 1);
-        }
-        if (rc) {
-            s->busy = false;
-            finish(t, s, rc, NULL);
-        }
-        kvssd_queue_poll(t->q, 0);
-    }
-    while (kvssd_queue_outstanding(t->q)) {
-        if (kvssd_queue_poll(t->q, 1) < 0) {
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* ---- a phase --------------------------------------------------------- */
-
-static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, bool final)
-{
-    uint64_t done = atomic_load(&sh->done_ops);
-    double el = (double)(kb_now_ns() - t0) / 1e9;
-    double frac = sh->total_ops ? (double)done / (double)sh->total_ops
-                                : (el / ((double)(sh->deadline_ns - t0) / 1e9));
-    if (frac > 1) {
-        frac = 1;
-    }
-    char bar[31];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++) {
-        bar[i] = i < fill ? '#' : '.';
-    }
-    bar[30] = '\0';
-    fprintf(stderr, "\r%-5s [%s] %5.1f%% %llu ops %.0f ops/s %s", name, bar, frac * 100,
-            (unsigned long long)done, el > 0 ? (double)done / el : 0.0, final ? "\n" : "");
-    fflush(stderr);
-}
-
-static int run_phase(const struct kb_config *c, struct kvssd_dev *dev, const struct kb_phase *ph,
-                     const char *name, bool is_load, struct kb_result *out)
-{
-    struct kb_shared sh;
-    memset(&sh, 0, sizeof(sh));
-    sh.cfg = c;
-    sh.dev = dev;
-    sh.phase = ph;
-    sh.is_load = is_load;
-    sh.key_count = c->key_count;
-    /* a duration without an explicit op count runs for the duration alone */
-    if (is_load) {
-        sh.total_ops = ph->ops ? ph->ops : c->key_count;
-    } else {
-        sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
-    }
-    kb_perm_init(&sh.perm, c->key_count, c->seed);
-    if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST) {
-        kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
-    }
-    double total = 0, acc = 0;
-    for (int i = 0; i < KB_OP_COUNT; i++) {
-        total += ph->mix[i];
-    }
-    for (int i = 0; i < KB_OP_COUNT; i++) {
-        acc += ph->mix[i];
-        sh.mix_cum[i] = acc / total;
-    }
-
-    memset(out, 0, sizeof(*out));
-    out->phase = name;
-    if (c->reset_stats) {
-        kvssd_reset_stats(dev, NULL);
-    }
-    out->have_device = kvssd_get_stats(dev, &out->before, NULL) == 0;
-
-    unsigned nslots = c->engine == KB_ENGINE_ASYNC ? c->queue_depth : 1;
-    uint32_t cap = kb_size_max(&c->value_size);
-    cap = cap < 4096 ? 4096 : (cap + 4095) & ~4095u;
-    struct kb_thread *th = calloc(c->threads, sizeof(*th));
-    int rc = 0;
-    for (unsigned i = 0; i < c->threads; i++) {
-        th[i].sh = &sh;
-        th[i].id = i;
-        kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
-        th[i].nslots = nslots;
-        th[i].slots = calloc(nslots, sizeof(struct kb_slot));
-        for (unsigned j = 0; j < nslots; j++) {
-            th[i].slots[j].t = &th[i];
-            th[i].slots[j].value_cap = cap;
-            if (posix_memalign((void **)&th[i].slots[j].value, 4096, cap)) {
-                abort();
-            }
-        }
-        if (c->engine == KB_ENGINE_ASYNC) {
-            int qrc = kvssd_queue_create(dev, c->queue_depth, &th[i].q);
-            if (qrc) {
-                fprintf(stderr, "kvbench: cannot create an io_uring of depth %u: %s (%s)\n",
-                        c->queue_depth, kvssd_strerror(qrc), strerror(errno));
-                rc = 1;
-            }
-        }
-    }
-    bool progress = c->progress == 1 || (c->progress == -1 && isatty(2));
-    uint64_t t0 = kb_now_ns();
-    if (ph->duration_s > 0 && !is_load) {
-        sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
-    }
-    for (unsigned i = 0; !rc && i < c->threads; i++) {
-        pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
-    }
-    if (!rc) {
-        if (progress) {
-            while (atomic_load(&sh.done_ops) < sh.total_ops ||
-                   (!sh.total_ops && !atomic_load(&sh.stop))) {
-                progress_line(&sh, name, t0, false);
-                struct timespec ts = {0, 200000000};
-                nanosleep(&ts, NULL);
-                if (atomic_load(&sh.stop)) {
-                    break;
-                }
-            }
-        }
-        for (unsigned i = 0; i < c->threads; i++) {
-            pthread_join(th[i].tid, NULL);
-        }
-        if (progress) {
-            progress_line(&sh, name, t0, true);
-        }
-    }
-    out->elapsed_s = (double)(kb_now_ns() - t0) / 1e9;
-    for (unsigned i = 0; i < c->threads; i++) {
-        struct kb_result *r = &th[i].res;
-        out->ops += r->ops;
-        for (int k = 0; k < KB_OP_COUNT; k++) {
-            out->op_count[k] += r->op_count[k];
-        }
-        out->commands += r->commands;
-        out->errors += r->errors;
-        out->not_found += r->not_found;
-        out->mismatches += r->mismatches;
-        out->user_bytes += r->user_bytes;
-        kb_hist_merge(&out->hist, &r->hist);
-        kvssd_queue_destroy(th[i].q);
-        for (unsigned j = 0; j < nslots; j++) {
-            free(th[i].slots[j].value);
-        }
-        free(th[i].slots);
-    }
-    free(th);
-    if (out->have_device) {
-        out->have_device = kvssd_get_stats(dev, &out->after, NULL) == 0;
-    }
-    return rc;
-}
 
 /* ---- command line ---------------------------------------------------- */
 
@@ -469,6 +38,23 @@ static const struct flag flags[] = {
     {"qd", 1, "benchmark", "queue_depth", NULL},
     {"queue-depth", 1, "benchmark", "queue_depth", NULL},
     {"engine", 1, "benchmark", "engine", NULL},
+    {"io", 1, "benchmark", "io", NULL},
+    {"nvm-ctrl", 1, "benchmark", "nvm_ctrl", NULL},
+    {"rocksdb-dir", 1, "rocksdb", "dir", NULL},
+    {"rocksdb-wal", 1, "rocksdb", "wal", NULL},
+    {"rocksdb-sync", 1, "rocksdb", "sync", NULL},
+    {"rocksdb-direct-io", 1, "rocksdb", "direct_io", NULL},
+    {"rocksdb-block-cache", 1, "rocksdb", "block_cache_bytes", NULL},
+    {"rocksdb-write-buffer", 1, "rocksdb", "write_buffer_bytes", NULL},
+    {"rocksdb-compression", 1, "rocksdb", "compression", NULL},
+    {"rocksdb-keep", 0, "rocksdb", "keep", "true"},
+    {"rawhash-dev", 1, "rawhash", "device", NULL},
+    {"rawhash-size", 1, "rawhash", "size_bytes", NULL},
+    {"rawhash-write-block", 1, "rawhash", "write_block_bytes", NULL},
+    {"rawhash-defrag-lwm", 1, "rawhash", "defrag_lwm_pct", NULL},
+    {"rawhash-commit", 1, "rawhash", "commit_to_device", NULL},
+    {"rawhash-trim", 1, "rawhash", "trim", NULL},
+    {"rawhash-keep", 0, "rawhash", "keep", "true"},
     {"mode", 1, "benchmark", "transfer_mode", NULL},
     {"xfer-config", 1, "benchmark", "transfer_config", NULL},
     {"alpha", 1, "benchmark", "alpha", NULL},
@@ -503,12 +89,16 @@ static void usage(FILE *f)
             "  --config FILE  INI config (groups benchmark, keys, values, load, run, calibrate)\n"
             "  --preset NAME  start from a preset (--list-presets)\n"
             "  -d PATH        same as --device: /dev/ngXnY, or pci:BDF / pci:nvmeN (the\n"
-            "                 user-space PCI transport: full inline layout; sync engine)\n");
+            "                 user-space PCI transport: full inline layout; sync engine)\n"
+            "  --engine LIST  kvssd, rocksdb, rawhash (comma-separated, run in that order)\n"
+            "                 or all: the same workload on each, reported side by side;\n"
+            "                 sync/async still choose kvssd's I/O path (= --io)\n");
     for (size_t i = 0; i < NFLAGS; i++) {
         fprintf(f, "  --%-16s %s.%s%s\n", flags[i].name, flags[i].group, flags[i].key,
                 flags[i].has_arg ? "" : " (no argument)");
     }
-    fprintf(f, "  --list-presets\n  -h, --help\nSee docs/host.md for every key.\n");
+    fprintf(
+        f, "  --list-presets\n  -h, --help\nSee docs/host.md and docs/kvbench.md for every key.\n");
 }
 
 int main(int argc, char **argv)
@@ -605,7 +195,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "kvbench: %s\n", err);
         return 2;
     }
-    if (!c.device[0]) {
+    bool want_kv = calibrate;
+    for (unsigned i = 0; i < c.nstores; i++) {
+        want_kv |= c.stores[i] == KB_STORE_KVSSD;
+        if (!kb_engine_ops_of(c.stores[i])) {
+            fprintf(stderr,
+                    "kvbench: this kvbench was built without librocksdb; the %s engine "
+                    "is not available\n",
+                    kb_store_names[c.stores[i]]);
+            return 2;
+        }
+    }
+    if (want_kv && !c.device[0]) {
         const char *env = getenv("KVSSD_DEVICE");
         char found[4][64];
         if (env) {
@@ -621,52 +222,57 @@ int main(int argc, char **argv)
         return kb_calibrate(&c);
     }
 
-    struct kvssd_dev *dev;
-    int rc = kvssd_open(c.device, &dev);
-    if (rc) {
-        fprintf(stderr, "kvbench: cannot open %s: %s\n", c.device,
-                rc == -KVSSD_ERR_SYSTEM ? strerror(errno) : kvssd_strerror(rc));
+    int nph = (c.load.enabled ? 1 : 0) + (c.run.enabled ? 1 : 0);
+    struct kb_result *res = calloc((size_t)(c.nstores * (nph ? nph : 1)), sizeof(*res));
+    if (!res) {
+        fprintf(stderr, "kvbench: out of memory for the results\n");
         return 1;
     }
-    if (c.xfer_config[0]) {
-        struct kvssd_xfer_config x = *kvssd_get_xfer_config(dev);
-        if (kvssd_xfer_config_load(c.xfer_config, &x, err, sizeof(err))) {
-            fprintf(stderr, "kvbench: %s\n", err);
-            return 2;
+    int rc = 0;
+    unsigned ran = 0;
+    for (unsigned i = 0; i < c.nstores && !rc; i++) {
+        struct kb_engine e = {.ops = kb_engine_ops_of(c.stores[i])};
+        struct kb_live live;
+        if (e.ops->open(&c, &e.st, err, sizeof(err))) {
+            fprintf(stderr, "kvbench: %s: %s\n", e.ops->name, err);
+            rc = 1;
+            break;
         }
-        kvssd_set_xfer_config(dev, &x);
-    }
-    if (c.alpha >= 0 || c.beta >= 0) {
-        struct kvssd_xfer_config x = *kvssd_get_xfer_config(dev);
-        if (c.alpha >= 0) {
-            x.alpha = c.alpha;
+        e.stats = e.ops->stats_dev(e.st);
+        if (kb_live_init(&live, &c)) {
+            fprintf(stderr, "kvbench: out of memory for the live-key table\n");
+            e.ops->close(e.st);
+            rc = 1;
+            break;
         }
-        if (c.beta >= 0) {
-            x.beta = c.beta;
+        int n = 0;
+        struct kb_result *r = &res[i * (unsigned)nph];
+        if (c.load.enabled) {
+            rc |= kb_run_phase(&c, &e, &c.load, "load", true, &live, &r[n++]);
         }
-        kvssd_set_xfer_config(dev, &x);
+        if (!rc && c.run.enabled) {
+            rc |= kb_run_phase(&c, &e, &c.run, "run", false, &live, &r[n++]);
+        }
+        kb_live_free(&live);
+        e.ops->close(e.st);
+        ran++;
     }
-    kvssd_set_xfer_mode(dev, c.mode);
-
-    struct kb_result res[2];
-    int n = 0;
-    if (c.load.enabled) {
-        rc |= run_phase(&c, dev, &c.load, "load", true, &res[n++]);
-    }
-    if (!rc && c.run.enabled) {
-        rc |= run_phase(&c, dev, &c.run, "run", false, &res[n++]);
-    }
+    bool legacy = c.nstores == 1 && c.stores[0] == KB_STORE_KVSSD;
     if (c.json) {
-        kb_report_json(&c, res, n);
-    } else {
-        for (int i = 0; i < n; i++) {
+        kb_report_json_engines(&c, res, (int)ran, nph);
+    } else if (legacy) {
+        for (int i = 0; i < nph; i++) {
             kb_report_table(&c, &res[i]);
         }
+    } else {
+        for (int p = 0; p < nph; p++) {
+            kb_report_side_by_side(&c, res, (int)ran, nph, p);
+        }
     }
-    kvssd_close(dev);
     uint64_t bad = 0;
-    for (int i = 0; i < n; i++) {
+    for (unsigned i = 0; i < ran * (unsigned)nph; i++) {
         bad += res[i].errors + res[i].mismatches;
     }
+    free(res);
     return rc ? 1 : bad ? 3 : 0;
 }

@@ -105,7 +105,39 @@ struct kb_phase {
     double mix[KB_OP_COUNT]; /* weights; normalized when used */
 };
 
-enum kb_engine { KB_ENGINE_SYNC, KB_ENGINE_ASYNC };
+/* The kvssd engine's I/O path (historically "engine"): ioctl or io_uring. */
+enum kb_io { KB_ENGINE_SYNC, KB_ENGINE_ASYNC };
+
+/*
+ * The key-value stores kvbench compares (docs/kvbench.md): the KV-SSD
+ * itself, RocksDB on a file system (on the block personality), and a
+ * raw-block hash store in the manner of Aerospike (on the raw namespace).
+ */
+enum kb_store { KB_STORE_KVSSD, KB_STORE_ROCKSDB, KB_STORE_RAWHASH, KB_STORE_COUNT };
+extern const char *const kb_store_names[KB_STORE_COUNT];
+
+/* RocksDB through its C API (engine_rocksdb.c); defaults in config.c. */
+struct kb_rocksdb_opts {
+    char dir[256];
+    bool wal;                  /* write-ahead log on */
+    bool sync;                 /* fsync the WAL on every write (WriteOptions.sync) */
+    bool direct_io;            /* O_DIRECT reads, flushes and compactions */
+    uint64_t block_cache_bytes;
+    int compression;           /* rocksdb_*_compression; 0 = none */
+    uint64_t write_buffer_bytes;
+    bool keep;                 /* reuse the directory's database instead of a fresh one */
+};
+
+/* The raw-block hash store (engine_rawhash.c). */
+struct kb_rawhash_opts {
+    char dev[256];
+    uint64_t size_bytes;       /* bytes of a regular file to use (0 = its size) */
+    uint32_t write_block_bytes;
+    uint32_t defrag_lwm_pct;   /* defragment sealed blocks whose live share falls below this */
+    bool commit_to_device;     /* write the open block's tail before acknowledging */
+    bool trim;                 /* deallocate a write block when defragmentation frees it */
+    bool keep;                 /* rebuild the index from the device instead of formatting */
+};
 
 struct kb_config {
     char device[128];
@@ -113,7 +145,7 @@ struct kb_config {
     uint64_t seed;
     unsigned threads;
     unsigned queue_depth;
-    enum kb_engine engine;
+    enum kb_io engine; /* the kvssd engine's I/O path (key io, formerly engine) */
     bool engine_explicit; /* engine was set, not implied by queue_depth */
     enum kvssd_xfer_mode mode;
     char xfer_config[256];
@@ -126,6 +158,12 @@ struct kb_config {
     bool reset_stats;
     bool json;
     int progress; /* -1 auto (tty), 0 off, 1 on */
+    /* the engines to run, in order, and how many */
+    enum kb_store stores[KB_STORE_COUNT];
+    unsigned nstores;
+    char nvm_ctrl[128]; /* the block personality's namespace or controller (its C0h log) */
+    struct kb_rocksdb_opts rocksdb;
+    struct kb_rawhash_opts rawhash;
     /* calibrate */
     uint32_t calibrate_samples;
     char calibrate_output[256];
@@ -141,11 +179,90 @@ int kb_config_load_file(struct kb_config *c, const char *path, char *err, size_t
 /* kb_config_set() - one setting by its INI group and key (flags go through here too). */
 int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *value,
                   char *err, size_t errlen);
+/* kb_engines_parse() - "kvssd", "rocksdb,rawhash", "all": the engines in order, each once. */
+int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char *err,
+                     size_t errlen);
+const char *kb_compression_name(int c);
 int kb_order_parse(const char *s, enum kb_order *o);
 const char *kb_order_name(enum kb_order o);
 int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t errlen);
 /* kb_config_check() - cross-field checks (key sizes vs key count ...). */
 int kb_config_check(const struct kb_config *c, char *err, size_t errlen);
+
+/* ---- engines (engine.c, engine_kvssd.c, engine_rocksdb.c, engine_rawhash.c) ---- */
+
+/*
+ * One key-value store behind the workload runner. Every operation returns
+ * 0, -KVSSD_ERR_KEY_NOT_FOUND (get/del/exist of an absent key), or another
+ * negative enum kvssd_err (-KVSSD_ERR_SYSTEM with errno, or a sentence
+ * through kb_engine_set_error()). @commands: device commands the
+ * operation issued when the engine can tell (kvssd), else left alone.
+ * Operations are called from several threads at once on one state.
+ */
+struct kb_engine_ops {
+    const char *name;
+    int (*open)(const struct kb_config *c, void **st, char *err, size_t errlen);
+    void (*close)(void *st);
+    int (*put)(void *st, const uint8_t *k, uint32_t kl, const uint8_t *v, uint32_t vl,
+               uint32_t *commands);
+    /* @vlen: the value's full size; min(@cap, *@vlen) bytes of @buf are valid */
+    int (*get)(void *st, const uint8_t *k, uint32_t kl, uint8_t *buf, uint32_t cap, uint32_t *vlen,
+               uint32_t *commands);
+    int (*del)(void *st, const uint8_t *k, uint32_t kl, uint32_t *commands);
+    int (*exist)(void *st, const uint8_t *k, uint32_t kl, uint32_t *commands);
+    /* up to @max entries from the first key with @prefix's bytes; key bytes read in *@bytes */
+    int (*iterate)(void *st, const uint8_t *prefix, uint32_t plen, uint32_t max, uint64_t *bytes,
+                   uint32_t *commands);
+    /* make every acknowledged write durable on the device (end of a phase) */
+    int (*sync)(void *st);
+    /* bytes the engine occupies on its medium (files, write blocks in use); -1 if unknown */
+    int64_t (*footprint)(void *st);
+    /* the namespace whose C0h log page describes this engine's device, or NULL */
+    struct kvssd_dev *(*stats_dev)(void *st);
+    /* what the firmware's five latency rows count for this engine's device */
+    const char *const *device_ops;
+};
+
+extern const struct kb_engine_ops kb_engine_kvssd, kb_engine_rocksdb, kb_engine_rawhash;
+/* kb_engine_ops_of() - the ops of @s, or NULL when this build lacks it (no librocksdb). */
+const struct kb_engine_ops *kb_engine_ops_of(enum kb_store s);
+/* A sentence about the calling thread's last engine error (empty when none). */
+void kb_engine_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *kb_engine_error(void);
+/* kvssd's handle behind an open kvssd engine (its async path and calibrate need it). */
+struct kvssd_dev *kb_engine_kvssd_dev(void *st);
+/*
+ * kb_nvm_stats_open() - a handle for the C0h log of the block personality
+ * behind @path: an explicit namespace or controller (--nvm-dev), or, when
+ * @explicit_dev is empty, the NVMe namespace holding @path (a file system
+ * directory, a file or a block device), found through /sys/dev/block.
+ * Returns NULL (and a sentence in @why) when there is none.
+ */
+struct kvssd_dev *kb_nvm_stats_open(const char *explicit_dev, const char *path, char *why,
+                                    size_t whylen);
+
+/* ---- rawhash store (engine_rawhash.c), exposed for the unit tests ---- */
+struct rh_store;
+struct rh_stats {
+    uint64_t blocks, free_blocks, sealed_blocks;
+    uint64_t live_records, tombstones, live_bytes; /* bytes of live records incl. headers */
+    uint64_t defrags, relocated_records, relocated_bytes;
+    uint64_t device_bytes_written, device_bytes_read, device_writes;
+    uint64_t index_bytes; /* DRAM of the hash index */
+    uint64_t rebuilt_records;
+};
+int rh_open(const struct kb_rawhash_opts *o, struct rh_store **sp, char *err, size_t errlen);
+void rh_close(struct rh_store *s);
+int rh_put(struct rh_store *s, const uint8_t *k, uint32_t kl, const uint8_t *v, uint32_t vl);
+int rh_get(struct rh_store *s, const uint8_t *k, uint32_t kl, uint8_t *buf, uint32_t cap,
+           uint32_t *vlen);
+int rh_del(struct rh_store *s, const uint8_t *k, uint32_t kl);
+int rh_sync(struct rh_store *s);
+/* rh_defrag_block() - defragment write block @b now (tests); -1 if it is not sealed. */
+int rh_defrag_block(struct rh_store *s, uint64_t b);
+/* rh_block_of() - the write block holding @k's record, or -1. */
+int64_t rh_block_of(struct rh_store *s, const uint8_t *k, uint32_t kl);
+void rh_get_stats(struct rh_store *s, struct rh_stats *st);
 
 /* ---- report.c -------------------------------------------------------- */
 
@@ -175,9 +292,59 @@ struct kb_result {
     struct kb_hist hist;
     bool have_device;
     struct kvssd_stats_log before, after;
+    /* per engine (docs/kvbench.md "Metrics") */
+    const char *engine;                   /* kb_store_names[] */
+    const char *const *device_ops;        /* names of the device's latency rows */
+    struct kb_hist hist_op[KB_OP_COUNT];  /* wall-clock latency per operation type */
+    double cpu_s;                         /* process user + system CPU over the phase */
+    double sync_s;                        /* part of elapsed_s: the engine's closing sync */
+    uint64_t written_bytes;               /* key + value bytes of successful inserts/updates */
+    int64_t live_user_bytes;              /* key + value bytes live after the phase; -1 unknown */
+    int64_t footprint_bytes;              /* engine's bytes on its medium after it; -1 unknown */
 };
 
+/* ---- runner.c -------------------------------------------------------- */
+
+/*
+ * Which keys are live and how large (key + value bytes), for space
+ * amplification: 4 bytes per key index, key_count + run-phase inserts,
+ * at most KB_LIVE_MAX indexes (4 GiB); beyond that live bytes are unknown.
+ */
+#define KB_LIVE_MAX (1ull << 28)
+struct kb_live {
+    _Atomic uint32_t *len; /* key + value + 1; 0 = absent */
+    uint64_t n;
+    _Atomic bool overflow;
+};
+int kb_live_init(struct kb_live *l, const struct kb_config *c);
+void kb_live_free(struct kb_live *l);
+int64_t kb_live_bytes(struct kb_live *l);
+
+struct kb_engine {
+    const struct kb_engine_ops *ops;
+    void *st;
+    struct kvssd_dev *stats; /* its device's C0h log, or NULL */
+};
+/* kb_run_phase() - one phase of the workload on @e; 0, or 1 on a setup failure. */
+int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
+                 const char *name, bool is_load, struct kb_live *live, struct kb_result *out);
+
 void kb_report_table(const struct kb_config *c, const struct kb_result *r);
+/* Phase @phase of every engine, a column each; @res[e * nphases + p]. */
+void kb_report_side_by_side(const struct kb_config *c, const struct kb_result *res, int nengines,
+                            int nphases, int phase);
+void kb_report_json_engines(const struct kb_config *c, const struct kb_result *res, int nengines,
+                            int nphases);
+/* The derived metrics of one phase (docs/kvbench.md); NaN where not available. */
+struct kb_metrics {
+    double ops_per_s_wall, ops_per_s_sim, sim_s;
+    double cpu_us_per_op;
+    double h2d_bytes_per_op, pcie_bytes_per_op;
+    double nand_bytes_programmed, waf, device_waf;
+    double space_amp_engine, space_amp_device;
+    double nand_page_bytes;
+};
+void kb_metrics(const struct kb_result *r, struct kb_metrics *m);
 void kb_report_json(const struct kb_config *c, const struct kb_result *res, int n);
 uint64_t kb_pcie_bytes(const struct kvssd_stats_log *before, const struct kvssd_stats_log *after);
 

@@ -27,9 +27,12 @@ ensure_packages() {
         "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
 }
 
-# The packages every build needs.
+# The packages every build needs. librocksdb-dev: kvbench's rocksdb engine
+# (host/meson.build builds kvbench without it when it is missing); a guest
+# running that kvbench needs its runtime library, librocksdb7.8 on bookworm,
+# which the guest image copies as one of the libraries ldd names.
 KVSSD_BUILD_PACKAGES=(build-essential meson ninja-build pkg-config python3
-    libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev)
+    libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev librocksdb-dev)
 
 # The clang-format that .clang-format is written for, as Debian's package and
 # binary name (scripts/check-format.sh, the format phase of scripts/test.sh):
@@ -69,6 +72,7 @@ setup_failure() {
         libxxhash) pkg=libxxhash-dev ;;
         libnvme) pkg=libnvme-dev ;;
         liburing) pkg=liburing-dev ;;
+        rocksdb) pkg=librocksdb-dev ;;
         fdt|libfdt) pkg=libfdt-dev ;;
         zlib) pkg=zlib1g-dev ;;
         *) pkg="the package that provides $name.pc" ;;

@@ -396,6 +396,86 @@ static void test_config_check(void)
         "queue_depth 8 needs engine async (the sync engine has one command in flight per thread)");
 }
 
+/*
+ * Engines: a list in order, all, sync/async still the kvssd I/O path; the
+ * [rocksdb] and [rawhash] keys with their defaults and ranges; the checks
+ * that only the kvssd engine has a queue depth and rawhash cannot iterate.
+ */
+static void test_engines_config(void)
+{
+    struct kb_config c;
+    char err[512];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(c.nstores, 1);
+    CU_ASSERT_EQUAL(c.stores[0], KB_STORE_KVSSD);
+    CU_ASSERT_TRUE(c.rocksdb.wal);
+    CU_ASSERT_FALSE(c.rocksdb.sync);
+    CU_ASSERT_TRUE(c.rocksdb.direct_io);
+    CU_ASSERT_EQUAL(c.rocksdb.block_cache_bytes, 8u << 20);
+    CU_ASSERT_EQUAL(c.rocksdb.compression, 0);
+    CU_ASSERT_EQUAL(c.rawhash.write_block_bytes, 1u << 20);
+    CU_ASSERT_EQUAL(c.rawhash.defrag_lwm_pct, 50);
+    CU_ASSERT_FALSE(c.rawhash.commit_to_device);
+
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "rawhash,kvssd", err, 512), 0);
+    CU_ASSERT_EQUAL(c.nstores, 2);
+    CU_ASSERT_EQUAL(c.stores[0], KB_STORE_RAWHASH);
+    CU_ASSERT_EQUAL(c.stores[1], KB_STORE_KVSSD);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "all", err, 512), 0);
+    CU_ASSERT_EQUAL(c.nstores, 3);
+    CU_ASSERT_EQUAL(c.stores[1], KB_STORE_ROCKSDB);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "async", err, 512), 0);
+    CU_ASSERT_EQUAL(c.engine, KB_ENGINE_ASYNC);
+    CU_ASSERT_EQUAL(c.nstores, 3); /* the I/O path, not the engine list */
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "leveldb", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(err, "engine \"leveldb\" is unknown; use kvssd, rocksdb, rawhash, a "
+                                "comma-separated list of them (each once), all, or sync/async "
+                                "for kvssd's I/O path");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "kvssd,kvssd", err, 512), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "engine \"kvssd\" is listed twice"));
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "io", "uring", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(err, "io \"uring\" is unknown; use sync or async");
+
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "compression", "zstd", err, 512), 0);
+    CU_ASSERT_EQUAL(c.rocksdb.compression, 7);
+    CU_ASSERT_STRING_EQUAL(kb_compression_name(c.rocksdb.compression), "zstd");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "compression", "lzma", err, 512), -1);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "block_cache_bytes", "0", err, 512), 0);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "sync", "maybe", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(err, "rocksdb.sync \"maybe\" is not a boolean; use true or false");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "65536", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(
+        err, "rawhash.write_block_bytes \"65536\" is out of range; allowed are 131072-8388608");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "393216", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes \"393216\" must be a power of two "
+                                "from 131072 to 8388608");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "262144", err, 512), 0);
+    CU_ASSERT_EQUAL(c.rawhash.write_block_bytes, 262144);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "defrag_lwm_pct", "100", err, 512), -1);
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.defrag_lwm_pct \"100\" is out of range; allowed are 1-99");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "size", "1", err, 512), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "[rawhash] has no key \"size\""));
+
+    /* rawhash needs its device, cannot iterate, and no engine but kvssd has a queue depth */
+    kb_config_default(&c);
+    kb_config_set(&c, "benchmark", "engine", "kvssd,rawhash", err, 512);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "the rawhash engine needs rawhash.device (--rawhash-dev): a raw "
+                                "block device such as /dev/nvme1n1, or a file");
+    kb_config_set(&c, "rawhash", "device", "/dev/nvme1n1", err, 512);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
+    kb_config_set(&c, "run", "mix", "read=1,iterate=1", err, 512);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "the rawhash engine cannot iterate (a hash index has no key "
+                                "order); drop iterate from the mix");
+    kb_config_set(&c, "run", "mix", "read=1", err, 512);
+    kb_config_set(&c, "benchmark", "queue_depth", "4", err, 512);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "queue_depth 4 applies to the kvssd engine only; rawhash issues "
+                                "one operation at a time per thread (use threads for "
+                                "concurrency)");
+}
+
 /* Histogram: 1..100000 ns uniformly; p50 ~ 50000 and p99 ~ 99000 within the 1.6% bucket width; max
  * exact. */
 static void test_histogram(void)
@@ -452,6 +532,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(presets_characterization),
     TAP_TEST(config_file),
     TAP_TEST(config_check),
+    TAP_TEST(engines_config),
     TAP_TEST(histogram),
     TAP_TEST(pick_threshold),
 };

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine layer's shared parts: which engines this build has, the
+ * per-thread error sentence, and finding the block personality's
+ * statistics log for the engines that run on a file system or a raw
+ * namespace (the device keeps the C0h log and transfer counters for the
+ * nvm command set too: docs/device.md, docs/kvbench.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "kvbench.h"
+
+static __thread char engine_error[256];
+
+void kb_engine_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(engine_error, sizeof(engine_error), fmt, ap);
+    va_end(ap);
+}
+
+const char *kb_engine_error(void)
+{
+    return engine_error;
+}
+
+#ifndef KVBENCH_HAVE_ROCKSDB
+#define KVBENCH_HAVE_ROCKSDB 0
+#endif
+
+const struct kb_engine_ops *kb_engine_ops_of(enum kb_store s)
+{
+    switch (s) {
+    case KB_STORE_KVSSD:
+        return &kb_engine_kvssd;
+#if KVBENCH_HAVE_ROCKSDB
+    case KB_STORE_ROCKSDB:
+        return &kb_engine_rocksdb;
+#endif
+    case KB_STORE_RAWHASH:
+        return &kb_engine_rawhash;
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * The NVMe namespace name ("nvme1n1") of block device @dev: /sys/dev/block/M:m
+ * links to .../nvme1n1 for a whole namespace and .../nvme1n1/nvme1n1p1 for a
+ * partition (whose parent is the namespace).
+ */
+static int namespace_of(dev_t dev, char *out, size_t len)
+{
+    char link[64], target[512];
+    snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0) {
+        return -1;
+    }
+    target[n] = '\0';
+    char *base = strrchr(target, '/');
+    unsigned c, ns, part;
+    if (!base) {
+        return -1;
+    }
+    *base++ = '\0';
+    if (sscanf(base, "nvme%un%up%u", &c, &ns, &part) == 3) {
+        char *parent = strrchr(target, '/');
+        base = parent ? parent + 1 : target;
+    }
+    if (sscanf(base, "nvme%un%u", &c, &ns) != 2) {
+        return -1;
+    }
+    snprintf(out, len, "/dev/nvme%un%u", c, ns);
+    return 0;
+}
+
+struct kvssd_dev *kb_nvm_stats_open(const char *explicit_dev, const char *path, char *why,
+                                    size_t whylen)
+{
+    char found[64];
+    const char *dev = explicit_dev;
+    struct kvssd_dev *h = NULL;
+
+    if (!dev || !dev[0]) {
+        struct stat st;
+        if (!path || stat(path, &st)) {
+            snprintf(why, whylen, "cannot stat %s: %s", path ? path : "(none)", strerror(errno));
+            return NULL;
+        }
+        if (namespace_of(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, found, sizeof(found))) {
+            snprintf(why, whylen, "%s is not on an NVMe namespace; give --nvm-ctrl", path);
+            return NULL;
+        }
+        dev = found;
+    }
+    /*
+     * A controller (/dev/nvmeX) has no NSID for libkvssd's handle; the log
+     * page is the controller's, so read it through its namespace 1 (admin
+     * passthrough on a namespace reaches the same controller).
+     */
+    unsigned c;
+    char tail, ns1[64];
+    if (sscanf(dev, "/dev/nvme%u%c", &c, &tail) == 1) {
+        snprintf(ns1, sizeof(ns1), "/dev/ng%un1", c);
+        if (access(ns1, F_OK)) {
+            snprintf(ns1, sizeof(ns1), "/dev/nvme%un1", c);
+        }
+        dev = ns1;
+    }
+    int rc = kvssd_open_passthru(dev, &h);
+    if (rc) {
+        snprintf(why, whylen, "cannot open %s: %s", dev, strerror(errno));
+        return NULL;
+    }
+    struct kvssd_stats_log log;
+    if (kvssd_get_stats(h, &log, NULL) || log.version < 1 ||
+        log.version > KVSSD_STATS_LOG_VERSION) {
+        snprintf(why, whylen,
+                 "%s has no kvssd statistics log (C0h): not a -device kvssd,command-set=nvm", dev);
+        kvssd_close(h);
+        return NULL;
+    }
+    return h;
+}

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The workload runner: one phase (load or run) of the workload on one
+ * engine. Threads claim operations from a shared counter; each operation's
+ * key index, type and value size come from per-thread seeded generators,
+ * so every engine gets the same operations (same keys, sizes, order, mix)
+ * for a seed (with one thread, also in the same order). The kvssd engine
+ * may instead run queue_depth operations per thread through io_uring.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvbench.h"
+
+uint64_t kb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct kb_shared {
+    const struct kb_config *cfg;
+    struct kb_engine *eng;
+    struct kvssd_dev *dev; /* the kvssd engine's handle (async path), else NULL */
+    struct kb_live *live;
+    const struct kb_phase *phase;
+    bool is_load;
+    uint64_t total_ops; /* 0 = by duration */
+    uint64_t deadline_ns;
+    uint64_t key_count;
+    struct kb_zipf zipf;
+    struct kb_perm perm;
+    double mix_cum[KB_OP_COUNT];
+    _Atomic uint64_t next_op;
+    _Atomic uint64_t done_ops;
+    _Atomic uint64_t next_insert; /* run-phase inserts: new indexes past key_count */
+    _Atomic uint64_t inserts_done; /* ... of which completed: reads choose below this */
+    _Atomic uint64_t seq_cursor;
+    _Atomic bool stop;
+};
+
+struct kb_slot {
+    struct kb_thread *t;
+    enum kb_op op;
+    uint64_t index;
+    uint32_t key_len, value_len;
+    uint64_t start_ns;
+    uint8_t key[KB_KEY_BYTES_MAX];
+    uint8_t *value;
+    uint32_t value_cap;
+    bool busy;
+};
+
+struct kb_thread {
+    struct kb_shared *sh;
+    unsigned id;
+    pthread_t tid;
+    struct kb_rng rng;
+    struct kb_result res;
+    struct kb_slot *slots;
+    unsigned nslots;
+    struct kvssd_queue *q;
+};
+
+/* ---- choosing the next operation ------------------------------------ */
+
+static bool claim_op(struct kb_shared *sh)
+{
+    if (atomic_load(&sh->stop)) {
+        return false;
+    }
+    uint64_t i = atomic_fetch_add(&sh->next_op, 1);
+    if (sh->total_ops && i >= sh->total_ops) {
+        atomic_store(&sh->stop, true);
+        return false;
+    }
+    if (sh->deadline_ns && kb_now_ns() >= sh->deadline_ns) {
+        atomic_store(&sh->stop, true);
+        return false;
+    }
+    return true;
+}
+
+static uint64_t existing_index(struct kb_thread *t)
+{
+    struct kb_shared *sh = t->sh;
+    /* only keys whose insert completed, so that a read does not race its insert */
+    uint64_t n = sh->key_count + atomic_load(&sh->inserts_done);
+    switch (sh->phase->order) {
+    case KB_ORDER_SEQUENTIAL:
+        return atomic_fetch_add(&sh->seq_cursor, 1) % n;
+    case KB_ORDER_ZIPFIAN:
+        return kb_zipf_next(&sh->zipf, &t->rng);
+    case KB_ORDER_LATEST: {
+        uint64_t z = kb_zipf_next(&sh->zipf, &t->rng);
+        return z < n ? n - 1 - z : 0;
+    }
+    case KB_ORDER_UNIFORM:
+    default:
+        return kb_rng_below(&t->rng, n);
+    }
+}
+
+static void pick(struct kb_thread *t, struct kb_slot *s)
+{
+    struct kb_shared *sh = t->sh;
+    const struct kb_config *c = sh->cfg;
+
+    if (sh->is_load) {
+        uint64_t i = atomic_fetch_add(&sh->seq_cursor, 1);
+        s->op = KB_OP_INSERT;
+        switch (sh->phase->order) {
+        case KB_ORDER_UNIFORM:
+            s->index = kb_perm_at(&sh->perm, i);
+            break;
+        case KB_ORDER_ZIPFIAN:
+            s->index = kb_zipf_next(&sh->zipf, &t->rng);
+            break;
+        default:
+            s->index = i % sh->key_count;
+            break;
+        }
+    } else {
+        double u = kb_rng_double(&t->rng);
+        s->op = KB_OP_READ;
+        for (int i = 0; i < KB_OP_COUNT; i++) {
+            if (u < sh->mix_cum[i]) {
+                s->op = (enum kb_op)i;
+                break;
+            }
+        }
+        if (s->op == KB_OP_INSERT) {
+            s->index = sh->key_count + atomic_fetch_add(&sh->next_insert, 1);
+        } else {
+            s->index = existing_index(t);
+        }
+    }
+    s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
+    kb_key_encode(s->index, s->key_len, c->seed, s->key);
+    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
+        s->value_len = kb_size_draw(&c->value_size, &t->rng);
+        kb_value_fill(s->index, s->value_len, c->seed, s->value);
+    }
+}
+
+/* ---- completing an operation ---------------------------------------- */
+
+/* Record @index as live with @bytes (key + value), or absent when @bytes is -1. */
+static void live_set(struct kb_live *l, uint64_t index, int64_t bytes)
+{
+    if (!l || !l->len) {
+        return;
+    }
+    if (index >= l->n) {
+        atomic_store(&l->overflow, true);
+        return;
+    }
+    atomic_store(&l->len[index], bytes < 0 ? 0u : (uint32_t)bytes + 1u);
+}
+
+static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct kvssd_result *r)
+{
+    struct kb_result *res = &t->res;
+    uint64_t ns = kb_now_ns() - s->start_ns;
+    kb_hist_add(&res->hist, ns);
+    kb_hist_add(&res->hist_op[s->op], ns);
+    res->ops++;
+    res->op_count[s->op]++;
+    res->commands += r ? r->commands : 0;
+    res->user_bytes += s->key_len;
+    atomic_fetch_add(&t->sh->done_ops, 1);
+    if (err == -KVSSD_ERR_KEY_NOT_FOUND) {
+        res->not_found++;
+        return;
+    }
+    if (err) {
+        res->errors++;
+        if (res->errors <= 3) {
+            const char *why = kb_engine_error();
+            fprintf(stderr, "\nkvbench: %s: %s of key #%llu failed: %s%s%s\n",
+                    t->sh->eng->ops->name, kb_op_names[s->op], (unsigned long long)s->index,
+                    kvssd_strerror(err), why[0] ? ": " : "", why);
+        }
+        return;
+    }
+    if (s->op == KB_OP_DELETE) {
+        live_set(t->sh->live, s->index, -1);
+    }
+    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
+        res->user_bytes += s->value_len;
+        res->written_bytes += s->key_len + s->value_len;
+        live_set(t->sh->live, s->index, (int64_t)s->key_len + s->value_len);
+        if (s->op == KB_OP_INSERT && !t->sh->is_load) {
+            atomic_fetch_add(&t->sh->inserts_done, 1);
+        }
+    } else if (s->op == KB_OP_READ) {
+        uint32_t full = r->dw0, got = full < s->value_cap ? full : s->value_cap;
+        res->user_bytes += got;
+        if (t->sh->cfg->verify && kb_value_check(s->index, full, t->sh->cfg->seed, s->value, got)) {
+            res->mismatches++;
+        }
+    }
+}
+
+static void async_done(void *arg, int err, const struct kvssd_result *r)
+{
+    struct kb_slot *s = arg;
+    finish(s->t, s, err, r);
+    s->busy = false;
+}
+
+/* An iterate op: up to iterate_entries keys from the first with the key's first bytes. */
+static int run_iterate(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
+{
+    uint32_t plen = s->key_len < 4 ? s->key_len : 4;
+    uint64_t bytes = 0;
+    memset(r, 0, sizeof(*r));
+    int rc = t->sh->eng->ops->iterate(t->sh->eng->st, s->key, plen, t->sh->cfg->iterate_entries,
+                                      &bytes, &r->commands);
+    t->res.user_bytes += bytes;
+    return rc;
+}
+
+static int run_sync(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
+{
+    const struct kb_engine_ops *ops = t->sh->eng->ops;
+    void *st = t->sh->eng->st;
+    switch (s->op) {
+    case KB_OP_INSERT:
+    case KB_OP_UPDATE:
+        return ops->put(st, s->key, s->key_len, s->value, s->value_len, &r->commands);
+    case KB_OP_READ:
+        return ops->get(st, s->key, s->key_len, s->value, s->value_cap, &r->dw0, &r->commands);
+    case KB_OP_DELETE:
+        return ops->del(st, s->key, s->key_len, &r->commands);
+    case KB_OP_EXIST:
+        return ops->exist(st, s->key, s->key_len, &r->commands);
+    default:
+        return run_iterate(t, s, r);
+    }
+}
+
+static int start_async(struct kb_thread *t, struct kb_slot *s)
+{
+    switch (s->op) {
+    case KB_OP_INSERT:
+    case KB_OP_UPDATE:
+        return kvssd_store_async(t->q, s->key, s->key_len, s->value, s->value_len, 0, async_done,
+                                 s);
+    case KB_OP_READ:
+        return kvssd_retrieve_async(t->q, s->key, s->key_len, s->value, s->value_cap, async_done,
+                                    s);
+    case KB_OP_DELETE:
+        return kvssd_delete_async(t->q, s->key, s->key_len, async_done, s);
+    case KB_OP_EXIST:
+        return kvssd_exist_async(t->q, s->key, s->key_len, async_done, s);
+    default:
+        return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    struct kb_thread *t = arg;
+    struct kvssd_result r;
+
+    if (!t->q) {
+        struct kb_slot *s = &t->slots[0];
+        while (claim_op(t->sh)) {
+            pick(t, s);
+            s->start_ns = kb_now_ns();
+            memset(&r, 0, sizeof(r));
+            int rc = run_sync(t, s, &r);
+            finish(t, s, rc, &r);
+        }
+        return NULL;
+    }
+    for (;;) {
+        struct kb_slot *s = NULL;
+        for (unsigned i = 0; i < t->nslots && !s; i++) {
+            if (!t->slots[i].busy) {
+                s = &t->slots[i];
+            }
+        }
+        if (!s) {
+            if (kvssd_queue_poll(t->q, 1) < 0) {
+                break;
+            }
+            continue;
+        }
+        if (!claim_op(t->sh)) {
+            break;
+        }
+        pick(t, s);
+        s->start_ns = kb_now_ns();
+        if (s->op == KB_OP_ITERATE) {
+            /* libkvssd's iterators are synchronous */
+            memset(&r, 0, sizeof(r));
+            int rc = run_iterate(t, s, &r);
+            finish(t, s, rc, &r);
+            continue;
+        }
+        s->busy = true;
+        int rc;
+        while ((rc = start_async(t, s)) == -KVSSD_ERR_BUSY) {
+            kvssd_queue_poll(t->q, 1);
+        }
+        if (rc) {
+            s->busy = false;
+            finish(t, s, rc, NULL);
+        }
+        kvssd_queue_poll(t->q, 0);
+    }
+    while (kvssd_queue_outstanding(t->q)) {
+        if (kvssd_queue_poll(t->q, 1) < 0) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* ---- a phase --------------------------------------------------------- */
+
+static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, bool final)
+{
+    uint64_t done = atomic_load(&sh->done_ops);
+    double el = (double)(kb_now_ns() - t0) / 1e9;
+    double frac = sh->total_ops ? (double)done / (double)sh->total_ops
+                                : (el / ((double)(sh->deadline_ns - t0) / 1e9));
+    if (frac > 1) {
+        frac = 1;
+    }
+    char bar[31];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++) {
+        bar[i] = i < fill ? '#' : '.';
+    }
+    bar[30] = '\0';
+    fprintf(stderr, "\r%-5s [%s] %5.1f%% %llu ops %.0f ops/s %s", name, bar, frac * 100,
+            (unsigned long long)done, el > 0 ? (double)done / el : 0.0, final ? "\n" : "");
+    fflush(stderr);
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The C0h log, when the page is ours (version) - a stock controller's C0h is something else. */
+static bool read_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log)
+{
+    return dev && kvssd_get_stats(dev, log, NULL) == 0 && log->version >= 1 &&
+           log->version <= KVSSD_STATS_LOG_VERSION;
+}
+
+int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
+                 const char *name, bool is_load, struct kb_live *live, struct kb_result *out)
+{
+    struct kb_shared sh;
+    memset(&sh, 0, sizeof(sh));
+    sh.cfg = c;
+    sh.eng = e;
+    sh.live = live;
+    bool async = c->engine == KB_ENGINE_ASYNC && e->ops == &kb_engine_kvssd;
+    sh.dev = async ? kb_engine_kvssd_dev(e->st) : NULL;
+    sh.phase = ph;
+    sh.is_load = is_load;
+    sh.key_count = c->key_count;
+    /* a duration without an explicit op count runs for the duration alone */
+    if (is_load) {
+        sh.total_ops = ph->ops ? ph->ops : c->key_count;
+    } else {
+        sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
+    }
+    kb_perm_init(&sh.perm, c->key_count, c->seed);
+    if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST) {
+        kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
+    }
+    double total = 0, acc = 0;
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        total += ph->mix[i];
+    }
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        acc += ph->mix[i];
+        sh.mix_cum[i] = acc / total;
+    }
+
+    memset(out, 0, sizeof(*out));
+    out->phase = name;
+    out->engine = e->ops->name;
+    out->device_ops = e->ops->device_ops;
+    if (c->reset_stats && e->stats) {
+        kvssd_reset_stats(e->stats, NULL);
+    }
+    out->have_device = read_stats(e->stats, &out->before);
+
+    unsigned nslots = async ? c->queue_depth : 1;
+    uint32_t cap = kb_size_max(&c->value_size);
+    cap = cap < 4096 ? 4096 : (cap + 4095) & ~4095u;
+    struct kb_thread *th = calloc(c->threads, sizeof(*th));
+    int rc = 0;
+    for (unsigned i = 0; i < c->threads; i++) {
+        th[i].sh = &sh;
+        th[i].id = i;
+        kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
+        th[i].nslots = nslots;
+        th[i].slots = calloc(nslots, sizeof(struct kb_slot));
+        for (unsigned j = 0; j < nslots; j++) {
+            th[i].slots[j].t = &th[i];
+            th[i].slots[j].value_cap = cap;
+            if (posix_memalign((void **)&th[i].slots[j].value, 4096, cap)) {
+                abort();
+            }
+        }
+        if (async) {
+            int qrc = kvssd_queue_create(sh.dev, c->queue_depth, &th[i].q);
+            if (qrc) {
+                fprintf(stderr, "kvbench: cannot create an io_uring of depth %u: %s (%s)\n",
+                        c->queue_depth, kvssd_strerror(qrc), strerror(errno));
+                rc = 1;
+            }
+        }
+    }
+    bool progress = c->progress == 1 || (c->progress == -1 && isatty(2));
+    double cpu0 = cpu_seconds();
+    uint64_t t0 = kb_now_ns();
+    if (ph->duration_s > 0 && !is_load) {
+        sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
+    }
+    for (unsigned i = 0; !rc && i < c->threads; i++) {
+        pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
+    }
+    if (!rc) {
+        if (progress) {
+            while (atomic_load(&sh.done_ops) < sh.total_ops ||
+                   (!sh.total_ops && !atomic_load(&sh.stop))) {
+                progress_line(&sh, name, t0, false);
+                struct timespec ts = {0, 200000000};
+                nanosleep(&ts, NULL);
+                if (atomic_load(&sh.stop)) {
+                    break;
+                }
+            }
+        }
+        for (unsigned i = 0; i < c->threads; i++) {
+            pthread_join(th[i].tid, NULL);
+        }
+        if (progress) {
+            progress_line(&sh, name, t0, true);
+        }
+    }
+    /* what the engine acknowledged reaches the device inside the phase (and its counters) */
+    uint64_t ts = kb_now_ns();
+    if (!rc && e->ops->sync && e->ops->sync(e->st)) {
+        const char *why = kb_engine_error();
+        fprintf(stderr, "kvbench: %s: the closing sync failed%s%s\n", e->ops->name,
+                why[0] ? ": " : "", why);
+        out->errors++;
+    }
+    uint64_t t1 = kb_now_ns();
+    out->sync_s = (double)(t1 - ts) / 1e9;
+    out->elapsed_s = (double)(t1 - t0) / 1e9;
+    out->cpu_s = cpu_seconds() - cpu0;
+    for (unsigned i = 0; i < c->threads; i++) {
+        struct kb_result *r = &th[i].res;
+        out->ops += r->ops;
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            out->op_count[k] += r->op_count[k];
+        }
+        out->commands += r->commands;
+        out->errors += r->errors;
+        out->not_found += r->not_found;
+        out->mismatches += r->mismatches;
+        out->user_bytes += r->user_bytes;
+        out->written_bytes += r->written_bytes;
+        kb_hist_merge(&out->hist, &r->hist);
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            kb_hist_merge(&out->hist_op[k], &r->hist_op[k]);
+        }
+        kvssd_queue_destroy(th[i].q);
+        for (unsigned j = 0; j < nslots; j++) {
+            free(th[i].slots[j].value);
+        }
+        free(th[i].slots);
+    }
+    free(th);
+    if (out->have_device) {
+        out->have_device = read_stats(e->stats, &out->after);
+    }
+    out->live_user_bytes = kb_live_bytes(live);
+    out->footprint_bytes = e->ops->footprint ? e->ops->footprint(e->st) : -1;
+    return rc;
+}
+
+int kb_live_init(struct kb_live *l, const struct kb_config *c)
+{
+    memset(l, 0, sizeof(*l));
+    uint64_t n = c->key_count;
+    if (c->run.enabled && c->run.mix[KB_OP_INSERT] > 0) {
+        /* a run by duration: room for 4 x key_count (at least 2^20) new keys */
+        uint64_t extra = c->key_count * 4 > (1u << 20) ? c->key_count * 4 : (1u << 20);
+        n += c->run.ops ? c->run.ops : extra;
+    }
+    if (n > KB_LIVE_MAX) {
+        n = KB_LIVE_MAX;
+    }
+    l->len = calloc(n, sizeof(l->len[0]));
+    if (!l->len) {
+        return -1;
+    }
+    l->n = n;
+    return 0;
+}
+
+void kb_live_free(struct kb_live *l)
+{
+    free(l->len);
+    l->len = NULL;
+}
+
+int64_t kb_live_bytes(struct kb_live *l)
+{
+    if (!l || !l->len || atomic_load(&l->overflow)) {
+        return -1;
+    }
+    int64_t sum = 0;
+    for (uint64_t i = 0; i < l->n; i++) {
+        uint32_t v = atomic_load_explicit(&l->len[i], memory_order_relaxed);
+        sum += v ? (int64_t)v - 1 : 0;
+    }
+    return sum;
+}
