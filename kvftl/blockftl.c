@@ -129,19 +129,23 @@ static uint64_t dies_idle(const struct kvftl *ftl, uint64_t now)
     return now;
 }
 
+/* The unit spare area of slot @slot (inside the device). */
+static const struct nand_unit_spare *slot_spare(const struct kvftl *ftl, uint32_t slot)
+{
+    /* a page's slots' spare areas are consecutive, and pages' follow each other */
+    return ftl->nand.unit_spare + slot;
+}
+
 /*
  * The unit's stored copy in slot @slot is the one its spare area names
  * (a damaged image may say otherwise: then it is not returned).
  */
 static bool slot_holds(const struct kvftl *ftl, uint32_t slot, uint64_t unit)
 {
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    uint64_t addr = slot_addr(slot);
-    if (addr + UNIT > geo->total_bytes) {
+    if (slot_addr(slot) + UNIT > ftl->nand.geo.total_bytes) {
         return false;
     }
-    const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, addr >> geo->page_shift);
-    const struct nand_unit_spare *s = &us[(addr & (geo->page_size - 1)) >> PAGE_MAP_UNIT_SHIFT];
+    const struct nand_unit_spare *s = slot_spare(ftl, slot);
     return s->seq != 0 && s->unit == unit;
 }
 
@@ -150,8 +154,10 @@ static bool slot_holds(const struct kvftl *ftl, uint32_t slot, uint64_t unit)
 /*
  * GC's data victim (struct gc_owner.collect_data): every slot whose spare
  * area names a unit the map still points at is read (its page once) and
- * written at the write pointer; the map moves. Without PLP the copies are
- * programmed before the victim is erased.
+ * written at the write pointer with a new write sequence number (so a
+ * crash mount prefers it to whatever a translation page programmed
+ * earlier says); the map moves. Without PLP the copies are programmed
+ * before the victim is erased.
  */
 static int blk_collect_data(void *ctx, uint32_t victim, uint64_t *now_ns)
 {
@@ -172,7 +178,13 @@ static int blk_collect_data(void *ctx, uint32_t victim, uint64_t *now_ns)
                 continue;
             }
             uint32_t slot = (uint32_t)((ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j);
-            if (page_map_lookup(pm, us[j].unit, false, now_ns) != slot) {
+            /*
+             * Which slots are live the firmware knows without its map
+             * pages (a valid bit per slot, as FTLs keep per block; here the
+             * host's map array answers): only a live unit's translation
+             * page is loaded, to be changed.
+             */
+            if (pm->map[us[j].unit] != slot) {
                 continue; /* an older copy, or the unit was deallocated */
             }
             if (!read) {
@@ -403,9 +415,22 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
     uint32_t lb = ftl->cfg.lba_bytes;
     uint64_t pos = slba * lb, end = (slba + nlb) * lb;
     uint64_t first = pos / UNIT, last = (end - 1) / UNIT;
-    /* the map lookups first (misses read translation pages one after another) */
+    /*
+     * The map lookups first (misses read translation pages one after
+     * another); each mapped unit's spare area and first bytes are loaded
+     * into the host cache at once, so those loads overlap instead of
+     * following each other in the loop below.
+     */
     for (uint64_t u = first; u <= last; u++) {
-        page_map_lookup(&ftl->pmap, u, false, &now);
+        uint32_t slot = page_map_lookup(&ftl->pmap, u, false, &now);
+        if (slot != PAGE_MAP_UNMAPPED && slot_addr(slot) + UNIT <= ftl->nand.geo.total_bytes) {
+            const uint8_t *d = ftl->nand.data + slot_addr(slot);
+            __builtin_prefetch(slot_spare(ftl, slot));
+            __builtin_prefetch(d);
+            __builtin_prefetch(d + 64);
+            __builtin_prefetch(d + 128);
+            __builtin_prefetch(d + 192);
+        }
     }
     /* then the units' NAND reads, issued together: dies work in parallel */
     uint64_t issue = now;

@@ -16,6 +16,11 @@
  * prints each walk's total time and its worst slice: the longest the device
  * would hold QEMU's main loop.
  *
+ * --command-set nvm runs the block personality instead (include/kvftl/block.h):
+ * --keys native 4 KiB writes, one to each logical unit in a pseudo-random
+ * order, then as many reads in another, with the host memory of the map per
+ * mapped page (run_block()).
+ *
  * Documented in docs/kvftl-bench.md. This is a benchmark that prints numbers,
  * not a test: it asserts nothing about speed.
  */
@@ -30,6 +35,7 @@
 #include <time.h>
 
 #include <bench/key_order.h>
+#include <kvftl/block.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
 
@@ -54,6 +60,7 @@ struct opts {
     bool json;
     bool slices; /* run the long walks in device slices instead of retrieves */
     uint64_t seed;
+    bool keys_set; /* --keys given (the block mode's default differs) */
 };
 
 static void usage(FILE *f)
@@ -61,7 +68,8 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: kvftl-bench [options]\n"
-        "  --keys N               distinct keys stored then retrieved (default 10000000; 1..1000000000)\n"
+        "  --keys N               distinct keys stored then retrieved (default 10000000; 1..1000000000);\n"
+        "                         with --command-set nvm: 4 KiB units written then read (default 500000)\n"
         "  --key-bytes N          key size in bytes (default 16; 1..255)\n"
         "  --value-bytes N        value size in bytes (default 64; 0..2097152)\n"
         "  --preset NAME          device preset: default, pm983, cosmos (default: default)\n"
@@ -206,6 +214,7 @@ static void parse(int argc, char **argv, struct opts *o)
                        .batch = 16,
                        .seed = 1};
     bool batch_set = false;
+    o->keys_set = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -213,6 +222,7 @@ static void parse(int argc, char **argv, struct opts *o)
         case O_KEYS:
             o->keys = num_arg("--keys", optarg, 1, 1000000000, false,
                               "a number from 1 to 1000000000");
+            o->keys_set = true;
             break;
         case O_KB:
             o->key_bytes = (uint32_t)num_arg("--key-bytes", optarg, KVFTL_KEY_MIN_BYTES,
@@ -344,6 +354,14 @@ static double cpu_s(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* User CPU time of the process: the firmware's own work, without the kernel's page faults. */
+static double user_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -396,6 +414,7 @@ static void fmt_bytes(char *out, size_t n, double b)
 struct phase {
     double wall_s;
     double cpu_s; /* user + system CPU time of the process during the phase */
+    double user_s; /* user CPU time alone (block mode: without the kernel zeroing new pages) */
     uint64_t ops, errors;
     uint64_t first_arrival_ns, last_done_ns;
 };
@@ -408,6 +427,11 @@ static double ops_per_s(const struct phase *p)
 static double ops_per_cpu_s(const struct phase *p)
 {
     return p->cpu_s > 0 ? (double)p->ops / p->cpu_s : 0;
+}
+
+static double ops_per_user_s(const struct phase *p)
+{
+    return p->user_s > 0 ? (double)p->ops / p->user_s : 0;
 }
 
 static double sim_span_s(const struct phase *p)
@@ -596,6 +620,195 @@ static int run_slices(struct kvftl *ftl, const struct opts *o, uint64_t now)
     return rc;
 }
 
+/* ---------------- --command-set nvm: the block personality ---------------- */
+
+#define BLOCK_DEFAULT_UNITS 500000u
+
+/* The device for @units 4 KiB units: the map's pages, over-provisioning and 25% headroom. */
+static void size_block_device(struct kvftl_config *cfg, uint64_t units)
+{
+    uint64_t need = units * (KVFTL_BLOCK_UNIT_BYTES + 8);
+    need = need / (100 - cfg->overprovision_percent) * 100;
+    need += need / 4;
+    uint64_t per_block_row = (uint64_t)cfg->channels * cfg->dies_per_channel *
+                             cfg->pages_per_block * cfg->page_size_bytes;
+    uint64_t blocks = (need + per_block_row - 1) / per_block_row + cfg->gc_low_watermark_blocks + 2;
+    uint64_t min_blocks = cfg->gc_high_watermark_blocks + 16;
+    if (blocks < min_blocks) {
+        blocks = min_blocks;
+    }
+    if (blocks > cfg->blocks_per_die) {
+        cfg->blocks_per_die = (uint32_t)blocks;
+    }
+}
+
+/* A pseudo-random permutation of 0..n-1: j -> (a*j + c) mod n, a coprime to n. */
+struct perm {
+    uint64_t a, c, n, i;
+};
+
+static struct perm perm_make(uint64_t seed, uint64_t n)
+{
+    uint64_t a = (scramble(seed) | 1) % n;
+    if (!a) {
+        a = 1;
+    }
+    while (!key_order_coprime(a, n)) {
+        a++;
+    }
+    return (struct perm){.a = a, .c = scramble(seed + 1) % n, .n = n, .i = scramble(seed + 1) % n};
+}
+
+static uint64_t perm_next(struct perm *p)
+{
+    uint64_t v = p->i;
+    p->i += p->a;
+    if (p->i >= p->n) {
+        p->i -= p->n;
+    }
+    return v;
+}
+
+/*
+ * Write every unit 0..N-1 once (4 KiB, its number in the first 8 bytes) in
+ * one pseudo-random order, then read each once in another and check the
+ * number; closed loop at --queue-depth in simulated time, as the KV phases.
+ */
+static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
+{
+    const uint32_t lb = kvftl_get_config(ftl)->lba_bytes, per_unit = KVFTL_BLOCK_UNIT_BYTES / lb;
+    uint64_t *ring = calloc(o->queue_depth, sizeof(uint64_t));
+    uint8_t *buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES);
+    if (!ring || !buf) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        return 1;
+    }
+    for (uint32_t i = 0; i < KVFTL_BLOCK_UNIT_BYTES; i++) {
+        buf[i] = (uint8_t)(o->seed + i * 131);
+    }
+    struct kvftl_cpl cpl;
+    enum kvftl_status first_err = KVFTL_OK;
+
+    struct phase wr = {.ops = units};
+    struct perm p = perm_make(o->seed, units);
+    double c0 = cpu_s(), u0 = user_cpu_s(), w0 = now_s();
+    for (uint64_t j = 0; j < units; j++) {
+        uint64_t u = perm_next(&p);
+        memcpy(buf, &u, 8);
+        kvftl_block_write(ftl, u * per_unit, per_unit, buf, false, ring[j % o->queue_depth], &cpl);
+        if (cpl.status != KVFTL_OK && !wr.errors++) {
+            first_err = cpl.status;
+        }
+        ring[j % o->queue_depth] = cpl.done_ns;
+        wr.last_done_ns = cpl.done_ns > wr.last_done_ns ? cpl.done_ns : wr.last_done_ns;
+    }
+    wr.wall_s = now_s() - w0;
+    wr.cpu_s = cpu_s() - c0;
+    wr.user_s = user_cpu_s() - u0;
+    struct kvftl_stats s1;
+    kvftl_stats_get(ftl, &s1);
+
+    struct phase rd = {
+        .ops = units, .first_arrival_ns = wr.last_done_ns, .last_done_ns = wr.last_done_ns};
+    for (uint32_t q = 0; q < o->queue_depth; q++) {
+        ring[q] = wr.last_done_ns;
+    }
+    p = perm_make(o->seed + 2, units);
+    uint64_t mismatches = 0;
+    c0 = cpu_s();
+    u0 = user_cpu_s();
+    w0 = now_s();
+    for (uint64_t j = 0; j < units; j++) {
+        uint64_t u = perm_next(&p);
+        kvftl_block_read(ftl, u * per_unit, per_unit, buf, ring[j % o->queue_depth], &cpl);
+        if (cpl.status != KVFTL_OK) {
+            if (!rd.errors++) {
+                first_err = cpl.status;
+            }
+        } else if (memcmp(buf, &u, 8) != 0) {
+            mismatches++;
+        }
+        ring[j % o->queue_depth] = cpl.done_ns;
+        rd.last_done_ns = cpl.done_ns > rd.last_done_ns ? cpl.done_ns : rd.last_done_ns;
+    }
+    rd.wall_s = now_s() - w0;
+    rd.cpu_s = cpu_s() - c0;
+    rd.user_s = user_cpu_s() - u0;
+    struct kvftl_stats s2;
+    kvftl_stats_get(ftl, &s2);
+    if (wr.errors || rd.errors || mismatches) {
+        fprintf(stderr,
+                "kvftl-bench: %" PRIu64 " writes and %" PRIu64 " reads failed (first status %s), "
+                "%" PRIu64 " reads returned wrong bytes\n",
+                wr.errors, rd.errors, kvftl_status_name(first_err), mismatches);
+    }
+    const struct kvftl_config *used = kvftl_get_config(ftl);
+    double host_per_page = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
+    uint64_t read_misses = s2.index_cache_misses - s1.index_cache_misses;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    if (o->json) {
+        printf("{\"command_set\": \"nvm\", \"units\": %" PRIu64 ", \"lba_bytes\": %u, "
+               "\"preset\": \"%s\", \"namespace_lbas\": %" PRIu64 ", \"index_dram_bytes\": %" PRIu64
+               ", \"queue_depth\": %u, \"seed\": %" PRIu64 ", "
+               "\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
+               "\"write_ops_per_cpu_s\": %.0f, \"read_ops_per_cpu_s\": %.0f, "
+               "\"write_ops_per_user_cpu_s\": %.0f, \"read_ops_per_user_cpu_s\": %.0f, "
+               "\"write_wall_s\": %.3f, \"read_wall_s\": %.3f, "
+               "\"host_bytes_per_mapped_page\": %.2f, \"map_host_bytes\": %" PRIu64 ", "
+               "\"read_map_cache_misses\": %" PRIu64 ", "
+               "\"sim_write_ops_per_s\": %.0f, \"sim_read_ops_per_s\": %.0f, "
+               "\"write_p50_ns\": %" PRIu64 ", \"write_p99_ns\": %" PRIu64 ", "
+               "\"read_p50_ns\": %" PRIu64 ", \"read_p99_ns\": %" PRIu64 ", "
+               "\"write_amplification\": %.3f, \"gc_runs\": %" PRIu64 ", "
+               "\"write_errors\": %" PRIu64 ", \"read_errors\": %" PRIu64
+               ", \"read_mismatches\": %" PRIu64 ", \"max_rss_bytes\": %" PRIu64 "}\n",
+               units, lb, o->preset, kvftl_block_lbas(ftl), used->index_dram_bytes, o->queue_depth,
+               o->seed, ops_per_s(&wr), ops_per_s(&rd), ops_per_cpu_s(&wr), ops_per_cpu_s(&rd),
+               ops_per_user_s(&wr), ops_per_user_s(&rd), wr.wall_s, rd.wall_s, host_per_page,
+               s1.index_host_bytes, read_misses, sim_ops_per_s(&wr), sim_ops_per_s(&rd),
+               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns,
+               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
+               s2.write_amplification, s2.gc_runs, wr.errors, rd.errors, mismatches,
+               (uint64_t)ru.ru_maxrss * 1024);
+    } else {
+        char map[32], rss[32], budget[32];
+        fmt_bytes(map, sizeof(map), (double)s1.index_host_bytes);
+        fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
+        fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
+        printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
+               "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, seed %" PRIu64 "\n",
+               units, lb, kvftl_block_lbas(ftl), o->preset, o->queue_depth, o->seed);
+        printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
+               "%s\n\n",
+               used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
+               used->page_size_bytes, budget);
+        printf("%-10s %12s %10s %14s %9s %14s %9s %14s %12s %12s %7s\n", "phase", "host ops/s",
+               "wall s", "ops/CPU-s", "CPU s", "ops/user-s", "user s", "sim ops/s", "sim p50 ns",
+               "sim p99 ns", "errors");
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+               " %7" PRIu64 "\n",
+               "write 4K", ops_per_s(&wr), wr.wall_s, ops_per_cpu_s(&wr), wr.cpu_s,
+               ops_per_user_s(&wr), wr.user_s, sim_ops_per_s(&wr),
+               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns, wr.errors);
+        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+               " %7" PRIu64 "\n",
+               "read 4K", ops_per_s(&rd), rd.wall_s, ops_per_cpu_s(&rd), rd.cpu_s,
+               ops_per_user_s(&rd), rd.user_s, sim_ops_per_s(&rd),
+               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
+               rd.errors + mismatches);
+        printf("\nmap host memory        %s = %.2f bytes per mapped page (%s during reads: %" PRIu64
+               " map cache misses)\n",
+               map, host_per_page, read_misses ? "NOT fully cached" : "fully cached", read_misses);
+        printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2.write_amplification,
+               s2.gc_runs);
+        printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
+    }
+    free(ring);
+    free(buf);
+    return wr.errors || rd.errors || mismatches ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -609,8 +822,39 @@ int main(int argc, char **argv)
                                 NULL, 0); /* checked by tunable_arg() */
         }
     }
-    size_device(&cfg, &o);
     bool auto_index = !o.tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
+    if (cfg.command_set == KVFTL_CMDSET_NVM) {
+        uint64_t units = o.keys_set ? o.keys : BLOCK_DEFAULT_UNITS;
+        size_block_device(&cfg, units);
+        if (auto_index) {
+            /* enough for the whole map: 4 bytes per unit and the pages' headers */
+            cfg.index_dram_bytes = units * 8 + (64ull << 20);
+        }
+        char berr[512];
+        if (kvftl_config_check(&cfg, berr, sizeof(berr)) != 0) {
+            fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n",
+                    berr);
+            return 2;
+        }
+        struct kvftl *bftl = kvftl_open(&cfg, berr, sizeof(berr));
+        if (!bftl) {
+            fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", berr);
+            return 1;
+        }
+        uint64_t per_unit = KVFTL_BLOCK_UNIT_BYTES / cfg.lba_bytes;
+        if (kvftl_block_lbas(bftl) / per_unit < units) {
+            fprintf(stderr,
+                    "kvftl-bench: the namespace holds %" PRIu64 " units, fewer than %" PRIu64 "\n",
+                    kvftl_block_lbas(bftl) / per_unit, units);
+            kvftl_close(bftl);
+            return 1;
+        }
+        int brc = run_block(bftl, &o, units);
+        kvftl_close(bftl);
+        free(o.tunable_text);
+        return brc;
+    }
+    size_device(&cfg, &o);
     /* Enough to cache the whole index: 256 bytes of index page per key is far above any layout. */
     if (auto_index) {
         cfg.index_dram_bytes = o.keys * 256 + (64ull << 20);
