@@ -77,8 +77,8 @@ def _steps(engine, n):
             cmds.append(("discard", V.DISCARD))
         cmds += [("ins-read", V.kb(engine, keys=n, key_size=16, value_size=4096, load_order=o,
                                    ops=n, mix="read=1", order=o)),
-                 ("update", V.kb(engine, no_load=True, keys=n, key_size=16, value_size=4096,
-                                 ops=n, mix="update=1", order=o))]
+                 ("update", V.kb(engine, keep=True, no_load=True, keys=n, key_size=16,
+                                 value_size=4096, ops=n, mix="update=1", order=o))]
         if engine == "rocksdb":
             cmds.append(("umount", V.UMOUNT))
         out.append(C.Step("%s-%s" % (engine, o), cmds, fresh=(engine == "kvssd"),
@@ -88,16 +88,16 @@ def _steps(engine, n):
 
 def boots(scale):
     n = C.scaled(3000, scale, lo=500)
-    return [C.Boot(NAME + "-kv", _steps("kvssd", n), props=props(), latency=True),
-            C.Boot(NAME + "-block", _steps("rocksdb", n) + _steps("rawhash", n),
-                   props=V.block_props(props()), latency=True, timeout_s=2400)]
+    return [C.Boot(NAME, _steps("kvssd", n) + _steps("rocksdb", n) + _steps("rawhash", n),
+                   props=props(), block_props=V.block_props(props()), latency=True,
+                   timeout_s=2400)]
 
 
 def measure(raw):
     """{engine: {order: {insert, read, update: mean us (guest wall)}}}."""
     pts = {}
     for e in V.ENGINES:
-        boot = NAME + ("-kv" if e == "kvssd" else "-block")
+        boot = NAME
         for o in ORDERS:
             s = "%s-%s" % (e, o)
             a = C.part(raw, boot, s, "ins-read")
@@ -176,8 +176,8 @@ def analyze(raw, scale):
     claims = judge(pts)
     rec = {"series": pts, "claims": claims, "met": V.overall(claims)}
     if rec["met"] is None:
-        rec.update(ours="not measured", why="no engine produced latencies (raw output of boots "
-                   "%s-kv, %s-block)" % (NAME, NAME))
+        rec.update(ours="not measured", why="no engine produced latencies (raw output of boot "
+                   "%s)" % NAME)
         return rec
     table = [["engine", "order", "insert mean us", "read mean us", "update mean us"]]
     for e in V.ENGINES:

@@ -59,15 +59,16 @@ def boots(scale):
             ("reset", V.BLK_RESET),
             ("run", V.fio("randrw", 512, 1, span, io_size=ops * 512, rwmix=50, repeats=True)),
             ("stats", V.BLK_STATS)], fresh=False, meta={"blocks": n, "ops": ops}))
-    props = V.block_props({"preset": "pm983", "index-page-bytes": F3.INDEX_PAGE,
-                           "index-dram-bytes": F3.INDEX_DRAM, "lba-bytes": 512})
-    return [C.Boot(NAME, steps, props=props, timeout_s=1800)]
+    props = {"preset": "pm983", "index-page-bytes": F3.INDEX_PAGE,
+             "index-dram-bytes": F3.INDEX_DRAM}
+    return [C.Boot(NAME, steps, props=props, block_props=V.block_props(props, 512),
+                   timeout_s=1800)]
 
 
 def measure(raw):
     pts = {}
     for name in ("low", "high"):
-        st = C.part(raw, NAME, name, "stats")
+        st = V.blk_stats(raw, NAME, name, "stats")
         r = V.sim_mean_us(st, "retrieve")
         w = V.sim_mean_us(st, "store")
         if r is None or w is None:

@@ -10,15 +10,16 @@ writes and 0.37x for reads of values under 24 KiB at queue depth 64
 (abstract, §IV), no such benefit at queue depth 1; the abstract also gives
 2.63x (writes) and 8.1x (reads) as the highest direct-I/O latency ratios.
 
-Here: the same device (preset pm983, BLOCKS_PER_DIE blocks per die) booted
-as a KV-SSD and as a block SSD (command-set=nvm, 512-byte LBAs as the
-paper's 512-byte block experiments), latency=on (completions wait for their
+Here: the same device (preset pm983, BLOCKS_PER_DIE blocks per die) attached
+twice to one guest, as a KV-SSD and as a block SSD (command-set=nvm,
+512-byte LBAs as the paper's 512-byte block experiments), latency=on (completions wait for their
 simulated NAND time, so a queue of 64 commands really queues in the
 device). For each value size and queue depth: KV -- kvbench stores N new
 16-byte keys in uniform order, then Retrieves each once (sync engine at
 QD 1, io_uring at QD 64); block -- fio writes N blocks of the value size at
 random offsets (each once), then reads them back in random order, direct
-I/O through io_uring. The metric is the device's own mean simulated latency
+I/O through io_uring. Both devices are attached to one guest
+(run-guest.sh --block). The metric is the device's own mean simulated latency
 per command (statistics log: the KV personality's Store/Retrieve, the block
 personality's Write/Read), not the guest's wall clock.
 """
@@ -54,8 +55,9 @@ CRITERIA = {
 }
 TARGET = ("KV/block latency ratios by value size and queue depth at the paper's magnitudes "
           "(criteria: the claims table, fixed in CRITERIA before the run)")
-SETUP = ("Device preset pm983 with blocks-per-die=%d, latency=on, booted twice: command-set=kv "
-         "and command-set=nvm with lba-bytes=512. KV: 16-byte keys, PRP values, sync engine "
+SETUP = ("Device preset pm983 with blocks-per-die=%d, latency=on, twice in one guest: the "
+         "KV-SSD and the block personality (run-guest.sh --block, lba-bytes=512). KV: 16-byte "
+         "keys, PRP values, sync engine "
          "(QD 1) or io_uring (QD 64). Block: fio, io_uring, direct I/O on /dev/nvme0n1. Metric: "
          "mean simulated device latency per command (statistics log). " % BLOCKS_PER_DIE)
 SCALE = ("paper: 1.53 M operations per value size; here 2000 (512 B-4 KiB), 1000 (8 KiB), "
@@ -78,21 +80,19 @@ def boots(scale):
         n = count(v, scale)
         for qd in QDS:
             io = "sync" if qd == 1 else "async"
-            kv.append(C.Step("v%d-qd%d" % (v, qd), [("bench", V.kb(
+            kv.append(C.Step("kv-v%d-qd%d" % (v, qd), [("bench", V.kb(
                 "kvssd", io=io, qd=qd, keys=n, key_size=16, value_size=v, load_order="uniform",
                 ops=n, mix="read=1", order="uniform", mode="prp"))],
                 meta={"value": v, "qd": qd, "ops": n}))
             span = n * v
-            blk.append(C.Step("v%d-qd%d" % (v, qd), [
+            blk.append(C.Step("blk-v%d-qd%d" % (v, qd), [
                 ("discard", V.DISCARD),
                 ("reset-w", V.BLK_RESET), ("write", V.fio("randwrite", v, qd, span)),
                 ("stats-w", V.BLK_STATS),
                 ("reset-r", V.BLK_RESET), ("read", V.fio("randread", v, qd, span)),
                 ("stats-r", V.BLK_STATS)], fresh=False, meta={"value": v, "qd": qd, "ops": n}))
-    bprops = V.block_props(props())
-    bprops["lba-bytes"] = 512
-    return [C.Boot(NAME + "-kv", kv, props=props(), latency=True, timeout_s=1800),
-            C.Boot(NAME + "-block", blk, props=bprops, latency=True, timeout_s=1800)]
+    return [C.Boot(NAME, kv + blk, props=props(), block_props=V.block_props(props(), 512),
+                   latency=True, timeout_s=2400)]
 
 
 def measure(raw):
@@ -101,16 +101,16 @@ def measure(raw):
     for v in SIZES:
         for qd in QDS:
             step = "v%d-qd%d" % (v, qd)
-            b = C.part(raw, NAME + "-kv", step, "bench")
+            b = C.part(raw, NAME, "kv-" + step, "bench")
             ld, rn = C.phase(b, "load"), C.phase(b, "run")
             p = {}
             if ld and ld.get("device") and not ld["errors"]:
                 p["kv_write_us"] = ld["device"]["sim_latency_us"]["store"].get("mean")
             if rn and rn.get("device") and not rn["errors"] and not rn.get("mismatches"):
                 p["kv_read_us"] = rn["device"]["sim_latency_us"]["retrieve"].get("mean")
-            p["blk_write_us"] = V.sim_mean_us(C.part(raw, NAME + "-block", step, "stats-w"),
+            p["blk_write_us"] = V.sim_mean_us(V.blk_stats(raw, NAME, "blk-" + step, "stats-w"),
                                               "store")
-            p["blk_read_us"] = V.sim_mean_us(C.part(raw, NAME + "-block", step, "stats-r"),
+            p["blk_read_us"] = V.sim_mean_us(V.blk_stats(raw, NAME, "blk-" + step, "stats-r"),
                                              "retrieve")
             p["write_ratio"] = V.ratio(p.get("kv_write_us"), p["blk_write_us"])
             p["read_ratio"] = V.ratio(p.get("kv_read_us"), p["blk_read_us"])
@@ -168,7 +168,7 @@ def analyze(raw, scale):
     rec["met"] = V.overall(claims)
     if rec["met"] is None:
         rec.update(ours="not measured: no point produced both personalities' latencies",
-                   why="see the raw output of boots %s-kv and %s-block" % (NAME, NAME))
+                   why="see the raw output of boot %s" % NAME)
         return rec
     table = [["value", "QD", "KV Store us", "block write us", "write ratio", "KV Retrieve us",
               "block read us", "read ratio"]]

@@ -77,14 +77,12 @@ def boots(scale):
                               ("after-w", V.BLK_STATS),
                               ("read", V.fio("randread", 4096, QD4K, span4)),
                               ("after-r", V.BLK_STATS)], fresh=False, meta={"ops": n4}))
-    kv = [C.Step("r4k", [("bench", V.kb("kvssd", io="async", qd=QD4K, keys=n4, key_size=16,
+    kv = [C.Step("kv-r4k", [("bench", V.kb("kvssd", io="async", qd=QD4K, keys=n4, key_size=16,
                                         value_size=4096, load_order="uniform", ops=n4,
                                         mix="read=1", order="uniform", mode="prp"))],
                  meta={"ops": n4})]
-    bprops = V.block_props(props())
-    bprops["lba-bytes"] = 512
-    return [C.Boot(NAME + "-block", blk, props=bprops, timeout_s=1800),
-            C.Boot(NAME + "-kv", kv, props=props(), timeout_s=1800)]
+    return [C.Boot(NAME, blk + kv, props=props(), block_props=V.block_props(props(), 512),
+                   timeout_s=2400)]
 
 
 def _bw(a, b, nbytes, wall_s):
@@ -107,7 +105,7 @@ def _fio_s(j, rw):
 
 
 def measure(raw):
-    b = NAME + "-block"
+    b = NAME
     curve = {}
     meta = raw.get(b, {}).get("steps", {})
     for k in SIZES_KIB:
@@ -115,7 +113,7 @@ def measure(raw):
         n = meta.get(s, {}).get("ops")
         if not n:
             continue
-        bw, bound = _bw(C.part(raw, b, s, "before"), C.part(raw, b, s, "after"), n * k * 1024,
+        bw, bound = _bw(V.blk_stats(raw, b, s, "before"), V.blk_stats(raw, b, s, "after"), n * k * 1024,
                         _fio_s(C.part(raw, b, s, "write"), "write"))
         if bw is not None:
             curve[str(k)] = {"mb_per_s": bw, "device_bound": bound}
@@ -123,12 +121,12 @@ def measure(raw):
     n4 = meta.get("r4k", {}).get("ops")
     if n4:
         r4["blk_write_mb_s"], r4["blk_write_bound"] = _bw(
-            C.part(raw, b, "r4k", "before-w"), C.part(raw, b, "r4k", "after-w"), n4 * 4096,
+            V.blk_stats(raw, b, "r4k", "before-w"), V.blk_stats(raw, b, "r4k", "after-w"), n4 * 4096,
             _fio_s(C.part(raw, b, "r4k", "write"), "write"))
         r4["blk_read_mb_s"], r4["blk_read_bound"] = _bw(
-            C.part(raw, b, "r4k", "after-w"), C.part(raw, b, "r4k", "after-r"), n4 * 4096,
+            V.blk_stats(raw, b, "r4k", "after-w"), V.blk_stats(raw, b, "r4k", "after-r"), n4 * 4096,
             _fio_s(C.part(raw, b, "r4k", "read"), "read"))
-    bench = C.part(raw, NAME + "-kv", "r4k", "bench")
+    bench = C.part(raw, NAME, "kv-r4k", "bench")
     for ph, key in (("load", "kv_write"), ("run", "kv_read")):
         p = C.phase(bench, ph)
         if p and p.get("device") and not p["errors"] and p["device"]["sim_time_s"] > 0:

@@ -61,21 +61,22 @@ def boots(scale):
     chunk = "K=$(sed 's/[^0-9]//g' /tmp/rp-keys.json); C=$(( K / %d )); " % CHUNKS
     for i in range(CHUNKS):
         cmds += [("s%d" % i, V.BLK_STATS),
-                 ("u%d" % i, chunk + _sub(V.kb("rocksdb", no_load=True, keys="$K", ops="$C",
+                 ("u%d" % i, chunk + _sub(V.kb("rocksdb", keep=True, no_load=True, keys="$K",
+                                               ops="$C",
                                                key_size=16, value_size=4096, mix="update=1",
                                                order="uniform", seed=100 + i)))]
     cmds += [("s%d" % CHUNKS, V.BLK_STATS), ("umount", V.UMOUNT)]
-    props = V.block_props({"preset": "pm983"})
+    props = {"preset": "pm983"}
     props.update(GEOMETRY)
     return [C.Boot(NAME, [C.Step("gc", cmds, fresh=False, meta={"chunks": CHUNKS})],
-                   props=props, latency=True, timeout_s=2400)]
+                   props=props, block_props=V.block_props(props), latency=True, timeout_s=2400)]
 
 
 def measure(raw):
     chunks = []
     for i in range(CHUNKS):
         x = V.engine_phase(C.part(raw, NAME, "gc", "u%d" % i), "run")
-        a, b = C.part(raw, NAME, "gc", "s%d" % i), C.part(raw, NAME, "gc", "s%d" % (i + 1))
+        a, b = V.blk_stats(raw, NAME, "gc", "s%d" % i), V.blk_stats(raw, NAME, "gc", "s%d" % (i + 1))
         if not x:
             continue
         p = {"chunk": i, "ops": x["ops"], "ops_per_s": x["wall_ops_per_s"]}

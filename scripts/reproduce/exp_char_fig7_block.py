@@ -80,13 +80,13 @@ def boots(scale):
         ("bench", V.kb("kvssd", keys=n, key_size=16, value_size=v, load_order="sequential",
                        no_run=True, mode="prp")), ("stats", C.STATS)],
         meta={"value": v, "ops": n}) for v in SIZES]
-    return [C.Boot(NAME + "-block", blk, props=V.block_props(props()), timeout_s=1800),
-            C.Boot(NAME + "-kv", kv, props=props(), timeout_s=1800)]
+    return [C.Boot(NAME, blk + kv, props=props(), block_props=V.block_props(props()),
+                   timeout_s=2400)]
 
 
 def measure(raw):
     pts = {}
-    b = NAME + "-block"
+    b = NAME
     for v in SIZES:
         p = {}
         x = V.engine_phase(C.part(raw, b, "rocksdb-v%d" % v, "bench"), "load")
@@ -94,14 +94,13 @@ def measure(raw):
         if x and du and x.get("user_bytes"):
             p["rocksdb_sst"] = du["sst_bytes"] / x["user_bytes"]
             p["rocksdb_dir"] = du["dir_bytes"] / x["user_bytes"]
-        bench = C.part(raw, b, "rawhash-v%d" % v, "bench")
-        ph = C.phase(bench, "load")
-        if ph and not ph.get("errors"):
-            sa = ph.get("space_amp")
-            if sa is None and ph.get("device"):
-                sa = ph["device"].get("space_amp")
-            p["rawhash"] = sa
-        st = C.part(raw, NAME + "-kv", "kvssd-v%d" % v, "stats")
+        if x:
+            p["rocksdb_kvbench"] = x.get("space_amp_engine")
+        y = V.engine_phase(C.part(raw, b, "rawhash-v%d" % v, "bench"), "load")
+        if y and y.get("space_amp_engine") is not None:
+            p["rawhash"] = y["space_amp_engine"]
+            p["rawhash_device"] = y.get("space_amp_device")
+        st = C.part(raw, NAME, "kvssd-v%d" % v, "stats")
         if st and st.get("live_user_bytes"):
             p["kvssd"] = st["live_nand_bytes"] / st["live_user_bytes"]
         if p:

@@ -68,21 +68,21 @@ def boots(scale):
                               ("bench", V.kb("rawhash", **put)), ("sync", "sync; echo '{}'"),
                               ("c1", V.SNAP), ("stats", V.BLK_STATS)],
                   fresh=False, meta={"ops": n})]
-    return [C.Boot(NAME + "-kv", kv, props=props()),
-            C.Boot(NAME + "-block", blk, props=V.block_props(props()), timeout_s=2400)]
+    return [C.Boot(NAME, kv + blk, props=props(), block_props=V.block_props(props()),
+                   timeout_s=2400)]
 
 
 def measure(raw):
     pts = {}
-    x = V.engine_phase(C.part(raw, NAME + "-kv", "kvssd", "bench"), "load")
+    x = V.engine_phase(C.part(raw, NAME, "kvssd", "bench"), "load")
     if x and x.get("h2d_bytes_per_op") is not None:
         pts["kvssd"] = {"ops": x["ops"], "h2d_bytes_per_op": x["h2d_bytes_per_op"],
                         "wall_ops_per_s": x["wall_ops_per_s"],
                         "user_bytes_per_op": x["user_bytes"] / x["ops"]}
     for e in ("rocksdb", "rawhash"):
-        b = NAME + "-block"
+        b = NAME
         x = V.engine_phase(C.part(raw, b, e, "bench"), "load")
-        st = C.part(raw, b, e, "stats")
+        st = V.blk_stats(raw, b, e, "stats")
         d = V.snap_delta(C.part(raw, b, e, "c0"), C.part(raw, b, e, "c1"))
         if not x:
             continue

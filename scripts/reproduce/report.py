@@ -163,8 +163,11 @@ def render(results, order, docs_dir):
         boots = r.get("boots", [])
         if boots:
             L.append("Guest boots: " + "; ".join(
-                "`%s` (%s, %.0f s)" % (b["name"], ", ".join("%s=%s" % kv for kv in
-                                                           sorted(b["props"].items())) or "defaults",
-                                       b["wall_s"]) for b in boots) + ".")
+                "`%s` (%s%s, %.0f s)" % (
+                    b["name"], ", ".join("%s=%s" % kv for kv in sorted(b["props"].items()))
+                    or "defaults",
+                    "; block personality: " + (", ".join("%s=%s" % kv for kv in sorted(
+                        b["block_props"].items())) or "defaults")
+                    if b.get("block_props") is not None else "", b["wall_s"]) for b in boots) + ".")
             L.append("")
     return "\n".join(L) + "\n"

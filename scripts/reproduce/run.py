@@ -130,7 +130,7 @@ def main():
                    run_at=run_at, commit=git_head(),
                    setup=getattr(m, "SETUP", "") + rec.get("setup_extra", ""),
                    scale_note=getattr(m, "SCALE", ""),
-                   boots=[{"name": b.name, "props": b.props,
+                   boots=[{"name": b.name, "props": b.props, "block_props": b.block_props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
         rec.setdefault("met", None)

@@ -9,10 +9,11 @@ exp_bandslim_fig8 at --scale 0.1 (100 Stores per point): the prp points of
 every size and the inline/adaptive points of 4-32 B, with the markers the
 guest script prints.
 
-testdata/char-fig4-{kv,block}.out are canned (written by hand through a
-generator, not recorded): the two boots of exp_char_fig4 with chosen mean
-latencies (KV/block ratios listed in KVBlockFig4), one failed part, and
-console noise, so the verdict of every claim is known exactly.
+testdata/char-fig4-guest.out is canned (written through a generator, not
+recorded): the boot of exp_char_fig4 with chosen mean latencies (KV/block
+ratios listed in KVBlockFig4; the block device's statistics as nvme-cli's
+log words), one failed part and console noise, so the verdict of every
+claim is known exactly.
 """
 
 import json
@@ -256,17 +257,22 @@ class KVBlockFig4(unittest.TestCase):
            32 KiB 2.00 | 1.10, 64 KiB 2.50 | (its stats-r part failed)"""
 
     def setUp(self):
-        self.raw = {X4.NAME + "-kv": {"parts": C.parse_output(canned("char-fig4-kv.out"))},
-                    X4.NAME + "-block": {"parts": C.parse_output(canned("char-fig4-block.out"))}}
+        self.raw = {X4.NAME: {"parts": C.parse_output(canned("char-fig4-guest.out"))}}
         self.rec = X4.analyze(self.raw, 1.0)
 
-    def test_parse_both_boots(self):
-        """12 kvbench parts; 12 x 7 block parts, one (v65536-qd64/stats-r) failed with rc 1."""
-        kv, blk = (self.raw[X4.NAME + s]["parts"] for s in ("-kv", "-block"))
-        self.assertEqual(len(kv), 12)
-        self.assertEqual(len(blk), 84)
-        self.assertEqual(blk["v65536-qd64/stats-r"]["rc"], 1)
-        self.assertIsNone(C.part(self.raw, X4.NAME + "-block", "v65536-qd64", "stats-r"))
+    def test_parse_both_personalities(self):
+        """12 kvbench parts and 12 x 7 block parts, one (v65536-qd64/stats-r) failed with rc
+        1; the block statistics decode from nvme-cli's words."""
+        parts = self.raw[X4.NAME]["parts"]
+        self.assertEqual(len([p for p in parts if p.startswith("kv-")]), 12)
+        self.assertEqual(len([p for p in parts if p.startswith("blk-")]), 84)
+        self.assertEqual(parts["blk-v65536-qd64/stats-r"]["rc"], 1)
+        self.assertIsNone(V.blk_stats(self.raw, X4.NAME, "blk-v65536-qd64", "stats-r"))
+        st = V.blk_stats(self.raw, X4.NAME, "blk-v512-qd1", "stats-w")
+        self.assertEqual((st["version"], st["dma_unit_bytes"]), (2, 4096))
+        self.assertEqual((st["latency_store_count"], st["latency_store_sum_ns"],
+                          st["sim_now_ns"]), (2000, 16000000, 10 ** 9))
+        self.assertEqual(V.sim_mean_us(st, "store"), 8.0)
 
     def test_ratios(self):
         s = self.rec["series"]
@@ -444,21 +450,37 @@ class KVBlockCommands(unittest.TestCase):
                       V.fio("randwrite", 4096, 32, 40960))
         self.assertNotIn("norandommap", V.fio("randwrite", 4096, 32, 40960))
         self.assertIn("--norandommap", V.fio("randrw", 512, 1, 512, repeats=True))
-        self.assertEqual(V.block_props({"preset": "pm983"}),
-                         {"preset": "pm983", "command-set": "nvm"})
+        self.assertEqual(V.block_props({"preset": "pm983"}, 512),
+                         {"preset": "pm983", "lba-bytes": 512})
 
     def test_every_comparison_boots(self):
-        """Each experiment boots both personalities (or the block one alone) with the same
-        preset and geometry apart from command-set and lba-bytes."""
+        """Each experiment is one boot with both personalities (run-guest.sh --block), whose
+        properties are the same but for the block device's lba-bytes."""
         for m in (X2, X3B, X4, X5A, X6A, X7B, CPU, TR):
             bs = m.boots(1.0)
-            self.assertTrue(any(b.props.get("command-set") == "nvm" for b in bs), m.NAME)
-            kv = [b for b in bs if "command-set" not in b.props]
-            for b in kv:
-                blk = [x for x in bs if x.props.get("command-set") == "nvm"][0]
-                strip = {k: v for k, v in blk.props.items() if k not in ("command-set",
-                                                                        "lba-bytes")}
-                self.assertEqual(strip, b.props, m.NAME)
+            self.assertEqual(len(bs), 1, m.NAME)
+            b = bs[0]
+            strip = {k: v for k, v in b.block_props.items() if k != "lba-bytes"}
+            self.assertEqual(strip, b.props, m.NAME)
+            argv = C.run_guest_argv(b, "/tmp/s.sh")
+            self.assertIn("--block", argv)
+            self.assertEqual(argv.count("--block-prop"), len(b.block_props))
+
+    def test_log_words_follow_ext_h(self):
+        """LOG_FIELDS has the 8-byte words of struct kvssd_stats_log after its header:
+        11 transfer counters, 33 firmware counters, 5 x 5 latencies, 2 capacity terms and 5
+        latency sums, as include/kvssd/ext.h declares them."""
+        with open(os.path.join(C.TOP, "include", "kvssd", "ext.h")) as f:
+            h = f.read()
+        self.assertIn("uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8 - 5 * 8];", h)
+        self.assertEqual(len(V.LOG_FIELDS), 11 + 33 + 25 + 2 + 5)
+        body = h[h.index("struct kvssd_stats_log {"):]
+        fw = body[body.index("struct kvssd_xfer_counters xfer;"):body.index("uint64_t latency[5][5]")]
+        import re
+        names = re.findall(r"\b([a-z_0-9]+)\s*[,;]", re.sub(r"/\*.*?\*/", "", fw))
+        self.assertEqual(names[1:], V.LOG_FIELDS[11:44])
+        self.assertEqual(V.LOG_FIELDS[44], "latency_store_count")
+        self.assertEqual(V.LOG_FIELDS[-1], "latency_iterate_sum_ns")
 
 
 if __name__ == "__main__":

@@ -42,56 +42,113 @@ import common as C
 
 # ---- the guest side ------------------------------------------------------
 
-BLK = "/dev/nvme0n1"      # the block personality's namespace (first device)
-NG = "/dev/ng0n1"         # its generic node: the statistics log is read there
+# One boot holds both personalities (scripts/run-guest.sh --block): the
+# KV-SSD as $KVSSD_DEVICE (its generic node), the block SSD as
+# $KVSSD_BLOCK_DEVICE (/dev/nvmeXn1); the guest's init finds each by its
+# controller's serial. Both get the same properties (Boot.props and
+# Boot.block_props), so they share the NAND model, timing and page buffer.
+BLK = "$KVSSD_BLOCK_DEVICE"
 MNT = "/mnt/blk"          # ext4 on BLK, for RocksDB
 
-# kvbench's flags for the store under test (host/kvbench, docs/kvbench.md):
-# one command per engine, so a part's JSON is one engine's result whatever
-# `--engine all` prints.
+# kvbench's store under test (host/kvbench, docs/kvbench.md): one command
+# per engine, so a part's JSON is one engine's result.
 ENGINE_FLAG = "engine"
 ENGINE_ARGS = {
     "kvssd": {},
-    "rocksdb": {"db": MNT + "/rocksdb"},
-    "rawhash": {"block_device": BLK},
+    "rocksdb": {"rocksdb_dir": MNT + "/rocksdb"},
+    "rawhash": {"rawhash_dev": BLK},
 }
-# the I/O engine of the kvssd store (sync: one command in flight; async:
-# io_uring with a queue depth)
-IO_FLAG = "engine"
+# the kvssd engine's I/O path (sync: one command in flight; async: io_uring
+# with a queue depth)
+IO_FLAG = "io"
 
 ENGINES = ("kvssd", "rocksdb", "rawhash")
 
 
-def kb(engine, io="sync", qd=1, db=None, **kw):
-    """A kvbench command line for one engine (kvssd, rocksdb, rawhash)."""
+def kb(engine, io="sync", qd=1, db=None, keep=False, **kw):
+    """A kvbench command line for one engine (kvssd, rocksdb, rawhash).
+
+    keep: open the store an earlier run left (rocksdb: the database in its
+    directory; rawhash: its log, index rebuilt from it) instead of a fresh
+    one; db: another RocksDB directory."""
     args = dict(kw)
     if engine != "kvssd":
         args[ENGINE_FLAG] = engine
         args.update(ENGINE_ARGS[engine])
         if db:
-            args["db"] = db
+            args["rocksdb_dir"] = db
+        if keep:
+            args[engine + "_keep"] = True
     if io != "sync" or qd != 1:
         args[IO_FLAG] = io
         args["qd"] = qd
-    return C.kvbench(**args)
+    return _unquote_vars(C.kvbench(**args))
+
+
+def _unquote_vars(cmd):
+    """shlex quoted $VARS of the guest's environment: let the shell expand them."""
+    return cmd.replace("'$KVSSD_BLOCK_DEVICE'", '"$KVSSD_BLOCK_DEVICE"')
 
 
 # ext4 for RocksDB: no lazy-init writes in the background while measuring
 # (lazy_itable_init=0 zeroes the inode tables now; the journal is zeroed now
 # too), discard at mkfs (every unit unmapped first), noatime.
-MKFS = ("mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0,discard %s && "
-        "mkdir -p %s && mount -o noatime %s %s && echo '{\"mounted\":1}'" % (BLK, MNT, BLK, MNT))
+MKFS = ("mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0,discard \"%s\" && "
+        "mkdir -p %s && mount -o noatime \"%s\" %s && echo '{\"mounted\":1}'"
+        % (BLK, MNT, BLK, MNT))
 UMOUNT = "sync; umount %s && echo '{\"unmounted\":1}'" % MNT
-DISCARD = "blkdiscard -f %s && echo '{\"discarded\":1}'" % BLK
-BLK_STATS = "KVSSD_DEVICE=%s kvssd stats --json" % NG
-BLK_RESET = "KVSSD_DEVICE=%s kvssd reset-stats --json" % NG
+DISCARD = "blkdiscard -f \"%s\" && echo '{\"discarded\":1}'" % BLK
+
+# The block personality's statistics log (LID C0h, the same 4096-byte page
+# as the KV personality's, include/kvssd/ext.h) through nvme-cli, as the
+# first STATS_WORDS little-endian 8-byte words; stats_from_words() names
+# them. `kvssd stats` opens KV namespaces only.
+STATS_WORDS = 80
+BLK_STATS = ("nvme get-log \"%s\" --log-id=0xc0 --log-len=4096 --raw-binary | od -An -tu8 -v -w8 "
+             "| awk 'NR<=%d{printf \"%%s%%s\", (NR>1 ? \",\" : \"{\\\"log_u64\\\":[\"), $1} "
+             "END{print \"]}\"}'" % (BLK, STATS_WORDS))
+# Set Features FID C0h: any value zeroes every counter (ext.h)
+BLK_RESET = ("nvme set-feature \"%s\" --feature-id=0xc0 --value=1 >/dev/null && "
+             "echo '{\"reset\":1}'" % BLK)
+
+# struct kvssd_stats_log after its 8-byte header, word by word
+_XFER = ["sqe_fetch_bytes", "cqe_post_bytes", "doorbell_bytes", "mmio_other_bytes",
+         "prp_list_bytes", "data_h2d_bytes", "data_d2h_bytes", "inline_bytes", "commands",
+         "inline_commands", "key_stage_commands"]
+_FW = ["host_bytes_in_inline", "host_bytes_in_dma", "host_bytes_out", "user_bytes_written",
+       "stores", "retrieves", "deletes", "exists", "iterates", "nand_pages_read",
+       "nand_pages_programmed", "nand_data_pages_programmed", "nand_blocks_erased",
+       "memcpy_bytes", "padding_bytes", "dlt_backfills", "live_keys", "live_user_bytes",
+       "live_nand_bytes", "index_cache_hits", "index_cache_misses", "index_pages_evicted_dirty",
+       "bloom_negatives", "index_host_bytes", "gc_runs", "gc_relocated_bytes",
+       "gc_foreground_stalls", "gc_stall_ns", "free_stripes", "total_stripes", "waf_milli",
+       "space_amp_milli", "sim_now_ns"]
+_OPS = ["store", "retrieve", "delete", "exist", "iterate"]
+LOG_FIELDS = (_XFER + _FW + ["latency_%s_%s" % (op, f) for op in _OPS
+                             for f in ("count", "p50_ns", "p99_ns", "p999_ns", "max_ns")] +
+              ["capacity_bytes", "index_nand_bytes"] + ["latency_%s_sum_ns" % op for op in _OPS])
+
+
+def stats_from_words(j):
+    """A BLK_STATS object as `kvssd stats --json` names its fields (None if short)."""
+    w = (j or {}).get("log_u64")
+    if not w or len(w) < 1 + len(LOG_FIELDS):
+        return None
+    out = {"version": w[0] & 0xffffffff, "dma_unit_bytes": w[0] >> 32}
+    out.update(zip(LOG_FIELDS, w[1:1 + len(LOG_FIELDS)]))
+    return out
+
+
+def blk_stats(raw, boot, step, name):
+    return stats_from_words(C.part(raw, boot, step, name))
+
 
 # One snapshot of the guest: CPU jiffies (busy = user + nice + system + irq
 # + softirq + steal; idle = idle + iowait), the block device's I/O counters
-# (/sys/block/nvme0n1/stat: sectors of 512 bytes; zeros without a block
-# device), the uptime. Deltas of two snapshots bracket a command.
+# (its /sys/block/*/stat: sectors of 512 bytes; zeros without one), the
+# uptime. Deltas of two snapshots bracket a command.
 SNAP = ("set -- $(sed -n 's/^cpu  *//p' /proc/stat); b=$(($1+$2+$3+$6+$7+$8)); i=$(($4+$5)); "
-        "set -- $(cat /sys/block/nvme0n1/stat 2>/dev/null || echo 0 0 0 0 0 0 0); "
+        "set -- $(cat /sys/block/${KVSSD_BLOCK_DEVICE##*/}/stat 2>/dev/null || echo 0 0 0 0 0 0 0); "
         "echo \"{\\\"cpu_busy\\\":$b,\\\"cpu_idle\\\":$i,\\\"rd_ios\\\":$1,"
         "\\\"rd_sectors\\\":$3,\\\"wr_ios\\\":$5,\\\"wr_sectors\\\":$7,"
         "\\\"uptime_s\\\":$(cut -d' ' -f1 /proc/uptime)}\"")
@@ -121,13 +178,15 @@ def fio(rw, bs, qd, size, io_size=None, offset=0, rwmix=None, repeats=False, nam
         a.append("--io_size=%d" % io_size)
     if rwmix is not None:
         a.append("--rwmixread=%d" % rwmix)
-    return " ".join(shlex.quote(x) for x in a)
+    return _unquote_vars(" ".join(shlex.quote(x) for x in a)).replace(
+        "'--filename=$KVSSD_BLOCK_DEVICE'", '"--filename=$KVSSD_BLOCK_DEVICE"')
 
 
-def block_props(props):
-    """The same device as the KV boot's, as a block SSD (4 KiB LBAs unless given)."""
+def block_props(props, lba_bytes=None):
+    """The block personality's properties: the KV-SSD's, and lba-bytes if given."""
     out = dict(props)
-    out["command-set"] = "nvm"
+    if lba_bytes:
+        out["lba-bytes"] = lba_bytes
     return out
 
 
@@ -191,27 +250,37 @@ def snap_delta(a, b):
 
 def engine_phase(bench, name):
     """One engine's phase in a common shape, or None when it did not run
-    cleanly: ops, guest wall-clock ops/s and mean latency, guest CPU per op
-    as kvbench reports it (None if it does not), the device's deltas."""
+    cleanly: ops, guest wall-clock ops/s and mean latency, kvbench's own
+    metrics (guest CPU per op from getrusage, host-to-device bytes per op
+    from the device the engine ran on, WAF, space amplification)."""
     ph = C.phase(bench, name)
+    if not ph and bench and bench.get("engines"):
+        ph = C.phase(bench["engines"][0], name)
     if not ph or ph.get("errors") or ph.get("mismatches"):
         return None
     ops = ph["ops"]
     dev = ph.get("device")
+    met = ph.get("metrics") or {}
     lat = ph.get("latency_us") or {}
-    cpu = _first(ph, ("cpu_us_per_op", "guest_cpu_us_per_op"))
-    if cpu is None:
-        cpu_s = _first(ph, ("cpu_s", "guest_cpu_s"))
-        cpu = cpu_s * 1e6 / ops if cpu_s is not None and ops else None
+    cpu = met.get("cpu_us_per_op")
+    if cpu is None and ph.get("cpu_s") is not None and ops:
+        cpu = ph["cpu_s"] * 1e6 / ops
     out = {"ops": ops, "wall_ops_per_s": ph["ops_per_s"], "elapsed_s": ph["elapsed_s"],
            "wall_mean_us": lat.get("mean"), "wall_p50_us": lat.get("p50"),
            "wall_p99_us": lat.get("p99"), "cpu_us_per_op_kvbench": cpu,
-           "user_bytes": ph.get("user_bytes")}
-    if dev:
+           "user_bytes": ph.get("user_bytes"), "footprint_bytes": ph.get("footprint_bytes"),
+           "live_user_bytes": ph.get("live_user_bytes"),
+           "h2d_bytes_per_op": met.get("h2d_bytes_per_op"), "waf": met.get("waf"),
+           "device_waf": met.get("device_waf"), "space_amp_engine": met.get("space_amp_engine"),
+           "space_amp_device": met.get("space_amp_device"), "sim_time_s": met.get("sim_time_s"),
+           "sim_ops_per_s": met.get("ops_per_s_sim")}
+    if dev and out["h2d_bytes_per_op"] is None:
         hb = h2d_bytes(dev)
-        out.update(h2d_bytes_per_op=hb / ops if hb is not None and ops else None,
-                   sim_time_s=dev.get("sim_time_s"), sim_ops_per_s=dev.get("sim_ops_per_s"),
-                   waf=dev.get("waf"), space_amp=dev.get("space_amp"))
+        out["h2d_bytes_per_op"] = hb / ops if hb is not None and ops else None
+    if dev:
+        for k in ("sim_time_s", "sim_ops_per_s"):
+            if out[k] is None:
+                out[k] = dev.get(k)
     return out
 
 
