@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Build (or reuse from the cache) the kvssd guest: a Debian kernel and an
-# initramfs with the NVMe driver modules, busybox, nvme-cli and our host
-# tools (libkvssd, kvssd, kvbench) built from this checkout.
+# initramfs with the NVMe driver modules, busybox, nvme-cli, our host
+# tools (libkvssd, kvssd, kvbench) built from this checkout, and the block
+# personality's baseline: the ext4 modules, e2fsprogs and RocksDB's
+# db_bench; plus a read-only tools disk (tools.img) with fio, which
+# run-guest.sh attaches only with --block (fio's libraries are 80 MB).
 #
 # Nothing is installed on the host to get the kernel: its Debian package is
 # downloaded with `apt-get download` and unpacked with dpkg-deb -x. The guest
@@ -12,7 +15,8 @@
 # this script gives a new hash and a rebuild.
 #
 # The last line of standard output is the guest directory, which holds
-# vmlinuz, initrd.gz and manifest (what went in). See docs/guest.md.
+# vmlinuz, initrd.gz, tools.img and manifest (what went in). See
+# docs/guest.md.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
@@ -60,8 +64,10 @@ bookworm|trixie) ;;
 *) die "--debian-kernel '$suite' is not supported; use bookworm (Linux 6.1) or trixie (Linux 6.12)" ;;
 esac
 
+# e2fsprogs, fio and rocksdb-tools (db_bench; librocksdb7.8 comes with it)
+# are the block personality's baseline inside the guest.
 ensure_packages busybox-static cpio nvme-cli binutils xz-utils zstd gzip \
-    "${KVSSD_BUILD_PACKAGES[@]}"
+    e2fsprogs fio rocksdb-tools "${KVSSD_BUILD_PACKAGES[@]}"
 
 gcache=$KVSSD_CACHE/guest
 mkdir -p "$gcache"
@@ -138,10 +144,14 @@ fi
 
 # ---- which modules, in which order ----------------------------------------
 # The NVMe driver and the crypto providers the T10-PI code asks for by
-# algorithm name (not a depends= link, so we name them). Dependencies come
+# algorithm name (not a depends= link, so we name them); ext4 for the block
+# personality, with crc32c_generic, which ext4 and jbd2 ask the crypto API
+# for by name (metadata_csum; no depends= link either). Dependencies come
 # from each module's depends= (.modinfo, read with strings); a module built
-# into the kernel (modules.builtin) is skipped.
-module_roots=(crct10dif_generic crc64_rocksoft_generic nvme)
+# into the kernel (modules.builtin) is skipped. The virtio block driver is a
+# second list, loaded only when the tools disk is attached.
+module_roots=(crct10dif_generic crc64_rocksoft_generic nvme crc32c_generic ext4)
+disk_module_roots=(virtio_pci virtio_blk)
 
 module_file() { # module_file NAME - path of NAME's .ko[.xz|.zst|.gz], or nothing
     local n=$1 alt
@@ -164,7 +174,7 @@ module_modinfo() { # module_modinfo FILE - the module's strings (decompressed)
 }
 declare -A seen=()
 load_order=()
-module_files=()
+declare -A module_path=()
 visit_module() {
     local n=${1//-/_} f dep
     [ -n "${seen[$n]:-}" ] && return 0
@@ -173,7 +183,9 @@ visit_module() {
     if [ -z "$f" ]; then
         module_builtin "$1" && return 0
         # A crypto provider may simply not exist in another kernel build.
-        [ "$1" = nvme ] && die "no nvme module in $module_dir and not built in"
+        case $1 in
+        nvme|ext4|virtio_blk|virtio_pci) die "no $1 module in $module_dir and not built in" ;;
+        esac
         log "note: module $1 not found in $module_dir (built in or not needed)"
         return 0
     fi
@@ -181,10 +193,17 @@ visit_module() {
         visit_module "$dep"
     done
     load_order+=("$n")
-    module_files+=("$f")
+    module_path[$n]=$f
 }
+disk_load_order=()
 if [ -n "$module_dir" ]; then
     for r in "${module_roots[@]}"; do visit_module "$r"; done
+    # The disk's modules after the boot list (seen[] keeps a module shared
+    # with it, e.g. none today, in the boot list only).
+    boot_count=${#load_order[@]}
+    for r in "${disk_module_roots[@]}"; do visit_module "$r"; done
+    disk_load_order=("${load_order[@]:$boot_count}")
+    load_order=("${load_order[@]:0:$boot_count}")
 fi
 
 # ---- the host tools (built from this checkout) -----------------------------
@@ -229,11 +248,22 @@ fi
 # ---- the guest ------------------------------------------------------------
 busybox=$(command -v busybox)
 nvme=$(command -v nvme)
-me_inputs=("$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP/scripts/guest/init")
+# The block personality's baseline: e2fsprogs (mkfs.ext4 is mke2fs, fsck.ext4
+# is e2fsck), RocksDB's db_bench in the initramfs; fio on the tools disk.
+sbin_path=/usr/sbin:/sbin:$PATH
+e2fs_tools=()
+for t in mke2fs e2fsck tune2fs dumpe2fs; do
+    e2fs_tools+=("$(PATH=$sbin_path command -v $t)") || die "e2fsprogs has no $t"
+done
+db_bench=$(command -v db_bench) || die "rocksdb-tools has no db_bench"
+fio=$(command -v fio) || die "the fio package has no fio"
+mapfile -t me_inputs < <(printf '%s\n' "$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP"/scripts/guest/* | LC_ALL=C sort)
 guest_hash=$( {
     echo "$kernel_id"
-    printf '%s\n' "${load_order[@]}"
-    sha_files "$busybox" "$nvme" "${me_inputs[@]}"
+    printf '%s\n' "${load_order[@]}" -- "${disk_load_order[@]}"
+    sha_files "$busybox" "$nvme" "${e2fs_tools[@]}" "$db_bench" "$fio" "${me_inputs[@]}"
+    # Their libraries are not hashed one by one: the packages' versions are.
+    dpkg-query -W e2fsprogs fio rocksdb-tools librocksdb7.8 2>/dev/null
     echo "${tools_dir:-none}"
 } | sha256sum | cut -c1-16)
 guest=$gcache/$guest_hash
@@ -254,20 +284,28 @@ for a in $("$busybox" --list); do
     [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
 done
 install -m 0755 "$KVSSD_TOP/scripts/guest/init" "$root/init"
+install -m 0755 "$KVSSD_TOP/scripts/guest/kvssd-dev" "$root/usr/bin/kvssd-dev"
 
-# Modules, decompressed (busybox insmod reads plain .ko only).
-: >"$root/lib/modules/load-order"
-for i in "${!load_order[@]}"; do
-    f=${module_files[$i]}
-    out=$root/lib/modules/${load_order[$i]}.ko
-    case $f in
-    *.xz) xz -dc "$f" >"$out" ;;
-    *.zst) zstd -dqc "$f" >"$out" ;;
-    *.gz) gzip -dc "$f" >"$out" ;;
-    *) cp "$f" "$out" ;;
-    esac
-    echo "${load_order[$i]}" >>"$root/lib/modules/load-order"
-done
+# Modules, decompressed (busybox insmod reads plain .ko only): load-order at
+# every boot, load-order.disk when the tools disk is attached.
+put_modules() { # put_modules LISTFILE NAME...
+    local list=$1 n f out
+    shift
+    : >"$list"
+    for n in "$@"; do
+        f=${module_path[$n]}
+        out=$root/lib/modules/$n.ko
+        case $f in
+        *.xz) xz -dc "$f" >"$out" ;;
+        *.zst) zstd -dqc "$f" >"$out" ;;
+        *.gz) gzip -dc "$f" >"$out" ;;
+        *) cp "$f" "$out" ;;
+        esac
+        echo "$n" >>"$list"
+    done
+}
+put_modules "$root/lib/modules/load-order" "${load_order[@]}"
+put_modules "$root/lib/modules/load-order.disk" "${disk_load_order[@]}"
 
 # copy_libs FILE... - FILE's shared libraries (ldd), at their own paths.
 copy_libs() {
@@ -282,6 +320,22 @@ copy_libs() {
 }
 install -m 0755 "$nvme" "$root/usr/sbin/nvme"
 copy_libs "$nvme"
+
+# e2fsprogs in /usr/sbin; busybox's own mke2fs applet (ext2 only) is on /bin,
+# which the guest's PATH searches first, so that link is removed.
+for t in "${e2fs_tools[@]}"; do
+    install -m 0755 "$t" "$root/usr/sbin/${t##*/}"
+    rm -f "$root/bin/${t##*/}"
+done
+ln -sf mke2fs "$root/usr/sbin/mkfs.ext4"
+ln -sf e2fsck "$root/usr/sbin/fsck.ext4"
+copy_libs "${e2fs_tools[@]}"
+[ ! -f /etc/mke2fs.conf ] || cp /etc/mke2fs.conf "$root/etc/mke2fs.conf"
+# e2fsck and mke2fs ask /etc/mtab whether a device is mounted.
+ln -sf /proc/mounts "$root/etc/mtab"
+# db_bench and librocksdb (which kvbench's RocksDB engine links too).
+install -m 0755 "$db_bench" "$root/usr/bin/db_bench"
+copy_libs "$db_bench"
 
 if [ -n "$tools_dir" ]; then
     cp -a "$tools_dir/destdir/." "$root/"
@@ -303,11 +357,46 @@ echo "root:x:0:" >"$root/etc/group"
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
     gzip -6 >"$guest/initrd.gz"
 cp "$kernel_image" "$guest/vmlinuz"
+
+# ---- the tools disk: fio, attached by run-guest.sh --block -----------------
+# Debian's fio links every engine's library (Ceph's librados and librbd,
+# GlusterFS, RDMA, PMDK, libnbd): 80 MB with their dependencies, ICU's 30 MB
+# of data among them. In the initramfs that is 33 MB of gzip unpacked at
+# every boot (seconds under TCG) and 80 MB of guest RAM; on a read-only ext4
+# disk the guest's loader reads only the pages it touches, and only the
+# boots that run fio attach it. The guest (init, kvssd.disk=1) mounts it at
+# /opt/tools; /opt/tools/usr/bin/fio sets the library path and runs fio.
+disk=$guest/disk
+mkdir -p "$disk/usr/bin" "$disk/libexec"
+install -m 0755 "$fio" "$disk/libexec/fio"
+declare -A disk_lib_dirs=()
+for lib in $(ldd "$fio" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | sort -u); do
+    [ -e "$root$lib" ] && continue # the initramfs has it (libc, libz, ...)
+    mkdir -p "$disk$(dirname "$lib")"
+    cp -L "$lib" "$disk$lib"
+    disk_lib_dirs[/opt/tools$(dirname "$lib")]=1
+done
+libpath=$(printf '%s\n' "${!disk_lib_dirs[@]}" | LC_ALL=C sort | paste -sd:)
+cat >"$disk/usr/bin/fio" <<EOF2
+#!/bin/sh
+# fio from the tools disk (scripts/mkguest.sh): its libraries are on the disk.
+LD_LIBRARY_PATH=\${LD_LIBRARY_PATH:+\$LD_LIBRARY_PATH:}$libpath exec /opt/tools/libexec/fio "\$@"
+EOF2
+chmod 0755 "$disk/usr/bin/fio"
+# Room for the files, their inodes and the file system's own metadata.
+disk_kib=$(( $(du -sk "$disk" | cut -f1) * 11 / 10 + 8192 ))
+PATH=$sbin_path mke2fs -q -F -t ext4 -O ^has_journal -L kvssd-tools -E root_owner=0:0 \
+    -d "$disk" "$guest/tools.img" "${disk_kib}k" >&2 ||
+    die "mke2fs could not build the tools disk $guest/tools.img from $disk"
 {
     echo "kernel: $kernel_id ($(basename "$kernel_image"))"
     echo "modules: ${load_order[*]:-(none: built in)}"
+    echo "tools disk modules: ${disk_load_order[*]:-(none: built in)}"
     echo "busybox: $("$busybox" 2>&1 | head -n1)"
     echo "nvme-cli: $("$nvme" version 2>/dev/null | head -n1)"
+    echo "e2fsprogs: $(PATH=$sbin_path mke2fs -V 2>&1 | head -n1)"
+    echo "db_bench: rocksdb $(dpkg-query -W -f='${Version}' librocksdb7.8 2>/dev/null)"
+    echo "tools disk (tools.img, /opt/tools): $("$fio" --version), $(du -sh "$disk" | cut -f1)"
     echo "tools: $tools_note"
     [ -z "$tools_dir" ] || (cd "$tools_dir/destdir" && find . -type f | sed 's/^\./  /' | LC_ALL=C sort)
 } >"$guest/manifest"
@@ -319,10 +408,10 @@ else
     [ -z "$tools_dir" ] ||
         sed -i 's|^tools: .*|& - but it has no usr/bin/kvssd and usr/bin/kvbench yet|' "$guest/manifest"
 fi
-rm -rf "$root"
+rm -rf "$root" "$disk"
 touch "$guest/.done"
 # Keep the cache bounded: the four most recent guests and tool builds.
 ls -dt "$gcache"/[0-9a-f][0-9a-f][0-9a-f][0-9a-f]*[0-9a-f] 2>/dev/null | tail -n +5 | xargs -r rm -rf
 ls -dt "$gcache"/tools-* 2>/dev/null | tail -n +5 | xargs -r rm -rf
-log "guest: $(du -h "$guest/initrd.gz" | cut -f1) initramfs, $(sed -n 's/^modules: //p' "$guest/manifest")"
+log "guest: $(du -h "$guest/initrd.gz" | cut -f1) initramfs, $(sed -n 's/^modules: //p' "$guest/manifest"); tools disk $(du -h --apparent-size "$guest/tools.img" | cut -f1)"
 echo "$guest"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Boot the kvssd guest (scripts/mkguest.sh) in QEMU with `-device kvssd`,
-# run a command or script inside it, stream its output, and exit with its
-# exit status. The guest powers off when the command ends, which gives the
+# Boot the kvssd guest (scripts/mkguest.sh) in QEMU with `-device kvssd`
+# (and with --block a second one with command-set=nvm, the same SSD as a
+# block device), run a command or script inside it, stream its output, and
+# exit with its exit status. The guest powers off when the command ends, which gives the
 # device a controller shutdown, so an --image is checkpointed. See
 # docs/guest.md for every option.
 set -uo pipefail
@@ -30,7 +31,17 @@ options:
                       (e.g. --prop packing=backfill); see
                       `QEMU -device kvssd,help`
   --latency           hold completions until their simulated NAND time
-                      (device property latency=on)
+                      (device property latency=on; with --block on both)
+  --block             also attach the block personality: a second
+                      -device kvssd with command-set=nvm (serial
+                      kvssd-nvm0; the guest exports its /dev/nvmeXn1 as
+                      $KVSSD_BLOCK_DEVICE, the KV namespace as $KVSSD_DEVICE)
+                      and the tools disk (fio at /opt/tools)
+  --block-image FILE  keep the block device's NAND in FILE (its image=)
+  --block-prop NAME=VALUE
+                      a property of the block device, repeatable (e.g.
+                      lba-bytes=512, preset=pm983, blocks-per-die=64)
+  --tools-disk        attach the tools disk (fio) without --block
   --second-device T   attach a second device after the KV-SSD: "nvme" (QEMU's
                       stock NVMe, 1 GiB null backend, /dev/nvme1n1) or
                       "kvssd" (a second KV-SSD in memory, /dev/ng1n1)
@@ -68,6 +79,10 @@ cpus=2
 image=
 props=()
 latency=0
+block=0
+block_image=
+block_props=()
+tools_disk=0
 second=
 first=kvssd
 script=
@@ -89,6 +104,10 @@ while [ $# -gt 0 ]; do
     --image) need "$1" $#; image=$2; shift ;;
     --prop) need "$1" $#; props+=("$2"); shift ;;
     --latency) latency=1 ;;
+    --block) block=1 ;;
+    --block-image) need "$1" $#; block_image=$2; shift ;;
+    --block-prop) need "$1" $#; block_props+=("$2"); shift ;;
+    --tools-disk) tools_disk=1 ;;
     --second-device) need "$1" $#; second=$2; shift ;;
     --device) need "$1" $#; first=$2; shift ;;
     --script) need "$1" $#; script=$2; shift ;;
@@ -118,7 +137,21 @@ case $accel in auto|kvm|tcg) ;; *) die "--accel '$accel' is not valid: use auto,
 for p in "${props[@]}"; do
     [[ $p =~ ^[a-z][a-z0-9_-]*=[^,]*$ ]] ||
         die "--prop '$p' is not valid: write NAME=VALUE (a kvssd property name; no commas in VALUE)"
+    case $p in command-set=*) die "--prop '$p': the first device is the KV-SSD; attach the block personality with --block" ;; esac
 done
+for p in "${block_props[@]}"; do
+    [[ $p =~ ^[a-z][a-z0-9_-]*=[^,]*$ ]] ||
+        die "--block-prop '$p' is not valid: write NAME=VALUE (a kvssd property name; no commas in VALUE)"
+    case $p in
+    command-set=*|image=*|serial=*|latency=*)
+        die "--block-prop '$p' is not valid: command-set, serial, image and latency are set by --block, --block-image and --latency" ;;
+    esac
+done
+if [ $block = 0 ]; then
+    [ -z "$block_image" ] && [ ${#block_props[@]} -eq 0 ] ||
+        die "--block-image and --block-prop configure the block personality: add --block"
+fi
+[ $block = 0 ] || tools_disk=1
 [ -z "$script" ] || [ -f "$script" ] || die "--script '$script' is not a file"
 if [ $shell = 1 ]; then
     [ -z "$script" ] && [ $# -eq 0 ] || die "--shell takes no COMMAND or --script"
@@ -127,13 +160,19 @@ else
     [ -z "$script" ] || [ $# -eq 0 ] || die "give either a COMMAND or --script, not both"
 fi
 if [ "$first" != kvssd ]; then
-    [ -z "$image" ] && [ $latency = 0 ] && [ ${#props[@]} -eq 0 ] ||
+    [ -z "$image" ] && { [ $latency = 0 ] || [ $block = 1 ]; } && [ ${#props[@]} -eq 0 ] ||
         die "--image, --latency and --prop apply to the KV-SSD; they cannot be used with --device $first"
 fi
 if [ -n "$image" ]; then
     mkdir -p "$(dirname "$image")" || die "cannot create the directory of --image '$image'"
     image=$(realpath "$image")
     [[ $image != *,* ]] || die "--image '$image' contains a comma, which QEMU's option syntax cannot carry"
+fi
+if [ -n "$block_image" ]; then
+    mkdir -p "$(dirname "$block_image")" || die "cannot create the directory of --block-image '$block_image'"
+    block_image=$(realpath "$block_image")
+    [[ $block_image != *,* ]] || die "--block-image '$block_image' contains a comma, which QEMU's option syntax cannot carry"
+    [ "$block_image" != "$image" ] || die "--block-image and --image name the same file '$image'; each device needs its own"
 fi
 
 ensure_packages seabios qemu-system-data cpio gzip
@@ -162,6 +201,8 @@ bookworm|trixie) guest=$("$KVSSD_TOP/scripts/mkguest.sh" --debian-kernel "$kerne
     guest=$(KERNEL=$kernel "$KVSSD_TOP/scripts/mkguest.sh" | tail -n1) ;;
 esac
 [ -n "$guest" ] && [ -f "$guest/initrd.gz" ] || die "scripts/mkguest.sh did not build a guest"
+[ $tools_disk = 0 ] || [ -f "$guest/tools.img" ] ||
+    die "the guest $guest has no tools.img (fio): rebuild it with scripts/mkguest.sh --rebuild"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-run.XXXXXX")
 cleanup() { rm -rf "$work"; }
@@ -198,19 +239,30 @@ kv_opts() { # kv_opts ID [extra properties] - the -device kvssd argument
     for p in "$@"; do a+=",$p"; done
     echo "$a"
 }
+serials=()
 case $first in
 kvssd)
     extra=()
     [ -z "$image" ] || extra+=("image=$image")
     [ $latency = 0 ] || extra+=("latency=on")
     devargs+=(-device "$(kv_opts kvssd0 "${extra[@]}" "${props[@]}")")
-    wait_nodes+=(ng0n1) ;;
+    # With two controllers the driver's asynchronous probe decides which is
+    # nvme0: the guest finds the KV-SSD by its serial instead (init).
+    if [ $block = 1 ]; then serials+=(kvssd0:kv); else wait_nodes+=(ng0n1); fi ;;
 nvme)
     devargs+=(-blockdev "driver=null-co,node-name=stock0,size=1073741824,read-zeroes=on"
               -device "nvme,serial=stock0,drive=stock0")
     wait_nodes+=(nvme0n1) ;;
 esac
 ctrl=$([ "$first" = none ] && echo 0 || echo 1)
+if [ $block = 1 ]; then
+    extra=(command-set=nvm)
+    [ -z "$block_image" ] || extra+=("image=$block_image")
+    [ $latency = 0 ] || extra+=("latency=on")
+    devargs+=(-device "$(kv_opts kvssd-nvm0 "${extra[@]}" "${block_props[@]}")")
+    serials+=(kvssd-nvm0:block)
+    ctrl=$((ctrl + 1))
+fi
 case $second in
 nvme)
     devargs+=(-blockdev "driver=null-co,node-name=stock1,size=1073741824,read-zeroes=on"
@@ -221,8 +273,15 @@ kvssd)
     wait_nodes+=("ng${ctrl}n1") ;;
 esac
 
+# The tools disk last, so that the NVMe controllers keep their PCI slots.
+[ $tools_disk = 0 ] ||
+    devargs+=(-drive "file=$guest/tools.img,if=none,id=tools,format=raw,readonly=on"
+              -device virtio-blk-pci,drive=tools)
+
 append="console=ttyS0 quiet loglevel=3 panic=-1"
 [ ${#wait_nodes[@]} -eq 0 ] || append+=" kvssd.wait=$(IFS=,; echo "${wait_nodes[*]}")"
+[ ${#serials[@]} -eq 0 ] || append+=" kvssd.serial=$(IFS=,; echo "${serials[*]}")"
+[ $tools_disk = 0 ] || append+=" kvssd.disk=1"
 [ $shell = 0 ] || append+=" kvssd.shell=1"
 
 # ---- accelerator: KVM only where a probe boot works ---------------------
