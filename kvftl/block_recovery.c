@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "ftl.h"
+#include "gc.h"
 #include "nand.h"
 #include "page_map.h"
 #include "recovery.h"
@@ -486,6 +487,62 @@ static void resolve_buffered(struct kvftl *ftl, bool *dirty)
     }
 }
 
+/*
+ * The last page of stripe @s that is programmed, if every page after it is
+ * erased (spare area and unit spare areas) and it is not the stripe's last
+ * page: the stream that wrote the stripe can go on after it. -1 otherwise.
+ */
+static int64_t resume_point(const struct nand *n, uint32_t s)
+{
+    const struct nand_geometry *geo = &n->geo;
+    uint64_t base = (uint64_t)s * geo->pages_per_stripe;
+    int64_t last = -1;
+    for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+        last = nand_page_programmed(n, base + i) ? i : last;
+    }
+    if (last < 0 || last + 1 >= (int64_t)geo->pages_per_stripe ||
+        first_used_page(n, s, (uint32_t)last + 1) >= 0) {
+        return -1;
+    }
+    return last;
+}
+
+/* Reopen the data and the index stream in their newest stripes (block_recovery_scan()). */
+static void resume_streams(struct kvftl *ftl)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct space *sp = &ftl->space;
+    uint32_t newest[2] = {UINT32_MAX, UINT32_MAX}; /* data, index */
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        uint8_t st = sp->stripes[s].state;
+        int k = st == STRIPE_DATA ? 0 : st == STRIPE_INDEX ? 1 : -1;
+        if (k >= 0 && (newest[k] == UINT32_MAX ||
+                       sp->stripes[s].open_seq > sp->stripes[newest[k]].open_seq)) {
+            newest[k] = s;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        uint32_t s = newest[k];
+        int64_t last = s == UINT32_MAX ? -1 : resume_point(&ftl->nand, s);
+        if (last < 0) {
+            continue;
+        }
+        uint32_t next = (uint32_t)last + 1;
+        if (k == 0) {
+            struct data_stream *ds = &sp->data;
+            sp->stripes[s].state = STRIPE_OPEN_DATA;
+            ds->stripe = s;
+            ds->base_ppn = (uint64_t)s * geo->pages_per_stripe;
+            ds->wp = ds->frontier = (uint64_t)next * geo->page_size;
+            ds->prog_idx = ds->open_idx = next;
+        } else {
+            sp->stripes[s].state = STRIPE_OPEN_INDEX;
+            sp->index.stripe = s;
+            sp->index.idx = next;
+        }
+    }
+}
+
 int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
 {
     struct nand *n = &ftl->nand;
@@ -735,6 +792,24 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     pm->write_seq = max_seq;
     sp->stripe_seq = max_stripe_seq;
     r->units_mapped = pm->mapped;
+    /*
+     * The streams go on where they stopped: the newest data stripe and the
+     * newest index stripe are open again after their last programmed page
+     * (a crash must not cost two stripes each time, or repeated cuts would
+     * eat GC's reserve). A stripe nothing live is left in is free now
+     * (erased before reuse), and GC restores the low watermark of free
+     * stripes before the rebuilt map is programmed.
+     */
+    resume_streams(ftl);
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        struct stripe_info *si = &sp->stripes[s];
+        if ((si->state == STRIPE_DATA || si->state == STRIPE_INDEX) && !si->valid_bytes) {
+            si->state = STRIPE_FREE;
+            si->erased = false;
+            sp->free_stripes++;
+        }
+    }
+    gc_before_write(ftl, &now);
 
     g_array_free(copies, TRUE);
     g_free(nseq);

@@ -593,6 +593,218 @@ static void test_check_finds_damage(void)
     kvftl_close(f);
 }
 
+/* ---- random crashes against a model of what may survive ---- */
+
+/* Unit @u's version @v: its number and version, then a pattern of both (0: zeroes). */
+static void stamp(uint8_t *b, uint64_t u, uint32_t v)
+{
+    if (!v) {
+        memset(b, 0, 4096);
+        return;
+    }
+    for (uint32_t i = 0; i < 4096 / 8; i++) {
+        uint64_t w = (u << 32 | v) * 0x9e3779b97f4a7c15ull + i;
+        memcpy(b + 8 * i, &w, 8);
+    }
+}
+
+/* The version unit @u holds (0 zeroes), or UINT32_MAX when it is no whole version (torn). */
+static uint32_t version_of(const uint8_t *b, uint64_t u, uint32_t max_v)
+{
+    uint8_t want[4096];
+    uint64_t w0;
+    memcpy(&w0, b, 8);
+    stamp(want, u, 0);
+    if (!memcmp(b, want, 4096)) {
+        return 0;
+    }
+    for (uint32_t v = 1; v <= max_v; v++) {
+        if ((u << 32 | v) * 0x9e3779b97f4a7c15ull == w0) {
+            stamp(want, u, v);
+            return memcmp(b, want, 4096) ? UINT32_MAX : v;
+        }
+    }
+    return UINT32_MAX;
+}
+
+#define MAX_OK 64 /* versions a unit may hold after a cut without PLP */
+
+struct unit_model {
+    uint32_t next;        /* versions given so far */
+    uint32_t n;           /* acceptable versions after a cut */
+    uint32_t ok[MAX_OK];
+};
+
+static void model_add(struct unit_model *m, uint32_t v)
+{
+    if (m->n < MAX_OK) {
+        m->ok[m->n++] = v;
+    } else {
+        m->ok[MAX_OK - 1] = v; /* never reached: flushes keep the sets short */
+    }
+}
+
+static bool model_has(const struct unit_model *m, uint32_t v)
+{
+    for (uint32_t i = 0; i < m->n; i++) {
+        if (m->ok[i] == v) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Random Writes (1..4 units), Deallocates, Write Zeroes and Flushes on
+ * the first @span units, with a power cut after 1..@programs NAND
+ * programs (or 300 operations), then power cycled; after each cycle
+ * every unit must hold a version the durability rules allow: with PLP
+ * its last completed one (the operation cut short: its old or new
+ * version, per unit); without PLP, any version it had since the last
+ * completed Flush. Never a torn unit. Then kvftl_check().
+ */
+static void random_cuts(struct kvftl_config *c, uint64_t span, uint32_t rounds, uint32_t programs,
+                        uint64_t seed)
+{
+    struct kvftl *f = open_or_die(c);
+    struct unit_model *m = g_new0(struct unit_model, span);
+    for (uint64_t u = 0; u < span; u++) {
+        m[u].n = 1; /* version 0 */
+    }
+    uint8_t *buf = g_malloc(4 * 4096);
+    uint64_t x = seed;
+    unsigned bad = 0, torn = 0, checks_failed = 0;
+    for (uint32_t r = 0; r < rounds; r++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        kvftl_power_cut_after(f, 1 + x % programs);
+        for (uint32_t op = 0; op < 300 && ftl_powered(f); op++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t u0 = (x >> 8) % span;
+            uint32_t n = 1 + (uint32_t)((x >> 40) % 4);
+            n = u0 + n > span ? (uint32_t)(span - u0) : n;
+            struct kvftl_cpl cpl;
+            uint32_t kind = (uint32_t)(x % 16);
+            if (kind < 12) {
+                for (uint32_t i = 0; i < n; i++) {
+                    stamp(buf + 4096 * i, u0 + i, m[u0 + i].next + 1);
+                }
+                kvftl_block_write(f, u0, n, buf, false, 0, &cpl);
+                for (uint32_t i = 0; i < n; i++) {
+                    struct unit_model *um = &m[u0 + i];
+                    um->next++;
+                    if (c->plp && cpl.status == KVFTL_OK) {
+                        um->n = 0;
+                    }
+                    model_add(um, um->next);
+                }
+            } else if (kind < 14) {
+                if (kind == 12) {
+                    kvftl_block_deallocate(f, u0, n, 0, &cpl);
+                } else {
+                    kvftl_block_write_zeroes(f, u0, n, 0, &cpl);
+                }
+                for (uint32_t i = 0; i < n; i++) {
+                    struct unit_model *um = &m[u0 + i];
+                    if (c->plp && cpl.status == KVFTL_OK) {
+                        um->n = 0;
+                    }
+                    model_add(um, 0); /* the last entry is always the newest state */
+                }
+            } else {
+                kvftl_flush(f, 0, &cpl);
+                if (cpl.status == KVFTL_OK) {
+                    for (uint64_t u = 0; u < span; u++) {
+                        /* the newest state is durable: only it remains possible */
+                        m[u].ok[0] = m[u].ok[m[u].n - 1];
+                        m[u].n = 1;
+                    }
+                }
+            }
+        }
+        if (ftl_powered(f)) {
+            f->nand.power_lost = true; /* cut between two operations */
+        }
+        char err[256] = "";
+        int rc = kvftl_power_cycle(f, err, sizeof(err));
+        if (rc != 0) {
+            fprintf(stderr, "round %u: kvftl_power_cycle: %s\n", r, err);
+        }
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        for (uint64_t u = 0; u < span; u++) {
+            struct kvftl_cpl cpl;
+            kvftl_block_read(f, u, 1, buf, 0, &cpl);
+            uint32_t v = cpl.status == KVFTL_OK ? version_of(buf, u, m[u].next) : UINT32_MAX;
+            torn += v == UINT32_MAX;
+            if (v == UINT32_MAX || !model_has(&m[u], v)) {
+                if (!bad++) {
+                    fprintf(stderr, "round %u unit %llu holds version %d; allowed:", r,
+                            (unsigned long long)u, (int)v);
+                    for (uint32_t i = 0; i < m[u].n; i++) {
+                        fprintf(stderr, " %u", m[u].ok[i]);
+                    }
+                    fprintf(stderr, "\n");
+                }
+                v = v == UINT32_MAX ? 0 : v;
+            }
+            m[u].ok[0] = v;
+            m[u].n = 1;
+        }
+        char cerr[512] = "";
+        if (kvftl_check(f, cerr, sizeof(cerr)) != 0 && !checks_failed++) {
+            fprintf(stderr, "round %u: kvftl_check: %s\n", r, cerr);
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(torn, 0);
+    CU_ASSERT_EQUAL(checks_failed, 0);
+    struct kvftl_stats st;
+    kvftl_stats_get(f, &st);
+    CU_ASSERT(st.gc_runs > 0);
+    g_free(buf);
+    g_free(m);
+    kvftl_close(f);
+}
+
+/* Rounds of random_cuts(): 150 (enough for GC to run), or KVFTL_CUT_ROUNDS for a soak. */
+static uint32_t cut_rounds(void)
+{
+    const char *e = getenv("KVFTL_CUT_ROUNDS");
+    return e && atoi(e) > 0 ? (uint32_t)atoi(e) : 150;
+}
+
+/* 16 KiB pages (4 slots: cuts tear pages holding several units), the whole map cached. */
+static void test_random_cuts_plp(void)
+{
+    struct kvftl_config c = nvm_config(true, false);
+    random_cuts(&c, 2600, cut_rounds(), 40, 88172645463325252ull);
+}
+
+static void test_random_cuts_no_plp(void)
+{
+    struct kvftl_config c = nvm_config(false, false);
+    random_cuts(&c, 2600, cut_rounds(), 40, 88172645463325252ull);
+}
+
+/* 4 KiB pages, 4 translation pages and a DRAM budget of 2: evictions program them mid-stream. */
+static void test_random_cuts_dftl_plp(void)
+{
+    struct kvftl_config c = small_config();
+    c.command_set = KVFTL_CMDSET_NVM;
+    c.index_dram_bytes = 8192;
+    c.bloom = false;
+    random_cuts(&c, 3000, cut_rounds(), 160, 1234567ull);
+}
+
+static void test_random_cuts_dftl_no_plp(void)
+{
+    struct kvftl_config c = small_config();
+    c.command_set = KVFTL_CMDSET_NVM;
+    c.index_dram_bytes = 8192;
+    c.bloom = false;
+    c.plp = false;
+    random_cuts(&c, 3000, cut_rounds(), 160, 1234567ull);
+}
+
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_clean_close_reopen_keeps_every_unit),
     TAP_TEST_FN(test_power_cycle_plp_keeps_completed),
@@ -605,6 +817,10 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_unit_spare_skipped),
     TAP_TEST_FN(test_damaged_tpage_rescanned),
     TAP_TEST_FN(test_check_finds_damage),
+    TAP_TEST_FN(test_random_cuts_plp),
+    TAP_TEST_FN(test_random_cuts_no_plp),
+    TAP_TEST_FN(test_random_cuts_dftl_plp),
+    TAP_TEST_FN(test_random_cuts_dftl_no_plp),
 };
 
 int main(void)
