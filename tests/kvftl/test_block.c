@@ -370,6 +370,115 @@ static void test_damaged_spare_unrecovered(void)
     kvftl_close(f);
 }
 
+/* The small device with 16 KiB pages (4 slots each): 144 pages per 2.25 MiB stripe. */
+static struct kvftl_config nvm_16k_config(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.pages_per_block = 144;
+    c.page_size_bytes = 16384;
+    return c;
+}
+
+/*
+ * FUA on 16 KiB pages: the write of one unit at t=1000 programs its partial
+ * page (16384 B over the 800 B/us channel: 20,480 ns, then tPROG 500 us)
+ * and completes with it at 521,480 ns; without FUA it completes on arrival.
+ */
+static void test_fua_programs_before_completion(void)
+{
+    struct kvftl_config c = nvm_16k_config();
+    struct kvftl *f = open_or_die(&c);
+    uint8_t buf[4096];
+    memset(buf, 0x3c, sizeof(buf));
+    struct kvftl_cpl cpl;
+    kvftl_block_write(f, 0, 1, buf, false, 1000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.done_ns, 1000);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_programmed, 0);
+    kvftl_block_write(f, 1, 1, buf, true, 2000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.done_ns, 2000 + 20480 + 500000);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 1);
+    CU_ASSERT_EQUAL(st.padding_bytes, 8192);
+    kvftl_close(f);
+}
+
+/*
+ * One channel, 4 dies, 4 KiB pages: units 0-3 sit on dies 0-3. Read
+ * together at t=1 s they are sensed in parallel (tR 50 us) and moved over
+ * the one channel one after another (5,120 ns each): done at +70,480 ns;
+ * one unit alone: +55,120 ns.
+ */
+static void test_read_units_on_dies_in_parallel(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.dies_per_channel = 4;
+    c.pages_per_block = 144;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 4, 0x4d), KVFTL_OK);
+    uint8_t buf[4 * 4096];
+    struct kvftl_cpl cpl;
+    kvftl_block_read(f, 0, 4, buf, 1000000000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.done_ns, 1000000000 + 50000 + 4 * 5120);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 4 * 4096);
+    kvftl_block_read(f, 2, 1, buf, 2000000000, &cpl);
+    CU_ASSERT_EQUAL(cpl.done_ns, 2000000000 + 50000 + 5120);
+    kvftl_close(f);
+}
+
+/*
+ * Stripe 0 (576 slots on 16 KiB pages) filled with units 0-575, then
+ * units 0-573 overwritten and unit 2000 written (stripe 1's slots 0-574):
+ * units 574 and 575 are stripe 0's two live slots. Collecting it relocates
+ * them (8192 bytes) with new sequence numbers: the first fills stripe 1's
+ * last page (programmed), the second starts a fresh stripe's first page,
+ * which with PLP off is programmed before the erase (12,288 bytes of
+ * padding) and with PLP on stays in the buffer.
+ */
+static void gc_two_live(bool plp)
+{
+    struct kvftl_config c = nvm_16k_config();
+    c.plp = plp;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 576, 1), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_DATA);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 574, 2), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 2000, 1, 3), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->space.stripes[0].valid_bytes, 8192);
+    uint64_t seq = f->pmap.write_seq, padding = stats_of(f).padding_bytes;
+    uint64_t programmed = stats_of(f).nand_data_pages_programmed;
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_FREE);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.gc_relocated_bytes, 8192);
+    CU_ASSERT_EQUAL(f->pmap.write_seq, seq + 2);
+    const struct nand_unit_spare *us = nand_unit_spares(&f->nand, f->pmap.map[575] / 4);
+    CU_ASSERT_EQUAL(us[f->pmap.map[575] % 4].unit, 575);
+    CU_ASSERT_EQUAL(us[f->pmap.map[575] % 4].seq, seq + 2);
+    CU_ASSERT_EQUAL(st.padding_bytes - padding, plp ? 0 : 12288);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed - programmed, plp ? 1 : 2);
+    CU_ASSERT_EQUAL(f->pmap.map[575] % 576, 0); /* a fresh stripe's first slot */
+    uint8_t expect[576];
+    memset(expect, 2, 574);
+    expect[574] = expect[575] = 1;
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 576, expect), KVFTL_OK);
+    CU_ASSERT_EQUAL(valid_total(f), 577 * 4096);
+    kvftl_close(f);
+}
+
+static void test_gc_relocates_live_slots_plp(void)
+{
+    gc_two_live(true);
+}
+
+static void test_gc_without_plp_programs_before_erase(void)
+{
+    gc_two_live(false);
+}
+
 /* Unit @u's content at @version: its number and the version, then a byte pattern. */
 static void stamp(uint8_t *b, uint32_t u, uint32_t version)
 {
@@ -380,12 +489,17 @@ static void stamp(uint8_t *b, uint32_t u, uint32_t version)
 
 /*
  * Every unit written, then 3 device-fills of random overwrites (9630
- * writes into 5760 slots): GC runs, relocates, and every unit reads its
- * last version; WAF > 1; the stripes' valid bytes are the mapped units'.
+ * writes into 5760 slots) on a device with @index_dram_bytes of map
+ * budget: GC runs, relocates, and every unit reads its last version; WAF
+ * > 1; the stripes' valid bytes are the mapped units' and the translation
+ * pages'.
  */
-static void test_gc_keeps_data_under_random_overwrites(void)
+static struct kvftl *random_overwrites(uint64_t index_dram_bytes)
 {
-    struct kvftl *f = open_nvm(4096);
+    struct kvftl_config c = nvm_config(4096);
+    c.index_dram_bytes = index_dram_bytes;
+    c.bloom = false;
+    struct kvftl *f = open_or_die(&c);
     uint32_t *version = g_new0(uint32_t, UNITS);
     uint8_t b[4096];
     struct kvftl_cpl cpl;
@@ -420,6 +534,27 @@ static void test_gc_keeps_data_under_random_overwrites(void)
     CU_ASSERT_EQUAL(st.live_keys, UNITS);
     CU_ASSERT_EQUAL(valid_total(f), (uint64_t)UNITS * 4096 + f->pmap.nand_bytes);
     g_free(version);
+    return f;
+}
+
+static void test_gc_keeps_data_under_random_overwrites(void)
+{
+    struct kvftl *f = random_overwrites(1 << 20);
+    CU_ASSERT_EQUAL(stats_of(f).index_cache_misses, 0);
+    kvftl_close(f);
+}
+
+/*
+ * The same with 2 translation pages of DRAM for 4: dirty pages are
+ * evicted to index stripes, and GC collects those too (their live pages
+ * relocated): the data stays.
+ */
+static void test_gc_keeps_data_with_tiny_map_budget(void)
+{
+    struct kvftl *f = random_overwrites(8192);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT(st.index_cache_misses > 0);
+    CU_ASSERT(st.index_pages_evicted_dirty > 0);
     kvftl_close(f);
 }
 
@@ -489,7 +624,12 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_kv_calls_refused_on_nvm),
     TAP_TEST_FN(test_unit_spares_written),
     TAP_TEST_FN(test_damaged_spare_unrecovered),
+    TAP_TEST_FN(test_fua_programs_before_completion),
+    TAP_TEST_FN(test_read_units_on_dies_in_parallel),
+    TAP_TEST_FN(test_gc_relocates_live_slots_plp),
+    TAP_TEST_FN(test_gc_without_plp_programs_before_erase),
     TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
+    TAP_TEST_FN(test_gc_keeps_data_with_tiny_map_budget),
     TAP_TEST_FN(test_dftl_miss_count_tiny_budget),
     TAP_TEST_FN(test_dftl_budget_holds_map),
 };
