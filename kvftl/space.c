@@ -318,10 +318,40 @@ void stream_discard_unprogrammed(struct space *sp)
 
 /* ---- the index stream ---- */
 
+/*
+ * nvm without PLP: a translation page names slots of the data stream, some
+ * perhaps still in the (volatile) page buffer. Those pages are programmed
+ * first (the partial last one padded with empty slots), so that a power
+ * cut never leaves a programmed map entry naming a slot that never reached
+ * NAND: the crash mount would then have to guess the unit's older state.
+ * The KV index is rebuilt from the log and needs no such order.
+ */
+static int data_before_map(struct space *sp, uint64_t now_ns)
+{
+    struct data_stream *ds = &sp->data;
+    const struct nand_geometry *geo = &sp->nand->geo;
+    if (sp->plp || !sp->nand->unit_spare || ds->stripe == UINT32_MAX ||
+        ds->open_idx <= ds->prog_idx) {
+        return 0;
+    }
+    uint64_t end = (ds->wp + geo->page_size - 1) & ~(uint64_t)(geo->page_size - 1);
+    ds->wp = ds->frontier = end;
+    if (stream_program_upto(sp, (uint32_t)(end >> geo->page_shift), now_ns) != 0) {
+        return -1;
+    }
+    if (end == geo->stripe_bytes) {
+        stream_close_stripe(sp);
+    }
+    return 0;
+}
+
 uint64_t stream_program_index(struct space *sp, uint32_t tag, const void *page, uint64_t *now_ns)
 {
     struct page_stream *is = &sp->index;
     const struct nand_geometry *geo = &sp->nand->geo;
+    if (data_before_map(sp, *now_ns) != 0) {
+        return UINT64_MAX;
+    }
     if (is->stripe == UINT32_MAX || is->idx == geo->pages_per_stripe) {
         if (is->stripe != UINT32_MAX) {
             sp->stripes[is->stripe].state = STRIPE_INDEX;

@@ -201,7 +201,9 @@ void stream_discard_unprogrammed(struct space *sp);
  * at the next page of the index stream, opening a fresh index stripe when
  * the stream has none or it is full. Returns the NAND page, or UINT64_MAX
  * if no stripe is free or power is lost. The program runs in the
- * background: *@now_ns does not move.
+ * background: *@now_ns does not move. nvm without PLP: the data stream's
+ * buffered pages are programmed first (a translation page never names a
+ * slot that has not reached NAND).
  */
 uint64_t stream_program_index(struct space *sp, uint32_t tag, const void *page, uint64_t *now_ns);
 
