@@ -68,6 +68,7 @@ static void occupancy(const struct block_scenario *sc)
            sc->name, r->writes, written, st.write_amplification, st.nand_pages_programmed,
            st.gc_runs, st.gc_relocated_bytes, st.gc_foreground_stalls, st.live_keys, r->m.units);
     CU_ASSERT_EQUAL(st.live_keys, fill / lpu); /* the overwrites stay inside the filled part */
+    CU_ASSERT_EQUAL(st.user_bytes_written, written * sc->lba_bytes); /* since the reset */
     CU_ASSERT(st.gc_runs > 0);
     CU_ASSERT(st.write_amplification >= 1.0);
 out:
