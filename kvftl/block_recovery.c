@@ -543,6 +543,73 @@ static void resume_streams(struct kvftl *ftl)
     }
 }
 
+/* The boundaries of the unmap log's ranges, sorted (replay_unmaps()). */
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Apply the unmap log to the rebuilt map (@nslot, @nseq per unit): each
+ * intact entry unmaps its units whose copy is not newer than the entry.
+ * Only the largest seq of the entries covering a unit matters, so the
+ * ranges are cut at their boundaries (at most 2 per entry) and each piece
+ * is walked once with the largest seq covering it: units + entries^2
+ * steps at most, whatever the (hostile) log says.
+ */
+static void replay_unmaps(struct kvftl *ftl, uint32_t *nslot, uint64_t *nseq, uint8_t *changed,
+                          uint64_t *max_seq)
+{
+    const struct nand_unmap_log *log = ftl->nand.unmap_log;
+    const struct page_map *pm = &ftl->pmap;
+    struct recovery_report *r = &ftl->mount;
+    if (log->magic != NAND_UNMAP_LOG_MAGIC) {
+        return;
+    }
+    uint32_t used = log->used <= NAND_UNMAP_LOG_ENTRIES ? log->used : NAND_UNMAP_LOG_ENTRIES;
+    if (log->used > NAND_UNMAP_LOG_ENTRIES) {
+        r->bad_unmaps++;
+    }
+    struct nand_unmap_entry *ok = g_new(struct nand_unmap_entry, used ? used : 1);
+    uint64_t *cut = g_new(uint64_t, 2 * (size_t)(used ? used : 1));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < used; i++) {
+        struct nand_unmap_entry e = log->e[i];
+        if (e.check != unmap_check(&e, i) || e.units == 0 || e.first_unit >= pm->units ||
+            e.units > pm->units - e.first_unit || e.seq > BLOCK_SEQ_LIMIT) {
+            r->bad_unmaps++;
+            continue;
+        }
+        *max_seq = e.seq > *max_seq ? e.seq : *max_seq;
+        cut[2 * n] = e.first_unit;
+        cut[2 * n + 1] = e.first_unit + e.units;
+        ok[n++] = e;
+    }
+    qsort(cut, 2 * (size_t)n, sizeof(*cut), u64_cmp);
+    for (uint32_t k = 0; k + 1 < 2 * n; k++) {
+        uint64_t from = cut[k], to = cut[k + 1];
+        bool covered = false;
+        uint64_t seq = 0;
+        for (uint32_t i = 0; i < n && from < to; i++) {
+            if (ok[i].first_unit <= from && to <= ok[i].first_unit + ok[i].units) {
+                seq = !covered || ok[i].seq > seq ? ok[i].seq : seq;
+                covered = true;
+            }
+        }
+        for (uint64_t u = from; covered && u < to; u++) {
+            if (nslot[u] != PAGE_MAP_UNMAPPED && nseq[u] <= seq) {
+                nslot[u] = PAGE_MAP_UNMAPPED;
+                nseq[u] = 0;
+                changed[u / pm->per] = 1;
+                r->units_unmapped++;
+            }
+        }
+    }
+    g_free(ok);
+    g_free(cut);
+}
+
 int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
 {
     struct nand *n = &ftl->nand;
@@ -743,30 +810,7 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     }
 
     /* the unmap log: completed unmaps whose translation pages were not programmed yet */
-    const struct nand_unmap_log *log = n->unmap_log;
-    if (log->magic == NAND_UNMAP_LOG_MAGIC) {
-        uint32_t used = log->used <= NAND_UNMAP_LOG_ENTRIES ? log->used : NAND_UNMAP_LOG_ENTRIES;
-        if (log->used > NAND_UNMAP_LOG_ENTRIES) {
-            r->bad_unmaps++;
-        }
-        for (uint32_t i = 0; i < used; i++) {
-            struct nand_unmap_entry e = log->e[i];
-            if (e.check != unmap_check(&e, i) || e.units == 0 || e.first_unit >= pm->units ||
-                e.units > pm->units - e.first_unit || e.seq > BLOCK_SEQ_LIMIT) {
-                r->bad_unmaps++;
-                continue;
-            }
-            max_seq = e.seq > max_seq ? e.seq : max_seq;
-            for (uint64_t u = e.first_unit; u < e.first_unit + e.units; u++) {
-                if (nslot[u] != PAGE_MAP_UNMAPPED && nseq[u] <= e.seq) {
-                    nslot[u] = PAGE_MAP_UNMAPPED;
-                    nseq[u] = 0;
-                    changed[u / pm->per] = 1;
-                    r->units_unmapped++;
-                }
-            }
-        }
-    }
+    replay_unmaps(ftl, nslot, nseq, changed, &max_seq);
 
     /* install: the map and its valid bytes, the translation pages' live copies */
     for (uint64_t u = 0; u < pm->units; u++) {

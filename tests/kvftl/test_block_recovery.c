@@ -494,6 +494,55 @@ static void test_damaged_unit_spare_skipped(void)
 }
 
 /*
+ * A slot whose spare area holds a write sequence number from the future
+ * (2^50, above the 2^48 a mount believes) is skipped, and so is an index
+ * page whose tag names no translation page (this device has one, 0); both
+ * are named in the note. Unit 6, whose slot it was, has no other copy and
+ * reads zeroes; the write sequence number does not jump to 2^50.
+ */
+static void test_future_seq_and_bad_tag_skipped(void)
+{
+    image_new();
+    struct kvftl_config c = nvm_config(true, true);
+    struct kvftl *f = open_or_die(&c);
+    wr_range(f, 0, 8, 1);
+    flush(f);
+    uint32_t slot = f->pmap.map[6];
+    struct nand_unit_spare *us = nand_unit_spares(&f->nand,
+                                                  ((uint64_t)slot << PAGE_MAP_UNIT_SHIFT) >> 14) +
+                                 slot % 4;
+    us->seq = 1ull << 50;
+    uint8_t page[16384] = {0};
+    uint64_t now = 0;
+    uint64_t ppn = stream_program_index(&f->space, 7, page, &now);
+    CU_ASSERT_FATAL(ppn != UINT64_MAX);
+    f->nand.power_lost = true;
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "image_path %s was not closed cleanly; the map was rebuilt from 1 translation page "
+             "and the unit spare areas: 7 units mapped, 0 written after their translation page, "
+             "0 unmapped by the unmap log; 1 slot whose spare area holds a write sequence number "
+             "from the future (above 281474976710656) was skipped (the first: slot %u, sequence "
+             "1125899906842624); 1 translation page copy failed its check and was skipped (the "
+             "first: NAND page %llu, its tag names no translation page); 1 map entry named a "
+             "slot that does not hold its unit, and an older copy or the slots decided (the "
+             "first: unit 6, slot %u).",
+             image, slot, (unsigned long long)ppn, slot);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+    CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+    CU_ASSERT_EQUAL(bad_units(f, 0, 6, 1), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 6, 7, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 7, 8, 1), 0);
+    CU_ASSERT_TRUE(f->pmap.write_seq < 100);
+    assert_check_ok(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
  * A cleanly closed image whose translation page was damaged in place: the
  * checkpoint is not used (the note says why), the damaged copy is skipped
  * and named, and every unit comes back from the unit spare areas.
@@ -815,6 +864,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_sigkill_no_plp_keeps_flushed),
     TAP_TEST_FN(test_image_personality_refused),
     TAP_TEST_FN(test_damaged_unit_spare_skipped),
+    TAP_TEST_FN(test_future_seq_and_bad_tag_skipped),
     TAP_TEST_FN(test_damaged_tpage_rescanned),
     TAP_TEST_FN(test_check_finds_damage),
     TAP_TEST_FN(test_random_cuts_plp),
