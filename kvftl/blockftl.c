@@ -363,7 +363,6 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         return;
     }
     gc_background(ftl, arrival_ns);
-    gc_before_write(ftl, &now);
 
     uint32_t lb = ftl->cfg.lba_bytes;
     uint64_t pos = slba * lb, end = (slba + nlb) * lb;
@@ -373,6 +372,8 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         uint32_t in = (uint32_t)(pos % UNIT);
         uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
         int rc;
+        /* a write may fill several stripes: GC keeps its reserve between units */
+        gc_before_write(ftl, &now);
         if (n == UNIT) {
             /* a whole unit: the host's DMA lands in its slot, nothing to merge */
             page_map_lookup(&ftl->pmap, unit, true, &now);
@@ -491,6 +492,7 @@ static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero
         } else if (zero_partial &&
                    page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED) {
             /* an unmapped unit already reads zeroes */
+            gc_before_write(ftl, now_ns);
             int rc = unit_merge(ftl, unit, in, n, NULL, now_ns);
             if (rc != 0) {
                 return rc;
@@ -514,7 +516,6 @@ void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, ui
         return;
     }
     gc_background(ftl, arrival_ns);
-    gc_before_write(ftl, &now);
     int rc = unmap_range(ftl, slba, nlb, true, &now);
     if (rc != 0) {
         cpl->status = put_status(rc);

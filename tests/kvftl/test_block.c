@@ -479,6 +479,27 @@ static void test_gc_without_plp_programs_before_erase(void)
     gc_two_live(false);
 }
 
+/*
+ * One Write of all 3210 units (12.5 MiB, more than five 2.25 MiB stripes)
+ * over a full device: GC runs between its units, and every unit reads the
+ * new bytes.
+ */
+static void test_long_write_over_full_device(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, UNITS, 0x10), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, UNITS, 0x20), KVFTL_OK);
+    uint8_t *expect = g_malloc(UNITS);
+    memset(expect, 0x20, UNITS);
+    CU_ASSERT_EQUAL(blk_expect(f, 0, UNITS, expect), KVFTL_OK);
+    g_free(expect);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT(st.gc_runs > 0);
+    CU_ASSERT_EQUAL(st.live_keys, UNITS);
+    CU_ASSERT_EQUAL(valid_total(f), (uint64_t)UNITS * 4096);
+    kvftl_close(f);
+}
+
 /* Unit @u's content at @version: its number and the version, then a byte pattern. */
 static void stamp(uint8_t *b, uint32_t u, uint32_t version)
 {
@@ -628,6 +649,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_read_units_on_dies_in_parallel),
     TAP_TEST_FN(test_gc_relocates_live_slots_plp),
     TAP_TEST_FN(test_gc_without_plp_programs_before_erase),
+    TAP_TEST_FN(test_long_write_over_full_device),
     TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
     TAP_TEST_FN(test_gc_keeps_data_with_tiny_map_budget),
     TAP_TEST_FN(test_dftl_miss_count_tiny_budget),
