@@ -259,12 +259,6 @@ int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns)
     return 0;
 }
 
-void blockftl_reset(struct kvftl *ftl)
-{
-    space_reset(&ftl->space);
-    page_map_reset(&ftl->pmap);
-}
-
 void blockftl_plp_dump(struct kvftl *ftl, uint64_t now_ns)
 {
     /* the capacitors program every buffered page, the partial last one too */

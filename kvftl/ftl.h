@@ -88,13 +88,13 @@ void ftl_reset_state(struct kvftl *ftl);
 /*
  * The nvm personality's part of the shared calls (blockftl.c): open after
  * the NAND and space are up (the map sized from capacity_bytes, gc_owner
- * registered), free, Flush's data + map write-back, Format's reset, and
- * the power-loss dump of the open data stripe's buffered pages.
+ * registered), free, Flush's data + map write-back, and the power-loss
+ * dump of the open data stripe's buffered pages. Format's reset is
+ * ftl_reset_state() (page_map_reset() for nvm).
  */
 void blockftl_open(struct kvftl *ftl);
 void blockftl_free(struct kvftl *ftl);
 int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns);
-void blockftl_reset(struct kvftl *ftl);
 void blockftl_plp_dump(struct kvftl *ftl, uint64_t now_ns);
 
 #endif
