@@ -472,6 +472,186 @@ static void test_two_devices(void)
     qtest_quit(qts);
 }
 
+/*
+ * Random NVM commands through the transport, 8 in flight on one SQ: Writes
+ * and Reads of 1..16 blocks with PRP1 at any 512-byte offset and PRP lists
+ * of their own (one in twelve with a list entry that has an offset: 4013h;
+ * one in twelve with its buffer outside guest RAM: 0004h), Write Zeroes,
+ * Dataset Management, Flush, and ranges past NSZE (4080h). Every command
+ * completes exactly once with its CID and the status a model predicts, every
+ * Read's data equals a shadow of blocks 0..1023, CSTS.CFS never rises, and
+ * the FTL check passes at the end. KVSSD_QTEST_SEED picks the stream.
+ */
+#define RT_SLOTS 8
+#define RT_BLOCKS 1024u
+#define RT_SLOT_BYTES (64u * 1024)
+
+typedef struct RtCmd {
+    uint8_t opc;
+    uint64_t slba;
+    uint32_t blocks;
+    uint16_t cid, want;
+    uint64_t buf;
+    bool done;
+} RtCmd;
+
+static uint32_t rt_rnd(uint64_t *x, uint32_t n)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (uint32_t)(*x >> 33) % n;
+}
+
+/* PRP1/PRP2 for @len bytes at @buf, the list (if any) at @list; @bad_entry: one entry off by 8. */
+static void rt_prp(KvDev *d, struct kvssd_sqe *s, uint64_t buf, uint32_t len, uint64_t list,
+                   bool bad_entry)
+{
+    uint32_t pages = (uint32_t)((len + (buf & 4095) + 4095) / 4096);
+    uint64_t e[32];
+
+    if (pages <= 1) {
+        kv_set_prp(s, buf, 0);
+        return;
+    }
+    if (pages == 2) {
+        kv_set_prp(s, buf, (buf & ~4095ull) + 4096 + (bad_entry ? 8 : 0));
+        return;
+    }
+    g_assert(pages - 1 <= 32);
+    for (uint32_t i = 1; i < pages; i++) {
+        e[i - 1] = cpu_to_le64((buf & ~4095ull) + (uint64_t)i * 4096 +
+                               (bad_entry && i == 1 ? 8 : 0));
+    }
+    qtest_memwrite(d->qts, list, e, (pages - 1) * 8);
+    kv_set_prp(s, buf, list);
+}
+
+static void test_random_transport(void)
+{
+    KvDev *d = nvm_ready(NULL);
+    uint64_t nsze = nvm_nsze(d);
+    const char *seed_env = g_getenv("KVSSD_QTEST_SEED");
+    uint64_t x = (seed_env ? g_ascii_strtoull(seed_env, NULL, 10) : 1) * 0x9e3779b97f4a7c15ull + 1;
+    uint8_t *shadow = g_malloc0((size_t)RT_BLOCKS * 4096);
+    static uint8_t data[RT_SLOT_BYTES], expect[RT_SLOTS][RT_SLOT_BYTES];
+    RtCmd cmd[RT_SLOTS];
+    unsigned checked = 0, refused = 0;
+
+    for (int batch = 0; batch < 150; batch++) {
+        for (int k = 0; k < RT_SLOTS; k++) {
+            RtCmd *c = &cmd[k];
+            struct kvssd_sqe s;
+            uint32_t pick = rt_rnd(&x, 12);
+            bool bad_prp = false, outside = false;
+
+            memset(c, 0, sizeof(*c));
+            c->opc = pick < 4    ? KVSSD_NVM_OPC_WRITE
+                     : pick < 8  ? KVSSD_NVM_OPC_READ
+                     : pick < 9  ? KVSSD_NVM_OPC_WRITE_ZEROES
+                     : pick < 10 ? KVSSD_NVM_OPC_DSM
+                     : pick < 11 ? KVSSD_NVM_OPC_FLUSH
+                                 : 0x0c; /* Verify: not supported */
+            c->blocks = 1 + rt_rnd(&x, 16);
+            if (rt_rnd(&x, 16)) {
+                c->slba = rt_rnd(&x, RT_BLOCKS - c->blocks + 1);
+            } else if (rt_rnd(&x, 2)) {
+                c->slba = nsze + rt_rnd(&x, 4); /* past NSZE */
+            } else {
+                c->slba = nsze - 1; /* the last block and one past it */
+                c->blocks = 2 + rt_rnd(&x, 15);
+            }
+            bool in_range = c->slba < nsze && c->blocks <= nsze - c->slba;
+            s = kv_sqe(c->opc, 1);
+            c->want = KVSSD_SC_SUCCESS;
+            if (c->opc == KVSSD_NVM_OPC_WRITE || c->opc == KVSSD_NVM_OPC_READ) {
+                uint32_t len = c->blocks * 4096;
+                uint64_t base = (c->opc == KVSSD_NVM_OPC_WRITE ? KV_DATA : KV_DATA2) +
+                                (uint64_t)k * (RT_SLOT_BYTES + 4096);
+                c->buf = base + 512 * rt_rnd(&x, 8);
+                bad_prp = rt_rnd(&x, 12) == 0 && (len + (c->buf & 4095)) > 4096;
+                outside = !bad_prp && rt_rnd(&x, 12) == 0;
+                kvssd_nvm_set_range(&s, c->slba, c->blocks, 0);
+                rt_prp(d, &s, outside ? KV_OUTSIDE_RAM : c->buf, len,
+                       KV_PRPLIST + (uint64_t)k * 4096, bad_prp);
+                if (c->opc == KVSSD_NVM_OPC_WRITE) {
+                    for (uint32_t i = 0; i < len; i++) {
+                        data[i] = (uint8_t)rt_rnd(&x, 256);
+                    }
+                    qtest_memwrite(d->qts, c->buf, data, len);
+                }
+                c->want = !in_range ? KVSSD_SC_LBA_OUT_OF_RANGE | KVSSD_SC_DNR
+                          : bad_prp ? KVSSD_SC_INVALID_PRP_OFFSET | KVSSD_SC_DNR
+                          : outside ? KVSSD_SC_DATA_XFER_ERROR
+                                    : KVSSD_SC_SUCCESS;
+                if (c->want == KVSSD_SC_SUCCESS && c->opc == KVSSD_NVM_OPC_WRITE) {
+                    memcpy(shadow + c->slba * 4096, data, len);
+                }
+            } else if (c->opc == KVSSD_NVM_OPC_WRITE_ZEROES) {
+                kvssd_nvm_set_range(&s, c->slba, c->blocks, 0);
+                c->want = in_range ? KVSSD_SC_SUCCESS : KVSSD_SC_LBA_OUT_OF_RANGE | KVSSD_SC_DNR;
+                if (in_range) {
+                    memset(shadow + c->slba * 4096, 0, (size_t)c->blocks * 4096);
+                }
+            } else if (c->opc == KVSSD_NVM_OPC_DSM) {
+                uint8_t r[16] = {0};
+                c->buf = KV_DATA + (uint64_t)k * (RT_SLOT_BYTES + 4096) + RT_SLOT_BYTES;
+                r[4] = (uint8_t)c->blocks;
+                for (int b = 0; b < 8; b++) {
+                    r[8 + b] = (uint8_t)(c->slba >> (8 * b));
+                }
+                qtest_memwrite(d->qts, c->buf, r, sizeof(r));
+                s.cdw[10] = 0;
+                s.cdw[11] = KVSSD_NVM_DSM_AD;
+                kv_set_prp(&s, c->buf, 0);
+                c->want = in_range ? KVSSD_SC_SUCCESS : KVSSD_SC_LBA_OUT_OF_RANGE | KVSSD_SC_DNR;
+                if (in_range) {
+                    memset(shadow + c->slba * 4096, 0, (size_t)c->blocks * 4096);
+                }
+            } else if (c->opc != KVSSD_NVM_OPC_FLUSH) {
+                c->want = KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR;
+            }
+            c->cid = kv_put(d, 1, &s, false);
+            /*
+             * Commands run in submission order, and the shadow already has
+             * the effects of those before: a Read's expected data is the
+             * shadow now.
+             */
+            if (c->opc == KVSSD_NVM_OPC_READ && c->want == KVSSD_SC_SUCCESS) {
+                qtest_memset(d->qts, c->buf, 0xa5, (size_t)c->blocks * 4096);
+                memcpy(expect[k], shadow + c->slba * 4096, (size_t)c->blocks * 4096);
+            }
+        }
+        kv_ring(d, 1);
+        for (int n = 0; n < RT_SLOTS; n++) {
+            KvCqe c = kv_wait(d, 1);
+            int k;
+            for (k = 0; k < RT_SLOTS && cmd[k].cid != c.cid; k++) {
+            }
+            g_assert_cmpint(k, <, RT_SLOTS);
+            g_assert(!cmd[k].done);
+            cmd[k].done = true;
+            g_assert_cmphex(c.status, ==, cmd[k].want);
+            refused += c.status != 0;
+            if (cmd[k].opc == KVSSD_NVM_OPC_READ && c.status == 0) {
+                qtest_memread(d->qts, cmd[k].buf, data, (size_t)cmd[k].blocks * 4096);
+                g_assert(memcmp(data, expect[k], (size_t)cmd[k].blocks * 4096) == 0);
+                checked++;
+            }
+        }
+        g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS) & KVSSD_CSTS_CFS, ==, 0);
+    }
+    g_test_message("random-transport: 1200 commands, %u reads checked against the shadow, %u "
+                   "refused with their exact status",
+                   checked, refused);
+    g_assert_cmpuint(checked, >, 100);
+    g_assert_cmpuint(refused, >, 50);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    g_free(shadow);
+    kv_stop(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -484,5 +664,6 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/nvm/latency-on", test_latency_on);
     qtest_add_func("/kvssd/nvm/image-persistence", test_image_persistence);
     qtest_add_func("/kvssd/nvm/two-devices", test_two_devices);
+    qtest_add_func("/kvssd/nvm/random-transport", test_random_transport);
     return g_test_run();
 }
