@@ -53,11 +53,31 @@ const struct kb_engine_ops *kb_engine_ops_of(enum kb_store s)
     }
 }
 
-/*
- * The NVMe namespace name ("nvme1n1") of block device @dev: /sys/dev/block/M:m
- * links to .../nvme1n1 for a whole namespace and .../nvme1n1/nvme1n1p1 for a
- * partition (whose parent is the namespace).
- */
+int kb_nvme_namespace_of(const char *sysfs_target, char *out, size_t len)
+{
+    char t[512];
+    unsigned c, ns, part;
+    snprintf(t, sizeof(t), "%s", sysfs_target);
+    char *base = strrchr(t, '/');
+    base = base ? base + 1 : t;
+    if (sscanf(base, "nvme%un%up%u", &c, &ns, &part) == 3) {
+        /* a partition: its parent directory is the namespace */
+        char *slash = strrchr(t, '/');
+        if (slash) {
+            *slash = '\0';
+        }
+        base = strrchr(t, '/');
+        base = base ? base + 1 : t;
+    }
+    char tail;
+    if (sscanf(base, "nvme%un%u%c", &c, &ns, &tail) != 2) {
+        return -1;
+    }
+    snprintf(out, len, "/dev/nvme%un%u", c, ns);
+    return 0;
+}
+
+/* The NVMe namespace holding block device @dev, through /sys/dev/block/M:m. */
 static int namespace_of(dev_t dev, char *out, size_t len)
 {
     char link[64], target[512];
@@ -67,21 +87,7 @@ static int namespace_of(dev_t dev, char *out, size_t len)
         return -1;
     }
     target[n] = '\0';
-    char *base = strrchr(target, '/');
-    unsigned c, ns, part;
-    if (!base) {
-        return -1;
-    }
-    *base++ = '\0';
-    if (sscanf(base, "nvme%un%up%u", &c, &ns, &part) == 3) {
-        char *parent = strrchr(target, '/');
-        base = parent ? parent + 1 : target;
-    }
-    if (sscanf(base, "nvme%un%u", &c, &ns) != 2) {
-        return -1;
-    }
-    snprintf(out, len, "/dev/nvme%un%u", c, ns);
-    return 0;
+    return kb_nvme_namespace_of(target, out, len);
 }
 
 struct kvssd_dev *kb_nvm_stats_open(const char *explicit_dev, const char *path, char *why,

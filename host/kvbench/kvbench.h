@@ -240,6 +240,12 @@ struct kvssd_dev *kb_engine_kvssd_dev(void *st);
  */
 struct kvssd_dev *kb_nvm_stats_open(const char *explicit_dev, const char *path, char *why,
                                     size_t whylen);
+/*
+ * kb_nvme_namespace_of() - "/dev/nvmeXnY" from a /sys/dev/block link target
+ * (.../nvme1/nvme1n1, or .../nvme1n1/nvme1n1p2 for a partition); -1 when
+ * it is not an NVMe namespace (a loop device, a SCSI disk).
+ */
+int kb_nvme_namespace_of(const char *sysfs_target, char *out, size_t len);
 
 /* ---- rawhash store (engine_rawhash.c), exposed for the unit tests ---- */
 struct rh_store;
@@ -338,6 +344,7 @@ void kb_report_json_engines(const struct kb_config *c, const struct kb_result *r
 /* The derived metrics of one phase (docs/kvbench.md); NaN where not available. */
 struct kb_metrics {
     double ops_per_s_wall, ops_per_s_sim, sim_s;
+    double device_busy_s, ops_per_s_busy; /* sum of the device's simulated command latencies */
     double cpu_us_per_op;
     double h2d_bytes_per_op, pcie_bytes_per_op;
     double nand_bytes_programmed, waf, device_waf;

@@ -430,6 +430,7 @@ static void test_json_fields_per_engine(void)
         "\"ops_per_s_wall\":",
         "\"ops_per_s_sim\":null",
         "\"sim_time_s\":null",
+        "\"ops_per_s_device_busy\":null",
         "\"cpu_us_per_op\":",
         "\"h2d_bytes_per_op\":null",
         "\"waf\":null",
@@ -475,10 +476,15 @@ static void test_metrics(void)
     r.after.nand_pages_programmed = 500;     /* 16 KiB pages: 8192000 bytes */
     r.after.waf_milli = 2000;                /* = 8192000 / 4096000 */
     r.after.live_nand_bytes = 6168000;
+    r.before.latency_sum_ns[0] = 1000;
+    r.after.latency_sum_ns[0] = 100001000; /* stores: 0.1 s */
+    r.after.latency_sum_ns[1] = 25000000;  /* retrieves: 0.025 s */
     kb_metrics(&r, &m);
     CU_ASSERT_DOUBLE_EQUAL(m.ops_per_s_wall, 500, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(m.sim_s, 0.25, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(m.ops_per_s_sim, 4000, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(m.device_busy_s, 0.125, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(m.ops_per_s_busy, 8000, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(m.cpu_us_per_op, 500, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(m.h2d_bytes_per_op, 4168, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(m.pcie_bytes_per_op, 4184, 1e-9);
@@ -494,6 +500,30 @@ static void test_metrics(void)
     CU_ASSERT_TRUE(isnan(m.ops_per_s_sim));
     CU_ASSERT_TRUE(isnan(m.waf));
     CU_ASSERT_TRUE(isnan(m.space_amp_engine));
+}
+
+/* Which namespace holds a file system: the /sys/dev/block link targets the kernel gives. */
+static void test_namespace_discovery(void)
+{
+    char out[64];
+    CU_ASSERT_EQUAL(kb_nvme_namespace_of("../../devices/pci0000:00/0000:00:04.0/nvme/nvme1/nvme1n1",
+                                         out, sizeof(out)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(out, "/dev/nvme1n1");
+    CU_ASSERT_EQUAL(
+        kb_nvme_namespace_of("../../devices/pci0000:00/0000:00:05.0/nvme/nvme2/nvme2n1/nvme2n1p3",
+                             out, sizeof(out)),
+        0);
+    CU_ASSERT_STRING_EQUAL(out, "/dev/nvme2n1");
+    CU_ASSERT_EQUAL(kb_nvme_namespace_of("../../devices/virtual/block/loop0", out, sizeof(out)),
+                    -1);
+    CU_ASSERT_EQUAL(kb_nvme_namespace_of("../../devices/virtual/nvme-subsystem/nvme-subsys0/"
+                                         "nvme0n1",
+                                         out, sizeof(out)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(out, "/dev/nvme0n1");
+    CU_ASSERT_EQUAL(kb_nvme_namespace_of("../../devices/x/nvme0c0n1", out, sizeof(out)), -1);
+    CU_ASSERT_EQUAL(kb_nvme_namespace_of("nvme0", out, sizeof(out)), -1);
 }
 
 static int setup(void)
@@ -516,6 +546,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(same_workload_same_ops),
     TAP_TEST(json_fields_per_engine),
     TAP_TEST(metrics),
+    TAP_TEST(namespace_discovery),
 };
 
 int main(void)
