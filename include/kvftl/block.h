@@ -56,7 +56,8 @@ uint64_t kvftl_block_lbas(const struct kvftl *ftl);
  * @nlb is 0 or more than KVFTL_BLOCK_MAX_XFER_BYTES / lba_bytes (the
  * command set maps the range case to LBA Out of Range before calling);
  * UNRECOVERED_ERROR when a unit's stored copy fails its check (damaged
- * image), counted in media_errors.
+ * image: its slot's unit spare area does not name it), counted in
+ * media_errors; @buf's contents are then undefined.
  */
 void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
                       uint64_t arrival_ns, struct kvftl_cpl *cpl);
@@ -75,7 +76,9 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
  * kvftl_block_write_zeroes() - the blocks read as zeroes afterwards, at the
  * cost of a map update only (no data programmed); @deallocate: they are
  * also unmapped (the same here: a zero unit holds no flash). A partial
- * unit is read-modify-written.
+ * unit is read-modify-written. Status: INVALID_FIELD when the range passes
+ * kvftl_block_lbas() or @nlb is 0 (no transfer limit: no data moves);
+ * CAPACITY_EXCEEDED and INTERNAL_ERROR as for write.
  */
 void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
                               uint64_t arrival_ns, struct kvftl_cpl *cpl);
@@ -86,6 +89,8 @@ void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
  * read as zeroes; partial units at its ends are left as they are (the
  * specification lets a deallocated block read its old data or zeroes, and
  * DLFEAT's zeroes promise is for whole units here: docs/kvftl.md).
+ * Status: INVALID_FIELD when the range passes kvftl_block_lbas() or @nlb
+ * is 0 (no transfer limit); INTERNAL_ERROR after a power cut.
  */
 void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                             struct kvftl_cpl *cpl);
