@@ -80,8 +80,8 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
  * kvftl_block_lbas() or @nlb is 0 (no transfer limit: no data moves);
  * CAPACITY_EXCEEDED and INTERNAL_ERROR as for write.
  */
-void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
-                              uint64_t arrival_ns, struct kvftl_cpl *cpl);
+void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
+                              struct kvftl_cpl *cpl);
 
 /*
  * kvftl_block_deallocate() - Dataset Management, Deallocate, one range:
