@@ -226,7 +226,7 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
     const struct nand_geometry *geo = &ftl->nand.geo;
     struct page_map *pm = &ftl->pmap;
     struct stripe_info *st = NULL;
-    uint64_t *valid = NULL;
+    uint64_t *valid = NULL, *newest = NULL;
     uint32_t *map = NULL;
     int rc = -1;
     struct block_checkpoint_head ch;
@@ -318,6 +318,35 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
         }
     }
 
+    /*
+     * Every written slot of the data stripes: a unit of the namespace and a
+     * write not after the checkpoint's last, and no mapped unit has a newer
+     * slot than its mapped one (a later crash mount would take that one for
+     * the unit's newest copy). Host memory reads only.
+     */
+    newest = g_new0(uint64_t, pm->units ? pm->units : 1);
+    for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
+        uint8_t state = st[ppn / geo->pages_per_stripe].state;
+        if ((state != STRIPE_DATA && state != STRIPE_OPEN_DATA) ||
+            ftl->nand.oob[ppn].kind == NAND_PAGE_ERASED) {
+            continue;
+        }
+        const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, ppn);
+        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
+            if (!us[j].seq) {
+                continue;
+            }
+            if (us[j].unit >= pm->units || us[j].seq > ch.write_seq) {
+                WHY("slot %llu's spare area names unit %llu written at %llu; the namespace has "
+                    "%llu units and the last write was %llu",
+                    (unsigned long long)((ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j),
+                    (unsigned long long)us[j].unit, (unsigned long long)us[j].seq,
+                    (unsigned long long)pm->units, (unsigned long long)ch.write_seq);
+            }
+            newest[us[j].unit] = us[j].seq > newest[us[j].unit] ? us[j].seq : newest[us[j].unit];
+        }
+    }
+
     /* the translation pages, each entry checked against its slot's unit spare area */
     const uint8_t *ppnp = p;
     valid = g_new0(uint64_t, geo->stripes);
@@ -376,6 +405,12 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
                 WHY("translation page %u maps unit %llu to slot %u, which does not hold it", t,
                     (unsigned long long)(first + i), e);
             }
+            if (got != newest[first + i]) {
+                WHY("unit %llu maps to slot %u written at %llu, but a slot written at %llu names "
+                    "it",
+                    (unsigned long long)(first + i), e, (unsigned long long)got,
+                    (unsigned long long)newest[first + i]);
+            }
             valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / geo->stripe_bytes] += UNIT;
             mapped++;
         }
@@ -425,6 +460,7 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
 out:
     g_free(st);
     g_free(valid);
+    g_free(newest);
     g_free(map);
     return rc;
 }
