@@ -12,10 +12,10 @@ Here: a small block SSD (char-fig6's geometry with twice the blocks, so
 ext4 and RocksDB fit: preset pm983, one channel, two dies, 64 blocks of 64
 pages per die, 256 MiB of NAND; latency=on), ext4 on it, kvbench's rocksdb
 engine loads FILL of the file system's free space with 4 KiB values in
-sequential key order, then rewrites every key once with uniform random
-updates in CHUNKS runs of equal size, each a fresh kvbench process on the
-same database; per chunk, its throughput (guest wall clock) and the block
-device's GC counters (statistics log before and after). RocksDB needs
+sequential key order, then as many uniform random updates (one kvbench run
+on the same database); the throughput of each eighth of the updates (guest
+wall clock, from kvbench's progress lines) and the block device's GC
+counters over the updates (statistics log before and after). RocksDB needs
 headroom for compaction (it may hold a level twice while merging), so the
 fill is FILL of the free space, not the paper's 80 % of the device.
 """
@@ -42,7 +42,7 @@ TARGET = ("no foreground GC and no drastic drop for RocksDB on the block SSD und
 SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=64, "
          "pages-per-block=64 (256 MiB), command-set=nvm, latency=on; ext4; kvbench rocksdb "
          "engine, 16-byte keys, 4 KiB values: fill %d %% of the free space, then one uniform "
-         "update per key in %d chunks. " % (FILL, CHUNKS))
+         "update per key, throughput per eighth of the updates (%d chunks). " % (FILL, CHUNKS))
 SCALE = ("paper: 80 %% of a 3.84 TB drive, rewritten once; here %d %% of ext4's free space on "
          "a 256 MiB device, rewritten once" % FILL)
 
@@ -57,49 +57,73 @@ def boots(scale):
     load = KEYS_SH + "; echo \"{\\\"keys\\\":$K}\" >/tmp/rp-keys.json; " + _sub(V.kb(
         "rocksdb", keys="$K", key_size=16, value_size=4096, load_order="sequential",
         no_run=True))
-    cmds = [("mkfs", V.MKFS), ("load", load), ("keys", "cat /tmp/rp-keys.json")]
-    chunk = "K=$(sed 's/[^0-9]//g' /tmp/rp-keys.json); C=$(( K / %d )); " % CHUNKS
-    for i in range(CHUNKS):
-        cmds += [("s%d" % i, V.BLK_STATS),
-                 ("u%d" % i, chunk + _sub(V.kb("rocksdb", keep=True, no_load=True, keys="$K",
-                                               ops="$C",
-                                               key_size=16, value_size=4096, mix="update=1",
-                                               order="uniform", seed=100 + i)))]
-    cmds += [("s%d" % CHUNKS, V.BLK_STATS), ("umount", V.UMOUNT)]
+    upd = ("K=$(sed 's/[^0-9]//g' /tmp/rp-keys.json); " + _sub(V.kb(
+        "rocksdb", keep=True, no_load=True, keys="$K", ops="$K", key_size=16, value_size=4096,
+        mix="update=1", order="uniform")).replace("--progress off", "--progress on") +
+        " 2>/tmp/rp-progress.txt")
+    cmds = [("mkfs", V.MKFS), ("load", load), ("keys", "cat /tmp/rp-keys.json"),
+            ("s0", V.BLK_STATS), ("update", upd), ("s1", V.BLK_STATS),
+            ("series", PROGRESS_JSON), ("umount", V.UMOUNT)]
     props = {"preset": "pm983"}
     props.update(GEOMETRY)
     return [C.Boot(NAME, [C.Step("gc", cmds, fresh=False, meta={"chunks": CHUNKS})],
                    props=props, block_props=V.block_props(props), latency=True, timeout_s=2400)]
 
 
+# kvbench's progress lines ("run [###...] 12.3% 1234 ops 567 ops/s", every
+# 0.2 s of the guest's clock, \r-separated) as JSON objects: operations done
+# and the average rate so far, so the time of each line is done / rate
+PROGRESS_JSON = ("tr '\\r' '\\n' </tmp/rp-progress.txt | awk '{for (i = 2; i <= NF; i++) "
+                 "if ($i == \"ops/s\" && $(i-2) == \"ops\") print \"{\\\"done\\\":\" $(i-3) "
+                 "\",\\\"rate\\\":\" $(i-1) \"}\"}'")
+
+
+def chunks_of(samples, total, n):
+    """Ops/s of each of n equal slices of total operations, from progress
+    samples [(done, rate)]: the time at which done crossed each slice's end,
+    interpolated between samples (time of a sample = done / rate)."""
+    pts = [(0, 0.0)] + [(d, d / r) for d, r in samples if d > 0 and r > 0]
+    pts.sort()
+    out = []
+    prev_t = 0.0
+    for k in range(1, n + 1):
+        edge = total * k / n
+        t = None
+        for (d0, t0), (d1, t1) in zip(pts, pts[1:]):
+            if d0 <= edge <= d1 and d1 > d0:
+                t = t0 + (t1 - t0) * (edge - d0) / (d1 - d0)
+                break
+        if t is None or t <= prev_t:
+            return out
+        out.append({"chunk": k - 1, "ops": total / n, "ops_per_s": total / n / (t - prev_t)})
+        prev_t = t
+    return out
+
+
 def measure(raw):
-    chunks = []
-    for i in range(CHUNKS):
-        x = V.engine_phase(C.part(raw, NAME, "gc", "u%d" % i), "run")
-        a, b = V.blk_stats(raw, NAME, "gc", "s%d" % i), V.blk_stats(raw, NAME, "gc", "s%d" % (i + 1))
-        if not x:
-            continue
-        p = {"chunk": i, "ops": x["ops"], "ops_per_s": x["wall_ops_per_s"]}
-        for k in ("gc_foreground_stalls", "gc_stall_ns", "gc_runs", "sim_now_ns",
-                  "nand_pages_programmed", "free_stripes"):
-            p[k] = V.stats_delta(a, b, k)
-        if b:
-            p["free_stripes_after"] = b.get("free_stripes")
-        chunks.append(p)
     keys = C.part(raw, NAME, "gc", "keys")
-    return {"keys": keys.get("keys") if keys else None, "chunks": chunks}
+    x = V.engine_phase(C.part(raw, NAME, "gc", "update"), "run")
+    p = (raw.get(NAME) or {}).get("parts", {}).get("gc/series") or {}
+    samples = [(j["done"], j["rate"]) for j in p.get("jsons", []) if "done" in j]
+    ch = chunks_of(samples, x["ops"], CHUNKS) if x else []
+    a, b = V.blk_stats(raw, NAME, "gc", "s0"), V.blk_stats(raw, NAME, "gc", "s1")
+    gc = {k: V.stats_delta(a, b, k) for k in ("gc_foreground_stalls", "gc_stall_ns", "gc_runs",
+                                              "sim_now_ns", "nand_pages_programmed",
+                                              "gc_relocated_bytes", "user_bytes_written")}
+    gc["free_stripes_after"] = b.get("free_stripes") if b else None
+    gc["total_stripes"] = b.get("total_stripes") if b else None
+    return {"keys": keys.get("keys") if keys else None, "chunks": ch, "gc": gc,
+            "update_ops_per_s": x["wall_ops_per_s"] if x else None}
 
 
 def judge(m):
-    ch = m["chunks"]
-    stalls = [c["gc_foreground_stalls"] for c in ch if c.get("gc_foreground_stalls") is not None]
-    st_ns = sum(c["gc_stall_ns"] or 0 for c in ch)
-    dev_ns = sum(c["sim_now_ns"] or 0 for c in ch)
-    if stalls and len(stalls) == len(ch):
-        share = st_ns / dev_ns if dev_ns else None
-        fg = (True if sum(stalls) == 0 else
+    ch, gc = m["chunks"], m.get("gc") or {}
+    if gc.get("gc_foreground_stalls") is not None:
+        stalls = gc["gc_foreground_stalls"]
+        share = (gc["gc_stall_ns"] or 0) / gc["sim_now_ns"] if gc.get("sim_now_ns") else None
+        fg = (True if stalls == 0 else
               "partly" if share is not None and share <= 0.05 else False)
-        fg_ours = "%d stalls (%.1f %% of device time)" % (sum(stalls), 100 * (share or 0))
+        fg_ours = "%d stalls (%.1f %% of device time)" % (stalls, 100 * (share or 0))
     else:
         fg, fg_ours = None, "n/a (block device statistics not read)"
     rates = sorted(c["ops_per_s"] for c in ch)
@@ -124,22 +148,23 @@ def analyze(raw, scale):
         rec.update(ours="not measured", why="the update chunks did not run (raw output of boot "
                    "%s)" % NAME)
         return rec
-    table = [["chunk", "updates", "ops/s (guest wall)", "GC runs", "foreground stalls",
-              "NAND pages programmed", "free stripes after"]]
+    table = [["chunk", "updates", "ops/s (guest wall)"]]
     for c in m["chunks"]:
-        table.append([c["chunk"], c["ops"], "%.0f" % c["ops_per_s"], c.get("gc_runs"),
-                      c.get("gc_foreground_stalls"), c.get("nand_pages_programmed"),
-                      c.get("free_stripes_after")])
+        table.append([c["chunk"], "%.0f" % c["ops"], "%.0f" % c["ops_per_s"]])
+    rec["numbers"] = {k: v for k, v in m["gc"].items()}
     rec["table"] = table
     rec["ours"] = "%s: %d pairs; %s; %s" % (V.summarize(claims), m["keys"] or 0,
                                            claims[0]["ours"], claims[1]["ours"])
-    rec["why"] = ("RocksDB writes its WAL and SST files sequentially and deletes whole files, "
-                  "which ext4 discards on the device only if mounted with discard (not here): "
-                  "without discard the device keeps the deleted files' units valid until ext4 "
-                  "reuses the blocks, so GC can still find little to free. The KV-SSD's curve "
-                  "for the same update pattern is char-fig6. Throughput per chunk is guest wall "
-                  "clock (TCG), where RocksDB's compaction competes with the updates for the "
-                  "single vCPU")
+    g = m["gc"]
+    rec["why"] = ("RocksDB writes its WAL and SST files sequentially and deletes whole files (the "
+                  "paper's explanation of Fig. 6a); ext4 is mounted without discard, so a "
+                  "deleted file's units stay mapped on the device until ext4 reuses its blocks. "
+                  "Over the updates the block device ran %s GC runs with %s foreground stalls "
+                  "and relocated %s bytes. The KV-SSD's curve for the same update pattern is "
+                  "char-fig6. Throughput is guest wall clock (TCG), where RocksDB's flushes and "
+                  "compactions compete with the updates for the one vCPU" % (
+                      g.get("gc_runs"), g.get("gc_foreground_stalls"),
+                      g.get("gc_relocated_bytes")))
     return rec
 
 
@@ -148,9 +173,6 @@ def plot(rec, figdir):
     fig, ax = C.figure(figsize=(7, 3.6))
     ax.plot([c["chunk"] for c in ch], [c["ops_per_s"] for c in ch], marker="o",
             label="RocksDB updates (ours)")
-    g = [c for c in ch if c.get("gc_foreground_stalls")]
-    ax.scatter([c["chunk"] for c in g], [c["ops_per_s"] for c in g], c="red", s=18, zorder=3,
-               label="chunk with foreground GC")
     ax.set_ylim(bottom=0)
     ax.set_xlabel("update chunk (1/%d of the keys each)" % CHUNKS)
     ax.set_ylabel("updates/s (guest wall clock)")

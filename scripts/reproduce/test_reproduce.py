@@ -254,21 +254,21 @@ class KVBlockFig4(unittest.TestCase):
     QD 1:  512 B 1.25 | 1.14, 2 KiB 0.83 | 1.00, 4 KiB 1.50 | 2.00, 8 KiB 1.25 | 1.00,
            32 KiB 3.00 | 1.50, 64 KiB 2.50 | 1.33
     QD 64: 512 B 1.20 | 0.50, 2 KiB 1.50 | 0.60, 4 KiB 1.30 | 0.70, 8 KiB 1.40 | 0.80,
-           32 KiB 2.00 | 1.10, 64 KiB 2.50 | (its stats-r part failed)"""
+           32 KiB 2.00 | 1.10, 64 KiB (its stats part failed)"""
 
     def setUp(self):
         self.raw = {X4.NAME: {"parts": C.parse_output(canned("char-fig4-guest.out"))}}
         self.rec = X4.analyze(self.raw, 1.0)
 
     def test_parse_both_personalities(self):
-        """12 kvbench parts and 12 x 7 block parts, one (v65536-qd64/stats-r) failed with rc
+        """12 kvbench parts and 12 x 4 block parts, one (v65536-qd64/stats) failed with rc
         1; the block statistics decode from nvme-cli's words."""
         parts = self.raw[X4.NAME]["parts"]
         self.assertEqual(len([p for p in parts if p.startswith("kv-")]), 12)
-        self.assertEqual(len([p for p in parts if p.startswith("blk-")]), 84)
-        self.assertEqual(parts["blk-v65536-qd64/stats-r"]["rc"], 1)
-        self.assertIsNone(V.blk_stats(self.raw, X4.NAME, "blk-v65536-qd64", "stats-r"))
-        st = V.blk_stats(self.raw, X4.NAME, "blk-v512-qd1", "stats-w")
+        self.assertEqual(len([p for p in parts if p.startswith("blk-")]), 48)
+        self.assertEqual(parts["blk-v65536-qd64/stats"]["rc"], 1)
+        self.assertIsNone(V.blk_stats(self.raw, X4.NAME, "blk-v65536-qd64", "stats"))
+        st = V.blk_stats(self.raw, X4.NAME, "blk-v512-qd1", "stats")
         self.assertEqual((st["version"], st["dma_unit_bytes"]), (2, 4096))
         self.assertEqual((st["latency_store_count"], st["latency_store_sum_ns"],
                           st["sim_now_ns"]), (2000, 16000000, 10 ** 9))
@@ -280,7 +280,12 @@ class KVBlockFig4(unittest.TestCase):
         self.assertAlmostEqual(s["512"]["64"]["read_ratio"], 0.5)
         self.assertAlmostEqual(s["2048"]["1"]["write_ratio"], 10 / 12.0)
         self.assertIsNone(s["65536"]["64"]["read_ratio"])
-        self.assertAlmostEqual(s["65536"]["64"]["write_ratio"], 2.5)
+        self.assertIsNone(s["65536"]["64"]["write_ratio"])
+        self.assertEqual(V.time_ratio(0.0, 0.0), 1.0)
+        self.assertEqual(V.time_ratio(1.7, 0.0), float("inf"))
+        self.assertEqual(V.finite({"a": [float("inf"), 1.5]}), {"a": ["inf", 1.5]})
+        self.assertEqual(V.fnum(float("inf"), "%.2fx"), "infx")
+        self.assertEqual(V.fnum("inf", "%.1f"), "inf")
 
     def test_each_claim_verdict(self):
         """large write 3.0x: yes; QD-64 write 1.2x: no; QD-64 read 0.5x: partly; QD 1: 9 of
@@ -383,14 +388,24 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertEqual([c["holds"] for c in X3B.judge(pts)], [True, False])
 
     def test_fig6a_chunks(self):
-        """No stall: yes; slowest chunk 30 against a median of 100 (0.3x): partly."""
-        ch = [{"ops_per_s": r, "gc_foreground_stalls": 0, "gc_stall_ns": 0,
-               "sim_now_ns": 10 ** 9} for r in (100, 90, 95, 30, 100, 100, 100, 100)]
-        cl = X6A.judge({"keys": 800, "chunks": ch})
+        """Progress samples -> eighths of the updates; no stall: yes; the slowest eighth at
+        0.30x the median: partly; 4 stalls taking 8 % of device time: no."""
+        # 800 updates: 100 ops/s except the 4th eighth (ops 300-400) at 30 ops/s
+        t, samples = 0.0, []
+        for d in range(10, 801, 10):
+            t += 10 / (30.0 if 300 < d <= 400 else 100.0)
+            samples.append((d, d / t))
+        ch = X6A.chunks_of(samples, 800, 8)
+        self.assertEqual([round(c["ops_per_s"]) for c in ch], [100, 100, 100, 30, 100, 100,
+                                                               100, 100])
+        gc = {"gc_foreground_stalls": 0, "gc_stall_ns": 0, "sim_now_ns": 10 ** 10}
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc})
         self.assertEqual([c["holds"] for c in cl], [True, "partly"])
         self.assertEqual(cl[1]["ours"], "slowest chunk 0.30x the median")
-        ch[3]["gc_foreground_stalls"], ch[3]["gc_stall_ns"] = 4, 8 * 10 ** 8
-        self.assertEqual(X6A.judge({"keys": 800, "chunks": ch})[0]["holds"], False)
+        gc.update(gc_foreground_stalls=4, gc_stall_ns=8 * 10 ** 8)
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc})
+        self.assertEqual(cl[0]["holds"], False)
+        self.assertEqual(cl[0]["ours"], "4 stalls (8.0 % of device time)")
 
     def test_fig5a(self):
         """A 25 % dip at 25 KiB: no; KV/block 4 KiB 0.5x reads: yes, 0.6x writes: partly."""

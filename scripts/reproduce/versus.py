@@ -182,6 +182,21 @@ def fio(rw, bs, qd, size, io_size=None, offset=0, rwmix=None, repeats=False, nam
         "'--filename=$KVSSD_BLOCK_DEVICE'", '"--filename=$KVSSD_BLOCK_DEVICE"')
 
 
+def fio_write_read(bs, qd, size, offset=0):
+    """One fio run of two jobs, one after the other (stonewall): bs-sized
+    writes at random offsets covering [offset, offset + size) once, then
+    reads of the same blocks in another random order. One fio start instead
+    of two (a fio start costs seconds of emulated loading under TCG); the
+    statistics log keeps writes and reads apart (its store and retrieve
+    rows), so one reset before and one read after serve both."""
+    g = ["fio", "--filename=" + BLK, "--direct=1", "--ioengine=io_uring", "--bs=%d" % bs,
+         "--iodepth=%d" % qd, "--size=%d" % size, "--offset=%d" % offset, "--randrepeat=1",
+         "--output-format=json"]
+    a = g + ["--name=w", "--rw=randwrite", "--name=r", "--stonewall", "--rw=randread"]
+    return _unquote_vars(" ".join(shlex.quote(x) for x in a)).replace(
+        "'--filename=$KVSSD_BLOCK_DEVICE'", '"--filename=$KVSSD_BLOCK_DEVICE"')
+
+
 def block_props(props, lba_bytes=None):
     """The block personality's properties: the KV-SSD's, and lba-bytes if given."""
     out = dict(props)
@@ -284,6 +299,33 @@ def engine_phase(bench, name):
     return out
 
 
+def time_ratio(a, b):
+    """a / b for two device times in us. A write the page buffer absorbs with
+    no controller work completes in 0 ns: 0 / 0 is 1 (the same time), x / 0
+    is infinite (stored as the string "inf" by finite(), printed "inf")."""
+    if a is None or b is None:
+        return None
+    if b == 0:
+        return 1.0 if a == 0 else math.inf
+    return a / b
+
+
+def finite(obj):
+    """obj with every infinite float replaced by "inf" (results.json is JSON)."""
+    if isinstance(obj, float) and math.isinf(obj):
+        return "inf"
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def num(x):
+    """A series number back from results.json: "inf" -> inf."""
+    return math.inf if x == "inf" else x
+
+
 def ratio(a, b):
     if a is None or b is None or b == 0 or (isinstance(a, float) and math.isnan(a)):
         return None
@@ -359,6 +401,8 @@ def claims_table(claims):
 def fnum(x, fmt="%.2f"):
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
+    if x == "inf" or (isinstance(x, float) and math.isinf(x)):
+        return "inf" + (fmt[-1] if fmt.endswith("x") else "")
     return fmt % x
 
 
