@@ -56,7 +56,7 @@ enum kvftl_command_set {
 };
 
 enum kvftl_gc_policy {
-    KVFTL_GC_GREEDY = 0,       /* victim = fewest valid bytes */
+    KVFTL_GC_GREEDY = 0, /* victim = fewest valid bytes */
     KVFTL_GC_COST_BENEFIT = 1, /* victim = max (1-u)*age / (1+u) */
 };
 
@@ -113,26 +113,26 @@ enum kvftl_tunable_kind {
 };
 
 /* tunables.def's flags column */
-#define KVFTL_TUNABLE_POW2 1u       /* a power of two within min..max */
-#define KVFTL_TUNABLE_CROSS 2u      /* the range depends on other fields: checked by code */
-#define KVFTL_TUNABLE_UNSET_MAX 4u  /* 0 is a value: a property's "unset" is all ones */
+#define KVFTL_TUNABLE_POW2 1u /* a power of two within min..max */
+#define KVFTL_TUNABLE_CROSS 2u /* the range depends on other fields: checked by code */
+#define KVFTL_TUNABLE_UNSET_MAX 4u /* 0 is a value: a property's "unset" is all ones */
 /* tunables.def's where column */
 #define KVFTL_TUNABLE_WHERE_QEMU true
 #define KVFTL_TUNABLE_WHERE_LIB false
 
 struct kvftl_tunable {
-    const char *field;          /* "read_latency_ns" */
-    const char *prop;           /* "read-latency-ns": the QEMU property and kvftl-bench flag */
-    const char *unit;           /* "ns", "" for none */
-    const char *range;          /* the range in words if min/max/flags cannot say it, else "" */
-    const char *help;           /* one line */
+    const char *field; /* "read_latency_ns" */
+    const char *prop; /* "read-latency-ns": the QEMU property and kvftl-bench flag */
+    const char *unit; /* "ns", "" for none */
+    const char *range; /* the range in words if min/max/flags cannot say it, else "" */
+    const char *help; /* one line */
     enum kvftl_tunable_kind kind;
-    bool qemu;                  /* a property of the QEMU device */
-    unsigned flags;             /* KVFTL_TUNABLE_* */
-    uint64_t min, max;          /* numbers: the range; ENUM: 0 .. the last value */
+    bool qemu; /* a property of the QEMU device */
+    unsigned flags; /* KVFTL_TUNABLE_* */
+    uint64_t min, max; /* numbers: the range; ENUM: 0 .. the last value */
     uint64_t preset[KVFTL_PRESETS]; /* the value in each preset (STR: 0 = NULL) */
-    const char *const *names;   /* ENUM: the names of 0..max */
-    size_t offset, size;        /* of the field in struct kvftl_config */
+    const char *const *names; /* ENUM: the names of 0..max */
+    size_t offset, size; /* of the field in struct kvftl_config */
 };
 
 extern const struct kvftl_tunable kvftl_tunables[];
@@ -164,17 +164,17 @@ size_t kvftl_tunable_value_text(const struct kvftl_tunable *t, uint64_t v, char 
 /* What an operation's outcome was. */
 enum kvftl_status {
     KVFTL_OK = 0,
-    KVFTL_INVALID_FIELD,       /* an argument outside its documented range */
-    KVFTL_INVALID_KEY_SIZE,    /* key length outside 1..KVFTL_KEY_MAX_BYTES */
-    KVFTL_INVALID_VALUE_SIZE,  /* value larger than KVFTL_VALUE_MAX_BYTES */
-    KVFTL_KEY_DOES_NOT_EXIST,  /* no such key (or ONLY_IF_EXISTS and absent) */
-    KVFTL_KEY_EXISTS,          /* ONLY_IF_ABSENT and present */
-    KVFTL_CAPACITY_EXCEEDED,   /* no room for the pair, even after GC */
-    KVFTL_UNRECOVERED_ERROR,   /* the stored record fails its checksum */
-    KVFTL_ITERATOR_LIMIT,      /* KVFTL_MAX_ITERATORS already open */
-    KVFTL_INVALID_ITERATOR,    /* handle not open */
-    KVFTL_ITERATOR_END,        /* the iterator has nothing left */
-    KVFTL_INTERNAL_ERROR,      /* the firmware could not do it (e.g. out of memory) */
+    KVFTL_INVALID_FIELD, /* an argument outside its documented range */
+    KVFTL_INVALID_KEY_SIZE, /* key length outside 1..KVFTL_KEY_MAX_BYTES */
+    KVFTL_INVALID_VALUE_SIZE, /* value larger than KVFTL_VALUE_MAX_BYTES */
+    KVFTL_KEY_DOES_NOT_EXIST, /* no such key (or ONLY_IF_EXISTS and absent) */
+    KVFTL_KEY_EXISTS, /* ONLY_IF_ABSENT and present */
+    KVFTL_CAPACITY_EXCEEDED, /* no room for the pair, even after GC */
+    KVFTL_UNRECOVERED_ERROR, /* the stored record fails its checksum */
+    KVFTL_ITERATOR_LIMIT, /* KVFTL_MAX_ITERATORS already open */
+    KVFTL_INVALID_ITERATOR, /* handle not open */
+    KVFTL_ITERATOR_END, /* the iterator has nothing left */
+    KVFTL_INTERNAL_ERROR, /* the firmware could not do it (e.g. out of memory) */
 };
 
 /* kvftl_status_name() - the status's name ("KEY_DOES_NOT_EXIST"), for messages. */
@@ -183,9 +183,9 @@ const char *kvftl_status_name(enum kvftl_status s);
 /* The result of every operation. */
 struct kvftl_cpl {
     enum kvftl_status status;
-    uint64_t done_ns;     /* simulated completion time, >= the arrival time */
+    uint64_t done_ns; /* simulated completion time, >= the arrival time */
     uint32_t value_bytes; /* retrieve: the value's full size; store: bytes stored */
-    uint32_t xfer_bytes;  /* retrieve: bytes copied to the caller's buffer */
+    uint32_t xfer_bytes; /* retrieve: bytes copied to the caller's buffer */
 };
 
 struct kvftl;
@@ -216,11 +216,11 @@ const struct kvftl_config *kvftl_get_config(const struct kvftl *ftl);
 
 struct kvftl_store_req {
     const void *key;
-    uint32_t key_bytes;     /* 1..255 */
+    uint32_t key_bytes; /* 1..255 */
     const void *value;
-    uint32_t value_bytes;   /* 0..KVFTL_VALUE_MAX_BYTES */
-    uint32_t options;       /* KVFTL_STORE_* */
-    uint32_t inline_bytes;  /* bytes of the value that arrived inline in commands;
+    uint32_t value_bytes; /* 0..KVFTL_VALUE_MAX_BYTES */
+    uint32_t options; /* KVFTL_STORE_* */
+    uint32_t inline_bytes; /* bytes of the value that arrived inline in commands;
                             * the rest arrived by page-unit DMA. A value with any
                             * DMA part is placed as a DMA value. */
     uint64_t arrival_ns;
@@ -353,7 +353,7 @@ void kvftl_iter_close(struct kvftl *ftl, uint32_t handle, uint64_t arrival_ns,
 struct kvftl_latency {
     uint64_t count;
     uint64_t p50_ns, p99_ns, p999_ns, max_ns;
-    uint64_t sum_ns;                 /* total of all samples: the mean is sum_ns / count */
+    uint64_t sum_ns; /* total of all samples: the mean is sum_ns / count */
 };
 
 enum kvftl_op {
@@ -367,10 +367,10 @@ enum kvftl_op {
 
 struct kvftl_stats {
     /* host traffic as the firmware saw it */
-    uint64_t host_bytes_in_inline;   /* value bytes that arrived inline */
-    uint64_t host_bytes_in_dma;      /* value bytes that arrived by DMA */
-    uint64_t host_bytes_out;         /* value bytes returned by retrieve/iterate */
-    uint64_t user_bytes_written;     /* key + value bytes of successful stores */
+    uint64_t host_bytes_in_inline; /* value bytes that arrived inline */
+    uint64_t host_bytes_in_dma; /* value bytes that arrived by DMA */
+    uint64_t host_bytes_out; /* value bytes returned by retrieve/iterate */
+    uint64_t user_bytes_written; /* key + value bytes of successful stores */
     uint64_t stores, retrieves, deletes, exists, iterates;
     uint64_t media_errors; /* reads refused with Unrecovered Error (the record failed its
                               checksum); SMART's Media Errors; kept by kvftl_stats_reset() */
