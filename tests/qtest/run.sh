@@ -11,7 +11,7 @@
 #                       FTL consistency check and QEMU's RSS bound; again with
 #                       latency=on (a fifth of the commands);
 #   - kvssd-*-test      every other qtest (robustness: hostile commands,
-#                       damaged images), on both builds;
+#                       damaged images, the nvm personality), on both builds;
 #   - realize checks    invalid properties fail with a sentence.
 # Prints one TAP line per case ("ok N - name" / "not ok N - name") and exits
 # non-zero if any failed. Environment: KVSSD_FUZZ_COMMANDS (default 100000),
@@ -119,6 +119,8 @@ check_realize packing=tight "packing is 'tight'; it must be block, all, selectiv
 check_realize placement-unit-bytes=3 "placement_unit_bytes is 3"
 check_realize mdts=2 "mdts is 2; it must be from 9"
 check_realize preset=nosuch "preset is 'nosuch'"
+check_realize command-set=blk "command-set is 'blk'; it must be kv or nvm"
+check_realize command-set=nvm,lba-bytes=1000 "lba_bytes is 1000; it must be a power of two from 512 to 4096"
 check_realize placement-unit-bytes=1024,large-blob-unit-bytes=2048 \
     "large_blob_unit_bytes is 2048; it must be 0 or a power of two from 1 to placement_unit_bytes (1024)"
 check_realize preset=pm983,page-data-bytes=2048 \
