@@ -562,13 +562,14 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
         if (unit_is(m, u, s, buf)) {
             uint64_t adopted[KVFTL_BLOCK_UNIT_BYTES / 512];
             memcpy(adopted, s, lpu * sizeof(uint64_t));
-            remount_mapped(m, u, adopted, true);
-            set_unit(m, u, adopted, true); /* the state recovery chose */
-            m->adopted++;
             if (m->trace) {
+                /* state 0 is the one of the last durable point */
                 fprintf(m->trace, "    %s: unit %" PRIu64 " came back in its state %u of %u\n", why,
-                        u, i / lpu, h ? h->len / lpu : 0);
+                        u, i / lpu, h->len / lpu);
             }
+            remount_mapped(m, u, adopted, true);
+            set_unit(m, u, adopted, true); /* the state recovery chose (frees h) */
+            m->adopted++;
             return true;
         }
     }

@@ -57,12 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * operations 6 and 7 decode their operands and do nothing, so that the
  * corpus keeps its meaning when they start to cut.
  */
-#define FUZZ_BLOCK_POWER_CUTS 0
+#define FUZZ_BLOCK_POWER_CUTS 1
 /*
  * 1 when kvftl_check() knows the nvm personality (kvftl/check.c, the same
  * helper's part); until then operation 8 checks the gauges only.
  */
-#define FUZZ_BLOCK_KVFTL_CHECK 0
+#define FUZZ_BLOCK_KVFTL_CHECK 1
 
 /* ---------------- the run ---------------- */
 

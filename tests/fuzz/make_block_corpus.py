@@ -149,6 +149,14 @@ seeds = {
     "pages_16k_cost_benefit": cfg(cost_benefit=True, page=16384) + fill(at(0), 30) +
     b"".join(write(at(i * 101 % 3000), units(1 + i % 32)) + idle(i * 50) for i in range(120)) +
     CHECK,
+    "power_cut_during_gc": cfg(plp=False) + fill(at(0), 40) + FLUSH + cut_after(30) +
+    fill(at(500), 10) + CYCLE + CHECK + fill(at(0), 12) + cut_after(5) +
+    b"".join(write(at(i * 53 % 2000), n(1 + i % 16), fua=(i % 3 == 0)) for i in range(40)) +
+    CYCLE + CHECK,
+    "dftl_cuts_512": cfg(plp=True, lba=512, tiny_map=True) + fill(at(0), 30) +
+    b"".join(dealloc(at(i * 977 % 16000), n(16 + i % 64)) for i in range(30)) + cut_after(4) +
+    b"".join(write(at(i * 613 % 16000), n(1 + i % 16)) for i in range(60)) + CYCLE +
+    zeroes(at(100), n(200)) + cut_after(2) + fill(at(0), 3) + CYCLE + CHECK,
 }
 
 os.makedirs(OUT, exist_ok=True)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "block_model.h"
 #include "kvftl_small.h"
@@ -55,6 +56,12 @@ static void make_config(struct block_run *r)
     if (sc->index_dram_bytes) {
         r->cfg.index_dram_bytes = sc->index_dram_bytes;
     }
+    if (sc->file_backed) {
+        snprintf(r->image, sizeof(r->image), "/tmp/kvftl-block-model-%d-%s.img", (int)getpid(),
+                 sc->name);
+        unlink(r->image);
+        r->cfg.image_path = r->image;
+    }
 }
 
 struct block_run *block_run_new(const struct block_scenario *sc)
@@ -74,6 +81,9 @@ void block_run_free(struct block_run *r)
     if (r->ftl) {
         kvftl_close(r->ftl);
     }
+    if (r->image[0]) {
+        unlink(r->image);
+    }
     if (r->m.cur) {
         sector_model_destroy(&r->m);
     }
@@ -91,6 +101,15 @@ bool block_open_device(struct block_run *r)
         return false;
     }
     uint64_t lbas = kvftl_block_lbas(r->ftl);
+    if (r->m.cur) {
+        /* a reopened image: the same namespace, and the model goes on */
+        if (lbas != r->m.lbas) {
+            block_fail(r, "reopened: kvftl_block_lbas() is %" PRIu64 ", was %" PRIu64, lbas,
+                       r->m.lbas);
+            return false;
+        }
+        return true;
+    }
     if (lbas < 8 * MAX_CMD_BLOCKS) {
         block_fail(r, "kvftl_block_lbas() is %" PRIu64 "; the scenario needs at least %u", lbas,
                    8 * MAX_CMD_BLOCKS);

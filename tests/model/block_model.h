@@ -20,7 +20,9 @@
  * completed command survives; plp off, every 4 KiB unit comes back in a
  * state it had since the last Flush (or FUA write of it), never torn; a
  * flushed Deallocate stays deallocated. After each recovery every unit is
- * read back and kvftl_check() must pass.
+ * read back and kvftl_check() must pass. A file-backed scenario also
+ * closes the device and opens its image again (a clean mount from the
+ * checkpoint): every block must read exactly as before.
  *
  * The suite, one concern a file:
  *   block_fixture.c     a run: its device, model, randomness, failure report, checks
@@ -59,14 +61,14 @@
  * shared check walks the empty KV index and finds every nvm stripe's valid
  * bytes unaccounted for; block_check() checks the gauges only.
  */
-#define BLOCK_MODEL_KVFTL_CHECK 0
+#define BLOCK_MODEL_KVFTL_CHECK 1
 /*
  * The power-cut scenarios (block_scenarios.c's cut_scenarios): built, but
  * registered only when 1. 0 until kvftl_power_cycle() can remount an nvm
  * device (kvftl/block_recovery.c, fw-persist's part of issue 12); until
  * then it refuses ("the nvm personality's crash mount is not built yet").
  */
-#define BLOCK_MODEL_POWER_CUTS 0
+#define BLOCK_MODEL_POWER_CUTS 1
 #define VERIFY_EVERY 25000 /* operations between whole-namespace read-backs */
 #define MAX_CMD_BLOCKS 256 /* the longest random read or write */
 
@@ -85,6 +87,8 @@ struct block_scenario {
     uint32_t hot_pct;    /* share of writes that go to the first eighth of the namespace */
     uint32_t power_cuts; /* kvftl_power_cut_after cuts, each followed by a power cycle */
     bool format_midway;
+    uint32_t restarts; /* clean restarts (close, open the image again); needs an image */
+    bool file_backed;  /* the device in an image file in /tmp */
 };
 
 /* One operation, kept in a ring for the failure report. */
@@ -109,8 +113,11 @@ struct block_run {
     uint64_t writes, fua_writes, reads, zeroes, deallocs, flushes, invalid, cuts;
     uint64_t blocks_written, blocks_read;
     uint64_t units_programmed_since_format; /* units the writes covered (each programs one) */
-    uint64_t gc_runs_at_format, erased_at_format;
+    uint64_t gc_runs_at_format, erased_at_format; /* the counters at the format or the open */
+    uint64_t gc_runs_carried, erased_carried;    /* since the format, before the last reopen */
     uint64_t units_verified; /* units read back by whole-namespace checks */
+    uint64_t restarts;       /* clean restarts done */
+    char image[128];         /* the image file, if file_backed */
     struct block_oplog log[BLOCK_OPLOG_LEN];
 };
 
@@ -126,7 +133,7 @@ bool block_test_skipped(const char *name);
 uint64_t block_env_u64(const char *name, uint64_t dflt);
 /* A run of scenario @sc: its configuration and buffers; no device or model yet. */
 struct block_run *block_run_new(const struct block_scenario *sc);
-/* Close the device, free the run. */
+/* Close the device, remove its image, free the run. */
 void block_run_free(struct block_run *r);
 /* Open the device and start the model of its namespace (empty). */
 bool block_open_device(struct block_run *r);
@@ -163,6 +170,8 @@ void block_power_cycle(struct block_run *r, const char *why);
 void block_arm_cut(struct block_run *r);
 /* Format: every block reads zeroes; the GC bound counts from here. */
 void block_format(struct block_run *r);
+/* Close and open the image again: every block reads as before (close flushes). */
+void block_clean_restart(struct block_run *r);
 
 /* ---------------- block_occupancy.c ---------------- */
 

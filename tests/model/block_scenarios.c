@@ -46,15 +46,17 @@ static void report(struct block_run *r)
     struct kvftl_stats st;
     kvftl_stats_get(r->ftl, &st);
     uint64_t lb = gc_erase_lower_bound(r);
-    uint64_t erased = st.nand_blocks_erased - r->erased_at_format;
-    uint64_t gc_runs = st.gc_runs - r->gc_runs_at_format;
+    uint64_t erased = st.nand_blocks_erased - r->erased_at_format + r->erased_carried;
+    uint64_t gc_runs = st.gc_runs - r->gc_runs_at_format + r->gc_runs_carried;
     uint64_t dies = (uint64_t)r->cfg.channels * r->cfg.dies_per_channel;
     printf("# scenario %s: %" PRIu64 " ops: %" PRIu64 " writes (%" PRIu64 " FUA, %" PRIu64
            " blocks), %" PRIu64 " reads (%" PRIu64 " blocks), %" PRIu64 " write zeroes, %" PRIu64
            " deallocates, %" PRIu64 " flushes, %" PRIu64 " invalid ranges, %" PRIu64
-           " power cycles (%" PRIu64 " cuts fired, %" PRIu64 " units came back older)\n",
+           " clean restarts, %" PRIu64 " power cycles (%" PRIu64 " cuts fired, %" PRIu64
+           " units came back older)\n",
            sc->name, r->opno, r->writes, r->fua_writes, r->blocks_written, r->reads, r->blocks_read,
-           r->zeroes, r->deallocs, r->flushes, r->invalid, r->cuts, r->m.cuts_fired, r->m.adopted);
+           r->zeroes, r->deallocs, r->flushes, r->invalid, r->restarts, r->cuts, r->m.cuts_fired,
+           r->m.adopted);
     printf("# scenario %s: gc_runs %" PRIu64 ", blocks erased %" PRIu64 " (lower bound %" PRIu64
            "), relocated %" PRIu64 " B, WAF %.2f, mapped units %" PRIu64 " of %" PRIu64
            ", map cache hits %" PRIu64 " misses %" PRIu64 " dirty evictions %" PRIu64
@@ -63,19 +65,24 @@ static void report(struct block_run *r)
            st.live_keys, r->m.units, st.index_cache_hits, st.index_cache_misses,
            st.index_pages_evicted_dirty, st.memcpy_bytes, r->units_verified);
     fflush(stdout);
-    /* erases come only from GC here (format resets the baseline); a run collects one stripe */
+    /*
+     * Erases come only from GC here (format resets the baseline; a reopen
+     * carries it over); a run collects one stripe.
+     */
     CU_ASSERT(erased >= lb);
     CU_ASSERT(gc_runs >= lb / dies);
     CU_ASSERT(lb >= 50); /* the workload is sized so that GC runs many times */
     CU_ASSERT_EQUAL(r->cuts, sc->power_cuts);
+    CU_ASSERT_EQUAL(r->restarts, sc->restarts);
     CU_ASSERT(st.write_amplification >= 1.0);
     /*
      * The counters docs/kvftl.md gives nvm: stores = Writes + Write Zeroes,
      * deletes = Deallocates (successful ones), user_bytes_written and
-     * host_bytes_in_dma = blocks written x lba_bytes. A power cycle remounts
-     * the counters too, so only runs without one are counted from open.
+     * host_bytes_in_dma = blocks written x lba_bytes. A power cycle or a
+     * reopen remounts the counters too, so only runs without either are
+     * counted from open.
      */
-    if (r->cuts == 0) {
+    if (r->cuts == 0 && r->restarts == 0) {
         CU_ASSERT_EQUAL(st.stores, r->writes + r->zeroes);
         CU_ASSERT_EQUAL(st.deletes, r->deallocs);
         CU_ASSERT_EQUAL(st.user_bytes_written, r->blocks_written * sc->lba_bytes);
@@ -118,18 +125,39 @@ static void run_scenario(const struct block_scenario *sc_in)
     printf("# scenario %s: namespace %" PRIu64 " blocks (%" PRIu64 " units)\n", sc->name, r->m.lbas,
            r->m.units);
 
-    /* events at evenly spaced operation numbers: a format first (if any), then the cuts */
-    uint32_t nev = (sc->format_midway ? 1 : 0) + sc->power_cuts;
+    /*
+     * Events at evenly spaced operation numbers: a format first (if any),
+     * then the cuts, a clean restart after each of the first ones.
+     */
+    enum { EV_CUT, EV_RESTART, EV_FORMAT } evs[40];
+    uint32_t nev = 0;
+    if (sc->format_midway) {
+        evs[nev++] = EV_FORMAT;
+    }
+    for (uint32_t i = 0; i < sc->power_cuts || i < sc->restarts; i++) {
+        if (i < sc->power_cuts && nev < G_N_ELEMENTS(evs)) {
+            evs[nev++] = EV_CUT;
+        }
+        if (i < sc->restarts && nev < G_N_ELEMENTS(evs)) {
+            evs[nev++] = EV_RESTART;
+        }
+    }
     uint32_t next_event = 0;
     uint64_t event_at = (uint64_t)sc->ops / (nev + 1);
     uint64_t cut_deadline = 0;
     for (r->opno = 0; r->opno < sc->ops && !r->failed; r->opno++) {
         if (next_event < nev && r->opno >= event_at && !r->m.armed) {
-            if (next_event == 0 && sc->format_midway) {
+            switch (evs[next_event]) {
+            case EV_FORMAT:
                 block_format(r);
-            } else {
+                break;
+            case EV_RESTART:
+                block_clean_restart(r);
+                break;
+            case EV_CUT:
                 block_arm_cut(r);
                 cut_deadline = r->opno + 20000;
+                break;
             }
             next_event++;
             event_at = (uint64_t)sc->ops * (next_event + 1) / (nev + 1);
@@ -225,7 +253,7 @@ static const struct block_scenario scenarios[] = {
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
 /*
- * Power cuts: a cut armed at a random program count three times a run,
+ * Power cuts: a cut armed at a random program count eight times a run,
  * each followed by a power cycle and a read-back of every unit, with and
  * without PLP, 4 KiB and 512 B blocks, and the map cached DFTL-style.
  * Registered when BLOCK_MODEL_POWER_CUTS (block_model.h) says the
@@ -237,14 +265,14 @@ static const struct block_scenario cut_scenarios[] = {
      .ops = OPS,
      .lba_bytes = 4096,
      .plp = true,
-     .power_cuts = 3,
+     .power_cuts = 8,
      SMALL_4K},
     {.name = "nvm_power_cuts_lba512_plp_off",
      .seed = 0xb10c0102,
      .ops = OPS,
      .lba_bytes = 512,
      .plp = false,
-     .power_cuts = 3,
+     .power_cuts = 8,
      SMALL_4K},
     {.name = "nvm_power_cuts_lba4096_plp_off_dftl",
      .seed = 0xb10c0103,
@@ -252,7 +280,7 @@ static const struct block_scenario cut_scenarios[] = {
      .lba_bytes = 4096,
      .plp = false,
      .index_dram_bytes = 3 * 4096,
-     .power_cuts = 3,
+     .power_cuts = 8,
      SMALL_4K},
     {.name = "nvm_power_cuts_lba512_plp_dftl",
      .seed = 0xb10c0104,
@@ -260,7 +288,17 @@ static const struct block_scenario cut_scenarios[] = {
      .lba_bytes = 512,
      .plp = true,
      .index_dram_bytes = 3 * 4096,
-     .power_cuts = 3,
+     .power_cuts = 8,
+     SMALL_4K},
+    /* In an image file: clean restarts (the checkpoint) between the cuts, without PLP. */
+    {.name = "nvm_image_restarts_and_cuts_plp_off",
+     .seed = 0xb10c0105,
+     .ops = OPS,
+     .lba_bytes = 4096,
+     .plp = false,
+     .power_cuts = 4,
+     .restarts = 4,
+     .file_backed = true,
      SMALL_4K},
 };
 #define N_CUT_SCENARIOS (sizeof(cut_scenarios) / sizeof(cut_scenarios[0]))
@@ -286,6 +324,7 @@ CUT_SCENARIO_TEST(0)
 CUT_SCENARIO_TEST(1)
 CUT_SCENARIO_TEST(2)
 CUT_SCENARIO_TEST(3)
+CUT_SCENARIO_TEST(4)
 
 /*
  * The suite's volume, counted from the plan, so that the test holds on its
@@ -313,10 +352,8 @@ int main(void)
         test_scenario_3, test_scenario_4, test_scenario_5,
     };
     static void (*const cut_fns[])(void) = {
-        test_cut_scenario_0,
-        test_cut_scenario_1,
-        test_cut_scenario_2,
-        test_cut_scenario_3,
+        test_cut_scenario_0, test_cut_scenario_1, test_cut_scenario_2,
+        test_cut_scenario_3, test_cut_scenario_4,
     };
     G_STATIC_ASSERT(sizeof(fns) / sizeof(fns[0]) == N_SCENARIOS);
     G_STATIC_ASSERT(sizeof(cut_fns) / sizeof(cut_fns[0]) == N_CUT_SCENARIOS);
