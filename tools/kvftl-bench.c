@@ -744,6 +744,8 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     }
     const struct kvftl_config *used = kvftl_get_config(ftl);
     double host_per_page = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
+    uint64_t ns_units = kvftl_block_lbas(ftl) / per_unit;
+    double host_per_unit = ns_units ? (double)s1.index_host_bytes / (double)ns_units : 0;
     uint64_t read_misses = s2.index_cache_misses - s1.index_cache_misses;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -755,7 +757,8 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
                "\"write_ops_per_cpu_s\": %.0f, \"read_ops_per_cpu_s\": %.0f, "
                "\"write_ops_per_user_cpu_s\": %.0f, \"read_ops_per_user_cpu_s\": %.0f, "
                "\"write_wall_s\": %.3f, \"read_wall_s\": %.3f, "
-               "\"host_bytes_per_mapped_page\": %.2f, \"map_host_bytes\": %" PRIu64 ", "
+               "\"host_bytes_per_mapped_page\": %.2f, \"host_bytes_per_namespace_unit\": %.2f, "
+               "\"map_host_bytes\": %" PRIu64 ", "
                "\"read_map_cache_misses\": %" PRIu64 ", "
                "\"sim_write_ops_per_s\": %.0f, \"sim_read_ops_per_s\": %.0f, "
                "\"write_p50_ns\": %" PRIu64 ", \"write_p99_ns\": %" PRIu64 ", "
@@ -766,11 +769,11 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
                units, lb, o->preset, kvftl_block_lbas(ftl), used->index_dram_bytes, o->queue_depth,
                o->seed, ops_per_s(&wr), ops_per_s(&rd), ops_per_cpu_s(&wr), ops_per_cpu_s(&rd),
                ops_per_user_s(&wr), ops_per_user_s(&rd), wr.wall_s, rd.wall_s, host_per_page,
-               s1.index_host_bytes, read_misses, sim_ops_per_s(&wr), sim_ops_per_s(&rd),
-               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns,
-               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
-               s2.write_amplification, s2.gc_runs, wr.errors, rd.errors, mismatches,
-               (uint64_t)ru.ru_maxrss * 1024);
+               host_per_unit, s1.index_host_bytes, read_misses, sim_ops_per_s(&wr),
+               sim_ops_per_s(&rd), s2.latency[KVFTL_OP_STORE].p50_ns,
+               s2.latency[KVFTL_OP_STORE].p99_ns, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
+               s2.latency[KVFTL_OP_RETRIEVE].p99_ns, s2.write_amplification, s2.gc_runs, wr.errors,
+               rd.errors, mismatches, (uint64_t)ru.ru_maxrss * 1024);
     } else {
         char map[32], rss[32], budget[32];
         fmt_bytes(map, sizeof(map), (double)s1.index_host_bytes);
@@ -797,9 +800,10 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
                ops_per_user_s(&rd), rd.user_s, sim_ops_per_s(&rd),
                s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
                rd.errors + mismatches);
-        printf("\nmap host memory        %s = %.2f bytes per mapped page (%s during reads: %" PRIu64
-               " map cache misses)\n",
-               map, host_per_page, read_misses ? "NOT fully cached" : "fully cached", read_misses);
+        printf("\nmap host memory        %s = %.2f bytes per mapped page, %.2f per namespace unit "
+               "(%s during reads: %" PRIu64 " map cache misses)\n",
+               map, host_per_page, host_per_unit, read_misses ? "NOT fully cached" : "fully cached",
+               read_misses);
         printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2.write_amplification,
                s2.gc_runs);
         printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
