@@ -51,19 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_FILL_WRITES 512 /* the fill operations' 256-block writes per input: ~0.5 GiB */
 #define BUF_BYTES ((size_t)KVFTL_BLOCK_MAX_XFER_BYTES)
 
-/*
- * 1 when kvftl_power_cycle() can remount an nvm device
- * (kvftl/block_recovery.c, fw-persist's part of issue 12). Until then
- * operations 6 and 7 decode their operands and do nothing, so that the
- * corpus keeps its meaning when they start to cut.
- */
-#define FUZZ_BLOCK_POWER_CUTS 1
-/*
- * 1 when kvftl_check() knows the nvm personality (kvftl/check.c, the same
- * helper's part); until then operation 8 checks the gauges only.
- */
-#define FUZZ_BLOCK_KVFTL_CHECK 1
-
 /* ---------------- the run ---------------- */
 
 struct fuzz {
@@ -113,8 +100,7 @@ static void verify_all(struct fuzz *f, const char *why, bool remounted)
 {
     judged(f,
            sector_model_read_back(&f->m, f->ftl, f->now, f->rbuf, BUF_BYTES, why, remounted, NULL));
-    judged(f, FUZZ_BLOCK_KVFTL_CHECK ? sector_model_check_device(&f->m, f->ftl, why)
-                                     : sector_model_check_gauges(&f->m, f->ftl, why));
+    judged(f, sector_model_check_device(&f->m, f->ftl, why));
 }
 
 /* ---------------- input decoding ---------------- */
@@ -359,16 +345,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 6: {
             uint8_t n = in_u8(&in);
-            if (FUZZ_BLOCK_POWER_CUTS && !f.m.armed) {
+            if (!f.m.armed) {
                 kvftl_power_cut_after(f.ftl, n);
                 sector_model_cut_armed(&f.m, n);
             }
             break;
         }
         case 7:
-            if (FUZZ_BLOCK_POWER_CUTS) {
-                power_cycle(&f);
-            }
+            power_cycle(&f);
             break;
         case 8:
             if (!f.m.armed) {
@@ -400,7 +384,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         }
     }
-    if (FUZZ_BLOCK_POWER_CUTS && f.m.armed) {
+    if (f.m.armed) {
         power_cycle(&f);
     } else {
         verify_all(&f, "end of input", false);

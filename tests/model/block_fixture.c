@@ -187,9 +187,7 @@ bool block_judged(struct block_run *r, bool ok, const struct kvftl_cpl *c)
 
 bool block_check(struct block_run *r, const char *why)
 {
-    bool ok = BLOCK_MODEL_KVFTL_CHECK ? sector_model_check_device(&r->m, r->ftl, why)
-                                      : sector_model_check_gauges(&r->m, r->ftl, why);
-    if (!ok) {
+    if (!sector_model_check_device(&r->m, r->ftl, why)) {
         block_fail(r, "%s", r->m.mismatch);
         return false;
     }

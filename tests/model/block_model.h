@@ -54,21 +54,6 @@
 #include "tap_cunit.h"
 
 #define CHECK_EVERY 5000   /* operations between kvftl_check() + gauge checks */
-/*
- * kvftl_check() of an nvm device: 0 until kvftl/check.c knows the
- * personality (its map against the unit spare areas and the stripes'
- * valid bytes: helper fw-persist's part of issue 12). Until then the
- * shared check walks the empty KV index and finds every nvm stripe's valid
- * bytes unaccounted for; block_check() checks the gauges only.
- */
-#define BLOCK_MODEL_KVFTL_CHECK 1
-/*
- * The power-cut scenarios (block_scenarios.c's cut_scenarios): built, but
- * registered only when 1. 0 until kvftl_power_cycle() can remount an nvm
- * device (kvftl/block_recovery.c, fw-persist's part of issue 12); until
- * then it refuses ("the nvm personality's crash mount is not built yet").
- */
-#define BLOCK_MODEL_POWER_CUTS 1
 #define VERIFY_EVERY 25000 /* operations between whole-namespace read-backs */
 #define MAX_CMD_BLOCKS 256 /* the longest random read or write */
 

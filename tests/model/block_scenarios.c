@@ -256,8 +256,6 @@ static const struct block_scenario scenarios[] = {
  * Power cuts: a cut armed at a random program count eight times a run,
  * each followed by a power cycle and a read-back of every unit, with and
  * without PLP, 4 KiB and 512 B blocks, and the map cached DFTL-style.
- * Registered when BLOCK_MODEL_POWER_CUTS (block_model.h) says the
- * firmware can remount an nvm device.
  */
 static const struct block_scenario cut_scenarios[] = {
     {.name = "nvm_power_cuts_lba4096_plp",
@@ -337,7 +335,7 @@ static void test_total_operations(void)
     for (unsigned i = 0; i < N_SCENARIOS; i++) {
         planned += planned_ops(&scenarios[i]);
     }
-    for (unsigned i = 0; BLOCK_MODEL_POWER_CUTS && i < N_CUT_SCENARIOS; i++) {
+    for (unsigned i = 0; i < N_CUT_SCENARIOS; i++) {
         planned += planned_ops(&cut_scenarios[i]);
     }
     printf("# total random operations: %" PRIu64 " planned, %" PRIu64 " run in this process\n",
@@ -365,7 +363,7 @@ int main(void)
     for (unsigned i = 0; i < N_SCENARIOS; i++) {
         CU_add_test(s, scenarios[i].name, fns[i]);
     }
-    for (unsigned i = 0; BLOCK_MODEL_POWER_CUTS && i < N_CUT_SCENARIOS; i++) {
+    for (unsigned i = 0; i < N_CUT_SCENARIOS; i++) {
         CU_add_test(s, cut_scenarios[i].name, cut_fns[i]);
     }
     CU_add_test(s, "occupancy_95pct_lba4096", test_block_occupancy_4k);
