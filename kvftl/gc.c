@@ -8,7 +8,9 @@
  * fewest valid bytes; cost-benefit: highest (1-u)*age/(1+u)), re-reads it,
  * relocates every blob its owner still references (and every index page
  * the owner still names: struct gc_owner, gc.h), tells the owner where each
- * went, and erases the stripe.
+ * went, and erases the stripe. An owner whose data stripes hold something
+ * other than value-log records (the nvm personality's 4 KiB slots)
+ * relocates a data victim itself through gc_owner.collect_data().
  * Below the high watermark of free stripes, a write that arrives while the
  * device is idle (nothing outstanding in simulated time) first lets one
  * victim be collected in the idle time (background GC: its NAND work
