@@ -527,7 +527,12 @@ void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint
         return;
     }
     gc_background(ftl, arrival_ns);
-    unmap_range(ftl, slba, nlb, false, &now); /* writes nothing: cannot fail */
-    ftl->st.deletes++;
+    /* it programs no data; only the unmap log's record can fail (power lost) */
+    int rc = unmap_range(ftl, slba, nlb, false, &now);
+    if (rc != 0) {
+        cpl->status = put_status(rc);
+    } else {
+        ftl->st.deletes++;
+    }
     blk_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
 }
