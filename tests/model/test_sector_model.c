@@ -242,6 +242,26 @@ static void test_plp_on_completed_write_lost(void)
     sector_model_destroy(&m);
 }
 
+/*
+ * With plp a completed Deallocate is durable at once (block_recovery.c's
+ * unmap log): its old data after a remount is wrong, flushed or not.
+ */
+static void test_plp_on_deallocate_durable(void)
+{
+    struct sector_model m;
+    sector_model_init(&m, 4096, 64, true);
+    bool ok;
+    uint64_t a = write_as(&m, 30, 2, false, KVFTL_OK, &ok);
+    struct kvftl_cpl c = cpl(KVFTL_OK);
+    CU_ASSERT(sector_model_deallocate(&m, 30, 2, 1000, &c));
+    sector_model_remounted(&m);
+    sector_model_fill_range(&m, 31, 1, a, buf);
+    CU_ASSERT_FALSE(sector_model_judge_unit(&m, 31, buf, true, "after power cycle"));
+    CU_ASSERT_STRING_EQUAL(m.mismatch, "after power cycle: unit 31 (lba 31-31): lba 31 reads as "
+                                       "the data of lba 31 generation 1; model: zeroes");
+    sector_model_destroy(&m);
+}
+
 /* A FUA write without plp is durable at once: the older state is no longer allowed. */
 static void test_fua_write_durable(void)
 {
@@ -455,6 +475,7 @@ static const struct tap_test sector_model_tests[] = {
     TAP_TEST(plp_off_state_before_flush),
     TAP_TEST(plp_on_completed_write_lost),
     TAP_TEST(fua_write_durable),
+    TAP_TEST(plp_on_deallocate_durable),
     TAP_TEST(resurrected_deallocate),
     TAP_TEST(deallocate_partial_units_kept),
     TAP_TEST(write_zeroes_partial_unit),
