@@ -66,6 +66,7 @@ void recovery_format_image(struct kvftl *ftl)
     h->page_data_bytes = ftl->cfg.page_data_bytes;
     h->command_set = ftl->cfg.command_set;
     h->lba_bytes = ftl->cfg.command_set == KVFTL_CMDSET_NVM ? ftl->cfg.lba_bytes : 0;
+    h->units = ftl->nvm ? ftl->pmap.units : 0;
     header_sync(ftl);
 }
 
@@ -784,6 +785,16 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
     SAME(page_data_bytes, page_data_bytes)
     if (c->command_set == KVFTL_CMDSET_NVM) {
         SAME(lba_bytes, lba_bytes)
+        if (h->units != ftl->pmap.units) {
+            snprintf(err, err_len,
+                     "image_path %s holds a namespace of %llu units of 4 KiB; the configuration "
+                     "makes %llu (the geometry, overprovision_percent and "
+                     "gc_low_watermark_blocks decide it: open it with the values it was made "
+                     "with)",
+                     c->image_path, (unsigned long long)h->units,
+                     (unsigned long long)ftl->pmap.units);
+            return -1;
+        }
     }
 #undef SAME
     if (file < ftl->nand.map_bytes) {

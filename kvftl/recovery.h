@@ -37,6 +37,12 @@ struct image_header {
      */
     uint32_t command_set;
     uint32_t lba_bytes;
+    /*
+     * nvm: the namespace's 4 KiB units (the geometry, overprovision_percent
+     * and gc_low_watermark_blocks decide it): another count would move the
+     * map's translation pages and cut or grow the namespace. 0 for kv.
+     */
+    uint64_t units;
 };
 
 /*

@@ -448,6 +448,16 @@ static void test_image_personality_refused(void)
     snprintf(want, sizeof(want),
              "image_path %s was made with lba_bytes 4096; the configuration says 512", image);
     CU_ASSERT_STRING_EQUAL(err, want);
+    /* 20 % over-provisioning: 6 x 2359296 / 100 x 80 = 11,324,560 bytes, 2760 units */
+    nvm.lba_bytes = 4096;
+    nvm.overprovision_percent = 20;
+    CU_ASSERT_PTR_NULL(kvftl_open(&nvm, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s holds a namespace of 3210 units of 4 KiB; the configuration makes "
+             "2760 (the geometry, overprovision_percent and gc_low_watermark_blocks decide it: "
+             "open it with the values it was made with)",
+             image);
+    CU_ASSERT_STRING_EQUAL(err, want);
     unlink(image);
 }
 
