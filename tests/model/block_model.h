@@ -31,6 +31,7 @@
  *   block_scenarios.c   the scenarios (configurations), their driver and the GC
  *                       bound, the suite's volume, main()
  *   block_occupancy.c   95 % of the namespace filled, then overwritten 3 times
+ *   block_extremes.c    the transfer limit, the namespace's ends, whole-namespace ranges
  *
  * Seeds are fixed and printed as TAP diagnostics; KVFTL_MODEL_SEED=<n>
  * replaces every scenario's seed, KVFTL_MODEL_OPS=<n> every scenario's
@@ -162,5 +163,10 @@ void block_clean_restart(struct block_run *r);
 
 void test_block_occupancy_4k(void);
 void test_block_occupancy_512(void);
+
+/* ---------------- block_extremes.c ---------------- */
+
+void test_block_extremes_4k(void);
+void test_block_extremes_512(void);
 
 #endif

@@ -368,6 +368,8 @@ int main(void)
     }
     CU_add_test(s, "occupancy_95pct_lba4096", test_block_occupancy_4k);
     CU_add_test(s, "occupancy_95pct_lba512", test_block_occupancy_512);
+    CU_add_test(s, "extremes_lba4096", test_block_extremes_4k);
+    CU_add_test(s, "extremes_lba512", test_block_extremes_512);
     CU_add_test(s, "total_operations", test_total_operations);
     return tap_cunit_run();
 }
