@@ -501,8 +501,9 @@ kvs_result kvs_list_key_spaces(kvs_device_handle dev_hd, uint32_t index, uint32_
         size_t len = strlen(dev_hd->ks_name);
         if (!names[0].name) {
             r = KVS_ERR_PARAM_INVALID;
-        } else if (names[0].name_len < len + 1) {
-            r = KVS_ERR_BUFFER_SMALL; /* name_len is the name buffer's size */
+        } else if (names[0].name_len < len) {
+            /* as OpenMPDK: name_len is the longest name the buffer holds, without its NUL */
+            r = KVS_ERR_BUFFER_SMALL;
         } else {
             memcpy(names[0].name, dev_hd->ks_name, len + 1);
             names[0].name_len = (uint32_t)len;
@@ -585,7 +586,8 @@ kvs_result kvs_get_key_space_info(kvs_key_space_handle ks_hd, kvs_key_space *ks)
         return KVS_ERR_PARAM_INVALID;
     }
     size_t len = strlen(ks_hd->name);
-    if (ks->name && (!ks->name->name || ks->name->name_len < len + 1)) {
+    /* as OpenMPDK: name_len is the longest name the buffer holds, without its NUL */
+    if (ks->name && (!ks->name->name || ks->name->name_len < len)) {
         return ks->name->name ? KVS_ERR_BUFFER_SMALL : KVS_ERR_PARAM_INVALID;
     }
     if ((r = identify_now(ks_hd->dev, &info))) {

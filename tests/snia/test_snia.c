@@ -191,7 +191,7 @@ static void test_key_space(void)
     CU_ASSERT_EQUAL(kvs_open_key_space(dev, (char *)"reopened", &ks), KVS_SUCCESS);
     char buf[8];
     CU_ASSERT_EQUAL(get("pair0001", buf, sizeof(buf), 0, NULL), KVS_ERR_KEY_NOT_EXIST);
-    info_name.name_len = 8; /* "reopened" and its NUL need 9 */
+    info_name.name_len = 7; /* "reopened" needs 8 (and its NUL one more byte) */
     CU_ASSERT_EQUAL(kvs_get_key_space_info(ks, &info), KVS_ERR_BUFFER_SMALL);
     info_name.name_len = sizeof(name_buf);
     CU_ASSERT_EQUAL(kvs_get_key_space_info(ks, &info), KVS_SUCCESS);
