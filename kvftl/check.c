@@ -197,14 +197,16 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
     uint64_t spent = 0;
     uint64_t slots = geo->total_bytes >> PAGE_MAP_UNIT_SHIFT;
 
+    /* a step's budget counts the bytes it reads: spare areas, and whole translation pages */
+    uint64_t spares_bytes = (uint64_t)geo->unit_spares_per_page * sizeof(struct nand_unit_spare);
     for (; w->phase == 0 && w->ppn < geo->total_pages; w->ppn++) {
-        if (spent && spent + geo->page_size > max_bytes) {
+        if (spent && spent + spares_bytes > max_bytes) {
             return 1;
         }
         if (!nvm_page_holds_slots(ftl, w->ppn)) {
             continue;
         }
-        spent += geo->page_size;
+        spent += spares_bytes;
         const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, w->ppn);
         for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
             uint64_t slot = (w->ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j;
@@ -230,12 +232,12 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
         if (slot == PAGE_MAP_UNMAPPED) {
             continue;
         }
-        if (spent && spent + PAGE_MAP_UNIT_BYTES > max_bytes) {
+        if (spent && spent + sizeof(struct nand_unit_spare) > max_bytes) {
             return 1;
         }
-        spent += PAGE_MAP_UNIT_BYTES;
+        spent += sizeof(struct nand_unit_spare);
         w->blobs_seen++;
-        w->bytes_seen += PAGE_MAP_UNIT_BYTES;
+        w->bytes_seen += sizeof(struct nand_unit_spare);
         uint64_t addr = (uint64_t)slot << PAGE_MAP_UNIT_SHIFT;
         if (slot >= slots || !nvm_page_holds_slots(ftl, addr >> geo->page_shift)) {
             BAD("unit %llu maps to slot %u, which is not a written slot of a data stripe",

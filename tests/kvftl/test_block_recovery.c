@@ -723,7 +723,7 @@ static void test_random_damage_mounts_or_refuses(void)
 /*
  * The check finds a stripe whose valid bytes disagree with the map, and a
  * mapped unit whose slot holds another unit; the stepwise walk with a
- * budget of one page per step agrees with the whole check.
+ * budget of 64 bytes per step agrees with the whole check.
  */
 static void test_check_finds_damage(void)
 {
@@ -737,7 +737,7 @@ static void test_check_finds_damage(void)
     struct kvftl_check_walk *w = kvftl_check_begin(f);
     char err[512] = "";
     int rc, steps = 0;
-    while ((rc = kvftl_check_step(f, w, 16384, err, sizeof(err))) == 1) {
+    while ((rc = kvftl_check_step(f, w, 64, err, sizeof(err))) == 1) {
         steps++;
     }
     CU_ASSERT_EQUAL(rc, 0);
@@ -745,8 +745,9 @@ static void test_check_finds_damage(void)
     kvftl_check_progress(w, &pages, &units, &bytes);
     CU_ASSERT_EQUAL(pages, 1);
     CU_ASSERT_EQUAL(units, 40);
-    CU_ASSERT_EQUAL(bytes, 40 * 4096 + 16384);
-    CU_ASSERT_TRUE(steps > 10);
+    CU_ASSERT_EQUAL(bytes, 40 * 16 + 16384);
+    /* 64 bytes a step: one page's 4 spare areas, or 4 units' */
+    CU_ASSERT_TRUE(steps > 20);
     kvftl_check_end(w);
 
     uint32_t s = f->pmap.map[0] * 4096ull / f->nand.geo.stripe_bytes;
