@@ -3,7 +3,11 @@
  * Durability: the checkpoint written on orderly close (fast clean mount),
  * and crash mount, which rebuilds the index by scanning the value log
  * stripe by stripe in the order they were opened, keeping for each key the
- * record with the highest sequence number (a tombstone deletes it).
+ * record with the highest sequence number (a tombstone deletes it). The
+ * image header and its checks are both personalities'; for nvm the
+ * checkpoint's contents, the clean mount's checks and the crash mount are
+ * block_recovery.c's (recovery_mount(), recovery_scan() and
+ * recovery_checkpoint() hand them over).
  */
 #ifndef KVFTL_RECOVERY_H
 #define KVFTL_RECOVERY_H
