@@ -464,6 +464,62 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
 }
 
 /*
+ * A batch is a software pipeline over a window of reads: start loading the
+ * map entry of each one's first unit; then, those loaded, its slot's spare
+ * area and data; then run the reads one by one, in order, exactly as
+ * kvftl_block_read(), the next read's data streamed in while this one
+ * copies. The hints touch no state (no cache order, no time, no counter):
+ * results and statistics are those of the calls one at a time.
+ */
+#define READ_BATCH_WINDOW 16u
+
+/* The slot of the first unit of a read that may proceed, or PAGE_MAP_UNMAPPED. */
+static uint32_t batch_first_slot(const struct kvftl *ftl, const struct kvftl_block_read_req *r)
+{
+    if (!ftl->nvm || !r->nlb || r->slba >= ftl->blk_lbas) {
+        return PAGE_MAP_UNMAPPED;
+    }
+    uint32_t slot = ftl->pmap.map[r->slba * ftl->cfg.lba_bytes / UNIT];
+    if (slot == PAGE_MAP_UNMAPPED || slot_addr(slot) + UNIT > ftl->nand.geo.total_bytes) {
+        return PAGE_MAP_UNMAPPED;
+    }
+    return slot;
+}
+
+void kvftl_block_read_batch(struct kvftl *ftl, const struct kvftl_block_read_req *reqs,
+                            struct kvftl_cpl *cpls, size_t n)
+{
+    uint32_t slot[READ_BATCH_WINDOW];
+    for (size_t base = 0; base < n; base += READ_BATCH_WINDOW) {
+        size_t w = n - base < READ_BATCH_WINDOW ? n - base : READ_BATCH_WINDOW;
+        const struct kvftl_block_read_req *r = reqs + base;
+        if (ftl->nvm) {
+            for (size_t i = 0; i < w; i++) {
+                if (r[i].slba < ftl->blk_lbas) {
+                    __builtin_prefetch(&ftl->pmap.map[r[i].slba * ftl->cfg.lba_bytes / UNIT]);
+                }
+            }
+        }
+        for (size_t i = 0; i < w; i++) {
+            slot[i] = batch_first_slot(ftl, &r[i]);
+            if (slot[i] != PAGE_MAP_UNMAPPED) {
+                __builtin_prefetch(slot_spare(ftl, slot[i]));
+                __builtin_prefetch(ftl->nand.data + slot_addr(slot[i]));
+            }
+        }
+        for (size_t i = 0; i < w; i++) {
+            if (i + 1 < w && slot[i + 1] != PAGE_MAP_UNMAPPED) {
+                const uint8_t *d = ftl->nand.data + slot_addr(slot[i + 1]);
+                for (uint32_t o = 64; o < UNIT; o += 64) {
+                    __builtin_prefetch(d + o);
+                }
+            }
+            kvftl_block_read(ftl, r[i].slba, r[i].nlb, r[i].buf, r[i].arrival_ns, &cpls[base + i]);
+        }
+    }
+}
+
+/*
  * Unmap the whole units of [@slba, @slba + @nlb); @zero_partial: the
  * partial units at its ends are written with zeroes where the range covers
  * them (Write Zeroes), else left as they are (Deallocate). Returns 0 or

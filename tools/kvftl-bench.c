@@ -679,7 +679,11 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     const uint32_t lb = kvftl_get_config(ftl)->lba_bytes, per_unit = KVFTL_BLOCK_UNIT_BYTES / lb;
     uint64_t *ring = calloc(o->queue_depth, sizeof(uint64_t));
     uint8_t *buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES);
-    if (!ring || !buf) {
+    uint8_t *bbuf = calloc(o->batch, KVFTL_BLOCK_UNIT_BYTES);
+    uint64_t *bunit = calloc(o->batch, sizeof(uint64_t));
+    struct kvftl_block_read_req *breq = calloc(o->batch, sizeof(*breq));
+    struct kvftl_cpl *bcpl = calloc(o->batch, sizeof(*bcpl));
+    if (!ring || !buf || !bbuf || !bunit || !breq || !bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
         return 1;
     }
@@ -718,18 +722,37 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     c0 = cpu_s();
     u0 = user_cpu_s();
     w0 = now_s();
-    for (uint64_t j = 0; j < units; j++) {
-        uint64_t u = perm_next(&p);
-        kvftl_block_read(ftl, u * per_unit, per_unit, buf, ring[j % o->queue_depth], &cpl);
-        if (cpl.status != KVFTL_OK) {
-            if (!rd.errors++) {
-                first_err = cpl.status;
-            }
-        } else if (memcmp(buf, &u, 8) != 0) {
-            mismatches++;
+    /* --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()), as the KV phase */
+    for (uint64_t j = 0; j < units; j += o->batch) {
+        uint32_t nb = units - j < o->batch ? (uint32_t)(units - j) : o->batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            uint64_t u = perm_next(&p);
+            breq[k] = (struct kvftl_block_read_req){.slba = u * per_unit,
+                                                    .nlb = per_unit,
+                                                    .buf = bbuf +
+                                                           (size_t)k * KVFTL_BLOCK_UNIT_BYTES,
+                                                    .arrival_ns = ring[(j + k) % o->queue_depth]};
+            bunit[k] = u;
         }
-        ring[j % o->queue_depth] = cpl.done_ns;
-        rd.last_done_ns = cpl.done_ns > rd.last_done_ns ? cpl.done_ns : rd.last_done_ns;
+        if (nb == 1) {
+            kvftl_block_read(ftl, breq[0].slba, breq[0].nlb, breq[0].buf, breq[0].arrival_ns,
+                             &bcpl[0]);
+        } else {
+            kvftl_block_read_batch(ftl, breq, bcpl, nb);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            if (bcpl[k].status != KVFTL_OK) {
+                if (!rd.errors++) {
+                    first_err = bcpl[k].status;
+                }
+            } else if (memcmp(breq[k].buf, &bunit[k], 8) != 0) {
+                mismatches++;
+            }
+            ring[(j + k) % o->queue_depth] = bcpl[k].done_ns;
+            if (bcpl[k].done_ns > rd.last_done_ns) {
+                rd.last_done_ns = bcpl[k].done_ns;
+            }
+        }
     }
     rd.wall_s = now_s() - w0;
     rd.cpu_s = cpu_s() - c0;
@@ -752,7 +775,7 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     if (o->json) {
         printf("{\"command_set\": \"nvm\", \"units\": %" PRIu64 ", \"lba_bytes\": %u, "
                "\"preset\": \"%s\", \"namespace_lbas\": %" PRIu64 ", \"index_dram_bytes\": %" PRIu64
-               ", \"queue_depth\": %u, \"seed\": %" PRIu64 ", "
+               ", \"queue_depth\": %u, \"batch\": %u, \"seed\": %" PRIu64 ", "
                "\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
                "\"write_ops_per_cpu_s\": %.0f, \"read_ops_per_cpu_s\": %.0f, "
                "\"write_ops_per_user_cpu_s\": %.0f, \"read_ops_per_user_cpu_s\": %.0f, "
@@ -767,9 +790,9 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
                "\"write_errors\": %" PRIu64 ", \"read_errors\": %" PRIu64
                ", \"read_mismatches\": %" PRIu64 ", \"max_rss_bytes\": %" PRIu64 "}\n",
                units, lb, o->preset, kvftl_block_lbas(ftl), used->index_dram_bytes, o->queue_depth,
-               o->seed, ops_per_s(&wr), ops_per_s(&rd), ops_per_cpu_s(&wr), ops_per_cpu_s(&rd),
-               ops_per_user_s(&wr), ops_per_user_s(&rd), wr.wall_s, rd.wall_s, host_per_page,
-               host_per_unit, s1.index_host_bytes, read_misses, sim_ops_per_s(&wr),
+               o->batch, o->seed, ops_per_s(&wr), ops_per_s(&rd), ops_per_cpu_s(&wr),
+               ops_per_cpu_s(&rd), ops_per_user_s(&wr), ops_per_user_s(&rd), wr.wall_s, rd.wall_s,
+               host_per_page, host_per_unit, s1.index_host_bytes, read_misses, sim_ops_per_s(&wr),
                sim_ops_per_s(&rd), s2.latency[KVFTL_OP_STORE].p50_ns,
                s2.latency[KVFTL_OP_STORE].p99_ns, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
                s2.latency[KVFTL_OP_RETRIEVE].p99_ns, s2.write_amplification, s2.gc_runs, wr.errors,
@@ -780,8 +803,9 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
         fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
         fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
         printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
-               "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, seed %" PRIu64 "\n",
-               units, lb, kvftl_block_lbas(ftl), o->preset, o->queue_depth, o->seed);
+               "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, batch %u, seed %" PRIu64
+               "\n",
+               units, lb, kvftl_block_lbas(ftl), o->preset, o->queue_depth, o->batch, o->seed);
         printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
                "%s\n\n",
                used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
@@ -810,6 +834,10 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     }
     free(ring);
     free(buf);
+    free(bbuf);
+    free(bunit);
+    free(breq);
+    free(bcpl);
     return wr.errors || rd.errors || mismatches ? 1 : 0;
 }
 

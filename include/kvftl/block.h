@@ -62,6 +62,25 @@ uint64_t kvftl_block_lbas(const struct kvftl *ftl);
 void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
                       uint64_t arrival_ns, struct kvftl_cpl *cpl);
 
+/* One read of kvftl_block_read_batch(): the arguments of kvftl_block_read(). */
+struct kvftl_block_read_req {
+    uint64_t slba;
+    uint32_t nlb;
+    void *buf;
+    uint64_t arrival_ns;
+};
+
+/*
+ * kvftl_block_read_batch() - the same as kvftl_block_read() on
+ * @reqs[0..@n-1] in order (statuses, bytes, simulated times and statistics
+ * identical), into @cpls[0..@n-1], but faster on the host: the map entries
+ * of several reads are loaded together, then their data, instead of each
+ * read waiting on its own loads (as kvftl_retrieve_batch()). For a caller
+ * with several Reads queued.
+ */
+void kvftl_block_read_batch(struct kvftl *ftl, const struct kvftl_block_read_req *reqs,
+                            struct kvftl_cpl *cpls, size_t n);
+
 /*
  * kvftl_block_write() - write @nlb blocks from @buf at @slba. Durable on
  * success when plp is on; otherwise after kvftl_flush() (or @fua).

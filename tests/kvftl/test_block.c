@@ -547,6 +547,69 @@ static void test_write_zeroes_partial_unmapped_unit(void)
     kvftl_close(f);
 }
 
+/*
+ * kvftl_block_read_batch() is kvftl_block_read() in order: two devices
+ * given the same writes (512-byte blocks, a 2-page map budget so reads also
+ * miss), then the same 40 reads (single and multi-unit, unwritten, one out
+ * of range, one of 0 blocks), one device through the batch call and one a
+ * read at a time, agree on every completion, byte and statistic.
+ */
+static void test_read_batch_equals_single_reads(void)
+{
+    struct kvftl_config c = nvm_config(512);
+    c.index_dram_bytes = 8192;
+    c.bloom = false;
+    struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
+    uint8_t data[8 * 512];
+    for (uint32_t i = 0; i < 60; i++) {
+        uint64_t slba = (uint64_t)(i * 2654435761u % (UNITS * 8 - 8));
+        memset(data, (uint8_t)i, sizeof(data));
+        struct kvftl_cpl ca, cb;
+        kvftl_block_write(a, slba, 1 + i % 8, data, false, i * 1000, &ca);
+        kvftl_block_write(b, slba, 1 + i % 8, data, false, i * 1000, &cb);
+        CU_ASSERT_EQUAL(ca.status, KVFTL_OK);
+    }
+    enum { N = 40 };
+    struct kvftl_block_read_req req[N];
+    struct kvftl_cpl ca[N], cb[N];
+    static uint8_t bufa[N][16 * 512], bufb[N][16 * 512];
+    memset(bufa, 0, sizeof(bufa));
+    memset(bufb, 0, sizeof(bufb));
+    for (uint32_t i = 0; i < N; i++) {
+        req[i] = (struct kvftl_block_read_req){
+            .slba = (uint64_t)(i * 2654435761u % (UNITS * 8 - 16)),
+            .nlb = 1 + i % 16,
+            .buf = bufa[i],
+            .arrival_ns = 1000000000ull + i * 20000,
+        };
+    }
+    req[7].slba = UNITS * 8; /* out of range */
+    req[13].nlb = 0;
+    kvftl_block_read_batch(a, req, ca, N);
+    for (uint32_t i = 0; i < N; i++) {
+        kvftl_block_read(b, req[i].slba, req[i].nlb, bufb[i], req[i].arrival_ns, &cb[i]);
+    }
+    unsigned differ = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        differ += ca[i].status != cb[i].status || ca[i].done_ns != cb[i].done_ns ||
+                  ca[i].xfer_bytes != cb[i].xfer_bytes;
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    CU_ASSERT_EQUAL(ca[7].status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(ca[13].status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(memcmp(bufa, bufb, sizeof(bufa)), 0);
+    struct kvftl_stats sa = stats_of(a), sb = stats_of(b);
+    CU_ASSERT(sa.index_cache_misses > 0);
+    CU_ASSERT_EQUAL(sa.index_cache_misses, sb.index_cache_misses);
+    CU_ASSERT_EQUAL(sa.index_cache_hits, sb.index_cache_hits);
+    CU_ASSERT_EQUAL(sa.nand_pages_read, sb.nand_pages_read);
+    CU_ASSERT_EQUAL(sa.retrieves, sb.retrieves);
+    CU_ASSERT_EQUAL(sa.host_bytes_out, sb.host_bytes_out);
+    CU_ASSERT_EQUAL(sa.sim_now_ns, sb.sim_now_ns);
+    kvftl_close(a);
+    kvftl_close(b);
+}
+
 /* Unit @u's content at @version: its number and the version, then a byte pattern. */
 static void stamp(uint8_t *b, uint32_t u, uint32_t version)
 {
@@ -706,6 +769,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_read_from_buffer_costs_no_nand_read),
     TAP_TEST_FN(test_512_write_spanning_units),
     TAP_TEST_FN(test_write_zeroes_partial_unmapped_unit),
+    TAP_TEST_FN(test_read_batch_equals_single_reads),
     TAP_TEST_FN(test_long_write_over_full_device),
     TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
     TAP_TEST_FN(test_gc_keeps_data_with_tiny_map_budget),
