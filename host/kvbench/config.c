@@ -707,6 +707,17 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                      "iterate from the mix");
             return -1;
         }
+        /* a record (32-byte header, key, value, 16-byte aligned) must fit a write block */
+        uint64_t rec = (32ull + kb_size_max(&c->key_size) + kb_size_max(&c->value_size) + 15) &
+                       ~15ull;
+        if (s == KB_STORE_RAWHASH && rec > c->rawhash.write_block_bytes - 64u) {
+            snprintf(err, errlen,
+                     "the rawhash engine stores a record of up to %llu bytes in a write block of "
+                     "%u (64 for its header); raise rawhash.write_block_bytes or lower the value "
+                     "size",
+                     (unsigned long long)rec, c->rawhash.write_block_bytes);
+            return -1;
+        }
         if (s == KB_STORE_RAWHASH && !c->rawhash.dev[0]) {
             snprintf(err, errlen,
                      "the rawhash engine needs rawhash.device (--rawhash-dev): a raw block "

@@ -464,6 +464,13 @@ static void test_engines_config(void)
                                 "block device such as /dev/nvme1n1, or a file");
     kb_config_set(&c, "rawhash", "device", "/dev/nvme1n1", err, 512);
     CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
+    kb_config_set(&c, "values", "size", "1048512", err, 512); /* 32 + 16 + this > 1 MiB - 64 */
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "the rawhash engine stores a record of up to 1048560 bytes in a "
+                                "write block of 1048576 (64 for its header); raise "
+                                "rawhash.write_block_bytes or lower the value size");
+    kb_config_set(&c, "values", "size", "1048464", err, 512); /* exactly a block */
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
     kb_config_set(&c, "run", "mix", "read=1,iterate=1", err, 512);
     CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "the rawhash engine cannot iterate (a hash index has no key "
