@@ -40,6 +40,18 @@ DIFFERENCES = [
     "and a blob that fits one page but not the rest of the current one starts a fresh page); "
     "the packing memcpys run one at a time on one firmware CPU and add to each Store's "
     "latency.",
+    "**KV-SSD versus block SSD** (char-fig2, -fig3-block, -fig4, -fig5a, -fig6a, -fig7-block, "
+    "-cpu, -traffic). The paper compared two PM983 firmwares; here one flash model runs "
+    "either kvftl's KV firmware or its page-mapping block FTL (docs/kvftl.md), both this "
+    "project's and neither Samsung's, attached to one guest side by side (run-guest.sh "
+    "--block) with the same properties. kvftl models no per-command firmware time "
+    "(fw-command-ns=0): key hashing and index merging cost nothing, and a whole 4 KiB unit "
+    "lands in the page buffer with no controller copy. RocksDB (kvbench's rocksdb engine: "
+    "compression off, direct I/O, 8 MiB block cache, ext4) and rawhash (kvbench's "
+    "Aerospike-like hash store on the raw namespace) run in the same TCG guest as the "
+    "KV-SSD's kvbench, so host-side numbers (end-to-end latency, CPU time, ops/s) are "
+    "emulated: only their ratios between engines in one guest are used, and the page says "
+    "which numbers are device time and which are guest wall clock.",
     "**Scale.** The papers stored millions to billions of pairs; each experiment states its "
     "counts. Per-Store quantities (traffic, commands, pages per Store, amplification) do not "
     "depend on the count; occupancy effects are reproduced by shrinking the device or its "
@@ -84,7 +96,9 @@ def render(results, order, docs_dir):
              "between configurations mean anything). How to run it: docs/reproduce.md.")
     L.append("")
     L.append("Papers: BandSlim (ICPP '24) and \"KV-SSD: What is it good for?\" (the "
-             "characterization paper), in ../shared/papers/.")
+             "characterization paper), in ../shared/papers/; Samsung's slides \"Key Value SSD "
+             "Explained\" (SDC 2017) and \"Towards Building a High-Performance, Scale-In "
+             "Key-Value Storage System\" (SYSTOR 2019) for char-traffic.")
     L.append("")
     runs = [ex[n] for n in order if n in ex]
     if runs:
@@ -105,6 +119,15 @@ def render(results, order, docs_dir):
         L.append("| %s | %s: %s | %s | %s | %s |" % (
             cell(n), cell(r["figure"]), cell(r["paper"]), cell(r.get("ours", "n/a")),
             VERDICT.get(r.get("met"), str(r.get("met"))), cell(r.get("why", ""))))
+    counts = {}
+    for n in order:
+        if n in ex:
+            v = VERDICT.get(ex[n].get("met"), str(ex[n].get("met")))
+            counts[v] = counts.get(v, 0) + 1
+    if counts:
+        L.append("")
+        L.append("Verdicts: " + ", ".join("%d %s" % (counts[v], v) for v in (
+            "yes", "partly", "no", "by construction", "not measured") if v in counts) + ".")
     missing = [n for n in order if n not in ex]
     if missing:
         L.append("")
