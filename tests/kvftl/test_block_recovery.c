@@ -312,6 +312,57 @@ static void test_unmap_log_full_programs_map(void)
     kvftl_close(f);
 }
 
+/*
+ * A map larger than its DRAM budget (4 translation pages, 2 frames; 4 KiB
+ * pages): evictions programmed translation pages while the units were
+ * written. A clean reopen loads no translation page until a lookup misses
+ * (the first read of each of the 4 costs one NAND read); a crash mount
+ * after more writes (power lost, no checkpoint) gets every unit back.
+ */
+static void test_dftl_map_clean_and_crash(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.command_set = KVFTL_CMDSET_NVM;
+    c.index_dram_bytes = 8192;
+    c.bloom = false;
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL_FATAL(f->pmap.tpages, 4);
+    for (uint64_t u = 0; u < UNITS; u += 7) {
+        CU_ASSERT_EQUAL_FATAL(wr(f, u, 1), KVFTL_OK);
+    }
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read, 0);
+    unsigned bad = 0;
+    for (uint64_t u = 0; u < UNITS; u++) {
+        bad += bad_units(f, u, u + 1, u % 7 ? 0 : 1);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(f->pmap.misses, 4);
+    for (uint64_t u = 3; u < UNITS; u += 7) {
+        CU_ASSERT_EQUAL_FATAL(wr(f, u, 2), KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(dealloc(f, 0, 70), KVFTL_OK);
+    f->nand.power_lost = true;
+    kvftl_close(f);
+
+    f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    bad = 0;
+    for (uint64_t u = 0; u < UNITS; u++) {
+        unsigned v = u < 70 ? 0 : u % 7 == 0 ? 1 : u % 7 == 3 ? 2 : 0;
+        bad += bad_units(f, u, u + 1, v);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 /* ---- a killed process (kill -9 of QEMU): the image is all that is left ---- */
 
 /*
@@ -989,6 +1040,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_power_cut_no_plp_torn_page),
     TAP_TEST_FN(test_unmap_durability),
     TAP_TEST_FN(test_unmap_log_full_programs_map),
+    TAP_TEST_FN(test_dftl_map_clean_and_crash),
     TAP_TEST_FN(test_sigkill_plp_keeps_completed),
     TAP_TEST_FN(test_sigkill_no_plp_keeps_flushed),
     TAP_TEST_FN(test_image_personality_refused),
