@@ -4,7 +4,7 @@
  * through its public API only: the block FTL's counterpart of the KV
  * model suite (model.h).
  *
- * Each scenario drives one small nvm device (a few MiB of NAND, so that GC
+ * Each scenario drives one small nvm device (25-30 MiB of NAND, so that GC
  * collects hundreds of stripes) with a long stream of random writes (1 to
  * 256 blocks, aligned to the 4 KiB mapping unit or not, FUA sometimes),
  * reads, Write Zeroes, Deallocates, Flushes and invalid ranges, and checks
@@ -27,7 +27,7 @@
  * The suite, one concern a file:
  *   block_fixture.c     a run: its device, model, randomness, failure report, checks
  *   block_random_ops.c  the random commands, each judged by the model
- *   block_power_loss.c  power cuts, format, and what must hold after
+ *   block_power_loss.c  power cuts, clean restarts, format, and what must hold after
  *   block_scenarios.c   the scenarios (configurations), their driver and the GC
  *                       bound, the suite's volume, main()
  *   block_occupancy.c   95 % of the namespace filled, then overwritten 3 times
