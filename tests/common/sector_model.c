@@ -529,17 +529,17 @@ NO_COVERAGE static bool unit_is(struct sector_model *m, uint64_t u, const uint64
 
 /*
  * A remount returned unit @u as state @s, one of several it may have
- * returned (@open): whether it is mapped follows from its contents, except
- * for a zero unit of several blocks, which a partial Write Zeroes may have
- * left mapped (read-modify-written) in one of those states.
+ * returned: whether it is mapped follows from its contents, except for a
+ * zero unit of several blocks, which a partial Write Zeroes may have left
+ * mapped (read-modify-written) in any of those states.
  */
-static void remount_mapped(struct sector_model *m, uint64_t u, const uint64_t *s, bool open)
+static void remount_mapped(struct sector_model *m, uint64_t u, const uint64_t *s)
 {
     if (!state_zero(m, s)) {
         m->mapped[u] = SECTOR_MAPPED;
     } else if (m->lbas_per_unit == 1) {
         m->mapped[u] = SECTOR_UNMAPPED;
-    } else if (open && m->mapped[u] != SECTOR_UNMAPPED) {
+    } else {
         m->mapped[u] = SECTOR_MAYBE_MAPPED;
     }
 }
@@ -551,7 +551,7 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
     GArray *h = remounted ? g_hash_table_lookup(m->pending, unit_key(u)) : NULL;
     if (unit_is(m, u, cur, buf)) {
         if (h) {
-            remount_mapped(m, u, cur, true);
+            remount_mapped(m, u, cur);
             g_hash_table_remove(m->pending, unit_key(u)); /* what was read is durable */
         }
         return true;
@@ -567,7 +567,7 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
                 fprintf(m->trace, "    %s: unit %" PRIu64 " came back in its state %u of %u\n", why,
                         u, i / lpu, h->len / lpu);
             }
-            remount_mapped(m, u, adopted, true);
+            remount_mapped(m, u, adopted);
             set_unit(m, u, adopted, true); /* the state recovery chose (frees h) */
             m->adopted++;
             return true;
