@@ -610,6 +610,35 @@ static void test_read_batch_equals_single_reads(void)
     kvftl_close(b);
 }
 
+/*
+ * Background GC: overwrites (arriving back to back) until 2 stripes are
+ * free, under the high watermark of 3; a write arriving after 1 s of idle
+ * time first lets one victim be collected in it (no foreground stall).
+ */
+static void test_background_gc_in_idle_time(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    uint8_t b[4096] = {0};
+    struct kvftl_cpl cpl;
+    uint32_t u = 0;
+    while (f->space.free_stripes > 2) {
+        kvftl_block_write(f, u, 1, b, false, 0, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, KVFTL_OK);
+        u = (u + 1) % UNITS;
+    }
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.gc_runs, 0);
+    uint64_t stalls = st.gc_foreground_stalls;
+    kvftl_block_write(f, u, 1, b, false, st.sim_now_ns + 1000000000ull, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    st = stats_of(f);
+    CU_ASSERT_EQUAL(f->gc_background_runs, 1);
+    CU_ASSERT_EQUAL(st.gc_runs, 1);
+    CU_ASSERT_EQUAL(st.gc_foreground_stalls, stalls);
+    CU_ASSERT_EQUAL(f->space.free_stripes, 3);
+    kvftl_close(f);
+}
+
 /* Unit @u's content at @version: its number and the version, then a byte pattern. */
 static void stamp(uint8_t *b, uint32_t u, uint32_t version)
 {
@@ -770,6 +799,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_512_write_spanning_units),
     TAP_TEST_FN(test_write_zeroes_partial_unmapped_unit),
     TAP_TEST_FN(test_read_batch_equals_single_reads),
+    TAP_TEST_FN(test_background_gc_in_idle_time),
     TAP_TEST_FN(test_long_write_over_full_device),
     TAP_TEST_FN(test_gc_keeps_data_under_random_overwrites),
     TAP_TEST_FN(test_gc_keeps_data_with_tiny_map_budget),
