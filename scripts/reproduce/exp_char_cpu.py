@@ -52,6 +52,7 @@ SETUP = ("Device preset pm983 with blocks-per-die=%d; guest with 1 vCPU; KV: kvb
          "rawhash on the raw namespace; 16-byte keys, 4 KiB values, uniform order; CPU = busy "
          "jiffies of the whole guest (/proc/stat) per operation, least of %d rounds. "
          % (BLOCKS_PER_DIE, ROUNDS))
+SETUP += V.ROCKSDB_NOTE
 SCALE = "paper: 10 M operations per workload; here 3 000 per workload and round, at --scale 1"
 
 

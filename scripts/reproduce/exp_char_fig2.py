@@ -60,6 +60,7 @@ SETUP = ("Device preset pm983 with blocks-per-die=%d (2 GiB), latency=on; KV: kv
          "engine (sync, PRP); block (command-set=nvm, 4 KiB LBAs): kvbench rocksdb engine on "
          "ext4, kvbench rawhash engine on the raw namespace; 16-byte keys, 4 KiB values. "
          "Latency: guest wall clock, mean per operation. " % BLOCKS_PER_DIE)
+SETUP += V.ROCKSDB_NOTE
 SCALE = "paper: 10 M operations per workload; here 3 000 keys and 3 000 operations, at --scale 1"
 
 

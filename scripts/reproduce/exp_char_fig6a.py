@@ -43,6 +43,7 @@ SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-di
          "pages-per-block=64 (256 MiB), command-set=nvm, latency=on; ext4; kvbench rocksdb "
          "engine, 16-byte keys, 4 KiB values: fill %d %% of the free space, then one uniform "
          "update per key, throughput per eighth of the updates (%d chunks). " % (FILL, CHUNKS))
+SETUP += V.ROCKSDB_NOTE
 SCALE = ("paper: 80 %% of a 3.84 TB drive, rewritten once; here %d %% of ext4's free space on "
          "a 256 MiB device, rewritten once" % FILL)
 

@@ -48,6 +48,7 @@ SETUP = ("Device preset pm983 with blocks-per-die=%d; KV: kvbench kvssd engine (
          "block (command-set=nvm, 4 KiB LBAs): kvbench rocksdb engine on ext4 (counters reset "
          "after mkfs, read after sync), rawhash on the raw namespace; N uniform PUTs of new "
          "16-byte keys with 4 KiB values. " % BLOCKS_PER_DIE)
+SETUP += V.ROCKSDB_NOTE
 SCALE = "slides: 50 M records; here 20 000 PUTs (80 MiB), at --scale 1"
 
 

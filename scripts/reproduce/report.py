@@ -47,7 +47,7 @@ DIFFERENCES = [
     "--block) with the same properties. kvftl models no per-command firmware time "
     "(fw-command-ns=0): key hashing and index merging cost nothing, and a whole 4 KiB unit "
     "lands in the page buffer with no controller copy. RocksDB (kvbench's rocksdb engine: "
-    "compression off, direct I/O, 8 MiB block cache, ext4) and rawhash (kvbench's "
+    "compression off, direct I/O, 8 MiB block cache, a 4 MiB memtable, ext4) and rawhash (kvbench's "
     "Aerospike-like hash store on the raw namespace) run in the same TCG guest as the "
     "KV-SSD's kvbench, so host-side numbers (end-to-end latency, CPU time, ops/s) are "
     "emulated: only their ratios between engines in one guest are used, and the page says "
