@@ -26,7 +26,7 @@ import versus as V
 NAME = "char-fig6a"
 FIGURE = "Characterization Fig. 6a"
 PAPER = "RocksDB on the block SSD: no GC triggered and no drastic drop under random updates"
-FILL = 50           # percent of ext4's free space, in key + value bytes
+FILL = 30           # percent of ext4's free space, in key + value bytes
 CHUNKS = 8
 PAIR = 4096 + 16
 GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 64, "pages-per-block": 64}

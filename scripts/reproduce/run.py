@@ -58,6 +58,16 @@ def git_head():
         return "?"
 
 
+def qemu_note():
+    """Which QEMU ran, when run-guest.sh was given one ($QEMU) instead of
+    building it from this checkout (scripts/build-qemu.sh)."""
+    q = os.environ.get("QEMU")
+    if not q or not os.path.exists(q):
+        return ""
+    built = datetime.datetime.utcfromtimestamp(os.path.getmtime(q)).strftime("%Y-%m-%d %H:%M")
+    return "QEMU: %s, built %s UTC (given as $QEMU, not rebuilt for this commit). " % (q, built)
+
+
 def main():
     cache = os.environ.get("KVSSD_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kvssd")
@@ -128,7 +138,7 @@ def main():
         rec = m.analyze(raw, scale)
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),
-                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", ""),
+                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + qemu_note(),
                    scale_note=getattr(m, "SCALE", ""),
                    boots=[{"name": b.name, "props": b.props, "block_props": b.block_props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
