@@ -340,9 +340,13 @@ stream_console() {
         line=${line%$'\r'}
         printf '%s\n' "$line" >>"$log"
         case $line in
-        "KVSSD-GUEST-EXIT "*)
-            if [[ ${line#KVSSD-GUEST-EXIT } =~ ^[0-9]+$ ]]; then
-                echo "${line#KVSSD-GUEST-EXIT }" >"$status_file"
+        *"KVSSD-GUEST-EXIT "*)
+            # The marker ends a line of its own, or the command's last
+            # output when that did not end with a newline: print that part.
+            if [[ ${line##*KVSSD-GUEST-EXIT } =~ ^[0-9]+$ ]]; then
+                local head=${line%KVSSD-GUEST-EXIT *}
+                [ -z "$head" ] || { [ $started = 0 ] && [ $verbose = 0 ]; } || printf '%s\n' "$head"
+                echo "${line##*KVSSD-GUEST-EXIT }" >"$status_file"
                 started=0
                 continue
             fi ;;
