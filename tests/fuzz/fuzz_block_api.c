@@ -17,17 +17,22 @@
  * Encoding (see make_block_corpus.py, which writes the seed corpus):
  *   byte 0: config: bit 0 plp, bit 1 512 B blocks (else 4096), bit 2 a map
  *           DRAM budget of 3 translation pages (DFTL misses and evictions),
- *           bit 3 cost-benefit GC, bits 4-5 page size (4, 8, 16, 4 KiB)
- *   then operations, each an opcode byte (value % 12) and its operands:
+ *           bit 3 cost-benefit GC, bits 4-5 page size (4, 8, 16, 4 KiB),
+ *           bit 6 the device in an image file (/tmp, removed after the input)
+ *   then operations, each an opcode byte (value % 13) and its operands:
  *   0 write     slba nlb fua:u8 (bit 0)     1 read  slba nlb
  *   2 write zeroes  slba nlb                3 deallocate slba nlb
  *   4 flush     5 format     6 power_cut_after n:u8     7 power_cycle
- *   8 check (read every unit back, gauges, kvftl_check); 7 and 8 together
- *     MAX_FULL_CHECKS times an input, later ones skipped
+ *   8 check (read every unit back, gauges, kvftl_check); 7, 8 and 12
+ *     together MAX_FULL_CHECKS times an input, later ones skipped
  *   9 idle time:u16 (x 1 us)
  *  10 write then read the same range: slba nlb
  *  11 fill: slba, count:u8 writes of 256 blocks from slba on (wrapping;
  *     MAX_FILL_WRITES an input)
+ *  12 reopen (image only): close and open the image again. Without a cut
+ *     armed every block reads as before (close flushes; a clean mount from
+ *     the checkpoint); with one armed the close is a power loss (a crash
+ *     mount, judged as after a power cycle)
  *   slba = kind:u8 [operand], nlb = kind:u8 [operand]: see decode_slba(),
  *   decode_nlb().
  */
@@ -36,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -70,6 +76,7 @@ struct fuzz {
     uint64_t opno;
     uint32_t fill_writes; /* of MAX_FILL_WRITES */
     uint32_t full_checks; /* of MAX_FULL_CHECKS */
+    char image[64];       /* the image file, or "" */
 };
 
 static int trace = -1; /* KVFTL_FUZZ_TRACE */
@@ -251,6 +258,26 @@ static void power_cycle(struct fuzz *f)
     verify_all(f, "after power cycle", true);
 }
 
+/* Close the device and open its image again; judged as a clean restart or, armed, a crash. */
+static void reopen(struct fuzz *f)
+{
+    bool crash = f->m.armed;
+    kvftl_close(f->ftl);
+    char err[256] = "";
+    f->ftl = kvftl_open(&f->cfg, err, sizeof(err));
+    if (!f->ftl) {
+        die(f, "reopening %s: %s", f->image, err);
+    }
+    if (!crash && kvftl_mount_note(f->ftl)) {
+        die(f, "a clean reopen scanned the log: %s", kvftl_mount_note(f->ftl));
+    }
+    if (!crash) {
+        sector_model_durable(&f->m); /* an orderly close is a durable point */
+    }
+    sector_model_remounted(&f->m);
+    verify_all(f, crash ? "after a close with a cut armed" : "after a clean reopen", crash);
+}
+
 static void setup(struct fuzz *f, uint8_t cb)
 {
     static const uint32_t page[] = {4096, 8192, 16384, 4096};
@@ -277,6 +304,11 @@ static void setup(struct fuzz *f, uint8_t cb)
     f->cfg.dlt_entries = 4;
     f->cfg.hash_seed = 1;
     f->cfg.image_path = NULL;
+    if (cb & 0x40) {
+        snprintf(f->image, sizeof(f->image), "/tmp/kvftl-fuzz-block-%d.img", (int)getpid());
+        unlink(f->image);
+        f->cfg.image_path = f->image;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -316,11 +348,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     while (in.n && f.opno < MAX_OPS) {
         f.opno++;
-        uint8_t op = in_u8(&in) % 12;
+        uint8_t op = in_u8(&in) % 13;
         if (trace > 0) {
             static const char *const names[] = {"write", "read",   "write zeroes",    "deallocate",
                                                 "flush", "format", "power_cut_after", "power_cycle",
-                                                "check", "idle",   "write+read",      "fill"};
+                                                "check", "idle",   "write+read",      "fill",
+                                                "reopen"};
             fprintf(stderr, "op %" PRIu64 ": %s (armed %d fired %d, %" PRIu64 " nonzero units)\n",
                     f.opno, names[op], f.m.armed, f.m.fired, f.m.nonzero_units);
         }
@@ -382,6 +415,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             op_read(&f, slba, nlb);
             break;
         }
+        case 12:
+            if (f.image[0] && f.full_checks < MAX_FULL_CHECKS) {
+                f.full_checks++;
+                reopen(&f);
+            }
+            break;
         default: {
             /* a sequential fill: GC and a nearly full device within a short input */
             uint64_t slba = decode_slba(&in, &f.m);
@@ -403,6 +442,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         verify_all(&f, "end of input", false);
     }
     kvftl_close(f.ftl);
+    if (f.image[0]) {
+        unlink(f.image);
+    }
     sector_model_destroy(&f.m);
     return 0;
 }

@@ -10,9 +10,9 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "block-corpus")
 PAGE = {4096: 0, 8192: 1, 16384: 2}
 
 
-def cfg(plp=True, lba=4096, tiny_map=False, cost_benefit=False, page=4096):
+def cfg(plp=True, lba=4096, tiny_map=False, cost_benefit=False, page=4096, image=False):
     return bytes([plp | ((lba == 512) << 1) | (tiny_map << 2) | (cost_benefit << 3) |
-                  (PAGE[page] << 4)])
+                  (PAGE[page] << 4) | (image << 6)])
 
 
 def u16(v):
@@ -96,7 +96,7 @@ def dealloc(s, ln):
     return bytes([3]) + s + ln
 
 
-FLUSH, FORMAT, CYCLE, CHECK = bytes([4]), bytes([5]), bytes([7]), bytes([8])
+FLUSH, FORMAT, CYCLE, CHECK, REOPEN = bytes([4]), bytes([5]), bytes([7]), bytes([8]), bytes([12])
 
 
 def cut_after(k):
@@ -157,6 +157,12 @@ seeds = {
     b"".join(dealloc(at(i * 977 % 16000), n(16 + i % 64)) for i in range(30)) + cut_after(4) +
     b"".join(write(at(i * 613 % 16000), n(1 + i % 16)) for i in range(60)) + CYCLE +
     zeroes(at(100), n(200)) + cut_after(2) + fill(at(0), 3) + CYCLE + CHECK,
+    "image_reopen": cfg(plp=False, lba=512, image=True) + fill(at(0), 20) +
+    dealloc(at(100), n(200)) + zeroes(at(3), n(5)) + write(at(7), n(3)) + REOPEN +
+    read(at(0), n(256)) + fill(at(1000), 30) + FLUSH + REOPEN + CHECK,
+    "image_cut_then_reopen": cfg(plp=False, image=True) + fill(at(0), 12) + FLUSH +
+    b"".join(write(at(i * 29 % 2000), n(1 + i % 16)) for i in range(30)) + cut_after(6) +
+    fill(at(300), 4) + REOPEN + write(at(9), n(9)) + REOPEN + CHECK,
 }
 
 os.makedirs(OUT, exist_ok=True)
