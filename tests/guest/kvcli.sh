@@ -48,6 +48,15 @@ kv_flush() { nvme io-passthru "$DEV" --opcode=0x00 --namespace-id=1 >/dev/null; 
 
 # kvb ARGS... - kvbench on the KV-SSD under test, JSON report on stdout.
 kvb() { kvbench --device "$DEV" --json --progress off "$@"; }
+# kvb_engines ROCKSDB-DIR - the same workload (2000 keys of 16 B, 4 KiB
+# values, then 2000 reads and updates) on the KV-SSD and on RocksDB in
+# ROCKSDB-DIR (the ext4 on the block personality), side by side; the table
+# (not JSON) on stdout, since its errors / not found / mismatches rows hold
+# one column per engine.
+kvb_engines() {
+    kvbench --engine kvssd,rocksdb --device "$DEV" --rocksdb-dir "$1" --progress off \
+        --keys 2000 --ops 2000 --key-size 16 --value-size 4096 --mix read=50,update=50
+}
 # kvb_mixed SECONDS SEED - load 5000 keys of 16 bytes (values of 1-8192
 # bytes, so the adaptive transfer mode uses inline, hybrid and PRP), then a
 # mix of reads, updates and inserts for SECONDS; kvbench verifies every value

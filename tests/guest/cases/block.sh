@@ -226,6 +226,17 @@ db_reopen() {
     expect_eq "readrandom found" "$(db_found "$T/db3")" "$DB_NUM of $DB_NUM"
 }
 
+# kvbench runs one workload on the KV-SSD and on RocksDB on this ext4 and
+# prints them side by side: exit 0, and in both phases (load, run) the
+# errors, not found and mismatches rows are 0 for both engines.
+kvbench_side_by_side() {
+    kvb_engines "$MNT/kvbench" >"$T/kvb" 2>&1 || fail "kvbench exited $?: $(tail -n 12 "$T/kvb")"
+    grep -q '^ *kvssd  *rocksdb$' "$T/kvb" || fail "no kvssd / rocksdb header: $(head -n 20 "$T/kvb")"
+    for row in errors "not found" mismatches; do
+        expect_eq "phases whose '$row' row is 0 0" "$(grep -c "^  $row  *0  *0\$" "$T/kvb")" 2
+    done
+}
+
 # ---- the power cut ---------------------------------------------------------
 cut_prepare() {
     write_files "$MNT/cut" "$CUT_FILES"
@@ -255,6 +266,8 @@ main)
         fio_verify file16k 33554432 16k psync 1 "$MNT/fio.file"
     check "block: db_bench fillrandom + readrandom (verify_checksum) finds what the host's run finds" db_fillrandom
     check "block: db_bench filluniquerandom + overwrite + readrandom finds every key" db_unique
+    check "block: kvbench --engine kvssd,rocksdb (RocksDB on this ext4): no errors, misses or mismatches in either" \
+        kvbench_side_by_side
     check "block: fsck.ext4 -fn clean after umount" fsck_clean
     check "block: files written and synced (Flush) before the power cut" cut_prepare ;;
 cut)
