@@ -14,7 +14,8 @@
 # Environment:
 #   QEMU                        qemu-system-x86_64 to use (default: build-qemu.sh's)
 #   KVSSD_GUEST_BENCH_SECONDS   length of the kvbench verification run (default 60)
-#   KVSSD_GUEST_KERNELS         guest kernels for the nvme group (default
+#   KVSSD_GUEST_KERNELS         guest kernels for the nvme group, and with trixie
+#                               the block group's 512 B boot runs 6.12 (default
 #                               "bookworm trixie": Linux 6.1 and 6.12)
 #   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci block (default all)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
