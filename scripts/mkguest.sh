@@ -256,7 +256,8 @@ nvme=$(command -v nvme)
 sbin_path=/usr/sbin:/sbin:$PATH
 e2fs_tools=()
 for t in mke2fs e2fsck tune2fs dumpe2fs; do
-    e2fs_tools+=("$(PATH=$sbin_path command -v $t)") || die "e2fsprogs has no $t"
+    p=$(PATH=$sbin_path command -v $t) || die "e2fsprogs is installed but has no $t"
+    e2fs_tools+=("$p")
 done
 db_bench=$(command -v db_bench) || die "rocksdb-tools has no db_bench"
 fio=$(command -v fio) || die "the fio package has no fio"
