@@ -152,7 +152,10 @@ def judge(pts):
                          lambda x: x < 0.645 or 1.0 <= x <= 1.075)),
         V.claim("QD 64, small values: KV read latency 0.37x block's", "0.37x",
                 V.fnum(r64, "%.2fx"), CRITERIA["qd64_read"],
-                V.graded(r64, lambda x: 0.2775 <= x <= 0.4625, lambda x: x < 1)),
+                V.graded(r64, lambda x: 0.2775 <= x <= 0.4625, lambda x: x < 1),
+                note="at 8 KiB, where the block FTL reads one page twice: not the paper's "
+                     "mechanism (why)" if r64 is not None and r64 < 1 and _pick(
+                         pts, "read_ratio", [8192], [64], min) == r64 else ""),
         V.claim("QD 1: no KV benefit (key handling dominates)", "all ratios > 1",
                 "%d of %d ratios > 1" % (above, len(qd1)) if qd1 else "n/a", CRITERIA["qd1"],
                 None if not qd1 else (True if above == len(qd1) else
@@ -188,12 +191,30 @@ def analyze(raw, scale):
     rec["table"] = table
     rec["ours"] = V.summarize(claims) + ": " + "; ".join(
         "%s %s" % (c["claim"].split(":")[0], c["ours"]) for c in claims)
-    rec["why"] = ("ratios of the device's mean simulated latency per command (same NAND model "
-                  "and page buffer under both personalities). kvftl models no per-command "
-                  "firmware time (fw-command-ns=0: no key hashing or index-merge cost), so what "
-                  "separates the personalities is data placement: a KV Store is packed into the "
-                  "page buffer as a blob, a block write of less than a 4 KiB mapping unit is "
-                  "read-modify-written, a Retrieve may read an index page before the value")
+    def g(v, q, k):
+        return V.num(pts.get(str(v), {}).get(str(q), {}).get(k))
+    rec["why"] = (
+        "ratios of the device's mean simulated latency per command (same NAND model, timing and "
+        "page buffer under both personalities). What separates them here is kvftl's model, not "
+        "the PM983's firmware: (1) writes -- a block write of whole 4 KiB units lands in the page "
+        "buffer with no controller work (fw-command-ns=0: %s us at 4 KiB, QD 1) while a KV Store "
+        "pays its packing memcpy (%s us), so the ratio is infinite; a block write smaller than a "
+        "unit is read-modify-written (a NAND read of the old unit: %s us at 512 B, QD 1), so the "
+        "KV-SSD is far ahead there (%s us); at QD 64 and >= 32 KiB both wait for the full buffer "
+        "(%s vs %s us at 32 KiB). (2) reads -- kvftl's block FTL issues one NAND page read per "
+        "4 KiB unit even when the units share a page, so an 8 KiB read costs two tR on one die "
+        "(%s us at QD 1) and 32 KiB eight (%s us), where the KV firmware reads a value's page "
+        "once (%s and %s us): the KV-SSD's read advantage at 8 KiB and up (the QD-64 0.37x "
+        "included) comes from that, not from the packing and parallelism the paper credits; at "
+        "4 KiB the block read adds the 4 KiB channel transfer (%s us) and the KV Retrieve's mean "
+        "shows none (%s us). No key hashing or index cost is modelled, so the paper's key "
+        "handling overhead (QD 1 ratios above 1) cannot appear" % tuple(
+            V.fnum(x, "%.1f") for x in (
+                g(4096, 1, "blk_write_us"), g(4096, 1, "kv_write_us"), g(512, 1, "blk_write_us"),
+                g(512, 1, "kv_write_us"), g(32768, 64, "kv_write_us"),
+                g(32768, 64, "blk_write_us"), g(8192, 1, "blk_read_us"),
+                g(32768, 1, "blk_read_us"), g(8192, 1, "kv_read_us"), g(32768, 1, "kv_read_us"),
+                g(4096, 1, "blk_read_us"), g(4096, 1, "kv_read_us"))))
     return rec
 
 

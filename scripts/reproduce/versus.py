@@ -113,7 +113,7 @@ DISCARD = "blkdiscard -f \"%s\" && echo '{\"discarded\":1}'" % BLK
 # as the KV personality's, include/kvssd/ext.h) through nvme-cli, as the
 # first STATS_WORDS little-endian 8-byte words; stats_from_words() names
 # them. `kvssd stats` opens KV namespaces only.
-STATS_WORDS = 80
+STATS_WORDS = 90
 BLK_STATS = ("nvme get-log \"%s\" --log-id=0xc0 --log-len=4096 --raw-binary | od -An -tu8 -v -w8 "
              "| awk 'NR<=%d{printf \"%%s%%s\", (NR>1 ? \",\" : \"{\\\"log_u64\\\":[\"), $1} "
              "END{print \"]}\"}'" % (BLK, STATS_WORDS))
@@ -136,7 +136,9 @@ _FW = ["host_bytes_in_inline", "host_bytes_in_dma", "host_bytes_out", "user_byte
 _OPS = ["store", "retrieve", "delete", "exist", "iterate"]
 LOG_FIELDS = (_XFER + _FW + ["latency_%s_%s" % (op, f) for op in _OPS
                              for f in ("count", "p50_ns", "p99_ns", "p999_ns", "max_ns")] +
-              ["capacity_bytes", "index_nand_bytes"] + ["latency_%s_sum_ns" % op for op in _OPS])
+              ["capacity_bytes", "index_nand_bytes"] + ["latency_%s_sum_ns" % op for op in _OPS] +
+              # version 3: firmware time (zeros from a version-2 device: reserved bytes)
+              ["fw_cpu_ns"] + ["fw_%s_ns" % op for op in _OPS])
 
 
 def stats_from_words(j):
