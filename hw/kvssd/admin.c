@@ -278,6 +278,10 @@ static uint64_t nvm_used_lbas(const struct kvssd_admin *a, uint64_t nsze, uint32
  * Namespace): one LBA format of lba-bytes, no metadata, no protection
  * information; thin provisioning (NUSE = what is mapped); deallocated
  * blocks read as zeroes (DLFEAT 001b) and Write Zeroes' DEAC is supported.
+ * Atomicity: a 4 KiB unit is written whole or not at all, also across a
+ * power loss (the firmware never tears a unit: tests/common/sector_model),
+ * so NAWUN = NAWUPF = one unit within unit boundaries (NABSN = NABSPF = one
+ * unit, NABO 0); Linux's physical block size is min(NPWG, NAWUPF).
  * NPWG = NPWA = NPDG = NPDA = NOWS = the 4 KiB mapping unit (a smaller
  * write is read-modify-written; Linux takes NPWG as the physical block
  * size). NOIOB stays 0: Linux would split every I/O at that boundary.
@@ -295,10 +299,16 @@ static void build_id_ns_nvm(const struct kvssd_admin *a, uint8_t *id)
     put64(id + KVSSD_ID_NS_NSZE, nsze);
     put64(id + KVSSD_ID_NS_NCAP, nsze);
     put64(id + KVSSD_ID_NS_NUSE, nvm_used_lbas(a, nsze, lba_bytes));
-    id[KVSSD_ID_NS_NSFEAT] = KVSSD_NSFEAT_THINP | KVSSD_NSFEAT_OPTPERF;
+    id[KVSSD_ID_NS_NSFEAT] = KVSSD_NSFEAT_THINP | KVSSD_NSFEAT_NSABP | KVSSD_NSFEAT_OPTPERF;
     id[KVSSD_ID_NS_NLBAF] = 0;  /* one format */
     id[KVSSD_ID_NS_FLBAS] = 0;  /* format 0 in use, no extended metadata */
     id[KVSSD_ID_NS_DLFEAT] = KVSSD_DLFEAT_READ_ZEROES | KVSSD_DLFEAT_WZ_DEAC;
+    /* a mapping unit is never torn: a write within one is atomic, across power loss too */
+    put16(id + KVSSD_ID_NS_NAWUN, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NAWUPF, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NABSN, unit_lbas0);
+    put16(id + KVSSD_ID_NS_NABO, 0);
+    put16(id + KVSSD_ID_NS_NABSPF, unit_lbas0);
     put64(id + KVSSD_ID_NS_NVMCAP, nsze * lba_bytes);
     put16(id + KVSSD_ID_NS_NPWG, unit_lbas0);
     put16(id + KVSSD_ID_NS_NPWA, unit_lbas0);
@@ -539,8 +549,10 @@ static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
     l->sim_now_ns = st.sim_now_ns;
     l->capacity_bytes = st.capacity_bytes;
     l->index_nand_bytes = st.index_nand_bytes;
+    l->fw_cpu_ns = st.fw_cpu_ns;
     for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
         l->latency_sum_ns[op] = st.latency[op].sum_ns;
+        l->fw_op_ns[op] = st.fw_op_ns[op];
     }
     for (int op = 0; op < KVFTL_OP__COUNT && op < 5; op++) {
         l->latency[op][0] = st.latency[op].count;

@@ -487,7 +487,9 @@ enum kvssd_nvm_status {
  * Identify Namespace (CNS 00h, CSI NVM): NSZE, NCAP, NUSE (bytes 7:0,
  * 15:8, 23:16, in logical blocks), NSFEAT (byte 24), NLBAF (byte 25:
  * formats - 1), FLBAS (byte 26: the LBA format in use, bits 3:0), DLFEAT
- * (byte 33), NVMCAP (bytes 63:48, bytes), NPWG / NPWA / NPDG / NPDA / NOWS
+ * (byte 33), the namespace's atomicity (NAWUN, NAWUPF, NABSN, NABO, NABSPF:
+ * bytes 34..45, 0-based blocks, valid with NSFEAT.NSABP), NVMCAP (bytes
+ * 63:48, bytes), NPWG / NPWA / NPDG / NPDA / NOWS
  * (bytes 64..73, 0-based logical blocks, valid with NSFEAT.OPTPERF), NGUID
  * (bytes 119:104) and the LBA formats from byte 128, 4 bytes each, LBADS
  * (log2 of the block size) in the third byte.
@@ -499,6 +501,11 @@ enum kvssd_nvm_status {
 #define KVSSD_ID_NS_NLBAF 25
 #define KVSSD_ID_NS_FLBAS 26
 #define KVSSD_ID_NS_DLFEAT 33
+#define KVSSD_ID_NS_NAWUN 34  /* atomic write unit, normal (0-based blocks) */
+#define KVSSD_ID_NS_NAWUPF 36 /* atomic write unit, power fail */
+#define KVSSD_ID_NS_NABSN 40  /* atomic boundary size, normal */
+#define KVSSD_ID_NS_NABO 42   /* atomic boundary offset */
+#define KVSSD_ID_NS_NABSPF 44 /* atomic boundary size, power fail */
 #define KVSSD_ID_NS_NVMCAP 48
 #define KVSSD_ID_NS_NPWG 64
 #define KVSSD_ID_NS_NPWA 66
@@ -508,6 +515,7 @@ enum kvssd_nvm_status {
 #define KVSSD_ID_NS_NGUID 104
 #define KVSSD_ID_NS_LBAF 128
 #define KVSSD_NSFEAT_THINP (1u << 0)   /* NUSE may be less than NCAP */
+#define KVSSD_NSFEAT_NSABP (1u << 1)   /* NAWUN..NABSPF are valid */
 #define KVSSD_NSFEAT_OPTPERF (1u << 4) /* NPWG..NOWS are valid */
 #define KVSSD_DLFEAT_READ_ZEROES 0x1u  /* bits 2:0 = 001b: deallocated blocks read as zeroes */
 #define KVSSD_DLFEAT_WZ_DEAC (1u << 3) /* Write Zeroes' DEAC bit is supported */

@@ -94,7 +94,9 @@ static void test_identify(void)
     g_assert_cmpuint(le64p(id + KVSSD_ID_NS_NUSE), ==, 0);
     g_assert_cmpuint(nsze * 4096, ==, tnvmcap);
     g_assert_cmpuint(le64p(id + KVSSD_ID_NS_NVMCAP), ==, tnvmcap);
-    g_assert_cmphex(id[KVSSD_ID_NS_NSFEAT], ==, KVSSD_NSFEAT_THINP | KVSSD_NSFEAT_OPTPERF);
+    g_assert_cmphex(id[KVSSD_ID_NS_NSFEAT], ==,
+                    KVSSD_NSFEAT_THINP | KVSSD_NSFEAT_NSABP | KVSSD_NSFEAT_OPTPERF);
+    g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NAWUPF), ==, 0);
     g_assert_cmpuint(id[KVSSD_ID_NS_NLBAF], ==, 0);
     g_assert_cmpuint(id[KVSSD_ID_NS_FLBAS], ==, 0);
     g_assert_cmpuint(kvssd_id_ns_lbads(id), ==, 12);
@@ -302,6 +304,10 @@ static void test_lba_512(void)
     g_assert_cmpuint(le64p(id + KVSSD_ID_NS_NSZE), ==, nsze4k * 8);
     g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NPWG), ==, 7);
     g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NPDG), ==, 7);
+    g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NAWUN), ==, 7);
+    g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NAWUPF), ==, 7);
+    g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NABSPF), ==, 7);
+    g_assert_cmpuint(le16p(id + KVSSD_ID_NS_NABO), ==, 0);
 
     pattern(w, sizeof(w), 4);
     qtest_memwrite(d->qts, KV_DATA, w, sizeof(w));
