@@ -237,11 +237,11 @@ def plot(rec, figdir):
         ax.axhline(1, c="black", lw=0.8)
         for y, label in marks:
             ax.axhline(y, ls="--", c="gray", lw=0.8)
-            ax.annotate("paper: " + label, (SIZES[0] / 1024, y), textcoords="offset points",
-                        xytext=(2, 3), fontsize=7)
+            ax.annotate("paper: " + label, (SIZES[-1] / 1024, y), textcoords="offset points",
+                        xytext=(0, 3), fontsize=7, ha="right")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("value / block size (KiB)")
         ax.set_ylabel("mean latency ratio (simulated, <1: KV faster)")
         ax.set_title("Fig. 4" + title)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="upper left" if key == "write_ratio" else "upper right")
     return [C.save(fig, figdir, "char-fig4-latency-ratio.png")]
