@@ -24,6 +24,7 @@
 
 #include "block_recovery.h"
 #include "ftl.h"
+#include "fw_time.h"
 #include "gc.h"
 #include "nand.h"
 #include "page_map.h"
@@ -40,9 +41,7 @@ static void cpu_copy(struct kvftl *ftl, uint64_t bytes, uint64_t *now_ns)
     uint64_t rate = ftl->cfg.dram_copy_bytes_per_us;
     ftl->blk_memcpy_bytes += bytes;
     if (rate && bytes) {
-        uint64_t start = *now_ns > ftl->blk_cpu_busy_ns ? *now_ns : ftl->blk_cpu_busy_ns;
-        *now_ns = start + (bytes * 1000 + rate - 1) / rate;
-        ftl->blk_cpu_busy_ns = *now_ns;
+        *now_ns = vlog_cpu_run(&ftl->vl, *now_ns, (bytes * 1000 + rate - 1) / rate);
     }
 }
 
@@ -275,40 +274,61 @@ uint64_t kvftl_block_lbas(const struct kvftl *ftl)
 }
 
 /*
- * The opening every block command shares: @cpl reset to success at the
- * arrival time; a kv device (INVALID_FIELD), a device that lost power
- * (INTERNAL_ERROR), a range outside the namespace or a transfer longer
- * than KVFTL_BLOCK_MAX_XFER_BYTES (@xfer; INVALID_FIELD) refused.
+ * A block command refused with cpl->status after fw_cmd_begin(): its
+ * completion is posted (firmware time as the KV personality's refusals)
+ * but it counts as no operation.
  */
-static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer,
-                      uint64_t arrival_ns, struct kvftl_cpl *cpl)
+static void blk_refuse(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t now,
+                       struct kvftl_cpl *cpl)
+{
+    fw_cmd_end(ftl, fc, 0, KVFTL_OP__COUNT, &now);
+    cpl->done_ns = now; /* not the device's latest completion: a refusal changed nothing */
+}
+
+/*
+ * The opening every block command shares: @cpl reset to success at the
+ * arrival time; unless the device lost power (then no firmware runs), the
+ * command fetched and decoded on the controller CPU (fw_time.h; *@now
+ * moves to its end, as for KV commands); then a kv device
+ * (INVALID_FIELD), a device that lost power (INTERNAL_ERROR), a range
+ * outside the namespace or a transfer longer than
+ * KVFTL_BLOCK_MAX_XFER_BYTES (@xfer; INVALID_FIELD) refused.
+ */
+static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer, struct fw_cmd *fc,
+                      uint64_t *now, struct kvftl_cpl *cpl)
 {
     cpl->status = KVFTL_OK;
-    cpl->done_ns = arrival_ns;
+    cpl->done_ns = *now;
     cpl->value_bytes = cpl->xfer_bytes = 0;
+    bool powered = ftl_powered(ftl);
+    if (powered) {
+        fw_cmd_begin(ftl, fc, 0, now);
+    }
     if (!ftl->nvm) {
         cpl->status = KVFTL_INVALID_FIELD;
-        return false;
-    }
-    if (!ftl_powered(ftl)) {
+    } else if (!powered) {
         cpl->status = KVFTL_INTERNAL_ERROR;
-        return false;
-    }
-    if (nlb == 0 || slba >= ftl->blk_lbas || nlb > ftl->blk_lbas - slba ||
-        (xfer && nlb > KVFTL_BLOCK_MAX_XFER_BYTES / ftl->cfg.lba_bytes)) {
+    } else if (nlb == 0 || slba >= ftl->blk_lbas || nlb > ftl->blk_lbas - slba ||
+               (xfer && nlb > KVFTL_BLOCK_MAX_XFER_BYTES / ftl->cfg.lba_bytes)) {
         cpl->status = KVFTL_INVALID_FIELD;
+    }
+    if (cpl->status != KVFTL_OK) {
+        if (powered) {
+            blk_refuse(ftl, fc, *now, cpl);
+        }
         return false;
     }
     return true;
 }
 
+/* The end of a block command: firmware time (@dma_units page-unit DMAs), completion, latency. */
 static void blk_finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
-                       struct kvftl_cpl *cpl)
+                       const struct fw_cmd *fc, uint64_t dma_units, struct kvftl_cpl *cpl)
 {
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
-    now += ftl->cfg.fw_command_ns;
+    fw_cmd_end(ftl, fc, dma_units, op, &now);
     cpl->done_ns = now;
     stats_record_op(ftl, op, arrival_ns, now);
 }
@@ -349,13 +369,17 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
                        uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!blk_begin(ftl, slba, nlb, true, arrival_ns, cpl)) {
+    struct fw_cmd fc;
+    if (!blk_begin(ftl, slba, nlb, true, &fc, &now, cpl)) {
         return;
     }
     if (!buf) {
         cpl->status = KVFTL_INVALID_FIELD;
+        blk_refuse(ftl, &fc, now, cpl);
         return;
     }
+    /* the data was moved by page-unit DMA before the firmware placed it */
+    uint64_t dma = fw_dma_units((uint64_t)nlb * ftl->cfg.lba_bytes);
     gc_background(ftl, arrival_ns);
 
     uint32_t lb = ftl->cfg.lba_bytes;
@@ -377,7 +401,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         }
         if (rc != 0) {
             cpl->status = put_status(rc);
-            blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
+            blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
             return;
         }
         src += n;
@@ -393,18 +417,20 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
     ftl->st.stores++;
     ftl->st.user_bytes_written += (uint64_t)nlb * lb;
     ftl->st.host_bytes_in_dma += (uint64_t)nlb * lb;
-    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
+    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
 }
 
 void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
                       uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!blk_begin(ftl, slba, nlb, true, arrival_ns, cpl)) {
+    struct fw_cmd fc;
+    if (!blk_begin(ftl, slba, nlb, true, &fc, &now, cpl)) {
         return;
     }
     if (!buf) {
         cpl->status = KVFTL_INVALID_FIELD;
+        blk_refuse(ftl, &fc, now, cpl);
         return;
     }
     uint32_t lb = ftl->cfg.lba_bytes;
@@ -454,13 +480,13 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
         /* a drive whose ECC fails returns no data: what was copied is not reported */
         cpl->status = KVFTL_UNRECOVERED_ERROR;
         ftl->st.media_errors++;
-        blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     ftl->st.retrieves++;
     ftl->st.host_bytes_out += (uint64_t)nlb * lb;
     cpl->xfer_bytes = (uint32_t)((uint64_t)nlb * lb <= UINT32_MAX ? (uint64_t)nlb * lb : 0);
-    blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+    blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units((uint64_t)nlb * lb), cpl);
 }
 
 /*
@@ -562,7 +588,8 @@ void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, ui
                               struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!blk_begin(ftl, slba, nlb, false, arrival_ns, cpl)) {
+    struct fw_cmd fc;
+    if (!blk_begin(ftl, slba, nlb, false, &fc, &now, cpl)) {
         return;
     }
     gc_background(ftl, arrival_ns);
@@ -572,14 +599,15 @@ void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, ui
     } else {
         ftl->st.stores++;
     }
-    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, cpl);
+    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                             struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!blk_begin(ftl, slba, nlb, false, arrival_ns, cpl)) {
+    struct fw_cmd fc;
+    if (!blk_begin(ftl, slba, nlb, false, &fc, &now, cpl)) {
         return;
     }
     gc_background(ftl, arrival_ns);
@@ -590,5 +618,5 @@ void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint
     } else {
         ftl->st.deletes++;
     }
-    blk_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+    blk_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
 }

@@ -54,6 +54,7 @@ struct kvftl {
     uint64_t base_data_pages, base_memcpy, base_padding, base_backfills;
     uint64_t base_hits, base_misses, base_evicted;
     uint64_t base_stall_ns;
+    uint64_t base_cpu_work_ns;
     uint64_t now_max_ns;
 
     uint8_t *iter_value;          /* one value, for key+value iteration */
@@ -67,7 +68,6 @@ struct kvftl {
     bool nvm;                     /* cfg.command_set == KVFTL_CMDSET_NVM */
     struct page_map pmap;
     uint64_t blk_lbas;            /* namespace size in lba_bytes blocks (kvftl_block_lbas()) */
-    uint64_t blk_cpu_busy_ns;     /* the firmware CPU merges partial units until then */
     uint64_t blk_memcpy_bytes;    /* bytes copied to merge partial units (counter) */
     uint64_t blk_padding_bytes;   /* slot bytes left empty by Flush and FUA (counter) */
     uint8_t *blk_unit;            /* one unit being merged */

@@ -21,6 +21,7 @@
 #include <glib.h>
 
 #include "ftl.h"
+#include "fw_time.h"
 #include "index.h"
 #include "index_cache.h"
 #include "stats.h"
@@ -42,11 +43,13 @@ static int entry_cmp(const void *a, const void *b)
     return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
-static void iter_done(struct kvftl *ftl, uint64_t arrival_ns, uint64_t now, struct kvftl_cpl *cpl)
+static void iter_done(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t arrival_ns, uint64_t now,
+                      struct kvftl_cpl *cpl)
 {
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
+    fw_cmd_end(ftl, fc, 0, KVFTL_OP_ITERATE, &now);
     cpl->done_ns = now;
     stats_record_op(ftl, KVFTL_OP_ITERATE, arrival_ns, now);
 }
@@ -77,7 +80,10 @@ void kvftl_iter_open(struct kvftl *ftl, uint32_t prefix, uint32_t mask, enum kvf
             it->mask = mask;
             it->kind = kind;
             *handle = i;
-            iter_done(ftl, arrival_ns, arrival_ns, cpl);
+            uint64_t now = arrival_ns;
+            struct fw_cmd fc;
+            fw_cmd_begin(ftl, &fc, 0, &now);
+            iter_done(ftl, &fc, arrival_ns, now, cpl);
             return;
         }
     }
@@ -147,11 +153,14 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
         cpl->status = KVFTL_INVALID_FIELD;
         return;
     }
+    /* firmware time per call: a device that runs one command in slices pays it per slice */
+    struct fw_cmd fc;
+    fw_cmd_begin(ftl, &fc, 0, &now);
     struct index *ix = &ftl->idx;
     ftl->st.iterates++;
     if (it->done) {
         cpl->status = KVFTL_ITERATOR_END;
-        iter_done(ftl, arrival_ns, now, cpl);
+        iter_done(ftl, &fc, arrival_ns, now, cpl);
         return;
     }
 
@@ -266,5 +275,5 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
     } else if (emitted == 0 && it->done && !refused) {
         cpl->status = KVFTL_ITERATOR_END;
     }
-    iter_done(ftl, arrival_ns, now, cpl);
+    iter_done(ftl, &fc, arrival_ns, now, cpl);
 }

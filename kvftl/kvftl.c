@@ -10,6 +10,7 @@
 #include <kvftl/block.h>
 
 #include "bloom.h"
+#include "fw_time.h"
 #include "gc.h"
 #include "index.h"
 #include "index_cache.h"
@@ -269,38 +270,58 @@ static bool key_ok(const void *key, uint32_t key_bytes)
 }
 
 /*
- * The opening every operation shares: reset @cpl to success at the arrival
- * time, then refuse a KV command (@keyed) on an nvm device (INVALID_FIELD),
- * a device that lost power (INTERNAL_ERROR) and, when the operation names a
- * key, an invalid key (INVALID_KEY_SIZE). Returns true when the operation
- * may proceed.
+ * A command refused with cpl->status after fw_cmd_begin(): its completion
+ * is posted (firmware time: fetch, decode, any probes, completion) but it
+ * counts as no operation. The time is the device's, from *@now.
  */
-static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, uint64_t arrival_ns, bool keyed,
-                     const void *key, uint32_t key_bytes)
+static void refuse(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t now, struct kvftl_cpl *cpl)
 {
-    cpl_init(cpl, arrival_ns);
+    fw_cmd_end(ftl, fc, 0, KVFTL_OP__COUNT, &now);
+    cpl->done_ns = now; /* not the device's latest completion: a refusal changed nothing */
+}
+
+/*
+ * The opening every operation shares: reset @cpl to success at the arrival
+ * time; unless the device lost power (then no firmware runs), fetch and
+ * decode the command on the controller CPU (with @inline_xfers inline
+ * transfer commands: fw_time.h; *@now moves to its end); then refuse a KV
+ * command (@keyed) on an nvm device (INVALID_FIELD), a device that lost
+ * power (INTERNAL_ERROR) and, when the operation names a key, an invalid
+ * key (INVALID_KEY_SIZE). Returns true when the operation may proceed.
+ */
+static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, struct fw_cmd *fc,
+                     uint32_t inline_xfers, uint64_t *now, bool keyed, const void *key,
+                     uint32_t key_bytes)
+{
+    bool powered = ftl_powered(ftl);
+    cpl_init(cpl, *now);
+    if (powered) {
+        fw_cmd_begin(ftl, fc, inline_xfers, now);
+    }
     if (keyed && ftl->nvm) {
         cpl->status = KVFTL_INVALID_FIELD;
-        return false;
-    }
-    if (!ftl_powered(ftl)) {
+    } else if (!powered) {
         cpl->status = KVFTL_INTERNAL_ERROR;
-        return false;
-    }
-    if (keyed && !key_ok(key, key_bytes)) {
+    } else if (keyed && !key_ok(key, key_bytes)) {
         cpl->status = KVFTL_INVALID_KEY_SIZE;
+    }
+    if (cpl->status != KVFTL_OK) {
+        if (powered) {
+            refuse(ftl, fc, *now, cpl);
+        }
         return false;
     }
     return true;
 }
 
+/* The end of an operation: firmware time (@dma_units page-unit DMAs), completion, latency. */
 static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
-                   struct kvftl_cpl *cpl)
+                   const struct fw_cmd *fc, uint64_t dma_units, struct kvftl_cpl *cpl)
 {
     if (!ftl_powered(ftl)) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
-    now += ftl->cfg.fw_command_ns;
+    fw_cmd_end(ftl, fc, dma_units, op, &now);
     cpl->done_ns = now;
     stats_record_op(ftl, op, arrival_ns, now);
 }
@@ -324,7 +345,8 @@ enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, ui
 void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
 {
     uint64_t now = req->arrival_ns;
-    if (!op_begin(ftl, cpl, now, true, req->key, req->key_bytes)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, req->inline_xfer_commands, &now, true, req->key, req->key_bytes)) {
         return;
     }
     cpl->status = kvftl_store_check(req->key_bytes, req->value_bytes, req->options);
@@ -333,8 +355,11 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         cpl->status = KVFTL_INVALID_FIELD;
     }
     if (cpl->status != KVFTL_OK) {
+        refuse(ftl, &fc, now, cpl);
         return;
     }
+    /* the value's DMA part was moved before the firmware looked at the key */
+    uint64_t dma = fw_dma_units(req->value_bytes - req->inline_bytes);
 
     gc_background(ftl, req->arrival_ns);
     gc_before_write(ftl, &now);
@@ -352,12 +377,12 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
         cpl->status = KVFTL_KEY_EXISTS;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -369,7 +394,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     if (used + occ - old_occ > ftl->capacity_bytes ||
         (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -380,7 +405,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
      */
     if (!found && index_reserve(&ftl->idx, hash, &now) != 0) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -396,7 +421,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
                          req->inline_bytes, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
     uint64_t newloc = loc_make(pl.addr, len, false);
@@ -414,7 +439,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     ftl->st.host_bytes_in_inline += req->inline_bytes;
     ftl->st.host_bytes_in_dma += req->value_bytes - req->inline_bytes;
     cpl->value_bytes = req->value_bytes;
-    finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, cpl);
+    finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
 }
 
 /* Find a live key; false = absent (Bloom or index or tombstone). */
@@ -446,11 +471,13 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
                      struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
         return;
     }
     if (buf_bytes && !buf) {
         cpl->status = KVFTL_INVALID_FIELD;
+        refuse(ftl, &fc, now, cpl);
         return;
     }
     if (!hash) {
@@ -460,14 +487,14 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     struct index_pos pos;
     if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
         return;
     }
     uint32_t vbytes = loc_len(loc) - BLOB_HEADER_BYTES - key_bytes;
     cpl->value_bytes = vbytes;
     if (offset > vbytes) {
         cpl->status = KVFTL_INVALID_FIELD;
-        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
         return;
     }
     uint32_t n = vbytes - offset < buf_bytes ? vbytes - offset : buf_bytes;
@@ -484,7 +511,8 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
             cpl->status = KVFTL_UNRECOVERED_ERROR;
             cpl->value_bytes = 0;
             ftl->st.media_errors++;
-            finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+            finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes),
+                   cpl);
             return;
         }
         memcpy(buf, blob + BLOB_HEADER_BYTES + key_bytes + offset, n);
@@ -492,7 +520,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     cpl->xfer_bytes = n;
     ftl->st.retrieves++;
     ftl->st.host_bytes_out += n;
-    finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, cpl);
+    finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
 }
 
 void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
@@ -542,7 +570,8 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
                   struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
         return;
     }
     gc_background(ftl, arrival_ns);
@@ -551,7 +580,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     struct index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     /* a durable tombstone, so that recovery does not resurrect an older version */
@@ -566,21 +595,22 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     int rc = vlog_append(&ftl->vl, &h, key, NULL, false, 0, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
-        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
     index_set(&ftl->idx, &pos, newloc, &now);
     vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
     ftl->st.deletes++;
-    finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, cpl);
+    finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
                  struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!op_begin(ftl, cpl, now, true, key, key_bytes)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
         return;
     }
     uint64_t loc;
@@ -589,13 +619,14 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
     }
     ftl->st.exists++;
-    finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, cpl);
+    finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, 0, &now, false, NULL, 0)) {
         return;
     }
     /* nvm: the buffer, and the dirty translation pages (a flushed Deallocate is durable) */
@@ -608,6 +639,7 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
             now = ftl->nand.die_busy_ns[d];
         }
     }
+    fw_cmd_end(ftl, &fc, 0, KVFTL_OP__COUNT, &now);
     cpl->done_ns = now;
     if (now > ftl->now_max_ns) {
         ftl->now_max_ns = now;
@@ -620,11 +652,13 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
-    if (!op_begin(ftl, cpl, now, false, NULL, 0)) {
+    struct fw_cmd fc;
+    if (!op_begin(ftl, cpl, &fc, 0, &now, false, NULL, 0)) {
         return;
     }
     uint64_t done = space_erase_all(&ftl->space, now);
     ftl_reset_state(ftl);
+    fw_cmd_end(ftl, &fc, 0, KVFTL_OP__COUNT, &done);
     cpl->done_ns = done;
     if (done > ftl->now_max_ns) {
         ftl->now_max_ns = done;

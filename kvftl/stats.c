@@ -107,6 +107,7 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
         st->space_amplification = pm->mapped ? 1.0 : 0.0;
     }
     st->sim_now_ns = ftl->now_max_ns;
+    st->fw_cpu_ns = ftl->vl.cpu_work_ns - ftl->base_cpu_work_ns;
     for (int op = 0; op < KVFTL_OP__COUNT; op++) {
         const struct latency_hist *h = &ftl->hist[op];
         st->latency[op].count = h->count;
@@ -135,6 +136,7 @@ void kvftl_stats_reset(struct kvftl *ftl)
     ftl->base_hits = ftl->idx.hits;
     ftl->base_misses = ftl->idx.misses;
     ftl->base_evicted = ftl->idx.evicted_dirty;
+    ftl->base_cpu_work_ns = ftl->vl.cpu_work_ns;
     if (ftl->nvm) {
         ftl->base_memcpy = ftl->blk_memcpy_bytes;
         ftl->base_padding = ftl->blk_padding_bytes;

@@ -32,6 +32,55 @@ void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config
     vlog_forget(vl);
 }
 
+uint64_t vlog_cpu_run(struct value_log *vl, uint64_t now_ns, uint64_t work_ns)
+{
+    if (!work_ns) {
+        return now_ns;
+    }
+    /* the first gap from now_ns on that holds the work; spans are sorted and apart */
+    uint64_t s = now_ns;
+    uint32_t i = 0;
+    for (; i < vl->cpu_spans; i++) {
+        const struct cpu_span *sp = &vl->cpu_span[i];
+        if (sp->end_ns <= s) {
+            continue;
+        }
+        if (sp->start_ns >= s + work_ns) {
+            break;
+        }
+        s = sp->end_ns;
+    }
+    uint64_t e = s + work_ns;
+    vl->cpu_work_ns += work_ns;
+    /* insert [s, e) before span i, merging with the spans it touches */
+    uint32_t lo = i, hi = i; /* spans [lo, hi) merge into it */
+    while (lo > 0 && vl->cpu_span[lo - 1].end_ns >= s) {
+        lo--;
+    }
+    while (hi < vl->cpu_spans && vl->cpu_span[hi].start_ns <= e) {
+        hi++;
+    }
+    if (lo == hi && vl->cpu_spans == VLOG_CPU_SPANS) {
+        /* full: the earliest span is forgotten (its time counts as free from now on) */
+        if (lo == 0) {
+            return e; /* the new span is the earliest */
+        }
+        memmove(&vl->cpu_span[0], &vl->cpu_span[1], (vl->cpu_spans - 1) * sizeof(struct cpu_span));
+        vl->cpu_spans--;
+        lo--;
+        hi--;
+    }
+    struct cpu_span m = {s, e};
+    if (lo < hi) {
+        m.start_ns = vl->cpu_span[lo].start_ns < s ? vl->cpu_span[lo].start_ns : s;
+        m.end_ns = vl->cpu_span[hi - 1].end_ns > e ? vl->cpu_span[hi - 1].end_ns : e;
+    }
+    memmove(&vl->cpu_span[lo + 1], &vl->cpu_span[hi], (vl->cpu_spans - hi) * sizeof(m));
+    vl->cpu_span[lo] = m;
+    vl->cpu_spans = vl->cpu_spans - (hi - lo) + 1;
+    return e;
+}
+
 void vlog_fini(struct value_log *vl)
 {
     pack_fini(&vl->pk);
@@ -124,14 +173,9 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
         }
         vl->memcpy_bytes += copied;
         if (vl->copy_bytes_per_us && copied) {
-            /*
-             * One firmware CPU does every copy (as on Cosmos+): this one
-             * starts when both the Store and the CPU are ready, and holds
-             * the CPU until it ends.
-             */
-            uint64_t start = *now_ns > vl->cpu_busy_ns ? *now_ns : vl->cpu_busy_ns;
-            *now_ns = start + (copied * 1000 + vl->copy_bytes_per_us - 1) / vl->copy_bytes_per_us;
-            vl->cpu_busy_ns = *now_ns;
+            /* one firmware CPU does every copy (as on Cosmos+), between commands' other work */
+            *now_ns = vlog_cpu_run(
+                vl, *now_ns, (copied * 1000 + vl->copy_bytes_per_us - 1) / vl->copy_bytes_per_us);
         }
     }
 

@@ -81,6 +81,9 @@ struct live_gauges {
     uint64_t tombstone_bytes;  /* NAND bytes held by tombstones still needed */
 };
 
+/* Busy intervals of the controller CPU a value log keeps (struct value_log). */
+#define VLOG_CPU_SPANS 64u
+
 struct value_log {
     struct space *sp;             /* the data stream the blobs go to, and the valid bytes */
     struct packer pk;             /* placement in the open stripe (packing.h) */
@@ -91,7 +94,17 @@ struct value_log {
 
     uint32_t
         copy_bytes_per_us; /* the firmware CPU's copy rate (cfg dram_copy_bytes_per_us), 0 = free */
-    uint64_t cpu_busy_ns; /* the one firmware CPU is busy with packing memcpys until then */
+    /*
+     * The one controller CPU (docs/kvftl.md, "Firmware time"): the
+     * intervals it is busy with commands' firmware work (fw_time.c) and
+     * packing memcpys, sorted, apart, at most VLOG_CPU_SPANS (the earliest
+     * forgotten first); cpu_work_ns counts its busy time (a counter).
+     */
+    struct cpu_span {
+        uint64_t start_ns, end_ns;
+    } cpu_span[VLOG_CPU_SPANS];
+    uint32_t cpu_spans;
+    uint64_t cpu_work_ns;
 
     uint64_t next_seq;
     struct live_gauges live;
@@ -194,5 +207,14 @@ int vlog_flush(struct value_log *vl, uint64_t *now_ns);
 
 /* vlog_plp_dump() - after a power cut with PLP: program what the buffer holds. */
 void vlog_plp_dump(struct value_log *vl, uint64_t now_ns);
+
+/*
+ * vlog_cpu_run() - @work_ns of work on the controller CPU, run at the
+ * earliest time from @now_ns on when the CPU is free for all of it (a
+ * command's work may run in a gap before work already planned for a later
+ * time, e.g. an earlier command's completion after its NAND read): returns
+ * when it ends. 0 ns of work returns @now_ns and plans nothing.
+ */
+uint64_t vlog_cpu_run(struct value_log *vl, uint64_t now_ns, uint64_t work_ns);
 
 #endif

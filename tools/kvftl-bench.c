@@ -77,7 +77,8 @@ static void usage(FILE *f)
         "  --batch N              retrieves per kvftl_retrieve_batch() call (nvm: reads per\n"
         "                         kvftl_block_read_batch() call), at most the queue depth;\n"
         "                         1 calls kvftl_retrieve() (default 16; 1..256)\n"
-        "  --arrival KIND         how values arrive: dma or inline (default dma)\n"
+        "  --arrival KIND         how values arrive: dma or inline (default dma; inline: in a\n"
+        "                         head and transfer commands of the device's full layout)\n"
         "  --slices               after the stores, run List, an Iter Read matching nothing and the\n"
         "                         FTL check in device slices; print each one's worst slice\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
@@ -317,6 +318,21 @@ static void parse(int argc, char **argv, struct opts *o)
 /* ---------------- keys and values ---------------- */
 
 /* A bijection on 64-bit numbers: distinct i give distinct keys, spread over the hash space. */
+/*
+ * Inline arrival: the transfer commands after the head that a value of
+ * --value-bytes takes in the device's full layout (89h head of
+ * KVSSD_INLINE_HEAD_FULL_PAYLOAD bytes, 8Dh transfers of
+ * KVSSD_INLINE_XFER_FULL_PAYLOAD), each charged fw_inline_fragment_ns.
+ */
+static uint32_t inline_xfers(const struct opts *o)
+{
+    if (!o->inline_values || o->value_bytes <= KVSSD_INLINE_HEAD_FULL_PAYLOAD) {
+        return 0;
+    }
+    return (o->value_bytes - KVSSD_INLINE_HEAD_FULL_PAYLOAD + KVSSD_INLINE_XFER_FULL_PAYLOAD - 1) /
+           KVSSD_INLINE_XFER_FULL_PAYLOAD;
+}
+
 static inline uint64_t scramble(uint64_t x)
 {
     x ^= x >> 31;
@@ -954,7 +970,8 @@ int main(int argc, char **argv)
                                            .key_bytes = o.key_bytes,
                                            .value = v,
                                            .value_bytes = o.value_bytes,
-                                           .inline_bytes = o.inline_values ? o.value_bytes : 0};
+                                           .inline_bytes = o.inline_values ? o.value_bytes : 0,
+                                           .inline_xfer_commands = inline_xfers(&o)};
         breq[k] = (struct kvftl_retrieve_req){.key = sreq[k].key,
                                               .key_bytes = o.key_bytes,
                                               .buf = bbufs + (size_t)k * (o.value_bytes + 8),

@@ -223,6 +223,10 @@ struct kvftl_store_req {
     uint32_t inline_bytes; /* bytes of the value that arrived inline in commands;
                             * the rest arrived by page-unit DMA. A value with any
                             * DMA part is placed as a DMA value. */
+    uint32_t inline_xfer_commands; /* inline transfer commands that carried part of the
+                                    * value after the head (BandSlim's trailing
+                                    * commands): each costs fw_inline_fragment_ns of
+                                    * firmware time, charged to this Store */
     uint64_t arrival_ns;
 };
 
@@ -410,6 +414,15 @@ struct kvftl_stats {
 
     /* simulated time */
     uint64_t sim_now_ns; /* latest completion time seen */
+    /*
+     * Firmware time (docs/kvftl.md, "Firmware time"): the controller CPU's
+     * busy time, every command's and memcpy's (fw_cpu_ns), and the part
+     * spent on the commands of each kind (fw_op_ns[op]; Flush, Format and
+     * refused commands count in fw_cpu_ns only). A nvm Read counts as
+     * RETRIEVE, a Write or Write Zeroes as STORE, a Deallocate as DELETE.
+     */
+    uint64_t fw_cpu_ns;
+    uint64_t fw_op_ns[KVFTL_OP__COUNT];
     struct kvftl_latency latency[KVFTL_OP__COUNT];
 };
 

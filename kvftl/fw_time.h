@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Firmware time: the controller CPU's work per command (docs/kvftl.md,
+ * "Firmware time"). A command holds the one CPU (value_log.h's
+ * vlog_cpu_run()) twice: at its start to fetch and decode it (and, for an
+ * inline Store, to handle each of its transfer commands), and at its end
+ * to search the index pages or map entries it touched, set up its
+ * page-unit DMAs and post its completion. Its media work and memcpys lie
+ * between. A command that finds the CPU busy waits: firmware time shows in
+ * throughput as well as latency.
+ */
+#ifndef KVFTL_FW_TIME_H
+#define KVFTL_FW_TIME_H
+
+#include <stdint.h>
+
+#include <kvftl/kvftl.h>
+
+struct kvftl;
+
+/* What fw_cmd_end() needs of its fw_cmd_begin(). */
+struct fw_cmd {
+    uint64_t probes;  /* index page or map accesses counted at the start */
+    uint64_t work_ns; /* the CPU's busy time counted at the start */
+};
+
+/*
+ * fw_cmd_begin() - a command arrives at *@now_ns: fetch and decode it and
+ * handle its @inline_xfers inline transfer commands; *@now_ns becomes the
+ * time that work ends.
+ */
+void fw_cmd_begin(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers, uint64_t *now_ns);
+
+/*
+ * fw_cmd_end() - the command's media work ended at *@now_ns: charge the
+ * index probes since fw_cmd_begin(), @dma_units page-unit DMA setups and
+ * the completion; *@now_ns becomes the completion time. The CPU time from
+ * begin to end (memcpys included) is added to the firmware-time counters,
+ * under @op unless it is KVFTL_OP__COUNT (Flush, Format).
+ */
+void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units, enum kvftl_op op,
+                uint64_t *now_ns);
+
+/* fw_dma_units() - page-unit (4 KiB) DMA transfers that move @bytes. */
+static inline uint64_t fw_dma_units(uint64_t bytes)
+{
+    return (bytes + 4095) / 4096;
+}
+
+#endif
