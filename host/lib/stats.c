@@ -71,6 +71,12 @@ static const struct kvssd_stats_field fields[] = {
     LAT(iterate, 4),
     F(capacity_bytes),
     F(index_nand_bytes),
+    F(fw_cpu_ns),
+    {"fw_store_ns", offsetof(struct kvssd_stats_log, fw_op_ns[0])},
+    {"fw_retrieve_ns", offsetof(struct kvssd_stats_log, fw_op_ns[1])},
+    {"fw_delete_ns", offsetof(struct kvssd_stats_log, fw_op_ns[2])},
+    {"fw_exist_ns", offsetof(struct kvssd_stats_log, fw_op_ns[3])},
+    {"fw_iterate_ns", offsetof(struct kvssd_stats_log, fw_op_ns[4])},
 };
 
 const struct kvssd_stats_field *kvssd_stats_fields(size_t *count)

@@ -229,7 +229,7 @@ enum kvssd_ext_status {
 /* Set Features, vendor FID C0h: any value resets every counter of the log. */
 #define KVSSD_FID_RESET_STATS 0xc0
 
-#define KVSSD_STATS_LOG_VERSION 2
+#define KVSSD_STATS_LOG_VERSION 3
 
 /*
  * Vendor admin command C4h (no data, NSID 0): run the firmware's consistency
@@ -280,7 +280,14 @@ struct kvssd_stats_log {
     uint64_t capacity_bytes, index_nand_bytes;
     /* per op as in latency[]: total simulated latency, ns (the mean is this / count) */
     uint64_t latency_sum_ns[5];
-    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8 - 5 * 8];
+    /*
+     * version 3: firmware time (kvftl_stats, docs/kvftl.md "Firmware time"):
+     * the controller CPU's busy ns, all of it, and the part spent on each
+     * op's commands (order as in latency[])
+     */
+    uint64_t fw_cpu_ns;
+    uint64_t fw_op_ns[5];
+    uint8_t rsvd[4096 - 8 - 11 * 8 - 33 * 8 - 25 * 8 - 2 * 8 - 5 * 8 - 6 * 8];
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct kvssd_stats_log) == 4096, "stats log is 4096 bytes");
