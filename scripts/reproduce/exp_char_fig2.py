@@ -18,7 +18,8 @@ Aerospike-like DRAM hash index over a log on the raw namespace) -- on the
 same device model (preset pm983, BLOCKS_PER_DIE blocks per die), with
 latency=on so that every completion waits for its simulated NAND time.
 Per engine and order: N inserts, then N reads, then (a second run) N
-updates, each in that order. The metric is kvbench's mean latency per
+updates, each in that order; ROUNDS rounds interleaved, the least mean of
+the rounds counts. The metric is kvbench's mean latency per
 operation in guest wall clock: end to end, like the paper's, but under TCG
 the host-side part (RocksDB's memtable and WAL, ext4, the kernel's NVMe
 path, the passthrough ioctl) is emulated and costs far more against the
@@ -36,6 +37,7 @@ PAPER = ("KV-SSD: sequential ~ random for inserts, updates and reads; KV-SSD bea
          "(up to 3.64x)")
 ORDERS = ["sequential", "uniform", "zipfian"]
 BLOCKS_PER_DIE = 32
+ROUNDS = 2
 CRITERIA = {
     "kv_order": "yes if, for each operation, the KV-SSD's mean latency in uniform and Zipfian "
                 "order is within 0.8-1.25x of sequential; partly if within 0.67-1.5x; no "
@@ -59,16 +61,18 @@ TARGET = ("KV-SSD latency independent of key order; KV-SSD vs RocksDB and rawhas
 SETUP = ("Device preset pm983 with blocks-per-die=%d (2 GiB), latency=on; KV: kvbench kvssd "
          "engine (sync, PRP); block (command-set=nvm, 4 KiB LBAs): kvbench rocksdb engine on "
          "ext4, kvbench rawhash engine on the raw namespace; 16-byte keys, 4 KiB values. "
-         "Latency: guest wall clock, mean per operation. " % BLOCKS_PER_DIE)
+         "Latency: guest wall clock, mean per operation, the least of %d interleaved rounds. "
+         % (BLOCKS_PER_DIE, ROUNDS))
 SETUP += V.ROCKSDB_NOTE
-SCALE = "paper: 10 M operations per workload; here 3 000 keys and 3 000 operations, at --scale 1"
+SCALE = ("paper: 10 M operations per workload; here 3 000 keys and 3 000 operations, 2 rounds, "
+         "at --scale 1")
 
 
 def props():
     return {"preset": "pm983", "blocks-per-die": BLOCKS_PER_DIE}
 
 
-def _steps(engine, n):
+def _steps(engine, n, r):
     out = []
     for o in ORDERS:
         cmds = []
@@ -82,15 +86,17 @@ def _steps(engine, n):
                                  value_size=4096, ops=n, mix="update=1", order=o))]
         if engine == "rocksdb":
             cmds.append(("umount", V.UMOUNT))
-        out.append(C.Step("%s-%s" % (engine, o), cmds, fresh=(engine == "kvssd"),
-                          meta={"engine": engine, "order": o, "ops": n}))
+        out.append(C.Step("%s-%s-r%d" % (engine, o, r), cmds, fresh=(engine == "kvssd"),
+                          meta={"engine": engine, "order": o, "ops": n, "round": r}))
     return out
 
 
 def boots(scale):
     n = C.scaled(3000, scale, lo=500)
-    return [C.Boot(NAME, _steps("kvssd", n) + _steps("rocksdb", n) + _steps("rawhash", n),
-                   props=props(), block_props=V.block_props(props()), latency=True,
+    # ROUNDS rounds, each engine and order once per round: a burst of host
+    # load (TCG: it slows the emulated host, not the device) hits one round
+    steps = [st for r in range(ROUNDS) for e in V.ENGINES for st in _steps(e, n, r)]
+    return [C.Boot(NAME, steps, props=props(), block_props=V.block_props(props()), latency=True,
                    timeout_s=2400)]
 
 
@@ -100,16 +106,20 @@ def measure(raw):
     for e in V.ENGINES:
         boot = NAME
         for o in ORDERS:
-            s = "%s-%s" % (e, o)
-            a = C.part(raw, boot, s, "ins-read")
-            b = C.part(raw, boot, s, "update")
             p = {}
-            for key, bench, ph in (("insert", a, "load"), ("read", a, "run"),
-                                   ("update", b, "run")):
-                x = V.engine_phase(bench, ph)
-                if x and x.get("wall_mean_us"):
-                    p[key] = x["wall_mean_us"]
-                    p[key + "_p99"] = x.get("wall_p99_us")
+            for r in range(ROUNDS):
+                s = "%s-%s-r%d" % (e, o, r)
+                a = C.part(raw, boot, s, "ins-read")
+                b = C.part(raw, boot, s, "update")
+                for key, bench, ph in (("insert", a, "load"), ("read", a, "run"),
+                                       ("update", b, "run")):
+                    x = V.engine_phase(bench, ph)
+                    # the round with the least mean counts (host load only adds)
+                    if x and x.get("wall_mean_us") and (key not in p or
+                                                        x["wall_mean_us"] < p[key]):
+                        p[key] = x["wall_mean_us"]
+                        p[key + "_p50"] = x.get("wall_p50_us")
+                        p[key + "_p99"] = x.get("wall_p99_us")
             if p:
                 pts.setdefault(e, {})[o] = p
     return pts
@@ -180,10 +190,12 @@ def analyze(raw, scale):
         rec.update(ours="not measured", why="no engine produced latencies (raw output of boot "
                    "%s)" % NAME)
         return rec
-    table = [["engine", "order", "insert mean us", "read mean us", "update mean us"]]
+    table = [["engine", "order", "insert mean (p50) us", "read mean (p50) us",
+              "update mean (p50) us"]]
     for e in V.ENGINES:
         for o in ORDERS:
-            table.append([e, o] + [V.fnum(_get(pts, e, o, op), "%.0f")
+            table.append([e, o] + ["%s (%s)" % (V.fnum(_get(pts, e, o, op), "%.0f"),
+                                                V.fnum(_get(pts, e, o, op + "_p50"), "%.0f"))
                                    for op in ("insert", "read", "update")])
     rec["table"] = table
     rec["ours"] = V.summarize(claims) + " (guest wall clock, mean latency per operation)"
