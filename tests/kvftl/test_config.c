@@ -362,9 +362,57 @@ static void test_fw_nvm_read(void)
     CU_ASSERT_EQUAL(fw[1][2], 2 * 6200);
 }
 
+/*
+ * The CPU is free while a command waits for NAND: of two Retrieves
+ * arriving at the same ns, the first needs a NAND read (its pair was
+ * flushed), the second's pair is in the page buffer. The second's fetch
+ * runs right after the first's (2000 ns) and its end (1 probe + 1 DMA +
+ * completion = 2600 ns) before the first's read is done: it completes at
+ * arrival + 2 * 2000 + 2600 = 6600 ns, before the first, which completes
+ * 4600 ns (its own firmware time) later than on a device without
+ * firmware time.
+ */
+static void test_fw_cpu_free_during_nand(void)
+{
+    uint64_t first[2], second[2];
+    for (int run = 0; run < 2; run++) {
+        struct kvftl_config c = run ? fw_config() : small_config();
+        c.hash_seed = 1;
+        c.dram_copy_bytes_per_us = 0;
+        struct kvftl *f = open_or_die(&c);
+        uint8_t val[100], buf[100];
+        memset(val, 0x5a, sizeof(val));
+        struct kvftl_cpl cpl[2];
+        struct kvftl_store_req r = {
+            .key = "k1", .key_bytes = 2, .value = val, .value_bytes = 100, .arrival_ns = 10000000};
+        kvftl_store(f, &r, &cpl[0]);
+        kvftl_flush(f, 20000000, &cpl[0]);
+        CU_ASSERT_EQUAL(cpl[0].status, KVFTL_OK);
+        r.key = "k2";
+        r.arrival_ns = 30000000;
+        kvftl_store(f, &r, &cpl[0]);
+        CU_ASSERT_EQUAL(cpl[0].status, KVFTL_OK);
+        kvftl_retrieve(f, "k1", 2, buf, 0, sizeof(buf), 40000000, &cpl[0]);
+        kvftl_retrieve(f, "k2", 2, buf, 0, sizeof(buf), 40000000, &cpl[1]);
+        CU_ASSERT_EQUAL(cpl[0].status, KVFTL_OK);
+        CU_ASSERT_EQUAL(cpl[1].status, KVFTL_OK);
+        first[run] = cpl[0].done_ns;
+        second[run] = cpl[1].done_ns;
+        kvftl_close(f);
+    }
+    printf("# first Retrieve done %llu / %llu ns, second %llu / %llu ns (without / with)\n",
+           (unsigned long long)first[0], (unsigned long long)first[1],
+           (unsigned long long)second[0], (unsigned long long)second[1]);
+    CU_ASSERT(first[0] > 40000000 + 10000); /* a NAND read: longer than all the firmware work */
+    CU_ASSERT_EQUAL(second[0], 40000000);   /* the page buffer: no time without firmware */
+    CU_ASSERT_EQUAL(first[1] - first[0], 4600);
+    CU_ASSERT_EQUAL(second[1], 40000000 + 2 * 2000 + 2600);
+}
+
 static const struct tap_test tests[] = {
     TAP_TEST(presets_keep_their_values), TAP_TEST(each_field_sentence),      TAP_TEST(parse),
     TAP_TEST(fw_store_inline_fragments), TAP_TEST(fw_commands_queue_on_cpu), TAP_TEST(fw_nvm_read),
+    TAP_TEST(fw_cpu_free_during_nand),
 };
 
 int main(void)
