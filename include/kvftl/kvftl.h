@@ -418,7 +418,7 @@ struct kvftl_stats {
      * Firmware time (docs/kvftl.md, "Firmware time"): the controller CPU's
      * busy time, every command's and memcpy's (fw_cpu_ns), and the part
      * spent on the commands of each kind (fw_op_ns[op]; Flush, Format and
-     * refused commands count in fw_cpu_ns only). A nvm Read counts as
+     * refused commands count in fw_cpu_ns only). An nvm Read counts as
      * RETRIEVE, a Write or Write Zeroes as STORE, a Deallocate as DELETE.
      */
     uint64_t fw_cpu_ns;
