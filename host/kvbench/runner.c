@@ -40,7 +40,6 @@ struct kb_shared {
     struct kb_zipf zipf;
     struct kb_perm perm;
     double mix_cum[KB_OP_COUNT];
-    _Atomic uint64_t next_op;
     _Atomic uint64_t done_ops;
     _Atomic uint64_t next_insert; /* run-phase inserts: new indexes past key_count */
     _Atomic uint64_t inserts_done; /* ... of which completed: reads choose below this */
@@ -69,24 +68,31 @@ struct kb_thread {
     struct kb_slot *slots;
     unsigned nslots;
     struct kvssd_queue *q;
+    uint64_t quota, claimed; /* this thread's share of an op-count phase */
 };
 
 /* ---- choosing the next operation ------------------------------------ */
 
-static bool claim_op(struct kb_shared *sh)
+/*
+ * Each thread issues a fixed share of an op-count phase (ops / threads, the
+ * first ops % threads one more): its operations come from its own seeded
+ * stream, so every engine gets the same operations from each thread
+ * whatever the scheduling. A duration ends every thread at the deadline.
+ */
+static bool claim_op(struct kb_thread *t)
 {
+    struct kb_shared *sh = t->sh;
     if (atomic_load(&sh->stop)) {
         return false;
     }
-    uint64_t i = atomic_fetch_add(&sh->next_op, 1);
-    if (sh->total_ops && i >= sh->total_ops) {
-        atomic_store(&sh->stop, true);
+    if (sh->total_ops && t->claimed >= t->quota) {
         return false;
     }
     if (sh->deadline_ns && kb_now_ns() >= sh->deadline_ns) {
         atomic_store(&sh->stop, true);
         return false;
     }
+    t->claimed++;
     return true;
 }
 
@@ -275,7 +281,7 @@ static void *thread_main(void *arg)
 
     if (!t->q) {
         struct kb_slot *s = &t->slots[0];
-        while (claim_op(t->sh)) {
+        while (claim_op(t)) {
             pick(t, s);
             s->start_ns = kb_now_ns();
             memset(&r, 0, sizeof(r));
@@ -297,7 +303,7 @@ static void *thread_main(void *arg)
             }
             continue;
         }
-        if (!claim_op(t->sh)) {
+        if (!claim_op(t)) {
             break;
         }
         pick(t, s);
@@ -416,6 +422,7 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         th[i].id = i;
         kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
         th[i].nslots = nslots;
+        th[i].quota = sh.total_ops / c->threads + (i < sh.total_ops % c->threads ? 1 : 0);
         th[i].slots = calloc(nslots, sizeof(struct kb_slot));
         for (unsigned j = 0; j < nslots; j++) {
             th[i].slots[j].t = &th[i];

@@ -382,6 +382,29 @@ static void test_same_workload_same_ops(void)
     CU_ASSERT_TRUE(results[0][1].not_found > 0);
 }
 
+/* With 3 threads too: each thread's share and stream are fixed, so the op counts agree. */
+static void test_same_ops_with_threads(void)
+{
+    struct kb_config c;
+    struct kb_result r[2][2];
+    workload(&c);
+    c.threads = 3;
+    c.run.ops = 6001; /* shares 2001, 2000, 2000 */
+    snprintf(c.rocksdb.dir, sizeof(c.rocksdb.dir), "%s/rocksdb3", dir);
+    snprintf(c.rawhash.dev, sizeof(c.rawhash.dev), "%s/rawhash3", dir);
+    run_engine(&c, KB_STORE_RAWHASH, r[0]);
+    run_engine(&c, KB_STORE_ROCKSDB, r[1]);
+    CU_ASSERT_EQUAL(r[0][1].ops, 6001);
+    CU_ASSERT_EQUAL(r[1][1].ops, 6001);
+    for (int k = 0; k < KB_OP_COUNT; k++) {
+        CU_ASSERT_EQUAL(r[0][0].op_count[k], r[1][0].op_count[k]);
+        CU_ASSERT_EQUAL(r[0][1].op_count[k], r[1][1].op_count[k]);
+    }
+    CU_ASSERT_EQUAL(r[0][0].op_count[KB_OP_INSERT], 2000);
+    CU_ASSERT_EQUAL(r[0][1].errors + r[1][1].errors, 0);
+    CU_ASSERT_EQUAL(r[0][1].mismatches + r[1][1].mismatches, 0);
+}
+
 /* Capture what @fn prints on stdout. */
 static char *captured;
 static size_t captured_len;
@@ -544,6 +567,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(rawhash_full),
     TAP_TEST(rocksdb_round_trip),
     TAP_TEST(same_workload_same_ops),
+    TAP_TEST(same_ops_with_threads),
     TAP_TEST(json_fields_per_engine),
     TAP_TEST(metrics),
     TAP_TEST(namespace_discovery),
