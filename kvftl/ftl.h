@@ -47,6 +47,7 @@ struct kvftl {
 
     /* counters (struct kvftl_stats fields that are counters) */
     struct kvftl_stats st;
+    bool fw_on;                   /* a firmware-time tunable is nonzero (fw_time.h) */
     uint64_t gc_background_runs;  /* collections done in idle time (st.gc_runs counts all) */
     struct latency_hist hist[KVFTL_OP__COUNT];
     /* baselines of counters kept by components, for kvftl_stats_reset() */

@@ -13,17 +13,16 @@ static uint64_t probes_so_far(const struct kvftl *ftl)
     return ftl->nvm ? ftl->pmap.hits + ftl->pmap.misses : ftl->idx.hits + ftl->idx.misses;
 }
 
-void fw_cmd_begin(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers, uint64_t *now_ns)
+void fw_cmd_begin_work(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers, uint64_t *now_ns)
 {
     const struct kvftl_config *cfg = &ftl->cfg;
     c->probes = probes_so_far(ftl);
-    c->work_ns = ftl->vl.cpu_work_ns;
     *now_ns = vlog_cpu_run(&ftl->vl, *now_ns,
                            cfg->fw_fetch_decode_ns + inline_xfers * cfg->fw_inline_fragment_ns);
 }
 
-void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units, enum kvftl_op op,
-                uint64_t *now_ns)
+void fw_cmd_end_work(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units,
+                     uint64_t *now_ns)
 {
     const struct kvftl_config *cfg = &ftl->cfg;
     uint64_t seen = probes_so_far(ftl);
@@ -31,7 +30,4 @@ void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units, e
     *now_ns = vlog_cpu_run(&ftl->vl, *now_ns,
                            probes * cfg->fw_index_probe_ns + dma_units * cfg->fw_dma_setup_ns +
                                cfg->fw_completion_ns);
-    if (op < KVFTL_OP__COUNT) {
-        ftl->st.fw_op_ns[op] += ftl->vl.cpu_work_ns - c->work_ns;
-    }
 }

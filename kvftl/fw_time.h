@@ -16,7 +16,7 @@
 
 #include <kvftl/kvftl.h>
 
-struct kvftl;
+#include "ftl.h"
 
 /* What fw_cmd_end() needs of its fw_cmd_begin(). */
 struct fw_cmd {
@@ -24,22 +24,43 @@ struct fw_cmd {
     uint64_t work_ns; /* the CPU's busy time counted at the start */
 };
 
+void fw_cmd_begin_work(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers,
+                       uint64_t *now_ns);
+void fw_cmd_end_work(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units,
+                     uint64_t *now_ns);
+
 /*
  * fw_cmd_begin() - a command arrives at *@now_ns: fetch and decode it and
  * handle its @inline_xfers inline transfer commands; *@now_ns becomes the
- * time that work ends.
+ * time that work ends. (Inline, and nothing but a snapshot when every
+ * firmware-time tunable is 0: the host cost of the default preset.)
  */
-void fw_cmd_begin(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers, uint64_t *now_ns);
+static inline void fw_cmd_begin(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers,
+                                uint64_t *now_ns)
+{
+    c->work_ns = ftl->vl.cpu_work_ns;
+    if (ftl->fw_on) {
+        fw_cmd_begin_work(ftl, c, inline_xfers, now_ns);
+    }
+}
 
 /*
  * fw_cmd_end() - the command's media work ended at *@now_ns: charge the
  * index probes since fw_cmd_begin(), @dma_units page-unit DMA setups and
  * the completion; *@now_ns becomes the completion time. The CPU time from
  * begin to end (memcpys included) is added to the firmware-time counters,
- * under @op unless it is KVFTL_OP__COUNT (Flush, Format).
+ * under @op unless it is KVFTL_OP__COUNT (Flush, Format, refusals).
  */
-void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units, enum kvftl_op op,
-                uint64_t *now_ns);
+static inline void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_t dma_units,
+                              enum kvftl_op op, uint64_t *now_ns)
+{
+    if (ftl->fw_on) {
+        fw_cmd_end_work(ftl, c, dma_units, now_ns);
+    }
+    if (op < KVFTL_OP__COUNT) {
+        ftl->st.fw_op_ns[op] += ftl->vl.cpu_work_ns - c->work_ns;
+    }
+}
 
 /* fw_dma_units() - page-unit (4 KiB) DMA transfers that move @bytes. */
 static inline uint64_t fw_dma_units(uint64_t bytes)

@@ -132,6 +132,8 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     struct kvftl *ftl = g_new0(struct kvftl, 1);
     ftl->cfg = *cfg;
     ftl->nvm = cfg->command_set == KVFTL_CMDSET_NVM;
+    ftl->fw_on = cfg->fw_fetch_decode_ns || cfg->fw_index_probe_ns || cfg->fw_inline_fragment_ns ||
+                 cfg->fw_dma_setup_ns || cfg->fw_completion_ns;
     struct nand_geometry geo = {
         .channels = cfg->channels,
         .dies_per_channel = cfg->dies_per_channel,
