@@ -32,7 +32,8 @@
  *
  * Host memory: the index is 48 bytes x a power-of-two capacity kept under
  * 3/4 full: at most 128 bytes per distinct key ever written (+ tombstones);
- * blocks: 32 bytes per write block; buffers: 2 x write_block_bytes.
+ * blocks: 40 bytes per write block (state, free stack, defragmentation
+ * queue); buffers: 2 x write_block_bytes.
  */
 /* O_DIRECT, fallocate and syncfs: meson defines _GNU_SOURCE for the whole project */
 #include <errno.h>
