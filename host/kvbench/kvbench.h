@@ -292,6 +292,7 @@ struct kb_result {
     uint64_t commands;
     uint64_t errors;
     uint64_t not_found;
+    uint64_t not_found_op[KB_OP_COUNT]; /* ... by operation type */
     uint64_t mismatches;
     uint64_t user_bytes; /* key + value bytes the workload moved */
     double elapsed_s;

@@ -219,6 +219,11 @@ static void json_engine_fields(const struct kb_result *r)
                kb_hist_percentile(h, 99.9) / 1e3, h->max_ns / 1e3);
         first = false;
     }
+    printf("},\"not_found_by_op\":{");
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        printf("%s\"%s\":%llu", i ? "," : "", kb_op_names[i],
+               (unsigned long long)r->not_found_op[i]);
+    }
     printf("},\"metrics\":{");
     json_num("ops_per_s_wall", m.ops_per_s_wall, true);
     json_num("ops_per_s_sim", m.ops_per_s_sim, true);
@@ -542,6 +547,17 @@ void kb_report_side_by_side(const struct kb_config *c, const struct kb_result *r
     }
     ROW("errors", (double)r[e]->errors, "%.0f");
     ROW("not found", (double)r[e]->not_found, "%.0f");
+    for (int k = 0; k < KB_OP_COUNT; k++) {
+        bool any = false;
+        for (int e = 0; e < n; e++) {
+            any |= r[e]->not_found_op[k] != 0;
+        }
+        if (any) {
+            char label[64];
+            snprintf(label, sizeof(label), "  %s", kb_op_names[k]);
+            ROW(label, (double)r[e]->not_found_op[k], "%.0f");
+        }
+    }
     ROW("mismatches", (double)r[e]->mismatches, "%.0f");
 #undef ROW
 }

@@ -186,6 +186,7 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     atomic_fetch_add(&t->sh->done_ops, 1);
     if (err == -KVSSD_ERR_KEY_NOT_FOUND) {
         res->not_found++;
+        res->not_found_op[s->op]++;
         return;
     }
     if (err) {
@@ -489,6 +490,9 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         out->commands += r->commands;
         out->errors += r->errors;
         out->not_found += r->not_found;
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            out->not_found_op[k] += r->not_found_op[k];
+        }
         out->mismatches += r->mismatches;
         out->user_bytes += r->user_bytes;
         out->written_bytes += r->written_bytes;

@@ -367,6 +367,11 @@ static void test_same_workload_same_ops(void)
         CU_ASSERT_EQUAL(a->mismatches, 0);
         CU_ASSERT_EQUAL(b->mismatches, 0);
         CU_ASSERT_EQUAL(a->not_found, b->not_found);
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            CU_ASSERT_EQUAL(a->not_found_op[k], b->not_found_op[k]);
+        }
+        CU_ASSERT_EQUAL(a->not_found, a->not_found_op[KB_OP_READ] + a->not_found_op[KB_OP_DELETE] +
+                                          a->not_found_op[KB_OP_EXIST]);
         CU_ASSERT_EQUAL(a->written_bytes, b->written_bytes);
         CU_ASSERT_EQUAL(a->user_bytes, b->user_bytes);
         CU_ASSERT_EQUAL(a->live_user_bytes, b->live_user_bytes);
@@ -450,6 +455,7 @@ static void test_json_fields_per_engine(void)
         "\"footprint_bytes\":",
         "\"latency_by_op_us\":{\"insert\":",
         "\"metrics\":{",
+        "\"not_found_by_op\":{\"insert\":0,",
         "\"ops_per_s_wall\":",
         "\"ops_per_s_sim\":null",
         "\"sim_time_s\":null",
