@@ -4,9 +4,11 @@
 # Reproduce the KV-SSD characterization paper's and BandSlim's measurements
 # in emulation: every experiment of scripts/reproduce/ in turn (each boots
 # the guest with -device kvssd through scripts/run-guest.sh, which builds
-# QEMU and the guest image on first use), then docs/results.md,
-# docs/results.json and docs/figures/*.png. About 9 minutes on a shared
-# 2-core machine at the default scale. See docs/reproduce.md.
+# QEMU and the guest image on first use; the KV-SSD versus block SSD
+# experiments attach the block personality too, run-guest.sh --block), then
+# docs/results.md, docs/results.json and docs/figures/*.png. About 16
+# minutes on a shared 2-core machine at the default scale (7 of them the
+# eight KV-SSD versus block SSD experiments). See docs/reproduce.md.
 #
 # usage: scripts/reproduce/all.sh [--scale S] [--dry-run] [--accel A] [--raw DIR] [--docs DIR]
 set -euo pipefail

@@ -63,7 +63,7 @@ TARGET = ("KV/block latency ratios by value size and queue depth at the paper's 
 SETUP = ("Device preset pm983 with blocks-per-die=%d, buffer-entries=%d (512 KiB), latency=on, "
          "twice in one guest: the KV-SSD and the block personality (run-guest.sh --block, "
          "lba-bytes=512). KV: 16-byte keys, PRP values, sync engine "
-         "(QD 1) or io_uring (QD 64). Block: fio, io_uring, direct I/O on /dev/nvme0n1. Metric: "
+         "(QD 1) or io_uring (QD 64). Block: fio, io_uring, direct I/O on the block namespace ($KVSSD_BLOCK_DEVICE). Metric: "
          "mean simulated device latency per command (statistics log). " % (
              BLOCKS_PER_DIE, BUFFER_ENTRIES))
 SCALE = ("paper: 1.53 M operations per value size; here 4000 (512 B), 1000 (2-4 KiB), 500 "
@@ -194,25 +194,26 @@ def analyze(raw, scale):
     def g(v, q, k):
         return V.num(pts.get(str(v), {}).get(str(q), {}).get(k))
     rec["why"] = (
-        "ratios of the device's mean simulated latency per command (same NAND model, timing and "
-        "page buffer under both personalities). What separates them here is kvftl's model, not "
-        "the PM983's firmware: (1) writes -- a block write of whole 4 KiB units lands in the page "
-        "buffer with no controller work (fw-command-ns=0: %s us at 4 KiB, QD 1) while a KV Store "
-        "pays its packing memcpy (%s us), so the ratio is infinite; a block write smaller than a "
-        "unit is read-modify-written (a NAND read of the old unit: %s us at 512 B, QD 1), so the "
-        "KV-SSD is far ahead there (%s us); at QD 64 and >= 32 KiB both wait for the full buffer "
-        "(%s vs %s us at 32 KiB). (2) reads -- kvftl's block FTL issues one NAND page read per "
-        "4 KiB unit even when the units share a page, so an 8 KiB read costs two tR on one die "
-        "(%s us at QD 1) and 32 KiB eight (%s us), where the KV firmware reads a value's page "
-        "once (%s and %s us): the KV-SSD's read advantage at 8 KiB and up (the QD-64 0.37x "
-        "included) comes from that, not from the packing and parallelism the paper credits; at "
-        "4 KiB the block read adds the 4 KiB channel transfer (%s us) and the KV Retrieve's mean "
-        "shows none (%s us). No key hashing or index cost is modelled, so the paper's key "
-        "handling overhead (QD 1 ratios above 1) cannot appear" % tuple(
+        "ratios of the device's mean simulated latency per command (same NAND model, timing, "
+        "page buffer and firmware-time rules under both personalities). What separates them is "
+        "kvftl's model, not the PM983's firmware: (1) writes -- a block write of whole 4 KiB "
+        "units costs only firmware time (fetch, map lookup, DMA setup, completion: %s us at "
+        "4 KiB, QD 1) while a KV Store adds its packing memcpy (%s us), so the KV-SSD is slower "
+        "at 4-8 KiB; a block write smaller than a unit is read-modify-written (a NAND read of "
+        "the old unit: %s us at 512 B, QD 1), so the KV-SSD is far ahead there (%s us); at "
+        ">= 32 KiB the block write's many units wait for the buffer longer (%s vs %s us at "
+        "32 KiB, QD 64). (2) reads -- kvftl's block FTL issues one NAND page read per 4 KiB "
+        "unit even when the units share a page, so an 8 KiB read costs two tR on one die (%s "
+        "us at QD 1) and 32 KiB eight (%s us), where the KV firmware reads a value's page once "
+        "(%s and %s us): the KV-SSD's read advantage at 8 KiB and up (the QD-64 0.36x "
+        "included) comes from that, not from the packing and parallelism the paper credits; "
+        "at 4 KiB the block read's mean is %s us against the KV Retrieve's %s us. Key hashing "
+        "and index merging beyond the index probes are not modelled, so the paper's key "
+        "handling overhead at QD 1 cannot appear" % tuple(
             V.fnum(x, "%.1f") for x in (
                 g(4096, 1, "blk_write_us"), g(4096, 1, "kv_write_us"), g(512, 1, "blk_write_us"),
-                g(512, 1, "kv_write_us"), g(32768, 64, "kv_write_us"),
-                g(32768, 64, "blk_write_us"), g(8192, 1, "blk_read_us"),
+                g(512, 1, "kv_write_us"), g(32768, 64, "blk_write_us"),
+                g(32768, 64, "kv_write_us"), g(8192, 1, "blk_read_us"),
                 g(32768, 1, "blk_read_us"), g(8192, 1, "kv_read_us"), g(32768, 1, "kv_read_us"),
                 g(4096, 1, "blk_read_us"), g(4096, 1, "kv_read_us"))))
     return rec

@@ -149,6 +149,16 @@ def dips(curve):
             curve[str(k)]["mb_per_s"] <= (1 - MARGIN) * curve[str(prev[k])]["mb_per_s"]]
 
 
+def whole_range(curve):
+    """'lo-hi' MB/s over the sizes that are whole 4 KiB units, naming the slowest."""
+    w = {int(k): p["mb_per_s"] for k, p in curve.items() if int(k) % 4 == 0}
+    if not w:
+        return "n/a"
+    lo = min(w, key=w.get)
+    return "%.0f-%.0f (the slowest, %d KiB%s)" % (w[lo], max(w.values()), lo,
+                                                 ", the first measured" if lo == min(w) else "")
+
+
 def judge(m):
     curve, r4 = m["curve"], m["random4k"]
     if len(curve) >= len(SIZES_KIB) // 2:
@@ -195,13 +205,12 @@ def analyze(raw, scale):
                       "512-byte LBAs a sequential write that ends inside a unit leaves that unit "
                       "to be read-modify-written by the next write, which programs it a second "
                       "time (25 KiB = 6.25 units programs 7) and merges it on the controller "
-                      "CPU; whole-unit sizes (%s KiB) run at the NAND's pace. So kvftl's block "
+                      "CPU; whole-unit sizes run at %s MB/s. So kvftl's block "
                       "FTL has a zig-zag too, at every non-multiple of its 4 KiB mapping unit "
                       "rather than at the KV-SSD's page-fit sizes (char-fig5, by construction "
                       "there); the paper's block SSD showed none (a 4 KiB-formatted namespace, "
                       "or a firmware that buffers partial units, would not). " % (
-                          ", ".join(map(str, d)), ", ".join(
-                              str(k) for k in sorted(int(x) for x in m["curve"]) if k % 4 == 0)))
+                          ", ".join(map(str, d)), whole_range(m["curve"])))
     else:
         rec["why"] = ("the block FTL maps 4 KiB units and programs them into pages as they come, "
                       "so bandwidth follows bytes per write, with no page-fit boundary (the KV "

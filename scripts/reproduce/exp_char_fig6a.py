@@ -26,14 +26,13 @@ import versus as V
 NAME = "char-fig6a"
 FIGURE = "Characterization Fig. 6a"
 PAPER = "RocksDB on the block SSD: no GC triggered and no drastic drop under random updates"
-FILL = 20           # percent of ext4's free space, in key + value bytes
-# updates per key: the paper rewrote its 80 % fill once; a 30 % fill
-# rewritten once left the device half free (a first run: 28 of 64 stripes
-# free after, no GC at all), so the keys are rewritten REWRITES times to
-# make the device collect garbage; RocksDB then holds up to ~2.8x its data
-# (obsolete L0 files awaiting compaction), which ran a 30 % fill out of
-# space (a second run: 26 065 of 39 918 updates failed), hence FILL = 20
-REWRITES = 3
+FILL = 30           # percent of ext4's free space, in key + value bytes
+# updates per key, as the paper (which rewrote its 80 % fill once). Tried and
+# dropped: 3 rewrites of a 30 % fill (26 065 of 39 918 updates failed) and of
+# a 20 % fill (4 000 of 26 610 failed): RocksDB's obsolete files awaiting
+# compaction, which falls behind in the emulated guest, filled ext4. With
+# one rewrite of 30 % the device may never need GC: the page says so.
+REWRITES = 1
 CHUNKS = 8
 PAIR = 4096 + 16
 GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 64, "pages-per-block": 64}
@@ -49,11 +48,11 @@ TARGET = ("no foreground GC and no drastic drop for RocksDB on the block SSD und
 SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=64, "
          "pages-per-block=64 (256 MiB), command-set=nvm, latency=on; ext4; kvbench rocksdb "
          "engine, 16-byte keys, 4 KiB values: fill %d %% of the free space, then one uniform "
-         "update per key, %d times over, throughput per eighth of the updates (%d chunks). "
+         "update per key, %d time(s) over, throughput per eighth of the updates (%d chunks). "
          % (FILL, REWRITES, CHUNKS))
 SETUP += V.ROCKSDB_NOTE
 SCALE = ("paper: 80 %% of a 3.84 TB drive, rewritten once; here %d %% of ext4's free space on "
-         "a 256 MiB device, rewritten %d times" % (FILL, REWRITES))
+         "a 256 MiB device, rewritten %d time(s)" % (FILL, REWRITES))
 
 KEYS_SH = "K=$(( $(stat -f -c '%%a*%%S' %s) * %d / 100 / %d ))" % (V.MNT, FILL, PAIR)
 
@@ -145,8 +144,11 @@ def judge(m):
         drop_ours = "slowest chunk %.2fx the median" % worst
     else:
         drop, drop_ours = None, "n/a"
+    untested = fg is True and gc.get("gc_runs") == 0
     return [V.claim("no foreground GC for RocksDB on the block SSD", "none triggered",
-                    fg_ours, CRITERIA["no_fg_gc"], fg),
+                    fg_ours, CRITERIA["no_fg_gc"], fg,
+                    note="the device never collected garbage: not tested under pressure"
+                    if untested else ""),
             V.claim("no drastic performance drop during random updates", "no drastic drop",
                     drop_ours, CRITERIA["no_drop"], drop)]
 

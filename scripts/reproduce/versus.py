@@ -7,10 +7,11 @@ the characterization paper) and Samsung's SDC 2017 slides ("Key Value SSD
 Explained").
 
 The paper ran one PM983 with KV firmware and one with block firmware; here
-one `-device kvssd` model is booted twice with identical properties but
-`command-set` (kv, or nvm: the block personality, docs/kvftl.md), so both
-personalities run on the same NAND model, timing and page buffer. The block
-boot has the device as /dev/nvme0n1 (its generic node /dev/ng0n1).
+two `-device kvssd` with identical properties but `command-set` (kv, or
+nvm: the block personality, docs/kvftl.md) are attached to one guest
+(run-guest.sh --block), so both personalities run on the same NAND model,
+timing, page buffer and firmware-time rules; the guest finds them as
+$KVSSD_DEVICE and $KVSSD_BLOCK_DEVICE.
 
 Three kinds of numbers, never mixed in one ratio:
 
