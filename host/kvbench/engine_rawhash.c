@@ -21,7 +21,8 @@
  * that the index rebuilt from the device on reopen does not resurrect the
  * key; tombstones are kept (in the index and relocated by defragmentation):
  * dropping one safely needs to know no older copy of the key survives on
- * the device, which this store does not track.
+ * the device, which this store does not track. A delete of a missing key
+ * succeeds and writes nothing, as the KV-SSD's Delete does without EDNEK.
  *
  * Defragmentation: a sealed block whose live bytes fall below
  * defrag_lwm_pct % is queued; each write then defragments at most one
@@ -520,12 +521,11 @@ static int write_record(struct rh_store *s, const uint8_t *k, uint32_t kl, const
     struct rh_entry *e = lookup(s, d0, d1, flags != RH_TOMBSTONE);
     int rc = 0;
     if (!e) {
-        rc = flags == RH_TOMBSTONE ? -KVSSD_ERR_KEY_NOT_FOUND : -KVSSD_ERR_CAPACITY;
+        rc = flags == RH_TOMBSTONE ? 0 : -KVSSD_ERR_CAPACITY; /* a delete of a key never seen */
         goto out;
     }
     if (flags == RH_TOMBSTONE && (e->off == RH_NONE || (e->flags & RH_TOMBSTONE))) {
-        rc = -KVSSD_ERR_KEY_NOT_FOUND;
-        goto out;
+        goto out; /* nothing to delete: success, as the KV-SSD's Delete without EDNEK */
     }
     struct rh_rec_hdr h = {
         .value_len = vl, .gen = ++s->gen, .key_len = (uint16_t)kl, .flags = (uint16_t)flags};
