@@ -152,6 +152,14 @@ def render(results, order, docs_dir):
         L.append("*Ours:* %s  " % r.get("ours", "n/a"))
         L.append("*Match:* %s — %s" % (VERDICT.get(r.get("met"), r.get("met")), r.get("why", "")))
         L.append("")
+        for rep in r.get("repeats", []):
+            # another run of the same commit and scale: its verdicts beside this one's
+            L.append("*Repeat (%s):* %s — %s; claims: %s" % (
+                rep.get("run_at", "?"), VERDICT.get(rep.get("met"), rep.get("met")),
+                rep.get("ours", ""), "; ".join("%s %s (%s)" % (
+                    c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
+                    for c in rep.get("claims", []))))
+            L.append("")
         if r.get("setup"):
             L.append("*Setup:* " + r["setup"])
             L.append("")

@@ -311,6 +311,16 @@ class KVBlockFig4(unittest.TestCase):
                           "1.20x | " + X4.CRITERIA["qd64_write"] + " | no |", page)
             self.assertIn("| char-fig4 | Characterization Fig. 4: ", page)
 
+    def test_repeat_line(self):
+        """A second run's verdicts are printed under the first's, claim by claim."""
+        rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER, target=X4.TARGET,
+                   figures=[], repeats=[{"run_at": "2026-11-25 06:00", "met": False,
+                                         "ours": "0 of 6", "claims": [dict(
+                                             self.rec["claims"][0], holds=False)]}])
+        page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], "/tmp")
+        self.assertIn("*Repeat (2026-11-25 06:00):* no — 0 of 6; claims: KV write latency up "
+                      "to 5.4x block's for values spanning flash pages 3.00x (no)", page)
+
     def test_nothing_measured(self):
         rec = X4.analyze({}, 1.0)
         self.assertIsNone(rec["met"])
