@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <kvssd/libkvssd.h>
+#include <kvssd_version.h>
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -77,6 +78,7 @@ static void usage(FILE *f)
         "      --prefix P            iter: key prefix\n"
         "      --values              iter: print values too\n"
         "      --yes                 format: really erase\n"
+        "      --version             print the version (and the git describe of the build)\n"
         "  -h, --help                this text\n");
 }
 
@@ -745,7 +747,8 @@ int main(int argc, char **argv)
         O_MAX_KEYS,
         O_PREFIX,
         O_VALUES,
-        O_YES
+        O_YES,
+        O_VERSION
     };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},
@@ -765,6 +768,7 @@ int main(int argc, char **argv)
         {"prefix", required_argument, NULL, O_PREFIX},
         {"values", no_argument, NULL, O_VALUES},
         {"yes", no_argument, NULL, O_YES},
+        {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -829,6 +833,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case O_VERSION:
+            kvssd_print_version("kvssd");
             return 0;
         default:
             usage(stderr);
