@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <kvssd_version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,8 @@ static void usage(FILE *f)
         fprintf(f, "  --%-16s %s.%s%s\n", flags[i].name, flags[i].group, flags[i].key,
                 flags[i].has_arg ? "" : " (no argument)");
     }
-    fprintf(
-        f, "  --list-presets\n  -h, --help\nSee docs/host.md and docs/kvbench.md for every key.\n");
+    fprintf(f, "  --list-presets\n  --version\n  -h, --help\nSee docs/host.md and docs/kvbench.md "
+               "for every key.\n");
 }
 
 int main(int argc, char **argv)
@@ -109,6 +110,13 @@ int main(int argc, char **argv)
     bool calibrate = false, baseline = false;
 
     kb_config_default(&c);
+    /* --version anywhere before "--" (kvbench --version, kvbench run --version) */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--version")) {
+            kvssd_print_version("kvbench");
+            return 0;
+        }
+    }
     if (argc > 1 && (!strcmp(argv[1], "calibrate") || !strcmp(argv[1], "run") ||
                      !strcmp(argv[1], "baseline"))) {
         calibrate = argv[1][0] == 'c';
