@@ -38,6 +38,7 @@
 #include <kvftl/block.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
+#include <kvssd_version.h>
 
 #include "admin.h"     /* hw/kvssd: the command sets and their slice budgets */
 #include "cmdset.h"
@@ -83,6 +84,7 @@ static void usage(FILE *f)
         "                         FTL check in device slices; print each one's worst slice\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
+        "  --version              print the version (and the git describe of the build)\n"
         "  --help                 this text\n"
         "firmware tunables (include/kvftl/tunables.def; numbers take suffixes K, M, G; default:\n"
         "the preset's, except --index-dram-bytes: enough to cache the whole index):\n");
@@ -179,6 +181,7 @@ static void parse(int argc, char **argv, struct opts *o)
         O_JSON,
         O_SLICES,
         O_HELP,
+        O_VERSION,
         O_TUNABLE /* + the tunable's index */
     };
     static const struct option fixed[] = {
@@ -194,6 +197,7 @@ static void parse(int argc, char **argv, struct opts *o)
         {"json", no_argument, NULL, O_JSON},
         {"slices", no_argument, NULL, O_SLICES},
         {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
     };
     size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
     struct option *lo = calloc(nfixed + kvftl_tunable_count + 1, sizeof(*lo));
@@ -274,6 +278,9 @@ static void parse(int argc, char **argv, struct opts *o)
             break;
         case O_HELP:
             usage(stdout);
+            exit(0);
+        case O_VERSION:
+            kvssd_print_version("kvftl-bench");
             exit(0);
         default:
             if (c >= O_TUNABLE && (size_t)(c - O_TUNABLE) < kvftl_tunable_count) {
