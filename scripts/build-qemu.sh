@@ -4,31 +4,77 @@
 # Build qemu-system-x86_64 with the kvssd device (hw/kvssd + kvftl) and the
 # kvssd qtests.
 #
-# QEMU 10.0.x source comes from (first match):
-#   QEMU_SRC=DIR        an unpacked QEMU source tree (used in place)
-#   QEMU_TARBALL=FILE   a qemu-10.0.x.tar.xz (unpacked into the cache)
-#   default             Debian trixie's source package (`apt-get source qemu`
-#                       through a private sources list: the machine's own apt
-#                       configuration is not touched)
-# The source and build live in KVSSD_CACHE/qemu (default
-# ${XDG_CACHE_HOME:-$HOME/.cache}/kvssd/qemu), outside the project tree, so a
-# re-run after a change to our files rebuilds only those files.
+# Usage: scripts/build-qemu.sh [--qemu 10.0|10.2] [--qemu-tarball FILE]
+#   --qemu SERIES        the QEMU series (default 10.2, or $KVSSD_QEMU); the
+#                        device's API differences are in hw/kvssd/compat.h
+#   --qemu-tarball FILE  an upstream qemu-SERIES.x.tar.xz (or $QEMU_TARBALL)
 #
-# Our files are symlinked into QEMU_TREE/hw/kvssd (device, firmware,
-# include/) and QEMU_TREE/tests/qtest (kvssd-test.c, kvssd-*-test.c). The only QEMU files
+# QEMU source comes from (first match):
+#   QEMU_SRC=DIR         your own QEMU tree (10.0.x or 10.2.x). It is only
+#                        read: rsync copies it (without .git and build dirs)
+#                        to $KVSSD_CACHE/qemu-own/HASH/src, and the copy gets
+#                        our files and is built
+#   --qemu-tarball FILE  unpacked into the series' cache
+#   default              Debian's source package (`apt-get source` through a
+#                        private sources list and apt state in the cache: the
+#                        machine's own apt configuration is not touched):
+#                        10.0 from trixie, 10.2 = 1:10.2.2+ds-1 from sid
+# Each series has its own cache (source, build dirs, lock): $KVSSD_CACHE/qemu
+# for 10.0 (where it always was), $KVSSD_CACHE/qemu-10.2 for 10.2
+# ($KVSSD_CACHE: ${XDG_CACHE_HOME:-$HOME/.cache}/kvssd), outside the project
+# tree, so a re-run after a change to our files rebuilds only those files.
+#
+# Our files are symlinked into the cached tree's hw/kvssd (device, firmware,
+# include/) and tests/qtest (kvssd-*.c, kvssd-*.h). The only QEMU files
 # changed are hw/meson.build, hw/Kconfig and tests/qtest/meson.build, each by
-# one appended/inserted line that registers kvssd.
+# one appended/inserted line that registers kvssd (scripts/lib/qemu-tree.sh;
+# scripts/export-patches.sh makes the same change as a git patch series).
 #
 # KVSSD_QEMU_ASAN=1 builds a second tree (build-asan) configured with
 # --enable-asan --enable-ubsan, for the randomized qtest.
 # KVSSD_QEMU_TARGETS: ninja targets (default: the emulator and the qtests).
+# KVSSD_QEMU_PRINT_SOURCE=1: fetch the pristine source, print its directory
+# and stop (scripts/export-patches.sh).
 #
 # The last line of stdout is the path of the built qemu-system-x86_64.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/qemu-tree.sh"
 
-QEMU_WANT_SERIES=10.0
-cache=$KVSSD_CACHE/qemu
+usage() { sed -n '4,39p' "$0" | sed 's/^# \{0,1\}//'; }
+series=${KVSSD_QEMU:-$KVSSD_QEMU_DEFAULT}
+tarball=${QEMU_TARBALL:-}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --qemu) [ $# -ge 2 ] || die "--qemu needs a value: ${KVSSD_QEMU_SERIES[*]}"; series=$2; shift 2 ;;
+    --qemu=*) series=${1#--qemu=}; shift ;;
+    --qemu-tarball) [ $# -ge 2 ] || die "--qemu-tarball needs a file"; tarball=$2; shift 2 ;;
+    --qemu-tarball=*) tarball=${1#--qemu-tarball=}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+kvssd_qemu_check_series "$series"
+if [ -n "$tarball" ]; then
+    [ -f "$tarball" ] || die "--qemu-tarball $tarball is not a file"
+    tarball=$(cd "$(dirname "$tarball")" && pwd)/$(basename "$tarball")
+fi
+
+case $series in
+10.0) cache=$KVSSD_CACHE/qemu debian_suite=trixie debian_pkg=qemu ;;
+10.2) cache=$KVSSD_CACHE/qemu-10.2 debian_suite=sid debian_pkg=qemu=1:10.2.2+ds-1 ;;
+esac
+user_tree=
+if [ -n "${QEMU_SRC:-}" ]; then
+    [ -d "$QEMU_SRC" ] || die "QEMU_SRC=$QEMU_SRC is not a directory"
+    user_tree=$(cd "$QEMU_SRC" && pwd -P)
+    [ -f "$user_tree/VERSION" ] || die "QEMU_SRC=$QEMU_SRC is not a QEMU source tree (no VERSION file)"
+    case $(cat "$user_tree/VERSION") in
+    10.0.* | 10.1.* | 10.2.*) ;;
+    *) log "warning: QEMU_SRC is QEMU $(cat "$user_tree/VERSION"); the device is built and tested on ${KVSSD_QEMU_SERIES[*]}" ;;
+    esac
+    cache=$KVSSD_CACHE/qemu-own/$(echo "$user_tree" | md5sum | cut -c1-8)
+fi
 asan=${KVSSD_QEMU_ASAN:-0}
 mkdir -p "$cache"
 # One build at a time: the cached tree is shared by every checkout and job
@@ -46,9 +92,9 @@ ensure_packages build-essential dpkg-dev ninja-build pkg-config python3 \
 # QEMU 10 wants meson >= 1.5 (bookworm has 1.0.1) and its tests pycotap. Its
 # configure builds a venv on top of the Python it is given (--python) and
 # takes meson from there. PYTHON, else a python3 that has both already (a
-# development machine's own Python), else a private venv in the cache with
-# both installed from PyPI: the system Python is never touched (Debian's
-# refuses pip installs anyway, PEP 668).
+# development machine's own Python), else a private venv (one for every
+# series) with both installed from PyPI: the system Python is never touched
+# (Debian's refuses pip installs anyway, PEP 668).
 python_ok() { # PYTHON - it runs and has meson >= 1.5 and pycotap
     [ -n "$1" ] && "$1" - <<'PY' >/dev/null 2>&1
 import sys, mesonbuild.coredata as c, pycotap
@@ -56,7 +102,7 @@ v = tuple(int(x) for x in c.version.split('.')[:2])
 sys.exit(0 if v >= (1, 5) else 1)
 PY
 }
-venv=$cache/python
+venv=$KVSSD_CACHE/qemu/python
 pick_python() { # sets python
     python=${PYTHON:-}
     if [ -n "$python" ]; then
@@ -85,54 +131,82 @@ fetch_debian_source() {
     local apt=$cache/apt list
     mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$cache/src"
     list=$apt/sources.list
-    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$list"
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $debian_suite main" >"$list"
     local o=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache::Archives=$apt/archives"
              -o APT::Sandbox::User=root)
-    log "fetching QEMU source from Debian trixie (apt-get source qemu)"
-    apt-get "${o[@]}" update -q >&2 || die "apt-get update (trixie deb-src) failed"
-    (cd "$cache/src" && apt-get "${o[@]}" source -q qemu >&2) || die "apt-get source qemu failed"
+    log "fetching QEMU source from Debian $debian_suite (apt-get source $debian_pkg)"
+    apt-get "${o[@]}" update -q >&2 || die "apt-get update ($debian_suite deb-src) failed"
+    (cd "$cache/src" && apt-get "${o[@]}" source -q "$debian_pkg" >&2) ||
+        die "apt-get source $debian_pkg failed (Debian $debian_suite moved on? use --qemu-tarball or QEMU_SRC)"
+}
+# series_trees - the unpacked trees of this series in the cache, oldest first
+series_trees() {
+    ls -d "$cache"/src/qemu-$series.* 2>/dev/null | grep -v '\.tar' | sort -V || true
 }
 
-if [ -n "${QEMU_SRC:-}" ]; then
-    tree=$(cd "$QEMU_SRC" && pwd)
-    build_base=$cache/build-$(echo "$tree" | md5sum | cut -c1-8)
+build_base=$cache/build
+if [ -n "$user_tree" ]; then
+    # A copy: never a write (rm, sed, symlink) inside a tree the user owns.
+    # rsync keeps mtimes, so an unchanged file is not rebuilt; the files we
+    # change are left out here and written from the user's below.
+    ensure_packages rsync
+    tree=$cache/src
+    mkdir -p "$tree"
+    log "copying QEMU_SRC=$user_tree to $tree (QEMU_SRC itself is only read)"
+    rsync -a --delete --exclude=/.git --exclude='/build*/' --exclude=/subprojects/dtc \
+        --exclude=/hw/kvssd --exclude='/tests/qtest/kvssd-*' \
+        --exclude=/hw/meson.build --exclude=/hw/Kconfig --exclude=/tests/qtest/meson.build \
+        "$user_tree/" "$tree/" || die "cannot copy QEMU_SRC=$user_tree to $tree"
+    origin=$user_tree
 else
-    if [ -n "${QEMU_TARBALL:-}" ]; then
-        stamp=$cache/src/.from-$(basename "$QEMU_TARBALL")
-        if [ ! -e "$stamp" ]; then
+    if [ -n "$tarball" ]; then
+        stamp=$cache/src/.from-$(basename "$tarball")
+        if [ ! -s "$stamp" ]; then
             mkdir -p "$cache/src"
-            log "unpacking $QEMU_TARBALL"
-            tar -C "$cache/src" -xf "$QEMU_TARBALL" || die "cannot unpack $QEMU_TARBALL"
-            touch "$stamp"
+            log "unpacking $tarball"
+            top=$(tar -tf "$tarball" | head -1 | cut -d/ -f1) || die "cannot read $tarball"
+            case $top in
+            qemu-$series.*) ;;
+            *) die "--qemu-tarball $tarball holds '$top', not a qemu-$series.x tree (--qemu $series)" ;;
+            esac
+            tar -C "$cache/src" -xf "$tarball" || die "cannot unpack $tarball"
+            echo "$top" >"$stamp"
+        fi
+        tree=$cache/src/$(cat "$stamp")
+        # a tree of its own, apart from the Debian one's
+        build_base=$cache/build-$(basename "$tree")
+    else
+        tree=$(series_trees | grep -- '+ds$' | tail -1)
+        if [ -z "$tree" ]; then
+            fetch_debian_source
+            tree=$(series_trees | grep -- '+ds$' | tail -1)
+            [ -n "$tree" ] || die "apt-get source $debian_pkg gave no qemu-$series.x tree in $cache/src (use --qemu-tarball or QEMU_SRC)"
         fi
     fi
-    tree=$(ls -d "$cache"/src/qemu-$QEMU_WANT_SERIES* 2>/dev/null | grep -v '\.tar' | sort -V | tail -1 || true)
-    if [ -z "$tree" ]; then
-        [ -z "${QEMU_TARBALL:-}" ] || die "$QEMU_TARBALL did not unpack to a qemu-$QEMU_WANT_SERIES.x directory"
-        fetch_debian_source
-        tree=$(ls -d "$cache"/src/qemu-$QEMU_WANT_SERIES* 2>/dev/null | grep -v '\.tar' | sort -V | tail -1 || true)
-        [ -n "$tree" ] || die "apt-get source qemu gave no qemu-$QEMU_WANT_SERIES.x tree in $cache/src (trixie moved on? use QEMU_SRC or QEMU_TARBALL)"
-    fi
-    build_base=$cache/build
+    origin=$tree
 fi
 [ -f "$tree/VERSION" ] || die "$tree is not a QEMU source tree (no VERSION file)"
-case $(cat "$tree/VERSION") in
-$QEMU_WANT_SERIES.*) ;;
-*) log "warning: $tree is QEMU $(cat "$tree/VERSION"), the device is written for $QEMU_WANT_SERIES.x" ;;
-esac
+if [ -z "$user_tree" ]; then
+    case $(cat "$tree/VERSION") in
+    $series.*) ;;
+    *) die "$tree is QEMU $(cat "$tree/VERSION"), not $series.x" ;;
+    esac
+fi
+if [ "${KVSSD_QEMU_PRINT_SOURCE:-0}" = 1 ]; then
+    echo "$origin"
+    exit 0
+fi
 # Use the system libfdt: the dtc subproject would be fetched with git.
 rm -rf "$tree/subprojects/dtc"
 
-# ---- 2. our files into QEMU's tree ------------------------------------------
+# ---- 2. our files into the cached tree --------------------------------------
 dev=$tree/hw/kvssd
 mkdir -p "$dev"
 # Drop links to files that no longer exist, then link what is there now.
 find "$dev" -maxdepth 1 -type l ! -exec test -e {} \; -delete
-for f in "$KVSSD_TOP"/hw/kvssd/*.c "$KVSSD_TOP"/hw/kvssd/*.h "$KVSSD_TOP"/hw/kvssd/*.def \
-         "$KVSSD_TOP"/hw/kvssd/trace-events \
-         "$KVSSD_TOP"/hw/kvssd/Kconfig; do
-    [ -e "$f" ] && ln -sfn "$f" "$dev/$(basename "$f")"
+for f in $(kvssd_qemu_device_files); do
+    ln -sfn "$KVSSD_TOP/hw/kvssd/$f" "$dev/$f"
 done
 ln -sfn "$KVSSD_TOP/include" "$dev/include"
 ln -sfn "$KVSSD_TOP/kvftl" "$dev/kvftl"
@@ -150,54 +224,25 @@ if [ "$(cat "$dev/.checkout" 2>/dev/null)" != "$KVSSD_TOP" ]; then
     echo "$KVSSD_TOP" >"$dev/.checkout"
 fi
 
-# hw/kvssd/meson.build inside QEMU: our template with the file lists filled
-# in (firmware sources change as kvftl grows; QEMU-free command-set files are
-# linked only once they exist).
-list_files() { # DIR GLOB... -> "'a.c', 'b.c'"
-    local d=$1 out= f
-    shift
-    for f in "$@"; do
-        [ -e "$d/$f" ] && out+="'$f', "
-    done
-    echo "${out%, }"
-}
-fw_files=$(cd "$KVSSD_TOP/kvftl" 2>/dev/null && list_files . *.c | sed "s/'\\([^']*\\)'/'kvftl\\/\\1'/g" || true)
-cmdset_files=$(list_files "$KVSSD_TOP/hw/kvssd" kv.c inline.c admin.c)
-tmp=$(mktemp)
-sed -e "s|@FIRMWARE_SOURCES@|$fw_files|" -e "s|@CMDSET_SOURCES@|$cmdset_files|" \
-    "$KVSSD_TOP/hw/kvssd/meson.qemu.build" >"$tmp"
-cmp -s "$tmp" "$dev/meson.build" 2>/dev/null && rm -f "$tmp" || mv "$tmp" "$dev/meson.build"
+# hw/kvssd/meson.build and the three registrations, each written only when
+# its content changes (an unchanged file keeps its mtime: no reconfigure).
+kvssd_qemu_meson "$dev/meson.build.new"
+kvssd_qemu_replace "$dev/meson.build" "$dev/meson.build.new"
+kvssd_qemu_register_hw_meson "$origin/hw/meson.build" "$tree/hw/meson.build.new"
+kvssd_qemu_replace "$tree/hw/meson.build" "$tree/hw/meson.build.new"
+kvssd_qemu_register_hw_kconfig "$origin/hw/Kconfig" "$tree/hw/Kconfig.new"
+kvssd_qemu_replace "$tree/hw/Kconfig" "$tree/hw/Kconfig.new"
+kvssd_qemu_register_qtests "$origin/tests/qtest/meson.build" "$tree/tests/qtest/meson.build.new"
+kvssd_qemu_replace "$tree/tests/qtest/meson.build" "$tree/tests/qtest/meson.build.new"
 
-grep -q "subdir('kvssd')" "$tree/hw/meson.build" || echo "subdir('kvssd')" >>"$tree/hw/meson.build"
-grep -q 'source kvssd/Kconfig' "$tree/hw/Kconfig" || echo 'source kvssd/Kconfig' >>"$tree/hw/Kconfig"
-
-# qtests: link the sources and register them for x86_64 (one inserted line
-# after the qtests_x86_64 assignment, rewritten when the set of tests changes).
-qtests=
-for f in "$KVSSD_TOP"/tests/qtest/kvssd-*.h; do
-    ln -sfn "$f" "$tree/tests/qtest/$(basename "$f")"
+# qtests: link the sources (registered above for x86_64).
+find "$tree/tests/qtest" -maxdepth 1 -name 'kvssd-*' -type l ! -exec test -e {} \; -delete
+for f in $(kvssd_qemu_qtest_files); do
+    ln -sfn "$KVSSD_TOP/tests/qtest/$f" "$tree/tests/qtest/$f"
 done
-for f in "$KVSSD_TOP"/tests/qtest/kvssd-*.c; do
-    [ -e "$f" ] || continue
-    ln -sfn "$f" "$tree/tests/qtest/$(basename "$f")"
-    qtests+="'$(basename "$f" .c)', "
-done
-qtm=$tree/tests/qtest/meson.build
-want="qtests_x86_64 += (config_all_devices.has_key('CONFIG_KVSSD') ? [${qtests%, }] : []) # kvssd"
-if ! grep -qxF "$want" "$qtm" || [ "$(grep -c CONFIG_KVSSD "$qtm")" != 1 ]; then
-    sed -i '/CONFIG_KVSSD/d' "$qtm"
-    line=$(grep -n '^qtests_x86_64 = ' "$qtm" | head -1 | cut -d: -f1)
-    [ -n "$line" ] || die "cannot find qtests_x86_64 in $qtm"
-    # the first top-level assignment after the (possibly multi-line) qtests_x86_64
-    end=$(awk -v s="$line" 'NR>s && /^[a-z_0-9]+ *[+]?= / {print NR; exit}' "$qtm")
-    [ -n "$end" ] || die "cannot find the end of qtests_x86_64 in $qtm"
-    sed -i "${end}i $want" "$qtm"
-fi
 
 # ---- 3. configure and build -------------------------------------------------
-configure_args=(--target-list=x86_64-softmmu --without-default-features --enable-tcg
-    --enable-kvm --enable-fdt=system --disable-install-blobs --disable-docs
-    --disable-werror)
+configure_args=("${KVSSD_QEMU_CONFIGURE_ARGS[@]}")
 
 qtest_targets() {
     local f

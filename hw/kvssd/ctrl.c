@@ -24,6 +24,7 @@
 #include "qemu/units.h"
 #include "system/system.h"
 
+#include "compat.h"
 #include "kvssd.h"
 #include "trace.h"
 
@@ -511,7 +512,7 @@ static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
                            kvftl_preset_names[2], v[2]);
 }
 
-static void kvssd_class_init(ObjectClass *oc, void *data)
+static void kvssd_class_init(ObjectClass *oc, KvssdClassData data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
