@@ -33,8 +33,8 @@
 # KVSSD_QEMU_ASAN=1 builds a second tree (build-asan) configured with
 # --enable-asan --enable-ubsan, for the randomized qtest.
 # KVSSD_QEMU_TARGETS: ninja targets (default: the emulator and the qtests).
-# KVSSD_QEMU_PRINT_SOURCE=1: fetch the pristine source, print its directory
-# and stop (scripts/export-patches.sh).
+# KVSSD_QEMU_PRINT_SOURCE=1: fetch the source, print its directory (QEMU_SRC,
+# or the cached tree) and stop (scripts/export-patches.sh).
 #
 # The last line of stdout is the path of the built qemu-system-x86_64.
 set -euo pipefail

@@ -6,7 +6,7 @@
 
 # The QEMU series the device builds on: compat.h maps the API differences.
 KVSSD_QEMU_SERIES=(10.0 10.2)
-KVSSD_QEMU_DEFAULT=10.0
+KVSSD_QEMU_DEFAULT=10.2
 # QEMU's configure flags for the device (build-qemu.sh; docs/guest.md shows
 # them for a tree patched with export-patches.sh): x86_64 only, nothing
 # optional, the system libfdt (the dtc subproject would be fetched with git).

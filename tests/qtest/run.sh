@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The device qtests: builds QEMU with the kvssd device (scripts/build-qemu.sh,
-# plus the AddressSanitizer/UBSan tree), then runs
+# The device qtests, on every QEMU series of KVSSD_QTEST_QEMU (default
+# "10.0 10.2"; scripts/build-qemu.sh --qemu, each series cached apart): builds
+# QEMU with the kvssd device (plus, for the series of KVSSD_QTEST_ASAN_QEMU,
+# default 10.0, the AddressSanitizer/UBSan tree: the device and firmware code
+# it checks is the same on every series), then runs
 #   - kvssd-test        every register/admin/DMA/KV case, on both builds;
 #   - kvssd-fuzz-test   >= 100,000 random commands and queue operations on
 #                       both builds (with the attack classes of docs/device.md
@@ -13,7 +16,7 @@
 #   - kvssd-*-test      every other qtest (robustness: hostile commands,
 #                       damaged images, the nvm personality), on both builds;
 #   - realize checks    invalid properties fail with a sentence.
-# Prints one TAP line per case ("ok N - name" / "not ok N - name") and exits
+# Prints one TAP line per case ("ok N - [SERIES] name" / "not ok N - ...") and exits
 # non-zero if any failed. Environment: KVSSD_FUZZ_COMMANDS (default 100000),
 # KVSSD_QTEST_SEED (the random test's seed, default 1: every run is the same
 # run; the seed is printed), KVSSD_QTEST_ASAN=0 to skip the ASan build,
@@ -35,19 +38,23 @@ asan=${KVSSD_QTEST_ASAN:-1}
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 
-if ! qemu=$(KVSSD_QEMU_ASAN=$asan scripts/build-qemu.sh 2>"$logdir/build.log" | tail -n1) ||
+# run_series SERIES - build QEMU SERIES with the device and run every qtest on it.
+run_series() {
+local series=$1 asan=$asan qemu build
+case " ${KVSSD_QTEST_ASAN_QEMU:-10.0} " in *" $series "*) ;; *) asan=0 ;; esac
+if ! qemu=$(KVSSD_QEMU_ASAN=$asan scripts/build-qemu.sh --qemu "$series" 2>"$logdir/build-$series.log" | tail -n1) ||
    [ ! -x "$qemu" ]; then
-    tail -30 "$logdir/build.log" >&2
-    tap "not ok" "scripts/build-qemu.sh"
-    exit 1
+    tail -30 "$logdir/build-$series.log" >&2
+    tap "not ok" "[$series] scripts/build-qemu.sh --qemu $series"
+    return
 fi
 build=$(dirname "$qemu")
-tap ok "scripts/build-qemu.sh builds $qemu"
+tap ok "[$series] scripts/build-qemu.sh --qemu $series builds $qemu"
 
 # run_qtest BUILD-DIR TEST LABEL [MACHINE] - run one qtest binary, relay its TAP lines.
 run_qtest() {
-    local dir=$1 test=$2 label=$3 rc
-    local out=$logdir/$test-$label.out
+    local dir=$1 test=$2 label=$series${3:+ $3} rc
+    local out=$logdir/$test-${label// /-}.out
     (cd "$dir" && QTEST_QEMU_BINARY=./qemu-system-x86_64 KVSSD_QTEST_MACHINE=${4:-pc} \
         ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -107,10 +114,10 @@ check_realize() { # PROPS EXPECTED-SUBSTRING
     out=$("$qemu" -L /usr/share/seabios -L /usr/share/qemu -machine pc -accel qtest \
           -display none -nodefaults -device "kvssd,$1" 2>&1 </dev/null)
     if [ $? -ne 0 ] && grep -qF "$2" <<<"$out"; then
-        tap ok "realize refuses $1 ($2)"
+        tap ok "[$series] realize refuses $1 ($2)"
     else
         echo "$out" | tail -3 >&2
-        tap "not ok" "realize refuses $1"
+        tap "not ok" "[$series] realize refuses $1"
     fi
 }
 check_realize max-ioqpairs=65 "max-ioqpairs is 65; it must be from 1 to 64"
@@ -126,4 +133,9 @@ check_realize placement-unit-bytes=1024,large-blob-unit-bytes=2048 \
 check_realize preset=pm983,page-data-bytes=2048 \
     "page_data_bytes is 2048; it must be 0 (the whole page) or a multiple of the large blob unit (1) from 4096 to page_size_bytes (32768)"
 
+}
+
+for series in ${KVSSD_QTEST_QEMU:-10.0 10.2}; do
+    run_series "$series"
+done
 [ $failed -eq 0 ]
