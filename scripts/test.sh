@@ -72,17 +72,23 @@ setup_failed() {
     echo "not ok - $phase: $step failed: $why" >"$results/$phase.tap"
 }
 
-# qemu_cold_note PHASE - say so before a phase that builds QEMU from cold.
+# qemu_cold_note PHASE - say so before a phase that builds QEMU from cold
+# (qtest: every series of KVSSD_QTEST_QEMU, tests/qtest/run.sh; guest: the
+# default series, scripts/build-qemu.sh).
 qemu_cold_note() {
-    local b=$KVSSD_CACHE/qemu/build
+    local s b
     case $1 in qtest | guest) ;; *) return ;; esac
     [ -z "${QEMU_SRC:-}" ] || return
     [ "$1" = guest ] && [ -n "${QEMU:-}" ] && return
-    if [ "$1" = qtest ] && [ "${KVSSD_QTEST_ASAN:-1}" = 1 ] && [ ! -x "$b-asan/qemu-system-x86_64" ]; then
-        log "   building QEMU 10.0 with the device, plain and ASan trees (cold, 2 cores: ~10-35 min)…"
-    elif [ ! -x "$b/qemu-system-x86_64" ]; then
-        log "   building QEMU 10.0 with the device (cold, 2 cores: ~4-15 min)…"
-    fi
+    for s in $([ "$1" = qtest ] && echo "${KVSSD_QTEST_QEMU:-10.0 10.2}" || echo "${KVSSD_QEMU:-10.2}"); do
+        b=$KVSSD_CACHE/qemu$([ "$s" = 10.0 ] || echo "-$s")/build
+        if [ "$1" = qtest ] && [ "${KVSSD_QTEST_ASAN:-1}" = 1 ] && [ "$s" = "${KVSSD_QTEST_ASAN_QEMU:-10.0}" ] &&
+               [ ! -x "$b-asan/qemu-system-x86_64" ]; then
+            log "   building QEMU $s with the device, plain and ASan trees (cold, 2 cores: ~10-35 min)…"
+        elif [ ! -x "$b/qemu-system-x86_64" ]; then
+            log "   building QEMU $s with the device (cold, 2 cores: ~4-15 min)…"
+        fi
+    done
 }
 
 for phase in $phases; do
