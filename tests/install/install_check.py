@@ -4,12 +4,15 @@
 the way a user or another simulator would.
 
 usage: install_check.py BUILD_ROOT SRC_DIR PREFIX LIBDIR BINDIR MANDIR VERSION
-                        FIRMWARE(0|1) KVBENCH(0|1)
+                        FIRMWARE(0|1) KVBENCH(0|1) RELOCATABLE(0|1)
 
 Checks (TAP, one line each): the expected files are installed; a C
 program builds with `pkg-config --cflags --libs libkvssd` (and, with the
 firmware, `kvftl`) from the installed .pc files alone (they are
-relocatable: PKG_CONFIG_PATH is the only pointer to the tree) and runs;
+relocatable: PKG_CONFIG_PATH is the only pointer to the tree; a build
+directory configured before pkgconfig.relocatable=true became the default
+keeps absolute prefixes, and then copies of the .pc files with the prefix
+pointed at the destdir are used, said in a TAP comment) and runs;
 the installed tools print the project version for --version and find
 libkvssd.so through their rpath. The listing of the tree is printed as TAP
 comments.
@@ -33,17 +36,20 @@ def run(cmd, env=None, **kw):
 
 
 def main():
-    (build, src, prefix, libdir, bindir, mandir, version, firmware,
-     kvbench) = sys.argv[1:10]
+    (build, src, prefix, libdir, bindir, mandir, version, firmware, kvbench,
+     relocatable) = sys.argv[1:11]
     firmware, kvbench = firmware == '1', kvbench == '1'
+    relocatable = relocatable == '1'
     tmp = tempfile.mkdtemp(prefix='kvssd-install-')
     try:
-        return body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvbench)
+        return body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvbench,
+                    relocatable)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvbench):
+def body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvbench,
+         relocatable):
     dest = os.path.join(tmp, 'root')
     r = run(['meson', 'install', '-C', build, '--destdir', dest, '--no-rebuild', '--quiet'])
     if not check(r.returncode == 0, 'meson install --destdir succeeds'):
@@ -77,7 +83,24 @@ def body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvb
     check(pc.returncode == 0 and 'liburing' in pc.stdout.split(),
           'libkvssd.pc: Requires.private names liburing (got %r)' % pc.stdout.strip())
 
-    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(lib, 'pkgconfig'))
+    pcdir = os.path.join(lib, 'pkgconfig')
+    if relocatable:
+        for pc in ('libkvssd.pc', 'kvftl.pc') if firmware else ('libkvssd.pc',):
+            first = open(os.path.join(pcdir, pc)).readline().strip()
+            check(first.startswith('prefix=${pcfiledir}/'),
+                  '%s is relocatable (%s)' % (pc, first))
+    else:
+        print('# pkgconfig.relocatable=false in this build directory (configured before it '
+              'was a default; meson configure -Dpkgconfig.relocatable=true): .pc copies '
+              'with prefix=DESTDIR%s' % prefix)
+        fixed = os.path.join(tmp, 'pc')
+        os.mkdir(fixed)
+        for pc in os.listdir(pcdir):
+            lines = open(os.path.join(pcdir, pc)).read().split('\n')
+            lines = ['prefix=' + root if ln.startswith('prefix=') else ln for ln in lines]
+            open(os.path.join(fixed, pc), 'w').write('\n'.join(lines))
+        pcdir = fixed
+    env = dict(os.environ, PKG_CONFIG_PATH=pcdir)
     consumers = [('libkvssd', 'consumer_kvssd.c')]
     if firmware:
         consumers.append(('kvftl', 'consumer_kvftl.c'))
