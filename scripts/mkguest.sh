@@ -31,6 +31,10 @@ options:
                          which Debian release's linux-image-amd64 to use
   --no-tools             build the guest without libkvssd/kvssd/kvbench
   --rebuild              ignore the cached guest and tools, build again
+  --disk                 build (or reuse) the full-VM guest instead: a Debian
+                         bookworm ext4 disk image with systemd, sshd, Debian's
+                         kernel and this tree's tools installed by meson
+                         (needs root; see docs/guest.md); prints its directory
   -h, --help             this text
 
 environment:
@@ -46,6 +50,7 @@ EOF
 suite=bookworm
 with_tools=1
 rebuild=0
+disk=0
 while [ $# -gt 0 ]; do
     case $1 in
     --debian-kernel)
@@ -54,6 +59,7 @@ while [ $# -gt 0 ]; do
     --debian-kernel=*) suite=${1#*=} ;;
     --no-tools) with_tools=0 ;;
     --rebuild) rebuild=1 ;;
+    --disk) disk=1 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
     esac
@@ -63,6 +69,12 @@ case $suite in
 bookworm|trixie) ;;
 *) die "--debian-kernel '$suite' is not supported; use bookworm (Linux 6.1) or trixie (Linux 6.12)" ;;
 esac
+
+if [ $disk = 1 ]; then
+    [ "$suite" = bookworm ] && [ $with_tools = 1 ] && [ -z "${KERNEL:-}" ] ||
+        die "--disk builds a bookworm image with Debian's kernel and the tools; --debian-kernel, --no-tools and KERNEL do not apply"
+    exec "$KVSSD_TOP/scripts/guest/disk/mkdisk.sh" $([ $rebuild = 1 ] && echo --rebuild)
+fi
 
 # e2fsprogs, fio and rocksdb-tools (db_bench; librocksdb7.8 comes with it)
 # are the block personality's baseline inside the guest.
@@ -261,7 +273,8 @@ for t in mke2fs e2fsck tune2fs dumpe2fs; do
 done
 db_bench=$(command -v db_bench) || die "rocksdb-tools has no db_bench"
 fio=$(command -v fio) || die "the fio package has no fio"
-mapfile -t me_inputs < <(printf '%s\n' "$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP"/scripts/guest/* | LC_ALL=C sort)
+mapfile -t me_inputs < <(find "$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP/scripts/guest" -maxdepth 1 -type f |
+    LC_ALL=C sort)
 guest_hash=$( {
     echo "$kernel_id"
     printf '%s\n' "${load_order[@]}" -- "${disk_load_order[@]}"

@@ -51,6 +51,17 @@ options:
   --file SRC[:DST]    copy host file SRC into the guest at DST (default
                       /root/<name of SRC>), repeatable
   --shell             an interactive shell on the console instead of a command
+  --disk [IMAGE]      boot the full-VM guest instead of the initramfs one: a
+                      Debian disk image with systemd and sshd (default: the
+                      one scripts/mkguest.sh --disk builds and caches; IMAGE:
+                      a raw or .qcow2 disk, booted with the vmlinuz and
+                      initrd.img beside it, else with its own bootloader);
+                      COMMAND (or --script) runs over ssh; the image is not
+                      modified (snapshot=on) unless --disk-writable
+  --ssh               with --disk: print the ssh command (port, key) once the
+                      guest answers and keep it running until it powers off;
+                      with a COMMAND, run it over ssh and exit with its status
+  --disk-writable     with --disk: the guest's writes go to IMAGE
   --timeout SECONDS   kill QEMU after this long, 1-86400 (default 1800)
   --qemu PATH         qemu-system-x86_64 to use (default: $QEMU, else the
                       binary scripts/build-qemu.sh builds)
@@ -95,6 +106,10 @@ accel=${KVSSD_ACCEL:-auto}
 pidfile=
 logfile=
 verbose=0
+disk=0
+disk_image=
+disk_writable=0
+ssh_mode=0
 
 need() { [ "$2" -ge 2 ] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
@@ -113,6 +128,13 @@ while [ $# -gt 0 ]; do
     --script) need "$1" $#; script=$2; shift ;;
     --file) need "$1" $#; files+=("$2"); shift ;;
     --shell) shell=1 ;;
+    --disk)
+        disk=1
+        # An optional IMAGE: the next word when it names an existing file.
+        if [ $# -ge 2 ] && [ -f "$2" ]; then disk_image=$2; shift; fi ;;
+    --disk=*) disk=1; disk_image=${1#*=} ;;
+    --disk-writable) disk_writable=1 ;;
+    --ssh) ssh_mode=1 ;;
     --timeout) need "$1" $#; timeout_s=$2; shift ;;
     --qemu) need "$1" $#; qemu=$2; shift ;;
     --kernel) need "$1" $#; kernel=$2; shift ;;
@@ -153,8 +175,14 @@ if [ $block = 0 ]; then
 fi
 [ $block = 0 ] || tools_disk=1
 [ -z "$script" ] || [ -f "$script" ] || die "--script '$script' is not a file"
+if [ $disk = 0 ]; then
+    [ $ssh_mode = 0 ] && [ $disk_writable = 0 ] && [ -z "$disk_image" ] ||
+        die "--ssh and --disk-writable apply to the full-VM guest: add --disk"
+fi
 if [ $shell = 1 ]; then
     [ -z "$script" ] && [ $# -eq 0 ] || die "--shell takes no COMMAND or --script"
+elif [ $ssh_mode = 1 ]; then
+    [ -z "$script" ] || [ $# -eq 0 ] || die "give either a COMMAND or --script, not both"
 else
     [ -n "$script" ] || [ $# -gt 0 ] || die "nothing to run: give a COMMAND, --script FILE or --shell (see --help)"
     [ -z "$script" ] || [ $# -eq 0 ] || die "give either a COMMAND or --script, not both"
@@ -194,6 +222,10 @@ fi
 [ -n "$qemu" ] && [ -x "$qemu" ] || die "QEMU '${QEMU:-$qemu}' is not an executable"
 
 # ---- the guest ---------------------------------------------------------
+# (--disk: the full VM needs no initramfs guest; its tools disk is not
+# attached, fio is installed in the image.)
+[ $disk = 0 ] || tools_disk=0
+if [ $disk = 1 ]; then :; else
 case $kernel in
 bookworm|trixie) guest=$("$KVSSD_TOP/scripts/mkguest.sh" --debian-kernel "$kernel" | tail -n1) ;;
 *)
@@ -203,12 +235,14 @@ esac
 [ -n "$guest" ] && [ -f "$guest/initrd.gz" ] || die "scripts/mkguest.sh did not build a guest"
 [ $tools_disk = 0 ] || [ -f "$guest/tools.img" ] ||
     die "the guest $guest has no tools.img (fio): rebuild it with scripts/mkguest.sh --rebuild"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-run.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
 # ---- the per-run archive: /run.sh and --file files -----------------------
+[ $disk = 1 ] || {
 mkdir -p "$work/run/root"
 if [ $shell = 0 ]; then
     if [ -n "$script" ]; then
@@ -228,6 +262,7 @@ for f in "${files[@]}"; do
 done
 (cd "$work/run" && find . -mindepth 1 | cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$work/run.cpio.gz"
 cat "$guest/initrd.gz" "$work/run.cpio.gz" >"$work/initrd.gz"
+}
 
 # ---- the command line ---------------------------------------------------
 wait_nodes=()
@@ -312,6 +347,8 @@ if [ "$accel" = auto ]; then
 fi
 accel_args=(-accel "$accel")
 [ "$accel" = tcg ] && accel_args=(-accel tcg,thread=multi)
+# shellcheck source=guest/disk/run-disk.sh
+[ $disk = 0 ] || . "$KVSSD_TOP/scripts/guest/disk/run-disk.sh"
 
 qargs=("${accel_args[@]}" -m "$memory" -smp "$cpus" -no-reboot -net none
        -L /usr/share/seabios -L /usr/share/qemu
