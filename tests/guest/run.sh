@@ -17,7 +17,9 @@
 #   KVSSD_GUEST_KERNELS         guest kernels for the nvme group, and with trixie
 #                               the block group's 512 B boot runs 6.12 (default
 #                               "bookworm trixie": Linux 6.1 and 6.12)
-#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci block (default all)
+#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci block disk
+#                               (default all; disk boots the full VM of
+#                               scripts/mkguest.sh --disk, see docs/guest.md)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib/common.sh"
@@ -28,7 +30,7 @@ bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
 [[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
     die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
 kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
-groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci block}
+groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci block disk}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
 if [ -n "${KVSSD_GUEST_KEEP:-}" ]; then
@@ -225,7 +227,11 @@ for g in $groups; do
         GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 ;;
     persist) persist_group ;;
     block) block_group ;;
-    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, block" ;;
+    disk)
+        GROUP_TIMEOUT=1200 run_group disk disk --disk \
+            --file "$KVSSD_TOP/tests/snia/e2e_snia.c:/root/e2e_snia.c" \
+            --file "$KVSSD_TOP/tests/snia/test_snia_cpp.cpp:/root/test_snia_cpp.cpp" ;;
+    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, block, disk" ;;
     esac
 done
 
