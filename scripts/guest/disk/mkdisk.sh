@@ -65,7 +65,7 @@ fresh_dir() {
 }
 if [ ! -f "$base/.done" ] || [ $rebuild = 1 ]; then
     fresh_dir "$base.tmp"
-    log "building the disk guest's base system in $base (debootstrap from $mirror; about 10 min)"
+    log "building the disk guest's base system in $base (debootstrap from $mirror; 2-5 min)"
     "$KVSSD_TOP/scripts/guest/disk/build-base.sh" "$base.tmp" "$mirror" ||
         die "the disk guest's base system build failed (logs in $base.tmp)"
     rm -rf "$base"
@@ -81,7 +81,12 @@ log "building the disk guest in $out (this tree's tools on $base)"
 mv "$tmp" "$out"
 touch "$out/.done"
 # Keep the cache bounded: the two most recent images and the newest base.
-ls -dt "$dcache"/[0-9a-f]*[0-9a-f] 2>/dev/null | tail -n +3 | xargs -r rm -rf
-ls -dt "$dcache"/base-*[0-9a-f] 2>/dev/null | tail -n +2 | xargs -r rm -rf
+# (Image directories are 16 hex digits; the base's name starts with
+# "base-", which a looser pattern such as [0-9a-f]* would match.)
+hex16=$(printf '[0-9a-f]%.0s' {1..16})
+# shellcheck disable=SC2086 # $hex16 is a glob
+ls -dt "$dcache"/$hex16 2>/dev/null | tail -n +3 | xargs -r rm -rf || true
+# shellcheck disable=SC2086
+ls -dt "$dcache"/base-$hex16 2>/dev/null | tail -n +2 | xargs -r rm -rf || true
 log "disk guest: $out/disk.img; ssh key $out/id_ed25519"
 echo "$out"
