@@ -165,7 +165,9 @@ else
         if [ ! -s "$stamp" ]; then
             mkdir -p "$cache/src"
             log "unpacking $tarball"
-            top=$(tar -tf "$tarball" | head -1 | cut -d/ -f1) || die "cannot read $tarball"
+            # (head closes the pipe early: no pipefail here)
+            top=$(set +o pipefail; tar -tf "$tarball" 2>/dev/null | head -1 | cut -d/ -f1)
+            [ -n "$top" ] || die "cannot read $tarball (not a tar archive?)"
             case $top in
             qemu-$series.*) ;;
             *) die "--qemu-tarball $tarball holds '$top', not a qemu-$series.x tree (--qemu $series)" ;;
