@@ -178,6 +178,11 @@ fi
 if [ $disk = 0 ]; then
     [ $ssh_mode = 0 ] && [ $disk_writable = 0 ] && [ -z "$disk_image" ] ||
         die "--ssh and --disk-writable apply to the full-VM guest: add --disk"
+else
+    [ "$kernel" = bookworm ] && [ $tools_disk = 0 ] || [ $block = 1 ] ||
+        die "--kernel and --tools-disk apply to the initramfs guest: the --disk image boots its own kernel and has fio installed"
+    [ "$kernel" = bookworm ] ||
+        die "--kernel '$kernel' applies to the initramfs guest: the --disk image boots its own kernel"
 fi
 if [ $shell = 1 ]; then
     [ -z "$script" ] && [ $# -eq 0 ] || die "--shell takes no COMMAND or --script"
