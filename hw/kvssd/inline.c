@@ -431,10 +431,10 @@ static void stream_open(struct kvssd_ns *ns, struct kvssd_req *req, const struct
 /* The Store of a whole value is done: DW0 its size, DW1 STORED. */
 static uint16_t inline_stored(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
                               uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
-                              uint32_t options, uint32_t inline_bytes)
+                              uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers)
 {
     uint16_t st = kvssd_kv_store_value(ns, req, key, key_bytes, value, value_bytes, options,
-                                       inline_bytes);
+                                       inline_bytes, inline_xfers);
 
     req->dw0 = value_bytes;
     req->dw1 = KVSSD_INLINE_DW1_STORED;
@@ -488,7 +488,7 @@ uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req)
 
     if (!rest) {
         return inline_stored(ns, req, key, h.store.key_bytes, buf, h.store.value_bytes,
-                             h.store.options, inline_total);
+                             h.store.options, inline_total, 0);
     }
     stream_open(ns, req, &h, idx, key, buf, head_bytes, rest);
     return KVSSD_SC_SUCCESS;
@@ -553,7 +553,7 @@ uint16_t kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req)
         return KVSSD_SC_SUCCESS;
     }
     st = inline_stored(ns, req, s->key, s->key_bytes, sm->value, sm->value_bytes, sm->options,
-                       sm->value_bytes - sm->dma_bytes);
+                       sm->value_bytes - sm->dma_bytes, sm->xfers);
     slot_release(ns, idx);
     return st;
 }

@@ -67,7 +67,7 @@ static uint16_t kv_ftl_status(struct kvssd_req *req, const struct kvftl_cpl *cpl
 
 uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
                               uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
-                              uint32_t options, uint32_t inline_bytes)
+                              uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers)
 {
     struct kvftl_store_req sr = {
         .key = key,
@@ -76,6 +76,7 @@ uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const 
         .value_bytes = value_bytes,
         .options = options,
         .inline_bytes = inline_bytes,
+        .inline_xfer_commands = inline_xfers,
         .arrival_ns = req->now_ns,
     };
     struct kvftl_cpl cpl = {0};
@@ -169,7 +170,7 @@ static uint16_t kv_store(struct kvssd_ns *ns, struct kvssd_req *req)
     if (st != KVSSD_SC_SUCCESS) {
         return st;
     }
-    return kvssd_kv_store_value(ns, req, key, f.key_bytes, ns->scratch, f.value_bytes, f.options,
+    return kvssd_kv_store_value(ns, req, key, f.key_bytes, ns->scratch, f.value_bytes, f.options, 0,
                                 0);
 }
 

@@ -129,10 +129,15 @@ struct kvssd_store_fields {
  */
 uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f);
 
-/* kv.c: the one place a value reaches kvftl_store(). Returns the Store's status. */
+/*
+ * kv.c: the one place a value reaches kvftl_store(). @inline_xfers: the
+ * inline transfer commands (85h/8Dh) that carried part of the value after
+ * its head, each charged fw_inline_fragment_ns of firmware time to this
+ * Store. Returns the Store's status.
+ */
 uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
                               uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
-                              uint32_t options, uint32_t inline_bytes);
+                              uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers);
 
 /* inline.c: the tag table. */
 void kvssd_tags_init(struct kvssd_ns *ns);

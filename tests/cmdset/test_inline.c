@@ -105,6 +105,48 @@ static void test_stock_progress_dw0(void)
 }
 
 /*
+ * The completion time of a 100-byte stock inline Store (a head and three
+ * transfers, all arriving at 1 ms) on a device whose firmware charges
+ * @fragment_ns per inline transfer command and nothing else.
+ */
+static uint64_t inline_store_done_ns(uint64_t fragment_ns)
+{
+    struct kvftl_config cfg;
+    uint8_t v[100];
+    struct inline_cmds c;
+    struct kvssd_req r = {0};
+
+    fx_close();
+    fx_ftl_config(&cfg);
+    cfg.fw_inline_fragment_ns = fragment_ns;
+    fx_open(NULL, &cfg);
+    fill_pattern(v, 100, 4);
+    encode_inline_stock(key4, 4, v, 100, 0, 3, false, 0, &c);
+    CU_ASSERT_EQUAL_FATAL(c.n, 4);
+    for (uint32_t i = 0; i < c.n; i++) {
+        r = fx_exec_at(&c.sqe[i], NULL, 1000000);
+        CU_ASSERT_EQUAL(r.status, KVSSD_SC_SUCCESS);
+    }
+    CU_ASSERT_EQUAL(r.dw1, KVSSD_INLINE_DW1_STORED);
+    fx_assert_stored(key4, 4, v, 100);
+    inline_cmds_free(&c);
+    return r.done_ns;
+}
+
+/*
+ * The device tells the firmware how many inline transfer commands carried a
+ * Store's value after its head: with fw_inline_fragment_ns = 1000 the Store
+ * of a head + 3 transfers completes exactly 3000 ns later than with 0.
+ */
+static void test_stock_fragments_charged(void)
+{
+    uint64_t free_ns = inline_store_done_ns(0);
+    uint64_t charged_ns = inline_store_done_ns(1000);
+
+    CU_ASSERT_EQUAL(charged_ns - free_ns, 3000);
+}
+
+/*
  * Stock layout round trips for 0, 1, 31, 32, 33, 4095, 4096, 4097 and
  * 65536 bytes, in order; each needs 1 + ceil((size - 20) / 28) commands.
  */
@@ -1046,6 +1088,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(stock_head_only_20_bytes),
     TAP_TEST(stock_21_bytes_one_transfer),
     TAP_TEST(stock_progress_dw0),
+    TAP_TEST(stock_fragments_charged),
     TAP_TEST(stock_round_trip_sizes),
     TAP_TEST(stock_key16_head_capacity),
     TAP_TEST(stock_long_key),
