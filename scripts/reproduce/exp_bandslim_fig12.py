@@ -234,8 +234,10 @@ def analyze(raw, scale):
             "channels, per %d Stores: W(M) all %.2f ms NAND / %.2f ms copies, backfill %.2f / "
             "%.2f; W(B) all %.2f / %.2f, backfill %.2f / %.2f; NAND programs are the busiest "
             "resource, so %s. The paper's ~7 %% lead of backfill over all on W(B) would need "
-            "its ARM firmware's per-command time, to which all's copies add; kvftl models no "
-            "per-command firmware time and the paper states none" % (
+            "its ARM firmware's per-command time, to which all's copies add; the paper states "
+            "none, and kvftl's firmware time (docs/kvftl.md, Firmware time: the cosmos "
+            "preset's fw-* values are estimates, not fitted) applies when this runs on a "
+            "build that has it" % (
                 pts["M"]["backfill"]["nand_pages"], pr("M", "backfill"), pr("M", "all"),
                 pts["B"]["backfill"]["nand_pages"], pr("B", "backfill"), pr("B", "all"),
                 proj["B"]["all"]["ops"],
