@@ -123,6 +123,42 @@ int block_recovery_log_unmap(struct kvftl *ftl, uint64_t first, uint64_t units, 
     return 0;
 }
 
+/* ---- GC's erase without PLP ---- */
+
+int block_recovery_before_erase(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
+{
+    if (ftl->cfg.plp) {
+        return 0; /* the unmap log keeps every completed unmap durable */
+    }
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct page_map *pm = &ftl->pmap;
+    uint32_t per_page = geo->unit_spares_per_page;
+    uint64_t base_ppn = (uint64_t)victim * geo->pages_per_stripe;
+    for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
+        uint64_t ppn = base_ppn + i;
+        if (!nand_page_programmed(&ftl->nand, ppn)) {
+            continue;
+        }
+        const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, ppn);
+        for (uint32_t j = 0; j < per_page; j++) {
+            if (!us[j].seq || us[j].unit >= pm->units) {
+                continue;
+            }
+            /*
+             * A slot of a unit now unmapped whose translation page is
+             * dirty: its unmap lives only in DRAM, and this slot may be
+             * what supersedes an older copy at a crash mount. Program the
+             * map first, so the mount never needs this slot.
+             */
+            if (pm->map[us[j].unit] == PAGE_MAP_UNMAPPED &&
+                (pm->tstate[us[j].unit / pm->per] & TPAGE_DIRTY)) {
+                return page_map_write_back(pm, now_ns);
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- checkpoint (orderly close) ---- */
 
 GByteArray *block_recovery_checkpoint(struct kvftl *ftl)

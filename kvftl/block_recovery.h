@@ -105,4 +105,16 @@ int block_recovery_log_unmap(struct kvftl *ftl, uint64_t first, uint64_t units, 
 /* block_recovery_log_clear() - every dirty translation page was programmed: the log is empty. */
 void block_recovery_log_clear(struct kvftl *ftl);
 
+/*
+ * block_recovery_before_erase() - without PLP, before GC erases data
+ * stripe @victim (its live slots already copied and programmed): if a slot
+ * in it names a unit that is now unmapped (Deallocate, Write Zeroes) in a
+ * dirty translation page, program the dirty translation pages first. That
+ * slot may be the copy that supersedes an older one still on flash; erased
+ * while the unmap is only in DRAM, a crash mount would replay the older
+ * copy, a state the unit had before its last Flush. 0, or -1 (no free
+ * stripe, power lost).
+ */
+int block_recovery_before_erase(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns);
+
 #endif

@@ -202,7 +202,7 @@ static int blk_collect_data(void *ctx, uint32_t victim, uint64_t *now_ns)
     if (!ftl->cfg.plp && data_flush(ftl, now_ns) != 0) {
         return -1;
     }
-    return 0;
+    return block_recovery_before_erase(ftl, victim, now_ns);
 }
 
 static bool blk_blob_live(void *ctx, const struct blob_header *h, const uint8_t *key, uint64_t loc,

@@ -290,6 +290,43 @@ static void test_unmap_durability(void)
     kvftl_close(f);
 }
 
+/*
+ * Without PLP, a Deallocate not yet flushed, then GC erasing the stripe of
+ * the copies it made dead (tests/fuzz/block-regressions/
+ * plp_off_deallocate_gc_resurrects_older_copy): the crash mount must not
+ * replay the older copy those had superseded (a state from before the last
+ * Flush). GC programs the map before the erase (block_recovery_before_erase()),
+ * so the Deallocate became durable: the units read zeroes.
+ */
+static void test_no_plp_gc_erase_keeps_deallocate(void)
+{
+    struct kvftl_config c = nvm_config(false, false);
+    struct kvftl *f = open_or_die(&c);
+    uint64_t n = kvftl_block_lbas(f);
+    CU_ASSERT_FATAL(n >= 2400);
+    wr_range(f, 0, n, 1);
+    flush(f);
+    wr_range(f, 1000, 1256, 2); /* the older copy */
+    flush(f);
+    wr_range(f, 1100, 2300, 3); /* its successor: 1200 slots fill one stripe (576) whole */
+    flush(f);
+    CU_ASSERT_EQUAL(dealloc(f, 1100, 1200), KVFTL_OK); /* not flushed */
+    struct kvftl_stats before, after;
+    kvftl_stats_get(f, &before);
+    for (unsigned round = 0; round < 3; round++) {
+        wr_range(f, 0, 1000, 4 + round);
+    }
+    kvftl_stats_get(f, &after);
+    CU_ASSERT_FATAL(after.nand_blocks_erased > before.nand_blocks_erased);
+    cycle(f);
+    /* units 0-999 (written after the last Flush) may hold any of versions 1, 4-6 */
+    CU_ASSERT_EQUAL(bad_units(f, 1000, 1100, 2), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 1100, 2300, 0), 0);
+    CU_ASSERT_EQUAL(bad_units(f, 2300, n, 1), 0);
+    assert_check_ok(f);
+    kvftl_close(f);
+}
+
 /* A full unmap log programs the map and starts empty; every unmap stays durable. */
 static void test_unmap_log_full_programs_map(void)
 {
@@ -1039,6 +1076,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_power_cycle_plp_keeps_completed),
     TAP_TEST_FN(test_power_cut_no_plp_torn_page),
     TAP_TEST_FN(test_unmap_durability),
+    TAP_TEST_FN(test_no_plp_gc_erase_keeps_deallocate),
     TAP_TEST_FN(test_unmap_log_full_programs_map),
     TAP_TEST_FN(test_dftl_map_clean_and_crash),
     TAP_TEST_FN(test_sigkill_plp_keeps_completed),
