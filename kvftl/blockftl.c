@@ -453,8 +453,14 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
             __builtin_prefetch(d + 192);
         }
     }
-    /* then the units' NAND reads, issued together: dies work in parallel */
+    /*
+     * Then the units' NAND reads, issued together: dies work in parallel.
+     * Units in consecutive slots (written by one command, in order) are one
+     * span: each NAND page of it is read once (one tR) and moves the bytes
+     * wanted from it, as a controller reads a page that holds several units.
+     */
     uint64_t issue = now;
+    uint64_t span_addr = 0, span_len = 0;
     uint8_t *dst = buf;
     bool damaged = false;
     while (pos < end) {
@@ -468,13 +474,26 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
             damaged = true;
             break;
         } else {
-            uint64_t t = issue, lastp;
-            stream_read(&ftl->space, slot_addr(slot) + in, n, UINT64_MAX, &lastp, &t);
-            now = t > now ? t : now;
-            memcpy(dst, ftl->nand.data + slot_addr(slot) + in, n);
+            uint64_t a = slot_addr(slot) + in;
+            if (span_len && a != span_addr + span_len) {
+                uint64_t t = issue, lastp;
+                stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
+                now = t > now ? t : now;
+                span_len = 0;
+            }
+            if (!span_len) {
+                span_addr = a;
+            }
+            span_len += n;
+            memcpy(dst, ftl->nand.data + a, n);
         }
         dst += n;
         pos += n;
+    }
+    if (span_len && !damaged) {
+        uint64_t t = issue, lastp;
+        stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
+        now = t > now ? t : now;
     }
     if (damaged) {
         /* a drive whose ECC fails returns no data: what was copied is not reported */

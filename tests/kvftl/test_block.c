@@ -429,6 +429,41 @@ static void test_read_units_on_dies_in_parallel(void)
 }
 
 /*
+ * Two dies on one channel, 16 KiB pages: one Write of units 0-3 fills one
+ * page (die 0), units 4-7 the next (die 1). An 8 KiB read of
+ * units 1-2 at t=1 s senses that page once (tR 50 us) and moves both units
+ * over the channel (2 x 5,120 ns): done at +60,240 ns, not the +110,240 ns
+ * of two reads of the same page on one die. A read of units 3-4 crosses to
+ * the next page, on the other die: sensed in parallel, moved one after
+ * the other, +60,240 ns too.
+ */
+static void test_read_units_of_one_page_sense_it_once(void)
+{
+    struct kvftl_config c = nvm_config(4096);
+    c.dies_per_channel = 2;
+    c.pages_per_block = 144;
+    c.page_size_bytes = 16384;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 8, 0x5e), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->pmap.map[1] / 4, f->pmap.map[2] / 4); /* one page */
+    CU_ASSERT_NOT_EQUAL(f->pmap.map[3] / 4, f->pmap.map[4] / 4);
+    uint8_t buf[2 * 4096];
+    struct kvftl_cpl cpl;
+    uint64_t reads = stats_of(f).nand_pages_read;
+    kvftl_block_read(f, 1, 2, buf, 1000000000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.done_ns, 1000000000 + 50000 + 2 * 5120);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read - reads, 1);
+    CU_ASSERT_EQUAL(buf[0], 0x5e);
+    CU_ASSERT_EQUAL(buf[2 * 4096 - 1], 0x5e);
+    kvftl_block_read(f, 3, 2, buf, 2000000000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.done_ns, 2000000000 + 50000 + 2 * 5120);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read - reads, 3);
+    kvftl_close(f);
+}
+
+/*
  * Stripe 0 (576 slots on 16 KiB pages) filled with units 0-575, then
  * units 0-573 overwritten and unit 2000 written (stripe 1's slots 0-574):
  * units 574 and 575 are stripe 0's two live slots. Collecting it relocates
@@ -793,6 +828,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_spare_unrecovered),
     TAP_TEST_FN(test_fua_programs_before_completion),
     TAP_TEST_FN(test_read_units_on_dies_in_parallel),
+    TAP_TEST_FN(test_read_units_of_one_page_sense_it_once),
     TAP_TEST_FN(test_gc_relocates_live_slots_plp),
     TAP_TEST_FN(test_gc_without_plp_programs_before_erase),
     TAP_TEST_FN(test_read_from_buffer_costs_no_nand_read),
