@@ -36,6 +36,9 @@ const char *kb_engine_error(void)
 #ifndef KVBENCH_HAVE_ROCKSDB
 #define KVBENCH_HAVE_ROCKSDB 0
 #endif
+#ifndef KVBENCH_HAVE_RAWHASH
+#define KVBENCH_HAVE_RAWHASH 0
+#endif
 
 const struct kb_engine_ops *kb_engine_ops_of(enum kb_store s)
 {
@@ -46,8 +49,10 @@ const struct kb_engine_ops *kb_engine_ops_of(enum kb_store s)
     case KB_STORE_ROCKSDB:
         return &kb_engine_rocksdb;
 #endif
+#if KVBENCH_HAVE_RAWHASH
     case KB_STORE_RAWHASH:
         return &kb_engine_rawhash;
+#endif
     default:
         return NULL;
     }

@@ -208,8 +208,10 @@ int main(int argc, char **argv)
         want_kv |= c.stores[i] == KB_STORE_KVSSD;
         if (!kb_engine_ops_of(c.stores[i])) {
             fprintf(stderr,
-                    "kvbench: this kvbench was built without librocksdb; the %s engine "
+                    "kvbench: this kvbench was built without %s; the %s engine "
                     "is not available\n",
+                    c.stores[i] == KB_STORE_RAWHASH ? "xxhash.h (libxxhash-dev)"
+                                                    : "librocksdb (librocksdb-dev)",
                     kb_store_names[c.stores[i]]);
             return 2;
         }

@@ -8,7 +8,8 @@ Simulates the missing packages without uninstalling anything: pkg-config
 sees a directory holding every system .pc file except cunit.pc and
 libxxhash.pc (PKG_CONFIG_LIBDIR). With the default options (tests and
 firmware `auto`), meson setup must succeed with the unit tests and the
-firmware off, ninja must build libkvssd, the kvssd CLI and libkvapi, and
+firmware off, ninja must build libkvssd, the kvssd CLI, libkvapi and kvbench (without
+its rawhash engine, which needs xxhash.h), and
 `meson install --destdir` must install them. TAP.
 """
 import glob
@@ -50,13 +51,20 @@ def main():
                 open(os.path.join(build, 'meson-info', 'intro-targets.json')))}
             check('kvftl' not in targets and not any(t.startswith('test_') for t in targets),
                   'neither kvftl nor a unit test is a target (firmware and tests auto: off)')
-            check({'kvssd', 'kvapi'} <= targets, 'libkvssd, kvssd and libkvapi are targets')
+            check({'kvssd', 'kvapi', 'kvbench'} <= targets,
+                  'libkvssd, kvssd, libkvapi and kvbench are targets')
             n = subprocess.run(['ninja', '-C', build], capture_output=True, text=True, env=env)
             if check(n.returncode == 0, 'ninja builds them'):
                 v = subprocess.run([os.path.join(build, 'host', 'kvssd'), '--version'],
                                    capture_output=True, text=True)
                 check(v.returncode == 0 and v.stdout.startswith('kvssd '),
                       'the built kvssd runs (--version: %r)' % v.stdout.strip())
+                kb = subprocess.run([os.path.join(build, 'host', 'kvbench'), '--engine', 'rawhash',
+                                     '--rawhash-dev', '/nonexistent'],
+                                    capture_output=True, text=True)
+                check(kb.returncode == 2 and 'built without xxhash.h' in kb.stderr,
+                      'the built kvbench refuses the rawhash engine with a sentence (%r)'
+                      % kb.stderr.strip())
                 dest = os.path.join(tmp, 'root')
                 i = subprocess.run(['meson', 'install', '-C', build, '--destdir', dest,
                                     '--no-rebuild', '--quiet'], capture_output=True, text=True)
