@@ -140,9 +140,12 @@ fetch_debian_source() {
     (cd "$cache/src" && apt-get "${o[@]}" source -q "$debian_pkg" >&2) ||
         die "apt-get source $debian_pkg failed (Debian $debian_suite moved on? use --qemu-tarball or QEMU_SRC)"
 }
-# series_trees - the unpacked trees of this series in the cache, oldest first
+# series_trees - the unpacked Debian (+ds) trees of this series in the cache,
+# oldest first; nothing (and status 0) when there is none yet: under pipefail
+# an empty grep must not end the script on a fresh machine.
 series_trees() {
-    ls -d "$cache"/src/qemu-$series.* 2>/dev/null | grep -v '\.tar' | sort -V || true
+    ls -d "$cache"/src/qemu-$series.* 2>/dev/null | grep -v '\.tar' | grep -- '+ds$' | sort -V ||
+        true
 }
 
 build_base=$cache/build
@@ -179,10 +182,10 @@ else
         # a tree of its own, apart from the Debian one's
         build_base=$cache/build-$(basename "$tree")
     else
-        tree=$(series_trees | grep -- '+ds$' | tail -1)
+        tree=$(series_trees | tail -1)
         if [ -z "$tree" ]; then
             fetch_debian_source
-            tree=$(series_trees | grep -- '+ds$' | tail -1)
+            tree=$(series_trees | tail -1)
             [ -n "$tree" ] || die "apt-get source $debian_pkg gave no qemu-$series.x tree in $cache/src (use --qemu-tarball or QEMU_SRC)"
         fi
     fi
