@@ -134,7 +134,11 @@ fetch_debian_source() {
     echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $debian_suite main" >"$list"
     local o=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache::Archives=$apt/archives"
-             -o APT::Sandbox::User=root)
+             -o APT::Sandbox::User=root
+             # A mirror may serve a snapshot whose Release has expired (sid's
+             # lives a week): the signature is still checked, and 10.2's
+             # version is pinned, so an old Release cannot swap the source.
+             -o Acquire::Check-Valid-Until=false)
     log "fetching QEMU source from Debian $debian_suite (apt-get source $debian_pkg)"
     apt-get "${o[@]}" update -q >&2 || die "apt-get update ($debian_suite deb-src) failed"
     (cd "$cache/src" && apt-get "${o[@]}" source -q "$debian_pkg" >&2) ||
