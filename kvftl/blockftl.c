@@ -603,8 +603,15 @@ static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero
     return 0;
 }
 
-void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
-                              struct kvftl_cpl *cpl)
+/*
+ * Write Zeroes (@zero_partial: a partial unit is read-modify-written) and
+ * Deallocate (partial units left): both program no data, so only the unmap
+ * log's record or a partial unit's write can fail. @op and @counter: what
+ * the command counts as.
+ */
+static void unmap_command(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero_partial,
+                          enum kvftl_op op, uint64_t *counter, uint64_t arrival_ns,
+                          struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
@@ -612,30 +619,23 @@ void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, ui
         return;
     }
     gc_background(ftl, arrival_ns);
-    int rc = unmap_range(ftl, slba, nlb, true, &now);
+    int rc = unmap_range(ftl, slba, nlb, zero_partial, &now);
     if (rc != 0) {
         cpl->status = put_status(rc);
     } else {
-        ftl->st.stores++;
+        (*counter)++;
     }
-    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, 0, cpl);
+    blk_finish(ftl, op, arrival_ns, now, &fc, 0, cpl);
+}
+
+void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
+                              struct kvftl_cpl *cpl)
+{
+    unmap_command(ftl, slba, nlb, true, KVFTL_OP_STORE, &ftl->st.stores, arrival_ns, cpl);
 }
 
 void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                             struct kvftl_cpl *cpl)
 {
-    uint64_t now = arrival_ns;
-    struct fw_cmd fc;
-    if (!blk_begin(ftl, slba, nlb, false, &fc, &now, cpl)) {
-        return;
-    }
-    gc_background(ftl, arrival_ns);
-    /* it programs no data; only the unmap log's record can fail (power lost) */
-    int rc = unmap_range(ftl, slba, nlb, false, &now);
-    if (rc != 0) {
-        cpl->status = put_status(rc);
-    } else {
-        ftl->st.deletes++;
-    }
-    blk_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
+    unmap_command(ftl, slba, nlb, false, KVFTL_OP_DELETE, &ftl->st.deletes, arrival_ns, cpl);
 }
