@@ -157,6 +157,9 @@ void kvssd_irq_update(KvssdState *n);
 void kvssd_queues_kick(KvssdState *n);
 extern const struct kvssd_admin_ops kvssd_queue_ops;
 
+/* guest_log.c: every completed command, once, with its status */
+void kvssd_command_done(KvssdState *n, uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status);
+
 /* dma.c */
 void kvssd_dptr_init(KvssdDptr *d, KvssdState *n, const struct kvssd_sqe *sqe, uint32_t len);
 void kvssd_dptr_finish(KvssdDptr *d);

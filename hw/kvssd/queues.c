@@ -676,6 +676,7 @@ static bool sq_run(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq, const struct kvssd_s
     }
     sq->parked = false;
     sq->parked_cont = NULL;
+    kvssd_command_done(n, sq->qid, sqe, status);
     if (!deferred) {
         cq_enqueue(n, cq, sq->qid, cid, status, dw0, dw1, due);
     }
