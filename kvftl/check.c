@@ -208,13 +208,13 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
      */
     uint64_t spares_bytes = (uint64_t)geo->unit_spares_per_page * sizeof(struct nand_unit_spare);
     for (; w->phase == 0 && w->ppn < geo->total_pages; w->ppn++) {
-        bool slots = nvm_page_holds_slots(ftl, w->ppn);
-        uint64_t cost = sizeof(struct nand_oob) + (slots ? spares_bytes : 0);
+        bool holds_slots = nvm_page_holds_slots(ftl, w->ppn);
+        uint64_t cost = sizeof(struct nand_oob) + (holds_slots ? spares_bytes : 0);
         if (spent && spent + cost > max_bytes) {
             return 1;
         }
         spent += cost;
-        if (!slots) {
+        if (!holds_slots) {
             continue;
         }
         const struct nand_unit_spare *us = nand_unit_spares(&ftl->nand, w->ppn);
