@@ -34,6 +34,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#ifdef KVFTL_BENCH_HAVE_JSONC
+#include <json-c/json.h>
+#endif
+
 #include <bench/key_order.h>
 #include <kvftl/block.h>
 #include <kvftl/kvftl.h>
@@ -271,6 +275,11 @@ static void parse(int argc, char **argv, struct opts *o)
             o->seed = num_arg("--seed", optarg, 0, UINT64_MAX, false, "a number from 0 to 2^64-1");
             break;
         case O_JSON:
+#ifndef KVFTL_BENCH_HAVE_JSONC
+            fprintf(stderr, "kvftl-bench: --json needs json-c, which this build was made without; "
+                            "install libjson-c-dev and set the build up again\n");
+            exit(2);
+#endif
             o->json = true;
             break;
         case O_SLICES:
@@ -434,6 +443,57 @@ static void fmt_bytes(char *out, size_t n, double b)
     }
     snprintf(out, n, "%.1f %s", b, u[i]);
 }
+
+/*
+ * --json: one object built with json-c (strings escaped by the library),
+ * its fields and types the schema of docs/kvftl-bench.md
+ * (tools/kvftl-bench.schema.json). KVFTL_BENCH_SCHEMA_VERSION changes when a
+ * field is removed, renamed or changes meaning; added fields keep it.
+ */
+#define KVFTL_BENCH_SCHEMA_VERSION 1
+
+#ifdef KVFTL_BENCH_HAVE_JSONC
+static void j_u64(json_object *o, const char *k, uint64_t v)
+{
+    json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+/* A number printed with @decimals digits after the point (rates: 0, seconds: 3). */
+static void j_num(json_object *o, const char *k, double v, int decimals)
+{
+    char text[64];
+    snprintf(text, sizeof(text), "%.*f", decimals, v);
+    json_object_object_add(o, k, json_object_new_double_s(v, text));
+}
+
+static void j_str(json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, json_object_new_string(v));
+}
+
+static void j_bool(json_object *o, const char *k, bool v)
+{
+    json_object_object_add(o, k, json_object_new_boolean(v));
+}
+
+/* The fields every object starts with: which schema, which tool, which build. */
+static json_object *j_begin(const char *command_set)
+{
+    json_object *o = json_object_new_object();
+    j_u64(o, "schema_version", KVFTL_BENCH_SCHEMA_VERSION);
+    j_str(o, "tool", "kvftl-bench");
+    j_str(o, "version", KVSSD_VERSION);
+    j_str(o, "command_set", command_set);
+    return o;
+}
+
+static void j_print(json_object *o)
+{
+    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+#endif
 
 struct phase {
     double wall_s;
@@ -797,30 +857,42 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     if (o->json) {
-        printf("{\"command_set\": \"nvm\", \"units\": %" PRIu64 ", \"lba_bytes\": %u, "
-               "\"preset\": \"%s\", \"namespace_lbas\": %" PRIu64 ", \"index_dram_bytes\": %" PRIu64
-               ", \"queue_depth\": %u, \"batch\": %u, \"seed\": %" PRIu64 ", "
-               "\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
-               "\"write_ops_per_cpu_s\": %.0f, \"read_ops_per_cpu_s\": %.0f, "
-               "\"write_ops_per_user_cpu_s\": %.0f, \"read_ops_per_user_cpu_s\": %.0f, "
-               "\"write_wall_s\": %.3f, \"read_wall_s\": %.3f, "
-               "\"host_bytes_per_mapped_page\": %.2f, \"host_bytes_per_namespace_unit\": %.2f, "
-               "\"map_host_bytes\": %" PRIu64 ", "
-               "\"read_map_cache_misses\": %" PRIu64 ", "
-               "\"sim_write_ops_per_s\": %.0f, \"sim_read_ops_per_s\": %.0f, "
-               "\"write_p50_ns\": %" PRIu64 ", \"write_p99_ns\": %" PRIu64 ", "
-               "\"read_p50_ns\": %" PRIu64 ", \"read_p99_ns\": %" PRIu64 ", "
-               "\"write_amplification\": %.3f, \"gc_runs\": %" PRIu64 ", "
-               "\"write_errors\": %" PRIu64 ", \"read_errors\": %" PRIu64
-               ", \"read_mismatches\": %" PRIu64 ", \"max_rss_bytes\": %" PRIu64 "}\n",
-               units, lb, o->preset, kvftl_block_lbas(ftl), used->index_dram_bytes, o->queue_depth,
-               o->batch, o->seed, ops_per_s(&wr), ops_per_s(&rd), ops_per_cpu_s(&wr),
-               ops_per_cpu_s(&rd), ops_per_user_s(&wr), ops_per_user_s(&rd), wr.wall_s, rd.wall_s,
-               host_per_page, host_per_unit, s1.index_host_bytes, read_misses, sim_ops_per_s(&wr),
-               sim_ops_per_s(&rd), s2.latency[KVFTL_OP_STORE].p50_ns,
-               s2.latency[KVFTL_OP_STORE].p99_ns, s2.latency[KVFTL_OP_RETRIEVE].p50_ns,
-               s2.latency[KVFTL_OP_RETRIEVE].p99_ns, s2.write_amplification, s2.gc_runs, wr.errors,
-               rd.errors, mismatches, (uint64_t)ru.ru_maxrss * 1024);
+#ifdef KVFTL_BENCH_HAVE_JSONC
+        json_object *j = j_begin("nvm");
+        j_u64(j, "units", units);
+        j_u64(j, "lba_bytes", lb);
+        j_str(j, "preset", o->preset);
+        j_u64(j, "namespace_lbas", kvftl_block_lbas(ftl));
+        j_u64(j, "index_dram_bytes", used->index_dram_bytes);
+        j_u64(j, "queue_depth", o->queue_depth);
+        j_u64(j, "batch", o->batch);
+        j_u64(j, "seed", o->seed);
+        j_num(j, "write_ops_per_s", ops_per_s(&wr), 0);
+        j_num(j, "read_ops_per_s", ops_per_s(&rd), 0);
+        j_num(j, "write_ops_per_cpu_s", ops_per_cpu_s(&wr), 0);
+        j_num(j, "read_ops_per_cpu_s", ops_per_cpu_s(&rd), 0);
+        j_num(j, "write_ops_per_user_cpu_s", ops_per_user_s(&wr), 0);
+        j_num(j, "read_ops_per_user_cpu_s", ops_per_user_s(&rd), 0);
+        j_num(j, "write_wall_s", wr.wall_s, 3);
+        j_num(j, "read_wall_s", rd.wall_s, 3);
+        j_num(j, "host_bytes_per_mapped_page", host_per_page, 2);
+        j_num(j, "host_bytes_per_namespace_unit", host_per_unit, 2);
+        j_u64(j, "map_host_bytes", s1.index_host_bytes);
+        j_u64(j, "read_map_cache_misses", read_misses);
+        j_num(j, "sim_write_ops_per_s", sim_ops_per_s(&wr), 0);
+        j_num(j, "sim_read_ops_per_s", sim_ops_per_s(&rd), 0);
+        j_u64(j, "write_p50_ns", s2.latency[KVFTL_OP_STORE].p50_ns);
+        j_u64(j, "write_p99_ns", s2.latency[KVFTL_OP_STORE].p99_ns);
+        j_u64(j, "read_p50_ns", s2.latency[KVFTL_OP_RETRIEVE].p50_ns);
+        j_u64(j, "read_p99_ns", s2.latency[KVFTL_OP_RETRIEVE].p99_ns);
+        j_num(j, "write_amplification", s2.write_amplification, 3);
+        j_u64(j, "gc_runs", s2.gc_runs);
+        j_u64(j, "write_errors", wr.errors);
+        j_u64(j, "read_errors", rd.errors);
+        j_u64(j, "read_mismatches", mismatches);
+        j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
+        j_print(j);
+#endif
     } else {
         char map[32], rss[32], budget[32];
         fmt_bytes(map, sizeof(map), (double)s1.index_host_bytes);
@@ -987,6 +1059,7 @@ int main(int argc, char **argv)
     uint64_t t0 = 0;
     st.first_arrival_ns = t0;
     double c0 = cpu_s();
+    double u0 = user_cpu_s();
     double w0 = now_s();
     for (uint64_t j = 0; j < o.keys; j += o.batch) {
         uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
@@ -1012,6 +1085,7 @@ int main(int argc, char **argv)
     }
     st.wall_s = now_s() - w0;
     st.cpu_s = cpu_s() - c0;
+    st.user_s = user_cpu_s() - u0;
     if (st.errors) {
         fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n", st.errors,
                 kvftl_status_name(first_err_status));
@@ -1044,6 +1118,7 @@ int main(int argc, char **argv)
     uint64_t i = c;
     uint64_t mismatches = 0;
     c0 = cpu_s();
+    u0 = user_cpu_s();
     w0 = now_s();
     for (uint64_t j = 0; j < o.keys; j += o.batch) {
         uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
@@ -1079,6 +1154,7 @@ int main(int argc, char **argv)
     }
     rt.wall_s = now_s() - w0;
     rt.cpu_s = cpu_s() - c0;
+    rt.user_s = user_cpu_s() - u0;
     if (rt.errors || mismatches) {
         fprintf(stderr,
                 "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
@@ -1099,40 +1175,56 @@ int main(int argc, char **argv)
     bool fully_cached = retrieve_misses == 0;
 
     if (o.json) {
-        printf("{\"keys\": %" PRIu64 ", \"key_bytes\": %u, \"value_bytes\": %u, "
-               "\"preset\": \"%s\", \"packing\": \"%s\", \"placement_unit_bytes\": %u, "
-               "\"index_dram_bytes\": %" PRIu64
-               ", \"queue_depth\": %u, \"batch\": %u, \"arrival\": \"%s\", "
-               "\"seed\": %" PRIu64 ", \"device_bytes\": %" PRIu64 ", "
-               "\"store_ops_per_s\": %.0f, \"retrieve_ops_per_s\": %.0f, "
-               "\"store_wall_s\": %.3f, \"retrieve_wall_s\": %.3f, "
-               "\"store_cpu_s\": %.3f, \"retrieve_cpu_s\": %.3f, "
-               "\"store_ops_per_cpu_s\": %.0f, \"retrieve_ops_per_cpu_s\": %.0f, "
-               "\"host_bytes_per_key\": %.2f, \"index_host_bytes\": %" PRIu64 ", "
-               "\"index_fully_cached\": %s, \"retrieve_index_cache_misses\": %" PRIu64 ", "
-               "\"sim_store_ops_per_s\": %.0f, \"sim_store_mb_per_s\": %.1f, "
-               "\"sim_retrieve_ops_per_s\": %.0f, \"sim_retrieve_mb_per_s\": %.1f, "
-               "\"sim_now_ns\": %" PRIu64 ", "
-               "\"store_p50_ns\": %" PRIu64 ", \"store_p99_ns\": %" PRIu64 ", "
-               "\"retrieve_p50_ns\": %" PRIu64 ", \"retrieve_p99_ns\": %" PRIu64 ", "
-               "\"write_amplification\": %.3f, \"space_amplification\": %.3f, "
-               "\"nand_pages_programmed\": %" PRIu64 ", \"nand_pages_read\": %" PRIu64 ", "
-               "\"gc_runs\": %" PRIu64 ", \"store_errors\": %" PRIu64 ", "
-               "\"retrieve_errors\": %" PRIu64 ", \"retrieve_mismatches\": %" PRIu64 ", "
-               "\"max_rss_bytes\": %" PRIu64 "}\n",
-               o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
-               used->placement_unit_bytes, used->index_dram_bytes, o.queue_depth, o.batch,
-               o.inline_values ? "inline" : "dma", o.seed, nand_bytes, ops_per_s(&st),
-               ops_per_s(&rt), st.wall_s, rt.wall_s, st.cpu_s, rt.cpu_s, ops_per_cpu_s(&st),
-               ops_per_cpu_s(&rt), host_bytes_per_key, s1.index_host_bytes,
-               fully_cached ? "true" : "false", retrieve_misses, sim_ops_per_s(&st),
-               sim_ops_per_s(&st) * (double)pair / 1e6, sim_ops_per_s(&rt),
-               sim_ops_per_s(&rt) * (double)pair / 1e6, s2.sim_now_ns,
-               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns,
-               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
-               s2.write_amplification, s2.space_amplification, s2.nand_pages_programmed,
-               s2.nand_pages_read, s2.gc_runs, st.errors, rt.errors, mismatches,
-               (uint64_t)ru.ru_maxrss * 1024);
+#ifdef KVFTL_BENCH_HAVE_JSONC
+        json_object *j = j_begin("kv");
+        j_u64(j, "keys", o.keys);
+        j_u64(j, "key_bytes", o.key_bytes);
+        j_u64(j, "value_bytes", o.value_bytes);
+        j_str(j, "preset", o.preset);
+        j_str(j, "packing", kvftl_packing_names[used->packing]);
+        j_u64(j, "placement_unit_bytes", used->placement_unit_bytes);
+        j_u64(j, "index_dram_bytes", used->index_dram_bytes);
+        j_u64(j, "queue_depth", o.queue_depth);
+        j_u64(j, "batch", o.batch);
+        j_str(j, "arrival", o.inline_values ? "inline" : "dma");
+        j_u64(j, "seed", o.seed);
+        j_u64(j, "device_bytes", nand_bytes);
+        j_num(j, "store_ops_per_s", ops_per_s(&st), 0);
+        j_num(j, "retrieve_ops_per_s", ops_per_s(&rt), 0);
+        j_num(j, "store_wall_s", st.wall_s, 3);
+        j_num(j, "retrieve_wall_s", rt.wall_s, 3);
+        j_num(j, "store_cpu_s", st.cpu_s, 3);
+        j_num(j, "retrieve_cpu_s", rt.cpu_s, 3);
+        j_num(j, "store_user_cpu_s", st.user_s, 3);
+        j_num(j, "retrieve_user_cpu_s", rt.user_s, 3);
+        j_num(j, "store_ops_per_cpu_s", ops_per_cpu_s(&st), 0);
+        j_num(j, "retrieve_ops_per_cpu_s", ops_per_cpu_s(&rt), 0);
+        j_num(j, "store_ops_per_user_cpu_s", ops_per_user_s(&st), 0);
+        j_num(j, "retrieve_ops_per_user_cpu_s", ops_per_user_s(&rt), 0);
+        j_num(j, "host_bytes_per_key", host_bytes_per_key, 2);
+        j_u64(j, "index_host_bytes", s1.index_host_bytes);
+        j_bool(j, "index_fully_cached", fully_cached);
+        j_u64(j, "retrieve_index_cache_misses", retrieve_misses);
+        j_num(j, "sim_store_ops_per_s", sim_ops_per_s(&st), 0);
+        j_num(j, "sim_store_mb_per_s", sim_ops_per_s(&st) * (double)pair / 1e6, 1);
+        j_num(j, "sim_retrieve_ops_per_s", sim_ops_per_s(&rt), 0);
+        j_num(j, "sim_retrieve_mb_per_s", sim_ops_per_s(&rt) * (double)pair / 1e6, 1);
+        j_u64(j, "sim_now_ns", s2.sim_now_ns);
+        j_u64(j, "store_p50_ns", s2.latency[KVFTL_OP_STORE].p50_ns);
+        j_u64(j, "store_p99_ns", s2.latency[KVFTL_OP_STORE].p99_ns);
+        j_u64(j, "retrieve_p50_ns", s2.latency[KVFTL_OP_RETRIEVE].p50_ns);
+        j_u64(j, "retrieve_p99_ns", s2.latency[KVFTL_OP_RETRIEVE].p99_ns);
+        j_num(j, "write_amplification", s2.write_amplification, 3);
+        j_num(j, "space_amplification", s2.space_amplification, 3);
+        j_u64(j, "nand_pages_programmed", s2.nand_pages_programmed);
+        j_u64(j, "nand_pages_read", s2.nand_pages_read);
+        j_u64(j, "gc_runs", s2.gc_runs);
+        j_u64(j, "store_errors", st.errors);
+        j_u64(j, "retrieve_errors", rt.errors);
+        j_u64(j, "retrieve_mismatches", mismatches);
+        j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
+        j_print(j);
+#endif
     } else {
         char dev[32], idx[32], rss[32], budget[32];
         fmt_bytes(dev, sizeof(dev), (double)nand_bytes);

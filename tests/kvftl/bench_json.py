@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kvftl-bench --json against its schema (TAP).
+
+Usage: bench_json.py KVFTL_BENCH SCHEMA_JSON DOCS_MD
+
+Runs kvftl-bench --json in both modes (the KV firmware and, with
+--command-set nvm, the block personality) on small devices, validates each
+object against docs/kvftl-bench.schema.json with the jsonschema library, checks
+the values the run fixes exactly (parameters, zero errors), that a changed
+object is refused (the schema is not vacuous), and that the field tables of
+docs/kvftl-bench.md ("JSON output") name exactly the schema's fields.
+"""
+import json
+import re
+import subprocess
+import sys
+
+try:
+    import jsonschema
+except ImportError:  # python3-jsonschema
+    jsonschema = None
+
+bench, schema_path, docs_path = sys.argv[1:4]
+with open(schema_path, encoding='utf-8') as f:
+    schema = json.load(f)
+
+results = []
+
+
+def check(name, ok, why=''):
+    results.append((name, ok, why))
+
+
+def skip(name, why):
+    results.append((name, None, why))
+
+
+def run(args):
+    p = subprocess.run([bench] + args, capture_output=True, text=True, timeout=100)
+    if p.returncode != 0:
+        raise RuntimeError(f'kvftl-bench {" ".join(args)} exited {p.returncode}: {p.stderr.strip()}')
+    lines = p.stdout.strip().splitlines()
+    if len(lines) != 1:
+        raise RuntimeError(f'kvftl-bench {" ".join(args)} printed {len(lines)} lines, expected one object')
+    return json.loads(lines[0])
+
+
+def validate(obj):
+    """None if @obj is valid, else the validator's sentence."""
+    try:
+        jsonschema.validate(obj, schema, cls=jsonschema.Draft202012Validator)
+        return None
+    except jsonschema.ValidationError as e:
+        return e.message
+
+
+kv = run(['--json', '--keys', '3000', '--placement-unit', '64', '--hash-seed', '7'])
+nvm = run(['--json', '--command-set', 'nvm', '--keys', '2000'])
+
+for name, obj in (('kv', kv), ('nvm', nvm)):
+    if jsonschema is None:
+        skip(f'{name} output validates against the schema', 'python3-jsonschema is not installed')
+    else:
+        err = validate(obj)
+        check(f'{name} output validates against the schema', err is None, err or '')
+    check(f'{name} output has schema_version 1 and command_set {name}',
+          obj.get('schema_version') == 1 and obj.get('command_set') == name
+          and obj.get('tool') == 'kvftl-bench',
+          f"schema_version {obj.get('schema_version')!r}, command_set {obj.get('command_set')!r}")
+
+want_kv = {'keys': 3000, 'key_bytes': 16, 'value_bytes': 64, 'preset': 'default',
+           'placement_unit_bytes': 64, 'queue_depth': 64, 'batch': 16, 'arrival': 'dma',
+           'seed': 1, 'store_errors': 0, 'retrieve_errors': 0, 'retrieve_mismatches': 0,
+           'index_fully_cached': True, 'retrieve_index_cache_misses': 0, 'gc_runs': 0}
+bad = {k: kv.get(k) for k, v in want_kv.items() if kv.get(k) != v}
+check('kv output holds the run parameters and no error', not bad, f'differs: {bad}')
+want_nvm = {'units': 2000, 'lba_bytes': 4096, 'preset': 'default', 'batch': 16,
+            'write_errors': 0, 'read_errors': 0, 'read_mismatches': 0, 'read_map_cache_misses': 0}
+bad = {k: nvm.get(k) for k, v in want_nvm.items() if nvm.get(k) != v}
+check('nvm output holds the run parameters and no error', not bad, f'differs: {bad}')
+
+if jsonschema is None:
+    skip('a changed object is refused', 'python3-jsonschema is not installed')
+else:
+    missing = dict(kv)
+    del missing['host_bytes_per_key']
+    extra = dict(nvm, surprise=1)
+    wrong = dict(kv, index_fully_cached='yes')
+    refused = [validate(o) is not None for o in (missing, extra, wrong)]
+    check('a changed object is refused (field missing, unknown field, wrong type)', all(refused),
+          f'refused: {refused}')
+
+# docs/kvftl-bench.md, section "JSON output": each table row's first cell names a field
+with open(docs_path, encoding='utf-8') as f:
+    text = f.read()
+m = re.search(r'^## JSON output.*?(?=^## )', text, re.S | re.M)
+doc_fields = set()
+if m:
+    for row in re.findall(r'^\|([^|\n]*)\|', m.group(0), re.M):
+        doc_fields.update(re.findall(r'`([a-z0-9_]+)`', row))
+schema_fields = set(schema['$defs']['kv']['properties']) | set(schema['$defs']['nvm']['properties'])
+check('docs/kvftl-bench.md "JSON output" names exactly the schema fields',
+      m is not None and doc_fields == schema_fields,
+      f'only in docs: {sorted(doc_fields - schema_fields)}; '
+      f'only in schema: {sorted(schema_fields - doc_fields)}')
+
+print(f'1..{len(results)}')
+failed = 0
+for i, (name, ok, why) in enumerate(results, 1):
+    if ok is None:
+        print(f'ok {i} - {name} # SKIP {why}')
+    elif ok:
+        print(f'ok {i} - {name}')
+    else:
+        failed += 1
+        print(f'not ok {i} - {name}')
+        print(f'# {why}')
+sys.exit(1 if failed else 0)
