@@ -70,6 +70,12 @@ options:
                       MODULES=its module tree in the environment)
   --accel A           auto (default: KVM if a probe boot works, else TCG),
                       kvm or tcg
+  --icount SHIFT      deterministic virtual time: QEMU's -icount
+                      shift=SHIFT,sleep=off, 0-10 (each guest instruction
+                      advances the virtual clock, which the device and the
+                      guest's clocks read, by 2^SHIFT ns; idle time is
+                      skipped). TCG only, one host thread for all vCPUs
+                      (--accel auto chooses tcg; kvm is refused)
   --pidfile FILE      write QEMU's pid to FILE
   --log FILE          keep the whole console log (boot included) in FILE
   --verbose           also stream the boot messages
@@ -103,6 +109,7 @@ timeout_s=1800
 qemu=${QEMU:-}
 kernel=bookworm
 accel=${KVSSD_ACCEL:-auto}
+icount=
 pidfile=
 logfile=
 verbose=0
@@ -139,6 +146,7 @@ while [ $# -gt 0 ]; do
     --qemu) need "$1" $#; qemu=$2; shift ;;
     --kernel) need "$1" $#; kernel=$2; shift ;;
     --accel) need "$1" $#; accel=$2; shift ;;
+    --icount) need "$1" $#; icount=$2; shift ;;
     --pidfile) need "$1" $#; pidfile=$2; shift ;;
     --log) need "$1" $#; logfile=$2; shift ;;
     --verbose) verbose=1 ;;
@@ -156,6 +164,12 @@ number_in --timeout "$timeout_s" 1 86400
 case $second in ''|nvme|kvssd) ;; *) die "--second-device '$second' is not valid: use nvme or kvssd" ;; esac
 case $first in kvssd|nvme|none) ;; *) die "--device '$first' is not valid: use kvssd, nvme or none" ;; esac
 case $accel in auto|kvm|tcg) ;; *) die "--accel '$accel' is not valid: use auto, kvm or tcg" ;; esac
+if [ -n "$icount" ]; then
+    number_in --icount "$icount" 0 10
+    [ "$accel" != kvm ] ||
+        die "--icount counts instructions that TCG emulates; it cannot be used with --accel kvm (use --accel tcg or auto)"
+    accel=tcg
+fi
 for p in "${props[@]}"; do
     [[ $p =~ ^[a-z][a-z0-9_-]*=[^,]*$ ]] ||
         die "--prop '$p' is not valid: write NAME=VALUE (a kvssd property name; no commas in VALUE)"
@@ -352,6 +366,9 @@ if [ "$accel" = auto ]; then
 fi
 accel_args=(-accel "$accel")
 [ "$accel" = tcg ] && accel_args=(-accel tcg,thread=multi)
+# icount: one thread runs every vCPU in turn (QEMU refuses multi-threaded
+# TCG with icount); sleep=off: idle time is skipped, not waited for
+[ -z "$icount" ] || accel_args=(-accel tcg,thread=single -icount "shift=$icount,sleep=off")
 # shellcheck source=guest/disk/run-disk.sh
 [ $disk = 0 ] || . "$KVSSD_TOP/scripts/guest/disk/run-disk.sh"
 

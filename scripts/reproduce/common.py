@@ -39,6 +39,16 @@ SQE_BYTES = 64
 CQE_BYTES = 16
 DOORBELL_BYTES_PER_CMD = 8
 
+# Every reproduction boot runs QEMU in icount mode (run-guest.sh --icount):
+# the virtual clock, which the device's simulated time is read from,
+# advances by 2^ICOUNT_SHIFT ns per emulated guest instruction and skips
+# idle time, so the guest's pace in device time does not depend on how
+# fast this host emulates it (docs/guest.md). Shift 0 (one instruction per
+# ns) is the fastest guest icount allows, the closest to the papers' Xeon
+# hosts. run.py --icount overrides it (off: the host's real time, as
+# before).
+ICOUNT_SHIFT = 0
+
 
 class Step:
     """One measurement: commands run back to back in the booted guest.
@@ -194,10 +204,13 @@ def guest_script(boot):
     return "\n".join(lines) + "\n"
 
 
-def run_guest_argv(boot, script_path, extra=None):
-    """The scripts/run-guest.sh command line of one boot."""
+def run_guest_argv(boot, script_path, extra=None, icount=ICOUNT_SHIFT):
+    """The scripts/run-guest.sh command line of one boot (icount: the
+    --icount shift, None for the host's real time)."""
     argv = [RUN_GUEST, "--cpus", str(boot.cpus), "--memory", str(boot.memory_mib),
             "--timeout", str(boot.timeout_s)]
+    if icount is not None:
+        argv += ["--icount", str(icount)]
     for k in sorted(boot.props):
         argv += ["--prop", "%s=%s" % (k, boot.props[k])]
     if boot.latency:
@@ -285,10 +298,10 @@ def first_json(text):
     return None
 
 
-def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None):
+def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None, icount=ICOUNT_SHIFT):
     """Boot the guest once, run the steps, save and return the raw record."""
     script_path = os.path.join(rawdir, boot.name + ".sh")
-    argv = run_guest_argv(boot, script_path, extra)
+    argv = run_guest_argv(boot, script_path, extra, icount)
     print("$ " + " ".join(shlex.quote(a) for a in argv), file=log)
     if dry_run:
         print(guest_script(boot), file=log)
@@ -310,6 +323,9 @@ def run_boot(boot, rawdir, dry_run=False, log=sys.stderr, extra=None):
 
 def _run_boot_once(boot, rawdir, argv, log):
     t0 = time.time()
+    print("  boot %s: started %s UTC (%d step(s); output streams to %s)" % (
+        boot.name, time.strftime("%H:%M:%S", time.gmtime(t0)), len(boot.steps),
+        os.path.join(rawdir, boot.name + ".out")), file=log, flush=True)
     out_path = os.path.join(rawdir, boot.name + ".out")
     # stdout goes to a file as it arrives, so a long boot can be watched
     with open(os.path.join(rawdir, boot.name + ".console"), "w") as con, \
@@ -319,8 +335,9 @@ def _run_boot_once(boot, rawdir, argv, log):
     with open(out_path) as f:
         stdout = f.read()
     parts = parse_output(stdout)
+    icount = argv[argv.index("--icount") + 1] if "--icount" in argv else None
     raw = {"boot": boot.name, "props": boot.props, "latency": boot.latency,
-           "block_props": boot.block_props,
+           "block_props": boot.block_props, "icount_shift": icount,
            "argv": argv, "rc": p.returncode, "wall_s": round(wall, 1),
            "parts": parts,
            "steps": {st.name: st.meta for st in boot.steps}}
@@ -330,7 +347,8 @@ def _run_boot_once(boot, rawdir, argv, log):
     missing = [st.name + "/" + c[0] for st in boot.steps for c in st.cmds
                if st.name + "/" + c[0] not in parts]
     print("  boot %s: exit %d in %.0f s; %d parts, %d failed, %d missing" %
-          (boot.name, p.returncode, wall, len(parts), len(failed), len(missing)), file=log)
+          (boot.name, p.returncode, wall, len(parts), len(failed), len(missing)), file=log,
+          flush=True)
     return raw
 
 
@@ -396,6 +414,12 @@ def io_pcie_bytes(dev):
     adm = admin_commands(dev)
     return dev["pcie_bytes"] - adm * (SQE_BYTES + CQE_BYTES + DOORBELL_BYTES_PER_CMD) \
         - dev["d2h_bytes"]["data"]
+
+
+def taf(pcie_bytes, value_bytes):
+    """BandSlim's traffic amplification factor: PCIe bytes moved over the
+    value bytes stored (the paper divides by the value, not key + value)."""
+    return pcie_bytes / value_bytes if value_bytes else float("nan")
 
 
 def per_op(x, ops):
