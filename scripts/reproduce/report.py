@@ -10,8 +10,10 @@ without booting a guest.
 import json
 import os
 
-VERDICT = {True: "yes", False: "no", "partly": "partly", None: "not measured",
-           "by construction": "by construction"}
+import verdicts as V
+
+# the page's word for an experiment's verdict ("met") or a claim's ("holds")
+VERDICT = V.HOLDS
 
 # Stated once on the page; each experiment's "why" names the ones it hits.
 DIFFERENCES = [
@@ -55,6 +57,35 @@ DIFFERENCES = [
     "KV-SSD's kvbench, so host-side numbers (end-to-end latency, CPU time, ops/s) are "
     "emulated: only their ratios between engines in one guest are used, and the page says "
     "which numbers are device time and which are guest wall clock.",
+    "**PCIe traffic is payload.** The device counts the bytes of every SQE fetch (64), CQE "
+    "post (16), doorbell write (4), PRP list and data transfer; it does not model the link "
+    "layer: no TLP headers and framing, no DLLP acknowledgements and flow-control updates, "
+    "and no MSI-X interrupt writes are counted (kvssd does not model them, and says so here "
+    "instead). A PCIe analyser or Intel PCM's counters see more bytes per command (about 20-30 "
+    "bytes of TLP overhead per transfer of up to the max payload size), so BandSlim's ratios "
+    "of traffic compare with ours, its absolute bytes do not.",
+    "**Index and log.** kvftl keeps a hash index (an extendible hash over flash-resident index "
+    "pages, an LRU cache of them in the index DRAM budget, a Bloom filter) over a value log of packed blobs "
+    "(docs/kvftl.md); BandSlim's firmware keeps an LSM-tree index over a value log, and "
+    "Samsung's PM983 a multi-level hash index. Where an experiment measures index behaviour "
+    "(char-fig3: index pages missing from DRAM), the costs are those of this hash index, not "
+    "of an LSM-tree's compactions or of Samsung's levels; BandSlim's experiments measure the "
+    "transfer and packing paths, which do not depend on the index.",
+    "**Channel-rate clamp in the dilated runs.** `common.dilated()` divides the channel and "
+    "DRAM-copy rates by the dilation factor and rounds a result below 1 byte/us up to 1. "
+    "bandslim-fig12 (Cosmos+ timing, x1000) is the one run this hits: its channel runs at 1 "
+    "byte/us where 0.2 would keep Cosmos+'s ratio, i.e. 5x faster relative to the NAND "
+    "array than Cosmos+'s 200 MB/s channel (its DRAM copy, 1000 / 1000, is exact). "
+    "char-fig5, -fig5a and -fig6 (pm983, x20: 40 and 100 bytes/us) are not clamped.",
+    "**Same answer twice.** Device time is QEMU's virtual clock. Every reproduction boot runs "
+    "QEMU in icount mode (`run-guest.sh --icount`, `-icount shift=N,sleep=off`): the virtual "
+    "clock advances by 2^N ns per emulated guest instruction and jumps over idle time, so the "
+    "guest's pace in device time is a function of the instructions it runs, not of how fast "
+    "this host emulates them or how loaded it is. Device-time numbers repeat between runs "
+    "(the page shows two runs of one experiment). Under icount the guest's own clock is the "
+    "same virtual clock, so *guest wall clock* numbers count emulated instructions at a fixed "
+    "rate rather than host seconds; they still vary with the timing of the host's I/O thread, "
+    "and are taken in several interleaved rounds whose spread is printed.",
     "**Scale.** The papers stored millions to billions of pairs; each experiment states its "
     "counts. Per-Store quantities (traffic, commands, pages per Store, amplification) do not "
     "depend on the count; occupancy effects are reproduced by shrinking the device or its "
@@ -80,6 +111,55 @@ def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def experiment_verdict(r):
+    """An experiment's verdict on the page: its met, and when the record has
+    no claims table (an experiment not yet converted), a flag saying so."""
+    v = VERDICT.get(r.get("met"), str(r.get("met")))
+    if not r.get("claims"):
+        v += " (no claims table)"
+    return v
+
+
+def summary_counts(ex, order):
+    """The summary's counts: over every claim of every experiment, and over
+    the experiments' verdicts; experiments without a claims table named."""
+    rs = [ex[n] for n in order if n in ex]
+    if not rs:
+        return []
+    claims = [c["holds"] for r in rs for c in r.get("claims", [])]
+    out = ["", "Claims: " + V.counts_text(V.counts(claims), "claims") + ".", "",
+           "Experiments: " + V.counts_text(V.counts(r.get("met") for r in rs), "experiments") +
+           "."]
+    bare = [n for n in order if n in ex and not ex[n].get("claims")]
+    if bare:
+        out += ["", "Without a claims table (their verdict is the experiment's own rule, not "
+                "derived from claims; not counted above as claims): " + ", ".join(bare) + "."]
+    return out
+
+
+def repeat_numbers(r):
+    """A table of the record's numbers beside each repeat's, with the largest
+    relative difference: the page's evidence that a run gives the same answer
+    twice (or not)."""
+    reps = [rep for rep in r.get("repeats", []) if rep.get("numbers")]
+    nums = r.get("numbers") or {}
+    if not reps or not nums:
+        return []
+    out = ["| number | this run | " + " | ".join("repeat %d" % (i + 1) for i in range(len(reps))) +
+           " | largest difference |", "|---|---|" + "---|" * len(reps) + "---|"]
+    for k in sorted(nums):
+        vals = [nums[k]] + [rep["numbers"].get(k) for rep in reps]
+        diff = ""
+        xs = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(xs) == len(vals) and max(abs(x) for x in xs) > 0:
+            diff = "%.1f %%" % (100.0 * (max(xs) - min(xs)) / max(abs(x) for x in xs))
+        elif len(set(json.dumps(v, sort_keys=True) for v in vals)) == 1:
+            diff = "same"
+        out.append("| %s | %s | %s | %s |" % (cell(k), cell(vals[0]), " | ".join(
+            cell(v) for v in vals[1:]), diff))
+    return out + [""]
+
+
 def render(results, order, docs_dir):
     """The markdown page. order: experiment names in page order."""
     ex = results["experiments"]
@@ -90,18 +170,30 @@ def render(results, order, docs_dir):
              "(or `scripts/reproduce/run.py EXPERIMENT`) on this project's build machine: "
              "kvbench inside a TCG guest booted by `scripts/run-guest.sh`, talking to "
              "`-device kvssd` through stock Linux NVMe passthrough (or, for the BandSlim "
-             "figures' full-layout series, libkvssd's user-space pci transport). Device "
-             "numbers are the "
+             "figures' full-layout series, libkvssd's user-space pci transport), except the "
+             "numbers a claim labels *projection* (computed from measured counters for a "
+             "configuration that did not run). Device numbers are the "
              "device's own counters and simulated time (the statistics log page, read by "
              "kvbench's `--json` \"device\" deltas and `kvssd stats`), not the guest's wall "
              "clock, except where a paper measured the host; those are labelled *guest "
              "wall clock* (under TCG every guest instruction is emulated, so only ratios "
              "between configurations mean anything). How to run it: docs/reproduce.md.")
     L.append("")
-    L.append("Papers: BandSlim (ICPP '24) and \"KV-SSD: What is it good for?\" (the "
-             "characterization paper), in ../shared/papers/; Samsung's slides \"Key Value SSD "
+    L.append("Papers: \"BandSlim: A Novel Bandwidth and Space-Efficient KV-SSD with an "
+             "Escape-from-Block Approach\" (ICPP '24, and its slides) and \"KV-SSD: What Is It "
+             "Good For?\" (the characterization paper); Samsung's slides \"Key Value SSD "
              "Explained\" (SDC 2017) and \"Towards Building a High-Performance, Scale-In "
              "Key-Value Storage System\" (SYSTOR 2019) for char-traffic.")
+    L.append("")
+    L.append("Verdicts: each experiment lists every quantitative claim of its figure with the "
+             "paper's number, ours, and the criterion (a tolerance on magnitude) written in the "
+             "experiment's code before the run. A claim is *yes*, *partly* or *no* by that "
+             "criterion; *by construction* when the result follows from a parameter chosen "
+             "from the same figure (the claim names it), *projection* when the number is "
+             "computed rather than measured, *not measured* when the run gave no number or "
+             "the number's verdict flips between rounds. Neither by construction nor "
+             "projection counts as a yes. An experiment's verdict is yes when all its "
+             "measured claims hold, no when none does, partly otherwise.")
     L.append("")
     runs = [ex[n] for n in order if n in ex]
     if runs:
@@ -113,7 +205,7 @@ def render(results, order, docs_dir):
         L.append("")
     L.append("## Summary")
     L.append("")
-    L.append("| experiment | paper's figure and number | ours | match | why |")
+    L.append("| experiment | paper's figure and number | ours | verdict | why |")
     L.append("|---|---|---|---|---|")
     for n in order:
         r = ex.get(n)
@@ -121,16 +213,8 @@ def render(results, order, docs_dir):
             continue
         L.append("| %s | %s: %s | %s | %s | %s |" % (
             cell(n), cell(r["figure"]), cell(r["paper"]), cell(r.get("ours", "n/a")),
-            VERDICT.get(r.get("met"), str(r.get("met"))), cell(r.get("why", ""))))
-    counts = {}
-    for n in order:
-        if n in ex:
-            v = VERDICT.get(ex[n].get("met"), str(ex[n].get("met")))
-            counts[v] = counts.get(v, 0) + 1
-    if counts:
-        L.append("")
-        L.append("Verdicts: " + ", ".join("%d %s" % (counts[v], v) for v in (
-            "yes", "partly", "no", "by construction", "not measured") if v in counts) + ".")
+            cell(experiment_verdict(r)), cell(r.get("why", ""))))
+    L += summary_counts(ex, order)
     missing = [n for n in order if n not in ex]
     if missing:
         L.append("")
@@ -150,16 +234,18 @@ def render(results, order, docs_dir):
         L.append("*Target:* %s  " % r["target"])
         L.append("*Paper:* %s  " % r["paper"])
         L.append("*Ours:* %s  " % r.get("ours", "n/a"))
-        L.append("*Match:* %s — %s" % (VERDICT.get(r.get("met"), r.get("met")), r.get("why", "")))
+        L.append("*Verdict:* %s — %s" % (experiment_verdict(r), r.get("why", "")))
         L.append("")
         for rep in r.get("repeats", []):
-            # another run of the same commit and scale: its verdicts beside this one's
-            L.append("*Repeat (%s):* %s — %s; claims: %s" % (
-                rep.get("run_at", "?"), VERDICT.get(rep.get("met"), rep.get("met")),
+            # another run of the same experiment: its verdicts beside this one's
+            L.append("*Repeat (%s%s):* %s — %s; claims: %s" % (
+                rep.get("run_at", "?"), ", commit " + rep["commit"] if rep.get("commit") else "",
+                VERDICT.get(rep.get("met"), rep.get("met")),
                 rep.get("ours", ""), "; ".join("%s %s (%s)" % (
                     c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
                     for c in rep.get("claims", []))))
             L.append("")
+        L += repeat_numbers(r)
         if r.get("setup"):
             L.append("*Setup:* " + r["setup"])
             L.append("")
@@ -173,13 +259,11 @@ def render(results, order, docs_dir):
         if r.get("claims"):
             # every quantitative claim of the figure, ours beside it, and the
             # criterion fixed in the experiment's code before the run
-            L.append("| claim | paper | ours | criterion (fixed before the run) | holds |")
+            rows = V.claims_table(r["claims"])
+            L.append("| " + " | ".join(rows[0]) + " |")
             L.append("|---|---|---|---|---|")
-            for c in r["claims"]:
-                L.append("| %s | %s | %s | %s | %s |" % (
-                    cell(c["claim"]), cell(c["paper"]), cell(c["ours"]), cell(c["criterion"]),
-                    cell(VERDICT.get(c["holds"], c["holds"]) +
-                         (" (%s)" % c["note"] if c.get("note") else ""))))
+            for row in rows[1:]:
+                L.append("| " + " | ".join(cell(x) for x in row) + " |")
             L.append("")
         if r.get("numbers"):
             L.append("| number | value |")

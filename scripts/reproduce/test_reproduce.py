@@ -36,6 +36,7 @@ import exp_char_fig6a as X6A  # noqa: E402
 import exp_char_fig7_block as X7B  # noqa: E402
 import exp_char_traffic as TR  # noqa: E402
 import report  # noqa: E402
+import verdicts as VD  # noqa: E402
 import versus as V  # noqa: E402
 
 
@@ -239,7 +240,8 @@ class Fig8FromRecording(unittest.TestCase):
                 json.dumps(res)))
             page = report.render(res, [F8.NAME, "char-fig7"], d)
             self.assertIn("| bandslim-fig8 | BandSlim Fig. 3 and 8: ", page)
-            self.assertIn("| partly |", page)
+            # bandslim-fig8's recorded analysis has no claims table: its verdict says so
+            self.assertIn("| partly (no claims table) |", page)
             self.assertIn("![bandslim-fig8](figures/bandslim-fig8-traffic.png)", page)
             self.assertIn("Not run yet (no numbers are shown for them): char-fig7.", page)
 
@@ -305,7 +307,7 @@ class KVBlockFig4(unittest.TestCase):
             rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER,
                        target=X4.TARGET, figures=[], run_at="2026-11-25 05:00", scale=1.0)
             page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], d)
-            self.assertIn("| claim | paper | ours | criterion (fixed before the run) | holds |",
+            self.assertIn("| claim | paper | ours | criterion (fixed before the run) | verdict |",
                           page)
             self.assertIn("| QD 64, small values: KV write latency 0.86x block's | 0.86x | "
                           "1.20x | " + X4.CRITERIA["qd64_write"] + " | no |", page)
@@ -335,9 +337,9 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertIs(V.overall([V.claim("a", "", "", "", False)] * 2), False)
         self.assertEqual(V.overall([V.claim("a", "", "", "", True),
                                     V.claim("b", "", "", "", False)]), "partly")
-        self.assertEqual(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION),
+        self.assertEqual(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION, note="p"),
                                     V.claim("b", "", "", "", None)]), V.BY_CONSTRUCTION)
-        self.assertIs(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION),
+        self.assertIs(V.overall([V.claim("a", "", "", "", V.BY_CONSTRUCTION, note="p"),
                                  V.claim("b", "", "", "", True)]), True)
         self.assertIsNone(V.overall([V.claim("a", "", "", "", None)]))
 
@@ -389,7 +391,9 @@ class KVBlockVerdicts(unittest.TestCase):
         page = report.render({"experiments": {X7B.NAME: {
             "figure": X7B.FIGURE, "paper": X7B.PAPER, "target": X7B.TARGET, "claims": cl,
             "met": V.overall(cl)}}}, [X7B.NAME], "/tmp")
-        self.assertIn("| 17.2x | " + X7B.CRITERIA["kv50"] + " | by construction |", page)
+        self.assertIn("| 17.2x | " + X7B.CRITERIA["kv50"] + " | by construction (follows from "
+                      "the pm983 preset's placement-unit-bytes = 1024, from the paper's \"1KB "
+                      "padding\" of Fig. 7) |", page)
 
     def test_occupancy_block(self):
         """read 84/80 = 1.05x: yes; write 40/10 = 4x: no -> partly."""
@@ -442,6 +446,104 @@ class KVBlockVerdicts(unittest.TestCase):
                          [True, "partly", False, "partly", True, True, True, True])
         self.assertEqual(cl[0]["ours"], "1.10x, 0.90x")
         self.assertEqual(cl[3]["ours"], "2.00x")
+
+
+class Verdicts(unittest.TestCase):
+    """verdicts.py: criteria with a tolerance on magnitude, by construction and projections
+    never counted as yes, unstable rounds, the page's counts."""
+
+    def test_near_is_a_band_on_magnitude(self):
+        """2x within a factor 1.5: 1.34 and 3.0 yes; 3.05 (direction holds) partly; 1.1 no."""
+        crit = VD.near(2.0, 1.5, partly=lambda x: x > 1.2, partly_text="above 1.2x")
+        self.assertEqual(crit.text, "yes if within a factor 1.5 of 2x (1.33-3x); partly if "
+                                    "above 1.2x; else no")
+        self.assertEqual([crit.judge(x) for x in (1.34, 3.0, 3.05, 7.05, 1.1, None)],
+                         [True, True, "partly", "partly", False, None])
+
+    def test_within_at_least_at_most(self):
+        w = VD.within(0.53, 0.25, 0.5)
+        self.assertEqual([w.judge(x) for x in (0.40, 0.67, 0.80, 0.26, float("nan"))],
+                         [True, "partly", False, False, None])
+        self.assertEqual(w.text, "yes if within 25 % of 0.53 (0.398-0.663); partly within "
+                                 "50 % (0.265-0.795); else no")
+        self.assertEqual([VD.at_least(20, 10).judge(x) for x in (25, 15, 5)],
+                         [True, "partly", False])
+        self.assertEqual([VD.at_most(0.9).judge(x) for x in (0.9, 0.91)], [True, False])
+
+    def test_measure_formats_and_judges(self):
+        c = VD.measure("reads 2x slower", "2x", 7.05, VD.near(2.0, 1.5), "%.2fx")
+        self.assertEqual((c["ours"], c["holds"]), ("7.05x", False))
+        self.assertEqual(c["criterion"], "yes if within a factor 1.5 of 2x (1.33-3x); else no")
+        self.assertEqual(VD.measure("x", "1", None, VD.near(1.0, 2))["ours"], "n/a")
+
+    def test_by_construction_names_its_parameter_and_is_never_yes(self):
+        with self.assertRaisesRegex(ValueError, "must name the parameter"):
+            VD.claim("dip at 25 KiB", "25 KB", "-48 %", "", VD.BY_CONSTRUCTION)
+        with self.assertRaisesRegex(ValueError, "holds is 1"):
+            VD.claim("x", "", "", "", 1)
+        bc = VD.by_construction("dip at 25 KiB", "25 KB", "-48 %", "a dip >= 20 %",
+                               "page_data_bytes = 25088")
+        self.assertEqual((bc["holds"], bc["note"]),
+                         (VD.BY_CONSTRUCTION, "follows from page_data_bytes = 25088"))
+        self.assertEqual(VD.overall([bc]), VD.BY_CONSTRUCTION)
+        # with one measured claim that fails, the experiment is no, not partly
+        no = VD.claim("b", "", "", "", False)
+        self.assertIs(VD.overall([bc, no]), False)
+        self.assertEqual(VD.counts([bc["holds"], no["holds"]]),
+                         {"yes": 0, "partly": 0, "no": 1, "by construction": 1,
+                          "projection": 0, "not measured": 0})
+        self.assertIsNone(VD.by_construction("a", "", "n/a", "", "p", measured=False)["holds"])
+
+    def test_projection_is_labelled(self):
+        p = VD.projection("backfill ~7 % over all", "+7 %", "+0.4 %", "within 5 points",
+                         "NAND page counts on 32 dies", would_hold=True)
+        self.assertEqual(p["holds"], VD.PROJECTION)
+        self.assertEqual(p["note"], "computed from NAND page counts on 32 dies; the criterion "
+                                    "would say yes")
+        self.assertEqual(VD.overall([p]), VD.PROJECTION)
+        self.assertEqual(VD.overall([p, VD.claim("m", "", "", "", "partly")]), "partly")
+        self.assertEqual(VD.claims_table([p])[1][4], "projection (" + p["note"] + ")")
+
+    def test_stable_over_rounds(self):
+        """Rounds 0.50/0.55/0.60 all yes: yes with the spread; 0.60/0.70 flip: not measured."""
+        crit = VD.within(0.53, 0.25)
+        c = VD.stable("bandwidth 0.53x", "0.53x", [0.50, 0.55, 0.60], crit)
+        self.assertEqual((c["holds"], c["ours"]),
+                         (True, "median 0.55 (0.50-0.60, spread 18 % over 3 rounds)"))
+        c = VD.stable("bandwidth 0.53x", "0.53x", [0.60, 0.70], crit)
+        self.assertIsNone(c["holds"])
+        self.assertEqual(c["note"], "verdict flips between rounds (yes, no)")
+        self.assertEqual(VD.stable("b", "", [], crit)["ours"], "n/a")
+
+    def test_summarize_and_page_counts(self):
+        cl = [VD.claim("a", "", "", "", True), VD.claim("b", "", "", "", "partly"),
+              VD.by_construction("c", "", "", "", "p"), VD.claim("d", "", "", "", None),
+              VD.projection("e", "", "", "", "f")]
+        self.assertEqual(VD.summarize(cl), "1 of 2 measured claims hold, 1 partly; "
+                                          "1 by construction; 1 projection; 1 not measured")
+        ex = {"e1": {"figure": "F1", "paper": "p", "target": "t", "claims": cl,
+                     "met": VD.overall(cl)},
+              "e2": {"figure": "F2", "paper": "p", "target": "t",
+                     "claims": [VD.by_construction("c", "", "", "", "q")],
+                     "met": VD.BY_CONSTRUCTION},
+              "e3": {"figure": "F3", "paper": "p", "target": "t", "met": True}}
+        page = report.render({"experiments": ex}, ["e1", "e2", "e3"], "/tmp")
+        self.assertIn("Claims: 1 yes, 1 partly, 0 no, 2 by construction, 1 projection, "
+                      "1 not measured (of 6 claims).", page)
+        self.assertIn("Experiments: 1 yes, 1 partly, 0 no, 1 by construction, 0 projection, "
+                      "0 not measured (of 3 experiments).", page)
+        self.assertIn("not counted above as claims): e3.", page)
+        self.assertIn("| e3 | F3: p | n/a | yes (no claims table) |", page)
+        self.assertNotIn("shared/papers", page)
+
+    def test_repeat_numbers_side_by_side(self):
+        rec = {"figure": "F", "paper": "p", "target": "t", "met": True, "claims": [],
+               "numbers": {"ratio": 4.0, "dips": [25, 49]},
+               "repeats": [{"run_at": "t2", "met": True, "numbers": {"ratio": 4.06,
+                                                                      "dips": [25, 49]}}]}
+        page = report.render({"experiments": {"e": rec}}, ["e"], "/tmp")
+        self.assertIn("| ratio | 4.0 | 4.06 | 1.5 % |", page)
+        self.assertIn("| dips | [25, 49] | [25, 49] | same |", page)
 
 
 class KVBlockCommands(unittest.TestCase):

@@ -3,36 +3,93 @@
 
 Every experiment lists each quantitative claim of the figure it reproduces
 with the paper's number, ours, and the criterion (a band on magnitude, not
-only a direction), fixed in code before the run. A claim that follows from
-a parameter chosen from the same figure is BY_CONSTRUCTION (name the
-parameter in its note), never True; a computed projection says so in its
-claim text. overall() makes the experiment's verdict from its claims.
+only a direction), fixed in code before the run. A claim's verdict
+("holds") is one of
+
+  True ("yes"), "partly", False ("no")   measured, judged by its criterion
+  BY_CONSTRUCTION   the result follows from a parameter chosen from the
+                    same figure; the claim's note names the parameter
+                    (claim() refuses one that does not); never a yes
+  PROJECTION        a number computed from measured counters for a
+                    configuration that did not run (e.g. another device
+                    size); never a yes
+  None              not measured (the run failed, or the number is too
+                    unstable between rounds to judge: stable())
+
+overall() makes the experiment's verdict from its claims, counting only
+the measured ones. A criterion can be written as text with a judging
+function (graded, band, factor_of), or as a Criterion (near, at_least,
+at_most, rule) whose text and judgement come from the same numbers, so the
+page cannot say one thing and the code do another: measure() then builds
+the claim.
 """
 
 import math
+import statistics
 
 
 BY_CONSTRUCTION = "by construction"
+PROJECTION = "projection"
+_HOLDS_VALUES = (True, False, "partly", None, BY_CONSTRUCTION, PROJECTION)
+
+# the page's words for each verdict, in the order the summary counts them
+HOLDS = {True: "yes", "partly": "partly", False: "no", BY_CONSTRUCTION: "by construction",
+         PROJECTION: "projection", None: "not measured"}
+LABELS = ("yes", "partly", "no", "by construction", "projection", "not measured")
+
+
+def _missing(x):
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def claim(text, paper, ours, criterion, holds, note=""):
     """One quantitative claim: the paper's text and number, ours, the
-    criterion (fixed before the run), and whether it holds: True, False,
-    "partly", None (not measured) or BY_CONSTRUCTION."""
+    criterion (fixed before the run; a string or a Criterion), and whether
+    it holds: True, False, "partly", None (not measured), BY_CONSTRUCTION
+    (note must name the parameter chosen from the figure) or PROJECTION
+    (note says what it is computed from)."""
+    if not any(holds is v or isinstance(v, str) and holds == v for v in _HOLDS_VALUES):
+        raise ValueError("claim '%s': holds is %r; it must be True, False, 'partly', None, "
+                         "BY_CONSTRUCTION or PROJECTION" % (text, holds))
+    if holds in (BY_CONSTRUCTION, PROJECTION) and not note:
+        raise ValueError("claim '%s' is %s: its note must name %s" % (
+            text, holds, "the parameter chosen from the paper's figure"
+            if holds == BY_CONSTRUCTION else "what the projection is computed from"))
+    if isinstance(criterion, Criterion):
+        criterion = criterion.text
     return {"claim": text, "paper": paper, "ours": ours, "criterion": criterion,
             "holds": holds, "note": note}
 
 
+def by_construction(text, paper, ours, criterion, parameter, measured=True):
+    """A claim whose result follows from parameter, a setting chosen from the
+    same figure (e.g. "kvftl pm983 preset page_data_bytes = 25088, from Fig.
+    5's dips"). measured=False: the run did not produce ours (not measured)."""
+    return claim(text, paper, ours, criterion, BY_CONSTRUCTION if measured else None,
+                 note="follows from " + parameter)
+
+
+def projection(text, paper, ours, criterion, basis, would_hold=None):
+    """A computed projection (basis: what from): labelled, never counted as
+    a yes; would_hold, when given, is what the criterion says of the number."""
+    note = "computed from " + basis
+    if would_hold is not None:
+        note += "; the criterion would say " + HOLDS[would_hold]
+    return claim(text, paper, ours, criterion, PROJECTION, note=note)
+
+
+# ---- criteria ---------------------------------------------------------------
+
 def band(x, lo, hi):
     """True when lo <= x <= hi; None when x is missing."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return None
     return lo <= x <= hi
 
 
 def graded(x, yes, partly):
     """True when yes(x), "partly" when partly(x), else False; None if x is missing."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return None
     if yes(x):
         return True
@@ -46,46 +103,169 @@ def factor_of(x, paper, f):
     return band(x, paper / f, paper * f)
 
 
-def overall(claims):
-    """yes when every measured claim holds, no when none does (partly counts
-    half), partly otherwise; None when nothing was measured. Claims that hold
-    by construction are left out; if they are all there is, the verdict is
-    BY_CONSTRUCTION."""
-    judged = [c["holds"] for c in claims if c["holds"] is not None]
-    if not judged:
+class Criterion:
+    """A criterion's text and its judgement, made from the same numbers."""
+
+    def __init__(self, text, yes, partly=None):
+        self.text = text
+        self._yes = yes
+        self._partly = partly or (lambda x: False)
+
+    def judge(self, x):
+        return graded(x, self._yes, self._partly)
+
+    def __str__(self):
+        return self.text
+
+
+def _g(x):
+    return "%.3g" % x
+
+
+def near(paper, factor, partly=None, partly_text=None, unit="x"):
+    """yes when x is within a factor `factor` of paper (paper/factor to
+    paper*factor); partly when partly(x) (e.g. the direction holds), said by
+    partly_text; else no."""
+    lo, hi = paper / factor, paper * factor
+    text = "yes if within a factor %s of %s%s (%s-%s%s)" % (
+        _g(factor), _g(paper), unit, _g(lo), _g(hi), unit)
+    text += "; partly if %s" % partly_text if partly else ""
+    return Criterion(text + "; else no", lambda x: lo <= x <= hi, partly)
+
+
+def within(paper, tol, partly_tol=None, unit=""):
+    """yes when |x - paper| <= tol x paper (a relative tolerance); partly
+    within partly_tol; else no."""
+    def ok(t):
+        return lambda x: abs(x - paper) <= t * abs(paper)
+    text = "yes if within %g %% of %s%s (%s-%s%s)" % (
+        100 * tol, _g(paper), unit, _g(paper * (1 - tol)), _g(paper * (1 + tol)), unit)
+    if partly_tol:
+        text += "; partly within %g %% (%s-%s%s)" % (
+            100 * partly_tol, _g(paper * (1 - partly_tol)), _g(paper * (1 + partly_tol)), unit)
+    return Criterion(text + "; else no", ok(tol), ok(partly_tol) if partly_tol else None)
+
+
+def at_least(yes, partly=None, unit=""):
+    text = "yes if >= %s%s" % (_g(yes), unit)
+    if partly is not None:
+        text += "; partly if >= %s%s" % (_g(partly), unit)
+    return Criterion(text + "; else no", lambda x: x >= yes,
+                     (lambda x: x >= partly) if partly is not None else None)
+
+
+def at_most(yes, partly=None, unit=""):
+    text = "yes if <= %s%s" % (_g(yes), unit)
+    if partly is not None:
+        text += "; partly if <= %s%s" % (_g(partly), unit)
+    return Criterion(text + "; else no", lambda x: x <= yes,
+                     (lambda x: x <= partly) if partly is not None else None)
+
+
+def rule(text, yes, partly=None):
+    """Any criterion: its text and the functions that judge it."""
+    return Criterion(text, yes, partly)
+
+
+def measure(text, paper, x, crit, fmt="%.2f", note=""):
+    """A measured claim: ours is fmt % x, the verdict crit.judge(x)."""
+    return claim(text, paper, "n/a" if _missing(x) else fmt % x, crit, crit.judge(x), note)
+
+
+# ---- numbers that move between rounds (guest wall clock) --------------------
+
+def spread(values):
+    """min, median, max and (max - min) / median of the rounds' numbers."""
+    vs = [v for v in values if not _missing(v)]
+    if not vs:
         return None
-    real = [h for h in judged if h != BY_CONSTRUCTION]
-    if not real:
-        return BY_CONSTRUCTION
-    if all(h is True for h in real):
+    med = statistics.median(vs)
+    return {"n": len(vs), "min": min(vs), "median": med, "max": max(vs),
+            "spread": (max(vs) - min(vs)) / med if med else float("nan")}
+
+
+def spread_text(s, fmt="%.2f"):
+    if not s:
+        return "n/a"
+    return ("median " + fmt + " (" + fmt + "-" + fmt + ", spread %.0f %% over %d rounds)") % (
+        s["median"], s["min"], s["max"], 100 * s["spread"], s["n"])
+
+
+def stable(text, paper, values, crit, fmt="%.2f", note=""):
+    """A claim on a number measured in several rounds (guest wall clock): ours
+    is the median with its spread; the verdict is the criterion's when every
+    round gets the same one, else not measured (a verdict that flips between
+    rounds is not a verdict), with the rounds' verdicts in the note."""
+    s = spread(values)
+    if not s:
+        return claim(text, paper, "n/a", crit, None, note)
+    each = [crit.judge(v) for v in values if not _missing(v)]
+    ours = spread_text(s, fmt)
+    if len(set(each)) == 1:
+        return claim(text, paper, ours, crit, each[0], note)
+    flips = "verdict flips between rounds (%s)" % ", ".join(HOLDS[h] for h in each)
+    return claim(text, paper, ours, crit, None, (note + "; " if note else "") + flips)
+
+
+# ---- an experiment's verdict and the page's counts --------------------------
+
+def overall(claims):
+    """yes when every measured claim holds, no when none does, partly
+    otherwise. Claims by construction, projections and claims not measured
+    are left out; with no measured claim the verdict is BY_CONSTRUCTION if
+    one is, else PROJECTION if one is, else None (not measured)."""
+    measured = [c["holds"] for c in claims if c["holds"] in (True, False, "partly")]
+    if not measured:
+        kinds = {c["holds"] for c in claims}
+        if BY_CONSTRUCTION in kinds:
+            return BY_CONSTRUCTION
+        if PROJECTION in kinds:
+            return PROJECTION
+        return None
+    if all(h is True for h in measured):
         return True
-    if all(h is False for h in real):
+    if all(h is False for h in measured):
         return False
     return "partly"
 
 
-HOLDS = {True: "yes", False: "no", "partly": "partly", None: "not measured",
-         BY_CONSTRUCTION: BY_CONSTRUCTION}
+def label(holds):
+    """The page's word for a verdict (yes, partly, no, by construction, ...)."""
+    return HOLDS.get(holds, str(holds))
+
+
+def counts(verdicts):
+    """{label: n} over verdicts (claims' holds or experiments' met), every label present."""
+    out = dict((lb, 0) for lb in LABELS)
+    for h in verdicts:
+        lb = label(h)
+        out[lb] = out.get(lb, 0) + 1
+    return out
+
+
+def counts_text(c, what):
+    """ "3 yes, 1 partly, ... of 9 claims" with every label, zeros included."""
+    total = sum(c.values())
+    return "%s (of %d %s)" % (", ".join("%d %s" % (c[lb], lb) for lb in LABELS), total, what)
 
 
 def claims_table(claims):
-    rows = [["claim", "paper", "ours", "criterion (fixed before the run)", "holds"]]
+    rows = [["claim", "paper", "ours", "criterion (fixed before the run)", "verdict"]]
     for c in claims:
-        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"], HOLDS[c["holds"]] + (
+        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"], label(c["holds"]) + (
             " (%s)" % c["note"] if c.get("note") else "")])
     return rows
 
 
-
 def summarize(claims):
-    """'n of m claims hold (k partly)' over the measured, non-construction claims."""
-    real = [c["holds"] for c in claims if c["holds"] not in (None, BY_CONSTRUCTION)]
-    yes = sum(1 for h in real if h is True)
-    part = sum(1 for h in real if h == "partly")
-    nm = sum(1 for c in claims if c["holds"] is None)
-    s = "%d of %d claims hold" % (yes, len(real))
-    if part:
-        s += ", %d partly" % part
-    if nm:
-        s += "; %d not measured" % nm
+    """'n of m measured claims hold (k partly); b by construction; p
+    projection; u not measured'."""
+    c = counts(h["holds"] for h in claims)
+    measured = c["yes"] + c["partly"] + c["no"]
+    s = "%d of %d measured claims hold" % (c["yes"], measured)
+    if c["partly"]:
+        s += ", %d partly" % c["partly"]
+    for lb in ("by construction", "projection", "not measured"):
+        if c[lb]:
+            s += "; %d %s" % (c[lb], lb)
     return s

@@ -346,8 +346,10 @@ def ratio(a, b):
 
 
 # ---- claims and verdicts: scripts/reproduce/verdicts.py (every experiment's) --
-from verdicts import (BY_CONSTRUCTION, HOLDS, band, claim, claims_table, factor_of,  # noqa: E402,F401
-                      graded, overall, summarize)
+from verdicts import (BY_CONSTRUCTION, HOLDS, LABELS, PROJECTION, Criterion,  # noqa: E402,F401
+                      at_least, at_most, band, by_construction, claim, claims_table, counts,
+                      factor_of, graded, label, measure, near, overall, projection, rule,
+                      spread, stable, summarize, within)
 
 
 def fnum(x, fmt="%.2f"):
