@@ -5,11 +5,14 @@
 usage: scripts/reproduce/run.py [options] EXPERIMENT... | all
        scripts/reproduce/run.py --list
 
-Each experiment boots the guest (scripts/run-guest.sh) once per set of
-device properties, runs kvbench/kvssd inside it, saves the raw output
-under --raw, analyses it, draws its figures into docs/figures/ and updates
-its entry in docs/results.json; docs/results.md is then rendered from
-docs/results.json. See docs/reproduce.md.
+Each experiment boots the guest (scripts/run-guest.sh, in icount mode)
+once per set of device properties, runs kvbench/kvssd inside it, saves the
+raw output under OUT/raw, analyses it, draws its figures into OUT/figures/
+and updates its entry in OUT/results.json; OUT/results.md is then rendered
+from OUT/results.json. OUT is --out (default
+$KVSSD_CACHE/reproduce/results); the tracked docs/results.{md,json} and
+docs/figures/ change only with --update-docs (or --docs docs). See
+docs/reproduce.md.
 """
 
 import argparse
@@ -18,10 +21,12 @@ import importlib
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
 import report  # noqa: E402
+import verdicts as V  # noqa: E402
 
 EXPERIMENTS = [
     "exp_bandslim_fig8",
@@ -78,13 +83,25 @@ def main():
                     help="print the run-guest.sh command lines and guest scripts; run nothing")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply every count by this (default 1 = all.sh's counts)")
-    ap.add_argument("--raw", default=os.path.join(cache, "reproduce", "raw"),
-                    help="where raw guest output is kept (default $KVSSD_CACHE/reproduce/raw)")
-    ap.add_argument("--docs", default=os.path.join(C.TOP, "docs"),
-                    help="where results.json, results.md and figures/ go (default docs/)")
+    ap.add_argument("--out", default=os.path.join(cache, "reproduce", "results"),
+                    help="results directory: results.json, results.md, figures/ and raw/ "
+                    "(default $KVSSD_CACHE/reproduce/results)")
+    ap.add_argument("--raw", default=None,
+                    help="where raw guest output is kept (default OUT/raw)")
+    ap.add_argument("--docs", default=None,
+                    help="write results.json, results.md and figures/ here instead of OUT "
+                    "(e.g. --docs docs: the tracked page)")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="the same as --docs docs (this checkout's docs/)")
+    ap.add_argument("--repeat", action="store_true",
+                    help="keep the experiment's previous record and add this run under it as a "
+                    "repeat (the page prints both runs' numbers and verdicts)")
     ap.add_argument("--report-only", action="store_true",
                     help="re-analyse saved raw output (or, without it, redraw from results.json)")
     ap.add_argument("--accel", default=None, help="passed to run-guest.sh --accel")
+    ap.add_argument("--icount", default=str(C.ICOUNT_SHIFT),
+                    help="run-guest.sh --icount SHIFT for every boot, or 'off' (the host's "
+                    "real time; needed with --accel kvm). Default %d" % C.ICOUNT_SHIFT)
     a = ap.parse_args()
 
     mods = modules()
@@ -103,27 +120,47 @@ def main():
             ap.error("unknown experiment '%s'; --list shows them" % n)
     if not (a.scale > 0 and a.scale <= 100):
         ap.error("--scale %g is not valid: give a number above 0 and at most 100" % a.scale)
+    if a.icount == "off":
+        icount = None
+    elif a.icount.isdigit() and 0 <= int(a.icount) <= 10:
+        icount = int(a.icount)
+    else:
+        ap.error("--icount '%s' is not valid: give a shift from 0 to 10, or off" % a.icount)
+    if a.accel == "kvm" and icount is not None:
+        ap.error("--accel kvm needs --icount off (icount counts instructions TCG emulates)")
+    if a.update_docs:
+        if a.docs:
+            ap.error("give --update-docs or --docs DIR, not both")
+        a.docs = os.path.join(C.TOP, "docs")
+    out = a.docs or a.out
+    rawroot = a.raw or os.path.join(a.out, "raw")
 
     extra = ["--accel", a.accel] if a.accel else None
-    jpath = os.path.join(a.docs, "results.json")
-    figdir = os.path.join(a.docs, "figures")
+    jpath = os.path.join(out, "results.json")
+    figdir = os.path.join(out, "figures")
     results = report.load(jpath)
-    for n in names:
+    if not a.dry_run:
+        print("results: %s (page %s, figures %s/); raw guest output under %s" % (
+            jpath, os.path.join(out, "results.md"), figdir, rawroot), file=sys.stderr)
+    t_all = time.time()
+    for i, n in enumerate(names):
         m = by_name[n]
         boots = m.boots(a.scale)
-        rawdir = os.path.join(a.raw, n)
-        print("== %s (%s): %d boot(s), %d step(s)" % (
-            n, m.FIGURE, len(boots), sum(len(b.steps) for b in boots)), file=sys.stderr)
+        rawdir = os.path.join(rawroot, n)
+        t0 = time.time()
+        print("== [%d/%d] %s (%s): %d boot(s), %d step(s); started %s UTC" % (
+            i + 1, len(names), n, m.FIGURE, len(boots), sum(len(b.steps) for b in boots),
+            time.strftime("%H:%M:%S", time.gmtime(t0))), file=sys.stderr, flush=True)
         if a.dry_run:
             for b in boots:
-                C.run_boot(b, rawdir, dry_run=True, extra=extra, log=sys.stdout)
+                C.run_boot(b, rawdir, dry_run=True, extra=extra, log=sys.stdout, icount=icount)
             continue
         if a.report_only:
             raw = C.load_raw(rawdir, boots)
             if not raw:
                 rec = results["experiments"].get(n)
                 if rec:
-                    rec["figures"] = [os.path.relpath(p, a.docs) for p in m.plot(rec, figdir)]
+                    rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
                 continue
             prev = results["experiments"].get(n, {})
             # when the saved output was produced: the newest raw record's time
@@ -133,31 +170,61 @@ def main():
         else:
             raw = {}
             for b in boots:
-                raw[b.name] = C.run_boot(b, rawdir, extra=extra)
+                raw[b.name] = C.run_boot(b, rawdir, extra=extra, icount=icount)
             run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), a.scale
         rec = m.analyze(raw, scale)
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),
-                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + qemu_note(),
+                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + qemu_note() +
+                   icount_note(raw),
                    scale_note=getattr(m, "SCALE", ""),
                    boots=[{"name": b.name, "props": b.props, "block_props": b.block_props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
+                           "icount_shift": raw.get(b.name, {}).get("icount_shift"),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
         rec.setdefault("met", None)
-        try:
-            rec["figures"] = [os.path.relpath(p, a.docs) for p in m.plot(rec, figdir)]
-        except (KeyError, ValueError, TypeError) as e:
-            rec["figures"] = []
-            rec["plot_error"] = "%s: %s" % (type(e).__name__, e)
+        if rec.get("claims") is not None and rec["met"] != V.overall(rec["claims"]):
+            # every experiment's verdict is its claims' (verdicts.overall)
+            print("   %s: its verdict %r is not overall(claims) = %r; using the latter" % (
+                n, rec["met"], V.overall(rec["claims"])), file=sys.stderr)
+            rec["met"] = V.overall(rec["claims"])
+        if a.repeat and n in results["experiments"]:
+            first = results["experiments"][n]
+            first.setdefault("repeats", []).append(repeat_of(rec))
+            rec = first
+        else:
+            try:
+                rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
+            except (KeyError, ValueError, TypeError) as e:
+                rec["figures"] = []
+                rec["plot_error"] = "%s: %s" % (type(e).__name__, e)
         results["experiments"][n] = rec
         report.save(jpath, results)
-        print("   %s: match=%s; %s" % (n, report.VERDICT.get(rec["met"], rec["met"]),
-                                      rec.get("ours", "")), file=sys.stderr)
+        print("   [%d/%d] %s: done in %.0f s; verdict %s; %s" % (
+            i + 1, len(names), n, time.time() - t0,
+            report.VERDICT.get(rec["met"], rec["met"]), rec.get("ours", "")),
+            file=sys.stderr, flush=True)
     if not a.dry_run:
         order = [m.NAME for m in mods]
-        with open(os.path.join(a.docs, "results.md"), "w") as f:
-            f.write(report.render(results, order, a.docs))
+        with open(os.path.join(out, "results.md"), "w") as f:
+            f.write(report.render(results, order, out))
+        print("%d experiment(s) in %.0f s; page: %s" % (
+            len(names), time.time() - t_all, os.path.join(out, "results.md")), file=sys.stderr)
     return 0
+
+
+def icount_note(raw):
+    shifts = sorted({str(r.get("icount_shift")) for r in raw.values() if r})
+    if shifts == ["None"] or not shifts:
+        return "QEMU without icount: device time followed the host's real time. "
+    return ("QEMU in icount mode (shift %s, sleep=off): device time is a function of the "
+            "guest's instructions, not the host's speed. " % "/".join(shifts))
+
+
+def repeat_of(rec):
+    """What the page prints of a second run: its time, verdicts and numbers."""
+    return {k: rec.get(k) for k in ("run_at", "commit", "met", "ours", "claims", "numbers",
+                                    "scale", "boots")}
 
 
 if __name__ == "__main__":
