@@ -484,11 +484,43 @@ def plot_series(ax, series, field, **kw):
 def save(fig, figdir, name):
     os.makedirs(figdir, exist_ok=True)
     path = os.path.join(figdir, name)
-    fig.tight_layout()
+    # leave room at the bottom when caption() put text there
+    fig.tight_layout(rect=(0, 0.07 if fig.texts else 0, 1, 1))
     fig.savefig(path)
     import matplotlib.pyplot as plt
     plt.close(fig)
     return path
+
+
+def paper_mark(ax, x, y, text=None, **kw):
+    """The paper's value at (x, y): a black star, labelled "paper" in the
+    legend (or text beside it). Every figure with a paper's number marks it."""
+    kw.setdefault("label", "paper")
+    ax.plot([x], [y], marker="*", ms=11, c="black", ls="none", zorder=5, **kw)
+    if text:
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=7)
+
+
+def paper_line(ax, y, text, **kw):
+    """A paper's number that holds across the x axis: a dashed black line."""
+    ax.axhline(y, ls="--", c="black", lw=0.9, label=text, **kw)
+
+
+def legend_outside(ax, **kw):
+    """The legend to the right of the axes, where it covers no data."""
+    kw.setdefault("fontsize", 7)
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kw)
+
+
+def caption(fig, text):
+    """The device, scale and kind of numbers, under the axes: every figure
+    says what produced it."""
+    fig.text(0.01, 0.005, text, fontsize=7, ha="left", va="bottom", wrap=True)
+    fig.subplots_adjust(bottom=0.2)
+
+
+def scale_text(rec):
+    return "--scale %s" % rec.get("scale", "?")
 
 
 def bars(ax, groups, series, values, ylabel, logy=False):

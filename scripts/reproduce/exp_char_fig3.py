@@ -12,6 +12,7 @@ simulated latency of each (kvbench's "device" deltas).
 """
 
 import common as C
+import verdicts as V
 
 NAME = "char-fig3"
 FIGURE = "Characterization Fig. 3"
@@ -22,6 +23,19 @@ INDEX_PAGE = 4096
 SCALE = ("paper: 1.53 M vs 3 billion pairs on a 3.84 TB drive; here 1 000 vs 60 000 pairs "
          "with the index DRAM budget shrunk to ~8 index pages, at --scale 1")
 INDEX_FRAMES = 8
+# The paper's numbers (Fig. 3 and its text: "up to 2x for reads and even more
+# 16.4x for writes") and the criteria, fixed before the run: a band on
+# magnitude, and a direction-only "partly".
+PAPER_READ, PAPER_WRITE = 2.0, 16.4
+CRITERIA = {
+    "read": V.near(PAPER_READ, 1.5, partly=lambda x: x > 1.2,
+                   partly_text="above 1.2x (slower at high occupancy) but outside the band"),
+    "write": V.near(PAPER_WRITE, 1.5, partly=lambda x: x > 1.2,
+                    partly_text="above 1.2x (slower at high occupancy) but outside the band"),
+    # write >> read: the write factor over the read factor, 16.4 / 2 = 8.2
+    "asym": V.near(PAPER_WRITE / PAPER_READ, 2.0, partly=lambda x: x >= 2.0,
+                   partly_text="the write factor is at least twice the read factor"),
+}
 # the Bloom filter takes at most 1/8 of the budget, index pages the rest
 INDEX_DRAM = INDEX_FRAMES * INDEX_PAGE * 8 // 7 + 64
 SETUP = ("Device preset pm983 with index-page-bytes=%d and index-dram-bytes=%d (about %d "
@@ -63,7 +77,8 @@ def analyze(raw, scale):
                      "nand_pages_read": ph["device"]["nand_pages_read"]}
     rec = {"series": pts}
     if len(pts) < 2:
-        rec.update(met=None, ours="incomplete run", why="a step did not run")
+        rec.update(met=None, ours="incomplete run", why="a step did not run",
+                   claims=judge(None, None))
         return rec
     lo, hi = pts["low"], pts["high"]
 
@@ -92,39 +107,78 @@ def analyze(raw, scale):
                       x["index_cache_misses"], x["nand_pages_read"]])
     rec["table"] = table
     # the paper's 2x and 16.4x are average latencies: the means are the comparison
-    slow_r = r("retrieve_mean_us") > 1.2
-    slow_w = r("store_mean_us") > 1.2
-    rec["ours"] = ("high vs low occupancy, mean simulated device latency: Retrieve %.2fx, "
-                   "Store %.2fx (p50 %.2fx and %.2fx, p99 %.2fx and %.2fx)" % (
-                       r("retrieve_mean_us"), r("store_mean_us"), r("retrieve_p50_us"),
-                       r("store_p50_us"), r("retrieve_p99_us"), r("store_p99_us")))
-    rec["met"] = slow_r and slow_w
+    rr, rw = r("retrieve_mean_us"), r("store_mean_us")
+    claims = judge(rr, rw)
+    rec["claims"] = claims
+    rec["met"] = V.overall(claims)
+    rec["numbers"]["write_over_read_factor"] = round(rw / rr, 2) if rr else None
+    rec["ours"] = ("%s: high vs low occupancy, mean simulated device latency: Retrieve %.2fx "
+                   "(paper 2x), Store %.2fx (paper 16.4x), write/read %.2f (paper 8.2); p50 "
+                   "%.2fx and %.2fx, p99 %.2fx and %.2fx" % (
+                       V.summarize(claims), rr, rw, rw / rr if rr else float("nan"),
+                       r("retrieve_p50_us"), r("store_p50_us"), r("retrieve_p99_us"),
+                       r("store_p99_us")))
     rec["why"] = ("an index page missing from DRAM (miss rate %.0f %% at high occupancy, %.0f %% "
                   "at low) costs a NAND read, and evicting a dirty one a program (tPROG 700 us), "
                   "before the operation proceeds. At low occupancy a Retrieve costs one NAND read "
                   "(%.0f us = one tR); at high occupancy the index read comes first and, when the "
                   "evicted page was dirtied by an update, a write-back, so the mean Retrieve is "
-                  "%.1fx (paper: 2x) and the mean update %.1fx (paper: 16.4x). Both papers' figures "
-                  "and ours are means over the run; the medians (%.1fx, %.1fx) sit in a bimodal "
-                  "distribution (operations with and without a write-back) and move between runs "
-                  "with the guest's pace (TCG), the means much less. The paper's larger write "
-                  "factor comes from the PM983's write path, which we do not know" % (
+                  "%.1fx (paper: 2x) and the mean update %.1fx (paper: 16.4x). What we "
+                  "contradict: the paper's writes slow down 8.2 times more than its reads; here "
+                  "the two factors are about equal (%.2f), because in kvftl's hash index a "
+                  "Retrieve and an update pay the same index-page miss and the same dirty "
+                  "write-back when they evict, and an update's own write lands in the page "
+                  "buffer. The PM983's write path (its index merging, which the paper names) "
+                  "is not in this model. Both papers' figures and ours are means over the run" % (
                       100 * rec["numbers"]["index_miss_rate_high"],
                       100 * rec["numbers"]["index_miss_rate_low"], lo["retrieve_p50_us"],
-                      r("retrieve_mean_us"), r("store_mean_us"), r("retrieve_p50_us"),
-                      r("store_p50_us")))
+                      rr, rw, rw / rr if rr else float("nan")))
     return rec
+
+
+def judge(rr, rw):
+    """Fig. 3's claims with ours beside them (criteria: CRITERIA, fixed before the run)."""
+    asym = rw / rr if rr and rw is not None else None
+    return [
+        V.measure("read (Retrieve) latency higher at high index occupancy, up to 2x",
+                  "2x", rr, CRITERIA["read"], "%.2fx"),
+        V.measure("write (Store) latency higher at high index occupancy, up to 16.4x",
+                  "16.4x", rw, CRITERIA["write"], "%.2fx"),
+        V.measure("writes slow down far more than reads (write factor / read factor)",
+                  "8.2 (16.4x / 2x)", asym, CRITERIA["asym"], "%.2f"),
+    ]
 
 
 def plot(rec, figdir):
     pts = rec["series"]
-    fig, (a1, a2) = C.figure(2, (9, 3.6))
+    fig, (a1, a2) = C.figure(2, (10, 4.2))
+    if "low" in pts and "high" in pts:
+        lo, hi = pts["low"], pts["high"]
+        ops = ["Retrieve", "Store"]
+        ours = [hi["retrieve_mean_us"] / lo["retrieve_mean_us"] if lo["retrieve_mean_us"] else 0,
+                hi["store_mean_us"] / lo["store_mean_us"] if lo["store_mean_us"] else 0]
+        a1.bar([0, 1], ours, 0.5, color="tab:blue", label="ours (mean, high / low)")
+        for i, v in enumerate(ours):
+            a1.annotate("%.2fx" % v, (i, v), textcoords="offset points", xytext=(0, 3),
+                        ha="center", fontsize=8)
+        a1.plot([0, 1], [PAPER_READ, PAPER_WRITE], marker="*", ms=12, c="black", ls="none",
+                label="paper (2x, 16.4x)")
+        a1.axhline(1, c="gray", lw=0.8, ls=":", label="no change")
+        a1.set_xticks([0, 1])
+        a1.set_xticklabels(ops)
+        a1.set_xlim(-0.6, 1.6)
+        a1.set_ylim(0, max(ours + [PAPER_WRITE]) * 1.15)
+        a1.set_ylabel("high / low occupancy, mean latency (linear)")
+        a1.set_title("Fig. 3: slowdown at high index occupancy")
+        C.legend_outside(a1)
     vals = {occ: {"Store": pts[occ].get("store_mean_us", 0.0),
                   "Retrieve": pts[occ].get("retrieve_mean_us", 0.0)} for occ in pts}
-    C.bars(a1, ["Store", "Retrieve"], list(pts), vals, "mean latency, us (simulated)", logy=True)
-    vals = {occ: {"Store": pts[occ]["store_p99_us"], "Retrieve": pts[occ]["retrieve_p99_us"]}
-            for occ in pts}
-    C.bars(a2, ["Store", "Retrieve"], list(pts), vals, "p99 latency, us (simulated)", logy=True)
-    a1.set_title("Fig. 3: low vs high index occupancy (mean)")
-    a2.set_title("p99")
+    C.bars(a2, ["Retrieve", "Store"], list(pts), vals, "mean latency, us (simulated, log)",
+           logy=True)
+    C.legend_outside(a2)
+    a2.set_title("mean device latency by occupancy")
+    C.caption(fig, "Device: kvssd preset pm983, index DRAM budget ~%d index pages; %s keys "
+                   "(16 B keys, 512 B values), %s; device time (QEMU icount)." % (
+                       INDEX_FRAMES, " vs ".join(str(pts[o]["keys"]) for o in ("low", "high")
+                                                 if o in pts), C.scale_text(rec)))
     return [C.save(fig, figdir, "char-fig3-index-occupancy.png")]

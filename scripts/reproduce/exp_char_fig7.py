@@ -8,14 +8,28 @@ bytes (`kvssd stats`); space amplification = NAND bytes / key+value bytes.
 """
 
 import common as C
+import verdicts as V
 
 NAME = "char-fig7"
 FIGURE = "Characterization Fig. 7"
 PAPER = "17x space amplification for 50-byte values (1 KiB padding); ~1 for 1-4 KiB KV pairs"
-TARGET = "~17x at 50-byte values (within +-25 %), ~1 for 1-4 KiB, with the 1 KiB unit"
+TARGET = ("~17x at 50-byte values, ~1 for 1-4 KiB, up to 20x (criteria: the claims table, "
+          "fixed in CRITERIA before the run; all by construction)")
 SETUP = "Device preset pm983 (placement-unit-bytes 1024), 16-byte keys, sequential Stores. "
 
-SIZES = [50, 100, 200, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000]
+# 20 and 35 B: below the paper's smallest size, for its "up to 20x"
+SIZES = [20, 35, 50, 100, 200, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000]
+# Both of the KV-SSD's space numbers follow from pm983 parameters chosen from
+# this figure (include/kvftl/tunables.def): its claims are by construction.
+PARAM_UNIT = ("the pm983 preset's placement-unit-bytes = 1024, from the paper's \"1KB padding\" "
+              "of small pairs (Fig. 7)")
+PARAM_LARGE = ("the pm983 preset's large-blob-unit-bytes = 1 (blobs of 1 KiB and more are "
+               "byte-granular), chosen for Fig. 7's ~1x from 1 KiB pairs")
+CRITERIA = {
+    "a50": V.within(17.0, 0.25, unit="x"),
+    "big": V.at_most(1.3, 1.6, unit="x"),
+    "max": V.within(20.0, 0.25, unit="x"),
+}
 KEY = 16
 SCALE = "paper: device filled by KVbench; here 3 000 pairs per value size, at --scale 1"
 
@@ -40,40 +54,70 @@ def analyze(raw, scale):
                        "live_nand_bytes": st["live_nand_bytes"],
                        "space_amp": st["live_nand_bytes"] / st["live_user_bytes"],
                        "device_space_amp": st["space_amp_milli"] / 1000.0}
-    rec = {"series": pts}
+    claims = judge(pts)
+    rec = {"series": pts, "claims": claims, "met": V.overall(claims)}
     if "50" not in pts:
-        rec.update(met=None, ours="incomplete run", why="the 50-byte point did not run")
+        rec.update(ours="incomplete run", why="the 50-byte point did not run")
         return rec
     a50 = pts["50"]["space_amp"]
     big = {v: pts[str(v)]["space_amp"] for v in SIZES if v >= 1000 and str(v) in pts}
     rec["numbers"] = {"space_amp_at_%dB" % v: round(pts[str(v)]["space_amp"], 3)
                       for v in SIZES if str(v) in pts}
-    ok50 = abs(a50 - 17.0) <= 0.25 * 17.0
-    okbig = bool(big) and max(big.values()) <= 1.3
-    rec["ours"] = "%.1fx at 50 B; %.2f-%.2fx for 1000-4000 B values" % (
-        a50, min(big.values()), max(big.values())) if big else "%.1fx at 50 B" % a50
-    rec["met"] = True if ok50 and okbig else ("partly" if ok50 or okbig else False)
-    why = []
-    if ok50:
-        why.append("a 16 + 50-byte pair plus its blob header is padded to one 1 KiB unit")
-    if not okbig:
-        why.append("kvftl rounds every blob (header + key + value) up to the 1 KiB unit, so a "
-                   "1000-byte value takes 2 KiB (up to ~2x); the PM983 evidently pads only "
-                   "small pairs to 1 KiB and packs larger ones tightly (the paper sees ~1 from "
-                   "1 KiB up), which a 1 KiB placement unit cannot express")
-    rec["why"] = "; ".join(why)
+    rec["ours"] = V.summarize(claims) + "; " + ("%.1fx at 50 B; %.2f-%.2fx for 1000-4000 B "
+                                                "values; %.1fx at 20 B" % (
+                                                    a50, min(big.values()), max(big.values()),
+                                                    pts.get("20", {}).get("space_amp", float(
+                                                        "nan"))) if big else "%.1fx at 50 B" % a50)
+    rec["why"] = ("a 16 + 50-byte pair plus its blob header is padded to one 1 KiB unit "
+                  "(placement-unit-bytes = 1024), and blobs of 1 KiB and more are byte-granular "
+                  "(large-blob-unit-bytes = 1): both pm983 parameters were chosen from this "
+                  "figure, so every KV-SSD claim here is by construction, reported and not "
+                  "counted. Below 50 B the same 1 KiB unit gives more than the paper's \"up to "
+                  "20x\" (%.1fx at 20 B): whether the PM983 pads such pairs less, or the paper "
+                  "measured none that small, the figure does not say. The maximum pair count "
+                  "(~3.1 billion on 3.84 TB) needs a fill to max-keys, which is not run" % (
+                      pts.get("20", {}).get("space_amp", float("nan"))))
     return rec
 
 
+def judge(pts):
+    """Fig. 7's claims about the KV-SSD with ours beside them (criteria: CRITERIA)."""
+    def amp(v):
+        return pts[str(v)]["space_amp"] if str(v) in pts else None
+    a50 = amp(50)
+    big = [amp(v) for v in SIZES if v >= 1000 and amp(v) is not None]
+    allv = [p["space_amp"] for p in pts.values()]
+    return [
+        V.by_construction("KVPs with 50 B values: 17x space amplification (1 KiB padding)", "17x",
+                          V.fnum(a50, "%.1fx"), CRITERIA["a50"], PARAM_UNIT,
+                          measured=a50 is not None, would_hold=CRITERIA["a50"].judge(a50)),
+        V.by_construction("close to 1 for KVPs of 1-4 KiB", "~1x",
+                          "%.2f-%.2fx" % (min(big), max(big)) if big else "n/a", CRITERIA["big"],
+                          PARAM_LARGE, measured=bool(big),
+                          would_hold=CRITERIA["big"].judge(max(big)) if big else None),
+        V.by_construction("up to 20x space amplification (abstract)", "up to 20x",
+                          "max %.1fx (at %d B)" % (max(allv), min(
+                              int(v) for v in pts if pts[v]["space_amp"] == max(allv)))
+                          if allv else "n/a", CRITERIA["max"], PARAM_UNIT, measured=bool(allv),
+                          would_hold=CRITERIA["max"].judge(max(allv)) if allv else None),
+        V.claim("maximum pair count ~3.1 billion on a 3.84 TB PM983", "~3.1 billion", "n/a",
+                "yes if the scaled fill's pair count per TB is within 25 % of the paper's",
+                None, note="not run: needs a scaled fill to max-keys (issue 13 item 4)"),
+    ]
+
+
 def plot(rec, figdir):
-    fig, ax = C.figure(figsize=(6.5, 3.8))
-    C.plot_series(ax, rec["series"], "space_amp", label="emulated (1 KiB unit)")
-    ax.axhline(17, ls="--", c="gray", lw=0.8)
-    ax.annotate("paper: 17x at 50 B", (50, 17), textcoords="offset points", xytext=(8, 4),
-                fontsize=8)
+    fig, ax = C.figure(figsize=(8, 4.2))
+    C.plot_series(ax, rec["series"], "space_amp", label="ours (1 KiB unit, pm983)")
+    C.paper_mark(ax, 50, 17, label="paper: 17x at 50 B")
+    C.paper_line(ax, 1.0, "paper: ~1x for 1-4 KiB pairs")
+    ax.axhline(20, ls=":", c="black", lw=0.9, label="paper: up to 20x")
     ax.set_yscale("log")
     ax.set_xlabel("value size (bytes), 16-byte keys")
-    ax.set_ylabel("space amplification (NAND / key+value)")
+    ax.set_ylabel("space amplification (NAND / key+value, log)")
     ax.set_title("Characterization Fig. 7: space amplification")
-    ax.legend()
+    C.legend_outside(ax)
+    C.caption(fig, "Device: kvssd preset pm983 (placement-unit-bytes 1024, large-blob-unit-bytes "
+                   "1: both chosen from this figure, so the curve is by construction); %s; "
+                   "device counters." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-fig7-space-amp.png")]

@@ -29,6 +29,10 @@ import common as C  # noqa: E402
 import exp_bandslim_fig8 as F8  # noqa: E402
 import exp_char_cpu as CPU  # noqa: E402
 import exp_char_fig2 as X2  # noqa: E402
+import exp_char_fig3 as X3  # noqa: E402
+import exp_char_fig5 as X5  # noqa: E402
+import exp_char_fig7 as X7  # noqa: E402
+import exp_char_fig8 as X8  # noqa: E402
 import exp_char_fig3_block as X3B  # noqa: E402
 import exp_char_fig4 as X4  # noqa: E402
 import exp_char_fig5a as X5A  # noqa: E402
@@ -544,6 +548,62 @@ class Verdicts(unittest.TestCase):
         page = report.render({"experiments": {"e": rec}}, ["e"], "/tmp")
         self.assertIn("| ratio | 4.0 | 4.06 | 1.5 % |", page)
         self.assertIn("| dips | [25, 49] | [25, 49] | same |", page)
+
+
+class CharVerdicts(unittest.TestCase):
+    """char-fig3, -fig5, -fig7, -fig8: each claim's verdict for given numbers."""
+
+    def test_fig3_magnitude_and_asymmetry(self):
+        """The two runs issue 13 quotes (7.05x / 7.38x and 3.91x / 4.19x): reads and writes
+        partly (slower, outside the band), write >> read no; 2.5x / 15x: all yes."""
+        for rr, rw in ((7.05, 7.38), (3.91, 4.19)):
+            cl = X3.judge(rr, rw)
+            self.assertEqual([c["holds"] for c in cl], ["partly", "partly", False])
+            self.assertEqual(VD.overall(cl), "partly")
+        self.assertEqual([c["ours"] for c in X3.judge(7.05, 7.38)], ["7.05x", "7.38x", "1.05"])
+        self.assertEqual([c["holds"] for c in X3.judge(2.5, 15.0)], [True, True, True])
+        self.assertEqual([c["holds"] for c in X3.judge(1.1, 1.3)], [False, "partly", False])
+        self.assertEqual([c["holds"] for c in X3.judge(None, None)], [None] * 3)
+
+    def test_fig5_is_by_construction(self):
+        """Dips of 48 % at 25 KiB and 33 % at 49 KiB: every claim by construction, naming
+        page-data-bytes, with what the criterion would say; the experiment is too."""
+        pts = {str(k): {"mb_per_s": 70.0} for k in X5.SIZES_KIB}
+        pts["25"]["mb_per_s"], pts["49"]["mb_per_s"] = 36.4, 46.9
+        cl = X5.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION] * 3)
+        self.assertEqual(cl[0]["ours"], "48 % below 24 KiB (70.0 -> 36.4 MB/s)")
+        self.assertIn("page-data-bytes = 25088", cl[0]["note"])
+        self.assertTrue(cl[0]["note"].endswith("the criterion would say yes"))
+        self.assertEqual(X5.dips_of(pts), [25, 49])
+        self.assertEqual(VD.overall(cl), VD.BY_CONSTRUCTION)
+        self.assertEqual([c["holds"] for c in X5.judge({})], [None] * 3)
+
+    def test_fig7_by_construction_and_not_run(self):
+        """15.5x at 50 B, 1.01-1.02x above 1 KiB, 28.4x at 20 B: by construction (the last one
+        against the paper's 'up to 20x'); the 3.1 billion pairs: not measured."""
+        pts = {"20": {"space_amp": 1024 / 36.0}, "50": {"space_amp": 15.5},
+               "1000": {"space_amp": 1.01}, "4000": {"space_amp": 1.02}}
+        cl = X7.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION] * 3 + [None])
+        self.assertEqual([c["ours"] for c in cl],
+                         ["15.5x", "1.01-1.02x", "max 28.4x (at 20 B)", "n/a"])
+        self.assertTrue(cl[2]["note"].endswith("the criterion would say no"))
+        self.assertEqual(VD.overall(cl), VD.BY_CONSTRUCTION)
+
+    def test_fig8_bandwidth_counts_and_flips(self):
+        """Commands 1/2: by construction; sync rounds 0.50/0.55/0.60: yes; async rounds
+        0.85/0.95/0.80 flip between partly and no: not measured -> the experiment is yes."""
+        pts = {e: {str(k): {"commands_per_op": 2.0 if k > 16 else 1.0} for k in X8.KEYS}
+               for e in ("sync", "async")}
+        cl = X8.judge(pts, {"sync": [0.50, 0.55, 0.60], "async": [0.85, 0.95, 0.80]})
+        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION, True, None])
+        self.assertEqual(cl[2]["note"], "guest clock; verdict flips between rounds (partly, no, "
+                                        "partly)")
+        self.assertIs(VD.overall(cl), True)
+        cl = X8.judge(pts, {"sync": [0.95, 0.97], "async": [0.96]})
+        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION, False, False])
+        self.assertIs(VD.overall(cl), False)
 
 
 class KVBlockCommands(unittest.TestCase):
