@@ -520,7 +520,11 @@ def caption(fig, text):
 
 
 def scale_text(rec):
-    return "--scale %s" % rec.get("scale", "?")
+    """The run's scale and clock, for a caption: "--scale 1.0, QEMU icount shift 0"."""
+    shifts = sorted({str(b.get("icount_shift")) for b in rec.get("boots", [])})
+    clock = ("QEMU icount shift %s" % "/".join(shifts) if shifts and "None" not in shifts
+             else "QEMU without icount (host real time)" if shifts else "clock not recorded")
+    return "--scale %s, %s" % (rec.get("scale", "?"), clock)
 
 
 def bars(ax, groups, series, values, ylabel, logy=False):

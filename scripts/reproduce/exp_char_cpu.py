@@ -186,4 +186,7 @@ def plot(rec, figdir):
     ax.axhline(1, c="black", lw=0.8)
     ax.set_ylim(0, 14.5)
     ax.set_title("host CPU per operation against the KV-SSD's")
+    C.legend_outside(ax)
+    C.caption(fig, "KV-SSD (kvssd preset pm983) vs RocksDB and rawhash on its block "
+                   "personality; %s; guest CPU time under TCG (emulated work)." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-cpu.png")]

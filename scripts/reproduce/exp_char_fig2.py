@@ -232,4 +232,7 @@ def plot(rec, figdir):
                     xytext=(4, -28), textcoords="offset points", fontsize=7)
     axs[2].annotate("paper: RocksDB faster than KV", (0, 0), xycoords="axes fraction",
                     xytext=(4, -28), textcoords="offset points", fontsize=7)
+    C.caption(fig, "KV-SSD (kvssd preset pm983) vs RocksDB (ext4) and rawhash on the block "
+                   "personality, one guest; 16 B keys, 4 KiB values; %s; guest clock."
+                   % C.scale_text(rec))
     return [C.save(fig, figdir, "char-fig2-engines.png")]

@@ -243,5 +243,7 @@ def plot(rec, figdir):
         ax.set_xlabel("value / block size (KiB)")
         ax.set_ylabel("mean latency ratio (simulated, <1: KV faster)")
         ax.set_title("Fig. 4" + title)
-        ax.legend(fontsize=7, loc="upper left" if key == "write_ratio" else "upper right")
+        C.legend_outside(ax)
+    C.caption(fig, "kvssd preset pm983, KV and block personalities in one guest, latency=on; "
+                   "%s; device time; paper's values dashed." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-fig4-latency-ratio.png")]

@@ -243,4 +243,8 @@ def plot(rec, figdir):
     C.bars(a2, ["read", "write"], ["ours", "paper"], vals, "KV / block bandwidth, 4 KiB random")
     a2.axhline(1, c="black", lw=0.8)
     a2.set_title("abstract: 0.44x read, 0.22x write")
+    C.legend_outside(a1)
+    C.legend_outside(a2)
+    C.caption(fig, "Block personality of kvssd preset pm983 (1 channel x 2 dies, times dilated "
+                   "x%d); %s; device time." % (DILATION, C.scale_text(rec)))
     return [C.save(fig, figdir, "char-fig5a-block-bandwidth.png")]

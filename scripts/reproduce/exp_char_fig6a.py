@@ -195,5 +195,8 @@ def plot(rec, figdir):
     ax.set_xlabel("update chunk (1/%d of the keys each)" % CHUNKS)
     ax.set_ylabel("updates/s (guest wall clock)")
     ax.set_title("Fig. 6a: RocksDB on the block SSD (paper: no drastic drop, no GC)")
-    ax.legend(fontsize=7)
+    C.legend_outside(ax)
+    C.caption(fig, "RocksDB (ext4) on the block personality of kvssd preset pm983; %s; guest "
+                   "clock; the paper gives no number, only "
+                   "'no drastic drop'." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-fig6a-rocksdb-updates.png")]

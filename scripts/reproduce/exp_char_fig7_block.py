@@ -209,5 +209,8 @@ def plot(rec, figdir):
     ax.set_xlabel("value size (bytes), 16-byte keys")
     ax.set_ylabel("space amplification")
     ax.set_title("Fig. 7: space amplification by store")
-    ax.legend(fontsize=7, loc="center right")
+    C.legend_outside(ax)
+    C.caption(fig, "kvssd preset pm983 (KV) and its block personality (RocksDB on ext4, "
+                   "rawhash); 16 B keys; %s; device counters and the stores' own accounts. "
+                   "The KV-SSD curve is by construction (placement-unit-bytes)." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-fig7-block-space-amp.png")]

@@ -171,6 +171,6 @@ def plot(rec, figdir):
         a.set_xlabel("key length (bytes)")
         C.legend_outside(a)
     C.caption(fig, "Device: kvssd preset pm983, latency=on; 4 KiB values by PRP; %d rounds; %s; "
-                   "bandwidth is the guest's clock under QEMU icount (emulated instructions), "
+                   "bandwidth is the guest's clock, "
                    "commands are device counts." % (ROUNDS, C.scale_text(rec)))
     return [C.save(fig, figdir, "char-fig8-key-length.png")]

@@ -166,4 +166,7 @@ def plot(rec, figdir):
                     fontsize=7)
     a2.set_ylabel("PUTs/s (guest wall clock, TCG)")
     a2.set_title("throughput")
+    C.caption(fig, "KV-SSD (kvssd preset pm983) vs RocksDB on its block personality; 16 B keys, "
+                   "4 KiB values; %s; traffic: device counters (payload, no TLP framing); PUTs/s: "
+                   "guest clock." % C.scale_text(rec))
     return [C.save(fig, figdir, "char-traffic.png")]
