@@ -30,8 +30,8 @@ DIFFERENCES = [
     "**Host speed.** The guest runs under TCG (no KVM on this machine): every guest "
     "instruction is emulated, so a passthrough round trip costs ~100 us of guest time while "
     "a 4 KiB DMA costs little. Host-side numbers (guest wall clock) are labelled and only "
-    "their ratios are used; the host is shared with other builds, so they are noisy and "
-    "taken as the best of several interleaved rounds.",
+    "their ratios are used; they are measured in several interleaved rounds, and a claim on "
+    "them gives the median and spread and is judged in every round.",
     "**Device time.** The device's clock is QEMU's virtual clock; its NAND, channel and DRAM "
     "copy times are kvftl's model (presets cosmos and pm983). Where device throughput is "
     "measured, the device is made slower than the guest by dilating its times by a stated "
@@ -39,7 +39,9 @@ DIFFERENCES = [
     "**Firmware.** kvftl is this project's firmware, not the PM983's or Cosmos+'s: blobs "
     "(header + key + value) are rounded to the placement unit and may straddle NAND pages "
     "(preset pm983: only blobs under its 1 KiB unit are padded, larger ones are byte-granular, "
-    "and a blob that fits one page but not the rest of the current one starts a fresh page); "
+    "and a blob that fits one page but not the rest of the current one starts a fresh page; "
+    "these pm983 parameters were chosen from the characterization paper's Figs. 5 and 7, so "
+    "the claims that follow from them are by construction); "
     "the packing memcpys run one at a time on one firmware CPU and add to each Store's "
     "latency.",
     "**KV-SSD versus block SSD** (char-fig2, -fig3-block, -fig4, -fig5a, -fig6a, -fig7-block, "
