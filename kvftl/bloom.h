@@ -16,6 +16,8 @@ struct bloom {
     uint64_t *bits;      /* nblocks * 8 words */
     uint64_t nblocks;
     uint32_t probes;
+    void *map;           /* the huge-page mapping holding bits, when map_bytes != 0 */
+    size_t map_bytes;    /* 0: bits is a heap allocation */
 };
 
 /* bloom_init() - @bytes of filter (rounded down to 64-byte blocks, >= 1 block). */

@@ -156,6 +156,17 @@ void index_prefetch(const struct index *ix, uint64_t hash)
     }
 }
 
+void index_prefetch_for_update(const struct index *ix, uint64_t hash)
+{
+    uint32_t f = ix->page_frame[ix->dir[dir_slot(ix, hash)]];
+    const struct index_entry *e = cached_entries(ix, hash);
+    if (e) {
+        __builtin_prefetch(e + index_home_slot(ix, hash), 1);
+        __builtin_prefetch((const uint8_t *)e - sizeof(struct index_page_header), 1);
+        __builtin_prefetch(&ix->frames[f], 1);
+    }
+}
+
 uint64_t index_peek(const struct index *ix, uint64_t hash)
 {
     const struct index_entry *e = cached_entries(ix, hash);

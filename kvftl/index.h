@@ -179,6 +179,12 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
  * (not key-checked; 0 if none or the page is not cached).
  */
 void index_prefetch(const struct index *ix, uint64_t hash);
+/*
+ * index_prefetch_for_update() - a Store's loads: the home slot, the page
+ * header (its count, which index_reserve() reads) and the cache frame's
+ * record (its LRU stamp), all started at once. Changes nothing.
+ */
+void index_prefetch_for_update(const struct index *ix, uint64_t hash);
 uint64_t index_peek(const struct index *ix, uint64_t hash);
 
 /* index_find_loc() - position of the entry with exactly (@hash, @loc); no key reads. */

@@ -367,6 +367,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     gc_before_write(ftl, &now);
 
     uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
+    index_prefetch_for_update(&ftl->idx, hash);
     if (ftl->bloom_on) {
         bloom_prefetch(&ftl->bloom, hash);
     }
