@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What the BandSlim experiments (exp_bandslim_*.py) share: the Cosmos+
+device's firmware time, device-bound (dilated) properties, the response
+times read from the device, and the marks and criteria their figures and
+claims use.
+
+Response time here is *device time*: the firmware's simulated time per
+Store (kvftl's firmware-time model, docs/kvftl.md "Firmware time", with the
+cosmos preset's Cosmos+ ARM estimates). Two readings:
+
+* transfer response time (BandSlim Figs. 3a, 8, 9b, 10a, which the paper
+  measured with NAND I/O disabled): the mean simulated latency of a Store
+  (kvbench's device.sim_latency_us.store.mean) on the cosmos preset driven
+  at the guest's pace. Its 512-entry page buffer absorbs every program of
+  such a run, so no Store waits for NAND: the latency is the firmware's
+  CPU time for the command (fetch and decode, inline transfer commands,
+  index probes, DMA setups, memcpy, completion).
+* write response time (Figs. 4a, 11b, 12a, NAND I/O enabled): device time
+  per Store with the device the bottleneck, a QD1 host that takes no time
+  of its own. Every device time (NAND, channel, memcpy rate and the five
+  firmware times) is stretched by DILATION, so the TCG guest issues Stores
+  faster than the device completes them; a warm-up phase fills the page
+  buffer, and the measured phase's simulated time per Store, divided by
+  DILATION, is the steady-state time per Store at queue depth 1 (the
+  device finishes one Store's firmware work while earlier pages program,
+  as a QD1 host's next Store would find it).
+
+BandSlim's own response times are host-measured and include its driver's
+synchronous round trip per command, which is not device time: where the
+paper's number depends on that, the claim's note says so.
+"""
+
+import common as C
+
+# the cosmos preset's firmware times (README, include/kvftl/tunables.def;
+# sources in docs/kvftl.md "Firmware time")
+COSMOS_FW = {"fw-fetch-decode-ns": 2000, "fw-index-probe-ns": 1000,
+             "fw-inline-fragment-ns": 3000, "fw-dma-setup-ns": 600,
+             "fw-completion-ns": 1000}
+
+# 200: the channel rate (200 B/us) divides exactly, and a Store's ~5 us of
+# firmware time becomes ~1 ms, several times what the guest takes per Store
+DILATION = 200
+
+DEVICE_CAPTION = ("device: cosmos preset (Cosmos+ OpenSSD: 4 channels x 8 dies, 16 KiB pages, "
+                  "tPROG 1 ms, firmware times of docs/kvftl.md)")
+
+
+def dilated_cosmos(factor=DILATION, **extra):
+    """The cosmos preset with every device time (NAND, channel, memcpy and
+    firmware) stretched by factor; tBERS stays (nothing is erased in these
+    runs, but the Format between steps waits for its erases)."""
+    props = C.dilated(dict(C.COSMOS_TIMING), factor)
+    props["erase-latency-ns"] = C.COSMOS_TIMING["erase-latency-ns"]
+    for k, v in COSMOS_FW.items():
+        props[k] = v * factor
+    props["preset"] = "cosmos"
+    props.update(extra)
+    return props
+
+
+def store_latency_us(ph):
+    """A phase's mean simulated Store latency (us), None without one."""
+    try:
+        x = ph["device"]["sim_latency_us"]["store"]["mean"]
+    except (KeyError, TypeError):
+        return None
+    return x if x else None
+
+
+def per_store_us(ph, factor=DILATION):
+    """Device time per operation of a device-bound phase, undilated (us)."""
+    dev = ph.get("device") if ph else None
+    if not dev or not ph.get("ops"):
+        return None
+    return dev["sim_time_s"] / ph["ops"] * 1e6 / factor
+
+
+def ratio(a, b):
+    if a is None or b is None or not b:
+        return float("nan")
+    return a / b
+
+
+def points_near(paper, yes_pts, partly_pts, unit=" %"):
+    """A criterion on a percentage: yes within yes_pts points of paper,
+    partly within partly_pts."""
+    import verdicts as V
+    return V.rule("yes if within %g points of %g%s (%g-%g%s); partly within %g points; else no" % (
+        yes_pts, paper, unit, paper - yes_pts, min(100, paper + yes_pts), unit, partly_pts),
+        lambda x: abs(x - paper) <= yes_pts, lambda x: abs(x - paper) <= partly_pts)
+
+
+def band_crit(lo, hi, plo=None, phi=None, what="", fmt="%.3g"):
+    """yes when lo <= x <= hi; partly when plo <= x <= phi (when given)."""
+    import verdicts as V
+    text = ("yes if %s" + fmt + "-" + fmt) % (what + " " if what else "", lo, hi)
+    partly = None
+    if plo is not None:
+        text += ("; partly if " + fmt + "-" + fmt) % (plo, phi)
+        partly = lambda x: plo <= x <= phi  # noqa: E731
+    return V.rule(text + "; else no", lambda x: lo <= x <= hi, partly)
+
+
+def mark(ax, x, y, text, **kw):
+    """The paper's value on a figure: a star and its label."""
+    ax.plot([x], [y], marker="*", ms=11, color="black", ls="none", zorder=5, **kw)
+    ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 6), fontsize=7)
