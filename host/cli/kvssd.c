@@ -2,22 +2,31 @@
 /*
  * kvssd - poke a KV namespace from the shell.
  *
- *   kvssd [options] info|put|get|del|exist|list|iter|stats|reset-stats|format [args]
+ *   kvssd COMMAND [DEVICE] [args] [options]     (nvme-cli's order)
+ *   kvssd [options] COMMAND [args]              (-d DEVICE or $KVSSD_DEVICE)
  *
- * Human output by default, one JSON object with --json. Errors are
- * sentences on stderr; the exit status is 0 on success, 1 when the device
- * refused (or the key does not exist), 2 for a usage error.
+ * Human output by default, one JSON object with -o json (or --json), built
+ * with json-c: docs/host.md's "JSON output" gives each command's schema.
+ * Errors are sentences on stderr; the exit status is 0 on success, 1 when
+ * the device refused (or the key does not exist), 2 for a usage error.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
+
+#include "cli.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -41,45 +50,86 @@ static struct {
     long max_bytes; /* -1 = whole value */
     long max_keys;
     bool yes;
+    bool help;
 } opt = {.max_bytes = -1, .max_keys = -1};
 
-static void usage(FILE *f)
+/* One line of help per option; commands name the ones they read. */
+struct option_help {
+    const char *name;
+    const char *text;
+};
+
+static const struct option_help option_help[] = {
+    {"device",
+     "  -d, --device PATH         /dev/ngXnY, or pci:BDF / pci:nvmeN for the user-space\n"
+     "                            PCI transport; also the first argument after the\n"
+     "                            command (default: $KVSSD_DEVICE, else the first found)\n"},
+    {"output-format",
+     "  -o, --output-format FMT   normal (default) or json: one JSON object on stdout\n"},
+    {"json", "  -j, --json                the same as --output-format json\n"},
+    {"key-hex", "  -x, --key-hex             KEY (and --start/--prefix) are hex strings; JSON\n"
+                "                            shows keys in the hex form\n"},
+    {"mode", "  -m, --mode M              transfer method: prp, inline, hybrid, adaptive\n"},
+    {"config",
+     "  -c, --config F            transfer threshold file (as kvbench calibrate writes)\n"},
+    {"value-hex", "      --value-hex           VALUE is a hex string; get prints hex (JSON: the\n"
+                  "                            hex form)\n"},
+    {"file", "  -f, --file F              put: read the value from file F ('-' = stdin)\n"},
+    {"output", "      --output F            get: write the value to file F (--out F is the same;\n"
+               "                            -o F still works, with a deprecation notice)\n"},
+    {"if-exists", "      --if-exists           put: only replace an existing key\n"},
+    {"if-absent", "      --if-absent           put: only create a new key\n"},
+    {"size-only", "      --size-only           get: print only the value's size\n"},
+    {"max-bytes", "      --max-bytes N         get: read only the first N bytes\n"},
+    {"start", "      --start KEY           list: begin at KEY (included when it exists)\n"},
+    {"max-keys", "      --max-keys N          list/iter: stop after N keys\n"},
+    {"prefix", "      --prefix P            iter: key prefix\n"},
+    {"values", "      --values              iter: print values too\n"},
+    {"yes", "      --yes                 format: really erase\n"},
+    {"version",
+     "      --version             print the version (and the git describe of the build)\n"},
+    {"help", "  -h, --help                this text; after a command, that command's help\n"},
+};
+
+#define COMMON_OPTIONS "device output-format json key-hex mode config help"
+
+struct command {
+    const char *name;
+    const char *args;
+    const char *summary;
+    const char *options; /* besides COMMON_OPTIONS */
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command *find_command(const char *name);
+
+static void print_options(FILE *f, const char *names)
 {
-    fprintf(
-        f,
-        "usage: kvssd [options] <command> [args]\n"
-        "commands:\n"
-        "  info                      list KV namespaces, or show the one given by -d\n"
-        "  put KEY [VALUE]           store VALUE (or --file F, or stdin when VALUE is absent)\n"
-        "  get KEY                   print the value (raw bytes; --out F to write a file)\n"
-        "  del KEY                   delete a key (exit 1 if it does not exist)\n"
-        "  exist KEY                 exit 0 if the key exists, 1 if not\n"
-        "  list                      list keys in order (from --start KEY on)\n"
-        "  iter                      iterate keys (and --values) matching --prefix P\n"
-        "  stats                     print the device statistics log page\n"
-        "  reset-stats               zero the device statistics\n"
-        "  format                    erase every key (needs --yes)\n"
-        "options:\n"
-        "  -d, --device PATH         /dev/ngXnY, or pci:BDF / pci:nvmeN for the user-space\n"
-        "                            PCI transport (default: $KVSSD_DEVICE, else the first found)\n"
-        "  -j, --json                one JSON object on stdout\n"
-        "  -x, --key-hex             KEY (and --start/--prefix) are hex strings\n"
-        "      --value-hex           VALUE is a hex string; get prints hex\n"
-        "  -f, --file F              put: read the value from file F ('-' = stdin)\n"
-        "  -o, --out F               get: write the value to file F\n"
-        "  -m, --mode M              transfer method: prp, inline, hybrid, adaptive\n"
-        "  -c, --config F            transfer threshold file (as kvbench calibrate writes)\n"
-        "      --if-exists           put: only replace an existing key\n"
-        "      --if-absent           put: only create a new key\n"
-        "      --size-only           get: print only the value's size\n"
-        "      --max-bytes N         get: read only the first N bytes\n"
-        "      --start KEY           list: begin at KEY (included when it exists)\n"
-        "      --max-keys N          list/iter: stop after N keys\n"
-        "      --prefix P            iter: key prefix\n"
-        "      --values              iter: print values too\n"
-        "      --yes                 format: really erase\n"
-        "      --version             print the version (and the git describe of the build)\n"
-        "  -h, --help                this text\n");
+    for (size_t i = 0; i < sizeof(option_help) / sizeof(option_help[0]); i++) {
+        const char *p = names;
+        size_t n = strlen(option_help[i].name);
+        while ((p = strstr(p, option_help[i].name))) {
+            if ((p == names || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) {
+                fputs(option_help[i].text, f);
+                break;
+            }
+            p += n;
+        }
+    }
+}
+
+static void usage(FILE *f);
+
+static void command_help(FILE *f, const struct command *c)
+{
+    fprintf(f, "usage: kvssd %s%s%s [options]\n%s\n", c->name, c->args[0] ? " " : "", c->args,
+            c->summary);
+    if (c->options[0]) {
+        fprintf(f, "options:\n");
+        print_options(f, c->options);
+    }
+    fprintf(f, "common options:\n");
+    print_options(f, COMMON_OPTIONS);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -127,22 +177,6 @@ static uint8_t *key_arg(const char *s, uint32_t *len, const char *what)
     return (uint8_t *)strdup(s);
 }
 
-static void print_json_string(FILE *f, const uint8_t *p, uint32_t n)
-{
-    fputc('"', f);
-    for (uint32_t i = 0; i < n; i++) {
-        unsigned c = p[i];
-        if (c == '"' || c == '\\') {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20 || c >= 0x7f) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc((int)c, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void print_hex(FILE *f, const uint8_t *p, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -171,14 +205,34 @@ static void print_key(FILE *f, const uint8_t *k, uint32_t n)
     }
 }
 
+/* Print one JSON object as a line and free it. */
+static void emit_json(json_object *o)
+{
+    puts(kvssd_cli_json_string(o));
+    json_object_put(o);
+}
+
+static json_object *json_result(const char *operation)
+{
+    json_object *o = kvssd_cli_json_new();
+    json_object_object_add(o, "ok", json_object_new_boolean(true));
+    json_object_object_add(o, "operation", json_object_new_string(operation));
+    return o;
+}
+
 /* The error sentence for a failed operation; returns the exit status. */
 static int report(const char *what, int rc, const struct kvssd_result *r)
 {
     if (opt.json) {
-        printf("{\"ok\":false,\"operation\":\"%s\",\"error\":\"%s\",\"status\":%u,"
-               "\"status_name\":\"%s\"}\n",
-               what, kvssd_strerror(rc), r ? r->status : 0,
-               r && r->status ? kvssd_status_str(r->status) : "");
+        json_object *o = kvssd_cli_json_new();
+        json_object_object_add(o, "ok", json_object_new_boolean(false));
+        json_object_object_add(o, "operation", json_object_new_string(what));
+        json_object_object_add(o, "error", json_object_new_string(kvssd_strerror(rc)));
+        json_object_object_add(o, "status", json_object_new_int(r ? r->status : 0));
+        json_object_object_add(
+            o, "status_name",
+            json_object_new_string(r && r->status ? kvssd_status_str(r->status) : ""));
+        emit_json(o);
     }
     if (rc == -KVSSD_ERR_SYSTEM && r && r->sys_errno) {
         fprintf(stderr, "kvssd: %s failed: %s (%s)\n", what, kvssd_strerror(rc),
@@ -192,6 +246,70 @@ static int report(const char *what, int rc, const struct kvssd_result *r)
     return EXIT_REFUSED;
 }
 
+/* "cannot open PATH: ..." with what to do when it is a permission problem. */
+static void say_open_error(const char *path, int err)
+{
+    char msg[600];
+    struct stat st;
+
+    if ((err == EACCES || err == EPERM) && stat(path, &st) == 0) {
+        struct passwd *pw = getpwuid(st.st_uid);
+        struct group *gr = getgrgid(st.st_gid);
+        kvssd_cli_access_hint(msg, sizeof(msg), path, err, st.st_mode, st.st_uid, st.st_gid,
+                              pw ? pw->pw_name : NULL, gr ? gr->gr_name : NULL);
+    } else if (err == EACCES || err == EPERM) {
+        snprintf(msg, sizeof(msg), "cannot open %s: %s; run as root", path, strerror(err));
+    } else {
+        kvssd_cli_access_hint(msg, sizeof(msg), path, err, 0, 0, 0, NULL, NULL);
+    }
+    fprintf(stderr, "kvssd: %s\n", msg);
+}
+
+/*
+ * Discovery skips namespaces it cannot open: when it found none, name the
+ * first generic char device that refused us, and what to do about it.
+ */
+static bool say_denied_devices(void)
+{
+    glob_t g;
+    bool said = false;
+
+    if (glob("/dev/ng*n*", 0, NULL, &g) != 0) {
+        return false;
+    }
+    for (size_t i = 0; i < g.gl_pathc && i < 1024 && !said; i++) {
+        int fd = open(g.gl_pathv[i], O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            close(fd);
+        } else if (errno == EACCES || errno == EPERM) {
+            fprintf(stderr, "kvssd: no KV namespace found: ");
+            fflush(stderr);
+            say_open_error(g.gl_pathv[i], errno);
+            said = true;
+        }
+    }
+    globfree(&g);
+    return said;
+}
+
+/* kvssd_open() refused the transfer config file: reload it for its sentence. */
+static void say_config_error(void)
+{
+    const char *env = getenv(KVSSD_CONFIG_ENV);
+    bool from_env = env && *env;
+    const char *path = from_env ? env : KVSSD_DEFAULT_CONFIG_PATH;
+    struct kvssd_xfer_config cfg;
+    char detail[400], msg[700];
+
+    kvssd_xfer_config_default(&cfg);
+    if (kvssd_xfer_config_load(path, &cfg, detail, sizeof(detail)) == 0) {
+        snprintf(detail, sizeof(detail), "transfer config file %s: %s", path,
+                 kvssd_strerror(-KVSSD_ERR_CONFIG));
+    }
+    kvssd_cli_config_hint(msg, sizeof(msg), path, from_env, detail);
+    fprintf(stderr, "kvssd: %s\n", msg);
+}
+
 static struct kvssd_dev *open_device(void)
 {
     const char *path = opt.device ? opt.device : getenv("KVSSD_DEVICE");
@@ -201,15 +319,21 @@ static struct kvssd_dev *open_device(void)
     if (!path) {
         int n = kvssd_discover(found, 8);
         if (n <= 0) {
-            fprintf(stderr, "kvssd: no KV namespace found; give one with -d /dev/ngXnY\n");
+            if (!say_denied_devices()) {
+                fprintf(stderr, "kvssd: no KV namespace found; name one after the command "
+                                "(kvssd info /dev/ngXnY) or with -d\n");
+            }
             exit(EXIT_REFUSED);
         }
         path = found[0];
     }
+    errno = 0;
     int rc = kvssd_open(path, &dev);
     if (rc) {
-        if (rc == -KVSSD_ERR_SYSTEM) {
-            fprintf(stderr, "kvssd: cannot open %s: %s\n", path, strerror(errno));
+        if (rc == -KVSSD_ERR_CONFIG) {
+            say_config_error();
+        } else if (rc == -KVSSD_ERR_SYSTEM) {
+            say_open_error(path, errno);
         } else {
             fprintf(stderr, "kvssd: cannot open %s: %s\n", path, kvssd_strerror(rc));
         }
@@ -217,20 +341,15 @@ static struct kvssd_dev *open_device(void)
     }
     if (opt.config) {
         struct kvssd_xfer_config cfg = *kvssd_get_xfer_config(dev);
-        char err[300];
+        char err[400];
         if (kvssd_xfer_config_load(opt.config, &cfg, err, sizeof(err))) {
-            fprintf(stderr, "kvssd: %s\n", err);
+            fprintf(stderr, "kvssd: %s (given with --config)\n", err);
             exit(EXIT_USAGE);
         }
         kvssd_set_xfer_config(dev, &cfg);
     }
     if (opt.mode) {
-        int m = kvssd_xfer_mode_parse(opt.mode);
-        if (m < 0) {
-            die_usage("transfer mode \"%s\" is unknown; use prp, inline, hybrid or adaptive",
-                      opt.mode);
-        }
-        kvssd_set_xfer_mode(dev, (enum kvssd_xfer_mode)m);
+        kvssd_set_xfer_mode(dev, (enum kvssd_xfer_mode)kvssd_xfer_mode_parse(opt.mode));
     }
     return dev;
 }
@@ -274,8 +393,19 @@ static uint8_t *read_all(FILE *f, uint32_t *len, const char *name)
     return b;
 }
 
+static void no_args(const char *cmd, int argc, char **argv)
+{
+    if (argc > 0) {
+        fprintf(stderr, "kvssd: %s takes no argument besides the device; \"%s\" is one too many\n",
+                cmd, argv[0]);
+        fprintf(stderr, "(run kvssd help %s for usage)\n", cmd);
+        exit(EXIT_USAGE);
+    }
+}
+
 static int cmd_info(int argc, char **argv)
 {
+    no_args("info", argc, argv);
     if (!opt.device && !getenv("KVSSD_DEVICE")) {
         char found[32][64];
         int n = kvssd_discover(found, 32);
@@ -283,11 +413,12 @@ static int cmd_info(int argc, char **argv)
             return report("discover", n, NULL);
         }
         if (opt.json) {
-            printf("{\"namespaces\":[");
+            json_object *o = kvssd_cli_json_new(), *a = json_object_new_array();
             for (int i = 0; i < n && i < 32; i++) {
-                printf("%s\"%s\"", i ? "," : "", found[i]);
+                json_object_array_add(a, kvssd_cli_json_text(found[i]));
             }
-            printf("]}\n");
+            json_object_object_add(o, "namespaces", a);
+            emit_json(o);
         } else if (n == 0) {
             printf("no KV namespace found\n");
         } else {
@@ -295,27 +426,37 @@ static int cmd_info(int argc, char **argv)
                 printf("%s\n", found[i]);
             }
         }
+        if (n == 0) {
+            say_denied_devices();
+        }
         return n ? 0 : EXIT_REFUSED;
     }
     struct kvssd_dev *dev = open_device();
     const struct kvssd_dev_info *i = kvssd_dev_info(dev);
     const struct kvssd_xfer_config *x = kvssd_get_xfer_config(dev);
     if (opt.json) {
-        printf("{\"path\":\"%s\",\"controller\":\"%s\",\"nsid\":%u,\"model\":", i->path,
-               i->ctrl_path, i->nsid);
-        print_json_string(stdout, (const uint8_t *)i->model, (uint32_t)strlen(i->model));
-        printf(",\"serial\":");
-        print_json_string(stdout, (const uint8_t *)i->serial, (uint32_t)strlen(i->serial));
-        printf(",\"firmware\":");
-        print_json_string(stdout, (const uint8_t *)i->firmware, (uint32_t)strlen(i->firmware));
-        printf(",\"nsze_bytes\":%llu,\"nuse_bytes\":%llu,\"max_key_bytes\":%u,"
-               "\"max_value_bytes\":%u,\"max_keys\":%u,\"optimal_value_granularity_bytes\":%u,"
-               "\"transfer\":{\"mode\":\"%s\",\"threshold1_bytes\":%u,\"threshold2_bytes\":%u,"
-               "\"alpha\":%g,\"beta\":%g}}\n",
-               (unsigned long long)i->nsze_bytes, (unsigned long long)i->nuse_bytes,
-               i->max_key_bytes, i->max_value_bytes, i->max_keys,
-               i->optimal_value_granularity_bytes, kvssd_xfer_mode_name(kvssd_get_xfer_mode(dev)),
-               x->threshold1_bytes, x->threshold2_bytes, x->alpha, x->beta);
+        json_object *o = kvssd_cli_json_new(), *t = json_object_new_object();
+        json_object_object_add(o, "path", kvssd_cli_json_text(i->path));
+        json_object_object_add(o, "controller", kvssd_cli_json_text(i->ctrl_path));
+        json_object_object_add(o, "nsid", json_object_new_int64(i->nsid));
+        json_object_object_add(o, "model", kvssd_cli_json_text(i->model));
+        json_object_object_add(o, "serial", kvssd_cli_json_text(i->serial));
+        json_object_object_add(o, "firmware", kvssd_cli_json_text(i->firmware));
+        json_object_object_add(o, "nsze_bytes", json_object_new_uint64(i->nsze_bytes));
+        json_object_object_add(o, "nuse_bytes", json_object_new_uint64(i->nuse_bytes));
+        json_object_object_add(o, "max_key_bytes", json_object_new_int64(i->max_key_bytes));
+        json_object_object_add(o, "max_value_bytes", json_object_new_int64(i->max_value_bytes));
+        json_object_object_add(o, "max_keys", json_object_new_int64(i->max_keys));
+        json_object_object_add(o, "optimal_value_granularity_bytes",
+                               json_object_new_int64(i->optimal_value_granularity_bytes));
+        json_object_object_add(
+            t, "mode", json_object_new_string(kvssd_xfer_mode_name(kvssd_get_xfer_mode(dev))));
+        json_object_object_add(t, "threshold1_bytes", json_object_new_int64(x->threshold1_bytes));
+        json_object_object_add(t, "threshold2_bytes", json_object_new_int64(x->threshold2_bytes));
+        json_object_object_add(t, "alpha", json_object_new_double(x->alpha));
+        json_object_object_add(t, "beta", json_object_new_double(x->beta));
+        json_object_object_add(o, "transfer", t);
+        emit_json(o);
     } else {
         printf("device            %s (controller %s, nsid %u)\n", i->path, i->ctrl_path, i->nsid);
         printf("model             %s\nserial            %s\nfirmware          %s\n", i->model,
@@ -390,9 +531,12 @@ static int cmd_put(int argc, char **argv)
         return report("put", rc, &r);
     }
     if (opt.json) {
-        printf("{\"ok\":true,\"operation\":\"put\",\"key_bytes\":%u,\"value_bytes\":%u,"
-               "\"method\":\"%s\",\"commands\":%u}\n",
-               klen, vlen, kvssd_xfer_mode_name(method), r.commands);
+        json_object *o = json_result("put");
+        json_object_object_add(o, "key_bytes", json_object_new_int64(klen));
+        json_object_object_add(o, "value_bytes", json_object_new_int64(vlen));
+        json_object_object_add(o, "method", json_object_new_string(kvssd_xfer_mode_name(method)));
+        json_object_object_add(o, "commands", json_object_new_int64(r.commands));
+        emit_json(o);
     } else {
         printf("stored %u bytes (%s, %u command%s)\n", vlen, kvssd_xfer_mode_name(method),
                r.commands, r.commands == 1 ? "" : "s");
@@ -434,19 +578,13 @@ static int cmd_get(int argc, char **argv)
         }
     }
     if (opt.json) {
-        printf("{\"ok\":true,\"operation\":\"get\",\"value_bytes\":%u,\"returned_bytes\":%u", size,
-               opt.out ? 0 : got);
+        json_object *o = json_result("get");
+        json_object_object_add(o, "value_bytes", json_object_new_int64(size));
+        json_object_object_add(o, "returned_bytes", json_object_new_int64(opt.out ? 0 : got));
         if (!opt.out && !opt.size_only) {
-            if (!opt.value_hex && printable(buf, got)) {
-                printf(",\"value\":");
-                print_json_string(stdout, buf, got);
-            } else {
-                printf(",\"value_hex\":\"");
-                print_hex(stdout, buf, got);
-                printf("\"");
-            }
+            json_object_object_add(o, "value", kvssd_cli_json_bytes(buf, got, opt.value_hex));
         }
-        printf("}\n");
+        emit_json(o);
     } else if (opt.size_only) {
         printf("%u\n", size);
     } else if (!opt.out) {
@@ -489,7 +627,9 @@ static int cmd_del_exist(int argc, char **argv, bool del)
     }
     if (!del && rc == -KVSSD_ERR_KEY_NOT_FOUND) {
         if (opt.json) {
-            printf("{\"ok\":true,\"operation\":\"exist\",\"exists\":false}\n");
+            json_object *o = json_result("exist");
+            json_object_object_add(o, "exists", json_object_new_boolean(false));
+            emit_json(o);
         } else {
             printf("does not exist\n");
         }
@@ -499,7 +639,11 @@ static int cmd_del_exist(int argc, char **argv, bool del)
         return report(what, rc, &r);
     }
     if (opt.json) {
-        printf("{\"ok\":true,\"operation\":\"%s\"%s}\n", what, del ? "" : ",\"exists\":true");
+        json_object *o = json_result(what);
+        if (!del) {
+            json_object_object_add(o, "exists", json_object_new_boolean(true));
+        }
+        emit_json(o);
     } else {
         printf("%s\n", del ? "deleted" : "exists");
     }
@@ -508,18 +652,21 @@ static int cmd_del_exist(int argc, char **argv, bool del)
     return 0;
 }
 
-/* One key of list output: a line, or a JSON array element (@n = keys before it). */
-static void emit_key(const uint8_t *k, uint32_t kl, uint32_t n)
+static int cmd_del(int argc, char **argv)
 {
-    if (opt.json) {
-        printf("%s", n ? "," : "");
-        if (!opt.key_hex && printable(k, kl)) {
-            print_json_string(stdout, k, kl);
-        } else {
-            printf("\"0x");
-            print_hex(stdout, k, kl);
-            printf("\"");
-        }
+    return cmd_del_exist(argc, argv, true);
+}
+
+static int cmd_exist(int argc, char **argv)
+{
+    return cmd_del_exist(argc, argv, false);
+}
+
+/* One key of list output: a line, or an element of the JSON array @keys. */
+static void emit_key(json_object *keys, const uint8_t *k, uint32_t kl)
+{
+    if (keys) {
+        json_object_array_add(keys, kvssd_cli_json_bytes(k, kl, opt.key_hex));
     } else {
         print_key(stdout, k, kl);
         printf("\n");
@@ -531,14 +678,13 @@ static int cmd_list(int argc, char **argv)
     struct kvssd_result r;
     uint8_t *start = NULL, *buf = malloc(LIST_BUF_BYTES);
     uint32_t start_len = 0, printed = 0;
+    json_object *keys = opt.json ? json_object_new_array() : NULL;
 
+    no_args("list", argc, argv);
     struct kvssd_dev *dev = open_device();
     if (opt.start) {
         start = key_arg(opt.start, &start_len, "--start");
         check_key(dev, start_len);
-    }
-    if (opt.json) {
-        printf("{\"keys\":[");
     }
     /*
      * "list --start KEY" prints the keys from KEY on. The device's List
@@ -554,16 +700,14 @@ static int cmd_list(int argc, char **argv)
         memcpy(first, start, start_len);
         first_len = start_len;
         if (opt.max_keys != 0) {
-            emit_key(first, first_len, printed);
+            emit_key(keys, first, first_len);
             printed++;
         }
     }
     for (;;) {
         int n = kvssd_list(dev, start, start_len, buf, LIST_BUF_BYTES, &r);
         if (n < 0) {
-            if (opt.json) {
-                printf("]}\n");
-            }
+            json_object_put(keys);
             return report("list", n, &r);
         }
         uint32_t off = 0, kl, in_batch = 0, last_len = 0;
@@ -582,7 +726,7 @@ static int cmd_list(int argc, char **argv)
                 full = true;
                 break;
             }
-            emit_key(k, kl, printed);
+            emit_key(keys, k, kl);
             printed++;
         }
         if (full || n == 0 || last_len == 0) {
@@ -593,8 +737,11 @@ static int cmd_list(int argc, char **argv)
         memcpy(start, last, last_len);
         start_len = last_len;
     }
-    if (opt.json) {
-        printf("],\"count\":%u}\n", printed);
+    if (keys) {
+        json_object *o = kvssd_cli_json_new();
+        json_object_object_add(o, "keys", keys);
+        json_object_object_add(o, "count", json_object_new_int64(printed));
+        emit_json(o);
     }
     free(first);
     free(start);
@@ -608,17 +755,17 @@ static int cmd_iter(int argc, char **argv)
     struct kvssd_iter it;
     uint8_t *prefix = NULL;
     uint32_t plen = 0, count = 0;
+    json_object *entries = opt.json ? json_object_new_array() : NULL;
 
+    no_args("iter", argc, argv);
     struct kvssd_dev *dev = open_device();
     if (opt.prefix) {
         prefix = key_arg(opt.prefix, &plen, "--prefix");
     }
     int rc = kvssd_iter_open(dev, &it, prefix, plen, opt.values, LIST_BUF_BYTES);
     if (rc) {
+        json_object_put(entries);
         return report("iter", rc, NULL);
-    }
-    if (opt.json) {
-        printf("{\"entries\":[");
     }
     const uint8_t *k, *v;
     uint32_t kl, vl;
@@ -626,19 +773,19 @@ static int cmd_iter(int argc, char **argv)
         if (opt.max_keys >= 0 && count >= (uint32_t)opt.max_keys) {
             break;
         }
-        if (opt.json) {
-            printf("%s{\"key\":", count ? "," : "");
-            print_json_string(stdout, k, kl);
+        if (entries) {
+            json_object *e = json_object_new_object();
+            json_object_object_add(e, "key", kvssd_cli_json_bytes(k, kl, opt.key_hex));
             if (opt.values) {
-                printf(",\"value_bytes\":%u,\"value\":", vl);
-                print_json_string(stdout, v, vl);
+                json_object_object_add(e, "value_bytes", json_object_new_int64(vl));
+                json_object_object_add(e, "value", kvssd_cli_json_bytes(v, vl, opt.value_hex));
             }
-            printf("}");
+            json_object_array_add(entries, e);
         } else {
             print_key(stdout, k, kl);
             if (opt.values) {
                 printf("\t");
-                if (printable(v, vl)) {
+                if (!opt.value_hex && printable(v, vl)) {
                     fwrite(v, 1, vl, stdout);
                 } else {
                     printf("0x");
@@ -649,27 +796,33 @@ static int cmd_iter(int argc, char **argv)
         }
         count++;
     }
-    if (opt.json) {
-        printf("],\"count\":%u}\n", count);
-    }
     int crc = kvssd_iter_close(&it);
     if (rc < 0) {
+        json_object_put(entries);
         return report("iter", rc, NULL);
     }
     if (crc) {
+        json_object_put(entries);
         return report("iter close", crc, NULL);
+    }
+    if (entries) {
+        json_object *o = kvssd_cli_json_new();
+        json_object_object_add(o, "entries", entries);
+        json_object_object_add(o, "count", json_object_new_int64(count));
+        emit_json(o);
     }
     free(prefix);
     kvssd_close(dev);
     return 0;
 }
 
-static int cmd_stats(void)
+static int cmd_stats(int argc, char **argv)
 {
     static struct kvssd_stats_log log;
     struct kvssd_result r;
     size_t n;
 
+    no_args("stats", argc, argv);
     struct kvssd_dev *dev = open_device();
     int rc = kvssd_get_stats(dev, &log, &r);
     if (rc) {
@@ -677,11 +830,15 @@ static int cmd_stats(void)
     }
     const struct kvssd_stats_field *f = kvssd_stats_fields(&n);
     if (opt.json) {
-        printf("{\"version\":%u,\"dma_unit_bytes\":%u", log.version, log.dma_unit_bytes);
+        /* "version" is the log page's own layout version, not the schema's */
+        json_object *o = kvssd_cli_json_new();
+        json_object_object_add(o, "version", json_object_new_int64(log.version));
+        json_object_object_add(o, "dma_unit_bytes", json_object_new_int64(log.dma_unit_bytes));
         for (size_t i = 0; i < n; i++) {
-            printf(",\"%s\":%llu", f[i].name, (unsigned long long)kvssd_stats_get(&log, &f[i]));
+            json_object_object_add(o, f[i].name,
+                                   json_object_new_uint64(kvssd_stats_get(&log, &f[i])));
         }
-        printf("}\n");
+        emit_json(o);
     } else {
         printf("%-28s %u\n%-28s %u\n", "version", log.version, "dma_unit_bytes",
                log.dma_unit_bytes);
@@ -695,12 +852,13 @@ static int cmd_stats(void)
     return 0;
 }
 
-static int cmd_simple(const char *what)
+static int cmd_simple(const char *what, int argc, char **argv)
 {
     struct kvssd_result r;
-    struct kvssd_dev *dev = open_device();
     int rc;
 
+    no_args(what, argc, argv);
+    struct kvssd_dev *dev = open_device();
     if (!strcmp(what, "format")) {
         if (!opt.yes) {
             fprintf(stderr, "kvssd: format erases every key of %s; add --yes to do it\n",
@@ -715,12 +873,92 @@ static int cmd_simple(const char *what)
         return report(what, rc, &r);
     }
     if (opt.json) {
-        printf("{\"ok\":true,\"operation\":\"%s\"}\n", what);
+        emit_json(json_result(what));
     } else {
         printf("%s\n", !strcmp(what, "format") ? "formatted" : "statistics reset");
     }
     kvssd_close(dev);
     return 0;
+}
+
+static int cmd_reset_stats(int argc, char **argv)
+{
+    return cmd_simple("reset-stats", argc, argv);
+}
+
+static int cmd_format(int argc, char **argv)
+{
+    return cmd_simple("format", argc, argv);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc == 0) {
+        usage(stdout);
+        return 0;
+    }
+    const struct command *c = find_command(argv[0]);
+    if (!c || argc > 1) {
+        die_usage("help takes one command name; \"%s\" is not one", argv[argc > 1 ? 1 : 0]);
+    }
+    command_help(stdout, c);
+    return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    no_args("version", argc, argv);
+    kvssd_print_version("kvssd");
+    return 0;
+}
+
+static const struct command commands[] = {
+    {"info", "[DEVICE]",
+     "list the KV namespaces found or, given a device, its Identify data and transfer settings", "",
+     cmd_info},
+    {"put", "[DEVICE] KEY [VALUE]",
+     "store VALUE (or --file F, or stdin when VALUE is absent); prints the method and commands",
+     "value-hex file if-exists if-absent", cmd_put},
+    {"get", "[DEVICE] KEY", "print the value (raw bytes, or --output F to write a file)",
+     "value-hex output size-only max-bytes", cmd_get},
+    {"del", "[DEVICE] KEY", "delete a key (exit 1 if it does not exist)", "", cmd_del},
+    {"exist", "[DEVICE] KEY", "exit 0 if the key exists, 1 if not", "", cmd_exist},
+    {"list", "[DEVICE]", "list keys in order (from --start KEY on)", "start max-keys", cmd_list},
+    {"iter", "[DEVICE]", "iterate keys (and --values) matching --prefix P",
+     "prefix values value-hex max-keys", cmd_iter},
+    {"stats", "[DEVICE]", "print the device statistics log page", "", cmd_stats},
+    {"reset-stats", "[DEVICE]", "zero the device statistics", "", cmd_reset_stats},
+    {"format", "[DEVICE]", "erase every key (needs --yes)", "yes", cmd_format},
+    {"help", "[COMMAND]", "the usage, or COMMAND's options", "", cmd_help},
+    {"version", "", "print the version (as --version)", "", cmd_version},
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (!strcmp(commands[i].name, name)) {
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kvssd <command> [DEVICE] [args] [options]\n"
+               "       kvssd [options] <command> [args]   (device from -d or $KVSSD_DEVICE)\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "%s %s", commands[i].name, commands[i].args);
+        fprintf(f, "  %-27s %s\n", head, commands[i].summary);
+    }
+    fprintf(f, "options:\n");
+    for (size_t i = 0; i < sizeof(option_help) / sizeof(option_help[0]); i++) {
+        fputs(option_help[i].text, f);
+    }
+    fprintf(f, "  DEVICE: an argument after the command that starts with /dev/ or pci:.\n"
+               "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n");
 }
 
 static long parse_count(const char *s, const char *flag, long max)
@@ -733,6 +971,16 @@ static long parse_count(const char *s, const char *flag, long max)
         exit(EXIT_USAGE);
     }
     return v;
+}
+
+static void set_output_format(const char *fmt, const char *flag)
+{
+    enum kvssd_cli_o_arg a = kvssd_cli_classify_o(fmt);
+    if (a == KVSSD_CLI_O_FILE) {
+        fprintf(stderr, "kvssd: %s \"%s\" is unknown; use json or normal\n", flag, fmt);
+        exit(EXIT_USAGE);
+    }
+    opt.json = a == KVSSD_CLI_O_JSON;
 }
 
 int main(int argc, char **argv)
@@ -748,7 +996,9 @@ int main(int argc, char **argv)
         O_PREFIX,
         O_VALUES,
         O_YES,
-        O_VERSION
+        O_VERSION,
+        O_OUTPUT,
+        O_OUTPUT_FORMAT,
     };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},
@@ -756,7 +1006,9 @@ int main(int argc, char **argv)
         {"key-hex", no_argument, NULL, 'x'},
         {"value-hex", no_argument, NULL, O_VALUE_HEX},
         {"file", required_argument, NULL, 'f'},
-        {"out", required_argument, NULL, 'o'},
+        {"output", required_argument, NULL, O_OUTPUT},
+        {"out", required_argument, NULL, O_OUTPUT},
+        {"output-format", required_argument, NULL, O_OUTPUT_FORMAT},
         {"mode", required_argument, NULL, 'm'},
         {"config", required_argument, NULL, 'c'},
         {"if-exists", no_argument, NULL, O_IF_EXISTS},
@@ -792,7 +1044,19 @@ int main(int argc, char **argv)
             opt.file = optarg;
             break;
         case 'o':
+            /* nvme-cli's -o is the output format; any other word is the old output file */
+            if (kvssd_cli_classify_o(optarg) == KVSSD_CLI_O_FILE) {
+                fputs(KVSSD_CLI_O_FILE_NOTICE, stderr);
+                opt.out = optarg;
+            } else {
+                set_output_format(optarg, "-o");
+            }
+            break;
+        case O_OUTPUT:
             opt.out = optarg;
+            break;
+        case O_OUTPUT_FORMAT:
+            set_output_format(optarg, "--output-format");
             break;
         case 'm':
             if (kvssd_xfer_mode_parse(optarg) < 0) {
@@ -832,55 +1096,46 @@ int main(int argc, char **argv)
             opt.yes = true;
             break;
         case 'h':
-            usage(stdout);
-            return 0;
+            opt.help = true;
+            break;
         case O_VERSION:
             kvssd_print_version("kvssd");
             return 0;
         default:
-            usage(stderr);
+            fprintf(stderr, "(run kvssd --help for usage)\n");
             return EXIT_USAGE;
         }
     }
     if (optind >= argc) {
+        if (opt.help) {
+            usage(stdout);
+            return 0;
+        }
         usage(stderr);
         return EXIT_USAGE;
     }
-    const char *cmd = argv[optind];
+    const struct command *cmd = find_command(argv[optind]);
+    if (!cmd) {
+        die_usage("unknown command \"%s\"; commands: info put get del exist list iter stats "
+                  "reset-stats format help version",
+                  argv[optind]);
+    }
+    if (opt.help) {
+        command_help(stdout, cmd);
+        return 0;
+    }
     int n = argc - optind - 1;
     char **args = argv + optind + 1;
-    if (!strcmp(cmd, "info")) {
-        return cmd_info(n, args);
+    /* nvme-cli's order: the device is the first argument after the command */
+    if (!opt.device && n > 0 && kvssd_cli_is_device_arg(args[0]) && cmd->run != cmd_help) {
+        opt.device = args[0];
+        n--;
+        args++;
     }
-    if (!strcmp(cmd, "put")) {
-        return cmd_put(n, args);
+    int rc = cmd->run(n, args);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "kvssd: cannot write the output: %s\n", strerror(errno));
+        return EXIT_REFUSED;
     }
-    if (!strcmp(cmd, "get")) {
-        return cmd_get(n, args);
-    }
-    if (!strcmp(cmd, "del")) {
-        return cmd_del_exist(n, args, true);
-    }
-    if (!strcmp(cmd, "exist")) {
-        return cmd_del_exist(n, args, false);
-    }
-    if (!strcmp(cmd, "list")) {
-        return cmd_list(n, args);
-    }
-    if (!strcmp(cmd, "iter")) {
-        return cmd_iter(n, args);
-    }
-    if (!strcmp(cmd, "stats")) {
-        return cmd_stats();
-    }
-    if (!strcmp(cmd, "reset-stats")) {
-        return cmd_simple("reset-stats");
-    }
-    if (!strcmp(cmd, "format")) {
-        return cmd_simple("format");
-    }
-    die_usage("unknown command \"%s\"; commands: info put get del exist list iter stats "
-              "reset-stats format",
-              cmd);
-    return EXIT_USAGE;
+    return rc;
 }

@@ -192,6 +192,11 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     /* processes share the device's tag table: start each at its own place */
     atomic_store(&dev->tag_hint, tag_start());
 
+    /*
+     * A config file that is named but missing, unreadable or malformed is
+     * -KVSSD_ERR_CONFIG, never the device's failure: the caller reloads it
+     * with kvssd_xfer_config_load() for the sentence (FILE:LINE: KEY ...).
+     */
     const char *cfg = getenv(KVSSD_CONFIG_ENV);
     if (cfg && *cfg) {
         rc = kvssd_xfer_config_load(cfg, &dev->xfer, NULL, 0);
@@ -199,8 +204,10 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
         rc = kvssd_xfer_config_load(KVSSD_DEFAULT_CONFIG_PATH, &dev->xfer, NULL, 0);
     }
     if (rc) {
+        int e = errno;
         kvssd_close(dev);
-        return rc;
+        errno = e;
+        return -KVSSD_ERR_CONFIG;
     }
     *devp = dev;
     return 0;

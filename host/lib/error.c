@@ -108,7 +108,8 @@ static const char *const messages[KVSSD_ERR_LAST] = {
     [KVSSD_ERR_SYSTEM] = "a system call failed",
     [KVSSD_ERR_NO_DEVICE] = "not a KV namespace of a kvssd device",
     [KVSSD_ERR_BUSY] = "the queue is full; poll for completions and retry",
-    [KVSSD_ERR_CONFIG] = "the transfer config file is malformed",
+    [KVSSD_ERR_CONFIG] = "the transfer config file ($KVSSD_TRANSFER_CONFIG, else "
+                         "/etc/kvssd/transfer.conf) is missing, unreadable or malformed",
     [KVSSD_ERR_TIMEOUT] = "the device did not complete the command in time (pci transport; "
                           "see KVSSD_PCI_TIMEOUT_MS)",
     [KVSSD_ERR_NOT_SUPPORTED] = "not supported on the pci transport (the asynchronous API "

@@ -45,6 +45,15 @@ static void set_err(char *errbuf, size_t errlen, const char *fmt, const char *pa
     }
 }
 
+/* A bad value's sentence: FILE:LINE: KEY must be RANGE, not "VALUE". */
+static void set_value_err(char *errbuf, size_t errlen, const char *path, int line, const char *key,
+                          const char *range, const char *val)
+{
+    if (errbuf && errlen) {
+        snprintf(errbuf, errlen, "%s:%d: %s must be %s, not \"%s\"", path, line, key, range, val);
+    }
+}
+
 /*
  * The config is an INI file with one [transfer] group; keys of other groups
  * are ignored so that kvbench can keep its own notes beside them.
@@ -57,14 +66,25 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
     int lineno = 0, rc = 0;
 
     if (!f) {
-        if (errbuf && errlen) {
-            snprintf(errbuf, errlen, "cannot read %s: %s", path, strerror(errno));
+        int e = errno;
+        if (errbuf && errlen && e == ENOENT) {
+            snprintf(errbuf, errlen, "transfer config file %s does not exist", path);
+        } else if (errbuf && errlen) {
+            snprintf(errbuf, errlen, "transfer config file %s cannot be read: %s", path,
+                     strerror(e));
         }
+        errno = e;
         return -KVSSD_ERR_SYSTEM;
     }
     struct kvssd_xfer_config c = *cfg;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            set_err(errbuf, errlen, "%s:%d: the line is longer than %s characters", path, lineno,
+                    "254");
+            rc = -KVSSD_ERR_CONFIG;
+            break;
+        }
         char *s = trim(line);
         if (!*s || *s == '#' || *s == ';') {
             continue;
@@ -95,7 +115,7 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
         if (!strcmp(key, "threshold1_bytes") || !strcmp(key, "threshold2_bytes")) {
             unsigned long v = strtoul(val, &end, 10);
             if (errno || end == val || *end || v > KVSSD_VALUE_MAX || val[0] == '-') {
-                set_err(errbuf, errlen, "%s:%d: %s must be 0..2097152 bytes", path, lineno, key);
+                set_value_err(errbuf, errlen, path, lineno, key, "0..2097152 bytes", val);
                 rc = -KVSSD_ERR_CONFIG;
                 break;
             }
@@ -107,7 +127,7 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
         } else if (!strcmp(key, "alpha") || !strcmp(key, "beta")) {
             double v = strtod(val, &end);
             if (errno || end == val || *end || !(v >= 0.0) || v > 1e6) {
-                set_err(errbuf, errlen, "%s:%d: %s must be a number 0..1000000", path, lineno, key);
+                set_value_err(errbuf, errlen, path, lineno, key, "a number 0..1000000", val);
                 rc = -KVSSD_ERR_CONFIG;
                 break;
             }

@@ -31,8 +31,12 @@ ensure_packages() {
 # (host/meson.build builds kvbench without it when it is missing); a guest
 # running that kvbench needs its runtime library, librocksdb7.8 on bookworm,
 # which the guest image copies as one of the libraries ldd names.
+# libjson-c-dev: the kvssd CLI's JSON (libnvme's libjson-c5 at run time);
+# python3-jsonschema: the host suite validates the CLI's JSON against
+# tests/host/schemas/ (host-cli-json).
 KVSSD_BUILD_PACKAGES=(build-essential meson ninja-build pkg-config python3
-    libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev librocksdb-dev)
+    libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev librocksdb-dev
+    libjson-c-dev python3-jsonschema)
 
 # The clang-format that .clang-format is written for, as Debian's package and
 # binary name (scripts/check-format.sh, the format phase of scripts/test.sh):
@@ -72,6 +76,7 @@ setup_failure() {
         libxxhash) pkg=libxxhash-dev ;;
         libnvme) pkg=libnvme-dev ;;
         liburing) pkg=liburing-dev ;;
+        json-c) pkg=libjson-c-dev ;;
         rocksdb) pkg=librocksdb-dev ;;
         fdt|libfdt) pkg=libfdt-dev ;;
         zlib) pkg=zlib1g-dev ;;

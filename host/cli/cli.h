@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The kvssd CLI's pure parts (cli_util.c): the JSON form of byte strings,
+ * argument classification and the sentences that say what to do. No
+ * device and no I/O besides what each comment names, so tests/host/test_cli.c
+ * checks them exactly.
+ */
+#ifndef KVSSD_CLI_H
+#define KVSSD_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+/* The value of "schema_version" in every JSON object kvssd prints (docs/host.md). */
+#define KVSSD_CLI_SCHEMA_VERSION 1
+
+/*
+ * kvssd_cli_json_bytes() - a key, value or device string as JSON
+ * @p, @n: the bytes
+ * @force_hex: the hex form even for text (--key-hex / --value-hex)
+ *
+ * A JSON string when the bytes are valid UTF-8 without NUL bytes, else
+ * (or when @force_hex) the object {"hex": "<2 lowercase digits a byte>"}:
+ * a string can never be mistaken for the hex form, whatever it holds.
+ *
+ * Return: a new json_object (the caller owns it).
+ */
+json_object *kvssd_cli_json_bytes(const uint8_t *p, uint32_t n, bool force_hex);
+
+/* kvssd_cli_json_text() - kvssd_cli_json_bytes() of a C string, never forced to hex. */
+json_object *kvssd_cli_json_text(const char *s);
+
+/*
+ * kvssd_cli_json_new() - an object holding "schema_version" first; every
+ * object the CLI prints starts here.
+ */
+json_object *kvssd_cli_json_new(void);
+
+/* kvssd_cli_json_string() - one line: compact, '/' unescaped (the caller frees nothing). */
+const char *kvssd_cli_json_string(json_object *o);
+
+/* How a subcommand argument that names a device is recognized. */
+bool kvssd_cli_is_device_arg(const char *arg);
+
+/* What `-o ARG` means (nvme-cli's -o is the output format; ours was a file). */
+enum kvssd_cli_o_arg {
+    KVSSD_CLI_O_JSON,   /* -o json */
+    KVSSD_CLI_O_NORMAL, /* -o normal */
+    KVSSD_CLI_O_FILE,   /* anything else: the old output file, with a notice */
+};
+enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg);
+
+/* The one-line notice `-o FILE` prints on stderr. */
+#define KVSSD_CLI_O_FILE_NOTICE                                                            \
+    "kvssd: -o FILE is deprecated: -o now takes the output format (json or normal, as in " \
+    "nvme-cli); use --output FILE\n"
+
+/*
+ * kvssd_cli_access_hint() - why a device cannot be opened and what to do
+ * @buf, @len: the sentence (no "kvssd: " prefix, no newline)
+ * @path: the device
+ * @err: the errno of open() (EACCES or EPERM give the advice below)
+ * @mode, @uid, @gid: the device's stat (mode bits and owner)
+ * @owner, @group: their names (NULL: shown as numbers)
+ *
+ * "cannot open PATH: permission denied (crw-rw---- root:disk); run as root
+ * or as a member of group disk" when the group may read and write it, else
+ * "...; run as root" (or as its owner when that is not root). Other errors:
+ * "cannot open PATH: <strerror>".
+ */
+void kvssd_cli_access_hint(char *buf, size_t len, const char *path, int err, mode_t mode, uid_t uid,
+                           gid_t gid, const char *owner, const char *group);
+
+/*
+ * kvssd_cli_config_hint() - the sentence for a transfer config file that
+ * kvssd_open() could not use (-KVSSD_ERR_CONFIG)
+ * @from_env: the file came from $KVSSD_TRANSFER_CONFIG (else the default path)
+ * @detail: kvssd_xfer_config_load()'s sentence for it (names the file)
+ */
+void kvssd_cli_config_hint(char *buf, size_t len, const char *path, bool from_env,
+                           const char *detail);
+
+#endif
