@@ -14,16 +14,17 @@
 
 #include "kvbench.h"
 
-const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update", "read",
-                                              "delete", "exist",  "iterate"};
+const char *const kb_op_names[KB_OP_COUNT] = {"insert", "update",  "read", "delete",
+                                              "exist",  "iterate", "rmw"};
 
 const char *const kb_store_names[KB_STORE_COUNT] = {"kvssd", "rocksdb", "rawhash"};
 
-static const char *const order_names[] = {"sequential", "uniform", "zipfian", "latest"};
+static const char *const order_names[KB_ORDER_COUNT] = {"sequential", "uniform", "zipfian",
+                                                        "latest", "window"};
 
 int kb_order_parse(const char *s, enum kb_order *o)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < KB_ORDER_COUNT; i++) {
         if (!strcmp(s, order_names[i])) {
             *o = (enum kb_order)i;
             return 0;
@@ -34,7 +35,7 @@ int kb_order_parse(const char *s, enum kb_order *o)
 
 const char *kb_order_name(enum kb_order o)
 {
-    return (unsigned)o < 4 ? order_names[o] : "unknown";
+    return (unsigned)o < KB_ORDER_COUNT ? order_names[o] : "unknown";
 }
 
 static void size_dist(struct kb_size_dist *d, const char *spec, uint32_t lo, uint32_t hi)
@@ -72,6 +73,9 @@ void kb_config_default(struct kb_config *c)
     c->verify = true;
     c->reset_stats = true;
     c->progress = -1;
+    static const double pct[] = {50, 90, 99, 99.9, 99.99};
+    c->npercentiles = 5;
+    memcpy(c->percentiles, pct, sizeof(pct));
     c->stores[0] = KB_STORE_KVSSD;
     c->nstores = 1;
     /*
@@ -95,12 +99,25 @@ void kb_config_default(struct kb_config *c)
     snprintf(c->calibrate_output, sizeof(c->calibrate_output), "%s", KVSSD_DEFAULT_CONFIG_PATH);
 }
 
+/*
+ * Presets, in --list-presets order. BandSlim's write workloads were called
+ * A-D and M before YCSB's core workloads joined (whose a-d users would
+ * assume): the old names still work, with a notice on stderr.
+ */
+enum {
+    P_BANDSLIM = 0, /* bandslim-a..d, bandslim-m */
+    P_CHAR = 5,     /* char-{insert,update,read}-{seq,uniform,zipfian} */
+    P_YCSB = 14,    /* ycsb-a..f */
+    P_DBBENCH = 20, /* fillseq fillrandom readrandom overwrite readwhilewriting */
+    P_COUNT = 25
+};
+
 const char *const kb_preset_names[] = {
-    "A",
-    "B",
-    "C",
-    "D",
-    "M",
+    "bandslim-a",
+    "bandslim-b",
+    "bandslim-c",
+    "bandslim-d",
+    "bandslim-m",
     "char-insert-seq",
     "char-insert-uniform",
     "char-insert-zipfian",
@@ -110,6 +127,17 @@ const char *const kb_preset_names[] = {
     "char-read-seq",
     "char-read-uniform",
     "char-read-zipfian",
+    "ycsb-a",
+    "ycsb-b",
+    "ycsb-c",
+    "ycsb-d",
+    "ycsb-e",
+    "ycsb-f",
+    "fillseq",
+    "fillrandom",
+    "readrandom",
+    "overwrite",
+    "readwhilewriting",
     NULL,
 };
 
@@ -128,7 +156,35 @@ const char *const kb_preset_help[] = {
     "characterization: load, then sequential reads",
     "characterization: load, then uniform reads",
     "characterization: load, then zipfian(0.99) reads",
+    "YCSB workload a: update heavy, read 50% update 50%, zipfian(0.99), 1000 B values",
+    "YCSB workload b: read mostly, read 95% update 5%, zipfian(0.99)",
+    "YCSB workload c: read only, zipfian(0.99)",
+    "YCSB workload d: read latest, read 95% insert 5%, latest(0.99)",
+    "YCSB workload e: short scans, scan (iterate) 95% insert 5%, zipfian(0.99), 100 keys",
+    "YCSB workload f: read-modify-write, read 50% rmw 50%, zipfian(0.99)",
+    "db_bench fillseq: 1M PUTs in key order, 16 B keys, 100 B values",
+    "db_bench fillrandom: 1M PUTs of uniformly drawn keys (repeats overwrite), no load phase",
+    "db_bench readrandom: fillseq, then 1M reads of uniformly drawn keys",
+    "db_bench overwrite: fillseq, then 1M updates of uniformly drawn keys",
+    "db_bench readwhilewriting: fillseq, then 1M uniform reads while one more thread updates",
 };
+
+static const struct {
+    const char *old, *now;
+} preset_renamed[] = {
+    {"A", "bandslim-a"}, {"B", "bandslim-b"}, {"C", "bandslim-c"},
+    {"D", "bandslim-d"}, {"M", "bandslim-m"},
+};
+
+const char *kb_preset_canonical(const char *name)
+{
+    for (size_t i = 0; i < sizeof(preset_renamed) / sizeof(preset_renamed[0]); i++) {
+        if (!strcmp(name, preset_renamed[i].old)) {
+            return preset_renamed[i].now;
+        }
+    }
+    return name;
+}
 
 static void mix_only(double mix[KB_OP_COUNT], enum kb_op op)
 {
@@ -138,39 +194,38 @@ static void mix_only(double mix[KB_OP_COUNT], enum kb_op op)
     mix[op] = 1;
 }
 
-int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen)
+/* A run phase of @ops operations (a --duration still overrides them) in @order. */
+static void run_phase(struct kb_phase *p, uint64_t ops, enum kb_order order)
 {
-    int idx = -1;
-    for (int i = 0; kb_preset_names[i]; i++) {
-        if (!strcmp(name, kb_preset_names[i])) {
-            idx = i;
-        }
-    }
-    if (idx < 0) {
-        size_t o = (size_t)snprintf(err, errlen, "preset \"%s\" is unknown; presets are", name);
-        for (int i = 0; kb_preset_names[i] && o < errlen; i++) {
-            o += (size_t)snprintf(err + o, errlen - o, " %s", kb_preset_names[i]);
-        }
-        return -1;
-    }
-    snprintf(c->preset, sizeof(c->preset), "%s", name);
-    if (idx <= 4) {
-        /* BandSlim §4: write-only, 1 M PUTs, 4-byte keys */
-        c->key_count = 1000000;
-        size_dist(&c->key_size, "4", 1, 255);
-        c->load.enabled = true;
-        c->load.ops = 0; /* = key_count */
-        c->load.order = idx == 0 ? KB_ORDER_SEQUENTIAL : KB_ORDER_UNIFORM;
-        c->run.enabled = false;
-        static const char *const values[] = {
-            "32", "weighted:8:9,2048:1", "weighted:8:1,2048:9",
-            "weighted:8:1,16:1,32:1,64:1,128:1,256:1,512:1,1024:1,2048:1", "mixgraph:max=1024"};
-        size_dist(&c->value_size, values[idx], 0, KVSSD_VALUE_MAX);
-        return 0;
-    }
+    p->enabled = true;
+    p->ops = ops;
+    p->ops_set = false;
+    p->duration_s = 0;
+    p->order = order;
+    p->theta = 0.99;
+    p->writer = false;
+}
+
+static void preset_bandslim(struct kb_config *c, int idx)
+{
+    /* BandSlim §4: write-only, 1 M PUTs, 4-byte keys */
+    c->key_count = 1000000;
+    size_dist(&c->key_size, "4", 1, 255);
+    c->load.enabled = true;
+    c->load.ops = 0; /* = key_count */
+    c->load.order = idx == 0 ? KB_ORDER_SEQUENTIAL : KB_ORDER_UNIFORM;
+    c->run.enabled = false;
+    static const char *const values[] = {
+        "32", "weighted:8:9,2048:1", "weighted:8:1,2048:9",
+        "weighted:8:1,16:1,32:1,64:1,128:1,256:1,512:1,1024:1,2048:1", "mixgraph:max=1024"};
+    size_dist(&c->value_size, values[idx], 0, KVSSD_VALUE_MAX);
+}
+
+static void preset_char(struct kb_config *c, int idx)
+{
     /* the characterization paper: 16 B keys, 4 KiB values */
     static const enum kb_order orders[] = {KB_ORDER_SEQUENTIAL, KB_ORDER_UNIFORM, KB_ORDER_ZIPFIAN};
-    int kind = (idx - 5) / 3, o = (idx - 5) % 3;
+    int kind = idx / 3, o = idx % 3;
     c->key_count = 100000;
     size_dist(&c->key_size, "16", 1, 255);
     size_dist(&c->value_size, "4096", 0, KVSSD_VALUE_MAX);
@@ -183,13 +238,159 @@ int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t err
         c->run.enabled = false;
     } else {
         c->load.order = KB_ORDER_SEQUENTIAL;
-        c->run.enabled = true;
-        c->run.ops = c->key_count;
-        c->run.duration_s = 0;
-        c->run.order = orders[o];
+        run_phase(&c->run, c->key_count, orders[o]);
         mix_only(c->run.mix, kind == 1 ? KB_OP_UPDATE : KB_OP_READ);
     }
+}
+
+/*
+ * YCSB's core workloads (workloads/workload[a-f] of YCSB 0.17): a load of
+ * recordcount records in hashed (here: uniform permutation) order, then the
+ * workload's operation mix. A record is fieldcount 10 x fieldlength 100 =
+ * 1000 bytes, its key "user" + a number (24 bytes here). recordcount and
+ * operationcount are 100000 (YCSB's files say 1000, too few to measure).
+ */
+static void preset_ycsb(struct kb_config *c, int w)
+{
+    c->key_count = 100000;
+    size_dist(&c->key_size, "24", 1, 255);
+    size_dist(&c->value_size, "1000", 0, KVSSD_VALUE_MAX);
+    c->load.enabled = true;
+    c->load.ops = 0;
+    c->load.order = KB_ORDER_UNIFORM;
+    run_phase(&c->run, 100000, w == 3 ? KB_ORDER_LATEST : KB_ORDER_ZIPFIAN);
+    double *m = c->run.mix;
+    mix_only(m, KB_OP_READ);
+    switch (w) {
+    case 0: /* a */
+        m[KB_OP_READ] = 50;
+        m[KB_OP_UPDATE] = 50;
+        break;
+    case 1: /* b */
+        m[KB_OP_READ] = 95;
+        m[KB_OP_UPDATE] = 5;
+        break;
+    case 2: /* c */
+        m[KB_OP_READ] = 100;
+        break;
+    case 3: /* d */
+        m[KB_OP_READ] = 95;
+        m[KB_OP_INSERT] = 5;
+        break;
+    case 4: /* e: maxscanlength 100 (YCSB draws 1-100; kvbench iterates up to 100) */
+        m[KB_OP_READ] = 0;
+        m[KB_OP_ITERATE] = 95;
+        m[KB_OP_INSERT] = 5;
+        c->iterate_entries = 100;
+        break;
+    default: /* f */
+        m[KB_OP_READ] = 50;
+        m[KB_OP_RMW] = 50;
+        break;
+    }
+}
+
+/* db_bench's defaults: --num 1000000, --key_size 16, --value_size 100. */
+static void preset_dbbench(struct kb_config *c, int b)
+{
+    c->key_count = 1000000;
+    size_dist(&c->key_size, "16", 1, 255);
+    size_dist(&c->value_size, "100", 0, KVSSD_VALUE_MAX);
+    c->load.enabled = true;
+    c->load.ops = 0;
+    c->load.order = KB_ORDER_SEQUENTIAL;
+    run_phase(&c->run, c->key_count, KB_ORDER_UNIFORM);
+    switch (b) {
+    case 0: /* fillseq */
+        c->run.enabled = false;
+        break;
+    case 1: /* fillrandom: key = rand % num, so some keys twice and some never */
+        c->load.enabled = false;
+        mix_only(c->run.mix, KB_OP_UPDATE);
+        break;
+    case 2: /* readrandom */
+        mix_only(c->run.mix, KB_OP_READ);
+        break;
+    case 3: /* overwrite */
+        mix_only(c->run.mix, KB_OP_UPDATE);
+        break;
+    default: /* readwhilewriting */
+        mix_only(c->run.mix, KB_OP_READ);
+        c->run.writer = true;
+        break;
+    }
+}
+
+int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen)
+{
+    const char *now = kb_preset_canonical(name);
+    int idx = -1;
+    for (int i = 0; kb_preset_names[i]; i++) {
+        if (!strcmp(now, kb_preset_names[i])) {
+            idx = i;
+        }
+    }
+    if (idx < 0) {
+        size_t o = (size_t)snprintf(err, errlen, "preset \"%s\" is unknown; presets are", name);
+        for (int i = 0; kb_preset_names[i] && o < errlen; i++) {
+            o += (size_t)snprintf(err + o, errlen - o, " %s", kb_preset_names[i]);
+        }
+        return -1;
+    }
+    if (now != name) {
+        fprintf(stderr, "kvbench: preset \"%s\" is now called \"%s\" (the old name still works)\n",
+                name, now);
+    }
+    snprintf(c->preset, sizeof(c->preset), "%s", now);
+    if (idx < P_CHAR) {
+        preset_bandslim(c, idx - P_BANDSLIM);
+    } else if (idx < P_YCSB) {
+        preset_char(c, idx - P_CHAR);
+    } else if (idx < P_DBBENCH) {
+        preset_ycsb(c, idx - P_YCSB);
+    } else {
+        preset_dbbench(c, idx - P_DBBENCH);
+    }
     return 0;
+}
+
+int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, size_t errlen)
+{
+    gchar **tok = g_strsplit(spec, ",", -1);
+    double v[KB_PCT_MAX];
+    unsigned k = 0;
+    int rc = 0;
+    for (int i = 0; tok[i] && !rc; i++) {
+        char *end;
+        const char *t = g_strstrip(tok[i]);
+        double x = strtod(t, &end);
+        if (k == KB_PCT_MAX) {
+            snprintf(err, errlen, "percentiles \"%s\" names more than %d; give 1-%d", spec,
+                     KB_PCT_MAX, KB_PCT_MAX);
+            rc = -1;
+        } else if (!t[0] || *end || !(x > 0 && x <= 100)) {
+            snprintf(err, errlen,
+                     "percentile \"%s\" is out of range; allowed are numbers above 0 up to 100", t);
+            rc = -1;
+        } else if (k && x <= v[k - 1]) {
+            snprintf(err, errlen,
+                     "percentile %g follows %g; list them in ascending order, each once", x,
+                     v[k - 1]);
+            rc = -1;
+        } else {
+            v[k++] = x;
+        }
+    }
+    g_strfreev(tok);
+    if (!rc && !k) {
+        snprintf(err, errlen, "percentiles \"%s\" names none; give e.g. 50,99,99.9", spec);
+        rc = -1;
+    }
+    if (!rc) {
+        memcpy(out, v, k * sizeof(v[0]));
+        *n = k;
+    }
+    return rc;
 }
 
 int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t errlen)
@@ -204,15 +405,19 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
         if (eq) {
             *eq = '\0';
         }
+        const char *name = g_strstrip(tok);
         for (int i = 0; i < KB_OP_COUNT; i++) {
-            if (!strcmp(g_strstrip(tok), kb_op_names[i])) {
+            if (!strcmp(name, kb_op_names[i])) {
                 op = i;
             }
+        }
+        if (!strcmp(name, "scan")) { /* YCSB's word for an iterate */
+            op = KB_OP_ITERATE;
         }
         if (op < 0 || !eq) {
             snprintf(err, errlen,
                      "mix entry \"%s\" is not OP=WEIGHT with OP one of insert, "
-                     "update, read, delete, exist, iterate",
+                     "update, read, delete, exist, iterate (or scan), rmw",
                      tok);
             rc = -1;
             break;
@@ -310,8 +515,8 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     if (!strcmp(key, "order")) {
         if (kb_order_parse(v, &p->order)) {
             snprintf(err, errlen,
-                     "%s \"%s\" is unknown; use sequential, uniform, zipfian or "
-                     "latest",
+                     "%s \"%s\" is unknown; use sequential, uniform, zipfian, latest or "
+                     "window",
                      name, v);
             return -1;
         }
@@ -323,7 +528,18 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     if (!strcmp(key, "mix")) {
         return kb_mix_parse(v, p->mix, err, errlen);
     }
-    snprintf(err, errlen, "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, mix)",
+    if (!strcmp(key, "window_keys")) {
+        return parse_u64(name, v, 1, 1ull << 40, &p->window_keys, err, errlen);
+    }
+    if (!strcmp(key, "window_step")) {
+        return parse_u64(name, v, 1, 1ull << 40, &p->window_step, err, errlen);
+    }
+    if (!strcmp(key, "writer")) {
+        return parse_bool(name, v, &p->writer, err, errlen);
+    }
+    snprintf(err, errlen,
+             "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, mix, window_keys, "
+             "window_step, writer)",
              group, key);
     return -1;
 }
@@ -601,6 +817,20 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         return parse_bool("reset_stats", v, &c->reset_stats, err, errlen);
     } else if (!strcmp(key, "json")) {
         return parse_bool("json", v, &c->json, err, errlen);
+    } else if (!strcmp(key, "percentiles")) {
+        return kb_percentiles_parse(v, c->percentiles, &c->npercentiles, err, errlen);
+    } else if (!strcmp(key, "report_interval_s")) {
+        if (parse_double("report_interval_s", v, 0, 86400, false, false, &c->report_interval_s, err,
+                         errlen)) {
+            return -1;
+        }
+        if (c->report_interval_s > 0 && c->report_interval_s < 0.1) {
+            snprintf(err, errlen,
+                     "report_interval_s \"%s\" is out of range; allowed are 0 (off) and 0.1 to "
+                     "86400 seconds",
+                     v);
+            return -1;
+        }
     } else if (!strcmp(key, "progress")) {
         if (!strcmp(v, "auto")) {
             c->progress = -1;
@@ -677,6 +907,29 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                      kmin, (unsigned long long)distinct, (unsigned long long)need);
             return -1;
         }
+    }
+    const struct kb_phase *phs[2] = {&c->load, &c->run};
+    for (int i = 0; i < 2; i++) {
+        const struct kb_phase *p = phs[i];
+        uint64_t w = p->window_keys ? p->window_keys : 1024;
+        if (p->enabled && p->order == KB_ORDER_WINDOW && p->window_keys > c->key_count) {
+            snprintf(err, errlen,
+                     "%s.window_keys %llu is out of range; allowed are 1 to key_count (%llu)",
+                     i ? "run" : "load", (unsigned long long)p->window_keys,
+                     (unsigned long long)c->key_count);
+            return -1;
+        }
+        if (p->enabled && p->order == KB_ORDER_WINDOW && p->window_step > w) {
+            snprintf(err, errlen,
+                     "%s.window_step %llu is out of range; allowed are 1 to window_keys (%llu): a "
+                     "longer step would skip keys",
+                     i ? "run" : "load", (unsigned long long)p->window_step, (unsigned long long)w);
+            return -1;
+        }
+    }
+    if (c->load.writer) {
+        snprintf(err, errlen, "load.writer applies to the run phase only (run.writer)");
+        return -1;
     }
     if (c->run.enabled && !c->run.ops && !(c->run.duration_s > 0)) {
         snprintf(err, errlen, "the run phase needs ops or duration_s above 0");

@@ -121,6 +121,27 @@ uint64_t kb_perm_at(const struct kb_perm *p, uint64_t i)
     return (uint64_t)(((unsigned __int128)p->mul * (i % p->n) + p->add) % p->n);
 }
 
+void kb_window_init(struct kb_window *w, uint64_t n, uint64_t keys, uint64_t step, uint64_t seed)
+{
+    w->n = n ? n : 1;
+    w->keys = keys ? keys : 1024;
+    if (w->keys > w->n) {
+        w->keys = w->n;
+    }
+    w->step = step ? step : w->keys;
+    w->seed = seed;
+}
+
+uint64_t kb_window_at(const struct kb_window *w, uint64_t i)
+{
+    uint64_t j = i / w->keys, r = i % w->keys;
+    uint64_t base = (uint64_t)(((unsigned __int128)j * w->step) % w->n);
+    struct kb_perm p;
+    /* each window its own bijection: the order inside one says nothing about the next */
+    kb_perm_init(&p, w->keys, w->seed + j * 0x9e3779b97f4a7c15ull);
+    return (uint64_t)(((unsigned __int128)base + kb_perm_at(&p, r)) % w->n);
+}
+
 static void size_err(char *err, size_t errlen, const char *what, const char *val, uint32_t lo,
                      uint32_t hi)
 {

@@ -26,7 +26,30 @@ double kb_rng_double(struct kb_rng *r);              /* [0, 1) */
 uint64_t kb_rng_below(struct kb_rng *r, uint64_t n); /* [0, n) */
 uint64_t kb_splitmix64(uint64_t *x);
 
-enum kb_order { KB_ORDER_SEQUENTIAL, KB_ORDER_UNIFORM, KB_ORDER_ZIPFIAN, KB_ORDER_LATEST };
+enum kb_order {
+    KB_ORDER_SEQUENTIAL,
+    KB_ORDER_UNIFORM,
+    KB_ORDER_ZIPFIAN,
+    KB_ORDER_LATEST,
+    KB_ORDER_WINDOW,
+    KB_ORDER_COUNT
+};
+
+/*
+ * The sliding-window order (characterization paper Fig. 6's "pseudo-random"
+ * updates, docs/kvbench.md "Key orders"): operation i of a phase belongs to
+ * window j = i / window_keys, which covers the window_keys keys from
+ * (j * window_step) mod n on (wrapping at n); inside a window the keys are
+ * taken in the order of a bijection seeded by (seed, j), so each key of a
+ * window is touched once per window. With window_step == window_keys (the
+ * default) one pass of n operations touches every key once, in an order
+ * random within a window and sequential across windows.
+ */
+struct kb_window {
+    uint64_t n, keys, step, seed;
+};
+void kb_window_init(struct kb_window *w, uint64_t n, uint64_t keys, uint64_t step, uint64_t seed);
+uint64_t kb_window_at(const struct kb_window *w, uint64_t i);
 
 /* YCSB's ZipfianGenerator (Gray et al.): item 0 is the most popular. */
 struct kb_zipf {
@@ -91,6 +114,7 @@ enum kb_op {
     KB_OP_DELETE,
     KB_OP_EXIST,
     KB_OP_ITERATE,
+    KB_OP_RMW, /* read-modify-write (YCSB f): a read, then a store of the same key */
     KB_OP_COUNT
 };
 extern const char *const kb_op_names[KB_OP_COUNT];
@@ -103,7 +127,13 @@ struct kb_phase {
     enum kb_order order;
     double theta;       /* zipfian / latest */
     double mix[KB_OP_COUNT]; /* weights; normalized when used */
+    uint64_t window_keys;    /* KB_ORDER_WINDOW: keys per window (0 = 1024, at most n) */
+    uint64_t window_step;    /* ... keys the window moves by (0 = window_keys) */
+    bool writer;             /* run phase: one more thread that only updates (readwhilewriting) */
 };
+
+/* Latency percentiles reported (--percentiles): at most KB_PCT_MAX, each in (0, 100]. */
+#define KB_PCT_MAX 16
 
 /* The kvssd engine's I/O path (historically "engine"): ioctl or io_uring. */
 enum kb_io { KB_ENGINE_SYNC, KB_ENGINE_ASYNC };
@@ -158,6 +188,9 @@ struct kb_config {
     bool reset_stats;
     bool json;
     int progress; /* -1 auto (tty), 0 off, 1 on */
+    double report_interval_s; /* 0 = no interval reports */
+    unsigned npercentiles;
+    double percentiles[KB_PCT_MAX];
     /* the engines to run, in order, and how many */
     enum kb_store stores[KB_STORE_COUNT];
     unsigned nstores;
@@ -170,10 +203,17 @@ struct kb_config {
 };
 
 void kb_config_default(struct kb_config *c);
-/* kb_preset_apply() - one of kb_preset_names; -1 + sentence if unknown. */
+/*
+ * kb_preset_apply() - one of kb_preset_names (or an old name of one, with a
+ * one-line notice on stderr); -1 + sentence if unknown.
+ */
 int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen);
 extern const char *const kb_preset_names[];
 extern const char *const kb_preset_help[];
+/* kb_preset_canonical() - the current name of preset @name (an old one renamed), else @name. */
+const char *kb_preset_canonical(const char *name);
+/* kb_percentiles_parse() - "50,99,99.9": 1-KB_PCT_MAX values in (0, 100], ascending. */
+int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, size_t errlen);
 /* kb_config_load_file() - an INI file (GKeyFile); keys documented in docs/host.md. */
 int kb_config_load_file(struct kb_config *c, const char *path, char *err, size_t errlen);
 /* kb_config_set() - one setting by its INI group and key (flags go through here too). */
@@ -272,7 +312,13 @@ void rh_get_stats(struct rh_store *s, struct rh_stats *st);
 
 /* ---- report.c -------------------------------------------------------- */
 
-/* Log-linear latency histogram in ns: 64 sub-buckets per power of two (<1.6% error). */
+/*
+ * Log-linear latency histogram in ns (HdrHistogram's layout with 6 bits of
+ * sub-bucket): exact below 64 ns; above, each power of two [2^e, 2^(e+1))
+ * is split into 64 buckets of width 2^(e-6), so a bucket's width is at most
+ * 1/64 of its lower bound. A percentile reports the bucket's midpoint
+ * (clamped to the exact maximum): within 1/128 of the true value.
+ */
 #define KB_HIST_SUB 64
 #define KB_HIST_BUCKETS (64 * KB_HIST_SUB)
 struct kb_hist {
@@ -284,6 +330,24 @@ struct kb_hist {
 void kb_hist_add(struct kb_hist *h, uint64_t ns);
 void kb_hist_merge(struct kb_hist *into, const struct kb_hist *from);
 uint64_t kb_hist_percentile(const struct kb_hist *h, double p); /* ns, p in [0,100] */
+/* kb_hist_bucket() - the bucket holding @ns and its bounds [*lo, *hi] in ns (inclusive). */
+unsigned kb_hist_bucket(uint64_t ns, uint64_t *lo, uint64_t *hi);
+
+/* One latency distribution reduced to what is reported (us). */
+struct kb_lat_summary {
+    uint64_t count;
+    double mean_us, max_us;
+    double pct_us[KB_PCT_MAX]; /* at the config's percentiles */
+};
+void kb_lat_summarize(const struct kb_config *c, const struct kb_hist *h, struct kb_lat_summary *s);
+
+/* One --report-interval period of a phase. */
+struct kb_interval {
+    double start_s, end_s; /* from the phase's start */
+    uint64_t ops;
+    struct kb_lat_summary all, op[KB_OP_COUNT];
+};
+#define KB_INTERVALS_MAX 100000 /* kept per phase; later ones are counted, not kept */
 
 struct kb_result {
     const char *phase;
@@ -308,7 +372,11 @@ struct kb_result {
     uint64_t written_bytes;               /* key + value bytes of successful inserts/updates */
     int64_t live_user_bytes;              /* key + value bytes live after the phase; -1 unknown */
     int64_t footprint_bytes;              /* engine's bytes on its medium after it; -1 unknown */
+    struct kb_interval *intervals;        /* --report-interval: each period, in order */
+    unsigned nintervals;
+    uint64_t intervals_dropped;           /* past KB_INTERVALS_MAX */
 };
+void kb_result_free(struct kb_result *r);
 
 /* ---- runner.c -------------------------------------------------------- */
 
@@ -354,6 +422,17 @@ struct kb_metrics {
 };
 void kb_metrics(const struct kb_result *r, struct kb_metrics *m);
 void kb_report_json(const struct kb_config *c, const struct kb_result *res, int n);
+/* The JSON schema's version (docs/kvbench.md "JSON"): "schema_version" at the top level. */
+#define KB_JSON_SCHEMA_VERSION 1
+struct json_object;
+/* kb_report_json_object() - the --json object (a new reference); NULL when out of memory. */
+struct json_object *kb_report_json_object(const struct kb_config *c, const struct kb_result *res,
+                                          int nengines, int nphases);
+/* kb_pct_key() - a percentile's JSON key: 50 -> "50", 99.9 -> "99.9" (%g). */
+void kb_pct_key(double p, char *buf, size_t len);
+/* kb_interval_line() - the table line of one interval (no newline). */
+void kb_interval_line(const struct kb_config *c, const char *phase, const struct kb_interval *iv,
+                      char *buf, size_t len);
 uint64_t kb_pcie_bytes(const struct kvssd_stats_log *before, const struct kvssd_stats_log *after);
 
 /* ---- calibrate.c ----------------------------------------------------- */

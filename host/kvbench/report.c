@@ -6,7 +6,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <glib.h>
+#include <json-c/json.h>
 
 #include "kvbench.h"
 
@@ -29,6 +33,19 @@ static uint64_t hist_value(unsigned idx)
     unsigned e = idx / KB_HIST_SUB + 5, sub = idx % KB_HIST_SUB;
     uint64_t lo = (1ull << e) + ((uint64_t)sub << (e - 6));
     return lo + (1ull << (e - 6)) / 2;
+}
+
+unsigned kb_hist_bucket(uint64_t ns, uint64_t *lo, uint64_t *hi)
+{
+    unsigned i = hist_index(ns);
+    if (i < KB_HIST_SUB) {
+        *lo = *hi = i;
+    } else {
+        unsigned e = i / KB_HIST_SUB + 5, sub = i % KB_HIST_SUB;
+        *lo = (1ull << e) + ((uint64_t)sub << (e - 6));
+        *hi = *lo + (1ull << (e - 6)) - 1;
+    }
+    return i;
 }
 
 void kb_hist_add(struct kb_hist *h, uint64_t ns)
@@ -115,6 +132,19 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
            kb_hist_percentile(h, 50) / 1e3, kb_hist_percentile(h, 90) / 1e3,
            kb_hist_percentile(h, 99) / 1e3, kb_hist_percentile(h, 99.9) / 1e3, h->max_ns / 1e3,
            ratio((double)h->sum_ns, (double)h->count) / 1e3);
+    for (int k = 0; k < KB_OP_COUNT; k++) {
+        struct kb_lat_summary s;
+        if (!r->hist_op[k].count) {
+            continue;
+        }
+        kb_lat_summarize(c, &r->hist_op[k], &s);
+        printf("   %-9s", kb_op_names[k]);
+        for (unsigned i = 0; i < c->npercentiles; i++) {
+            printf(" p%g %.1f ", c->percentiles[i], s.pct_us[i]);
+        }
+        printf(" max %.1f  mean %.1f us (%llu ops)\n", s.max_us, s.mean_us,
+               (unsigned long long)s.count);
+    }
     printf("   commands  %.3f per op   errors %llu   not found %llu   mismatches %llu\n",
            ratio((double)r->commands, (double)r->ops), (unsigned long long)r->errors,
            (unsigned long long)r->not_found, (unsigned long long)r->mismatches);
@@ -142,174 +172,321 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
            r->after.latency[1][2] / 1e3);
 }
 
+/* ---- JSON (json-c; schema in docs/kvbench.md "JSON") ----------------- */
+
+/*
+ * A number with the text the hand-printed JSON had (@fmt), so consumers see
+ * the same digits; NULL (JSON null) when not finite.
+ */
+static struct json_object *jd(double v, const char *fmt)
+{
+    char buf[64];
+    if (!isfinite(v)) {
+        return NULL;
+    }
+    snprintf(buf, sizeof(buf), fmt, v);
+    return json_object_new_double_s(v, buf);
+}
+
+static struct json_object *ju(uint64_t v)
+{
+    return json_object_new_uint64(v);
+}
+
+/* A string: UTF-8 as is; bytes that are not UTF-8 become U+FFFD (paths from the command line). */
+static struct json_object *jstr(const char *s)
+{
+    if (g_utf8_validate(s, -1, NULL)) {
+        return json_object_new_string(s);
+    }
+    gchar *valid = g_utf8_make_valid(s, -1);
+    struct json_object *o = json_object_new_string(valid);
+    g_free(valid);
+    return o;
+}
+
+static void jadd(struct json_object *o, const char *key, struct json_object *v)
+{
+    json_object_object_add(o, key, v);
+}
+
+void kb_pct_key(double p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%g", p);
+}
+
+void kb_lat_summarize(const struct kb_config *c, const struct kb_hist *h, struct kb_lat_summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->count = h->count;
+    s->mean_us = ratio((double)h->sum_ns, (double)h->count) / 1e3;
+    s->max_us = (double)h->max_ns / 1e3;
+    for (unsigned i = 0; i < c->npercentiles && i < KB_PCT_MAX; i++) {
+        s->pct_us[i] = (double)kb_hist_percentile(h, c->percentiles[i]) / 1e3;
+    }
+}
+
+/* {"50": us, "99.9": us, ...} at the configured percentiles. */
+static struct json_object *json_percentiles(const struct kb_config *c,
+                                            const struct kb_lat_summary *s)
+{
+    struct json_object *o = json_object_new_object();
+    for (unsigned i = 0; i < c->npercentiles && i < KB_PCT_MAX; i++) {
+        char key[32];
+        kb_pct_key(c->percentiles[i], key, sizeof(key));
+        jadd(o, key, jd(s->pct_us[i], "%.3f"));
+    }
+    return o;
+}
+
+/*
+ * A latency object: the fixed fields every version had (p50 p90 p99 p999
+ * max mean; @count adds "count" first, as latency_by_op_us has it), then
+ * p9999 and the configured "percentiles".
+ */
+static struct json_object *json_latency(const struct kb_config *c, const struct kb_hist *h,
+                                        bool count, bool mean)
+{
+    struct json_object *o = json_object_new_object();
+    struct kb_lat_summary s;
+    kb_lat_summarize(c, h, &s);
+    if (count) {
+        jadd(o, "count", ju(h->count));
+        jadd(o, "mean", jd(s.mean_us, "%.3f"));
+    }
+    jadd(o, "p50", jd(kb_hist_percentile(h, 50) / 1e3, "%.3f"));
+    jadd(o, "p90", jd(kb_hist_percentile(h, 90) / 1e3, "%.3f"));
+    jadd(o, "p99", jd(kb_hist_percentile(h, 99) / 1e3, "%.3f"));
+    jadd(o, "p999", jd(kb_hist_percentile(h, 99.9) / 1e3, "%.3f"));
+    jadd(o, "max", jd(s.max_us, "%.3f"));
+    if (!count && mean) {
+        jadd(o, "mean", jd(s.mean_us, "%.3f"));
+    }
+    jadd(o, "p9999", jd(kb_hist_percentile(h, 99.99) / 1e3, "%.3f"));
+    jadd(o, "percentiles", json_percentiles(c, &s));
+    return o;
+}
+
 /* The "device" object: statistics log deltas over one phase (null without the log). */
-static void json_device(const struct kb_result *r)
+static struct json_object *json_device(const struct kb_result *r)
 {
     if (!r->have_device) {
-        printf("null");
-        return;
+        return NULL;
     }
     uint64_t pcie = kb_pcie_bytes(&r->before, &r->after);
     double sim_s = (double)D(sim_now_ns) / 1e9;
-    printf("{\"h2d_bytes\":{\"sqe\":%llu,\"doorbell\":%llu,\"mmio_other\":%llu,"
-           "\"prp_list\":%llu,\"data\":%llu,\"inline_value\":%llu},",
-           D(xfer.sqe_fetch_bytes), D(xfer.doorbell_bytes), D(xfer.mmio_other_bytes),
-           D(xfer.prp_list_bytes), D(xfer.data_h2d_bytes), D(xfer.inline_bytes));
-    printf("\"d2h_bytes\":{\"cqe\":%llu,\"data\":%llu},\"pcie_bytes\":%llu,",
-           D(xfer.cqe_post_bytes), D(xfer.data_d2h_bytes), (unsigned long long)pcie);
-    printf("\"commands\":%llu,\"inline_commands\":%llu,\"key_stage_commands\":%llu,",
-           D(xfer.commands), D(xfer.inline_commands), D(xfer.key_stage_commands));
-    printf("\"nand_pages_programmed\":%llu,\"nand_data_pages_programmed\":%llu,"
-           "\"nand_pages_read\":%llu,\"nand_blocks_erased\":%llu,\"gc_runs\":%llu,",
-           D(nand_pages_programmed), D(nand_data_pages_programmed), D(nand_pages_read),
-           D(nand_blocks_erased), D(gc_runs));
-    printf("\"waf\":%.3f,\"space_amp\":%.3f,\"taf\":%.4f,", r->after.waf_milli / 1e3,
-           r->after.space_amp_milli / 1e3, ratio((double)pcie, (double)r->user_bytes));
-    printf("\"sim_time_s\":%.6f,\"sim_ops_per_s\":%.1f,\"sim_latency_us\":{", sim_s,
-           ratio((double)r->ops, sim_s));
+    struct json_object *o = json_object_new_object(), *h2d = json_object_new_object(),
+                       *d2h = json_object_new_object(), *lat = json_object_new_object();
+    jadd(h2d, "sqe", ju(D(xfer.sqe_fetch_bytes)));
+    jadd(h2d, "doorbell", ju(D(xfer.doorbell_bytes)));
+    jadd(h2d, "mmio_other", ju(D(xfer.mmio_other_bytes)));
+    jadd(h2d, "prp_list", ju(D(xfer.prp_list_bytes)));
+    jadd(h2d, "data", ju(D(xfer.data_h2d_bytes)));
+    jadd(h2d, "inline_value", ju(D(xfer.inline_bytes)));
+    jadd(o, "h2d_bytes", h2d);
+    jadd(d2h, "cqe", ju(D(xfer.cqe_post_bytes)));
+    jadd(d2h, "data", ju(D(xfer.data_d2h_bytes)));
+    jadd(o, "d2h_bytes", d2h);
+    jadd(o, "pcie_bytes", ju(pcie));
+    jadd(o, "commands", ju(D(xfer.commands)));
+    jadd(o, "inline_commands", ju(D(xfer.inline_commands)));
+    jadd(o, "key_stage_commands", ju(D(xfer.key_stage_commands)));
+    jadd(o, "nand_pages_programmed", ju(D(nand_pages_programmed)));
+    jadd(o, "nand_data_pages_programmed", ju(D(nand_data_pages_programmed)));
+    jadd(o, "nand_pages_read", ju(D(nand_pages_read)));
+    jadd(o, "nand_blocks_erased", ju(D(nand_blocks_erased)));
+    jadd(o, "gc_runs", ju(D(gc_runs)));
+    jadd(o, "waf", jd(r->after.waf_milli / 1e3, "%.3f"));
+    jadd(o, "space_amp", jd(r->after.space_amp_milli / 1e3, "%.3f"));
+    jadd(o, "taf", jd(ratio((double)pcie, (double)r->user_bytes), "%.4f"));
+    jadd(o, "sim_time_s", jd(sim_s, "%.6f"));
+    jadd(o, "sim_ops_per_s", jd(ratio((double)r->ops, sim_s), "%.1f"));
     static const char *const kv_ops[5] = {"store", "retrieve", "delete", "exist", "iterate"};
     const char *const *ops = r->device_ops ? r->device_ops : kv_ops;
     for (int i = 0; i < 5; i++) {
         /* the mean over this phase alone: deltas of the sum and the count */
         uint64_t n = r->after.latency[i][0] - r->before.latency[i][0];
         uint64_t sum = r->after.latency_sum_ns[i] - r->before.latency_sum_ns[i];
-        printf("%s\"%s\":{\"count\":%llu,\"mean\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
-               "\"p999\":%.3f,\"max\":%.3f}",
-               i ? "," : "", ops[i], (unsigned long long)r->after.latency[i][0],
-               n ? (double)sum / (double)n / 1e3 : 0.0, r->after.latency[i][1] / 1e3,
-               r->after.latency[i][2] / 1e3, r->after.latency[i][3] / 1e3,
-               r->after.latency[i][4] / 1e3);
+        struct json_object *l = json_object_new_object();
+        jadd(l, "count", ju(r->after.latency[i][0]));
+        jadd(l, "mean", jd(n ? (double)sum / (double)n / 1e3 : 0.0, "%.3f"));
+        jadd(l, "p50", jd(r->after.latency[i][1] / 1e3, "%.3f"));
+        jadd(l, "p99", jd(r->after.latency[i][2] / 1e3, "%.3f"));
+        jadd(l, "p999", jd(r->after.latency[i][3] / 1e3, "%.3f"));
+        jadd(l, "max", jd(r->after.latency[i][4] / 1e3, "%.3f"));
+        jadd(lat, ops[i], l);
     }
-    printf("}}");
+    jadd(o, "sim_latency_us", lat);
+    return o;
 }
 
 /* A number, or null when not available (NaN). */
-static void json_num(const char *name, double v, bool comma)
+static void json_num(struct json_object *o, const char *name, double v)
 {
-    if (isnan(v) || isinf(v)) {
-        printf("\"%s\":null%s", name, comma ? "," : "");
-    } else {
-        printf("\"%s\":%.6g%s", name, v, comma ? "," : "");
-    }
+    jadd(o, name, jd(v, "%.6g"));
 }
 
-static void json_engine_fields(const struct kb_result *r)
+static struct json_object *json_summary(const struct kb_config *c, const struct kb_lat_summary *s)
+{
+    struct json_object *o = json_object_new_object();
+    jadd(o, "count", ju(s->count));
+    jadd(o, "mean", jd(s->mean_us, "%.3f"));
+    jadd(o, "max", jd(s->max_us, "%.3f"));
+    jadd(o, "percentiles", json_percentiles(c, s));
+    return o;
+}
+
+/* The phase's --report-interval periods: [{start_s, end_s, ops, ops_per_s, latency_us, ...}]. */
+static struct json_object *json_intervals(const struct kb_config *c, const struct kb_result *r)
+{
+    struct json_object *a = json_object_new_array();
+    for (unsigned i = 0; i < r->nintervals; i++) {
+        const struct kb_interval *iv = &r->intervals[i];
+        struct json_object *o = json_object_new_object(), *by = json_object_new_object();
+        jadd(o, "start_s", jd(iv->start_s, "%.6f"));
+        jadd(o, "end_s", jd(iv->end_s, "%.6f"));
+        jadd(o, "ops", ju(iv->ops));
+        jadd(o, "ops_per_s", jd(ratio((double)iv->ops, iv->end_s - iv->start_s), "%.1f"));
+        jadd(o, "latency_us", json_summary(c, &iv->all));
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            if (iv->op[k].count) {
+                jadd(by, kb_op_names[k], json_summary(c, &iv->op[k]));
+            }
+        }
+        jadd(o, "latency_by_op_us", by);
+        json_object_array_add(a, o);
+    }
+    return a;
+}
+
+static void json_engine_fields(const struct kb_config *c, const struct kb_result *r,
+                               struct json_object *o)
 {
     struct kb_metrics m;
     kb_metrics(r, &m);
     if (r->engine) {
-        printf("\"engine\":\"%s\",", r->engine);
+        jadd(o, "engine", jstr(r->engine));
     }
-    printf("\"cpu_s\":%.6f,\"sync_s\":%.6f,\"written_bytes\":%llu,\"live_user_bytes\":%lld,"
-           "\"footprint_bytes\":%lld,",
-           r->cpu_s, r->sync_s, (unsigned long long)r->written_bytes, (long long)r->live_user_bytes,
-           (long long)r->footprint_bytes);
-    printf("\"latency_by_op_us\":{");
-    bool first = true;
+    jadd(o, "cpu_s", jd(r->cpu_s, "%.6f"));
+    jadd(o, "sync_s", jd(r->sync_s, "%.6f"));
+    jadd(o, "written_bytes", ju(r->written_bytes));
+    jadd(o, "live_user_bytes", json_object_new_int64(r->live_user_bytes));
+    jadd(o, "footprint_bytes", json_object_new_int64(r->footprint_bytes));
+    struct json_object *by = json_object_new_object();
     for (int i = 0; i < KB_OP_COUNT; i++) {
-        const struct kb_hist *h = &r->hist_op[i];
-        if (!h->count) {
-            continue;
+        if (r->hist_op[i].count) {
+            jadd(by, kb_op_names[i], json_latency(c, &r->hist_op[i], true, true));
         }
-        printf("%s\"%s\":{\"count\":%llu,\"mean\":%.3f,\"p50\":%.3f,\"p90\":%.3f,"
-               "\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f}",
-               first ? "" : ",", kb_op_names[i], (unsigned long long)h->count,
-               ratio((double)h->sum_ns, (double)h->count) / 1e3, kb_hist_percentile(h, 50) / 1e3,
-               kb_hist_percentile(h, 90) / 1e3, kb_hist_percentile(h, 99) / 1e3,
-               kb_hist_percentile(h, 99.9) / 1e3, h->max_ns / 1e3);
-        first = false;
     }
-    printf("},\"not_found_by_op\":{");
+    jadd(o, "latency_by_op_us", by);
+    struct json_object *nf = json_object_new_object();
     for (int i = 0; i < KB_OP_COUNT; i++) {
-        printf("%s\"%s\":%llu", i ? "," : "", kb_op_names[i],
-               (unsigned long long)r->not_found_op[i]);
+        jadd(nf, kb_op_names[i], ju(r->not_found_op[i]));
     }
-    printf("},\"metrics\":{");
-    json_num("ops_per_s_wall", m.ops_per_s_wall, true);
-    json_num("ops_per_s_sim", m.ops_per_s_sim, true);
-    json_num("sim_time_s", m.sim_s, true);
-    json_num("device_busy_s", m.device_busy_s, true);
-    json_num("ops_per_s_device_busy", m.ops_per_s_busy, true);
-    json_num("cpu_us_per_op", m.cpu_us_per_op, true);
-    json_num("h2d_bytes_per_op", m.h2d_bytes_per_op, true);
-    json_num("pcie_bytes_per_op", m.pcie_bytes_per_op, true);
-    json_num("nand_page_bytes", m.nand_page_bytes, true);
-    json_num("nand_bytes_programmed", m.nand_bytes_programmed, true);
-    json_num("waf", m.waf, true);
-    json_num("device_waf", m.device_waf, true);
-    json_num("space_amp_engine", m.space_amp_engine, true);
-    json_num("space_amp_device", m.space_amp_device, false);
-    printf("},");
+    jadd(o, "not_found_by_op", nf);
+    struct json_object *mo = json_object_new_object();
+    json_num(mo, "ops_per_s_wall", m.ops_per_s_wall);
+    json_num(mo, "ops_per_s_sim", m.ops_per_s_sim);
+    json_num(mo, "sim_time_s", m.sim_s);
+    json_num(mo, "device_busy_s", m.device_busy_s);
+    json_num(mo, "ops_per_s_device_busy", m.ops_per_s_busy);
+    json_num(mo, "cpu_us_per_op", m.cpu_us_per_op);
+    json_num(mo, "h2d_bytes_per_op", m.h2d_bytes_per_op);
+    json_num(mo, "pcie_bytes_per_op", m.pcie_bytes_per_op);
+    json_num(mo, "nand_page_bytes", m.nand_page_bytes);
+    json_num(mo, "nand_bytes_programmed", m.nand_bytes_programmed);
+    json_num(mo, "waf", m.waf);
+    json_num(mo, "device_waf", m.device_waf);
+    json_num(mo, "space_amp_engine", m.space_amp_engine);
+    json_num(mo, "space_amp_device", m.space_amp_device);
+    jadd(o, "metrics", mo);
 }
 
-static void json_phase(const struct kb_config *c, const struct kb_result *r)
+static struct json_object *json_phase(const struct kb_config *c, const struct kb_result *r)
 {
-    const struct kb_hist *h = &r->hist;
-    printf("{\"phase\":\"%s\",\"ops\":%llu,\"elapsed_s\":%.6f,\"ops_per_s\":%.1f,", r->phase,
-           (unsigned long long)r->ops, r->elapsed_s, ratio((double)r->ops, r->elapsed_s));
-    printf("\"op_counts\":{");
+    struct json_object *o = json_object_new_object(), *counts = json_object_new_object();
+    jadd(o, "phase", jstr(r->phase));
+    jadd(o, "ops", ju(r->ops));
+    jadd(o, "elapsed_s", jd(r->elapsed_s, "%.6f"));
+    jadd(o, "ops_per_s", jd(ratio((double)r->ops, r->elapsed_s), "%.1f"));
     for (int i = 0; i < KB_OP_COUNT; i++) {
-        printf("%s\"%s\":%llu", i ? "," : "", kb_op_names[i], (unsigned long long)r->op_count[i]);
+        jadd(counts, kb_op_names[i], ju(r->op_count[i]));
     }
-    printf("},\"latency_us\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,"
-           "\"max\":%.3f,\"mean\":%.3f},",
-           kb_hist_percentile(h, 50) / 1e3, kb_hist_percentile(h, 90) / 1e3,
-           kb_hist_percentile(h, 99) / 1e3, kb_hist_percentile(h, 99.9) / 1e3, h->max_ns / 1e3,
-           ratio((double)h->sum_ns, (double)h->count) / 1e3);
-    printf("\"commands\":%llu,\"commands_per_op\":%.4f,\"errors\":%llu,\"not_found\":%llu,"
-           "\"mismatches\":%llu,\"user_bytes\":%llu,",
-           (unsigned long long)r->commands, ratio((double)r->commands, (double)r->ops),
-           (unsigned long long)r->errors, (unsigned long long)r->not_found,
-           (unsigned long long)r->mismatches, (unsigned long long)r->user_bytes);
-    json_engine_fields(r);
-    printf("\"device\":");
-    json_device(r);
-    printf("}");
+    jadd(o, "op_counts", counts);
+    jadd(o, "latency_us", json_latency(c, &r->hist, false, true));
+    jadd(o, "commands", ju(r->commands));
+    jadd(o, "commands_per_op", jd(ratio((double)r->commands, (double)r->ops), "%.4f"));
+    jadd(o, "errors", ju(r->errors));
+    jadd(o, "not_found", ju(r->not_found));
+    jadd(o, "mismatches", ju(r->mismatches));
+    jadd(o, "user_bytes", ju(r->user_bytes));
+    json_engine_fields(c, r, o);
+    jadd(o, "device", json_device(r));
+    jadd(o, "intervals", json_intervals(c, r));
+    jadd(o, "intervals_dropped", ju(r->intervals_dropped));
+    return o;
 }
 
 /* The configuration and, for one engine, the headline numbers of its last phase. */
-static void json_head(const struct kb_config *c, const struct kb_result *res, int n)
+static struct json_object *json_head(const struct kb_config *c, const struct kb_result *res, int n)
 {
     char ks[256], vs[256];
+    struct json_object *o = json_object_new_object();
     kb_size_format(&c->key_size, ks, sizeof(ks));
     kb_size_format(&c->value_size, vs, sizeof(vs));
-    printf("{\"preset\":\"%s\",\"device_path\":\"%s\",\"seed\":%llu,\"threads\":%u,"
-           "\"queue_depth\":%u,\"engine\":\"%s\",\"io\":\"%s\",\"transfer_mode\":\"%s\","
-           "\"key_count\":%llu,\"key_size\":\"%s\",\"value_size\":\"%s\",",
-           c->preset, c->device, (unsigned long long)c->seed, c->threads, c->queue_depth,
-           c->engine == KB_ENGINE_ASYNC ? "async" : "sync",
-           c->engine == KB_ENGINE_ASYNC ? "async" : "sync", kvssd_xfer_mode_name(c->mode),
-           (unsigned long long)c->key_count, ks, vs);
+    jadd(o, "schema_version", json_object_new_int(KB_JSON_SCHEMA_VERSION));
+    jadd(o, "preset", jstr(c->preset));
+    jadd(o, "device_path", jstr(c->device));
+    jadd(o, "seed", ju(c->seed));
+    jadd(o, "threads", ju(c->threads));
+    jadd(o, "queue_depth", ju(c->queue_depth));
+    jadd(o, "engine", jstr(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
+    jadd(o, "io", jstr(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
+    jadd(o, "transfer_mode", jstr(kvssd_xfer_mode_name(c->mode)));
+    jadd(o, "key_count", ju(c->key_count));
+    jadd(o, "key_size", jstr(ks));
+    jadd(o, "value_size", jstr(vs));
+    jadd(o, "report_interval_s", jd(c->report_interval_s, "%g"));
+    struct json_object *pl = json_object_new_array();
+    for (unsigned i = 0; i < c->npercentiles; i++) {
+        json_object_array_add(pl, jd(c->percentiles[i], "%g"));
+    }
+    jadd(o, "percentiles", pl);
     /* the headline numbers are the last phase's (the run phase when there is one) */
     const struct kb_result *last = n ? &res[n - 1] : NULL;
     if (last) {
-        printf("\"ops_per_s\":%.1f,\"latency_us\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,"
-               "\"p999\":%.3f,\"max\":%.3f},\"commands_per_op\":%.4f,\"mismatches\":%llu,",
-               ratio((double)last->ops, last->elapsed_s), kb_hist_percentile(&last->hist, 50) / 1e3,
-               kb_hist_percentile(&last->hist, 90) / 1e3, kb_hist_percentile(&last->hist, 99) / 1e3,
-               kb_hist_percentile(&last->hist, 99.9) / 1e3, last->hist.max_ns / 1e3,
-               ratio((double)last->commands, (double)last->ops),
-               (unsigned long long)last->mismatches);
+        jadd(o, "ops_per_s", jd(ratio((double)last->ops, last->elapsed_s), "%.1f"));
+        jadd(o, "latency_us", json_latency(c, &last->hist, false, false));
+        jadd(o, "commands_per_op", jd(ratio((double)last->commands, (double)last->ops), "%.4f"));
+        jadd(o, "mismatches", ju(last->mismatches));
     }
-    printf("\"phases\":[");
+    struct json_object *ph = json_object_new_array();
     for (int i = 0; i < n; i++) {
-        if (i) {
-            printf(",");
-        }
-        json_phase(c, &res[i]);
+        json_object_array_add(ph, json_phase(c, &res[i]));
     }
-    printf("]");
+    jadd(o, "phases", ph);
     if (last) {
         /* the headline "device" object is the last phase's deltas */
-        printf(",\"device_phase\":\"%s\",\"device\":", last->phase);
-        json_device(last);
+        jadd(o, "device_phase", jstr(last->phase));
+        jadd(o, "device", json_device(last));
     }
+    return o;
+}
+
+static void json_print(struct json_object *o)
+{
+    if (!o) {
+        fprintf(stderr, "kvbench: out of memory for the JSON report\n");
+        return;
+    }
+    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
 }
 
 void kb_report_json(const struct kb_config *c, const struct kb_result *res, int n)
 {
-    json_head(c, res, n);
-    printf("}\n");
+    json_print(json_head(c, res, n));
 }
 
 static const char *engine_target(const struct kb_config *c, const char *engine)
@@ -323,37 +500,68 @@ static const char *engine_target(const struct kb_config *c, const char *engine)
     return c->device;
 }
 
-void kb_report_json_engines(const struct kb_config *c, const struct kb_result *res, int nengines,
-                            int nphases)
+struct json_object *kb_report_json_object(const struct kb_config *c, const struct kb_result *res,
+                                          int nengines, int nphases)
 {
     /* one engine: its phases are also the top level's, as before engines existed */
-    json_head(c, res, nengines == 1 ? nphases : 0);
-    printf(",\"rocksdb\":{\"dir\":\"%s\",\"wal\":%s,\"sync\":%s,\"direct_io\":%s,"
-           "\"block_cache_bytes\":%llu,\"write_buffer_bytes\":%llu,\"compression\":\"%s\"}",
-           c->rocksdb.dir, c->rocksdb.wal ? "true" : "false", c->rocksdb.sync ? "true" : "false",
-           c->rocksdb.direct_io ? "true" : "false",
-           (unsigned long long)c->rocksdb.block_cache_bytes,
-           (unsigned long long)c->rocksdb.write_buffer_bytes,
-           kb_compression_name(c->rocksdb.compression));
-    printf(",\"rawhash\":{\"device\":\"%s\",\"write_block_bytes\":%u,\"defrag_lwm_pct\":%u,"
-           "\"commit_to_device\":%s,\"trim\":%s}",
-           c->rawhash.dev, c->rawhash.write_block_bytes, c->rawhash.defrag_lwm_pct,
-           c->rawhash.commit_to_device ? "true" : "false", c->rawhash.trim ? "true" : "false");
-    printf(",\"engines\":[");
+    struct json_object *o = json_head(c, res, nengines == 1 ? nphases : 0);
+    struct json_object *rdb = json_object_new_object(), *rh = json_object_new_object();
+    jadd(rdb, "dir", jstr(c->rocksdb.dir));
+    jadd(rdb, "wal", json_object_new_boolean(c->rocksdb.wal));
+    jadd(rdb, "sync", json_object_new_boolean(c->rocksdb.sync));
+    jadd(rdb, "direct_io", json_object_new_boolean(c->rocksdb.direct_io));
+    jadd(rdb, "block_cache_bytes", ju(c->rocksdb.block_cache_bytes));
+    jadd(rdb, "write_buffer_bytes", ju(c->rocksdb.write_buffer_bytes));
+    jadd(rdb, "compression", jstr(kb_compression_name(c->rocksdb.compression)));
+    jadd(o, "rocksdb", rdb);
+    jadd(rh, "device", jstr(c->rawhash.dev));
+    jadd(rh, "write_block_bytes", ju(c->rawhash.write_block_bytes));
+    jadd(rh, "defrag_lwm_pct", ju(c->rawhash.defrag_lwm_pct));
+    jadd(rh, "commit_to_device", json_object_new_boolean(c->rawhash.commit_to_device));
+    jadd(rh, "trim", json_object_new_boolean(c->rawhash.trim));
+    jadd(o, "rawhash", rh);
+    struct json_object *engines = json_object_new_array();
     for (int e = 0; e < nengines; e++) {
         const struct kb_result *r = &res[e * nphases];
         const char *name = r->engine ? r->engine : "kvssd";
-        printf("%s{\"engine\":\"%s\",\"target\":\"%s\",\"phases\":[", e ? "," : "", name,
-               engine_target(c, name));
+        struct json_object *eo = json_object_new_object(), *ph = json_object_new_array();
+        jadd(eo, "engine", jstr(name));
+        jadd(eo, "target", jstr(engine_target(c, name)));
         for (int p = 0; p < nphases; p++) {
-            if (p) {
-                printf(",");
-            }
-            json_phase(c, &r[p]);
+            json_object_array_add(ph, json_phase(c, &r[p]));
         }
-        printf("]}");
+        jadd(eo, "phases", ph);
+        json_object_array_add(engines, eo);
     }
-    printf("]}\n");
+    jadd(o, "engines", engines);
+    return o;
+}
+
+void kb_report_json_engines(const struct kb_config *c, const struct kb_result *res, int nengines,
+                            int nphases)
+{
+    json_print(kb_report_json_object(c, res, nengines, nphases));
+}
+
+void kb_interval_line(const struct kb_config *c, const char *phase, const struct kb_interval *iv,
+                      char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "[%s %.1f-%.1f s] %.0f ops/s, latency us", phase,
+                                iv->start_s, iv->end_s,
+                                ratio((double)iv->ops, iv->end_s - iv->start_s));
+    for (unsigned i = 0; i < c->npercentiles && o < len; i++) {
+        o += (size_t)snprintf(buf + o, len - o, " p%g %.1f", c->percentiles[i], iv->all.pct_us[i]);
+    }
+    if (o < len) {
+        snprintf(buf + o, len - o, " max %.1f", iv->all.max_us);
+    }
+}
+
+void kb_result_free(struct kb_result *r)
+{
+    free(r->intervals);
+    r->intervals = NULL;
+    r->nintervals = 0;
 }
 
 void kb_metrics(const struct kb_result *r, struct kb_metrics *m)
@@ -513,12 +721,16 @@ void kb_report_side_by_side(const struct kb_config *c, const struct kb_result *r
             continue;
         }
         char label[64];
-        snprintf(label, sizeof(label), "%s p50 us (wall)", kb_op_names[k]);
-        ROW(label, r[e]->hist_op[k].count ? kb_hist_percentile(&r[e]->hist_op[k], 50) / 1e3 : NAN,
-            "%.1f");
-        snprintf(label, sizeof(label), "%s p99 us (wall)", kb_op_names[k]);
-        ROW(label, r[e]->hist_op[k].count ? kb_hist_percentile(&r[e]->hist_op[k], 99) / 1e3 : NAN,
-            "%.1f");
+        for (unsigned p = 0; p < c->npercentiles; p++) {
+            snprintf(label, sizeof(label), "%s p%g us (wall)", kb_op_names[k], c->percentiles[p]);
+            ROW(label,
+                r[e]->hist_op[k].count
+                    ? kb_hist_percentile(&r[e]->hist_op[k], c->percentiles[p]) / 1e3
+                    : NAN,
+                "%.1f");
+        }
+        snprintf(label, sizeof(label), "%s max us (wall)", kb_op_names[k]);
+        ROW(label, r[e]->hist_op[k].count ? r[e]->hist_op[k].max_ns / 1e3 : NAN, "%.1f");
     }
     /* the device's own latency rows: store/retrieve on kv, write/read on nvm */
     for (int k = 0; k < 3; k++) {

@@ -39,6 +39,7 @@ struct kb_shared {
     uint64_t key_count;
     struct kb_zipf zipf;
     struct kb_perm perm;
+    struct kb_window win;
     double mix_cum[KB_OP_COUNT];
     _Atomic uint64_t done_ops;
     _Atomic uint64_t next_insert; /* run-phase inserts: new indexes past key_count */
@@ -69,6 +70,10 @@ struct kb_thread {
     unsigned nslots;
     struct kvssd_queue *q;
     uint64_t quota, claimed; /* this thread's share of an op-count phase */
+    bool writer;             /* run.writer's extra thread: updates until the others end */
+    /* --report-interval: this period's latencies, taken and cleared by the main thread */
+    pthread_mutex_t iv_lock;
+    struct kb_hist *iv_hist; /* [KB_OP_COUNT], NULL without intervals */
 };
 
 /* ---- choosing the next operation ------------------------------------ */
@@ -84,6 +89,14 @@ static bool claim_op(struct kb_thread *t)
     struct kb_shared *sh = t->sh;
     if (atomic_load(&sh->stop)) {
         return false;
+    }
+    if (t->writer) {
+        /* no quota: it writes until the readers are done (stop) or the deadline */
+        if (sh->deadline_ns && kb_now_ns() >= sh->deadline_ns) {
+            return false;
+        }
+        t->claimed++;
+        return true;
     }
     if (sh->total_ops && t->claimed >= t->quota) {
         return false;
@@ -110,6 +123,8 @@ static uint64_t existing_index(struct kb_thread *t)
         uint64_t z = kb_zipf_next(&sh->zipf, &t->rng);
         return z < n ? n - 1 - z : 0;
     }
+    case KB_ORDER_WINDOW:
+        return kb_window_at(&sh->win, atomic_fetch_add(&sh->seq_cursor, 1));
     case KB_ORDER_UNIFORM:
     default:
         return kb_rng_below(&t->rng, n);
@@ -131,10 +146,16 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
         case KB_ORDER_ZIPFIAN:
             s->index = kb_zipf_next(&sh->zipf, &t->rng);
             break;
+        case KB_ORDER_WINDOW:
+            s->index = kb_window_at(&sh->win, i);
+            break;
         default:
             s->index = i % sh->key_count;
             break;
         }
+    } else if (t->writer) {
+        s->op = KB_OP_UPDATE;
+        s->index = kb_rng_below(&t->rng, sh->key_count);
     } else {
         double u = kb_rng_double(&t->rng);
         s->op = KB_OP_READ;
@@ -152,7 +173,7 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
     }
     s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
     kb_key_encode(s->index, s->key_len, c->seed, s->key);
-    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
+    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE || s->op == KB_OP_RMW) {
         s->value_len = kb_size_draw(&c->value_size, &t->rng);
         kb_value_fill(s->index, s->value_len, c->seed, s->value);
     }
@@ -179,11 +200,18 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     uint64_t ns = kb_now_ns() - s->start_ns;
     kb_hist_add(&res->hist, ns);
     kb_hist_add(&res->hist_op[s->op], ns);
+    if (t->iv_hist) {
+        pthread_mutex_lock(&t->iv_lock);
+        kb_hist_add(&t->iv_hist[s->op], ns);
+        pthread_mutex_unlock(&t->iv_lock);
+    }
     res->ops++;
     res->op_count[s->op]++;
     res->commands += r ? r->commands : 0;
     res->user_bytes += s->key_len;
-    atomic_fetch_add(&t->sh->done_ops, 1);
+    if (!t->writer) {
+        atomic_fetch_add(&t->sh->done_ops, 1);
+    }
     if (err == -KVSSD_ERR_KEY_NOT_FOUND) {
         res->not_found++;
         res->not_found_op[s->op]++;
@@ -202,7 +230,7 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     if (s->op == KB_OP_DELETE) {
         live_set(t->sh->live, s->index, -1);
     }
-    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE) {
+    if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE || s->op == KB_OP_RMW) {
         res->user_bytes += s->value_len;
         res->written_bytes += s->key_len + s->value_len;
         live_set(t->sh->live, s->index, (int64_t)s->key_len + s->value_len);
@@ -237,6 +265,32 @@ static int run_iterate(struct kb_thread *t, struct kb_slot *s, struct kvssd_resu
     return rc;
 }
 
+/*
+ * A read-modify-write (YCSB f): read the key (verified like a read), then
+ * store its new value; one operation, its latency both commands'.
+ */
+static int run_rmw(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
+{
+    const struct kb_engine_ops *ops = t->sh->eng->ops;
+    const struct kb_config *c = t->sh->cfg;
+    uint32_t full = 0, c1 = 0, c2 = 0;
+    memset(r, 0, sizeof(*r));
+    int rc = ops->get(t->sh->eng->st, s->key, s->key_len, s->value, s->value_cap, &full, &c1);
+    r->commands = c1;
+    if (rc) {
+        return rc;
+    }
+    uint32_t got = full < s->value_cap ? full : s->value_cap;
+    t->res.user_bytes += got;
+    if (c->verify && kb_value_check(s->index, full, c->seed, s->value, got)) {
+        t->res.mismatches++;
+    }
+    kb_value_fill(s->index, s->value_len, c->seed, s->value);
+    rc = ops->put(t->sh->eng->st, s->key, s->key_len, s->value, s->value_len, &c2);
+    r->commands += c2;
+    return rc;
+}
+
 static int run_sync(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
 {
     const struct kb_engine_ops *ops = t->sh->eng->ops;
@@ -251,6 +305,8 @@ static int run_sync(struct kb_thread *t, struct kb_slot *s, struct kvssd_result 
         return ops->del(st, s->key, s->key_len, &r->commands);
     case KB_OP_EXIST:
         return ops->exist(st, s->key, s->key_len, &r->commands);
+    case KB_OP_RMW:
+        return run_rmw(t, s, r);
     default:
         return run_iterate(t, s, r);
     }
@@ -309,10 +365,10 @@ static void *thread_main(void *arg)
         }
         pick(t, s);
         s->start_ns = kb_now_ns();
-        if (s->op == KB_OP_ITERATE) {
-            /* libkvssd's iterators are synchronous */
+        if (s->op == KB_OP_ITERATE || s->op == KB_OP_RMW) {
+            /* libkvssd's iterators are synchronous; a rmw's store waits for its read */
             memset(&r, 0, sizeof(r));
-            int rc = run_iterate(t, s, &r);
+            int rc = s->op == KB_OP_RMW ? run_rmw(t, s, &r) : run_iterate(t, s, &r);
             finish(t, s, rc, &r);
             continue;
         }
@@ -337,7 +393,7 @@ static void *thread_main(void *arg)
 
 /* ---- a phase --------------------------------------------------------- */
 
-static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, bool final)
+static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, bool final, bool tty)
 {
     uint64_t done = atomic_load(&sh->done_ops);
     double el = (double)(kb_now_ns() - t0) / 1e9;
@@ -352,8 +408,10 @@ static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, b
         bar[i] = i < fill ? '#' : '.';
     }
     bar[30] = '\0';
-    fprintf(stderr, "\r%-5s [%s] %5.1f%% %llu ops %.0f ops/s %s", name, bar, frac * 100,
-            (unsigned long long)done, el > 0 ? (double)done / el : 0.0, final ? "\n" : "");
+    /* a terminal: one line redrawn; a log or a serial console: a line each time */
+    fprintf(stderr, "%s%-5s [%s] %5.1f%% %llu ops %.0f ops/s %s", tty ? "\r" : "", name, bar,
+            frac * 100, (unsigned long long)done, el > 0 ? (double)done / el : 0.0,
+            final || !tty ? "\n" : "");
     fflush(stderr);
 }
 
@@ -370,6 +428,62 @@ static bool read_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log)
 {
     return dev && kvssd_get_stats(dev, log, NULL) == 0 && log->version >= 1 &&
            log->version <= KVSSD_STATS_LOG_VERSION;
+}
+
+/*
+ * One --report-interval period [@from, @to]: take and clear every thread's
+ * period histograms, keep the summary in @out and print its line (stdout
+ * in table mode, stderr under --json, whose stdout is the JSON alone).
+ */
+static void interval_take(const struct kb_config *c, struct kb_thread *th, unsigned nthreads,
+                          struct kb_hist *acc, const char *name, uint64_t t0, uint64_t from,
+                          uint64_t to, bool clear_bar, struct kb_result *out)
+{
+    struct kb_interval iv;
+    struct kb_hist *all = calloc(1, sizeof(*all));
+    if (!all) {
+        return;
+    }
+    memset(acc, 0, KB_OP_COUNT * sizeof(*acc));
+    for (unsigned i = 0; i < nthreads; i++) {
+        pthread_mutex_lock(&th[i].iv_lock);
+        for (int k = 0; k < KB_OP_COUNT; k++) {
+            kb_hist_merge(&acc[k], &th[i].iv_hist[k]);
+        }
+        memset(th[i].iv_hist, 0, KB_OP_COUNT * sizeof(struct kb_hist));
+        pthread_mutex_unlock(&th[i].iv_lock);
+    }
+    memset(&iv, 0, sizeof(iv));
+    iv.start_s = (double)(from - t0) / 1e9;
+    iv.end_s = (double)(to - t0) / 1e9;
+    for (int k = 0; k < KB_OP_COUNT; k++) {
+        kb_hist_merge(all, &acc[k]);
+        kb_lat_summarize(c, &acc[k], &iv.op[k]);
+    }
+    kb_lat_summarize(c, all, &iv.all);
+    iv.ops = all->count;
+    free(all);
+    char line[512];
+    kb_interval_line(c, name, &iv, line, sizeof(line));
+    if (clear_bar) {
+        fprintf(stderr, "\r%-79s\r", "");
+    }
+    fprintf(c->json ? stderr : stdout, "%s\n", line);
+    fflush(c->json ? stderr : stdout);
+    if (out->nintervals >= KB_INTERVALS_MAX) {
+        out->intervals_dropped++;
+        return;
+    }
+    if (!(out->nintervals & (out->nintervals - 1))) { /* grow at 0, 1, 2, 4, ... */
+        unsigned want = out->nintervals ? out->nintervals * 2 : 1;
+        struct kb_interval *n = realloc(out->intervals, want * sizeof(*n));
+        if (!n) {
+            out->intervals_dropped++;
+            return;
+        }
+        out->intervals = n;
+    }
+    out->intervals[out->nintervals++] = iv;
 }
 
 int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
@@ -395,6 +509,7 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST) {
         kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
     }
+    kb_window_init(&sh.win, c->key_count, ph->window_keys, ph->window_step, c->seed);
     double total = 0, acc = 0;
     for (int i = 0; i < KB_OP_COUNT; i++) {
         total += ph->mix[i];
@@ -416,15 +531,33 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     unsigned nslots = async ? c->queue_depth : 1;
     uint32_t cap = kb_size_max(&c->value_size);
     cap = cap < 4096 ? 4096 : (cap + 4095) & ~4095u;
-    struct kb_thread *th = calloc(c->threads, sizeof(*th));
+    /* run.writer: one more thread, after the readers, that only updates */
+    unsigned nthreads = c->threads + (!is_load && ph->writer ? 1 : 0);
+    bool intervals = c->report_interval_s > 0;
+    struct kb_thread *th = calloc(nthreads, sizeof(*th));
+    struct kb_hist *iv_acc = intervals ? calloc(KB_OP_COUNT, sizeof(*iv_acc)) : NULL;
+    if (!th || (intervals && !iv_acc)) {
+        fprintf(stderr, "kvbench: out of memory for %u threads\n", nthreads);
+        free(th);
+        free(iv_acc);
+        return 1;
+    }
     int rc = 0;
-    for (unsigned i = 0; i < c->threads; i++) {
+    for (unsigned i = 0; i < nthreads; i++) {
         th[i].sh = &sh;
         th[i].id = i;
+        th[i].writer = i >= c->threads;
         kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
         th[i].nslots = nslots;
         th[i].quota = sh.total_ops / c->threads + (i < sh.total_ops % c->threads ? 1 : 0);
         th[i].slots = calloc(nslots, sizeof(struct kb_slot));
+        pthread_mutex_init(&th[i].iv_lock, NULL);
+        if (intervals) {
+            th[i].iv_hist = calloc(KB_OP_COUNT, sizeof(struct kb_hist));
+        }
+        if (!th[i].slots || (intervals && !th[i].iv_hist)) {
+            abort(); /* a few KiB per thread */
+        }
         for (unsigned j = 0; j < nslots; j++) {
             th[i].slots[j].t = &th[i];
             th[i].slots[j].value_cap = cap;
@@ -441,34 +574,70 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
             }
         }
     }
-    bool progress = c->progress == 1 || (c->progress == -1 && isatty(2));
+    bool tty = isatty(2);
+    bool progress = c->progress == 1 || (c->progress == -1 && tty);
+    /* a terminal redraws one line 5 times a second; a log gets a line every 2 s */
+    uint64_t progress_ns = tty ? 200000000ull : 2000000000ull;
+    uint64_t interval_ns = (uint64_t)(c->report_interval_s * 1e9);
     double cpu0 = cpu_seconds();
     uint64_t t0 = kb_now_ns();
     if (ph->duration_s > 0 && !is_load) {
         sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
     }
-    for (unsigned i = 0; !rc && i < c->threads; i++) {
+    for (unsigned i = 0; !rc && i < nthreads; i++) {
         pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
     }
     if (!rc) {
-        if (progress) {
-            while (atomic_load(&sh.done_ops) < sh.total_ops ||
-                   (!sh.total_ops && !atomic_load(&sh.stop))) {
-                progress_line(&sh, name, t0, false);
-                struct timespec ts = {0, 200000000};
-                nanosleep(&ts, NULL);
-                if (atomic_load(&sh.stop)) {
-                    break;
+        uint64_t iv_start = t0, next_iv = t0 + interval_ns;
+        uint64_t next_progress = tty ? t0 : t0 + progress_ns; /* a log: no 0% line */
+        while ((progress || intervals) && (atomic_load(&sh.done_ops) < sh.total_ops ||
+                                           (!sh.total_ops && !atomic_load(&sh.stop)))) {
+            uint64_t now = kb_now_ns();
+            if (progress && now >= next_progress) {
+                progress_line(&sh, name, t0, false, tty);
+                next_progress = now + progress_ns;
+            }
+            if (intervals && now >= next_iv) {
+                interval_take(c, th, nthreads, iv_acc, name, t0, iv_start, now, progress && tty,
+                              out);
+                iv_start = now;
+                next_iv += interval_ns;
+                if (next_iv <= now) {
+                    next_iv = now + interval_ns;
                 }
+            }
+            uint64_t wake = progress ? next_progress : UINT64_MAX;
+            if (intervals && next_iv < wake) {
+                wake = next_iv;
+            }
+            now = kb_now_ns();
+            uint64_t nap = wake > now ? wake - now : 0;
+            if (nap > 200000000ull) {
+                nap = 200000000ull; /* notice the end of the phase within 0.2 s */
+            }
+            struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
+            nanosleep(&ts, NULL);
+            if (atomic_load(&sh.stop)) {
+                break;
             }
         }
         for (unsigned i = 0; i < c->threads; i++) {
             pthread_join(th[i].tid, NULL);
         }
+        /* the readers are done: the writer stops at its next operation */
+        atomic_store(&sh.stop, true);
+        for (unsigned i = c->threads; i < nthreads; i++) {
+            pthread_join(th[i].tid, NULL);
+        }
         if (progress) {
-            progress_line(&sh, name, t0, true);
+            progress_line(&sh, name, t0, true, tty);
+        }
+        uint64_t now = kb_now_ns();
+        if (intervals && (now > iv_start || !out->nintervals)) {
+            interval_take(c, th, nthreads, iv_acc, name, t0, iv_start, now, false, out);
         }
     }
+    free(iv_acc);
     /* what the engine acknowledged reaches the device inside the phase (and its counters) */
     uint64_t ts = kb_now_ns();
     if (!rc && e->ops->sync && e->ops->sync(e->st)) {
@@ -481,7 +650,7 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     out->sync_s = (double)(t1 - ts) / 1e9;
     out->elapsed_s = (double)(t1 - t0) / 1e9;
     out->cpu_s = cpu_seconds() - cpu0;
-    for (unsigned i = 0; i < c->threads; i++) {
+    for (unsigned i = 0; i < nthreads; i++) {
         struct kb_result *r = &th[i].res;
         out->ops += r->ops;
         for (int k = 0; k < KB_OP_COUNT; k++) {
@@ -505,6 +674,8 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
             free(th[i].slots[j].value);
         }
         free(th[i].slots);
+        free(th[i].iv_hist);
+        pthread_mutex_destroy(&th[i].iv_lock);
     }
     free(th);
     if (out->have_device) {

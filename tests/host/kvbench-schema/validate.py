@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kvbench's --json against its JSON Schema, and its command line, without a device.
+
+usage: validate.py KVBENCH SCHEMA
+
+Runs the built kvbench on the rawhash engine over a temporary file (the
+engine that needs no device) and checks, as TAP:
+  - the report validates against SCHEMA (kvbench.schema.json, schema_version 1);
+  - exact values: op counts, the default and the chosen --percentiles keys;
+  - --report-interval: stdout is the JSON alone, one stderr line per interval,
+    the intervals' ops add up to the phase's;
+  - an old preset name: one notice line on stderr, "preset" the new name;
+  - every --help flag line names a default; old flag spellings still parse.
+Needs Debian's python3-jsonschema.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema
+except ImportError:
+    print("1..1\nnot ok 1 - python3-jsonschema is not installed (apt-get install "
+          "python3-jsonschema)")
+    sys.exit(1)
+
+KVBENCH, SCHEMA = sys.argv[1], sys.argv[2]
+results = []
+
+
+def check(cond, what):
+    results.append((bool(cond), what))
+    return bool(cond)
+
+
+def run(tmp, *args):
+    img = os.path.join(tmp, "rh.img")
+    if os.path.exists(img):
+        os.unlink(img)
+    cmd = [KVBENCH, "--engine", "rawhash", "--rawhash-dev", img,
+           "--rawhash-size", "33554432", "--json", "--progress", "off"] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def main():
+    schema = json.load(open(SCHEMA))
+    validator = jsonschema.Draft7Validator(schema)
+    with tempfile.TemporaryDirectory() as tmp:
+        # 1. a load and a mixed run: schema and exact values
+        p = run(tmp, "--keys", "500", "--ops", "2000", "--value-size", "200",
+                "--mix", "read=50,update=30,rmw=20")
+        check(p.returncode == 0, "kvbench --engine rawhash exits 0 (%s)" % p.stderr.strip()[-200:])
+        r = json.loads(p.stdout)
+        errs = sorted(validator.iter_errors(r), key=str)
+        check(not errs, "the report validates against kvbench.schema.json%s" %
+              (": " + errs[0].message if errs else ""))
+        check(r["schema_version"] == 1, "schema_version is 1")
+        check([ph["phase"] for ph in r["phases"]] == ["load", "run"],
+              "one engine: its load and run phases are also the top level's")
+        run_ph = r["phases"][1]
+        oc = run_ph["op_counts"]
+        check(run_ph["ops"] == 2000 and sum(oc.values()) == 2000 and oc["insert"] == 0,
+              "the run phase counts 2000 operations, split among read/update/rmw (%s)" % oc)
+        check(r["percentiles"] == [50, 90, 99, 99.9, 99.99],
+              "default percentiles 50,90,99,99.9,99.99 (%s)" % r["percentiles"])
+        by = run_ph["latency_by_op_us"]
+        check(sorted(by) == ["read", "rmw", "update"],
+              "latency_by_op_us has exactly the op types that ran (%s)" % sorted(by))
+        check(list(by["rmw"]["percentiles"]) == ["50", "90", "99", "99.9", "99.99"],
+              "per-op percentile keys 50 90 99 99.9 99.99")
+        check(by["read"]["count"] == oc["read"], "read latency count = read op count")
+        check(all(by[k]["percentiles"]["50"] <= by[k]["percentiles"]["99"] <= by[k]["max"]
+                  for k in by), "p50 <= p99 <= max for every op type")
+        check(run_ph["errors"] == 0 and run_ph["mismatches"] == 0 and run_ph["device"] is None,
+              "no errors, no mismatches, device null without a statistics log")
+        check(run_ph["intervals"] == [] and r["report_interval_s"] == 0,
+              "no --report-interval: an empty intervals array")
+
+        # 2. intervals and chosen percentiles, a run by duration
+        p = run(tmp, "--keys", "300", "--no-load", "--duration", "0.6", "--mix", "update=1",
+                "--percentiles", "50,99,99.9", "--report-interval", "0.1")
+        r = json.loads(p.stdout)  # stdout holds the JSON alone
+        check(p.stdout.count("\n") == 1, "--json with intervals: stdout is one line")
+        errs = list(validator.iter_errors(r))
+        check(not errs, "the interval report validates%s" % (": " + errs[0].message if errs else ""))
+        ph = r["phases"][0]
+        ivs = ph["intervals"]
+        lines = [l for l in p.stderr.splitlines() if l.startswith("[run ")]
+        check(len(ivs) >= 5 and len(lines) == len(ivs),
+              "%d intervals in the JSON, one stderr line each (%d)" % (len(ivs), len(lines)))
+        check(sum(iv["ops"] for iv in ivs) == ph["ops"],
+              "interval ops add up to the phase's %d" % ph["ops"])
+        check(all(list(iv["latency_us"]["percentiles"]) == ["50", "99", "99.9"] for iv in ivs),
+              "--percentiles 50,99,99.9: interval keys 50 99 99.9")
+        check(all(ivs[i]["end_s"] == ivs[i + 1]["start_s"] for i in range(len(ivs) - 1)),
+              "intervals are contiguous")
+        check(list(ph["latency_by_op_us"]["update"]["percentiles"]) == ["50", "99", "99.9"],
+              "phase per-op percentiles follow --percentiles")
+
+        # 3. an old preset name
+        p = run(tmp, "--preset", "A", "--keys", "300", "--value-size", "32")
+        notice = [l for l in p.stderr.splitlines() if "preset" in l]
+        check(notice == ['kvbench: preset "A" is now called "bandslim-a" (the old name '
+                         'still works)'], "--preset A: one notice on stderr (%s)" % notice)
+        r = json.loads(p.stdout)
+        check(r["preset"] == "bandslim-a" and r["key_size"] == "fixed:4",
+              "--preset A runs bandslim-a (preset %s, key size %s)" % (r["preset"], r["key_size"]))
+
+        # 4. old spellings, both --flag VALUE and --flag=VALUE
+        p = run(tmp, "--seed", "3", "--threads=1", "--queue-depth", "1", "--qd=1",
+                "--keys", "200", "--key-size", "16", "--value-size=64", "--load-ops", "200",
+                "--load-order", "uniform", "--load-theta", "0.9", "--ops", "100",
+                "--order", "zipfian", "--theta", "0.9", "--mix", "read=1",
+                "--iterate-entries", "10", "--no-reset-stats", "--no-verify", "--mode", "prp",
+                "--rawhash-write-block", "131072", "--rawhash-defrag-lwm", "40",
+                "--rawhash-commit", "false", "--rawhash-trim", "false",
+                "--rocksdb-dir", os.path.join(tmp, "db"), "--rocksdb-wal", "true",
+                "--rocksdb-sync", "false", "--rocksdb-direct-io", "true",
+                "--rocksdb-block-cache", "0", "--rocksdb-write-buffer", "65536",
+                "--rocksdb-compression", "none", "--io", "sync")
+        r = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(r.get("seed") == 3 and r.get("key_count") == 200 and
+              r.get("rawhash", {}).get("defrag_lwm_pct") == 40 and
+              r.get("transfer_mode") == "prp",
+              "old flag spellings parse and apply (rc %d, %s)" % (p.returncode,
+                                                                  p.stderr.strip()[-200:]))
+        p = run(tmp, "--keys", "10", "--threads", "65")
+        check(p.returncode == 2 and p.stderr.strip() ==
+              'kvbench: threads "65" is out of range; allowed are 1-64',
+              "a bad value: exit 2 and the sentence (%r)" % p.stderr.strip())
+        p = run(tmp, "--no-such-flag")
+        check(p.returncode == 2 and "Unknown option --no-such-flag" in p.stderr,
+              "an unknown flag: exit 2 naming it (%r)" % p.stderr.strip())
+
+    # 5. --help: a line per flag with its default
+    h = subprocess.run([KVBENCH, "--help"], capture_output=True, text=True).stdout
+    flag_lines = [l.strip() for l in h.splitlines() if l.strip().startswith("-")]
+    exempt = ("-h, --help", "--list-presets", "--version", "--queue-depth")
+    missing = [l.split()[0] for l in flag_lines
+               if not l.startswith(exempt) and "Default:" not in l]
+    check(len(flag_lines) >= 55 and not missing,
+          "--help: every flag's line names its default (%d lines; missing: %s)" %
+          (len(flag_lines), missing))
+    qd = [l for l in flag_lines if l.startswith("--qd=N")]
+    check(qd and "commands in flight per thread" in qd[0] and "Default: 1" in qd[0],
+          "--help explains --qd: meaning, unit and default (%s)" % qd)
+
+    print("1..%d" % len(results))
+    for i, (ok, what) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if ok else "not ok", i, what))
+    return 0 if all(ok for ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
