@@ -52,6 +52,14 @@ def validate(obj):
         jsonschema.validate(obj, schema, cls=jsonschema.Draft202012Validator)
         return None
     except jsonschema.ValidationError as e:
+        # oneOf names no reason: ask the mode's own definition for one
+        mode = obj.get('command_set') if isinstance(obj, dict) else None
+        if mode in schema['$defs']:
+            sub = dict(schema['$defs'][mode])
+            errors = list(jsonschema.Draft202012Validator(sub).iter_errors(obj))
+            if errors:
+                return '; '.join(f'{"/".join(map(str, x.path)) or "object"}: {x.message}'
+                                 for x in errors[:3])
         return e.message
 
 
