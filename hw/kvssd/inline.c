@@ -45,6 +45,16 @@ void kvssd_tags_init(struct kvssd_ns *ns)
     ns->expired_next = 0;
     ns->expired_count = 0;
     ns->stream_bytes_held = 0;
+    ns->idle_floor_ns = UINT64_MAX;
+}
+
+/* Activity on slot @s at @now_ns: its last_ns, and the table's floor below it. */
+static void slot_touch(struct kvssd_ns *ns, struct kvssd_slot *s, uint64_t now_ns)
+{
+    s->last_ns = now_ns;
+    if (now_ns < ns->idle_floor_ns) {
+        ns->idle_floor_ns = now_ns;
+    }
 }
 
 static bool slot_idle(const struct kvssd_ns *ns, const struct kvssd_slot *s, uint64_t now_ns)
@@ -68,6 +78,9 @@ static void slot_release(struct kvssd_ns *ns, uint16_t idx)
     }
     memset(s, 0, sizeof(*s));
     ns->free_slots[ns->free_count++] = idx;
+    if (ns->free_count == ns->cfg.tag_table_entries) {
+        ns->idle_floor_ns = UINT64_MAX;
+    }
 }
 
 static void expired_remember(struct kvssd_ns *ns, uint16_t tag)
@@ -123,10 +136,20 @@ static void stream_expire(struct kvssd_ns *ns, uint16_t idx)
 
 void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
 {
+    uint64_t floor = UINT64_MAX;
+
+    /* every slot in use was active at idle_floor_ns or later: none is idle yet */
+    if (now_ns <= ns->idle_floor_ns || now_ns - ns->idle_floor_ns <= ns->cfg.inline_timeout_ns) {
+        return;
+    }
     for (uint32_t i = 0; i < ns->cfg.tag_table_entries; i++) {
         struct kvssd_slot *s = &ns->slots[i];
 
-        if (s->kind == KVSSD_SLOT_FREE || !slot_idle(ns, s, now_ns)) {
+        if (s->kind == KVSSD_SLOT_FREE) {
+            continue;
+        }
+        if (!slot_idle(ns, s, now_ns)) {
+            floor = MIN(floor, s->last_ns);
             continue;
         }
         if (s->kind == KVSSD_SLOT_STREAM) {
@@ -135,6 +158,7 @@ void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
             slot_release(ns, (uint16_t)i);
         }
     }
+    ns->idle_floor_ns = floor;
 }
 
 void kvssd_tags_reset(struct kvssd_ns *ns)
@@ -144,6 +168,7 @@ void kvssd_tags_reset(struct kvssd_ns *ns)
     }
     ns->expired_next = 0;
     ns->expired_count = 0;
+    ns->idle_floor_ns = UINT64_MAX;
 }
 
 void kvssd_tags_free(struct kvssd_ns *ns)
@@ -170,7 +195,7 @@ static uint16_t slot_alloc(struct kvssd_ns *ns, enum kvssd_slot_kind kind, uint1
     idx = ns->free_slots[--ns->free_count];
     ns->slots[idx].kind = (uint8_t)kind;
     ns->slots[idx].tag = tag;
-    ns->slots[idx].last_ns = now_ns;
+    slot_touch(ns, &ns->slots[idx], now_ns);
     return idx;
 }
 
@@ -545,7 +570,7 @@ uint16_t kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req)
     sm->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
     sm->xfers_received++;
     sm->received_bytes += len;
-    s->last_ns = req->now_ns;
+    slot_touch(ns, s, req->now_ns);
     ns->xfer->inline_bytes += len;
 
     if (sm->xfers_received < sm->xfers) {

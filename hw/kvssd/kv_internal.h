@@ -87,6 +87,14 @@ struct kvssd_ns {
     uint16_t staged_slot[KVSSD_MAX_TAGS]; /* tag -> slot of its staged key */
     uint16_t expired[KVSSD_EXPIRED_RING_ENTRIES];
     uint32_t expired_next, expired_count;
+    /*
+     * At most the last_ns of every slot in use (UINT64_MAX when none is in
+     * use), exact after each scan. The transport runs the expiry scan before every
+     * batch of commands, one command each at queue depth 1: while nothing
+     * can have been idle longer than the timeout, it returns at once instead
+     * of reading the whole table.
+     */
+    uint64_t idle_floor_ns;
     uint64_t stream_bytes_held;          /* gauge: memory of open streams */
 
     /*
