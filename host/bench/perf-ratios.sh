@@ -10,7 +10,8 @@
 #   scripts/run-guest.sh --second-device nvme --script host/bench/perf-ratios.sh
 #
 # Environment: KV (default /dev/ng0n1), NVM (default /dev/ng1n1), OPS
-# (operations per measurement, default 20000).
+# (operations per measurement, default 20000), ROUNDS (rounds of the
+# overlap ratios, default 3), ONLY=overlap (only those rounds).
 KV=${KV:-/dev/ng0n1}
 NVM=${NVM:-/dev/ng1n1}
 OPS=${OPS:-20000}
@@ -36,6 +37,7 @@ run() { # NAME ARGS... - kvbench with a JSON report in $T/NAME.json
         echo "warning: kvbench $_n exited $?: $(tail -n 2 "$T/$_n.err")" >&2
 }
 
+if [ "${ONLY:-}" != overlap ]; then
 kvssd --device "$KV" format --yes >/dev/null
 # 1. sync Store of 16 B keys / 64 B values vs 4 KiB reads through passthrough
 run base baseline --device "$NVM" --ops "$OPS"
@@ -56,16 +58,68 @@ for m in prp adaptive adaptive-calibrated; do
     printf 'sync store 16 B/64 B (%s, %s cmd/op): %s ops/s; 4 KiB passthrough reads on stock NVMe: %s ops/s; ratio %s (target >= 0.8: %s)\n' \
         "$m" "$(num "$T/store-$m.json" commands_per_op)" "$s" "$base" "$r" "$(verdict "$r" 0.8)"
 done
+fi
 
-# 2. async at queue depth 32 vs sync, same workload (adaptive)
-kvssd --device "$KV" format --yes >/dev/null
-run async --device "$KV" --qd 32 --key-size 16 --value-size 64 --keys "$OPS" --no-run
-a=$(num "$T/async.json" ops_per_s)
-s=$(num "$T/store-adaptive.json" ops_per_s)
-r=$(ratio "$a" "$s")
-printf 'async qd 32: %s ops/s vs sync %s ops/s: ratio %s (target >= 2: %s)\n' "$a" "$s" "$r" "$(verdict "$r" 2)"
+# 2. overlap: PRP Store 16 B/64 B, async at queue depth 32 vs sync (target:
+# median >= 2.5, no round below 2), and async qd 32 on 2 threads vs 1
+# (target >= 1.5). ROUNDS rounds, each measuring the three back to back, so
+# a drift of the host's load moves a round, not a ratio; the median and the
+# spread (min-max) of each ratio over the rounds.
+# irqs - the interrupts of the KV-SSD's queues so far (guest /proc/interrupts)
+ctrl=$(basename "$KV" | sed -n 's/^ng\([0-9]*\)n.*/nvme\1/p')
+irqs() {
+    grep " ${ctrl}q[0-9]*\$" /proc/interrupts |
+        awk '{ for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }'
+}
+# doorbells FILE - doorbell writes the device counted (4 bytes each)
+doorbells() {
+    sed -n 's/.*"device":{"h2d_bytes":{\([^}]*\)}.*/\1/p' "$1" | tr ',' '\n' |
+        grep '^"doorbell":' | cut -d: -f2 | awk '{ print $1 / 4 }'
+}
+store() { # NAME ARGS... - a formatted KV-SSD, OPS PRP Stores (load phase only); $T/NAME.irq
+    _n=$1
+    shift
+    kvssd --device "$KV" format --yes >/dev/null
+    _i=$(irqs)
+    run "$_n" --device "$KV" --mode prp --key-size 16 --value-size 64 --keys "$OPS" --no-run "$@"
+    echo $(($(irqs) - _i)) >"$T/$_n.irq"
+}
+# per_op NAME - doorbell writes and interrupts per Store of run NAME
+per_op() {
+    awk -v d="$(doorbells "$T/$1.json")" -v i="$(cat "$T/$1.irq")" -v n="$OPS" \
+        'BEGIN { printf "%.2f doorbells, %.2f interrupts per op", d / n, i / n }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "n/a" }'; }
+spread() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
+ROUNDS=${ROUNDS:-3}
+r=1
+while [ $r -le "$ROUNDS" ]; do
+    store "sync$r" --io sync
+    store "async$r" --qd 32
+    store "async2t$r" --qd 32 --threads 2
+    s=$(num "$T/sync$r.json" ops_per_s)
+    a=$(num "$T/async$r.json" ops_per_s)
+    t=$(num "$T/async2t$r.json" ops_per_s)
+    ra=$(ratio "$a" "$s")
+    rt=$(ratio "$t" "$a")
+    printf 'round %d: prp store sync %s ops/s, async qd 32 %s ops/s (x%s), 2 threads %s ops/s (x%s)\n' \
+        "$r" "$s" "$a" "$ra" "$t" "$rt"
+    printf '  sync: %s; async: %s; 2 threads: %s\n' "$(per_op "sync$r")" "$(per_op "async$r")" \
+        "$(per_op "async2t$r")"
+    echo "$ra" >>"$T/async.ratios"
+    echo "$rt" >>"$T/threads.ratios"
+    r=$((r + 1))
+done
+m=$(median <"$T/async.ratios")
+lo=$(sort -n "$T/async.ratios" | head -n 1)
+printf 'async qd 32 vs sync (prp store): median %s, spread %s over %d rounds (target median >= 2.5: %s; every round >= 2: %s)\n' \
+    "$m" "$(spread <"$T/async.ratios")" "$ROUNDS" "$(verdict "$m" 2.5)" "$(verdict "$lo" 2)"
+m=$(median <"$T/threads.ratios")
+printf 'async qd 32, 2 threads vs 1: median %s, spread %s over %d rounds (target >= 1.5: %s)\n' \
+    "$m" "$(spread <"$T/threads.ratios")" "$ROUNDS" "$(verdict "$m" 1.5)"
 
 # 3. host-to-device bytes of inline vs prp for values of 1-32 bytes (device counters)
+[ "${ONLY:-}" = overlap ] && { rm -rf "$T"; exit 0; }
 for m in prp inline; do
     kvssd --device "$KV" format --yes >/dev/null
     run "small-$m" --device "$KV" --mode "$m" --key-size 8 --value-size uniform:1-32 --keys "$OPS" --no-run
