@@ -71,6 +71,7 @@ struct kb_thread {
     struct kvssd_queue *q;
     uint64_t quota, claimed; /* this thread's share of an op-count phase */
     bool writer;             /* run.writer's extra thread: updates until the others end */
+    uint64_t end_ns;         /* when its last operation completed */
     /* --report-interval: this period's latencies, taken and cleared by the main thread */
     pthread_mutex_t iv_lock;
     struct kb_hist *iv_hist; /* [KB_OP_COUNT], NULL without intervals */
@@ -331,9 +332,19 @@ static int start_async(struct kb_thread *t, struct kb_slot *s)
     }
 }
 
+static void thread_body(struct kb_thread *t);
+
+/* The phase ends when its last thread does, not when the main thread notices. */
 static void *thread_main(void *arg)
 {
     struct kb_thread *t = arg;
+    thread_body(t);
+    t->end_ns = kb_now_ns();
+    return NULL;
+}
+
+static void thread_body(struct kb_thread *t)
+{
     struct kvssd_result r;
 
     if (!t->q) {
@@ -345,7 +356,7 @@ static void *thread_main(void *arg)
             int rc = run_sync(t, s, &r);
             finish(t, s, rc, &r);
         }
-        return NULL;
+        return;
     }
     for (;;) {
         struct kb_slot *s = NULL;
@@ -388,7 +399,6 @@ static void *thread_main(void *arg)
             break;
         }
     }
-    return NULL;
 }
 
 /* ---- a phase --------------------------------------------------------- */
@@ -584,6 +594,7 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     if (ph->duration_s > 0 && !is_load) {
         sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
     }
+    uint64_t t_end = t0;
     for (unsigned i = 0; !rc && i < nthreads; i++) {
         pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
     }
@@ -612,8 +623,8 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
             }
             now = kb_now_ns();
             uint64_t nap = wake > now ? wake - now : 0;
-            if (nap > 200000000ull) {
-                nap = 200000000ull; /* notice the end of the phase within 0.2 s */
+            if (nap > 5000000ull) {
+                nap = 5000000ull; /* notice the end of the phase within 5 ms */
             }
             struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
             nanosleep(&ts, NULL);
@@ -629,12 +640,15 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         for (unsigned i = c->threads; i < nthreads; i++) {
             pthread_join(th[i].tid, NULL);
         }
+        for (unsigned i = 0; i < nthreads; i++) {
+            t_end = th[i].end_ns > t_end ? th[i].end_ns : t_end;
+        }
         if (progress) {
             progress_line(&sh, name, t0, true, tty);
         }
-        uint64_t now = kb_now_ns();
-        if (intervals && (now > iv_start || !out->nintervals)) {
-            interval_take(c, th, nthreads, iv_acc, name, t0, iv_start, now, false, out);
+        if (intervals && (t_end > iv_start || !out->nintervals)) {
+            interval_take(c, th, nthreads, iv_acc, name, t0, iv_start,
+                          t_end > iv_start ? t_end : iv_start, false, out);
         }
     }
     free(iv_acc);
@@ -648,7 +662,8 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     }
     uint64_t t1 = kb_now_ns();
     out->sync_s = (double)(t1 - ts) / 1e9;
-    out->elapsed_s = (double)(t1 - t0) / 1e9;
+    /* the operations (to the last thread's end) and the closing sync */
+    out->elapsed_s = (double)((rc ? ts : t_end) - t0) / 1e9 + out->sync_s;
     out->cpu_s = cpu_seconds() - cpu0;
     for (unsigned i = 0; i < nthreads; i++) {
         struct kb_result *r = &th[i].res;
