@@ -5,7 +5,7 @@
 # missing, builds QEMU with the KV-SSD (scripts/build-qemu.sh, cached), builds
 # the guest (scripts/mkguest.sh, cached), boots it once and runs inside it
 #   kvssd info
-#   kvbench workload M (BandSlim's mixgraph values, 4-byte keys)
+#   kvbench workload bandslim-m (BandSlim's mixgraph values, 4-byte keys)
 #   kvbench a mixed run of 16-byte keys and 4 KiB values
 # and prints the results table. See docs/guest.md.
 #
@@ -61,8 +61,16 @@ markers=scripts/reproduce/common.py
     cat <<EOF
 echo "--- kvssd -d /dev/ng0n1 info"
 kvssd -d /dev/ng0n1 info
-rp M 'kvbench --device /dev/ng0n1 --preset M --keys $ops --progress off --json'
-rp mixed 'kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --progress off --json'
+# kvbench runs outside the marked parts, so its progress and its 5-second
+# interval lines reach the screen (stderr through a pipe, not the console's
+# tty: a line every 2 s instead of a redrawn one the host would only see at
+# the end); the part prints the JSON report it wrote, with kvbench's status.
+echo "--- kvbench --preset bandslim-m ($ops keys)"
+{ kvbench --device /dev/ng0n1 --preset bandslim-m --keys $ops --progress on --report-interval 5 --json 2>&1 >/tmp/M.json && echo 0 >/tmp/M.rc || echo \$? >/tmp/M.rc; } | cat
+rp M 'cat /tmp/M.json; exit \$(cat /tmp/M.rc)'
+echo "--- kvbench 16 B keys / 4 KiB values, read:update 50:50 ($ops keys, $ops ops)"
+{ kvbench --device /dev/ng0n1 --key-size 16 --value-size 4096 --keys $ops --ops $ops --mix read=50,update=50 --progress on --report-interval 5 --json 2>&1 >/tmp/mixed.json && echo 0 >/tmp/mixed.rc || echo \$? >/tmp/mixed.rc; } | cat
+rp mixed 'cat /tmp/mixed.json; exit \$(cat /tmp/mixed.rc)'
 EOF
 } >"$work/guest.sh"
 
