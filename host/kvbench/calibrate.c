@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <json-c/json.h>
+
 #include "kvbench.h"
 
 #define CAL_KEY_BYTES 8
@@ -109,20 +111,35 @@ int kb_calibrate(struct kb_config *c)
     }
     int wrc = kvssd_xfer_config_save(c->calibrate_output, &cfg, comment);
     if (c->json) {
-        printf("{\"threshold1_bytes\":%u,\"threshold2_bytes\":%u,\"alpha\":%g,\"beta\":%g,"
-               "\"errors\":%llu,\"output\":\"%s\",\"written\":%s,\"sizes\":[",
-               cfg.threshold1_bytes, cfg.threshold2_bytes, cfg.alpha, cfg.beta,
-               (unsigned long long)errors, c->calibrate_output, wrc ? "false" : "true");
+        /* fields as before json-c; schema_version as kvbench run's (docs/kvbench.md) */
+        struct json_object *o = json_object_new_object(), *sz = json_object_new_array(),
+                           *tl = json_object_new_array();
+        json_object_object_add(o, "schema_version", json_object_new_int(KB_JSON_SCHEMA_VERSION));
+        json_object_object_add(o, "threshold1_bytes", json_object_new_uint64(cfg.threshold1_bytes));
+        json_object_object_add(o, "threshold2_bytes", json_object_new_uint64(cfg.threshold2_bytes));
+        json_object_object_add(o, "alpha", kb_json_double(cfg.alpha, "%g"));
+        json_object_object_add(o, "beta", kb_json_double(cfg.beta, "%g"));
+        json_object_object_add(o, "errors", json_object_new_uint64(errors));
+        json_object_object_add(o, "output", kb_json_str(c->calibrate_output));
+        json_object_object_add(o, "written", json_object_new_boolean(!wrc));
         for (int i = 0; i < CAL_SMALL; i++) {
-            printf("%s{\"bytes\":%u,\"prp_us\":%.3f,\"inline_us\":%.3f}", i ? "," : "", small[i],
-                   prp_small[i] / 1e3, inl_small[i] / 1e3);
+            struct json_object *e = json_object_new_object();
+            json_object_object_add(e, "bytes", json_object_new_uint64(small[i]));
+            json_object_object_add(e, "prp_us", kb_json_double(prp_small[i] / 1e3, "%.3f"));
+            json_object_object_add(e, "inline_us", kb_json_double(inl_small[i] / 1e3, "%.3f"));
+            json_object_array_add(sz, e);
         }
-        printf("],\"tails\":[");
+        json_object_object_add(o, "sizes", sz);
         for (int i = 0; i < CAL_TAILS; i++) {
-            printf("%s{\"bytes\":%u,\"prp_us\":%.3f,\"hybrid_us\":%.3f}", i ? "," : "",
-                   KVSSD_HYBRID_PAGE_BYTES + tails[i], prp_tail[i] / 1e3, hyb_tail[i] / 1e3);
+            struct json_object *e = json_object_new_object();
+            json_object_object_add(e, "bytes",
+                                   json_object_new_uint64(KVSSD_HYBRID_PAGE_BYTES + tails[i]));
+            json_object_object_add(e, "prp_us", kb_json_double(prp_tail[i] / 1e3, "%.3f"));
+            json_object_object_add(e, "hybrid_us", kb_json_double(hyb_tail[i] / 1e3, "%.3f"));
+            json_object_array_add(tl, e);
         }
-        printf("]}\n");
+        json_object_object_add(o, "tails", tl);
+        kb_json_print(o);
     } else {
         printf("threshold1 %u B, threshold2 %u B (alpha %g, beta %g)%s%s\n", cfg.threshold1_bytes,
                cfg.threshold2_bytes, cfg.alpha, cfg.beta, wrc ? "; could not write " : " -> ",

@@ -428,6 +428,13 @@ struct json_object;
 /* kb_report_json_object() - the --json object (a new reference); NULL when out of memory. */
 struct json_object *kb_report_json_object(const struct kb_config *c, const struct kb_result *res,
                                           int nengines, int nphases);
+/* kb_json_double() - @v printed with @fmt (the digits the hand-printed JSON had); NULL if not
+ * finite. */
+struct json_object *kb_json_double(double v, const char *fmt);
+/* kb_json_str() - a string: UTF-8 as is, other bytes as U+FFFD. */
+struct json_object *kb_json_str(const char *s);
+/* kb_json_print() - @o on stdout, one line, then drops the reference. */
+void kb_json_print(struct json_object *o);
 /* kb_pct_key() - a percentile's JSON key: 50 -> "50", 99.9 -> "99.9" (%g). */
 void kb_pct_key(double p, char *buf, size_t len);
 /* kb_interval_line() - the table line of one interval (no newline). */

@@ -178,7 +178,7 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
  * A number with the text the hand-printed JSON had (@fmt), so consumers see
  * the same digits; NULL (JSON null) when not finite.
  */
-static struct json_object *jd(double v, const char *fmt)
+struct json_object *kb_json_double(double v, const char *fmt)
 {
     char buf[64];
     if (!isfinite(v)) {
@@ -194,7 +194,7 @@ static struct json_object *ju(uint64_t v)
 }
 
 /* A string: UTF-8 as is; bytes that are not UTF-8 become U+FFFD (paths from the command line). */
-static struct json_object *jstr(const char *s)
+struct json_object *kb_json_str(const char *s)
 {
     if (g_utf8_validate(s, -1, NULL)) {
         return json_object_new_string(s);
@@ -234,7 +234,7 @@ static struct json_object *json_percentiles(const struct kb_config *c,
     for (unsigned i = 0; i < c->npercentiles && i < KB_PCT_MAX; i++) {
         char key[32];
         kb_pct_key(c->percentiles[i], key, sizeof(key));
-        jadd(o, key, jd(s->pct_us[i], "%.3f"));
+        jadd(o, key, kb_json_double(s->pct_us[i], "%.3f"));
     }
     return o;
 }
@@ -252,17 +252,17 @@ static struct json_object *json_latency(const struct kb_config *c, const struct 
     kb_lat_summarize(c, h, &s);
     if (count) {
         jadd(o, "count", ju(h->count));
-        jadd(o, "mean", jd(s.mean_us, "%.3f"));
+        jadd(o, "mean", kb_json_double(s.mean_us, "%.3f"));
     }
-    jadd(o, "p50", jd(kb_hist_percentile(h, 50) / 1e3, "%.3f"));
-    jadd(o, "p90", jd(kb_hist_percentile(h, 90) / 1e3, "%.3f"));
-    jadd(o, "p99", jd(kb_hist_percentile(h, 99) / 1e3, "%.3f"));
-    jadd(o, "p999", jd(kb_hist_percentile(h, 99.9) / 1e3, "%.3f"));
-    jadd(o, "max", jd(s.max_us, "%.3f"));
+    jadd(o, "p50", kb_json_double(kb_hist_percentile(h, 50) / 1e3, "%.3f"));
+    jadd(o, "p90", kb_json_double(kb_hist_percentile(h, 90) / 1e3, "%.3f"));
+    jadd(o, "p99", kb_json_double(kb_hist_percentile(h, 99) / 1e3, "%.3f"));
+    jadd(o, "p999", kb_json_double(kb_hist_percentile(h, 99.9) / 1e3, "%.3f"));
+    jadd(o, "max", kb_json_double(s.max_us, "%.3f"));
     if (!count && mean) {
-        jadd(o, "mean", jd(s.mean_us, "%.3f"));
+        jadd(o, "mean", kb_json_double(s.mean_us, "%.3f"));
     }
-    jadd(o, "p9999", jd(kb_hist_percentile(h, 99.99) / 1e3, "%.3f"));
+    jadd(o, "p9999", kb_json_double(kb_hist_percentile(h, 99.99) / 1e3, "%.3f"));
     jadd(o, "percentiles", json_percentiles(c, &s));
     return o;
 }
@@ -296,11 +296,11 @@ static struct json_object *json_device(const struct kb_result *r)
     jadd(o, "nand_pages_read", ju(D(nand_pages_read)));
     jadd(o, "nand_blocks_erased", ju(D(nand_blocks_erased)));
     jadd(o, "gc_runs", ju(D(gc_runs)));
-    jadd(o, "waf", jd(r->after.waf_milli / 1e3, "%.3f"));
-    jadd(o, "space_amp", jd(r->after.space_amp_milli / 1e3, "%.3f"));
-    jadd(o, "taf", jd(ratio((double)pcie, (double)r->user_bytes), "%.4f"));
-    jadd(o, "sim_time_s", jd(sim_s, "%.6f"));
-    jadd(o, "sim_ops_per_s", jd(ratio((double)r->ops, sim_s), "%.1f"));
+    jadd(o, "waf", kb_json_double(r->after.waf_milli / 1e3, "%.3f"));
+    jadd(o, "space_amp", kb_json_double(r->after.space_amp_milli / 1e3, "%.3f"));
+    jadd(o, "taf", kb_json_double(ratio((double)pcie, (double)r->user_bytes), "%.4f"));
+    jadd(o, "sim_time_s", kb_json_double(sim_s, "%.6f"));
+    jadd(o, "sim_ops_per_s", kb_json_double(ratio((double)r->ops, sim_s), "%.1f"));
     static const char *const kv_ops[5] = {"store", "retrieve", "delete", "exist", "iterate"};
     const char *const *ops = r->device_ops ? r->device_ops : kv_ops;
     for (int i = 0; i < 5; i++) {
@@ -309,11 +309,11 @@ static struct json_object *json_device(const struct kb_result *r)
         uint64_t sum = r->after.latency_sum_ns[i] - r->before.latency_sum_ns[i];
         struct json_object *l = json_object_new_object();
         jadd(l, "count", ju(r->after.latency[i][0]));
-        jadd(l, "mean", jd(n ? (double)sum / (double)n / 1e3 : 0.0, "%.3f"));
-        jadd(l, "p50", jd(r->after.latency[i][1] / 1e3, "%.3f"));
-        jadd(l, "p99", jd(r->after.latency[i][2] / 1e3, "%.3f"));
-        jadd(l, "p999", jd(r->after.latency[i][3] / 1e3, "%.3f"));
-        jadd(l, "max", jd(r->after.latency[i][4] / 1e3, "%.3f"));
+        jadd(l, "mean", kb_json_double(n ? (double)sum / (double)n / 1e3 : 0.0, "%.3f"));
+        jadd(l, "p50", kb_json_double(r->after.latency[i][1] / 1e3, "%.3f"));
+        jadd(l, "p99", kb_json_double(r->after.latency[i][2] / 1e3, "%.3f"));
+        jadd(l, "p999", kb_json_double(r->after.latency[i][3] / 1e3, "%.3f"));
+        jadd(l, "max", kb_json_double(r->after.latency[i][4] / 1e3, "%.3f"));
         jadd(lat, ops[i], l);
     }
     jadd(o, "sim_latency_us", lat);
@@ -323,15 +323,15 @@ static struct json_object *json_device(const struct kb_result *r)
 /* A number, or null when not available (NaN). */
 static void json_num(struct json_object *o, const char *name, double v)
 {
-    jadd(o, name, jd(v, "%.6g"));
+    jadd(o, name, kb_json_double(v, "%.6g"));
 }
 
 static struct json_object *json_summary(const struct kb_config *c, const struct kb_lat_summary *s)
 {
     struct json_object *o = json_object_new_object();
     jadd(o, "count", ju(s->count));
-    jadd(o, "mean", jd(s->mean_us, "%.3f"));
-    jadd(o, "max", jd(s->max_us, "%.3f"));
+    jadd(o, "mean", kb_json_double(s->mean_us, "%.3f"));
+    jadd(o, "max", kb_json_double(s->max_us, "%.3f"));
     jadd(o, "percentiles", json_percentiles(c, s));
     return o;
 }
@@ -343,10 +343,11 @@ static struct json_object *json_intervals(const struct kb_config *c, const struc
     for (unsigned i = 0; i < r->nintervals; i++) {
         const struct kb_interval *iv = &r->intervals[i];
         struct json_object *o = json_object_new_object(), *by = json_object_new_object();
-        jadd(o, "start_s", jd(iv->start_s, "%.6f"));
-        jadd(o, "end_s", jd(iv->end_s, "%.6f"));
+        jadd(o, "start_s", kb_json_double(iv->start_s, "%.6f"));
+        jadd(o, "end_s", kb_json_double(iv->end_s, "%.6f"));
         jadd(o, "ops", ju(iv->ops));
-        jadd(o, "ops_per_s", jd(ratio((double)iv->ops, iv->end_s - iv->start_s), "%.1f"));
+        jadd(o, "ops_per_s",
+             kb_json_double(ratio((double)iv->ops, iv->end_s - iv->start_s), "%.1f"));
         jadd(o, "latency_us", json_summary(c, &iv->all));
         for (int k = 0; k < KB_OP_COUNT; k++) {
             if (iv->op[k].count) {
@@ -365,10 +366,10 @@ static void json_engine_fields(const struct kb_config *c, const struct kb_result
     struct kb_metrics m;
     kb_metrics(r, &m);
     if (r->engine) {
-        jadd(o, "engine", jstr(r->engine));
+        jadd(o, "engine", kb_json_str(r->engine));
     }
-    jadd(o, "cpu_s", jd(r->cpu_s, "%.6f"));
-    jadd(o, "sync_s", jd(r->sync_s, "%.6f"));
+    jadd(o, "cpu_s", kb_json_double(r->cpu_s, "%.6f"));
+    jadd(o, "sync_s", kb_json_double(r->sync_s, "%.6f"));
     jadd(o, "written_bytes", ju(r->written_bytes));
     jadd(o, "live_user_bytes", json_object_new_int64(r->live_user_bytes));
     jadd(o, "footprint_bytes", json_object_new_int64(r->footprint_bytes));
@@ -405,17 +406,17 @@ static void json_engine_fields(const struct kb_config *c, const struct kb_result
 static struct json_object *json_phase(const struct kb_config *c, const struct kb_result *r)
 {
     struct json_object *o = json_object_new_object(), *counts = json_object_new_object();
-    jadd(o, "phase", jstr(r->phase));
+    jadd(o, "phase", kb_json_str(r->phase));
     jadd(o, "ops", ju(r->ops));
-    jadd(o, "elapsed_s", jd(r->elapsed_s, "%.6f"));
-    jadd(o, "ops_per_s", jd(ratio((double)r->ops, r->elapsed_s), "%.1f"));
+    jadd(o, "elapsed_s", kb_json_double(r->elapsed_s, "%.6f"));
+    jadd(o, "ops_per_s", kb_json_double(ratio((double)r->ops, r->elapsed_s), "%.1f"));
     for (int i = 0; i < KB_OP_COUNT; i++) {
         jadd(counts, kb_op_names[i], ju(r->op_count[i]));
     }
     jadd(o, "op_counts", counts);
     jadd(o, "latency_us", json_latency(c, &r->hist, false, true));
     jadd(o, "commands", ju(r->commands));
-    jadd(o, "commands_per_op", jd(ratio((double)r->commands, (double)r->ops), "%.4f"));
+    jadd(o, "commands_per_op", kb_json_double(ratio((double)r->commands, (double)r->ops), "%.4f"));
     jadd(o, "errors", ju(r->errors));
     jadd(o, "not_found", ju(r->not_found));
     jadd(o, "mismatches", ju(r->mismatches));
@@ -435,29 +436,30 @@ static struct json_object *json_head(const struct kb_config *c, const struct kb_
     kb_size_format(&c->key_size, ks, sizeof(ks));
     kb_size_format(&c->value_size, vs, sizeof(vs));
     jadd(o, "schema_version", json_object_new_int(KB_JSON_SCHEMA_VERSION));
-    jadd(o, "preset", jstr(c->preset));
-    jadd(o, "device_path", jstr(c->device));
+    jadd(o, "preset", kb_json_str(c->preset));
+    jadd(o, "device_path", kb_json_str(c->device));
     jadd(o, "seed", ju(c->seed));
     jadd(o, "threads", ju(c->threads));
     jadd(o, "queue_depth", ju(c->queue_depth));
-    jadd(o, "engine", jstr(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
-    jadd(o, "io", jstr(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
-    jadd(o, "transfer_mode", jstr(kvssd_xfer_mode_name(c->mode)));
+    jadd(o, "engine", kb_json_str(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
+    jadd(o, "io", kb_json_str(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
+    jadd(o, "transfer_mode", kb_json_str(kvssd_xfer_mode_name(c->mode)));
     jadd(o, "key_count", ju(c->key_count));
-    jadd(o, "key_size", jstr(ks));
-    jadd(o, "value_size", jstr(vs));
-    jadd(o, "report_interval_s", jd(c->report_interval_s, "%g"));
+    jadd(o, "key_size", kb_json_str(ks));
+    jadd(o, "value_size", kb_json_str(vs));
+    jadd(o, "report_interval_s", kb_json_double(c->report_interval_s, "%g"));
     struct json_object *pl = json_object_new_array();
     for (unsigned i = 0; i < c->npercentiles; i++) {
-        json_object_array_add(pl, jd(c->percentiles[i], "%g"));
+        json_object_array_add(pl, kb_json_double(c->percentiles[i], "%g"));
     }
     jadd(o, "percentiles", pl);
     /* the headline numbers are the last phase's (the run phase when there is one) */
     const struct kb_result *last = n ? &res[n - 1] : NULL;
     if (last) {
-        jadd(o, "ops_per_s", jd(ratio((double)last->ops, last->elapsed_s), "%.1f"));
+        jadd(o, "ops_per_s", kb_json_double(ratio((double)last->ops, last->elapsed_s), "%.1f"));
         jadd(o, "latency_us", json_latency(c, &last->hist, false, false));
-        jadd(o, "commands_per_op", jd(ratio((double)last->commands, (double)last->ops), "%.4f"));
+        jadd(o, "commands_per_op",
+             kb_json_double(ratio((double)last->commands, (double)last->ops), "%.4f"));
         jadd(o, "mismatches", ju(last->mismatches));
     }
     struct json_object *ph = json_object_new_array();
@@ -467,13 +469,13 @@ static struct json_object *json_head(const struct kb_config *c, const struct kb_
     jadd(o, "phases", ph);
     if (last) {
         /* the headline "device" object is the last phase's deltas */
-        jadd(o, "device_phase", jstr(last->phase));
+        jadd(o, "device_phase", kb_json_str(last->phase));
         jadd(o, "device", json_device(last));
     }
     return o;
 }
 
-static void json_print(struct json_object *o)
+void kb_json_print(struct json_object *o)
 {
     if (!o) {
         fprintf(stderr, "kvbench: out of memory for the JSON report\n");
@@ -486,7 +488,7 @@ static void json_print(struct json_object *o)
 
 void kb_report_json(const struct kb_config *c, const struct kb_result *res, int n)
 {
-    json_print(json_head(c, res, n));
+    kb_json_print(json_head(c, res, n));
 }
 
 static const char *engine_target(const struct kb_config *c, const char *engine)
@@ -506,15 +508,15 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
     /* one engine: its phases are also the top level's, as before engines existed */
     struct json_object *o = json_head(c, res, nengines == 1 ? nphases : 0);
     struct json_object *rdb = json_object_new_object(), *rh = json_object_new_object();
-    jadd(rdb, "dir", jstr(c->rocksdb.dir));
+    jadd(rdb, "dir", kb_json_str(c->rocksdb.dir));
     jadd(rdb, "wal", json_object_new_boolean(c->rocksdb.wal));
     jadd(rdb, "sync", json_object_new_boolean(c->rocksdb.sync));
     jadd(rdb, "direct_io", json_object_new_boolean(c->rocksdb.direct_io));
     jadd(rdb, "block_cache_bytes", ju(c->rocksdb.block_cache_bytes));
     jadd(rdb, "write_buffer_bytes", ju(c->rocksdb.write_buffer_bytes));
-    jadd(rdb, "compression", jstr(kb_compression_name(c->rocksdb.compression)));
+    jadd(rdb, "compression", kb_json_str(kb_compression_name(c->rocksdb.compression)));
     jadd(o, "rocksdb", rdb);
-    jadd(rh, "device", jstr(c->rawhash.dev));
+    jadd(rh, "device", kb_json_str(c->rawhash.dev));
     jadd(rh, "write_block_bytes", ju(c->rawhash.write_block_bytes));
     jadd(rh, "defrag_lwm_pct", ju(c->rawhash.defrag_lwm_pct));
     jadd(rh, "commit_to_device", json_object_new_boolean(c->rawhash.commit_to_device));
@@ -525,8 +527,8 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
         const struct kb_result *r = &res[e * nphases];
         const char *name = r->engine ? r->engine : "kvssd";
         struct json_object *eo = json_object_new_object(), *ph = json_object_new_array();
-        jadd(eo, "engine", jstr(name));
-        jadd(eo, "target", jstr(engine_target(c, name)));
+        jadd(eo, "engine", kb_json_str(name));
+        jadd(eo, "target", kb_json_str(engine_target(c, name)));
         for (int p = 0; p < nphases; p++) {
             json_object_array_add(ph, json_phase(c, &r[p]));
         }
@@ -540,7 +542,7 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
 void kb_report_json_engines(const struct kb_config *c, const struct kb_result *res, int nengines,
                             int nphases)
 {
-    json_print(kb_report_json_object(c, res, nengines, nphases));
+    kb_json_print(kb_report_json_object(c, res, nengines, nphases));
 }
 
 void kb_interval_line(const struct kb_config *c, const char *phase, const struct kb_interval *iv,

@@ -413,6 +413,142 @@ static void test_same_ops_with_threads(void)
     CU_ASSERT_EQUAL(r[0][1].mismatches + r[1][1].mismatches, 0);
 }
 
+/* A small rawhash workload for the runner's newer features: 500 keys, 100-byte values. */
+static void small_workload(struct kb_config *c, const char *file)
+{
+    char err[256];
+    workload(c);
+    c->key_count = 500;
+    CU_ASSERT_EQUAL(
+        kb_size_parse("100", 0, KVSSD_VALUE_MAX, "value size", &c->value_size, err, sizeof(err)),
+        0);
+    snprintf(c->rawhash.dev, sizeof(c->rawhash.dev), "%s/%s", dir, file);
+    c->json = true; /* interval lines, if any, to stderr: stdout is TAP */
+}
+
+/*
+ * rmw (YCSB f): 1000 read-modify-writes of 500 loaded keys are 1000 operations of one type,
+ * each reading (verified: no mismatch) and writing 16 + 100 bytes: written 116000 bytes, user
+ * bytes 16 + 100 + 100 per operation.
+ */
+static void test_runner_rmw(void)
+{
+    struct kb_config c;
+    struct kb_result r[2];
+    char err[256];
+    small_workload(&c, "rawhash-rmw");
+    c.run.ops = 1000;
+    CU_ASSERT_EQUAL(kb_mix_parse("rmw=1", c.run.mix, err, sizeof(err)), 0);
+    run_engine(&c, KB_STORE_RAWHASH, r);
+    CU_ASSERT_EQUAL(r[1].ops, 1000);
+    CU_ASSERT_EQUAL(r[1].op_count[KB_OP_RMW], 1000);
+    CU_ASSERT_EQUAL(r[1].hist_op[KB_OP_RMW].count, 1000);
+    CU_ASSERT_EQUAL(r[1].written_bytes, 1000 * 116);
+    CU_ASSERT_EQUAL(r[1].user_bytes, 1000 * (16 + 100 + 100));
+    CU_ASSERT_EQUAL(r[1].errors, 0);
+    CU_ASSERT_EQUAL(r[1].mismatches, 0);
+    CU_ASSERT_EQUAL(r[1].not_found, 0);
+    CU_ASSERT_EQUAL((uint64_t)r[1].live_user_bytes, 500 * 116);
+}
+
+/*
+ * readwhilewriting: 2 reader threads issue exactly the 3000 reads; the writer thread's
+ * updates come on top (as many as it fits in) and never break a read's verification.
+ */
+static void test_runner_writer(void)
+{
+    struct kb_config c;
+    struct kb_result r[2];
+    char err[256];
+    small_workload(&c, "rawhash-writer");
+    c.threads = 2;
+    c.run.ops = 3000;
+    c.run.writer = true;
+    CU_ASSERT_EQUAL(kb_mix_parse("read=1", c.run.mix, err, sizeof(err)), 0);
+    run_engine(&c, KB_STORE_RAWHASH, r);
+    CU_ASSERT_EQUAL(r[1].op_count[KB_OP_READ], 3000);
+    CU_ASSERT_EQUAL(r[1].ops, 3000 + r[1].op_count[KB_OP_UPDATE]);
+    CU_ASSERT_EQUAL(r[1].written_bytes, r[1].op_count[KB_OP_UPDATE] * 116);
+    CU_ASSERT_EQUAL(r[1].errors, 0);
+    CU_ASSERT_EQUAL(r[1].mismatches, 0);
+    CU_ASSERT_EQUAL(r[1].not_found, 0);
+}
+
+/*
+ * The window order through the runner: a load of 500 inserts in window order (64-key windows,
+ * seed 11) leaves exactly the keys kb_window_at(0..499) names live (448 of windows 0-6, then 52
+ * operations of window 7, which wraps from 448 onto 0-11: 494 keys, 6 of 448-499 never
+ * written); a run of 500 reads in 100-key windows touches every key once and misses exactly
+ * those 6.
+ */
+static void test_runner_window_order(void)
+{
+    struct kb_config c;
+    struct kb_result r[2];
+    char err[256];
+    static bool loaded[500];
+    struct kb_window w;
+    small_workload(&c, "rawhash-window");
+    c.load.order = KB_ORDER_WINDOW;
+    c.load.window_keys = 64;
+    c.run.order = KB_ORDER_WINDOW;
+    c.run.window_keys = 100;
+    c.run.ops = 500;
+    CU_ASSERT_EQUAL(kb_mix_parse("read=1", c.run.mix, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
+    memset(loaded, 0, sizeof(loaded));
+    kb_window_init(&w, 500, 64, 0, 11);
+    uint64_t distinct = 0, missing = 0;
+    for (uint64_t i = 0; i < 500; i++) {
+        uint64_t k = kb_window_at(&w, i);
+        distinct += !loaded[k];
+        loaded[k] = true;
+    }
+    kb_window_init(&w, 500, 100, 0, 11);
+    for (uint64_t i = 0; i < 500; i++) {
+        missing += !loaded[kb_window_at(&w, i)];
+    }
+    CU_ASSERT_EQUAL(distinct, 494);
+    CU_ASSERT_EQUAL(missing, 6);
+    run_engine(&c, KB_STORE_RAWHASH, r);
+    CU_ASSERT_EQUAL((uint64_t)r[0].live_user_bytes, distinct * 116);
+    CU_ASSERT_EQUAL(r[0].op_count[KB_OP_INSERT], 500);
+    CU_ASSERT_EQUAL(r[1].op_count[KB_OP_READ], 500);
+    CU_ASSERT_EQUAL(r[1].not_found, missing);
+    CU_ASSERT_EQUAL(r[1].mismatches, 0);
+}
+
+/*
+ * --report-interval on a 0.35 s run: the periods are contiguous from 0, their operations add
+ * up to the phase's, and each period's per-op counts add up to its total.
+ */
+static void test_runner_intervals(void)
+{
+    struct kb_config c;
+    struct kb_result r[2];
+    char err[256];
+    small_workload(&c, "rawhash-intervals");
+    c.report_interval_s = 0.1;
+    c.run.ops = 0;
+    c.run.duration_s = 0.35;
+    CU_ASSERT_EQUAL(kb_mix_parse("read=3,update=1", c.run.mix, err, sizeof(err)), 0);
+    run_engine(&c, KB_STORE_RAWHASH, r);
+    CU_ASSERT_TRUE_FATAL(r[1].nintervals >= 2);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < r[1].nintervals; i++) {
+        const struct kb_interval *iv = &r[1].intervals[i];
+        CU_ASSERT_DOUBLE_EQUAL(iv->start_s, i ? r[1].intervals[i - 1].end_s : 0.0, 0);
+        CU_ASSERT_TRUE(iv->end_s >= iv->start_s);
+        CU_ASSERT_EQUAL(iv->op[KB_OP_READ].count + iv->op[KB_OP_UPDATE].count, iv->ops);
+        CU_ASSERT_EQUAL(iv->all.count, iv->ops);
+        sum += iv->ops;
+    }
+    CU_ASSERT_EQUAL(sum, r[1].ops);
+    CU_ASSERT_EQUAL(r[0].nintervals >= 1, true);
+    kb_result_free(&r[0]);
+    kb_result_free(&r[1]);
+}
+
 /* Capture what @fn prints on stdout. */
 static char *captured;
 static size_t captured_len;
@@ -577,6 +713,10 @@ static const struct tap_test tests[] = {
     TAP_TEST(rocksdb_round_trip),
     TAP_TEST(same_workload_same_ops),
     TAP_TEST(same_ops_with_threads),
+    TAP_TEST(runner_rmw),
+    TAP_TEST(runner_writer),
+    TAP_TEST(runner_window_order),
+    TAP_TEST(runner_intervals),
     TAP_TEST(json_fields_per_engine),
     TAP_TEST(metrics),
     TAP_TEST(namespace_discovery),
