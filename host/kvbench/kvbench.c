@@ -211,19 +211,26 @@ static gboolean on_config(const gchar *opt, const gchar *value, gpointer data, G
     return TRUE;
 }
 
-/* The options of GOptionContext: the flag table, then --config, --preset, --list-presets. */
+/*
+ * The options of GOptionContext: the flag table, then --config, --preset,
+ * --list-presets. Values are taken as bytes (G_OPTION_FLAG_FILENAME), as
+ * getopt took them: a path need not be UTF-8, nor the locale's charset.
+ */
 static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
 {
     size_t n = 0;
     for (size_t i = 0; i < NFLAGS; i++) {
-        e[n++] = (GOptionEntry){
-            flags[i].name,         flags[i].short_name, flags[i].has_arg ? 0 : G_OPTION_FLAG_NO_ARG,
-            G_OPTION_ARG_CALLBACK, (gpointer)on_flag,   flags[i].help,
-            flags[i].arg};
+        e[n++] = (GOptionEntry){flags[i].name,
+                                flags[i].short_name,
+                                flags[i].has_arg ? G_OPTION_FLAG_FILENAME : G_OPTION_FLAG_NO_ARG,
+                                G_OPTION_ARG_CALLBACK,
+                                (gpointer)on_flag,
+                                flags[i].help,
+                                flags[i].arg};
     }
     e[n++] = (GOptionEntry){"config",
                             'c',
-                            0,
+                            G_OPTION_FLAG_FILENAME,
                             G_OPTION_ARG_CALLBACK,
                             (gpointer)on_config,
                             "INI file of settings (groups benchmark, keys, values, load, run, "
@@ -233,7 +240,7 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
     e[n++] = (GOptionEntry){
         "preset",
         'p',
-        0,
+        G_OPTION_FLAG_FILENAME,
         G_OPTION_ARG_CALLBACK,
         (gpointer)on_preset,
         "start from a named workload (--list-presets): ycsb-a..ycsb-f, "

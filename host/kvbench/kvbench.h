@@ -431,7 +431,7 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
 /* kb_json_double() - @v printed with @fmt (the digits the hand-printed JSON had); NULL if not
  * finite. */
 struct json_object *kb_json_double(double v, const char *fmt);
-/* kb_json_str() - a string: UTF-8 as is, other bytes as U+FFFD. */
+/* kb_json_str() - a string when @s is valid UTF-8, else {"hex": "..."}. */
 struct json_object *kb_json_str(const char *s);
 /* kb_json_print() - @o on stdout, one line, then drops the reference. */
 void kb_json_print(struct json_object *o);

@@ -193,15 +193,27 @@ static struct json_object *ju(uint64_t v)
     return json_object_new_uint64(v);
 }
 
-/* A string: UTF-8 as is; bytes that are not UTF-8 become U+FFFD (paths from the command line). */
+/*
+ * A string (a path, a name): as is when it is valid UTF-8, else
+ * {"hex": "2f6465..."} (lowercase, two digits a byte), the rule of the kvssd
+ * CLI's JSON, which no string can be confused with.
+ */
 struct json_object *kb_json_str(const char *s)
 {
     if (g_utf8_validate(s, -1, NULL)) {
         return json_object_new_string(s);
     }
-    gchar *valid = g_utf8_make_valid(s, -1);
-    struct json_object *o = json_object_new_string(valid);
-    g_free(valid);
+    static const char digits[] = "0123456789abcdef";
+    size_t n = strlen(s);
+    char *hex = g_malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) {
+        hex[2 * i] = digits[(uint8_t)s[i] >> 4];
+        hex[2 * i + 1] = digits[(uint8_t)s[i] & 15];
+    }
+    hex[2 * n] = '\0';
+    struct json_object *o = json_object_new_object();
+    json_object_object_add(o, "hex", json_object_new_string(hex));
+    g_free(hex);
     return o;
 }
 

@@ -127,6 +127,18 @@ def main():
               r.get("transfer_mode") == "prp",
               "old flag spellings parse and apply (rc %d, %s)" % (p.returncode,
                                                                   p.stderr.strip()[-200:]))
+        # a path that is not UTF-8: its bytes in hex, as the kvssd CLI writes them
+        img = os.fsencode(tmp) + b"/rh-\xff.img"
+        p = subprocess.run([os.fsencode(KVBENCH), b"--engine", b"rawhash", b"--rawhash-dev", img,
+                            b"--rawhash-size", b"33554432", b"--json", b"--progress", b"off",
+                            b"--keys", b"100", b"--ops", b"100"], capture_output=True,
+                           timeout=120)
+        r = json.loads(p.stdout) if p.returncode == 0 else {}
+        errs = list(validator.iter_errors(r))
+        check(not errs and r["rawhash"]["device"] == {"hex": img.hex()} and
+              r["engines"][0]["target"] == {"hex": img.hex()},
+              "a non-UTF-8 path: {\"hex\": ...} in rawhash.device and engines[].target (rc %d)" %
+              p.returncode)
         p = run(tmp, "--keys", "10", "--threads", "65")
         check(p.returncode == 2 and p.stderr.strip() ==
               'kvbench: threads "65" is out of range; allowed are 1-64',
