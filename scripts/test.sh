@@ -30,6 +30,59 @@ count_tap() {
     echo "$p $f"
 }
 
+# progress OUT [ERR] - the latest sign of progress of a long step, as
+# ", ..." (empty when there is none): ninja's [N/M] or meson test's N/M from
+# the tail of its log, the TAP cases a runner printed so far, and, with
+# watch_qemu=1 (a runner that may build QEMU into the cache: its build log
+# is the runner's own), the steps in the .ninja_log of a build written in
+# the last 2 minutes and the last target ninja finished.
+progress() {
+    local step tap nl dir
+    step=$(tail -c 20000 "$@" 2>/dev/null | tr '\r' '\n' |
+           grep -aoE '^\[[0-9]+/[0-9]+\]|^ *[0-9]+/[0-9]+ ' | tail -n1 | tr -d ' []')
+    [ -z "$step" ] || printf ', step %s' "$step"
+    tap=$(cat "$@" 2>/dev/null | grep -acE '^(not )?ok ')
+    [ "${tap:-0}" -eq 0 ] || printf ', %s cases so far (%s failed)' "$tap" \
+        "$(cat "$@" 2>/dev/null | grep -ac '^not ok ')"
+    [ "${watch_qemu:-0}" = 1 ] || return 0
+    nl=$(find "$KVSSD_CACHE" -maxdepth 3 -path '*/build*/.ninja_log' -mmin -2 2>/dev/null | head -n1)
+    if [ -n "$nl" ]; then
+        dir=${nl%/.ninja_log}
+        printf ', QEMU build in %s: %s steps logged, latest %s' "${dir/#$HOME/\~}" \
+            "$(grep -vc '^#' "$nl")" "$(tail -n1 "$nl" | cut -f4 | sed 's|.*/||')"
+    fi
+}
+
+# watched WHAT OUT ERR CMD... - run CMD with stdout to OUT and stderr to ERR
+# (the same file is fine); while it runs, one line a minute on stderr saying
+# WHAT, the minutes so far and progress(), so that a long build never looks
+# hung. CMD stays in the foreground (Ctrl-C reaches it as before); the
+# heartbeat is a background loop that ends with CMD or with this script.
+# Returns CMD's exit status.
+watched() {
+    local what=$1 out=$2 err=$3 hb rc
+    shift 3
+    (
+        start=$SECONDS next=60
+        while sleep 2 && kill -0 $$ 2>/dev/null; do
+            if [ $((SECONDS - start)) -ge $next ]; then
+                log "   ... $what: $(((SECONDS - start) / 60)) min$(progress "$out" "$err")"
+                next=$((next + 60))
+            fi
+        done
+    ) &
+    hb=$!
+    if [ "$out" = "$err" ]; then
+        "$@" >"$out" 2>&1
+    else
+        "$@" >"$out" 2>"$err"
+    fi
+    rc=$?
+    kill "$hb" 2>/dev/null
+    wait "$hb" 2>/dev/null
+    return $rc
+}
+
 # configure DIR LOG ARGS... - set up (or reconfigure) a meson build dir.
 configure() {
     local dir=$1 logf=$2
@@ -45,7 +98,9 @@ configure() {
 meson_phase() {
     local name=$1 dir=$2
     shift 2
-    meson test -C "$dir" --no-rebuild --print-errorlogs "$@" >"$results/$name.meson" 2>&1
+    log "   $name: meson test in $dir"
+    watched "$name: meson test" "$results/$name.meson" "$results/$name.meson" \
+        meson test -C "$dir" --no-rebuild --print-errorlogs "$@"
     python3 - "$dir/meson-logs/testlog.json" >"$results/$name.tap" <<'PY'
 import json, os, re, sys
 if not os.path.exists(sys.argv[1]):
@@ -112,7 +167,8 @@ for phase in $phases; do
             setup_failed unit "meson setup" "$results/setup.log" "$build/meson-logs/meson-log.txt"
             continue
         fi
-        if ! ninja -C "$build" >"$results/build.log" 2>&1; then
+        log "   unit: building $build (ninja)"
+        if ! watched "unit: building" "$results/build.log" "$results/build.log" ninja -C "$build"; then
             setup_failed unit build "$results/build.log"
             continue
         fi
@@ -126,7 +182,9 @@ for phase in $phases; do
             setup_failed sanitize "meson setup" "$results/san-setup.log" "$san/meson-logs/meson-log.txt"
             continue
         fi
-        if ! ninja -C "$san" >"$results/san-build.log" 2>&1; then
+        log "   sanitize: building $san (ninja, ASan + UBSan)"
+        if ! watched "sanitize: building" "$results/san-build.log" "$results/san-build.log" \
+                 ninja -C "$san"; then
             setup_failed sanitize build "$results/san-build.log"
             continue
         fi
@@ -141,7 +199,9 @@ for phase in $phases; do
             continue
         fi
         qemu_cold_note "$phase"
-        BUILD_DIR=$build "$runner" >"$results/$phase.out" 2>"$results/$phase.err"
+        log "   $phase: $runner"
+        BUILD_DIR=$build watch_qemu=1 watched "$phase" "$results/$phase.out" "$results/$phase.err" \
+            "$runner"
         rc=$?
         grep -E '^(not )?ok ' "$results/$phase.out" | sed "s/^\(\(not \)\?ok\) [0-9]* *-\?/\1 - $phase:/" >"$results/$phase.tap"
         if [ $rc -ne 0 ] && ! grep -q '^not ok' "$results/$phase.tap"; then
