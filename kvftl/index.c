@@ -153,6 +153,7 @@ void index_prefetch(const struct index *ix, uint64_t hash)
     const struct index_entry *e = cached_entries(ix, hash);
     if (e) {
         __builtin_prefetch(e + index_home_slot(ix, hash));
+        __builtin_prefetch(&ix->frames[ix->page_frame[ix->dir[dir_slot(ix, hash)]]], 1);
     }
 }
 

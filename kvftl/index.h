@@ -174,7 +174,8 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
 /*
  * Software pipelining of lookups (kvftl_retrieve_batch): neither changes
  * any state, simulated time or statistics; both see only cached pages.
- * index_prefetch() starts loading @hash's home slot. index_peek() returns
+ * index_prefetch() starts loading @hash's home slot and its page's cache
+ * frame record. index_peek() returns
  * the location of the first entry near the home slot whose hash is @hash
  * (not key-checked; 0 if none or the page is not cached).
  */

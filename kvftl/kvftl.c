@@ -533,40 +533,69 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
 }
 
 /*
- * A batch is a software pipeline over a window of requests: hash every key
- * and start loading its index slot; once those loads have had time, peek at
- * each slot (no state change) and start loading the blob it names; then run
- * the requests one by one, in order, exactly as kvftl_retrieve() would. The
- * hints change nothing but which cache lines are already loaded, so results,
- * simulated times and statistics are those of the same calls one at a time.
+ * A batch is a software pipeline over windows of requests, three stages
+ * deep: (1) hash every key of a window and start loading its index slot
+ * (and the cached page's frame record, which the lookup's LRU bookkeeping
+ * writes); (2) peek at each slot (no state change) and start loading the
+ * blob it names; (3) run the requests one by one, in order, exactly as
+ * kvftl_retrieve() would. While window w runs, window w + 1's blobs and
+ * window w + 2's slots are loading, so each load has a window's work to
+ * arrive in. The hints change nothing but which cache lines are already
+ * loaded (a hint made stale by a request before it only loads a useless
+ * line), so results, simulated times and statistics are those of the same
+ * calls one at a time.
  */
 #define BATCH_WINDOW 16u
+
+static void batch_hash(struct kvftl *ftl, const struct kvftl_retrieve_req *r, size_t w,
+                       uint64_t *hash)
+{
+    for (size_t i = 0; i < w; i++) {
+        hash[i] = 0;
+        if (key_ok(r[i].key, r[i].key_bytes)) {
+            hash[i] = index_hash(&ftl->idx, r[i].key, r[i].key_bytes);
+            index_prefetch(&ftl->idx, hash[i]);
+        }
+    }
+}
+
+static void batch_peek(struct kvftl *ftl, size_t w, const uint64_t *hash)
+{
+    for (size_t i = 0; i < w; i++) {
+        uint64_t loc = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
+        if (loc && !loc_tombstone(loc)) {
+            vlog_prefetch(&ftl->vl, loc);
+        }
+    }
+}
 
 void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *reqs,
                           struct kvftl_cpl *cpls, size_t n)
 {
-    uint64_t hash[BATCH_WINDOW];
-    for (size_t base = 0; base < n; base += BATCH_WINDOW) {
-        size_t w = n - base < BATCH_WINDOW ? n - base : BATCH_WINDOW;
-        const struct kvftl_retrieve_req *r = reqs + base;
-        for (size_t i = 0; i < w; i++) {
-            hash[i] = 0;
-            if (key_ok(r[i].key, r[i].key_bytes)) {
-                hash[i] = index_hash(&ftl->idx, r[i].key, r[i].key_bytes);
-                index_prefetch(&ftl->idx, hash[i]);
-            }
+    uint64_t hash[3][BATCH_WINDOW]; /* windows w, w + 1, w + 2 */
+    size_t windows = (n + BATCH_WINDOW - 1) / BATCH_WINDOW;
+#define WIN_LEN(x) (n - (x) * BATCH_WINDOW < BATCH_WINDOW ? n - (x) * BATCH_WINDOW : BATCH_WINDOW)
+    for (size_t x = 0; x < 2 && x < windows; x++) {
+        batch_hash(ftl, reqs + x * BATCH_WINDOW, WIN_LEN(x), hash[x]);
+    }
+    if (windows) {
+        batch_peek(ftl, WIN_LEN(0), hash[0]);
+    }
+    for (size_t x = 0; x < windows; x++) {
+        if (x + 2 < windows) {
+            batch_hash(ftl, reqs + (x + 2) * BATCH_WINDOW, WIN_LEN(x + 2), hash[(x + 2) % 3]);
         }
-        for (size_t i = 0; i < w; i++) {
-            uint64_t loc = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
-            if (loc && !loc_tombstone(loc)) {
-                vlog_prefetch(&ftl->vl, loc);
-            }
+        if (x + 1 < windows) {
+            batch_peek(ftl, WIN_LEN(x + 1), hash[(x + 1) % 3]);
         }
-        for (size_t i = 0; i < w; i++) {
-            retrieve(ftl, r[i].key, r[i].key_bytes, hash[i], r[i].buf, r[i].offset, r[i].buf_bytes,
-                     r[i].arrival_ns, &cpls[base + i]);
+        const struct kvftl_retrieve_req *r = reqs + x * BATCH_WINDOW;
+        const uint64_t *h = hash[x % 3];
+        for (size_t i = 0; i < WIN_LEN(x); i++) {
+            retrieve(ftl, r[i].key, r[i].key_bytes, h[i], r[i].buf, r[i].offset, r[i].buf_bytes,
+                     r[i].arrival_ns, &cpls[x * BATCH_WINDOW + i]);
         }
     }
+#undef WIN_LEN
 }
 
 void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
