@@ -69,8 +69,7 @@ static void slot_release(struct kvssd_ns *ns, uint16_t idx)
     if (s->kind == KVSSD_SLOT_STREAM) {
         ns->stream_slot[s->tag] = KVSSD_SLOT_NONE;
         ns->stream_bytes_held -= s->stream.alloc_bytes;
-        g_free(s->stream.value);
-        g_free(s->stream.seen);
+        g_free(s->stream.value); /* the sequence bitmap is its tail */
     } else if (s->kind == KVSSD_SLOT_STAGED_KEY) {
         ns->staged_slot[s->tag] = KVSSD_SLOT_NONE;
     } else {
@@ -389,15 +388,28 @@ static const uint8_t *head_payload(const struct kvssd_sqe *sqe, enum kvssd_inlin
     return payload + f->key_bytes;
 }
 
+/* Transfer commands of a stream whose transfers carry @rest bytes. */
+static uint32_t stream_xfers(const struct inline_head *h, uint32_t rest)
+{
+    return (rest + h->xfer_payload - 1) / h->xfer_payload;
+}
+
+/* Bytes of a stream's sequence bitmap: a bit per sequence 0..xfers. */
+static uint32_t stream_seen_bytes(uint32_t xfers)
+{
+    return (xfers + 8) / 8;
+}
+
 /*
  * The buffer the value is assembled in: the scratch area when the head
- * completes the Store, else a buffer of the value's size for a stream that
- * outlives this command, in a slot of the tag table (*@idx). A staged key's
- * own slot is freed by taking it, so the key is taken first; a short key
- * must find a slot before anything is consumed.
+ * completes the Store, else, for a stream that outlives this command (@rest
+ * bytes to come in transfers), one allocation of the value's size followed
+ * by the stream's zeroed sequence bitmap, in a slot of the tag table
+ * (*@idx). A staged key's own slot is freed by taking it, so the key is
+ * taken first; a short key must find a slot before anything is consumed.
  */
 static uint16_t head_buffer(struct kvssd_ns *ns, struct kvssd_req *req, const struct inline_head *h,
-                            bool stream, uint8_t *key, uint16_t *idx, uint8_t **buf)
+                            uint32_t rest, uint8_t *key, uint16_t *idx, uint8_t **buf)
 {
     const struct kvssd_store_fields *f = &h->store;
 
@@ -410,12 +422,15 @@ static uint16_t head_buffer(struct kvssd_ns *ns, struct kvssd_req *req, const st
             return st;
         }
     }
-    if (stream) {
+    if (rest) {
+        uint32_t seen_bytes = stream_seen_bytes(stream_xfers(h, rest));
+
         *idx = slot_alloc(ns, KVSSD_SLOT_STREAM, h->tag, req->now_ns);
         if (*idx == KVSSD_SLOT_NONE) {
             return KVSSD_SC_TAG_TABLE_FULL;
         }
-        *buf = g_malloc(f->value_bytes);
+        *buf = g_malloc((size_t)f->value_bytes + seen_bytes);
+        memset(*buf + f->value_bytes, 0, seen_bytes);
     }
     return KVSSD_SC_SUCCESS;
 }
@@ -430,8 +445,8 @@ static void stream_open(struct kvssd_ns *ns, struct kvssd_req *req, const struct
                         uint32_t rest)
 {
     struct kvssd_slot *s = &ns->slots[idx];
-    uint32_t xfers = (rest + h->xfer_payload - 1) / h->xfer_payload;
-    uint32_t seen_bytes = (xfers + 8) / 8; /* bit per sequence 0..xfers */
+    uint32_t xfers = stream_xfers(h, rest);
+    uint32_t seen_bytes = stream_seen_bytes(xfers);
 
     s->key_bytes = h->store.key_bytes;
     memcpy(s->key, key, h->store.key_bytes);
@@ -445,7 +460,7 @@ static void stream_open(struct kvssd_ns *ns, struct kvssd_req *req, const struct
         .xfers = xfers,
         .received_bytes = h->dma_bytes + head_bytes,
         .value = buf,
-        .seen = g_malloc0(seen_bytes),
+        .seen = buf + h->store.value_bytes, /* zeroed by head_buffer() */
         .alloc_bytes = (size_t)h->store.value_bytes + seen_bytes,
     };
     ns->stream_bytes_held += s->stream.alloc_bytes;
@@ -496,7 +511,7 @@ uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req)
     head_bytes = MIN(inline_total, head_cap);
     rest = inline_total - head_bytes;
 
-    st = head_buffer(ns, req, &h, rest != 0, key, &idx, &buf);
+    st = head_buffer(ns, req, &h, rest, key, &idx, &buf);
     if (st == KVSSD_SC_SUCCESS) {
         st = kvssd_dptr_from_host(req, 0, buf, h.dma_bytes);
         if (st != KVSSD_SC_SUCCESS && idx != KVSSD_SLOT_NONE) {

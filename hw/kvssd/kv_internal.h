@@ -57,8 +57,8 @@ struct kvssd_stream {
     uint32_t xfers;          /* transfer commands needed: sequences 1..xfers */
     uint32_t xfers_received;
     uint32_t received_bytes; /* value bytes so far, data pointer part included */
-    uint8_t *value;          /* value_bytes, allocated once by the head */
-    uint8_t *seen;           /* bit per sequence number 1..xfers */
+    uint8_t *value;          /* value_bytes, allocated once by the head, then seen */
+    uint8_t *seen;           /* bit per sequence number 1..xfers: value's tail */
     size_t alloc_bytes;      /* bytes held by value + seen */
 };
 
