@@ -128,17 +128,15 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
         }
     }
     printf("\n");
-    printf("   latency   p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f us\n",
-           kb_hist_percentile(h, 50) / 1e3, kb_hist_percentile(h, 90) / 1e3,
-           kb_hist_percentile(h, 99) / 1e3, kb_hist_percentile(h, 99.9) / 1e3, h->max_ns / 1e3,
-           ratio((double)h->sum_ns, (double)h->count) / 1e3);
-    for (int k = 0; k < KB_OP_COUNT; k++) {
+    /* all operations, then each type that ran: the --percentiles, max and mean (wall clock) */
+    for (int k = -1; k < KB_OP_COUNT; k++) {
         struct kb_lat_summary s;
-        if (!r->hist_op[k].count) {
+        const struct kb_hist *hk = k < 0 ? h : &r->hist_op[k];
+        if (!hk->count && k >= 0) {
             continue;
         }
-        kb_lat_summarize(c, &r->hist_op[k], &s);
-        printf("   %-9s", kb_op_names[k]);
+        kb_lat_summarize(c, hk, &s);
+        printf("   %-9s", k < 0 ? "latency" : kb_op_names[k]);
         for (unsigned i = 0; i < c->npercentiles; i++) {
             printf(" p%g %.1f ", c->percentiles[i], s.pct_us[i]);
         }

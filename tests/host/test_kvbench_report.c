@@ -552,6 +552,34 @@ static void test_json_device_fields(void)
     kb_result_free(&r);
 }
 
+/* The table's latency lines: all operations, then each type that ran, at --percentiles. */
+static void test_table_latency_lines(void)
+{
+    static struct kb_config c;
+    static struct kb_result r;
+    char err[128], out[4096];
+    kb_config_default(&c);
+    kb_percentiles_parse("50,99", c.percentiles, &c.npercentiles, err, sizeof(err));
+    fake_result(&r, &c);
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    dup2(fileno(tmp), 1);
+    kb_report_table(&c, &r);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(out, 1, sizeof(out) - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out,
+                                  "   latency   p50 1.0  p99 5.0  max 5.0  mean 1.8 us (5 ops)\n"
+                                  "   update    p50 5.0  p99 5.0  max 5.0  mean 5.0 us (1 ops)\n"
+                                  "   read      p50 1.0  p99 1.0  max 1.0  mean 1.0 us (4 ops)\n"));
+    kb_result_free(&r);
+}
+
 /* The interval line of the table: phase, period, ops/s, the configured percentiles, max. */
 static void test_interval_line(void)
 {
@@ -586,6 +614,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(window_config),
     TAP_TEST(json_object_fields),
     TAP_TEST(json_device_fields),
+    TAP_TEST(table_latency_lines),
     TAP_TEST(interval_line),
 };
 
