@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib.h>
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
 
@@ -310,6 +311,18 @@ static void say_config_error(void)
     fprintf(stderr, "kvssd: %s\n", msg);
 }
 
+/*
+ * The open device, closed at exit whatever the path (the pci transport
+ * rebinds the kernel driver there); the commands' buffers are g_autofree.
+ */
+static struct kvssd_dev *cli_dev;
+
+static void close_device(void)
+{
+    kvssd_close(cli_dev);
+    cli_dev = NULL;
+}
+
 static struct kvssd_dev *open_device(void)
 {
     const char *path = opt.device ? opt.device : getenv("KVSSD_DEVICE");
@@ -339,6 +352,7 @@ static struct kvssd_dev *open_device(void)
         }
         exit(EXIT_REFUSED);
     }
+    cli_dev = dev;
     if (opt.config) {
         struct kvssd_xfer_config cfg = *kvssd_get_xfer_config(dev);
         char err[400];
@@ -351,6 +365,7 @@ static struct kvssd_dev *open_device(void)
     if (opt.mode) {
         kvssd_set_xfer_mode(dev, (enum kvssd_xfer_mode)kvssd_xfer_mode_parse(opt.mode));
     }
+    cli_dev = dev;
     return dev;
 }
 
@@ -471,7 +486,6 @@ static int cmd_info(int argc, char **argv)
                kvssd_xfer_mode_name(kvssd_get_xfer_mode(dev)), x->threshold1_bytes, x->alpha,
                x->threshold2_bytes, x->beta);
     }
-    kvssd_close(dev);
     return 0;
 }
 
@@ -479,7 +493,7 @@ static int cmd_put(int argc, char **argv)
 {
     struct kvssd_result r;
     uint32_t klen, vlen;
-    uint8_t *value;
+    g_autofree uint8_t *value = NULL;
 
     if (argc < 1 || argc > 2) {
         die_usage("%s", "put needs KEY and optionally VALUE");
@@ -488,7 +502,7 @@ static int cmd_put(int argc, char **argv)
         die_usage("%s", "--if-exists and --if-absent cannot be combined");
     }
     struct kvssd_dev *dev = open_device();
-    uint8_t *key = key_arg(argv[0], &klen, "KEY");
+    g_autofree uint8_t *key = key_arg(argv[0], &klen, "KEY");
     check_key(dev, klen);
     if (argc == 2) {
         if (opt.file) {
@@ -541,9 +555,6 @@ static int cmd_put(int argc, char **argv)
         printf("stored %u bytes (%s, %u command%s)\n", vlen, kvssd_xfer_mode_name(method),
                r.commands, r.commands == 1 ? "" : "s");
     }
-    free(key);
-    free(value);
-    kvssd_close(dev);
     return 0;
 }
 
@@ -556,7 +567,7 @@ static int cmd_get(int argc, char **argv)
         die_usage("%s", "get needs exactly one KEY");
     }
     struct kvssd_dev *dev = open_device();
-    uint8_t *key = key_arg(argv[0], &klen, "KEY");
+    g_autofree uint8_t *key = key_arg(argv[0], &klen, "KEY");
     check_key(dev, klen);
     uint32_t buf_len = KVSSD_VALUE_MAX;
     if (opt.size_only) {
@@ -564,7 +575,7 @@ static int cmd_get(int argc, char **argv)
     } else if (opt.max_bytes >= 0) {
         buf_len = (uint32_t)opt.max_bytes;
     }
-    uint8_t *buf = buf_len ? malloc(buf_len) : NULL;
+    g_autofree uint8_t *buf = buf_len ? g_malloc(buf_len) : NULL;
     int rc = kvssd_retrieve(dev, key, klen, buf, buf_len, &size, &r);
     if (rc) {
         return report("get", rc, &r);
@@ -595,9 +606,6 @@ static int cmd_get(int argc, char **argv)
             fwrite(buf, 1, got, stdout);
         }
     }
-    free(buf);
-    free(key);
-    kvssd_close(dev);
     return 0;
 }
 
@@ -611,7 +619,7 @@ static int cmd_del_exist(int argc, char **argv, bool del)
         die_usage("%s needs exactly one KEY", what);
     }
     struct kvssd_dev *dev = open_device();
-    uint8_t *key = key_arg(argv[0], &klen, "KEY");
+    g_autofree uint8_t *key = key_arg(argv[0], &klen, "KEY");
     check_key(dev, klen);
     /*
      * A device with Error on Deletion of Non-Existing Key off (the KV
@@ -647,8 +655,6 @@ static int cmd_del_exist(int argc, char **argv, bool del)
     } else {
         printf("%s\n", del ? "deleted" : "exists");
     }
-    free(key);
-    kvssd_close(dev);
     return 0;
 }
 
@@ -676,7 +682,8 @@ static void emit_key(json_object *keys, const uint8_t *k, uint32_t kl)
 static int cmd_list(int argc, char **argv)
 {
     struct kvssd_result r;
-    uint8_t *start = NULL, *buf = malloc(LIST_BUF_BYTES);
+    g_autofree uint8_t *start = NULL;
+    g_autofree uint8_t *buf = g_malloc(LIST_BUF_BYTES);
     uint32_t start_len = 0, printed = 0;
     json_object *keys = opt.json ? json_object_new_array() : NULL;
 
@@ -693,7 +700,7 @@ static int cmd_list(int argc, char **argv)
      * includes the start key is handled too (the duplicate is skipped). To
      * continue, list again from the last key returned.
      */
-    uint8_t *first = NULL;
+    g_autofree uint8_t *first = NULL;
     uint32_t first_len = 0;
     if (start && kvssd_exist(dev, start, start_len, &r) == 0) {
         first = malloc(start_len);
@@ -743,17 +750,13 @@ static int cmd_list(int argc, char **argv)
         json_object_object_add(o, "count", json_object_new_int64(printed));
         emit_json(o);
     }
-    free(first);
-    free(start);
-    free(buf);
-    kvssd_close(dev);
     return 0;
 }
 
 static int cmd_iter(int argc, char **argv)
 {
     struct kvssd_iter it;
-    uint8_t *prefix = NULL;
+    g_autofree uint8_t *prefix = NULL;
     uint32_t plen = 0, count = 0;
     json_object *entries = opt.json ? json_object_new_array() : NULL;
 
@@ -811,8 +814,6 @@ static int cmd_iter(int argc, char **argv)
         json_object_object_add(o, "count", json_object_new_int64(count));
         emit_json(o);
     }
-    free(prefix);
-    kvssd_close(dev);
     return 0;
 }
 
@@ -848,7 +849,6 @@ static int cmd_stats(int argc, char **argv)
         printf("%-28s %.3f\n%-28s %.3f\n", "waf", log.waf_milli / 1000.0, "space_amp",
                log.space_amp_milli / 1000.0);
     }
-    kvssd_close(dev);
     return 0;
 }
 
@@ -877,7 +877,6 @@ static int cmd_simple(const char *what, int argc, char **argv)
     } else {
         printf("%s\n", !strcmp(what, "format") ? "formatted" : "statistics reset");
     }
-    kvssd_close(dev);
     return 0;
 }
 
@@ -1132,6 +1131,7 @@ int main(int argc, char **argv)
         n--;
         args++;
     }
+    atexit(close_device);
     int rc = cmd->run(n, args);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "kvssd: cannot write the output: %s\n", strerror(errno));
