@@ -18,8 +18,10 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qemu/cutils.h"
 #include "qemu/error-report.h"
+#include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "system/system.h"
@@ -46,13 +48,31 @@ static void kvssd_ctrl_reset(KvssdState *n)
     n->intms = 0;
 }
 
+/* A guest's register write the device refuses or ignores: a trace point and a guest-error line. */
+static void kvssd_reg_guest_error(KvssdState *n, hwaddr addr, unsigned size, uint64_t val,
+                                  const char *why)
+{
+    trace_kvssd_reg_guest_error(addr, size, val, why);
+    kvssd_guest_error(n, "register write at 0x%" HWADDR_PRIx " (%u bytes, value 0x%" PRIx64 "): %s",
+                      addr, size, val, why);
+}
+
 static void kvssd_ctrl_enable(KvssdState *n)
 {
     uint32_t css = KVSSD_CC_CSS(n->cc);
+    const char *why = css != KVSSD_CC_CSS_NVM && css != KVSSD_CC_CSS_ALL
+                          ? "CC.CSS is neither 000b (NVM) nor 110b (all I/O command sets)"
+                      : KVSSD_CC_MPS(n->cc) != 0 ? "CC.MPS is not 0 (4 KiB pages, CAP.MPSMAX = 0)"
+                      : KVSSD_CC_AMS(n->cc) != 0 ? "CC.AMS is not 0 (round robin)"
+                      : !kvssd_admin_queue_setup(n) ? "the admin queues (AQA, ASQ, ACQ) are invalid"
+                                                    : NULL;
 
-    if ((css != KVSSD_CC_CSS_NVM && css != KVSSD_CC_CSS_ALL) || KVSSD_CC_MPS(n->cc) != 0 ||
-        KVSSD_CC_AMS(n->cc) != 0 || !kvssd_admin_queue_setup(n)) {
+    if (why) {
         trace_kvssd_enable_fail(n->cc, n->aqa, n->asq, n->acq);
+        kvssd_guest_error(n,
+                          "controller enable refused (CSTS.CFS set): %s (CC 0x%" PRIx32
+                          " AQA 0x%" PRIx32 " ASQ 0x%" PRIx64 " ACQ 0x%" PRIx64 ")",
+                          why, n->cc, n->aqa, n->asq, n->acq);
         n->csts |= KVSSD_CSTS_CFS;
         return;
     }
@@ -121,6 +141,7 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
             kvssd_doorbell_write(n, addr, (uint32_t)data);
         } else {
             n->xfer.mmio_other_bytes += size;
+            kvssd_reg_guest_error(n, addr, size, data, "a doorbell takes 4-byte writes; ignored");
         }
         return;
     }
@@ -128,25 +149,34 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
     trace_kvssd_mmio_write(addr, size, data);
     switch (addr) {
     case KVSSD_REG_INTMS:
-        if (size == 4) {
-            n->intms |= data & 1;
-            kvssd_irq_update(n);
+    case KVSSD_REG_INTMC:
+    case KVSSD_REG_CC:
+    case KVSSD_REG_AQA:
+        if (size != 4) {
+            kvssd_reg_guest_error(n, addr, size, data, "a 32-bit register; ignored");
+            return;
         }
+        break;
+    default:
+        break;
+    }
+    switch (addr) {
+    case KVSSD_REG_INTMS:
+        n->intms |= data & 1;
+        kvssd_irq_update(n);
         break;
     case KVSSD_REG_INTMC:
-        if (size == 4) {
-            n->intms &= ~(data & 1);
-            kvssd_irq_update(n);
-        }
+        n->intms &= ~(data & 1);
+        kvssd_irq_update(n);
         break;
     case KVSSD_REG_CC:
-        if (size == 4) {
-            kvssd_write_cc(n, (uint32_t)data);
-        }
+        kvssd_write_cc(n, (uint32_t)data);
         break;
     case KVSSD_REG_AQA:
-        if (size == 4 && !(n->cc & KVSSD_CC_EN)) {
+        if (!(n->cc & KVSSD_CC_EN)) {
             n->aqa = data & KVSSD_AQA_MASK;
+        } else {
+            kvssd_reg_guest_error(n, addr, size, data, "AQA is read-only while CC.EN = 1; ignored");
         }
         break;
     case KVSSD_REG_ASQ:
@@ -154,7 +184,13 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
     case KVSSD_REG_ACQ:
     case KVSSD_REG_ACQ + 4: {
         if (n->cc & KVSSD_CC_EN) {
-            break;                   /* read-only while enabled */
+            kvssd_reg_guest_error(n, addr, size, data,
+                                  "ASQ and ACQ are read-only while CC.EN = 1; ignored");
+            break;
+        }
+        if ((addr == KVSSD_REG_ASQ || addr == KVSSD_REG_ACQ) && (data & 0xfffull)) {
+            kvssd_reg_guest_error(n, addr, size, data,
+                                  "bits 11:0 are reserved (the queue is 4 KiB aligned); cleared");
         }
         uint64_t *reg = addr < KVSSD_REG_ACQ ? &n->asq : &n->acq;
         hwaddr lo = addr < KVSSD_REG_ACQ ? KVSSD_REG_ASQ : KVSSD_REG_ACQ;
@@ -170,6 +206,9 @@ static void kvssd_mmio_write(void *opaque, hwaddr addr, uint64_t data, unsigned 
     }
     default:
         /* CAP, VS, CSTS are read only; NSSR is not supported (CAP.NSSRS = 0) */
+        kvssd_reg_guest_error(n, addr, size, data,
+                              "not a writable register (CAP, VS and CSTS are read-only, "
+                              "NSSR is not supported); ignored");
         break;
     }
 }
@@ -183,6 +222,127 @@ static const MemoryRegionOps kvssd_mmio_ops = {
 };
 
 /* ---- realize ------------------------------------------------------------- */
+
+/*
+ * Enum properties: preset (properties.def) and every firmware tunable of
+ * kind ENUM (tunables.def: command-set, packing, gc-policy). The field is an
+ * int, the index of the value; the property's QEnumLookup holds the names,
+ * so QOM and -device kvssd,help know them and QEMU refuses any other name
+ * before realize. The names are the firmware's (kvftl_*_names[]): not
+ * constant expressions, so class_init copies them into the lookups. A
+ * tunable's enum has one more value, "auto", after the firmware's last: the
+ * preset's value, the default.
+ */
+#define KVSSD_ENUM_AUTO "auto"
+
+/* "block, all, selective, backfill or auto (the preset's)" */
+static void kvssd_enum_values_text(const QEnumLookup *lookup, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    buf[0] = 0;
+    for (int i = 0; i < lookup->size && n < size; i++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%s",
+                              i == 0                  ? ""
+                              : i == lookup->size - 1 ? " or "
+                                                      : ", ",
+                              lookup->array[i]);
+    }
+    if (n < size && strcmp(lookup->array[lookup->size - 1], KVSSD_ENUM_AUTO) == 0) {
+        snprintf(buf + n, size - n, " (the preset's)");
+    }
+}
+
+static void kvssd_enum_get(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp)
+{
+    const Property *prop = opaque;
+    int *field = object_field_prop_ptr(obj, prop);
+
+    visit_type_enum(v, name, field, prop->info->enum_table, errp);
+}
+
+/* A name of the lookup, else the sentence naming the value and the allowed ones. */
+static void kvssd_enum_set(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp)
+{
+    const Property *prop = opaque;
+    const QEnumLookup *lookup = prop->info->enum_table;
+    int *field = object_field_prop_ptr(obj, prop);
+    g_autofree char *text = NULL;
+    char values[256];
+
+    if (!visit_type_str(v, name, &text, errp)) {
+        return;
+    }
+    for (int i = 0; i < lookup->size; i++) {
+        if (strcmp(text, lookup->array[i]) == 0) {
+            *field = i;
+            return;
+        }
+    }
+    kvssd_enum_values_text(lookup, values, sizeof(values));
+    error_setg(errp, "%s is '%s'; it must be %s", name, text, values);
+}
+
+static void kvssd_enum_set_default(ObjectProperty *op, const Property *prop)
+{
+    object_property_set_default_str(op,
+                                    qapi_enum_lookup(prop->info->enum_table, (int)prop->defval.i));
+}
+
+/* The lookup, PropertyInfo and value names of one enum property. */
+#define KVSSD_ENUM_INFO(name, count)                                                  \
+    static const char *kvssd_##name##_values[(count)];                                \
+    static const QEnumLookup kvssd_##name##_lookup = {.array = kvssd_##name##_values, \
+                                                      .size = (count)};               \
+    static const PropertyInfo kvssd_##name##_info = {                                 \
+        .type = "kvftl_" #name,                                                       \
+        .enum_table = &kvssd_##name##_lookup,                                         \
+        .get = kvssd_enum_get,                                                        \
+        .set = kvssd_enum_set,                                                        \
+        .set_default_value = kvssd_enum_set_default,                                  \
+    };
+
+KVSSD_ENUM_INFO(preset, KVFTL_PRESETS)
+#define KVSSD_ENUM_OF_LIB(kind, field, max)
+#define KVSSD_ENUM_OF_QEMU(kind, field, max) KVSSD_ENUM_OF_##kind(field, max)
+#define KVSSD_ENUM_OF_U32(field, max)
+#define KVSSD_ENUM_OF_U64(field, max)
+#define KVSSD_ENUM_OF_BOOL(field, max)
+#define KVSSD_ENUM_OF_STR(field, max)
+#define KVSSD_ENUM_OF_ENUM(field, max) KVSSD_ENUM_INFO(field, (max) + 2)
+#define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, ...) \
+    KVSSD_ENUM_OF_##where(kind, field, max)
+#include <kvftl/tunables.def>
+
+/* The value of an enum tunable's property that means "the preset's". */
+static int kvssd_enum_auto(const struct kvftl_tunable *t)
+{
+    return (int)t->max + 1;
+}
+
+/* Fill the lookups' names (class_init, before the properties are added). */
+static void kvssd_enum_names_init(void)
+{
+    for (int i = 0; i < KVFTL_PRESETS; i++) {
+        kvssd_preset_values[i] = kvftl_preset_names[i];
+    }
+#define KVSSD_ENUM_NAMES_LIB(kind, field)
+#define KVSSD_ENUM_NAMES_QEMU(kind, field) KVSSD_ENUM_NAMES_##kind(field)
+#define KVSSD_ENUM_NAMES_U32(field)
+#define KVSSD_ENUM_NAMES_U64(field)
+#define KVSSD_ENUM_NAMES_BOOL(field)
+#define KVSSD_ENUM_NAMES_STR(field)
+#define KVSSD_ENUM_NAMES_ENUM(field)                                  \
+    {                                                                 \
+        const struct kvftl_tunable *t = kvftl_tunable_find(#field);   \
+        for (uint64_t i = 0; i <= t->max; i++) {                      \
+            kvssd_##field##_values[i] = t->names[i];                  \
+        }                                                             \
+        kvssd_##field##_values[kvssd_enum_auto(t)] = KVSSD_ENUM_AUTO; \
+    }
+#define KVFTL_TUNABLE(field, kind, where, ...) KVSSD_ENUM_NAMES_##where(kind, field)
+#include <kvftl/tunables.def>
+}
 
 /* The device's own properties (properties.def): where each one's field is in KvssdState. */
 static const size_t kvssd_property_offset[] = {
@@ -206,7 +366,9 @@ static const struct kvssd_property *kvssd_property_find(const char *prop)
 /*
  * Each number property within its range (else a sentence naming the value
  * and the range), in properties.def's order; an unset string gets its
- * default. The preset's name is checked where it is applied.
+ * default. QEMU adds "-device kvssd,...: " before the sentence, so it
+ * starts with the property. The preset is an enum property: QEMU's set
+ * refused any other name (kvssd_enum_set).
  */
 static bool kvssd_check_properties(KvssdState *n, Error **errp)
 {
@@ -220,17 +382,18 @@ static bool kvssd_check_properties(KvssdState *n, Error **errp)
 
         switch (p[i].kind) {
         case KVSSD_PROPERTY_STR:
-        case KVSSD_PROPERTY_PRESET:
             if (!*(char **)field) {
                 *(char **)field = g_strdup(p[i].dflt_text);
             }
             continue;
+        case KVSSD_PROPERTY_PRESET: /* an enum property: QEMU took only its values */
         case KVSSD_PROPERTY_BOOL:
             continue;
         case KVSSD_PROPERTY_U8:
             v = *(uint8_t *)field;
             break;
         case KVSSD_PROPERTY_U32:
+        case KVSSD_PROPERTY_SIZE32:
             v = *(uint32_t *)field;
             break;
         default:
@@ -238,7 +401,7 @@ static bool kvssd_check_properties(KvssdState *n, Error **errp)
         }
         if (!kvssd_property_allows(&p[i], v)) {
             kvssd_property_range(&p[i], range, sizeof(range));
-            error_setg(errp, "kvssd: %s is %" PRIu64 "; it must be %s", p[i].prop, v, range);
+            error_setg(errp, "%s is %" PRIu64 "; it must be %s", p[i].prop, v, range);
             return false;
         }
     }
@@ -247,8 +410,8 @@ static bool kvssd_check_properties(KvssdState *n, Error **errp)
 
 /*
  * The value of each firmware tunable's property in the config, unless unset
- * (then the preset's stays), by tunables.def's kind column. A name that is
- * not one of an enum's values stops realize.
+ * (then the preset's stays), by tunables.def's kind column. An enum's value
+ * is its index, "auto" (the preset's) the one past the firmware's last.
  */
 #define KVSSD_OVERRIDE_LIB(kind, prop, field, flags)
 #define KVSSD_OVERRIDE_QEMU(kind, prop, field, flags) KVSSD_OVERRIDE_##kind(prop, field, flags)
@@ -264,11 +427,9 @@ static bool kvssd_check_properties(KvssdState *n, Error **errp)
     if (n->field != ON_OFF_AUTO_AUTO) {         \
         c->field = n->field == ON_OFF_AUTO_ON;  \
     }
-#define KVSSD_OVERRIDE_ENUM(prop, field, flags)                                                    \
-    if (n->field &&                                                                                \
-        kvftl_tunable_parse(c, kvftl_tunable_find(prop), prop, n->field, err, sizeof(err)) != 0) { \
-        error_setg(errp, "kvssd: %s", err);                                                        \
-        return false;                                                                              \
+#define KVSSD_OVERRIDE_ENUM(prop, field, flags)                             \
+    if (n->field != kvssd_enum_auto(kvftl_tunable_find(prop))) {            \
+        kvftl_tunable_put(c, kvftl_tunable_find(prop), (uint64_t)n->field); \
     }
 #define KVSSD_OVERRIDE_STR(prop, field, flags) \
     if (n->field) {                            \
@@ -279,16 +440,17 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
 {
     char err[256];
 
-    if (kvftl_config_preset(c, n->preset) != 0) {
+    if (n->preset < 0 || n->preset >= KVFTL_PRESETS ||
+        kvftl_config_preset(c, kvftl_preset_names[n->preset]) != 0) {
         kvssd_property_range(kvssd_property_find("preset"), err, sizeof(err));
-        error_setg(errp, "kvssd: preset is '%s'; it must be %s", n->preset, err);
+        error_setg(errp, "preset is %d; it must be %s", n->preset, err);
         return false;
     }
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
     KVSSD_OVERRIDE_##where(kind, prop, field, flags)
 #include <kvftl/tunables.def>
     if (kvftl_config_check(c, err, sizeof(err)) != 0) {
-        error_setg(errp, "kvssd: %s", err);
+        error_setg(errp, "%s", err);
         return false;
     }
     return true;
@@ -306,9 +468,21 @@ static void kvssd_close_firmware(KvssdState *n)
         n->nvm = NULL;
     }
     if (n->ftl) {
-        kvftl_close(n->ftl);
+        const char *image = kvftl_get_config(n->ftl)->image_path;
+        g_autofree char *path = image ? g_strdup(image) : NULL;
+        struct kvftl_stats st = {0};
+        int64_t start_us = g_get_monotonic_time();
+
+        if (path && trace_event_get_state_backends(TRACE_KVSSD_CHECKPOINT)) {
+            kvftl_stats_get(n->ftl, &st);
+        }
+        kvftl_close(n->ftl);        /* with an image: flush, then the checkpoint */
         n->ftl = NULL;
+        if (path) {
+            trace_kvssd_checkpoint(path, st.live_keys, g_get_monotonic_time() - start_us);
+        }
     }
+    kvssd_guest_log_flush(n);
 }
 
 /*
@@ -337,14 +511,15 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     }
     n->ftl = kvftl_open(&c, err, sizeof(err));
     if (!n->ftl) {
-        error_setg(errp, "kvssd: %s", err);
+        error_setg(errp, "%s", err);
         return;
     }
     /* an image mounted by scanning its log (a crash, or damage): say what was found */
     const char *note = kvftl_mount_note(n->ftl);
     if (note) {
-        warn_report("kvssd: %s", note);
+        warn_report("%s", note);    /* QEMU names the -device option first */
     }
+    trace_kvssd_mount(c.image_path ? c.image_path : "", note ? note : "clean");
     /* the namespace of the firmware's personality: KV (CSI 01h) or NVM (CSI 00h) */
     if (c.command_set == KVFTL_CMDSET_NVM) {
         struct kvssd_nvm_config vc = {.mdts_bytes = kvssd_mdts_bytes(n)};
@@ -362,7 +537,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     if (!n->ns && !n->nvm) {
         kvftl_close(n->ftl);
         n->ftl = NULL;
-        error_setg(errp, "kvssd: %s", err);
+        error_setg(errp, "%s", err);
         return;
     }
 
@@ -433,33 +608,43 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
     n->asq = n->acq = 0;
 }
 
-/* The property of a firmware tunable, by tunables.def's kind column; unset = the preset's. */
-#define KVSSD_PROP_LIB(kind, prop, field, flags)
-#define KVSSD_PROP_QEMU(kind, prop, field, flags) KVSSD_PROP_##kind(prop, field, flags),
-#define KVSSD_PROP_U32(prop, field, flags)      \
-    DEFINE_PROP_UINT32(prop, KvssdState, field, \
-                       ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0))
-#define KVSSD_PROP_U64(prop, field, flags)      \
-    DEFINE_PROP_UINT64(prop, KvssdState, field, \
-                       ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0))
-#define KVSSD_PROP_BOOL(prop, field, flags) \
+/*
+ * The property of a firmware tunable, by tunables.def's kind column; unset =
+ * the preset's. A byte count (KVFTL_TUNABLE_SIZE) is a size property: it
+ * takes QEMU's suffixes (64M, 32K).
+ */
+#define KVSSD_PROP_LIB(kind, prop, field, flags, max)
+#define KVSSD_PROP_QEMU(kind, prop, field, flags, max) KVSSD_PROP_##kind(prop, field, flags, max),
+#define KVSSD_PROP_U32(prop, field, flags, max)                                        \
+    DEFINE_PROP_UNSIGNED(                                                              \
+        prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0), \
+        *((flags) & KVFTL_TUNABLE_SIZE ? &qdev_prop_size32 : &qdev_prop_uint32), uint32_t)
+#define KVSSD_PROP_U64(prop, field, flags, max)                                        \
+    DEFINE_PROP_UNSIGNED(                                                              \
+        prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0), \
+        *((flags) & KVFTL_TUNABLE_SIZE ? &qdev_prop_size : &qdev_prop_uint64), uint64_t)
+#define KVSSD_PROP_BOOL(prop, field, flags, max) \
     DEFINE_PROP_ON_OFF_AUTO(prop, KvssdState, field, ON_OFF_AUTO_AUTO)
-#define KVSSD_PROP_ENUM(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
-#define KVSSD_PROP_STR(prop, field, flags) DEFINE_PROP_STRING(prop, KvssdState, field)
+#define KVSSD_PROP_ENUM(prop, field, flags, max) \
+    DEFINE_PROP_SIGNED(prop, KvssdState, field, (max) + 1, kvssd_##field##_info, int)
+#define KVSSD_PROP_STR(prop, field, flags, max) DEFINE_PROP_STRING(prop, KvssdState, field)
 
 /* The QEMU property of a row of properties.def, by its kind column. */
 #define KVSSD_DEVICE_PROP_STR(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
-#define KVSSD_DEVICE_PROP_PRESET(prop, field, dflt) DEFINE_PROP_STRING(prop, KvssdState, field)
+#define KVSSD_DEVICE_PROP_PRESET(prop, field, dflt) \
+    DEFINE_PROP_SIGNED(prop, KvssdState, field, 0, kvssd_preset_info, int)
 #define KVSSD_DEVICE_PROP_BOOL(prop, field, dflt) DEFINE_PROP_BOOL(prop, KvssdState, field, dflt)
 #define KVSSD_DEVICE_PROP_U8(prop, field, dflt) DEFINE_PROP_UINT8(prop, KvssdState, field, dflt)
 #define KVSSD_DEVICE_PROP_U32(prop, field, dflt) DEFINE_PROP_UINT32(prop, KvssdState, field, dflt)
+#define KVSSD_DEVICE_PROP_SIZE32(prop, field, dflt) \
+    DEFINE_PROP_SIZE32(prop, KvssdState, field, dflt)
 
 static const Property kvssd_props[] = {
 #define KVSSD_PROPERTY(field, kind, prop, unit, dflt, ...) \
     KVSSD_DEVICE_PROP_##kind(prop, field, dflt),
 #include "properties.def"
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
-    KVSSD_PROP_##where(kind, prop, field, flags)
+    KVSSD_PROP_##where(kind, prop, field, flags, max)
 #include <kvftl/tunables.def>
 };
 
@@ -484,22 +669,34 @@ static char *kvssd_property_desc(const struct kvssd_property *p)
     if (p->kind == KVSSD_PROPERTY_BOOL) {
         return g_strdup(p->help);
     }
-    if (p->kind == KVSSD_PROPERTY_STR || p->kind == KVSSD_PROPERTY_PRESET) {
+    if (p->kind == KVSSD_PROPERTY_STR) {
         return g_strdup_printf("%s; %s (default: %s)", p->help, range, dflt);
     }
     return g_strdup_printf("%s; %s", p->help, range);
 }
 
-/* "NAND channels; from 1 to 64 (0 = the preset's: default 4, pm983 8, cosmos 4)" */
+/*
+ * "NAND channels; from 1 to 64 (0 = the preset's: default 4, pm983 8, cosmos 4)",
+ * "GC victim policy; greedy, cost-benefit or auto (auto = the preset's: ...)"
+ */
 static char *kvssd_tunable_desc(const struct kvftl_tunable *t)
 {
     char range[256], v[KVFTL_PRESETS][32];
-    const char *unset = t->kind == KVFTL_TUNABLE_BOOL ? "auto"
-                        : t->kind == KVFTL_TUNABLE_ENUM || (t->flags & KVFTL_TUNABLE_UNSET_MAX)
-                            ? "unset"
-                            : "0";
+    const char *unset = t->kind == KVFTL_TUNABLE_BOOL || t->kind == KVFTL_TUNABLE_ENUM ? "auto"
+                        : (t->flags & KVFTL_TUNABLE_UNSET_MAX)                         ? "unset"
+                                                                                       : "0";
 
     kvftl_tunable_range(t, range, sizeof(range));
+    if (t->kind == KVFTL_TUNABLE_ENUM) {
+        /* the property's values: the firmware's, then auto */
+        size_t n = 0;
+        for (uint64_t i = 0; i <= t->max && n < sizeof(range); i++) {
+            n += (size_t)snprintf(range + n, sizeof(range) - n, "%s, ", t->names[i]);
+        }
+        if (n >= 2 && n < sizeof(range)) {
+            snprintf(range + n - 2, sizeof(range) - (n - 2), " or %s", KVSSD_ENUM_AUTO);
+        }
+    }
     if (t->kind == KVFTL_TUNABLE_STR) {
         return g_strdup_printf("%s", t->help);
     }
@@ -529,6 +726,7 @@ static void kvssd_class_init(ObjectClass *oc, KvssdClassData data)
     dc->desc = "NVMe Key-Value SSD (kvssd, KV command set + kvftl firmware; "
                "command-set=nvm: a block SSD on the same flash)";
     dc->vmsd = &kvssd_vmstate;
+    kvssd_enum_names_init();
     device_class_set_props(dc, kvssd_props);
     size_t count;
     const struct kvssd_property *p = kvssd_properties(&count);

@@ -3,14 +3,338 @@
  * What the guest's commands did, for the user watching the device: every
  * completed command passes here once with its status (queues.c, sq_run), for
  * the trace points and for the guest-error log (-d guest_errors).
+ *
+ * Trace points (hw/kvssd/trace-events, docs/device.md "Trace events"): each
+ * KV, inline, staged-key and iterator command decoded from its SQE; a GC
+ * run during a command, from the firmware's counters before and after it.
+ *
+ * Guest errors (docs/device.md "Guest errors"): a status that says the
+ * guest's command was malformed is one LOG_GUEST_ERROR line naming the queue,
+ * the command identifier, the opcode and the status; an outcome a correct
+ * guest also sees (a key that does not exist, the end of an iteration, a
+ * full device, a media error, an abort it asked for) is not logged. At most
+ * KVSSD_GUEST_ERROR_LINES lines per second of QEMU_CLOCK_VIRTUAL, then one
+ * line saying how many were not logged.
  */
 #include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
 
 #include "kvssd.h"
 #include "trace.h"
 
+#define SECOND_NS 1000000000ll
+
+/* One NVMe status (SCT << 8 | SC): its name, and whether only a malformed command gets it. */
+struct status_info {
+    uint16_t code;
+    bool guest_error;
+    const char *name;
+};
+
+static const struct status_info status_table[] = {
+    /* generic (SCT 0) */
+    {KVSSD_SC_SUCCESS, false, "Successful Completion"},
+    {KVSSD_SC_INVALID_OPCODE, true, "Invalid Command Opcode"},
+    {KVSSD_SC_INVALID_FIELD, true, "Invalid Field in Command"},
+    {KVSSD_SC_CID_CONFLICT, true, "Command ID Conflict"},
+    {KVSSD_SC_DATA_XFER_ERROR, true, "Data Transfer Error"},
+    {KVSSD_SC_ABORTED_POWER_LOSS, false, "Commands Aborted due to Power Loss Notification"},
+    {KVSSD_SC_INTERNAL_ERROR, false, "Internal Error"},
+    {KVSSD_SC_ABORT_REQUESTED, false, "Command Abort Requested"},
+    {KVSSD_SC_ABORTED_SQ_DELETION, false, "Command Aborted due to SQ Deletion"},
+    {KVSSD_SC_INVALID_NSID, true, "Invalid Namespace or Format"},
+    {KVSSD_SC_CMD_SEQ_ERROR, true, "Command Sequence Error"},
+    {KVSSD_SC_INVALID_SGL_SEG_DESCR, true, "Invalid SGL Segment Descriptor"},
+    {KVSSD_SC_INVALID_NUM_SGL_DESCRS, true, "Invalid Number of SGL Descriptors"},
+    {KVSSD_SC_DATA_SGL_LEN_INVALID, true, "Data SGL Length Invalid"},
+    {KVSSD_SC_SGL_DESCR_TYPE_INVALID, true, "SGL Descriptor Type Invalid"},
+    {KVSSD_SC_INVALID_PRP_OFFSET, true, "PRP Offset Invalid"},
+    {KVSSD_SC_INVALID_IOCS, true, "Invalid I/O Command Set"},
+    /* I/O command set range (SCT 0, 80h-BFh): NVM, then KV */
+    {KVSSD_SC_LBA_OUT_OF_RANGE, true, "LBA Out of Range"},
+    {KVSSD_SC_CAPACITY_EXCEEDED, false, "Capacity Exceeded"},
+    {KVSSD_SC_NS_NOT_READY, false, "Namespace Not Ready"},
+    {KVSSD_SC_INVALID_VALUE_SIZE, true, "KV Invalid Value Size"},
+    {KVSSD_SC_INVALID_KEY_SIZE, true, "KV Invalid Key Size"},
+    {KVSSD_SC_KEY_DOES_NOT_EXIST, false, "KV Key Does Not Exist"},
+    {KVSSD_SC_UNRECOVERED_ERROR, false, "KV Unrecovered Error"},
+    {KVSSD_SC_KEY_EXISTS, false, "KV Key Exists"},
+    /* admin command specific (SCT 1) */
+    {KVSSD_SC_CQ_INVALID, true, "Completion Queue Invalid"},
+    {KVSSD_SC_INVALID_QID, true, "Invalid Queue Identifier"},
+    {KVSSD_SC_INVALID_QSIZE, true, "Invalid Queue Size"},
+    {KVSSD_SC_AER_LIMIT_EXCEEDED, true, "Asynchronous Event Request Limit Exceeded"},
+    {KVSSD_SC_INVALID_IRQ_VECTOR, true, "Invalid Interrupt Vector"},
+    {KVSSD_SC_INVALID_LOG_PAGE, true, "Invalid Log Page"},
+    {KVSSD_SC_INVALID_FORMAT, true, "Invalid Format"},
+    {KVSSD_SC_INVALID_QUEUE_DELETION, true, "Invalid Queue Deletion"},
+    {KVSSD_SC_FID_NOT_SAVEABLE, true, "Feature Identifier Not Saveable"},
+    {KVSSD_SC_FEAT_NOT_CHANGEABLE, true, "Feature Not Changeable"},
+    /* media errors (SCT 2) */
+    {KVSSD_SC_WRITE_FAULT, false, "Write Fault"},
+    {KVSSD_SC_UNRECOVERED_READ_ERROR, false, "Unrecovered Read Error"},
+    /* our extensions (SCT 1, C0h-FFh: <kvssd/ext.h>) */
+    {KVSSD_SC_INLINE_UNKNOWN_TAG, true, "Inline Unknown Tag"},
+    {KVSSD_SC_INLINE_BAD_SEQUENCE, true, "Inline Bad Sequence"},
+    {KVSSD_SC_INLINE_OVERFLOW, true, "Inline Overflow"},
+    {KVSSD_SC_INLINE_TAG_IN_USE, true, "Inline Tag In Use"},
+    {KVSSD_SC_INLINE_EXPIRED, false, "Inline Stream Expired"},
+    {KVSSD_SC_TAG_TABLE_FULL, false, "Tag Table Full"},
+    {KVSSD_SC_STAGED_KEY_UNKNOWN, true, "Staged Key Unknown"},
+    {KVSSD_SC_ITERATOR_LIMIT, true, "Iterator Limit"},
+    {KVSSD_SC_INVALID_ITERATOR, true, "Invalid Iterator"},
+    {KVSSD_SC_ITERATOR_END, false, "Iterator End"},
+};
+
+/* The row of @status (CRD, More and DNR ignored), or NULL for a code not in the table. */
+static const struct status_info *status_find(uint16_t status)
+{
+    uint16_t code = status & KVSSD_STATUS_CODE_MASK;
+
+    for (size_t i = 0; i < ARRAY_SIZE(status_table); i++) {
+        if (status_table[i].code == code) {
+            return &status_table[i];
+        }
+    }
+    return NULL;
+}
+
+/* Command names, by queue (admin or I/O) and the namespace's command set. */
+struct opcode_info {
+    uint8_t opc;
+    const char *name;
+};
+
+static const struct opcode_info admin_opcodes[] = {
+    {KVSSD_ADM_DELETE_SQ, "Delete I/O SQ"},
+    {KVSSD_ADM_CREATE_SQ, "Create I/O SQ"},
+    {KVSSD_ADM_GET_LOG_PAGE, "Get Log Page"},
+    {KVSSD_ADM_DELETE_CQ, "Delete I/O CQ"},
+    {KVSSD_ADM_CREATE_CQ, "Create I/O CQ"},
+    {KVSSD_ADM_IDENTIFY, "Identify"},
+    {KVSSD_ADM_ABORT, "Abort"},
+    {KVSSD_ADM_SET_FEATURES, "Set Features"},
+    {KVSSD_ADM_GET_FEATURES, "Get Features"},
+    {KVSSD_ADM_ASYNC_EVENT, "Asynchronous Event Request"},
+    {KVSSD_ADM_FORMAT_NVM, "Format NVM"},
+    {KVSSD_ADM_FTL_CHECK, "FTL Check"},
+};
+
+static const struct opcode_info nvm_opcodes[] = {
+    {KVSSD_NVM_OPC_FLUSH, "Flush"},
+    {KVSSD_NVM_OPC_WRITE, "Write"},
+    {KVSSD_NVM_OPC_READ, "Read"},
+    {KVSSD_NVM_OPC_WRITE_ZEROES, "Write Zeroes"},
+    {KVSSD_NVM_OPC_DSM, "Dataset Management"},
+};
+
+static const struct opcode_info kv_opcodes[] = {
+    {KVSSD_OPC_FLUSH, "Flush"},
+    {KVSSD_OPC_STORE, "Store"},
+    {KVSSD_OPC_RETRIEVE, "Retrieve"},
+    {KVSSD_OPC_LIST, "List"},
+    {KVSSD_OPC_DELETE, "Delete"},
+    {KVSSD_OPC_EXIST, "Exist"},
+    {KVSSD_OPC_INLINE_HEAD, "Inline Head"},
+    {KVSSD_OPC_INLINE_XFER, "Inline Transfer"},
+    {KVSSD_OPC_INLINE_HEAD_FULL, "Inline Head (full layout)"},
+    {KVSSD_OPC_INLINE_XFER_FULL, "Inline Transfer (full layout)"},
+    {KVSSD_OPC_KEY_STAGE, "Key Stage"},
+    {KVSSD_OPC_ITER_OPEN, "Iterator Open"},
+    {KVSSD_OPC_ITER_READ, "Iterator Read"},
+    {KVSSD_OPC_ITER_CLOSE, "Iterator Close"},
+};
+
+static const char *opcode_name(KvssdState *n, uint16_t sqid, uint8_t opc)
+{
+    const struct opcode_info *t = sqid == 0 ? admin_opcodes : n->nvm ? nvm_opcodes : kv_opcodes;
+    size_t count = sqid == 0 ? ARRAY_SIZE(admin_opcodes)
+                   : n->nvm  ? ARRAY_SIZE(nvm_opcodes)
+                             : ARRAY_SIZE(kv_opcodes);
+
+    for (size_t i = 0; i < count; i++) {
+        if (t[i].opc == opc) {
+            return t[i].name;
+        }
+    }
+    return sqid == 0 ? "unknown admin command"
+           : n->nvm  ? "unknown NVM command"
+                     : "unknown KV command";
+}
+
+/* ---- the guest-error log ------------------------------------------------- */
+
+/*
+ * May one more line be logged now? Starts a new second when the current one
+ * is over, first logging how many errors the last one did not.
+ */
+static bool guest_log_admit(KvssdState *n)
+{
+    KvssdGuestLog *g = &n->glog;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (now - g->window_start_ns >= SECOND_NS || now < g->window_start_ns) {
+        kvssd_guest_log_flush(n);
+        g->window_start_ns = now;
+        g->lines = 0;
+    }
+    if (g->lines >= KVSSD_GUEST_ERROR_LINES) {
+        g->suppressed++;
+        return false;
+    }
+    g->lines++;
+    return true;
+}
+
+void kvssd_guest_log_flush(KvssdState *n)
+{
+    KvssdGuestLog *g = &n->glog;
+
+    if (g->suppressed) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "kvssd: %" PRIu64 " more guest errors not logged (at most %d lines a "
+                      "second)\n",
+                      g->suppressed, KVSSD_GUEST_ERROR_LINES);
+        g->suppressed = 0;
+    }
+}
+
+void kvssd_guest_error(KvssdState *n, const char *fmt, ...)
+{
+    va_list ap;
+    g_autofree char *text = NULL;
+
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR) || !guest_log_admit(n)) {
+        return;
+    }
+    va_start(ap, fmt);
+    text = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR, "kvssd: %s\n", text);
+}
+
+/* ---- trace points -------------------------------------------------------- */
+
+/* A KV command's key: its length, and the staged-key tag a long key names (-1: in the SQE). */
+static int staged_tag(const struct kvssd_sqe *sqe, uint32_t key_len)
+{
+    return key_len > KVSSD_KEY_INLINE_MAX ? (int)(sqe->cdw[2] & KVSSD_TAG_MASK) : -1;
+}
+
+/* The trace point of a KV-personality command, decoded from its SQE. */
+static void trace_kv_command(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    uint16_t cid = kvssd_sqe_cid(sqe);
+    const uint32_t *d = sqe->cdw;
+    uint32_t klen = d[11] & KVSSD_CDW11_KEY_LEN_MASK;
+
+    switch (kvssd_sqe_opcode(sqe)) {
+    case KVSSD_OPC_FLUSH:
+        trace_kvssd_kv_flush(sqid, cid, status);
+        break;
+    case KVSSD_OPC_STORE:
+        trace_kvssd_kv_store(sqid, cid, klen, staged_tag(sqe, klen), d[10],
+                             (d[11] >> KVSSD_CDW11_OPTIONS_SHIFT) & KVSSD_CDW11_OPTIONS_MASK,
+                             status);
+        break;
+    case KVSSD_OPC_RETRIEVE:
+        trace_kvssd_kv_retrieve(sqid, cid, klen, staged_tag(sqe, klen), d[10], status);
+        break;
+    case KVSSD_OPC_DELETE:
+        trace_kvssd_kv_delete(sqid, cid, klen, staged_tag(sqe, klen), status);
+        break;
+    case KVSSD_OPC_EXIST:
+        trace_kvssd_kv_exist(sqid, cid, klen, staged_tag(sqe, klen), status);
+        break;
+    case KVSSD_OPC_LIST:
+        trace_kvssd_kv_list(sqid, cid, klen, staged_tag(sqe, klen), d[10], status);
+        break;
+    case KVSSD_OPC_INLINE_HEAD:
+    case KVSSD_OPC_INLINE_HEAD_FULL: {
+        bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_HEAD_FULL;
+        uint32_t hklen = d[10] >> KVSSD_INLINE_KLEN_SHIFT;
+        uint32_t tag = full ? d[11] & KVSSD_INLINE_FULL_MAX_TAG : d[11] & KVSSD_TAG_MASK;
+        trace_kvssd_inline_head(sqid, cid, tag, full ? "full" : "stock", hklen,
+                                full ? -1 : staged_tag(sqe, hklen), d[10] & KVSSD_INLINE_VSIZE_MASK,
+                                !full && (d[11] & KVSSD_INLINE_HYBRID),
+                                !full && (d[11] & KVSSD_INLINE_FULL_TAIL), status);
+        break;
+    }
+    case KVSSD_OPC_INLINE_XFER:
+    case KVSSD_OPC_INLINE_XFER_FULL: {
+        bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_XFER_FULL;
+        uint32_t ts = full ? d[1] : d[10];    /* the full layout has no NSID: CDW1 */
+        trace_kvssd_inline_xfer(sqid, cid, ts & KVSSD_TAG_MASK, full ? "full" : "stock",
+                                ts >> KVSSD_INLINE_SEQ_SHIFT, status);
+        break;
+    }
+    case KVSSD_OPC_KEY_STAGE:
+        trace_kvssd_key_stage(sqid, cid, d[11] & KVSSD_TAG_MASK, d[10] & 0xffu, status);
+        break;
+    case KVSSD_OPC_ITER_OPEN:
+        trace_kvssd_iter_open(sqid, cid, d[10], d[11], (d[12] & KVSSD_ITER_FLAG_KEY_VALUE) != 0,
+                              status);
+        break;
+    case KVSSD_OPC_ITER_READ:
+        trace_kvssd_iter_read(sqid, cid, d[11] & 0xffu, d[10], status);
+        break;
+    case KVSSD_OPC_ITER_CLOSE:
+        trace_kvssd_iter_close(sqid, cid, d[10] & 0xffu, status);
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * A GC run during the command: the firmware's GC counters moved since the
+ * previous command. Reads the statistics only while the trace point is on
+ * (the first command after it is turned on takes the counters as the base;
+ * a statistics reset, counters going down, does too).
+ */
+static void trace_gc(KvssdState *n, uint16_t sqid, const struct kvssd_sqe *sqe)
+{
+    KvssdGuestLog *g = &n->glog;
+    struct kvftl_stats st;
+
+    if (!trace_event_get_state_backends(TRACE_KVSSD_GC) || !n->ftl) {
+        g->gc_valid = false;
+        return;
+    }
+    kvftl_stats_get(n->ftl, &st);
+    if (g->gc_valid && st.gc_runs > g->gc_runs && st.gc_relocated_bytes >= g->gc_relocated_bytes &&
+        st.nand_blocks_erased >= g->gc_blocks_erased && st.gc_foreground_stalls >= g->gc_stalls) {
+        trace_kvssd_gc(sqid, kvssd_sqe_cid(sqe), kvssd_sqe_opcode(sqe), st.gc_runs - g->gc_runs,
+                       st.gc_relocated_bytes - g->gc_relocated_bytes,
+                       st.nand_blocks_erased - g->gc_blocks_erased,
+                       st.gc_foreground_stalls - g->gc_stalls, st.free_stripes, st.total_stripes);
+    }
+    g->gc_valid = true;
+    g->gc_runs = st.gc_runs;
+    g->gc_relocated_bytes = st.gc_relocated_bytes;
+    g->gc_blocks_erased = st.nand_blocks_erased;
+    g->gc_stalls = st.gc_foreground_stalls;
+}
+
 void kvssd_command_done(KvssdState *n, uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
 {
-    (void)n;
-    trace_kvssd_cmd_done(sqid, kvssd_sqe_cid(sqe), kvssd_sqe_opcode(sqe), status);
+    uint8_t opc = kvssd_sqe_opcode(sqe);
+
+    trace_kvssd_cmd_done(sqid, kvssd_sqe_cid(sqe), opc, status);
+    if (sqid != 0 && n->ns) {
+        trace_kv_command(sqid, sqe, status);
+    }
+    trace_gc(n, sqid, sqe);
+    if (status == KVSSD_SC_SUCCESS || !qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    const struct status_info *si = status_find(status);
+    if (si && si->guest_error) {
+        kvssd_guest_error(n,
+                          "sq %" PRIu16 " cid %" PRIu16 " opcode 0x%02" PRIx8
+                          " (%s): %s (status 0x%04" PRIx16 ")",
+                          sqid, kvssd_sqe_cid(sqe), opc, opcode_name(n, sqid, opc), si->name,
+                          status);
+    }
 }

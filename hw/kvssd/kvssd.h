@@ -43,8 +43,23 @@ typedef struct KvssdState KvssdState;
 #define KVSSD_TUNABLE_CTYPE_U32 uint32_t
 #define KVSSD_TUNABLE_CTYPE_U64 uint64_t
 #define KVSSD_TUNABLE_CTYPE_BOOL OnOffAuto
-#define KVSSD_TUNABLE_CTYPE_ENUM char *
+#define KVSSD_TUNABLE_CTYPE_ENUM int /* the value's index; its last + 1 = auto (ctrl.c) */
 #define KVSSD_TUNABLE_CTYPE_STR char *
+
+/*
+ * guest_log.c's state: the guest-error log's rate limit (at most
+ * KVSSD_GUEST_ERROR_LINES lines per second of QEMU_CLOCK_VIRTUAL, then one
+ * line counting the rest) and the GC trace point's counters after the
+ * previous command.
+ */
+#define KVSSD_GUEST_ERROR_LINES 10
+typedef struct KvssdGuestLog {
+    int64_t window_start_ns; /* the current second began here */
+    uint32_t lines;          /* lines logged in it */
+    uint64_t suppressed;     /* guest errors not logged in it */
+    bool gc_valid;           /* the gc_* counters are the previous command's */
+    uint64_t gc_runs, gc_relocated_bytes, gc_blocks_erased, gc_stalls;
+} KvssdGuestLog;
 
 /* A completion waiting to be posted: CQ full, or held until its simulated time. */
 typedef struct KvssdCqe {
@@ -130,6 +145,7 @@ struct KvssdState {
     uint32_t nvm_lba_bytes;       /* nvm personality: the namespace's logical block size */
     struct kvssd_admin admin;
     struct kvssd_xfer_counters xfer;
+    KvssdGuestLog glog;
 
     /* the device's own properties: one per row of properties.def */
 #define KVSSD_PROPERTY(field, kind, ...) KVSSD_PROPERTY_CTYPE_##kind field;
@@ -157,8 +173,16 @@ void kvssd_irq_update(KvssdState *n);
 void kvssd_queues_kick(KvssdState *n);
 extern const struct kvssd_admin_ops kvssd_queue_ops;
 
-/* guest_log.c: every completed command, once, with its status */
+/*
+ * guest_log.c: every completed command, once, with its status: its trace
+ * points, and a LOG_GUEST_ERROR line when the status says the guest's
+ * command was malformed (docs/device.md, "Guest errors").
+ */
 void kvssd_command_done(KvssdState *n, uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status);
+/* A guest mistake outside a command (a register or doorbell write): one rate-limited line. */
+void G_GNUC_PRINTF(2, 3) kvssd_guest_error(KvssdState *n, const char *fmt, ...);
+/* The count of guest errors not logged yet, as one line (QEMU exits, the device goes). */
+void kvssd_guest_log_flush(KvssdState *n);
 
 /* dma.c */
 void kvssd_dptr_init(KvssdDptr *d, KvssdState *n, const struct kvssd_sqe *sqe, uint32_t len);

@@ -25,6 +25,7 @@ enum kvssd_property_kind {
     KVSSD_PROPERTY_BOOL,
     KVSSD_PROPERTY_U8,
     KVSSD_PROPERTY_U32,
+    KVSSD_PROPERTY_SIZE32,
 };
 
 #define KVSSD_PROPERTY_POW2 1u
@@ -40,10 +41,11 @@ struct kvssd_property {
 
 /* The C type of a property's KvssdState field, by its kind. */
 #define KVSSD_PROPERTY_CTYPE_STR char *
-#define KVSSD_PROPERTY_CTYPE_PRESET char *
+#define KVSSD_PROPERTY_CTYPE_PRESET int /* the index in kvftl_preset_names[] */
 #define KVSSD_PROPERTY_CTYPE_BOOL bool
 #define KVSSD_PROPERTY_CTYPE_U8 uint8_t
 #define KVSSD_PROPERTY_CTYPE_U32 uint32_t
+#define KVSSD_PROPERTY_CTYPE_SIZE32 uint32_t
 
 /* The dflt column as a string (STR, PRESET) or as a number (the others). */
 #define KVSSD_PROPERTY_TEXT_STR(d) (d)
@@ -51,11 +53,13 @@ struct kvssd_property {
 #define KVSSD_PROPERTY_TEXT_BOOL(d) NULL
 #define KVSSD_PROPERTY_TEXT_U8(d) NULL
 #define KVSSD_PROPERTY_TEXT_U32(d) NULL
+#define KVSSD_PROPERTY_TEXT_SIZE32(d) NULL
 #define KVSSD_PROPERTY_NUMBER_STR(d) 0
 #define KVSSD_PROPERTY_NUMBER_PRESET(d) 0
 #define KVSSD_PROPERTY_NUMBER_BOOL(d) (d)
 #define KVSSD_PROPERTY_NUMBER_U8(d) (d)
 #define KVSSD_PROPERTY_NUMBER_U32(d) (d)
+#define KVSSD_PROPERTY_NUMBER_SIZE32(d) (d)
 
 /* The rows of properties.def, in its order; *@count of them. */
 static inline const struct kvssd_property *kvssd_properties(size_t *count)

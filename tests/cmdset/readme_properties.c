@@ -7,6 +7,9 @@
  *   readme-properties README.md           TAP: ok when the table matches
  *   readme-properties --write README.md   rewrite it
  *   readme-properties --print             print the expected rows
+ *
+ * Before comparing, it checks that every byte count (unit "bytes") is a SIZE32
+ * row and nothing else is: those are the size properties (64K accepted).
  */
 #include "doc_section.h"
 #include "properties.h"
@@ -28,6 +31,25 @@ static void rows(struct doc_text *t)
     }
 }
 
+/* Is every byte count a SIZE32 row, and only they? Else a TAP failure naming the first. */
+static int sizes_are_size32(void)
+{
+    size_t count;
+    const struct kvssd_property *p = kvssd_properties(&count);
+
+    for (size_t i = 0; i < count; i++) {
+        bool bytes = strcmp(p[i].unit, "bytes") == 0;
+        if (bytes != (p[i].kind == KVSSD_PROPERTY_SIZE32)) {
+            printf("1..1\nnot ok 1 - %s: unit '%s' but kind %s; every byte count (unit bytes) "
+                   "is a SIZE32 property and nothing else is\n",
+                   p[i].prop, p[i].unit,
+                   p[i].kind == KVSSD_PROPERTY_SIZE32 ? "SIZE32" : "not SIZE32");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct doc_section s = {
@@ -38,5 +60,8 @@ int main(int argc, char **argv)
         .what = "the device property table",
         .source = "properties.def",
     };
+    if (sizes_are_size32() != 0) {
+        return 1;
+    }
     return doc_section_main(&s, rows, argc, argv);
 }

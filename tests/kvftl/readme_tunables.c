@@ -9,7 +9,11 @@
  *
  * Every tunable that is a device property (where = QEMU) has a row: its
  * property name, its value in each preset, its unit, its range and its help.
+ * Before comparing, it checks that every byte count (unit "bytes") is flagged
+ * KVFTL_TUNABLE_SIZE and nothing else is: the device makes exactly those
+ * size properties (64M accepted), as the README says.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +55,24 @@ static void rows(struct doc_text *out)
     }
 }
 
+/* Is KVFTL_TUNABLE_SIZE on exactly the byte counts? Else a TAP failure naming the first. */
+static int sizes_flagged(void)
+{
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        const struct kvftl_tunable *t = &kvftl_tunables[i];
+        bool bytes = strcmp(t->unit, "bytes") == 0;
+        bool size = (t->flags & KVFTL_TUNABLE_SIZE) != 0;
+        if (bytes != size ||
+            (size && t->kind != KVFTL_TUNABLE_U32 && t->kind != KVFTL_TUNABLE_U64)) {
+            printf("1..1\nnot ok 1 - %s: unit '%s' %s KVFTL_TUNABLE_SIZE; every byte count (unit "
+                   "bytes, kind U32 or U64) is a size property and nothing else is\n",
+                   t->prop, t->unit, size ? "with" : "without");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct doc_section s = {
@@ -60,5 +82,8 @@ int main(int argc, char **argv)
         .what = "the firmware tunables table",
         .source = "tunables.def",
     };
+    if (sizes_flagged() != 0) {
+        return 1;
+    }
     return doc_section_main(&s, rows, argc, argv);
 }

@@ -77,7 +77,8 @@ static inline void kv_wr64(KvDev *d, uint64_t off, uint64_t v)
     qpci_io_writeq(d->dev, d->bar, off, v);
 }
 
-static inline KvDev *kv_start(const char *props)
+/* Start QEMU with the device (@props after serial=QT01) and @qemu_args (e.g. "-d guest_errors"). */
+static inline KvDev *kv_start_with(const char *props, const char *qemu_args)
 {
     KvDev *d = g_new0(KvDev, 1);
 
@@ -89,14 +90,20 @@ static inline KvDev *kv_start(const char *props)
     const char *machine = g_getenv("KVSSD_QTEST_MACHINE") ? g_getenv("KVSSD_QTEST_MACHINE") : "pc";
 
     d->qts = qtest_initf("-L %s -L /usr/share/qemu -machine %s -m 256M -nodefaults "
-                         "-device kvssd,addr=04.0,serial=QT01%s%s",
-                         bios, machine, props && *props ? "," : "", props ? props : "");
+                         "-device kvssd,addr=04.0,serial=QT01%s%s %s",
+                         bios, machine, props && *props ? "," : "", props ? props : "",
+                         qemu_args ? qemu_args : "");
     d->bus = qpci_new_pc(d->qts, NULL);
     d->dev = qpci_device_find(d->bus, KV_DEVFN);
     g_assert(d->dev);
     qpci_device_enable(d->dev);
     d->bar = qpci_iomap(d->dev, 0, NULL);
     return d;
+}
+
+static inline KvDev *kv_start(const char *props)
+{
+    return kv_start_with(props, NULL);
 }
 
 static inline void kv_stop(KvDev *d)
@@ -446,7 +453,7 @@ static inline uint16_t kv_delete_sq(KvDev *d, uint16_t qid)
  */
 static inline void kv_six_exists_on_full_cq(KvDev *d, uint16_t cids[6])
 {
-    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, KVSSD_QUEUE_PC), ==, 0);   /* no interrupts */
+    g_assert_cmphex(kv_create_cq(d, 1, 2, 0, KVSSD_QUEUE_PC), ==, 0); /* no interrupts */
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
     for (int i = 0; i < 6; i++) {
         struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
