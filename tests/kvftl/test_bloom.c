@@ -26,6 +26,37 @@ static void test_no_false_negatives(void)
     bloom_fini(&b);
 }
 
+/*
+ * A filter of 3 MiB + 64 bytes is mapped on a 2 MiB boundary (huge pages:
+ * its random block per Store must not miss the TLB), two huge pages of
+ * filter plus one of alignment slack; it starts zeroed, holds what is added
+ * at both ends and clears. A 12,480-byte filter stays on the heap.
+ */
+static void test_large_filter_in_huge_pages(void)
+{
+    struct bloom b;
+    bloom_init(&b, (3u << 20) + 64, 10);
+    CU_ASSERT_EQUAL(bloom_bytes(&b), (3u << 20) + 64);
+    CU_ASSERT_EQUAL((uintptr_t)b.bits % (2u << 20), 0);
+    CU_ASSERT_EQUAL(b.map_bytes, 3u * (2u << 20));
+    CU_ASSERT_EQUAL(b.bits[0], 0);
+    CU_ASSERT_EQUAL(b.bits[b.nblocks * 8 - 1], 0);
+    uint64_t first = 1, last = UINT64_MAX; /* block 0 and block nblocks - 1 */
+    bloom_add(&b, first);
+    bloom_add(&b, last);
+    CU_ASSERT_TRUE(bloom_maybe(&b, first));
+    CU_ASSERT_TRUE(bloom_maybe(&b, last));
+    CU_ASSERT_NOT_EQUAL(b.bits[b.nblocks * 8 - 8] | b.bits[b.nblocks * 8 - 1], 0);
+    bloom_clear(&b);
+    CU_ASSERT_FALSE(bloom_maybe(&b, last));
+    bloom_fini(&b);
+    CU_ASSERT_PTR_NULL(b.bits);
+
+    bloom_init(&b, 12500, 10);
+    CU_ASSERT_EQUAL(b.map_bytes, 0);
+    bloom_fini(&b);
+}
+
 /* 10,000 keys at 10 bits each: fewer than 2% of 100,000 other hashes pass. */
 static void test_false_positive_rate(void)
 {
@@ -140,11 +171,9 @@ static void test_rebuilt_after_power_cycle(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST_FN(test_no_false_negatives),
-    TAP_TEST_FN(test_false_positive_rate),
-    TAP_TEST_FN(test_absent_key_without_flash_read),
-    TAP_TEST_FN(test_bloom_off_reads_index_page),
-    TAP_TEST_FN(test_rebuilt_after_power_cycle),
+    TAP_TEST_FN(test_no_false_negatives),         TAP_TEST_FN(test_false_positive_rate),
+    TAP_TEST_FN(test_large_filter_in_huge_pages), TAP_TEST_FN(test_absent_key_without_flash_read),
+    TAP_TEST_FN(test_bloom_off_reads_index_page), TAP_TEST_FN(test_rebuilt_after_power_cycle),
 };
 
 int main(void)
