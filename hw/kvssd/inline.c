@@ -135,7 +135,7 @@ static void stream_expire(struct kvssd_ns *ns, uint16_t idx)
 
 void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
 {
-    uint64_t floor = UINT64_MAX;
+    uint64_t floor_ns = UINT64_MAX;
 
     /* every slot in use was active at idle_floor_ns or later: none is idle yet */
     if (now_ns <= ns->idle_floor_ns || now_ns - ns->idle_floor_ns <= ns->cfg.inline_timeout_ns) {
@@ -148,7 +148,7 @@ void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
             continue;
         }
         if (!slot_idle(ns, s, now_ns)) {
-            floor = MIN(floor, s->last_ns);
+            floor_ns = MIN(floor_ns, s->last_ns);
             continue;
         }
         if (s->kind == KVSSD_SLOT_STREAM) {
@@ -157,7 +157,7 @@ void kvssd_tags_expire(struct kvssd_ns *ns, uint64_t now_ns)
             slot_release(ns, (uint16_t)i);
         }
     }
-    ns->idle_floor_ns = floor;
+    ns->idle_floor_ns = floor_ns;
 }
 
 void kvssd_tags_reset(struct kvssd_ns *ns)
