@@ -7,7 +7,10 @@
 # the model suite under AddressSanitizer/UBSan, the fuzz targets for a
 # bounded time, the device qtests and the guest end-to-end suite. Every
 # test case is reported as a TAP line; the last line is "N passed, N failed".
-# Exit status is non-zero when anything failed.
+# Exit status is non-zero when anything failed. On stderr: each phase, what
+# it builds or runs, a line a minute while a step runs (minutes, build step
+# or test N/M, cases so far, a QEMU build's steps) and "PHASE: N passed, N
+# failed" after each phase.
 #
 # Environment: BUILD_DIR (default build/), KVSSD_TEST_PHASES (space-separated
 # subset of: format unit sanitize fuzz qtest guest; default all).
