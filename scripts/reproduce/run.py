@@ -29,6 +29,7 @@ import report  # noqa: E402
 import verdicts as V  # noqa: E402
 
 EXPERIMENTS = [
+    "exp_bandslim_fig4",
     "exp_bandslim_fig8",
     "exp_bandslim_fig9",
     "exp_bandslim_fig10",
@@ -39,6 +40,7 @@ EXPERIMENTS = [
     "exp_char_fig3",
     "exp_char_fig6",
     "exp_char_fig5",
+    "exp_char_maxkeys",
     # KV-SSD versus block SSD + RocksDB / rawhash (issue 12; versus.py)
     "exp_char_fig2",
     "exp_char_fig3_block",
