@@ -46,6 +46,23 @@ DEVICE_CAPTION = ("device: cosmos preset (Cosmos+ OpenSSD: 4 channels x 8 dies, 
                   "tPROG 1 ms, firmware times of docs/kvftl.md)")
 
 
+# kvbench's BandSlim presets' value mixes (host/kvbench/config.c preset_bandslim):
+# spelled out where a run phase follows the load, which the presets switch off
+WORKLOAD_VALUES = {
+    "B": "weighted:8:9,2048:1",
+    "C": "weighted:8:1,2048:9",
+    "D": "weighted:8:1,16:1,32:1,64:1,128:1,256:1,512:1,1024:1,2048:1",
+    "M": "mixgraph:max=1024",
+}
+
+
+def workload_bench(w, warm, run, **kw):
+    """kvbench for workload w (4-byte keys in random order, the preset's value
+    mix): a warm-up load of warm Stores, then a run phase of run inserts."""
+    return C.kvbench(keys=warm, ops=run, mix="insert=1", key_size=4, load_order="uniform",
+                     value_size=WORKLOAD_VALUES[w], **kw)
+
+
 def dilated_cosmos(factor=DILATION, **extra):
     """The cosmos preset with every device time (NAND, channel, memcpy and
     firmware) stretched by factor; tBERS stays (nothing is erased in these
