@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """kvbench's --json against its JSON Schema, and its command line, without a device.
 
-usage: validate.py KVBENCH SCHEMA
+usage: validate.py KVBENCH SCHEMA [KVBENCH_LOOP]
 
 Runs the built kvbench on the rawhash engine over a temporary file (the
 engine that needs no device) and checks, as TAP:
@@ -11,7 +11,11 @@ engine that needs no device) and checks, as TAP:
   - --report-interval: stdout is the JSON alone, one stderr line per interval,
     the intervals' ops add up to the phase's;
   - an old preset name: one notice line on stderr, "preset" the new name;
-  - every --help flag line names a default; old flag spellings still parse.
+  - every --help flag line names a default; old flag spellings still parse;
+  - with KVBENCH_LOOP (kvbench over the in-process device, /dev/null a KV
+    namespace): the kvssd engine's reports with their "device" object, on the
+    sync and io_uring paths, ycsb-e's scans on the device's iterator and
+    ycsb-f's read-modify-writes, the device's command counts exact.
 Needs Debian's python3-jsonschema.
 """
 import json
@@ -28,6 +32,7 @@ except ImportError:
     sys.exit(1)
 
 KVBENCH, SCHEMA = sys.argv[1], sys.argv[2]
+KVBENCH_LOOP = sys.argv[3] if len(sys.argv) > 3 else None
 results = []
 
 
@@ -43,6 +48,63 @@ def run(tmp, *args):
     cmd = [KVBENCH, "--engine", "rawhash", "--rawhash-dev", img,
            "--rawhash-size", "33554432", "--json", "--progress", "off"] + list(args)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def loop_run(*args):
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/dev/null", "--json", "--progress", "off"] +
+                       list(args), capture_output=True, text=True, timeout=120)
+    try:
+        return p.returncode, json.loads(p.stdout)
+    except ValueError:
+        return p.returncode, {"stderr": p.stderr[-300:]}
+
+
+def loop(validator):
+    """The kvssd engine: reports with the device's statistics log deltas."""
+    rc, r = loop_run("--keys", "300", "--ops", "600")
+    errs = list(validator.iter_errors(r))
+    check(rc == 0 and not errs, "kvssd engine (sync): exit 0, the report validates%s" %
+          (": " + errs[0].message if errs else ""))
+    if rc:
+        return
+    load, run_ph = r["phases"]
+    sim = load["device"]["sim_latency_us"]
+    check(list(sim) == ["store", "retrieve", "delete", "exist", "iterate"],
+          "device.sim_latency_us names the five KV commands (%s)" % list(sim))
+    check(sim["store"]["count"] == 300 and load["commands"] == 300,
+          "load: 300 inserts = 300 Stores in the device's log (%d)" % sim["store"]["count"])
+    d = run_ph["device"]
+    oc = run_ph["op_counts"]
+    check(d["sim_latency_us"]["store"]["count"] == oc["update"] and
+          d["sim_latency_us"]["retrieve"]["count"] == oc["read"] and
+          oc["read"] + oc["update"] == 600,
+          "run: Stores = updates, Retrieves = reads (%s, %s)" %
+          (d["sim_latency_us"]["store"]["count"], d["sim_latency_us"]["retrieve"]["count"]))
+    check(r["device"] == d and r["device_phase"] == "run" and d["commands"] >= 600,
+          "the top-level device object is the run phase's")
+    rc, r = loop_run("--keys", "300", "--ops", "600", "--qd", "4")
+    ph = r.get("phases", [{}])[-1]
+    check(rc == 0 and r["io"] == "async" and r["queue_depth"] == 4 and ph["ops"] == 600 and
+          ph["errors"] == 0 and ph["mismatches"] == 0,
+          "kvssd engine, --qd 4: the io_uring path, 600 operations, no error")
+    rc, r = loop_run("--preset", "ycsb-e", "--keys", "200", "--ops", "200")
+    ph = r.get("phases", [{}])[-1]
+    oc = ph.get("op_counts", {})
+    sim = ph.get("device", {}).get("sim_latency_us", {})
+    check(rc == 0 and oc["iterate"] + oc["insert"] == 200 and
+          sim["iterate"]["count"] == 3 * oc["iterate"] and sim["store"]["count"] == oc["insert"],
+          "ycsb-e: each scan is the device's Iterator Open, Read, Close (%s scans, %s iterator "
+          "commands)" % (oc.get("iterate"), sim.get("iterate", {}).get("count")))
+    rc, r = loop_run("--preset", "ycsb-f", "--keys", "200", "--ops", "400")
+    ph = r.get("phases", [{}])[-1]
+    oc = ph.get("op_counts", {})
+    sim = ph.get("device", {}).get("sim_latency_us", {})
+    check(rc == 0 and oc["read"] + oc["rmw"] == 400 and ph["mismatches"] == 0 and
+          sim["store"]["count"] == oc["rmw"] and
+          sim["retrieve"]["count"] == oc["read"] + oc["rmw"],
+          "ycsb-f: a rmw is a Retrieve and a Store, verified (%s)" % oc)
+    errs = list(validator.iter_errors(r))
+    check(not errs, "the ycsb-f report validates%s" % (": " + errs[0].message if errs else ""))
 
 
 def main():
@@ -146,6 +208,10 @@ def main():
         p = run(tmp, "--no-such-flag")
         check(p.returncode == 2 and "Unknown option --no-such-flag" in p.stderr,
               "an unknown flag: exit 2 naming it (%r)" % p.stderr.strip())
+
+    # 6. the kvssd engine over the in-process device
+    if KVBENCH_LOOP:
+        loop(validator)
 
     # 5. --help: a line per flag with its default
     h = subprocess.run([KVBENCH, "--help"], capture_output=True, text=True).stdout
