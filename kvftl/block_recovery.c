@@ -733,7 +733,7 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             }
         }
         struct stripe_info *si = &sp->stripes[s];
-        si->erased = !any && !dirty[s] && n->data[first * geo->page_size] == 0;
+        si->erased = !any && !dirty[s] && nand_byte(n, first * geo->page_size) == 0;
         si->state = STRIPE_FREE;
         if (kind[s] != NAND_PAGE_ERASED) {
             open_seq[s] = n->oob[first + (kind[s] == NAND_PAGE_DATA ? fd : fi)].seq;

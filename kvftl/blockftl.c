@@ -191,8 +191,10 @@ static int blk_collect_data(void *ctx, uint32_t victim, uint64_t *now_ns)
                 read = true;
             }
             page_map_lookup(pm, us[j].unit, true, now_ns);
-            int rc = unit_put(ftl, us[j].unit, nand_page_ptr(&ftl->nand, ppn) + (size_t)j * UNIT,
-                              now_ns);
+            uint8_t ubuf[UNIT];
+            const uint8_t *u = nand_view(&ftl->nand, ppn * geo->page_size + (size_t)j * UNIT, UNIT,
+                                         ubuf);
+            int rc = unit_put(ftl, us[j].unit, u, now_ns);
             if (rc != 0) {
                 return -1;
             }
@@ -352,7 +354,7 @@ static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n,
     if (old != PAGE_MAP_UNMAPPED) {
         uint64_t last;
         stream_read(&ftl->space, slot_addr(old), UNIT, UINT64_MAX, &last, now_ns);
-        memcpy(u, ftl->nand.data + slot_addr(old), UNIT);
+        nand_copy_out(&ftl->nand, slot_addr(old), u, UNIT);
     } else {
         memset(u, 0, UNIT);
     }
@@ -445,12 +447,8 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
     for (uint64_t u = first; u <= last; u++) {
         uint32_t slot = page_map_lookup(&ftl->pmap, u, false, &now);
         if (slot != PAGE_MAP_UNMAPPED && slot_addr(slot) + UNIT <= ftl->nand.geo.total_bytes) {
-            const uint8_t *d = ftl->nand.data + slot_addr(slot);
             __builtin_prefetch(slot_spare(ftl, slot));
-            __builtin_prefetch(d);
-            __builtin_prefetch(d + 64);
-            __builtin_prefetch(d + 128);
-            __builtin_prefetch(d + 192);
+            nand_prefetch(&ftl->nand, slot_addr(slot), 256);
         }
     }
     /*
@@ -485,7 +483,7 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
                 span_addr = a;
             }
             span_len += n;
-            memcpy(dst, ftl->nand.data + a, n);
+            nand_copy_out(&ftl->nand, a, dst, n);
         }
         dst += n;
         pos += n;
@@ -549,15 +547,12 @@ void kvftl_block_read_batch(struct kvftl *ftl, const struct kvftl_block_read_req
             slot[i] = batch_first_slot(ftl, &r[i]);
             if (slot[i] != PAGE_MAP_UNMAPPED) {
                 __builtin_prefetch(slot_spare(ftl, slot[i]));
-                __builtin_prefetch(ftl->nand.data + slot_addr(slot[i]));
+                nand_prefetch(&ftl->nand, slot_addr(slot[i]), 1);
             }
         }
         for (size_t i = 0; i < w; i++) {
             if (i + 1 < w && slot[i + 1] != PAGE_MAP_UNMAPPED) {
-                const uint8_t *d = ftl->nand.data + slot_addr(slot[i + 1]);
-                for (uint32_t o = 64; o < UNIT; o += 64) {
-                    __builtin_prefetch(d + o);
-                }
+                nand_prefetch(&ftl->nand, slot_addr(slot[i + 1]) + 64, UNIT - 64);
             }
             kvftl_block_read(ftl, r[i].slba, r[i].nlb, r[i].buf, r[i].arrival_ns, &cpls[base + i]);
         }

@@ -53,7 +53,7 @@ struct kvftl_check_walk {
 /* Copy @len bytes at @addr (buffered or programmed), no accounting. */
 static void raw_read(const struct kvftl *ftl, uint64_t addr, uint32_t len, uint8_t *dst)
 {
-    memcpy(dst, ftl->nand.data + addr, len);
+    nand_copy_out(&ftl->nand, addr, dst, len);
 }
 
 struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl)

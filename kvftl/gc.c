@@ -83,13 +83,17 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
     uint64_t oldest_other = oldest_other_blob_seq(ftl, victim);
     uint64_t read_upto = 0; /* pages [0, read_upto) have been read */
     uint64_t pos = 0;
+    struct nand_scratch scratch = {0}; /* a record that is not contiguous in the store */
 
     while (pos + 1 <= geo->stripe_bytes) {
         uint64_t idx = pos / geo->page_size;
         if (!nand_page_programmed(&ftl->nand, base_ppn + idx)) {
             break;
         }
-        const uint8_t *p = ftl->nand.data + base + pos;
+        uint8_t hbuf[BLOB_HEADER_BYTES];
+        uint64_t avail = geo->stripe_bytes - pos;
+        const uint8_t *p = nand_view(&ftl->nand, base + pos,
+                                     avail < sizeof(hbuf) ? avail : sizeof(hbuf), hbuf);
         uint8_t type = p[0];
         if (type == REC_PAD1) {
             pos++;
@@ -125,6 +129,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
                 }
             }
         }
+        p = nand_view(&ftl->nand, base + pos, len, nand_scratch_get(&scratch, len));
         bool tomb = type == REC_TOMBSTONE;
         uint64_t loc = loc_make(base + pos, (uint32_t)len, tomb);
         uint32_t occ = vlog_occupied(&ftl->vl, (uint32_t)len);
@@ -140,6 +145,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
                 int rc = vlog_append(&ftl->vl, &h, key, key + h.key_bytes, false, 0, true, &pl,
                                      now_ns);
                 if (rc != 0) {
+                    nand_scratch_free(&scratch);
                     return -1;
                 }
                 uint64_t newloc = loc_make(pl.addr, (uint32_t)len, tomb);
@@ -150,6 +156,7 @@ static int collect_data(struct kvftl *ftl, uint32_t victim, uint64_t *now_ns)
         }
         pos += occ;
     }
+    nand_scratch_free(&scratch);
     return 0;
 }
 

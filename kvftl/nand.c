@@ -189,8 +189,25 @@ void nand_fini(struct nand *n)
     }
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
+    nand_scratch_free(&n->view_scratch);
     memset(n, 0, sizeof(*n));
     n->fd = -1;
+}
+
+void *nand_scratch_get(struct nand_scratch *s, size_t len)
+{
+    if (len > s->cap) {
+        s->buf = g_realloc(s->buf, len);
+        s->cap = len;
+    }
+    return s->buf;
+}
+
+void nand_scratch_free(struct nand_scratch *s)
+{
+    g_free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
 }
 
 void nand_sync(struct nand *n)

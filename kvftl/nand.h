@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define NAND_IMAGE_HEADER_BYTES 4096u
 
@@ -117,6 +118,12 @@ struct nand_unmap_log {
     struct nand_unmap_entry e[NAND_UNMAP_LOG_ENTRIES];
 };
 
+/* A grow-only buffer for nand_view() of records of any length. */
+struct nand_scratch {
+    uint8_t *buf;
+    size_t cap;
+};
+
 struct nand {
     struct nand_geometry geo;
     struct nand_timing tm;
@@ -129,6 +136,7 @@ struct nand {
     struct nand_oob *oob;  /* one per page */
     struct nand_unit_spare *unit_spare; /* geo.unit_spares_per_page per page, or NULL */
     struct nand_unmap_log *unmap_log;   /* nvm (unit_spare set): the unmap log, else NULL */
+    struct nand_scratch view_scratch; /* vlog_bytes()'s (kvftl/value_log.c) */
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
@@ -164,9 +172,84 @@ void nand_fini(struct nand *n);
 /* Byte offset in the image file where the checkpoint area starts. */
 uint64_t nand_checkpoint_offset(const struct nand *n);
 
+/*
+ * Access to page contents. Everything outside nand.c reads the backing
+ * store through these, never through n->data:
+ *
+ * nand_copy_out() copies the device bytes [addr, addr + len) (addr =
+ * ppn * page_size + offset; the range may cross pages) to @dst.
+ *
+ * nand_view() gives the same bytes read-only: a pointer into the store
+ * when it holds them contiguously, else @scratch (at least @len bytes)
+ * filled by nand_copy_out(). The pointer is valid until the next program
+ * or erase of those pages or the next use of @scratch.
+ *
+ * nand_page_ptr() is the writable memory of page @ppn, for the page
+ * buffer (an unprogrammed page is filled in place, then programmed from
+ * there) and for index pages.
+ */
 static inline uint8_t *nand_page_ptr(const struct nand *n, uint64_t ppn)
 {
     return n->data + ppn * n->geo.page_size;
+}
+
+static inline void nand_copy_out(const struct nand *n, uint64_t addr, void *dst, size_t len)
+{
+    memcpy(dst, n->data + addr, len);
+}
+
+static inline const uint8_t *nand_view(const struct nand *n, uint64_t addr, size_t len,
+                                       void *scratch)
+{
+    (void)len;
+    (void)scratch;
+    return n->data + addr;
+}
+
+/* nand_page_view() - nand_view() of the whole page @ppn (@scratch: page size bytes). */
+static inline const uint8_t *nand_page_view(const struct nand *n, uint64_t ppn, void *scratch)
+{
+    return nand_view(n, ppn * n->geo.page_size, n->geo.page_size, scratch);
+}
+
+/* nand_scratch_get() - @s's buffer, grown to at least @len bytes. */
+void *nand_scratch_get(struct nand_scratch *s, size_t len);
+void nand_scratch_free(struct nand_scratch *s);
+
+/*
+ * nand_fill() - copy @len bytes from @src to device address @addr, into
+ * the memory of pages that are not programmed yet (the page buffer's);
+ * the range may cross pages.
+ */
+static inline void nand_fill(const struct nand *n, uint64_t addr, const void *src, size_t len)
+{
+    const uint8_t *s = src;
+    while (len) {
+        uint64_t ppn = addr >> n->geo.page_shift;
+        uint32_t in = (uint32_t)(addr & (n->geo.page_size - 1));
+        size_t chunk = len < n->geo.page_size - in ? len : n->geo.page_size - in;
+        memcpy(nand_page_ptr(n, ppn) + in, s, chunk);
+        s += chunk;
+        addr += chunk;
+        len -= chunk;
+    }
+}
+
+/* nand_prefetch() - a hint: the bytes [addr, addr + len) will be read soon. */
+static inline void nand_prefetch(const struct nand *n, uint64_t addr, uint32_t len)
+{
+    uintptr_t p = (uintptr_t)(n->data + addr), end = p + (len ? len : 1);
+    for (p &= ~(uintptr_t)63; p < end; p += 64) {
+        __builtin_prefetch((const void *)p);
+    }
+}
+
+/* nand_byte() - the byte at device address @addr. */
+static inline uint8_t nand_byte(const struct nand *n, uint64_t addr)
+{
+    uint8_t b;
+    nand_copy_out(n, addr, &b, 1);
+    return b;
 }
 
 /* nand_unit_spares() - the unit spare areas of page @ppn (NULL for kv). */

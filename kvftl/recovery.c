@@ -320,7 +320,9 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
              * seed would lose every key without a word). A clean mount reads
              * no other blob; the FTL check (C4h) reads them all.
              */
-            const uint8_t *blob = ftl->nand.data + addr;
+            uint8_t head[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES]; /* key_bytes is 8 bits */
+            const uint8_t *blob = nand_view(&ftl->nand, addr,
+                                            len < sizeof(head) ? len : sizeof(head), head);
             struct blob_header bh;
             memcpy(&bh, blob, sizeof(bh));
             uint64_t h2 = 0;
@@ -852,7 +854,7 @@ static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
     struct index_pos pos;
     if (index_find(&ftl->idx, hash, key, h->key_bytes, &oldloc, &pos, now)) {
         struct blob_header old;
-        memcpy(&old, ftl->nand.data + loc_addr(oldloc), sizeof(old));
+        nand_copy_out(&ftl->nand, loc_addr(oldloc), &old, sizeof(old));
         if (old.seq > h->seq) {
             return true; /* a newer record of this key was already seen */
         }
@@ -878,7 +880,8 @@ static void scan_cut(struct kvftl *ftl, uint32_t s, uint64_t pos, const char *wh
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
     uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
-    const uint8_t *base = ftl->nand.data + (uint64_t)s * geo->stripe_bytes;
+    uint64_t base = (uint64_t)s * geo->stripe_bytes;
+    uint8_t *page = g_malloc(geo->page_size);
     uint64_t end = 0;
     for (uint64_t pg = geo->pages_per_stripe; pg-- > pos / geo->page_size;) {
         if (!nand_page_programmed(&ftl->nand, base_ppn + pg)) {
@@ -886,12 +889,13 @@ static void scan_cut(struct kvftl *ftl, uint32_t s, uint64_t pos, const char *wh
         }
         uint64_t from = pg * geo->page_size > pos ? pg * geo->page_size : pos;
         uint64_t n = (pg + 1) * geo->page_size - from;
-        const uint8_t *q = base + from;
+        const uint8_t *q = nand_view(&ftl->nand, base + from, n, page);
         if (q[0] || memcmp(q, q + 1, n - 1) != 0) {
             end = (pg + 1) * geo->page_size;
             break;
         }
     }
+    g_free(page);
     if (!end) {
         return;
     }
@@ -913,6 +917,7 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
     uint64_t max_seq = 0, pos = 0, read_upto = 0;
     struct stripe_info *si = &ftl->space.stripes[s];
     char what[64];
+    struct nand_scratch scratch = {0}; /* a record that is not contiguous in the store */
 
     while (pos < geo->stripe_bytes) {
         uint64_t idx = pos / geo->page_size;
@@ -925,7 +930,10 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
         for (; read_upto <= idx; read_upto++) {
             *now = nand_read(&ftl->nand, base_ppn + read_upto, geo->page_size, *now);
         }
-        const uint8_t *p = ftl->nand.data + base + pos;
+        uint8_t hbuf[BLOB_HEADER_BYTES];
+        uint64_t avail = geo->stripe_bytes - pos;
+        const uint8_t *p = nand_view(&ftl->nand, base + pos,
+                                     avail < sizeof(hbuf) ? avail : sizeof(hbuf), hbuf);
         if (p[0] == REC_PAD1) {
             pos++;
             continue;
@@ -959,6 +967,7 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
             scan_cut(ftl, s, pos, "a record header with impossible lengths");
             break;
         }
+        p = nand_view(&ftl->nand, base + pos, len, nand_scratch_get(&scratch, len));
         const uint8_t *key = p + BLOB_HEADER_BYTES;
         if (blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, key, key + h.key_bytes) ==
             h.checksum) {
@@ -977,14 +986,15 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
         }
         pos += vlog_occupied(&ftl->vl, (uint32_t)len);
     }
+    nand_scratch_free(&scratch);
     return max_seq;
 }
 
-/* Write a pad record over stripe bytes [from, to) at @p (the bytes are zero). */
-static void pad_gap(uint8_t *p, uint64_t from, uint64_t to)
+/* Write a pad record over device bytes [from, to) of buffered pages (the bytes are zero). */
+static void pad_gap(const struct nand *n, uint64_t from, uint64_t to)
 {
     uint8_t rec[8];
-    memcpy(p + from, rec, stream_pad_record(rec, to - from));
+    nand_fill(n, from, rec, stream_pad_record(rec, to - from));
 }
 
 /*
@@ -1003,22 +1013,23 @@ static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
     uint64_t base_ppn = (uint64_t)s * geo->pages_per_stripe;
-    uint8_t *p = ftl->nand.data + (uint64_t)s * geo->stripe_bytes;
+    const struct nand *n = &ftl->nand;
+    uint64_t base = (uint64_t)s * geo->stripe_bytes;
     uint64_t start = (uint64_t)first * geo->page_size;
     uint64_t end = ((uint64_t)last + 1) * geo->page_size;
     uint64_t pos = 0;
 
     while (pos < end) {
-        uint8_t type = p[pos];
+        uint8_t type = nand_byte(n, base + pos);
         if (type == REC_ERASED) {
             if (pos < start) {
                 break; /* a programmed page ends the log: nothing was buffered after it */
             }
             uint64_t q = pos;
-            while (q < end && p[q] == 0) {
+            while (q < end && nand_byte(n, base + q) == 0) {
                 q++;
             }
-            pad_gap(p, pos, q);
+            pad_gap(n, base + pos, base + q);
             pos = q;
             continue;
         }
@@ -1029,7 +1040,7 @@ static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first
         if (type == REC_PAD) {
             uint32_t len = 0;
             if (pos + 8 <= geo->stripe_bytes) {
-                memcpy(&len, p + pos + 4, 4);
+                nand_copy_out(n, base + pos + 4, &len, 4);
             }
             if (len < 8) {
                 break;
@@ -1042,7 +1053,7 @@ static void replay_buffered_stripe(struct kvftl *ftl, uint32_t s, uint32_t first
             pos + BLOB_HEADER_BYTES > geo->stripe_bytes) {
             break;
         }
-        memcpy(&h, p + pos, sizeof(h));
+        nand_copy_out(n, base + pos, &h, sizeof(h));
         uint64_t len = BLOB_HEADER_BYTES + (uint64_t)h.key_bytes + h.value_bytes;
         if (h.key_bytes == 0 || h.value_bytes > KVFTL_VALUE_MAX_BYTES ||
             pos + len > geo->stripe_bytes) {
@@ -1137,7 +1148,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             }
         }
         /* bytes left by a page buffer that never reached NAND also need an erase */
-        si->erased = !any && ftl->nand.data[first * geo->page_size] == 0;
+        si->erased = !any && nand_byte(&ftl->nand, first * geo->page_size) == 0;
         si->state = STRIPE_FREE;
         if (kind != NAND_PAGE_ERASED) {
             const struct nand_oob *oob =

@@ -240,7 +240,13 @@ const uint8_t *vlog_bytes(struct value_log *vl, uint64_t addr, uint32_t len, uin
 {
     /* a stripe is contiguous in the backing store, buffered pages included */
     stream_read(vl->sp, addr, len, skip_ppn, last_ppn, now_ns);
-    return vl->sp->nand->data + addr;
+    /*
+     * One scratch of a whole record's size, never moved: a view of a blob's
+     * head stays good while the whole blob is read into the same scratch.
+     */
+    struct nand *n = vl->sp->nand;
+    size_t most = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES;
+    return nand_view(n, addr, len, nand_scratch_get(&n->view_scratch, len > most ? len : most));
 }
 
 void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
@@ -248,7 +254,7 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
 {
     uint64_t last;
     stream_read(vl->sp, addr, len, skip_ppn, &last, now_ns);
-    memcpy(dst, vl->sp->nand->data + addr, len);
+    nand_copy_out(vl->sp->nand, addr, dst, len);
 }
 
 const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type,
@@ -276,12 +282,8 @@ const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type
 
 void vlog_prefetch(const struct value_log *vl, uint64_t loc)
 {
-    const uint8_t *blob = vl->sp->nand->data + loc_addr(loc);
     uint32_t ahead = loc_len(loc) < 256 ? loc_len(loc) : 256;
-    __builtin_prefetch(blob);
-    for (uint32_t o = 64 - (uint32_t)((uintptr_t)blob & 63); o < ahead; o += 64) {
-        __builtin_prefetch(blob + o);
-    }
+    nand_prefetch(vl->sp->nand, loc_addr(loc), ahead);
 }
 
 bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,

@@ -119,11 +119,11 @@ static void test_check_detects_corruption(void)
     put(f, "second", 100, 2, false);
     flush(f);
     assert_consistent(f);
-    f->nand.data[1024 + 24 + 6 + 50] ^= 0xff; /* a value byte of "second" */
+    nand_page_ptr(&f->nand, 0)[1024 + 24 + 6 + 50] ^= 0xff; /* a value byte of "second" */
     char err[256];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "blob at 1024 fails its checksum");
-    f->nand.data[1024 + 24 + 6 + 50] ^= 0xff;
+    nand_page_ptr(&f->nand, 0)[1024 + 24 + 6 + 50] ^= 0xff;
     f->space.stripes[0].valid_bytes += 1;
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "stripe 0 accounts 2049 valid bytes; the index references 2048");

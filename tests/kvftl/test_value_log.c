@@ -35,7 +35,8 @@ static void test_blob_header_on_flash(void)
     struct kvftl *f = open_or_die(&c);
     CU_ASSERT_EQUAL(put(f, "key1", 50, 0x11, false), 0);
     flush(f);
-    const uint8_t *p = f->nand.data;
+    uint8_t p[78];
+    nand_copy_out(&f->nand, 0, p, sizeof(p));
     struct blob_header h;
     memcpy(&h, p, sizeof(h));
     CU_ASSERT_EQUAL(h.type, REC_PAIR);
