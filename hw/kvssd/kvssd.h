@@ -98,6 +98,13 @@ typedef struct KvssdSQ {
     bool parked;
     struct kvssd_sqe parked_sqe;
     void *parked_cont;
+    /*
+     * Arrival: the commands up to the tail an MMIO doorbell write gave
+     * (db_pending of them not fetched yet) arrived by db_ns; any other (a
+     * shadow doorbell's) by its fetch.
+     */
+    int64_t db_ns;
+    uint16_t db_pending;
 } KvssdSQ;
 
 /* The data pointer of one command, resolved into at most a bounded list of extents. */
@@ -135,6 +142,7 @@ struct KvssdState {
     uint64_t batch_bytes;    /* data moved in this bottom-half run */
     QEMUBH *bh;
     QEMUTimer *timer;        /* latency=on completions; inline stream expiry */
+    uint64_t dbbuf_dbs, dbbuf_eis; /* Doorbell Buffer Config's shadow / event index pages, 0 = off */
     Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */
     bool irq_level;
 
