@@ -142,7 +142,7 @@ struct KvssdState {
     uint64_t batch_bytes;    /* data moved in this bottom-half run */
     QEMUBH *bh;
     QEMUTimer *timer;        /* latency=on completions; inline stream expiry */
-    uint64_t dbbuf_dbs, dbbuf_eis; /* Doorbell Buffer Config's shadow / event index pages, 0 = off */
+    uint64_t dbbuf_dbs, dbbuf_eis; /* Doorbell Buffer Config's pages, 0 = off */
     Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */
     bool irq_level;
 
