@@ -2,7 +2,7 @@
 """Characterization paper: the maximum number of pairs (~3.1 billion on a
 3.84 TB PM983 KV-SSD) and the space amplification of small pairs (up to 20x).
 
-Scaled down: the pm983 preset on a small geometry (GEOMETRY, 20 MiB raw).
+Scaled down: the pm983 preset on a small geometry (GEOMETRY, 48 MiB raw).
 The guest reads the namespace's maximum number of keys (`kvssd info`
 max_keys, Identify KVMNK: the device property max-keys, whose default is
 the user capacity / the 1 KiB placement unit) and its user capacity
@@ -27,17 +27,18 @@ PAPER = ("the maximum number of pairs on a 3.84 TB PM983 KV-SSD is ~3.1 billion;
          "see up to 20x space amplification (1 KiB padding)")
 TARGET = ("a fill to max-keys on a scaled pm983: pairs per byte of capacity, scaled to 3.84 TB, "
           "and the space amplification of 20-byte values (by construction: placement unit)")
-GEOMETRY = {"channels": 1, "dies-per-channel": 1, "blocks-per-die": 20, "pages-per-block": 32}
-SETUP = ("Device preset pm983 with channels=1, dies-per-channel=1, blocks-per-die=20, "
-         "pages-per-block=32 (20 MiB raw); 16-byte keys, sequential Stores past max-keys. ")
+# an erase stripe must hold the largest blob (2 MiB + header): 2 dies x 64 pages of 32 KiB
+GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 12, "pages-per-block": 64}
+SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=12, "
+         "pages-per-block=64 (48 MiB raw); 16-byte keys, sequential Stores past max-keys. ")
 OVER = 1.05
 DRIVE_BYTES = 3.84e12
 PAPER_PAIRS = 3.1e9
 VALUES = [512, 20]
 PARAM = ("the pm983 preset's placement-unit-bytes = 1024 (the paper's \"1KB padding\", Fig. 7) "
          "and max-keys' default, user capacity / placement unit")
-SCALE = ("paper: a 3.84 TB drive filled to its limit; here a 20 MiB device filled to %.2fx its "
-         "max-keys (~%d pairs per fill), at any --scale" % (OVER, 15000))
+SCALE = ("paper: a 3.84 TB drive filled to its limit; here a 48 MiB device filled to %.2fx its "
+         "max-keys (~%d pairs per fill), at any --scale" % (OVER, 40000))
 
 _FIELD = "$(kvssd info -d /dev/ng0n1 --json | sed -n 's/.*\"%s\":\\([0-9]*\\).*/\\1/p')"
 
@@ -136,6 +137,6 @@ def plot(rec, figdir):
     a2.set_ylabel("space amplification (linear)")
     a2.set_title("Space amplification at the fill")
     a2.legend(fontsize=7)
-    fig.suptitle("device: pm983 preset (1 KiB placement unit), 1 channel x 1 die, 20 blocks x 32 "
-                 "pages of 32 KiB (20 MiB raw); 16 B keys; by construction", fontsize=8)
+    fig.suptitle("device: pm983 preset (1 KiB placement unit), 1 channel x 2 dies, 12 blocks x 64 "
+                 "pages of 32 KiB (48 MiB raw); 16 B keys; by construction", fontsize=8)
     return [C.save(fig, figdir, "char-maxkeys.png")]
