@@ -54,28 +54,27 @@ static void test_help_lists_enum_values(void)
     g_autofree char *out = NULL, *err = NULL;
 
     g_assert_cmpint(run_qemu("-device kvssd,help", &out, &err), ==, 0);
-    g_assert(has_line(out,
-                      "  preset=<kvftl_preset>   - firmware preset, the values of the firmware "
-                      "parameters left unset: pm983 is the Samsung PM983 KV (32 KiB pages, "
-                      "1 KiB placement), cosmos the Cosmos+ OpenSSD (BandSlim's testbed); "
-                      "default, pm983 or cosmos (default: \"default\")"));
+    g_assert(has_line(out, "  preset=<kvftl_preset>  - firmware preset, the values of the firmware "
+                           "parameters left unset: pm983 is the Samsung PM983 KV (32 KiB pages, "
+                           "1 KiB placement), cosmos the Cosmos+ OpenSSD (BandSlim's testbed); "
+                           "default, pm983 or cosmos (default: default)"));
     g_assert(has_line(out, "  packing=<kvftl_packing> - placement policy of values in the page "
                            "buffer (BandSlim \xc2\xa7"
                            "3.3; backfill: with the DMA Log Table); "
                            "block, all, selective, backfill or auto (auto = the preset's: default "
-                           "all, pm983 all, cosmos backfill) (default: \"auto\")"));
+                           "all, pm983 all, cosmos backfill) (default: auto)"));
     g_assert(has_line(out, "  gc-policy=<kvftl_gc_policy> - GC victim policy; greedy, cost-benefit "
                            "or auto (auto = the preset's: default greedy, pm983 greedy, cosmos "
-                           "greedy) (default: \"auto\")"));
+                           "greedy) (default: auto)"));
     g_assert(strstr(out, "  command-set=<kvftl_command_set> - "));
     g_assert(strstr(out, "; kv, nvm or auto (auto = the preset's: default kv, pm983 kv, cosmos kv) "
-                         "(default: \"auto\")\n"));
+                         "(default: auto)\n"));
     /* byte counts are sizes */
     g_assert(strstr(out, "  index-dram-bytes=<size> - "));
-    g_assert(strstr(out, "  page-size-bytes=<size>  - "));
-    g_assert(strstr(out, "  dma-unit=<size>         - "));
+    g_assert(strstr(out, "  page-size-bytes=<size> - "));
+    g_assert(strstr(out, "  dma-unit=<size>        - "));
     /* not a byte count: a plain number */
-    g_assert(strstr(out, "  channels=<uint32>       - "));
+    g_assert(strstr(out, "  channels=<uint32>      - "));
 }
 
 /*
