@@ -97,7 +97,7 @@ static void test_size_suffixes(void)
     qobject_unref(r);
     kv_enable(d);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, sizeof(log), 0, log), ==, 0);
-    g_assert_cmpuint(le32p(log + 4), ==, 65536); /* struct kvssd_stats_log.dma_unit_bytes */
+    g_assert_cmpuint(le32p(log + offsetof(struct kvssd_stats_log, dma_unit_bytes)), ==, 65536);
     kv_stop(d);
 }
 
@@ -273,6 +273,68 @@ static void test_register_guest_error(void)
     unlink(path);
 }
 
+/*
+ * The kvssd_gc trace event: a small device (10 stripes of 2.25 MiB) takes
+ * 48 MiB of overwrites of four keys, so GC runs; the runs the events report
+ * add up to the statistics log page's gc_runs, exactly (each run during a
+ * command is in that command's event, none twice).
+ */
+static void test_gc_trace_event(void)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *args = NULL;
+    g_autofree char *text = NULL;
+    int fd = g_file_open_tmp("kvssd-trace-XXXXXX", &path, NULL);
+    const uint32_t vlen = 256 * 1024;
+    g_autofree uint8_t *val = g_malloc(vlen);
+    uint8_t log[4096];
+    uint64_t traced_runs = 0;
+    int events = 0;
+
+    g_assert(fd >= 0);
+    close(fd);
+    args = g_strdup_printf("-trace kvssd_gc -D %s", path);
+    KvDev *d = kv_start_with("channels=1,dies-per-channel=1,blocks-per-die=10,pages-per-block=576,"
+                             "page-size-bytes=4K,gc-high-watermark-blocks=3,"
+                             "gc-low-watermark-blocks=2",
+                             args);
+    kv_enable(d);
+    kv_io_queue(d, 64);
+    memset(val, 0x5a, vlen);
+    qtest_memwrite(d->qts, KV_DATA, val, vlen);
+    for (int i = 0; i < 192; i++) {
+        struct kvssd_sqe s = kv_sqe(KVSSD_OPC_STORE, 1);
+        char key[8];
+        snprintf(key, sizeof(key), "gc%d", i % 4);
+        kvssd_sqe_set_key(&s, key, strlen(key));
+        s.cdw[10] = vlen;
+        s.cdw[11] = kvssd_cdw11(strlen(key), 0);
+        kv_prp_for(d, &s, KV_DATA, vlen);
+        g_assert_cmphex(kv_cmd(d, 1, &s).status, ==, 0);
+    }
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, sizeof(log), 0, log), ==, 0);
+    kv_stop(d);
+
+    uint64_t gc_runs = le64p(log + offsetof(struct kvssd_stats_log, gc_runs));
+    g_assert_cmpuint(gc_runs, >, 0);
+    g_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        const char *ev = strstr(lines[i], "kvssd_gc during sq 1 cid ");
+        unsigned long long runs;
+        if (ev && sscanf(strstr(ev, ": ") + 2, "%llu runs", &runs) == 1) {
+            g_assert_cmpuint(runs, >, 0);
+            traced_runs += runs;
+            events++;
+        }
+    }
+    g_test_message("%d kvssd_gc events, %llu GC runs traced, %llu in the statistics log", events,
+                   (unsigned long long)traced_runs, (unsigned long long)gc_runs);
+    g_assert_cmpint(events, >, 0);
+    g_assert_cmpuint(traced_runs, ==, gc_runs);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -283,5 +345,6 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/props/guest-error-one-line", test_guest_error_one_line);
     qtest_add_func("/kvssd/props/guest-error-rate-limit", test_guest_error_rate_limit);
     qtest_add_func("/kvssd/props/register-guest-error", test_register_guest_error);
+    qtest_add_func("/kvssd/props/gc-trace-event", test_gc_trace_event);
     return g_test_run();
 }
