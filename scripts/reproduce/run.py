@@ -190,6 +190,9 @@ def main():
             print("   %s: its verdict %r is not overall(claims) = %r; using the latter" % (
                 n, rec["met"], V.overall(rec["claims"])), file=sys.stderr)
             rec["met"] = V.overall(rec["claims"])
+        # read the file again: another run.py writing the same results.json since this one
+        # started (other experiments) keeps its records
+        results = report.load(jpath)
         if a.repeat and n in results["experiments"]:
             first = results["experiments"][n]
             first.setdefault("repeats", []).append(repeat_of(rec))
@@ -208,6 +211,7 @@ def main():
             file=sys.stderr, flush=True)
     if not a.dry_run:
         order = [m.NAME for m in mods]
+        results = report.load(jpath)
         with open(os.path.join(out, "results.md"), "w") as f:
             f.write(report.render(results, order, out))
         print("%d experiment(s) in %.0f s; page: %s" % (
