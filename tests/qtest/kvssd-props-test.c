@@ -89,11 +89,11 @@ static void test_size_suffixes(void)
 
     r = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': {'path': '/machine/peripheral/kv0', "
                           "'property': 'index-dram-bytes'}}");
-    g_assert_cmpuint(qdict_get_uint(r, "return"), ==, 64ull << 20);
+    g_assert_cmpint(qdict_get_int(r, "return"), ==, 64ll << 20);
     qobject_unref(r);
     r = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': {'path': '/machine/peripheral/kv0', "
                           "'property': 'page-size-bytes'}}");
-    g_assert_cmpuint(qdict_get_uint(r, "return"), ==, 32768);
+    g_assert_cmpint(qdict_get_int(r, "return"), ==, 32768);
     qobject_unref(r);
     kv_enable(d);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, sizeof(log), 0, log), ==, 0);
