@@ -176,7 +176,7 @@ static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)
     put32(id + 92, 0);               /* OAES: no notices */
     put32(id + 96, 0);               /* CTRATT */
     id[111] = 1;                     /* CNTRLTYPE: I/O controller */
-    put16(id + 256, 1u << 1);        /* OACS: Format NVM */
+    put16(id + 256, 1u << 1 | 1u << 8); /* OACS: Format NVM, Doorbell Buffer Config (queues.c) */
     id[258] = 3;                     /* ACL: 4 outstanding Aborts */
     id[259] = KVSSD_AERL;
     id[260] = 1u << 1 | 1u << 0;     /* FRMW: one slot, slot 1 read only */
@@ -467,13 +467,16 @@ static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_
     put64(log + 176, a->error_count);
 }
 
+/* Doorbell Buffer Config (NVMe 1.3; the transport runs it: queues.c) */
+#define KVSSD_ADM_DBBUF_CONFIG 0x7c
+
 static void effects_admin(uint8_t *log)
 {
     static const uint8_t ops[] = {
         KVSSD_ADM_DELETE_SQ,   KVSSD_ADM_CREATE_SQ,    KVSSD_ADM_GET_LOG_PAGE,
         KVSSD_ADM_DELETE_CQ,   KVSSD_ADM_CREATE_CQ,    KVSSD_ADM_IDENTIFY,
         KVSSD_ADM_ABORT,       KVSSD_ADM_SET_FEATURES, KVSSD_ADM_GET_FEATURES,
-        KVSSD_ADM_ASYNC_EVENT, KVSSD_ADM_FTL_CHECK,
+        KVSSD_ADM_ASYNC_EVENT, KVSSD_ADM_FTL_CHECK,    KVSSD_ADM_DBBUF_CONFIG,
     };
     for (size_t i = 0; i < sizeof(ops); i++) {
         put32(log + 4 * ops[i], 1u << 0); /* CSUPP */
