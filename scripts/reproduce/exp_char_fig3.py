@@ -140,6 +140,16 @@ def analyze(raw, scale):
     return rec
 
 
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    pts = rec.get("series") or {}
+    if "low" not in pts or "high" not in pts:
+        return judge(None, None)
+    lo, hi = pts["low"], pts["high"]
+    return judge(hi["retrieve_mean_us"] / lo["retrieve_mean_us"],
+                 hi["store_mean_us"] / lo["store_mean_us"])
+
+
 def judge(rr, rw):
     """Fig. 3's claims with ours beside them (criteria: CRITERIA, fixed before the run)."""
     asym = rw / rr if rr and rw is not None else None

@@ -126,6 +126,11 @@ def judge(pts):
     return out
 
 
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    return judge(rec.get("series") or {})
+
+
 def analyze(raw, scale):
     pts = curve(raw, NAME)
     ctl = curve(raw, CONTROL)
@@ -221,7 +226,7 @@ def plot(rec, figdir):
     ax.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.08, 1.0), fontsize=7,
               borderaxespad=0.0)
     C.caption(fig, "Device: kvssd preset pm983, 1 channel x 2 dies, 8-entry page buffer, times "
-                   "dilated x%d; 16 B keys, values by PRP; %s; device time (QEMU icount). "
+                   "dilated x%d; 16 B keys, values by PRP; %s; device time. "
                    "Dips at 25/49 KiB by construction (page-data-bytes)." % (
                        DILATION, C.scale_text(rec)))
     return [C.save(fig, figdir, "char-fig5-value-size.png")]

@@ -80,6 +80,11 @@ def analyze(raw, scale):
     return rec
 
 
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    return judge(rec.get("series") or {})
+
+
 def judge(pts):
     """Fig. 7's claims about the KV-SSD with ours beside them (criteria: CRITERIA)."""
     def amp(v):

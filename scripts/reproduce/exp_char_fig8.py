@@ -123,6 +123,12 @@ def round_ratios(raw):
     return out
 
 
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge): the bandwidth
+    claims need every round's ratio, which only a new run records."""
+    return judge(rec.get("series") or {}, rec.get("round_ratios") or {})
+
+
 def judge(pts, rounds):
     """Fig. 8's claims with ours beside them (criteria: CRITERIA, fixed before the run)."""
     def cmds_ok(eng):

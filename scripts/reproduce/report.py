@@ -248,6 +248,9 @@ def render(results, order, docs_dir):
                     for c in rep.get("claims", []))))
             L.append("")
         L += repeat_numbers(r)
+        if r.get("rejudged"):
+            L.append("*Re-judged:* " + r["rejudged"] + ".")
+            L.append("")
         if r.get("setup"):
             L.append("*Setup:* " + r["setup"])
             L.append("")

@@ -100,6 +100,9 @@ def main():
                     "repeat (the page prints both runs' numbers and verdicts)")
     ap.add_argument("--report-only", action="store_true",
                     help="re-analyse saved raw output (or, without it, redraw from results.json)")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="with --report-only and no raw output: judge the recorded series by the "
+                    "experiment's current criteria (the page says they postdate the run)")
     ap.add_argument("--accel", default=None, help="passed to run-guest.sh --accel")
     ap.add_argument("--icount", default=str(C.ICOUNT_SHIFT),
                     help="run-guest.sh --icount SHIFT for every boot, or 'off' (the host's "
@@ -162,6 +165,9 @@ def main():
             if not raw:
                 rec = results["experiments"].get(n)
                 if rec:
+                    if hasattr(m, "rejudge") and a.rejudge:
+                        rejudge(m, rec)
+                        report.save(jpath, results)
                     rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
                 continue
             prev = results["experiments"].get(n, {})
@@ -217,6 +223,18 @@ def main():
         print("%d experiment(s) in %.0f s; page: %s" % (
             len(names), time.time() - t_all, os.path.join(out, "results.md")), file=sys.stderr)
     return 0
+
+
+def rejudge(m, rec):
+    """The experiment's claims from its recorded series by today's criteria, for a record
+    whose raw output is gone; the record says the criteria postdate its run."""
+    claims = m.rejudge(rec)
+    rec["claims"] = claims
+    rec["met"] = V.overall(claims)
+    rec["rejudged"] = ("claims judged at commit %s from the series this run recorded, by "
+                       "criteria written after the run (%s): re-run the experiment for "
+                       "criteria fixed before it" % (git_head(), rec.get("run_at", "?")))
+    rec["ours"] = V.summarize(claims) + " (re-judged); " + rec.get("ours", "")
 
 
 def icount_note(raw):
