@@ -176,7 +176,7 @@ static void test_damaged_index_pages(void)
     img_check_all(d);
     kv_stop(d);
     g_autofree char *log = img_read_log(t);
-    g_autofree char *want1 = g_strdup_printf("kvssd: image_path %s: index page 0 (NAND page ",
+    g_autofree char *want1 = g_strdup_printf("warning: image_path %s: index page 0 (NAND page ",
                                              t->img);
     g_autofree char *want2 = g_strdup_printf(
         ") does not match its checksum in the checkpoint; the index "
@@ -207,7 +207,7 @@ static void test_damaged_checkpoint(void)
     kv_stop(d);
     g_autofree char *log = img_read_log(t);
     g_autofree char *want = g_strdup_printf(
-        "kvssd: image_path %s: the checkpoint does not match its "
+        "warning: image_path %s: the checkpoint does not match its "
         "checksum; the index was rebuilt by scanning the log: %d "
         "keys found.",
         t->img, IMG_KEYS);
@@ -220,7 +220,7 @@ static void test_damaged_checkpoint(void)
     img_check_all(d);
     kv_stop(d);
     g_autofree char *log2 = img_read_log(t);
-    g_assert(!strstr(log2, "kvssd:"));
+    g_assert(!strstr(log2, "warning:") && !strstr(log2, "image_path"));
     img_free(t);
 }
 
@@ -240,7 +240,7 @@ static void test_truncated_image(void)
     g_autofree char *out = NULL;
     int status = img_run_direct(t, &out);
     g_autofree char *want = g_strdup_printf(
-        "kvssd: image_path %s is %lld bytes, shorter than the %llu "
+        "image_path %s is %lld bytes, shorter than the %llu "
         "bytes of NAND and spare areas its header describes: the "
         "file was truncated, and what it lost cannot be recovered",
         t->img, (long long)half, (unsigned long long)IMG_CKPT_OFF);
@@ -267,7 +267,7 @@ static void test_image_locked(void)
     g_autofree char *out = NULL;
     int status = img_run_direct(t, &out);
     g_autofree char *want = g_strdup_printf(
-        "kvssd: image_path %s is in use by process %d (another QEMU "
+        "image_path %s is in use by process %d (another QEMU "
         "or kvftl program has it open); an image can back only one "
         "device at a time",
         t->img, (int)qtest_pid(d->qts));
