@@ -83,8 +83,9 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the experiments")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the run-guest.sh command lines and guest scripts; run nothing")
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply every count by this (default 1 = all.sh's counts)")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="multiply every count by this (default 1 = all.sh's counts; with "
+                    "--report-only: the scale the saved output ran at, default the record's)")
     ap.add_argument("--out", default=os.path.join(cache, "reproduce", "results"),
                     help="results directory: results.json, results.md, figures/ and raw/ "
                     "(default $KVSSD_CACHE/reproduce/results)")
@@ -123,6 +124,9 @@ def main():
     for n in names:
         if n not in by_name:
             ap.error("unknown experiment '%s'; --list shows them" % n)
+    scale_given = a.scale is not None
+    if not scale_given:
+        a.scale = 1.0
     if not (a.scale > 0 and a.scale <= 100):
         ap.error("--scale %g is not valid: give a number above 0 and at most 100" % a.scale)
     if a.icount == "off":
@@ -174,7 +178,7 @@ def main():
             # when the saved output was produced: the newest raw record's time
             newest = max(os.path.getmtime(os.path.join(rawdir, b + ".json")) for b in raw)
             run_at = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%d %H:%M")
-            scale = prev.get("scale", a.scale)
+            scale = a.scale if scale_given else prev.get("scale", a.scale)
         else:
             raw = {}
             for b in boots:
