@@ -6,8 +6,11 @@
 # refused or the key does not exist, 2 on a usage error; its error sentences
 # go to stderr.
 
-# kv OPTIONS... COMMAND ARGS... - the CLI on the KV-SSD under test.
+# kv OPTIONS... COMMAND ARGS... - the CLI on the KV-SSD under test (-d form).
 kv() { kvssd --device "$DEV" "$@"; }
+# kv_cmd COMMAND ARGS... - the same in nvme-cli's order: the device right
+# after the command (kvssd get /dev/ng0n1 KEY); both forms stay in use.
+kv_cmd() { _c=$1; shift; kvssd "$_c" "$DEV" "$@"; }
 
 # kv_put MODE KEY FILE [--if-absent|--if-exists]
 kv_put() {
@@ -16,12 +19,15 @@ kv_put() {
     kv --mode "$_m" "$@" --file "$_f" put "$_k"
 }
 # kv_get KEY OUTFILE
-kv_get() { kv --out "$2" get "$1"; }
+kv_get() { kv_cmd get "$1" --output "$2"; }
 # kv_exist KEY - exit 0 when the key exists ("does not exist" and 1 if not)
 kv_exist() { kv exist "$1"; }
 kv_del() { kv del "$1"; }
 # kv_list START - keys from START on, one a line
-kv_list() { kv --start "$1" list; }
+kv_list() { kv_cmd list --start "$1"; }
+# kv_size_json KEY - `get --size-only -o json`: one line with
+# "schema_version":1 and "value_bytes":N (docs/host.md, JSON output)
+kv_size_json() { kv_cmd get "$1" --size-only -o json; }
 # kv_roundtrip TAG MODE KEYLEN VALUELEN - store (transfer MODE), exist, list,
 # retrieve (byte-identical), delete, and the key is gone for exist and get.
 # TAG keeps the keys of different groups apart.
@@ -35,6 +41,13 @@ kv_roundtrip() {
     rm -f "$T/got"
     kv_get "$_key" "$T/got" || fail "get failed"
     expect_eq "retrieved size" "$(wc -c <"$T/got")" "$4"
+    # the JSON over real passthrough, once per mode and key length (each
+    # CLI call is one more process under TCG in a group with a time budget)
+    if [ "$4" = 4097 ]; then
+        kv_size_json "$_key" >"$T/size.json" || fail "get --size-only -o json failed"
+        grep -q "^{\"schema_version\":1,\"ok\":true,\"operation\":\"get\",\"value_bytes\":$4," "$T/size.json" ||
+            fail "get -o json is not schema 1 with value_bytes $4: $(head -c 300 "$T/size.json")"
+    fi
     cmp "$T/val" "$T/got" || fail "retrieved bytes differ from the stored ones"
     kv_del "$_key" || fail "del failed"
     expect_status fail "does not exist" kv_exist "$_key"
