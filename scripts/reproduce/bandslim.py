@@ -10,11 +10,15 @@ cosmos preset's Cosmos+ ARM estimates). Two readings:
 
 * transfer response time (BandSlim Figs. 3a, 8, 9b, 10a, which the paper
   measured with NAND I/O disabled): the mean simulated latency of a Store
-  (kvbench's device.sim_latency_us.store.mean) on the cosmos preset driven
-  at the guest's pace. Its 512-entry page buffer absorbs every program of
-  such a run, so no Store waits for NAND: the latency is the firmware's
-  CPU time for the command (fetch and decode, inline transfer commands,
-  index probes, DMA setups, memcpy, completion).
+  (kvbench's device.sim_latency_us.store.mean) on the cosmos preset with
+  latency=on: each completion is held until its simulated time, so the
+  guest (QD1, sync) issues the next Store only then, a closed loop whatever
+  the guest's pace (with latency=off a guest faster than the device, as the
+  pci transport under icount is, queues Stores and the mean grows with the
+  run). The 512-entry page buffer absorbs every program of such a run, so no
+  Store waits for NAND: the latency is the firmware's CPU time for the
+  command (fetch and decode, inline transfer commands, index probes, DMA
+  setups, memcpy, completion).
 * write response time (Figs. 4a, 11b, 12a, NAND I/O enabled): device time
   per Store with the device the bottleneck, a QD1 host that takes no time
   of its own. Every device time (NAND, channel, memcpy rate and the five

@@ -179,7 +179,11 @@ def judge(rec, pts):
            "completion) and the packing copies share one CPU, while NAND programs run in "
            "parallel behind it; block and selective leave 4 KiB-aligned gaps, so their pages "
            "(tPROG 1 ms / 32 dies per page) become the bottleneck where DMA'd values are "
-           "many, and all pays its copies on the CPU (1000 B/us)"]
+           "many, and all pays its copies on the CPU (1000 B/us). Adaptive runs over stock "
+           "Linux passthrough here (20 value bytes in the head, 28 per transfer command, 3 us "
+           "of firmware time each), not BandSlim's full layout (35 / 56): the inline values of "
+           "W(B), W(D) and W(M) cost more firmware time than on BandSlim's driver, which is "
+           "what every policy pays alike on the CPU"]
     if not bound:
         why.append("some points were not device-bound (see the table), so their time is partly "
                    "the guest's pace")

@@ -104,7 +104,10 @@ def series(raw, step):
                     "free_stripes": b["free_stripes"]})
     last = samples[-1]
     run = bench[0]["phases"][-1] if bench else None
-    calm = [x["mb_per_s"] for x in pts if x["fg_stalls"] == 0 and x["gc_runs"] == 0]
+    # before GC: the intervals before the first foreground stall (background GC
+    # may already run there: at an 80 % fill it starts with the first updates)
+    first = next((i for i, x in enumerate(pts) if x["fg_stalls"] > 0), len(pts))
+    calm = [x["mb_per_s"] for x in pts[:first]]
     stalled = [x["mb_per_s"] for x in pts if x["fg_stalls"] > 0]
     size = C.part(raw, NAME, step, "size") or {}
     return {"points": pts,
