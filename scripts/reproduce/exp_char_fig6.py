@@ -154,7 +154,10 @@ def analyze(raw, scale):
             V.measure("... and the bandwidth drops while GC stalls writes (Fig. %s; lowest "
                       "interval with foreground GC over the mean before GC)" % fig, "a drop",
                       drop, V.at_most(0.5, 0.8, "x"), "%.2fx",
-                      note="%s MB/s before, %s MB/s lowest" % (C.fmt(before), C.fmt(low))),
+                      note="%s MB/s before, %s MB/s lowest" % (C.fmt(before), C.fmt(low)) + (
+                          "" if before else "; not measured: the first of the %d samples (every "
+                          "%g s of guest time) already holds a foreground stall, so no interval "
+                          "before GC was sampled" % (n["samples"], SAMPLE_S))),
         ]
     rec["claims"] = claims
     rec["numbers"] = nums
