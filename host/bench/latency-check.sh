@@ -24,8 +24,15 @@ ROUNDS=${ROUNDS:-3}
 T=${TMPDIR:-/tmp}/latency-check.$$
 mkdir -p "$T"
 
-# field FILE OBJECT KEY - KEY of the first "OBJECT":{...} in a kvbench JSON report
-field() { grep -o "\"$2\":{[^{}]*}" "$1" | head -n 1 | grep -o "\"$3\":[0-9.]*" | cut -d: -f2; }
+# field FILE OBJECT KEY - KEY of the first "OBJECT":{...} in a kvbench JSON report (the
+# phase's latency_us: the one after its op_counts)
+field() {
+    if [ "$2" = latency_us ]; then
+        grep -o '"op_counts":{[^{}]*},"latency_us":{[^{}]*' "$1"
+    else
+        grep -o "\"$2\":{[^{}]*}" "$1"
+    fi | head -n 1 | grep -o "\"$3\":[0-9.]*" | cut -d: -f2
+}
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
 # within DIFF SIM - "yes" when DIFF is within 10 % of SIM
 within() { awk -v d="$1" -v s="$2" 'BEGIN { e = d - s; if (e < 0) e = -e; print (s > 0 && e <= 0.1 * s) ? "yes" : "NO" }'; }
