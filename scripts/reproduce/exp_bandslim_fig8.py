@@ -172,7 +172,7 @@ def full_verdict(rec, pts, red, red_full, stair):
     p, pp, f = pts["prp"], pts["prp-pci"], pts["inline-full"]
     best = max(red_full[v] for v in small)
     worst = min(red_full[v] for v in small)
-    one_cmd = [v for v in small if f[v]["commands_per_op"] == 1]
+    one_cmd = [v for v in small if round(f[v]["commands_per_op"]) == 1]
 
     def g(d, v, k):
         return d[v][k] if v in d and d[v].get(k) is not None else float("nan")
