@@ -33,8 +33,9 @@ PAPER_RATIO = 0.53
 PARAM_CMDS = ("the KV command set's 16-byte key field in CDW10-13 (docs/protocol.md, after "
               "Samsung's), with a Key Stage command for longer keys")
 CRITERIA = {
-    "commands": V.rule("yes if every Store takes exactly 1 command with a key <= 16 B and 2 "
-                       "above", lambda ok: ok is True),
+    "commands": V.rule("yes if every Store takes 1 command with a key <= 16 B and 2 above "
+                       "(within 0.01 per Store: a phase holds one command of kvbench's own)",
+                       lambda ok: ok is True),
     # bandwidth of keys > 16 B over keys <= 16 B (mean of each group), per round
     "bw": V.Criterion("yes if within 25 % of 0.53 (0.40-0.66); partly if below 0.9 (falls, "
                       "magnitude outside); else no, judged in every round (a verdict that "
@@ -135,7 +136,8 @@ def judge(pts, rounds):
         p = pts.get(eng, {})
         if len(p) < len(KEYS):
             return None
-        return all(abs(p[str(k)]["commands_per_op"] - (2 if k > 16 else 1)) < 1e-9 for k in KEYS)
+        # one command per phase besides the Stores (kvbench's own, e.g. 1 in 200 Stores = 0.005)
+        return all(abs(p[str(k)]["commands_per_op"] - (2 if k > 16 else 1)) < 0.01 for k in KEYS)
     ok = [cmds_ok(eng) for eng, _ in ENGINES]
     measured = all(o is not None for o in ok)
     out = [V.by_construction(
