@@ -14,6 +14,11 @@
 
 #define HUGE_BYTES (2u << 20)
 
+static struct nand_page_entry *entry_of(const struct nand *n, uint64_t ppn)
+{
+    return (struct nand_page_entry *)(n->pages + ppn * n->page_entry_bytes);
+}
+
 void nand_geometry_derive(struct nand_geometry *geo)
 {
     geo->dies = geo->channels * geo->dies_per_channel;
@@ -105,6 +110,11 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     n->torn_ppn = UINT64_MAX;
     n->map_bytes = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes + oob_bytes(&n->geo) +
                    unit_spare_bytes(&n->geo) + unmap_log_bytes(&n->geo);
+    /* anonymous: page contents live in the sparse store (nand.h), not in the mapping */
+    n->sparse = !path;
+    if (n->sparse) {
+        n->map_bytes -= n->geo.total_bytes;
+    }
 
     if (path) {
         struct stat st;
@@ -164,8 +174,18 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         madvise(n->map + NAND_IMAGE_HEADER_BYTES, n->map_bytes - NAND_IMAGE_HEADER_BYTES,
                 MADV_HUGEPAGE);
     }
-    n->data = n->map + NAND_IMAGE_HEADER_BYTES;
-    n->oob = (struct nand_oob *)(n->data + n->geo.total_bytes);
+    if (n->sparse) {
+        uint32_t chunks = (n->geo.page_size + NAND_CHUNK_BYTES - 1) / NAND_CHUNK_BYTES;
+        n->data = NULL;
+        n->oob = (struct nand_oob *)(n->map + NAND_IMAGE_HEADER_BYTES);
+        n->bitmap_bytes = (chunks + 63) / 64 * 8;
+        n->page_entry_bytes = (uint32_t)sizeof(struct nand_page_entry) + n->bitmap_bytes;
+        n->pages = g_malloc0(n->geo.total_pages * n->page_entry_bytes);
+        n->arena = g_new0(struct nand_arena, n->geo.stripes);
+    } else {
+        n->data = n->map + NAND_IMAGE_HEADER_BYTES;
+        n->oob = (struct nand_oob *)(n->data + n->geo.total_bytes);
+    }
     n->unit_spare = n->geo.unit_spares_per_page
                         ? (struct nand_unit_spare *)((uint8_t *)n->oob + oob_bytes(&n->geo))
                         : NULL;
@@ -190,6 +210,18 @@ void nand_fini(struct nand *n)
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
     nand_scratch_free(&n->view_scratch);
+    if (n->sparse) {
+        for (uint64_t p = 0; p < n->geo.total_pages; p++) {
+            g_free(entry_of(n, p)->whole);
+        }
+        for (uint32_t s = 0; s < n->geo.stripes; s++) {
+            if (n->arena[s].mem) {
+                munmap(n->arena[s].mem, n->arena[s].cap);
+            }
+        }
+        g_free(n->pages);
+        g_free(n->arena);
+    }
     memset(n, 0, sizeof(*n));
     n->fd = -1;
 }
@@ -247,6 +279,244 @@ uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
     return done;
 }
 
+/* ---- the sparse store (nand.h) ---- */
+
+static uint32_t chunks_per_page(const struct nand *n)
+{
+    return (n->geo.page_size + NAND_CHUNK_BYTES - 1) / NAND_CHUNK_BYTES;
+}
+
+/* Bytes of chunk @c of a page (the last one may be short if a page is not a chunk multiple). */
+static uint32_t chunk_len(const struct nand *n, uint32_t c)
+{
+    uint32_t off = c * NAND_CHUNK_BYTES;
+    return n->geo.page_size - off < NAND_CHUNK_BYTES ? n->geo.page_size - off : NAND_CHUNK_BYTES;
+}
+
+static bool chunk_zero(const uint8_t *p, uint32_t len)
+{
+    uint64_t acc = 0;
+    uint32_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        acc |= w;
+    }
+    for (; i < len; i++) {
+        acc |= p[i];
+    }
+    return acc == 0;
+}
+
+/* The most a stripe's arena holds: every chunk of every page. */
+static uint64_t arena_most(const struct nand *n)
+{
+    return (uint64_t)n->geo.pages_per_stripe * chunks_per_page(n) * NAND_CHUNK_BYTES;
+}
+
+/* Rank of chunk @c among the page's stored chunks. */
+static uint32_t chunk_rank(const uint64_t *bm, uint32_t c)
+{
+    uint32_t idx = 0;
+    for (uint32_t w = 0; w < c / 64; w++) {
+        idx += (uint32_t)__builtin_popcountll(bm[w]);
+    }
+    if (c % 64) {
+        idx += (uint32_t)__builtin_popcountll(bm[c / 64] & ((1ull << (c % 64)) - 1));
+    }
+    return idx;
+}
+
+/* Store page @ppn's bytes @data as its chunk bitmap and chunks (none for a zero page). */
+static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
+{
+    struct nand_page_entry *e = entry_of(n, ppn);
+    uint64_t *bm = e->bitmap;
+    uint32_t chunks = chunks_per_page(n), nz = 0;
+    memset(bm, 0, n->bitmap_bytes);
+    for (uint32_t c = 0; c < chunks; c++) {
+        if (!chunk_zero(data + (size_t)c * NAND_CHUNK_BYTES, chunk_len(n, c))) {
+            bm[c / 64] |= 1ull << (c % 64);
+            nz++;
+        }
+    }
+    e->chunks = 0;
+    if (!nz) {
+        return;
+    }
+    struct nand_arena *a = &n->arena[ppn / n->geo.pages_per_stripe];
+    uint64_t need = (uint64_t)nz * NAND_CHUNK_BYTES;
+    if (!a->mem) {
+        /*
+         * The stripe's bound, reserved (not committed: only what is written
+         * costs memory) in 2 MiB pages where the kernel allows: reads of
+         * chunks are random, and TLB misses dominate them.
+         */
+        a->cap = arena_most(n);
+        void *m = mmap(NULL, a->cap, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        g_assert(m != MAP_FAILED); /* address space only; the device's size was mapped before */
+        madvise(m, a->cap, MADV_HUGEPAGE);
+        a->mem = m;
+    }
+    g_assert(a->used + need <= a->cap); /* one program per page between erases */
+    uint8_t *out = a->mem + a->used;
+    for (uint32_t c = 0; c < chunks; c++) {
+        if (bm[c / 64] >> (c % 64) & 1) {
+            uint32_t len = chunk_len(n, c);
+            memcpy(out, data + (size_t)c * NAND_CHUNK_BYTES, len);
+            if (len < NAND_CHUNK_BYTES) {
+                memset(out + len, 0, NAND_CHUNK_BYTES - len);
+            }
+            out += NAND_CHUNK_BYTES;
+        }
+    }
+    e->chunks = a->used + 1;
+    a->used += need;
+}
+
+/* Copy bytes [off, off + len) of page @ppn (within the page) to @dst. */
+static void sparse_page_bytes(const struct nand *n, uint64_t ppn, uint32_t off, uint32_t len,
+                              uint8_t *dst)
+{
+    const struct nand_page_entry *e = entry_of(n, ppn);
+    if (e->whole) {
+        memcpy(dst, e->whole + off, len);
+        return;
+    }
+    if (!e->chunks) {
+        memset(dst, 0, len);
+        return;
+    }
+    const uint64_t *bm = e->bitmap;
+    const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+    uint32_t c = off / NAND_CHUNK_BYTES;
+    uint32_t idx = chunk_rank(bm, c);
+    uint32_t in = off % NAND_CHUNK_BYTES;
+    while (len) {
+        uint32_t take = NAND_CHUNK_BYTES - in < len ? NAND_CHUNK_BYTES - in : len;
+        if (bm[c / 64] >> (c % 64) & 1) {
+            memcpy(dst, chunk + (size_t)idx * NAND_CHUNK_BYTES + in, take);
+            idx++;
+        } else {
+            memset(dst, 0, take);
+        }
+        dst += take;
+        len -= take;
+        in = 0;
+        c++;
+    }
+}
+
+uint8_t *nand_sparse_page(const struct nand *cn, uint64_t ppn)
+{
+    struct nand *n = (struct nand *)cn; /* the store's own state, not the caller's view of it */
+    struct nand_page_entry *e = entry_of(n, ppn);
+    if (!e->whole) {
+        uint8_t *w = g_malloc(n->geo.page_size);
+        sparse_page_bytes(n, ppn, 0, n->geo.page_size, w);
+        e->whole = w;
+        e->chunks = 0; /* its arena bytes are dead until the erase */
+        n->whole_pages++;
+    }
+    return e->whole;
+}
+
+void nand_sparse_copy_out(const struct nand *n, uint64_t addr, void *dst, size_t len)
+{
+    uint8_t *d = dst;
+    uint32_t ps = n->geo.page_size;
+    while (len) {
+        uint64_t ppn = addr >> n->geo.page_shift;
+        uint32_t in = (uint32_t)(addr & (ps - 1));
+        uint32_t take = len < ps - in ? (uint32_t)len : ps - in;
+        sparse_page_bytes(n, ppn, in, take, d);
+        d += take;
+        addr += take;
+        len -= take;
+    }
+}
+
+const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len, void *scratch)
+{
+    uint64_t ppn = addr >> n->geo.page_shift;
+    uint32_t in = (uint32_t)(addr & (n->geo.page_size - 1));
+    const struct nand_page_entry *e = entry_of(n, ppn);
+    if (e->whole && in + len <= n->geo.page_size) {
+        return e->whole + in;
+    }
+    nand_sparse_copy_out(n, addr, scratch, len);
+    return scratch;
+}
+
+/*
+ * The page's entry (with its bitmap) is loaded here, so that the chunk the
+ * read will start at can be prefetched too: a read then misses nothing.
+ */
+void nand_sparse_prefetch(const struct nand *n, uint64_t addr)
+{
+    uint64_t ppn = addr >> n->geo.page_shift;
+    uint32_t in = (uint32_t)(addr & (n->geo.page_size - 1));
+    const struct nand_page_entry *e = entry_of(n, ppn);
+    if (e->whole) {
+        __builtin_prefetch(e->whole + in);
+    } else if (e->chunks) {
+        const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+        uint32_t idx = chunk_rank(e->bitmap, in / NAND_CHUNK_BYTES);
+        __builtin_prefetch(chunk + (size_t)idx * NAND_CHUNK_BYTES);
+        __builtin_prefetch(chunk + (size_t)idx * NAND_CHUNK_BYTES + NAND_CHUNK_BYTES);
+    }
+}
+
+uint64_t nand_store_bytes(const struct nand *n)
+{
+    if (!n->sparse) {
+        return 0;
+    }
+    uint64_t b = n->whole_pages * n->geo.page_size;
+    for (uint32_t s = 0; s < n->geo.stripes; s++) {
+        b += n->arena[s].used;
+    }
+    return b;
+}
+
+/* Program @data into page @ppn of the sparse store. */
+static void sparse_program(struct nand *n, uint64_t ppn, const void *data, uint32_t kind)
+{
+    if (kind != NAND_PAGE_DATA) {
+        /* index pages stay whole: the index cache reads them in place */
+        uint8_t *w = nand_sparse_page(n, ppn);
+        if (data != w) {
+            memcpy(w, data, n->geo.page_size);
+        }
+        return;
+    }
+    sparse_pack(n, ppn, data); /* before the free: data may be the whole buffer */
+    struct nand_page_entry *e = entry_of(n, ppn);
+    if (e->whole) {
+        g_free(e->whole);
+        e->whole = NULL;
+        n->whole_pages--;
+    }
+}
+
+static void sparse_erase(struct nand *n, uint64_t first)
+{
+    for (uint64_t p = first; p < first + n->geo.pages_per_stripe; p++) {
+        struct nand_page_entry *e = entry_of(n, p);
+        if (e->whole) {
+            g_free(e->whole);
+            n->whole_pages--;
+        }
+        memset(e, 0, n->page_entry_bytes);
+    }
+    struct nand_arena *a = &n->arena[first / n->geo.pages_per_stripe];
+    if (a->mem) {
+        munmap(a->mem, a->cap);
+    }
+    *a = (struct nand_arena){0};
+}
+
 int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct nand_oob *oob,
                  uint64_t at_ns, bool plp_dump, uint64_t *done_ns)
 {
@@ -286,7 +556,9 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
     uint64_t done = prog_start + n->tm.program_ns;
     n->die_busy_ns[die] = done;
 
-    if (data != nand_page_ptr(n, ppn)) {
+    if (n->sparse) {
+        sparse_program(n, ppn, data, oob->kind);
+    } else if (data != nand_page_ptr(n, ppn)) {
         memcpy(nand_page_ptr(n, ppn), data, ps);
     }
     n->oob[ppn] = *oob;
@@ -301,17 +573,17 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
 uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns)
 {
     uint64_t first = (uint64_t)stripe * n->geo.pages_per_stripe;
-    uint8_t *p = nand_page_ptr(n, first);
-    size_t len = n->geo.stripe_bytes;
 
     /* Give the memory back: erased pages read as zero and cost nothing. */
-    if (n->fd >= 0) {
+    if (n->sparse) {
+        sparse_erase(n, first);
+    } else {
+        uint8_t *p = n->data + first * n->geo.page_size;
+        size_t len = n->geo.stripe_bytes;
         off_t off = (off_t)(p - n->map);
         if (fallocate(n->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)len) != 0) {
             memset(p, 0, len);
         }
-    } else if (madvise(p, len, MADV_DONTNEED) != 0) {
-        memset(p, 0, len);
     }
     memset(&n->oob[first], 0, n->geo.pages_per_stripe * sizeof(struct nand_oob));
     if (n->unit_spare) {

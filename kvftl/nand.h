@@ -118,6 +118,32 @@ struct nand_unmap_log {
     struct nand_unmap_entry e[NAND_UNMAP_LOG_ENTRIES];
 };
 
+/*
+ * The anonymous (no image file) backing store holds what was written, not
+ * the device. Every page has an entry: a pointer to its whole buffer, the
+ * position of its chunks in its stripe's arena, and a bitmap of its
+ * NAND_CHUNK_BYTES-byte chunks (bit set = chunk not all zero). A page is
+ *   - zero (never written since its erase): nothing but the entry;
+ *   - chunks: a programmed data page's non-zero chunks, in order, appended
+ *     to its stripe's arena when it is programmed;
+ *   - whole: a page-size buffer (pages open in the page buffer, index
+ *     pages, and a page whose writable memory nand_page_ptr() was asked for).
+ * An erase frees the stripe's arena and whole pages. docs/kvftl.md ("Host
+ * memory of the NAND") bounds it. An image file is mapped as it is.
+ */
+#define NAND_CHUNK_BYTES 64u
+
+struct nand_page_entry {
+    uint8_t *whole;    /* the page whole, or NULL */
+    uint64_t chunks;   /* 1 + offset of its chunks in its stripe's arena, or 0 */
+    uint64_t bitmap[]; /* nand.bitmap_bytes of chunk bits */
+};
+
+struct nand_arena {
+    uint8_t *mem;       /* reserved at the stripe's bound, on its first chunk */
+    uint64_t used, cap; /* bytes of chunks; bytes reserved */
+};
+
 /* A grow-only buffer for nand_view() of records of any length. */
 struct nand_scratch {
     uint8_t *buf;
@@ -137,6 +163,12 @@ struct nand {
     struct nand_unit_spare *unit_spare; /* geo.unit_spares_per_page per page, or NULL */
     struct nand_unmap_log *unmap_log;   /* nvm (unit_spare set): the unmap log, else NULL */
     struct nand_scratch view_scratch; /* vlog_bytes()'s (kvftl/value_log.c) */
+    bool sparse;               /* anonymous store of chunk records (above); data is NULL */
+    uint8_t *pages;            /* sparse: per page a struct nand_page_entry + bitmap */
+    uint32_t page_entry_bytes; /* sparse: their size */
+    struct nand_arena *arena;  /* sparse: per stripe */
+    uint64_t whole_pages;      /* sparse: pages held whole */
+    uint32_t bitmap_bytes;     /* sparse: bytes of a record's chunk bitmap */
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
@@ -188,23 +220,42 @@ uint64_t nand_checkpoint_offset(const struct nand *n);
  * buffer (an unprogrammed page is filled in place, then programmed from
  * there) and for index pages.
  */
+uint8_t *nand_sparse_page(const struct nand *n, uint64_t ppn);
+void nand_sparse_copy_out(const struct nand *n, uint64_t addr, void *dst, size_t len);
+const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len, void *scratch);
+void nand_sparse_prefetch(const struct nand *n, uint64_t addr);
+
 static inline uint8_t *nand_page_ptr(const struct nand *n, uint64_t ppn)
 {
+    if (n->sparse) {
+        return nand_sparse_page(n, ppn);
+    }
     return n->data + ppn * n->geo.page_size;
 }
 
 static inline void nand_copy_out(const struct nand *n, uint64_t addr, void *dst, size_t len)
 {
+    if (n->sparse) {
+        nand_sparse_copy_out(n, addr, dst, len);
+        return;
+    }
     memcpy(dst, n->data + addr, len);
 }
 
 static inline const uint8_t *nand_view(const struct nand *n, uint64_t addr, size_t len,
                                        void *scratch)
 {
-    (void)len;
-    (void)scratch;
+    if (n->sparse) {
+        return nand_sparse_view(n, addr, len, scratch);
+    }
     return n->data + addr;
 }
+
+/*
+ * nand_store_bytes() - bytes the sparse store holds for page contents
+ * (chunks in the arenas + whole pages); 0 for a mapped store.
+ */
+uint64_t nand_store_bytes(const struct nand *n);
 
 /* nand_page_view() - nand_view() of the whole page @ppn (@scratch: page size bytes). */
 static inline const uint8_t *nand_page_view(const struct nand *n, uint64_t ppn, void *scratch)
@@ -238,6 +289,10 @@ static inline void nand_fill(const struct nand *n, uint64_t addr, const void *sr
 /* nand_prefetch() - a hint: the bytes [addr, addr + len) will be read soon. */
 static inline void nand_prefetch(const struct nand *n, uint64_t addr, uint32_t len)
 {
+    if (n->sparse) {
+        nand_sparse_prefetch(n, addr);
+        return;
+    }
     uintptr_t p = (uintptr_t)(n->data + addr), end = p + (len ? len : 1);
     for (p &= ~(uintptr_t)63; p < end; p += 64) {
         __builtin_prefetch((const void *)p);
