@@ -467,9 +467,6 @@ static void build_smart_log(const struct kvssd_admin *a, uint64_t now_ns, uint8_
     put64(log + 176, a->error_count);
 }
 
-/* Doorbell Buffer Config (NVMe 1.3; the transport runs it: queues.c) */
-#define KVSSD_ADM_DBBUF_CONFIG 0x7c
-
 static void effects_admin(uint8_t *log)
 {
     static const uint8_t ops[] = {

@@ -117,6 +117,7 @@ static const struct opcode_info admin_opcodes[] = {
     {KVSSD_ADM_SET_FEATURES, "Set Features"},
     {KVSSD_ADM_GET_FEATURES, "Get Features"},
     {KVSSD_ADM_ASYNC_EVENT, "Asynchronous Event Request"},
+    {KVSSD_ADM_DBBUF_CONFIG, "Doorbell Buffer Config"},
     {KVSSD_ADM_FORMAT_NVM, "Format NVM"},
     {KVSSD_ADM_FTL_CHECK, "FTL Check"},
 };

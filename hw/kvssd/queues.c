@@ -82,8 +82,6 @@ static void cq_notify(KvssdState *n, KvssdCQ *cq)
 
 /* ---- shadow doorbells (Doorbell Buffer Config) -------------------------- */
 
-#define KVSSD_ADM_DBBUF_CONFIG 0x7c /* NVMe 1.3: include/kvssd/nvme.h does not name it yet */
-
 /* CAP.DSTRD = 0: SQ y's shadow tail (and event index) at 8y, CQ y's head at 8y + 4. */
 static hwaddr shadow_sq_off(uint16_t qid)
 {
@@ -687,6 +685,10 @@ static void invalid_doorbell(KvssdState *n, uint32_t event, hwaddr off, uint32_t
     uint16_t cid;
 
     trace_kvssd_doorbell_invalid(off, val);
+    kvssd_guest_error(n,
+                      "doorbell write at 0x%" HWADDR_PRIx " (value %" PRIu32
+                      ") names no live queue or an entry out of its range; ignored",
+                      off, val);
     if (kvssd_admin_event(&n->admin, event, &cid) && n->cq[0]) {
         cq_enqueue(n, n->cq[0], 0, cid, KVSSD_SC_SUCCESS, event, 0, INT64_MIN);
         qemu_bh_schedule(n->bh);

@@ -299,6 +299,7 @@ enum kvssd_admin_opcode {
     KVSSD_ADM_SET_FEATURES = 0x09,
     KVSSD_ADM_GET_FEATURES = 0x0a,
     KVSSD_ADM_ASYNC_EVENT = 0x0c,
+    KVSSD_ADM_DBBUF_CONFIG = 0x7c, /* Doorbell Buffer Config (NVMe 1.3: shadow doorbells) */
     KVSSD_ADM_FORMAT_NVM = 0x80,
 };
 

@@ -9,7 +9,7 @@
  */
 #include "kvssd-common.h"
 
-#define DBBUF_CONFIG 0x7c        /* Doorbell Buffer Config */
+#define DBBUF_CONFIG KVSSD_ADM_DBBUF_CONFIG
 #define OACS_DBBUF (1u << 8)     /* Identify Controller OACS bit 8 */
 #define KV_DBS 0x5000000ull      /* shadow doorbells */
 #define KV_EIS 0x5001000ull      /* event indexes */

@@ -382,11 +382,14 @@ static struct kvssd_sqe random_admin(Fuzz *f)
     if (opc == KVSSD_ADM_ASYNC_EVENT) {
         opc = KVSSD_ADM_IDENTIFY;    /* AERs are sent on purpose only */
     }
+    if (opc == KVSSD_ADM_DBBUF_CONFIG) {
+        opc = KVSSD_ADM_IDENTIFY; /* this fuzzer rings MMIO doorbells only */
+    }
     if (opc == KVSSD_ADM_FORMAT_NVM && !chance(50)) {
-        opc = KVSSD_ADM_IDENTIFY;    /* Format rarely */
+        opc = KVSSD_ADM_IDENTIFY; /* Format rarely */
     }
     if (opc == KVSSD_ADM_FORMAT_NVM) {
-        f->hash_seed_known = false;  /* a Format draws a new seed */
+        f->hash_seed_known = false; /* a Format draws a new seed */
     }
     struct kvssd_sqe s = kv_sqe(opc, chance(500) ? 1 : (chance(500) ? KVSSD_NSID_ALL : rnd()));
     kv_set_prp(&s, KV_DATA2 + below(256) * 4096ull, KV_DATA2 + 256 * 4096ull);
@@ -429,7 +432,7 @@ static struct kvssd_sqe random_admin(Fuzz *f)
                     (chance(900) ? below(4) << 8 : rnd() & 0xffffff00);
         s.cdw[11] = chance(500) ? below(4) : rnd();
         if ((s.cdw[10] & 0xff) == KVSSD_FID_NUM_QUEUES && opc == KVSSD_ADM_SET_FEATURES) {
-            s.cdw[11] = below(8) | below(8) << 16;      /* keep queues usable */
+            s.cdw[11] = below(8) | below(8) << 16; /* keep queues usable */
         }
         break;
     case KVSSD_ADM_ABORT:
@@ -525,7 +528,7 @@ static void drain(Fuzz *f, uint16_t qid, uint16_t *cids, int want, KvCqe *out)
             out[idx] = c;
         }
         g_assert_cmphex(c.status & KVSSD_STATUS_CODE_MASK, !=,
-                        KVSSD_SC_INTERNAL_ERROR);  /* never Internal Error */
+                        KVSSD_SC_INTERNAL_ERROR); /* never Internal Error */
         if (qid == 0) {
             c.status ? f->admin_err++ : f->admin_ok++;
         } else {
@@ -730,7 +733,7 @@ static void prp_chain(Fuzz *f)
     } else {
         qid = 0;
         s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
-        s.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_SMART, len / 4 - 1);   /* len bytes */
+        s.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_SMART, len / 4 - 1); /* len bytes */
     }
     kv_set_prp(&s, KV_DATA + (uint64_t)below(DATA_PAGES) * 4096, prp2);
     KvCqe c = fz_cmd(f, qid, &s);
@@ -789,7 +792,7 @@ static void sq_delete_undrained(Fuzz *f)
 
     /* queue ids 5..8 may hold queues the random admin commands created */
     struct kvssd_sqe nq = kv_sqe(KVSSD_ADM_SET_FEATURES, 0);
-    nq.cdw[10] = KVSSD_FID_NUM_QUEUES;             /* 8 SQs, 8 CQs */
+    nq.cdw[10] = KVSSD_FID_NUM_QUEUES; /* 8 SQs, 8 CQs */
     nq.cdw[11] = 0x00070007;
     g_assert_cmphex(fz_status(f, 0, &nq), ==, 0);
     for (uint16_t q = SQDEL_QID; q <= 8; q++) {
@@ -824,7 +827,7 @@ static void sq_delete_undrained(Fuzz *f)
                                         (uint32_t)SQDEL_QID << 16 | 1),
                         ==, 0);
         kv_wr32(d, KVSSD_REG_SQ0TDBL + 8 * SQDEL_QID, sq_entries - 1);
-        f->commands++;               /* the doorbell; the SQEs are mostly never run */
+        f->commands++; /* the doorbell; the SQEs are mostly never run */
         g_assert_cmphex(admin_queue_cmd(f, KVSSD_ADM_DELETE_SQ, SQDEL_QID, 0, 0, 0), ==, 0);
         f->sqdel_rounds++;
     }
@@ -1084,7 +1087,7 @@ static void colliding_keys(Fuzz *f)
     }
     g_assert_cmphex(st, ==, 0);
     if (!f->hash_seed_known) {
-        fuzz_reboot(f);              /* the image's checkpoint then names the seed */
+        fuzz_reboot(f); /* the image's checkpoint then names the seed */
     }
     /* how many tries a key takes depends on the device's seed: side stream */
     uint64_t stream = rng;
@@ -1277,7 +1280,7 @@ static void run_fuzz(bool latency)
     f.d = kv_start(f.props);
     fuzz_reboot(&f);
     while (f.commands < target) {
-        uint32_t r = below(10000);       /* weights per 10,000 actions */
+        uint32_t r = below(10000); /* weights per 10,000 actions */
         if (r < 8480) {
             submit_batch(&f, 1 + below(NQ - 1), false);
         } else if (r < 9530) {
