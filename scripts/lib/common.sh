@@ -36,7 +36,7 @@ ensure_packages() {
 # tests/host/schemas/ (host-cli-json).
 KVSSD_BUILD_PACKAGES=(build-essential meson ninja-build pkg-config python3
     libglib2.0-dev libcunit1-dev libxxhash-dev libnvme-dev liburing-dev librocksdb-dev
-    libjson-c-dev python3-jsonschema)
+    libjson-c-dev python3-jsonschema python3-matplotlib)
 
 # The clang-format that .clang-format is written for, as Debian's package and
 # binary name (scripts/check-format.sh, the format phase of scripts/test.sh):
