@@ -83,6 +83,11 @@ ensure_packages busybox-static cpio nvme-cli binutils xz-utils zstd gzip \
 
 gcache=$KVSSD_CACHE/guest
 mkdir -p "$gcache"
+# One build at a time per cache: two runs of the same tree would otherwise
+# build the same tools-HASH and guest directories over each other (a .done
+# left beside a half-removed destdir). A cached run holds it for a moment.
+exec 9>"$gcache/.lock"
+flock 9
 
 sha_files() { # sha_files FILE... - one hash over names and contents
     local f
