@@ -170,6 +170,17 @@ struct cmdline {
     GPtrArray *set; /* pairs: const struct flag *, value (owned) */
 };
 
+/* What the command line parse allocated: the flags' values, the preset and config names. */
+static void cmdline_free(struct cmdline *cl)
+{
+    for (guint i = 0; i + 1 < cl->set->len; i += 2) {
+        g_free(g_ptr_array_index(cl->set, i + 1));
+    }
+    g_ptr_array_free(cl->set, TRUE);
+    g_free(cl->preset);
+    g_free(cl->config);
+}
+
 static const struct flag *flag_named(const char *opt)
 {
     const char *n = opt[0] == '-' && opt[1] == '-' ? opt + 2 : opt;
@@ -297,6 +308,9 @@ int main(int argc, char **argv)
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         fprintf(stderr, "kvbench: %s (kvbench --help lists the options)\n", gerr->message);
+        g_error_free(gerr);
+        g_option_context_free(ctx);
+        cmdline_free(&cl);
         return 2;
     }
     g_option_context_free(ctx);
@@ -304,34 +318,32 @@ int main(int argc, char **argv)
         for (int i = 0; kb_preset_names[i]; i++) {
             printf("%-22s %s\n", kb_preset_names[i], kb_preset_help[i]);
         }
+        cmdline_free(&cl);
         return 0;
     }
     if (argc > 1) {
         fprintf(stderr, "kvbench: unexpected argument \"%s\"\n", argv[1]);
+        cmdline_free(&cl);
         return 2;
     }
     /* the preset, then the config file; the flags override both, in their order */
-    if (cl.preset && kb_preset_apply(&c, cl.preset, err, sizeof(err))) {
+    if ((cl.preset && kb_preset_apply(&c, cl.preset, err, sizeof(err))) ||
+        (cl.config && kb_config_load_file(&c, cl.config, err, sizeof(err)))) {
         fprintf(stderr, "kvbench: %s\n", err);
-        return 2;
-    }
-    if (cl.config && kb_config_load_file(&c, cl.config, err, sizeof(err))) {
-        fprintf(stderr, "kvbench: %s\n", err);
+        cmdline_free(&cl);
         return 2;
     }
     for (guint i = 0; i + 1 < cl.set->len; i += 2) {
         const struct flag *f = g_ptr_array_index(cl.set, i);
-        char *v = g_ptr_array_index(cl.set, i + 1);
-        int rc = kb_config_set(&c, f->group, f->key, v, err, sizeof(err));
-        g_free(v);
+        int rc = kb_config_set(&c, f->group, f->key, g_ptr_array_index(cl.set, i + 1), err,
+                               sizeof(err));
         if (rc) {
             fprintf(stderr, "kvbench: %s\n", err);
+            cmdline_free(&cl);
             return 2;
         }
     }
-    g_ptr_array_free(cl.set, TRUE);
-    g_free(cl.preset);
-    g_free(cl.config);
+    cmdline_free(&cl);
     if (c.queue_depth > 1 && !c.engine_explicit) {
         c.engine = KB_ENGINE_ASYNC;
     }
