@@ -114,7 +114,13 @@ static void check_refused(const char *props, const char *sentence)
     g_assert_cmpint(run_qemu(args, &out, &err), !=, 0);
     /* one line: "<qemu>: -device kvssd,<props>: <sentence>", no "kvssd: " before the sentence */
     g_assert(g_str_has_suffix(err, want));
-    g_assert(!strchr(err, '\n') || strchr(err, '\n') == err + strlen(err) - 1);
+    /* and no other line but a sanitizer's own notes ("==PID==WARNING: ASan ...makecontext") */
+    g_auto(GStrv) lines = g_strsplit(err, "\n", -1);
+    int ours = 0;
+    for (int i = 0; lines[i]; i++) {
+        ours += lines[i][0] && !g_str_has_prefix(lines[i], "==");
+    }
+    g_assert_cmpint(ours, ==, 1);
     g_assert(!strstr(err, ": kvssd: "));
 }
 
