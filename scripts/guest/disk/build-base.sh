@@ -54,12 +54,13 @@ export DEBIAN_FRONTEND=noninteractive LC_ALL=C
 # Packages, beyond minbase. systemd-sysv gives /sbin/init; udev creates
 # /dev/ng0n1; systemd-networkd (in systemd) takes the DHCP lease; the -dev
 # packages are what `meson setup` of this tree and a user's program against
-# libkvssd need (Requires.private: liburing, libnvme).
+# libkvssd need (Requires.private: liburing, libnvme; the tools JSON: json-c).
 packages=(systemd-sysv udev dbus openssh-server linux-image-amd64 initramfs-tools
     kmod procps iproute2 less nano
     nvme-cli fio rocksdb-tools e2fsprogs
     build-essential pkg-config meson ninja-build python3
-    libnvme-dev liburing-dev libxxhash-dev libcunit1-dev libglib2.0-dev librocksdb-dev)
+    libnvme-dev liburing-dev libxxhash-dev libcunit1-dev libglib2.0-dev librocksdb-dev
+    libjson-c-dev)
 
 log "debootstrap bookworm (minbase) from $mirror"
 debootstrap --variant=minbase bookworm "$root" "$mirror" >"$out/debootstrap.log" 2>&1 ||
