@@ -10,7 +10,7 @@
 # (on - off) is within 10 % of the simulated latency. Numbers only: nothing
 # here fails a test suite.
 #
-#   scripts/run-guest.sh --latency --prop read-latency-ns=200000 \
+#   scripts/run-guest.sh --icount 0 --latency --prop read-latency-ns=200000 \
 #       --second-device kvssd --script host/bench/latency-check.sh
 #
 # Environment: ON (default /dev/ng0n1, latency=on), OFF (default
