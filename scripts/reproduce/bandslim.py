@@ -37,10 +37,8 @@ paper's number depends on that, the claim's note says so.
 import common as C
 
 # the cosmos preset's firmware times (README, include/kvftl/tunables.def;
-# sources in docs/kvftl.md "Firmware time")
-COSMOS_FW = {"fw-fetch-decode-ns": 2000, "fw-index-probe-ns": 1000,
-             "fw-inline-fragment-ns": 3000, "fw-dma-setup-ns": 600,
-             "fw-completion-ns": 1000}
+# sources in docs/kvftl.md "Firmware time"), part of common.COSMOS_TIMING
+COSMOS_FW = {k: C.COSMOS_TIMING[k] for k in C.FW_TIMES}
 
 # 200: the channel rate (200 B/us) divides exactly, and a Store's ~5 us of
 # firmware time becomes ~1 ms, several times what the guest takes per Store
@@ -71,10 +69,8 @@ def dilated_cosmos(factor=DILATION, **extra):
     """The cosmos preset with every device time (NAND, channel, memcpy and
     firmware) stretched by factor; tBERS stays (nothing is erased in these
     runs, but the Format between steps waits for its erases)."""
-    props = C.dilated(dict(C.COSMOS_TIMING), factor)
+    props = C.dilated(dict(C.COSMOS_TIMING), factor)  # the fw-* times with the rest
     props["erase-latency-ns"] = C.COSMOS_TIMING["erase-latency-ns"]
-    for k, v in COSMOS_FW.items():
-        props[k] = v * factor
     props["preset"] = "cosmos"
     props.update(extra)
     return props

@@ -120,11 +120,15 @@ def dilated(props, factor):
 
     The emulated device is far faster than a TCG guest can drive it, so its
     simulated time would only mirror the guest's pace. Stretching tR, tPROG,
-    tBERS and dividing the channel and DRAM-copy rates by the same factor
-    keeps every ratio inside the device and makes it the bottleneck; ops per
-    simulated second are then multiplied back by the factor. Rates are whole
-    bytes per microsecond, so a rate below 1 after division is rounded up
-    to 1 (the channel then runs relatively faster than the preset's).
+    tBERS and the firmware's per-command times (every fw-*-ns property in
+    props, e.g. a preset's taken from COSMOS_TIMING or PM983_TIMING) and
+    dividing the channel and DRAM-copy rates by the same factor keeps every
+    ratio inside the device and makes it the bottleneck; ops per simulated
+    second are then multiplied back by the factor. Rates are whole bytes per
+    microsecond, so a rate below 1 after division is rounded up to 1 (the
+    channel then runs relatively faster than the preset's). A firmware time
+    the props leave out keeps the preset's undilated value on the device, so
+    callers pass the preset's whole timing (the *_TIMING dicts below).
     """
     base = {
         "read-latency-ns": props.pop("read-latency-ns"),
@@ -136,19 +140,34 @@ def dilated(props, factor):
     out = dict(props)
     for k in ("read-latency-ns", "program-latency-ns", "erase-latency-ns"):
         out[k] = int(base[k] * factor)
+    for k in FW_TIMES:
+        if k in out:
+            out[k] = int(out[k] * factor)
     for k in ("channel-bytes-per-us", "dram-copy-bytes-per-us"):
         out[k] = max(1, int(base[k] / factor))
     return out
 
 
-# Timing of kvftl's presets (include/kvftl/kvftl.h, kvftl/kvftl.c), needed
-# when an experiment dilates time.
+# The firmware's per-command times (kvftl's firmware-time model: README's
+# property table, docs/kvftl.md "Firmware time"), each a time dilated() stretches.
+FW_TIMES = ("fw-fetch-decode-ns", "fw-index-probe-ns", "fw-inline-fragment-ns",
+            "fw-dma-setup-ns", "fw-completion-ns")
+
+# Timing of kvftl's presets (include/kvftl/tunables.def, kvftl/kvftl.c), needed
+# when an experiment dilates time: NAND, channel and copy rates, and the five
+# firmware times.
 COSMOS_TIMING = {"read-latency-ns": 60000, "program-latency-ns": 1000000,
                  "erase-latency-ns": 3500000, "channel-bytes-per-us": 200,
-                 "dram-copy-bytes-per-us": 1000}
+                 "dram-copy-bytes-per-us": 1000,
+                 "fw-fetch-decode-ns": 2000, "fw-index-probe-ns": 1000,
+                 "fw-inline-fragment-ns": 3000, "fw-dma-setup-ns": 600,
+                 "fw-completion-ns": 1000}
 PM983_TIMING = {"read-latency-ns": 60000, "program-latency-ns": 700000,
                 "erase-latency-ns": 3500000, "channel-bytes-per-us": 800,
-                "dram-copy-bytes-per-us": 2000}
+                "dram-copy-bytes-per-us": 2000,
+                "fw-fetch-decode-ns": 600, "fw-index-probe-ns": 300,
+                "fw-inline-fragment-ns": 1000, "fw-dma-setup-ns": 250,
+                "fw-completion-ns": 400}
 
 
 def scaled(n, scale, lo=1):

@@ -73,12 +73,15 @@ DIFFERENCES = [
     "(char-fig3: index pages missing from DRAM), the costs are those of this hash index, not "
     "of an LSM-tree's compactions or of Samsung's levels; BandSlim's experiments measure the "
     "transfer and packing paths, which do not depend on the index.",
-    "**Channel-rate clamp in the dilated runs.** `common.dilated()` divides the channel and "
-    "DRAM-copy rates by the dilation factor and rounds a result below 1 byte/us up to 1. "
-    "bandslim-fig12 (Cosmos+ timing, x1000) is the one run this hits: its channel runs at 1 "
-    "byte/us where 0.2 would keep Cosmos+'s ratio, i.e. 5x faster relative to the NAND "
-    "array than Cosmos+'s 200 MB/s channel (its DRAM copy, 1000 / 1000, is exact). "
-    "char-fig5, -fig5a and -fig6 (pm983, x20: 40 and 100 bytes/us) are not clamped.",
+    "**Dilated runs.** `common.dilated()` multiplies tR, tPROG, tBERS and the five firmware "
+    "times (fw-*) by the dilation factor and divides the channel and DRAM-copy rates by it, "
+    "rounding a rate below 1 byte/us up to 1 (a clamp: the channel would then run faster "
+    "relative to the NAND than the preset's). No run here is clamped: bandslim-fig4, -fig11 "
+    "and -fig12 (Cosmos+ timing, x200) run the channel at 200 / 200 = 1 byte/us and copy at "
+    "1000 / 200 = 5; char-fig5, -fig5a and -fig6 (pm983, x20) at 40 and 100 bytes/us. "
+    "Until 2026-11-25 the pm983 runs left the preset's firmware times undilated (1.55 us "
+    "per 4 KiB command, 1/20 of its share of a Store's time); their records say which "
+    "commit ran them.",
     "**Same answer twice.** Device time is QEMU's virtual clock. Every reproduction boot runs "
     "QEMU in icount mode (`run-guest.sh --icount`, `-icount shift=N,sleep=off`): the virtual "
     "clock advances by 2^N ns per emulated guest instruction and jumps over idle time, so the "

@@ -238,6 +238,20 @@ class Fig12(unittest.TestCase):
         self.assertEqual(self.rec["met"], "partly")
 
 
+class Dilation(unittest.TestCase):
+    def test_dilated_cosmos_stretches_every_device_time(self):
+        """x200 (figs. 4, 11, 12): tR 60 us -> 12 ms, tPROG 1 ms -> 200 ms, the channel 200 ->
+        1 B/us and the copy rate 1000 -> 5 B/us, the five firmware times x200 (fetch 2 us ->
+        400 us, ...); tBERS stays the preset's 3.5 ms (nothing is erased, a Format waits)."""
+        self.assertEqual(B.dilated_cosmos(packing="all"), {
+            "read-latency-ns": 12000000, "program-latency-ns": 200000000,
+            "erase-latency-ns": 3500000, "channel-bytes-per-us": 1,
+            "dram-copy-bytes-per-us": 5,
+            "fw-fetch-decode-ns": 400000, "fw-index-probe-ns": 200000,
+            "fw-inline-fragment-ns": 600000, "fw-dma-setup-ns": 120000,
+            "fw-completion-ns": 200000, "preset": "cosmos", "packing": "all"})
+
+
 class Fig4(unittest.TestCase):
     def test_waf_mirrors_taf(self):
         """Block packing: 4 values per 16 KiB page below 4 KiB, 2 per page at 4 KiB (the header

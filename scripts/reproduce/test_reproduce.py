@@ -18,6 +18,7 @@ claim is known exactly.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -147,6 +148,41 @@ class Numbers(unittest.TestCase):
         self.assertEqual(p["read-latency-ns"], 60000000)
         self.assertEqual(p["dram-copy-bytes-per-us"], 1)
         self.assertEqual(p["channel-bytes-per-us"], 1)
+        # the firmware's per-command times are device times too
+        self.assertEqual(p["fw-fetch-decode-ns"], 2000000)
+        self.assertEqual(p["fw-inline-fragment-ns"], 3000000)
+
+    def test_dilation_stretches_firmware_times(self):
+        """pm983 x20 (char-fig5, -fig5a, -fig6): every fw-* time x20, rates / 20; a
+        property that is no time (packing, buffer-entries) is left as it is."""
+        p = C.dilated(dict(C.PM983_TIMING, **{"buffer-entries": 8, "preset": "pm983"}), 20)
+        self.assertEqual(p, {
+            "read-latency-ns": 1200000, "program-latency-ns": 14000000,
+            "erase-latency-ns": 70000000, "channel-bytes-per-us": 40,
+            "dram-copy-bytes-per-us": 100,
+            "fw-fetch-decode-ns": 12000, "fw-index-probe-ns": 6000,
+            "fw-inline-fragment-ns": 20000, "fw-dma-setup-ns": 5000,
+            "fw-completion-ns": 8000, "buffer-entries": 8, "preset": "pm983"})
+        # only the fw-* times the props set: a caller's own firmware time is stretched
+        q = C.dilated({"read-latency-ns": 10, "program-latency-ns": 20, "erase-latency-ns": 30,
+                       "channel-bytes-per-us": 400, "dram-copy-bytes-per-us": 800,
+                       "fw-completion-ns": 7}, 2)
+        self.assertEqual(q, {"read-latency-ns": 20, "program-latency-ns": 40,
+                             "erase-latency-ns": 60, "channel-bytes-per-us": 200,
+                             "dram-copy-bytes-per-us": 400, "fw-completion-ns": 14})
+
+    def test_preset_timing_matches_kvftl(self):
+        """COSMOS_TIMING and PM983_TIMING are the presets' columns of
+        include/kvftl/tunables.def (default, pm983, cosmos), so a dilated run
+        stretches the device's own times."""
+        path = os.path.join(C.TOP, "include", "kvftl", "tunables.def")
+        with open(path) as f:
+            text = f.read()
+        for prop, v in C.COSMOS_TIMING.items():
+            m = re.search(r'"%s", "[^"]*",\s*(\w+), (\w+), (\w+),' % re.escape(prop), text)
+            self.assertIsNotNone(m, prop)
+            self.assertEqual((int(m.group(2)), int(m.group(3))), (C.PM983_TIMING[prop], v), prop)
+        self.assertEqual(sorted(C.COSMOS_TIMING), sorted(C.PM983_TIMING))
 
 
     def test_best_phase_of_rounds(self):
