@@ -689,6 +689,16 @@ class KVBlockCommands(unittest.TestCase):
             self.assertIn("--block", argv)
             self.assertEqual(argv.count("--block-prop"), len(b.block_props))
 
+    def test_fig3_halves_hold_completions(self):
+        """char-fig3's KV half and its block half both run latency=on (a completion at its
+        simulated time: QD-1 latencies without the backlog of a guest faster than the
+        device), one --latency on the command line, which run-guest.sh sets on both
+        personalities."""
+        for m in (X3, X3B):
+            b = m.boots(1.0)[0]
+            self.assertIs(b.latency, True, m.NAME)
+            self.assertEqual(C.run_guest_argv(b, "/tmp/s.sh").count("--latency"), 1, m.NAME)
+
     def test_log_words_follow_ext_h(self):
         """LOG_FIELDS has the 8-byte words of struct kvssd_stats_log after its header, as
         many as include/kvssd/ext.h's reserved-bytes expression subtracts (11 transfer
