@@ -546,8 +546,13 @@ def scale_text(rec):
     return "--scale %s, %s" % (rec.get("scale", "?"), clock)
 
 
-def bars(ax, groups, series, values, ylabel, logy=False):
-    """Grouped bar chart: values[s][g] for each series s over groups g."""
+def bars(ax, groups, series, values, ylabel, logy=False, title=None):
+    """Grouped bar chart: values[s][g] for each series s over groups g.
+
+    The legend sits above the axes, in rows of up to four series, where it
+    covers no bar; the title (when given) goes above the legend. A caller
+    that wants the legend elsewhere calls legend_outside(ax) or ax.legend()
+    afterwards, which replaces it."""
     n = len(series)
     width = 0.8 / max(1, n)
     for i, s in enumerate(series):
@@ -559,7 +564,20 @@ def bars(ax, groups, series, values, ylabel, logy=False):
     ax.set_ylabel(ylabel)
     if logy:
         ax.set_yscale("log")
-    ax.legend(fontsize=7)
+    legend_above(ax, ncol=min(4, max(1, n)), title=title)
+
+
+def legend_above(ax, ncol=4, title=None, **kw):
+    """The legend in rows above the axes (where it covers no data), and the
+    title, when given, above it (raised by the legend's rows)."""
+    kw.setdefault("fontsize", 7)
+    handles, labels = ax.get_legend_handles_labels()
+    rows = -(-len(labels) // ncol) if labels else 0
+    leg = ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol,
+                    borderaxespad=0.3, frameon=False, **kw) if labels else None
+    if title:
+        ax.set_title(title, pad=6 + 11 * rows)
+    return leg
 
 
 def main(argv):

@@ -279,10 +279,14 @@ def plot(rec, figdir):
                 for w in pts} for m in trio}
     traf = {m: {w: pts[w][m]["pcie_bytes"] for w in pts} for m in MODES}
     mmio = {m: {w: pts[w][m]["doorbell_bytes"] for w in pts} for m in MODES}
-    C.bars(a0, WORKLOADS, trio, rt, "device time per Store / Baseline's (linear)")
-    C.bars(a1, WORKLOADS, trio, tput, "guest Stores/s / Baseline's (linear)")
-    C.bars(a2, WORKLOADS, MODES, traf, "PCIe bytes per Store (device counters)", logy=True)
-    C.bars(a3, WORKLOADS, MODES, mmio, "doorbell (MMIO) bytes per Store", logy=True)
+    C.bars(a0, WORKLOADS, trio, rt, "device time per Store / Baseline's (linear)",
+           title="Fig. 10a: response time (device time)")
+    C.bars(a1, WORKLOADS, trio, tput, "guest Stores/s / Baseline's (linear)",
+           title="Fig. 10b: throughput (guest wall clock, best round)")
+    C.bars(a2, WORKLOADS, MODES, traf, "PCIe bytes per Store (device counters)", logy=True,
+           title="Fig. 10c: PCIe traffic")
+    C.bars(a3, WORKLOADS, MODES, mmio, "doorbell (MMIO) bytes per Store", logy=True,
+           title="Fig. 10d: MMIO traffic")
     for a in (a0, a1):
         a.axhline(1.0, color="grey", lw=0.8)
     wm = WORKLOADS.index("M")
@@ -292,11 +296,9 @@ def plot(rec, figdir):
         prp = pts["M"][PAPER_TRIO[0]]["pcie_bytes"]
         B.mark(a2, wm, prp * (1 - 0.979), "paper: -97.9 %")
         B.mark(a2, wm + 0.3, prp * (1 - 0.933), "paper: -93.3 %")
-    a0.set_title("Fig. 10a: response time (device time)")
-    a1.set_title("Fig. 10b: throughput (guest wall clock, best round)")
-    a2.set_title("Fig. 10c: PCIe traffic")
-    a3.set_title("Fig. 10d: MMIO traffic")
-    fig.suptitle(B.DEVICE_CAPTION + "; %s Stores per workload and method at scale %s; "
-                 "-pci/-full: the pci transport (BandSlim's layout)" % (
-                     "1000 (inline: 250)", rec.get("scale", 1)), fontsize=8)
+    ops = sorted({pts[w][m]["ops"] for w in pts for m in pts[w]})
+    fig.suptitle(B.DEVICE_CAPTION + "; %s Stores per workload and method (inline: the fewer) "
+                 "at scale %s; -pci/-full: the pci transport (BandSlim's layout)" % (
+                     " or ".join("%d" % n for n in ops) or "?", rec.get("scale", 1)),
+                 fontsize=8)
     return [C.save(fig, figdir, "bandslim-fig10-workloads.png")]

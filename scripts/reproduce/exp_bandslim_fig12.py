@@ -204,8 +204,7 @@ def plot(rec, figdir):
     ]
     for ax, (lab, f, title) in zip(axs, series):
         vals = {p: {w: f(pts[w][p]) for w in pts if p in pts[w]} for p in POLICIES}
-        C.bars(ax, WORKLOADS, POLICIES, vals, lab)
-        ax.set_title(title)
+        C.bars(ax, WORKLOADS, POLICIES, vals, lab, title=title)
     if "B" in pts and "all" in pts["B"]:
         # the paper's ~7 % lead of backfill over all on W(B)
         wb = WORKLOADS.index("B")

@@ -220,18 +220,16 @@ def plot(rec, figdir):
     ax.set_yscale("log")
     ax.set_xlabel("tail bytes past 4 KiB (value = 4096 + tail)")
     ax.set_ylabel("PCIe bytes per Store")
-    ax.set_title("Fig. 9a: hybrid transfer, 4-byte keys")
     ax.axvline(2048, color="grey", ls=":", lw=1)
     ax.annotate("paper: hybrid least up to +2 KiB", (2048, ax.get_ylim()[0]), fontsize=7,
                 textcoords="offset points", xytext=(-150, 10))
-    ax.legend(fontsize=7)
+    C.legend_above(ax, title="Fig. 9a: hybrid transfer, 4-byte keys")
     a2.set_xscale("log", base=2)
     a2.set_yscale("log")
     a2.set_xlabel("tail bytes past 4 KiB")
     a2.set_ylabel("device time per Store (us)")
-    a2.set_title("Fig. 9b: response time (device time, pci transport)")
-    if a2.lines:
-        a2.legend(fontsize=7)
-    fig.suptitle(B.DEVICE_CAPTION + "; up to 500 Stores per point at scale %s" %
-                 rec.get("scale", 1), fontsize=8)
+    C.legend_above(a2, title="Fig. 9b: response time (device time, pci transport)")
+    ops = [p["ops"] for s in rec["series"].values() for p in s.values() if p.get("ops")]
+    fig.suptitle(B.DEVICE_CAPTION + "; %s Stores per point at scale %s" % (
+        "%d-%d" % (min(ops), max(ops)) if ops else "?", rec.get("scale", 1)), fontsize=8)
     return [C.save(fig, figdir, "bandslim-fig9-hybrid.png")]
