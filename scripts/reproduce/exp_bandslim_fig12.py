@@ -45,7 +45,9 @@ SETUP = ("Device preset cosmos (4 channels x 8 dies, 512 buffer and DLT entries)
          "4-byte keys; each workload: a warm-up load, then a measured run phase of inserts "
          "(module docstring). " % B.DILATION)
 SCALE = ("paper: 1 M Stores per workload; here 3 000 warm-up + 12 000 measured Stores per "
-         "workload and policy, at --scale 1")
+         "workload and policy, at --scale 1; not fewer, since the measured phase is not in a "
+         "steady state (backfill's first 6 000 Stores run 3.6-15 % faster per Store than all "
+         "12 000: docs/reproduce.md \"Scale\")")
 
 
 def boots(scale):

@@ -105,6 +105,10 @@ def main():
                     help="with --report-only and no raw output: judge the recorded series by the "
                     "experiment's current criteria (the page says they postdate the run)")
     ap.add_argument("--accel", default=None, help="passed to run-guest.sh --accel")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="boots of one experiment run at once, 1-8 (default 2 under icount on a "
+                    "host with 2 or more CPUs, else 1); under icount their device-time numbers "
+                    "do not depend on it, only the wall time")
     ap.add_argument("--icount", default=str(C.ICOUNT_SHIFT),
                     help="run-guest.sh --icount SHIFT for every boot, or 'off' (the host's "
                     "real time; needed with --accel kvm). Default %d" % C.ICOUNT_SHIFT)
@@ -135,6 +139,13 @@ def main():
         icount = int(a.icount)
     else:
         ap.error("--icount '%s' is not valid: give a shift from 0 to 10, or off" % a.icount)
+    if a.jobs is None:
+        a.jobs = 2 if icount is not None and (os.cpu_count() or 1) >= 2 else 1
+    if not 1 <= a.jobs <= 8:
+        ap.error("--jobs %d is not valid: give 1 to 8 boots at once" % a.jobs)
+    if a.jobs > 1 and icount is None:
+        ap.error("--jobs %d needs icount (without it a boot's device time follows the host's "
+                 "pace, which the other boots change)" % a.jobs)
     if a.accel == "kvm" and icount is not None:
         ap.error("--accel kvm needs --icount off (icount counts instructions TCG emulates)")
     if a.update_docs:
@@ -180,9 +191,7 @@ def main():
             run_at = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%d %H:%M")
             scale = a.scale if scale_given else prev.get("scale", a.scale)
         else:
-            raw = {}
-            for b in boots:
-                raw[b.name] = C.run_boot(b, rawdir, extra=extra, icount=icount)
+            raw = run_boots(boots, rawdir, extra, icount, a.jobs)
             run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), a.scale
         rec = m.analyze(raw, scale)
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
@@ -227,6 +236,19 @@ def main():
         print("%d experiment(s) in %.0f s; page: %s" % (
             len(names), time.time() - t_all, os.path.join(out, "results.md")), file=sys.stderr)
     return 0
+
+
+def run_boots(boots, rawdir, extra, icount, jobs):
+    """{boot name: raw record} of an experiment's boots, up to jobs at once (each
+    boot is its own QEMU; under icount its device time is a function of its own
+    guest's instructions, so running two side by side changes only the wall time)."""
+    if jobs <= 1 or len(boots) <= 1:
+        return {b.name: C.run_boot(b, rawdir, extra=extra, icount=icount) for b in boots}
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = {b.name: ex.submit(C.run_boot, b, rawdir, extra=extra, icount=icount)
+                for b in boots}
+        return {name: f.result() for name, f in futs.items()}
 
 
 def rejudge(m, rec):

@@ -642,6 +642,48 @@ class CharVerdicts(unittest.TestCase):
         self.assertIs(VD.overall(cl), False)
 
 
+class RunBoots(unittest.TestCase):
+    """run.py --jobs: an experiment's boots side by side."""
+
+    def boots(self, n):
+        return [C.Boot("b%d" % i, [C.Step("s", [("p", "true")])]) for i in range(n)]
+
+    def test_two_jobs_run_two_boots_at_once(self):
+        """With --jobs 2 the first two boots are both running before either returns: each
+        waits at a two-party barrier, which a one-at-a-time loop never passes (it would
+        time out); the result is keyed by boot, in the boots' order."""
+        import threading
+        import run
+        barrier = threading.Barrier(2, timeout=10)
+        calls = []
+
+        def fake(boot, rawdir, extra=None, icount=None):
+            calls.append((boot.name, rawdir, extra, icount))
+            if boot.name in ("b0", "b1"):
+                barrier.wait()
+            return {"boot": boot.name}
+        saved = C.run_boot
+        C.run_boot = fake
+        try:
+            raw = run.run_boots(self.boots(3), "/tmp/raw", ["--accel", "tcg"], 0, 2)
+        finally:
+            C.run_boot = saved
+        self.assertEqual(list(raw), ["b0", "b1", "b2"])
+        self.assertEqual(raw["b2"], {"boot": "b2"})
+        self.assertEqual(sorted(calls), [("b%d" % i, "/tmp/raw", ["--accel", "tcg"], 0)
+                                         for i in range(3)])
+
+    def test_jobs_out_of_range_and_without_icount_are_refused(self):
+        script = os.path.join(HERE, "run.py")
+        for args, msg in ((["--jobs", "0"], "--jobs 0 is not valid: give 1 to 8 boots at once"),
+                          (["--jobs", "9"], "--jobs 9 is not valid: give 1 to 8 boots at once"),
+                          (["--jobs", "2", "--icount", "off"], "--jobs 2 needs icount")):
+            p = subprocess.run([sys.executable, script, "bandslim-fig12", "--dry-run"] + args,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(msg, p.stderr)
+
+
 class KVBlockCommands(unittest.TestCase):
     def test_snap_in_a_shell(self):
         """SNAP prints one JSON object through rp (no block device here: zeros for it)."""
