@@ -533,19 +533,22 @@ void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void
 }
 
 /*
- * A batch is a software pipeline over windows of requests, three stages
+ * A batch is a software pipeline over windows of requests, four stages
  * deep: (1) hash every key of a window and start loading its index slot
  * (and the cached page's frame record, which the lookup's LRU bookkeeping
- * writes); (2) peek at each slot (no state change) and start loading the
- * blob it names; (3) run the requests one by one, in order, exactly as
- * kvftl_retrieve() would. While window w runs, window w + 1's blobs and
- * window w + 2's slots are loading, so each load has a window's work to
+ * writes); (2) peek at each slot (no state change) and start loading what
+ * the backing store needs to find the blob it names (the page's entry in
+ * the chunk store); (3) start loading the blob itself; (4) run the requests
+ * one by one, in order, exactly as kvftl_retrieve() would. While window w
+ * runs, window w + 1's blobs, w + 2's page entries and w + 3's slots are
+ * loading, so each of the three dependent loads has a window's work to
  * arrive in. The hints change nothing but which cache lines are already
  * loaded (a hint made stale by a request before it only loads a useless
  * line), so results, simulated times and statistics are those of the same
  * calls one at a time.
  */
 #define BATCH_WINDOW 16u
+#define BATCH_STAGES 4u
 
 static void batch_hash(struct kvftl *ftl, const struct kvftl_retrieve_req *r, size_t w,
                        uint64_t *hash)
@@ -559,12 +562,24 @@ static void batch_hash(struct kvftl *ftl, const struct kvftl_retrieve_req *r, si
     }
 }
 
-static void batch_peek(struct kvftl *ftl, size_t w, const uint64_t *hash)
+static void batch_peek(struct kvftl *ftl, size_t w, const uint64_t *hash, uint64_t *loc)
 {
     for (size_t i = 0; i < w; i++) {
-        uint64_t loc = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
-        if (loc && !loc_tombstone(loc)) {
-            vlog_prefetch(&ftl->vl, loc);
+        loc[i] = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
+        if (loc[i] && loc_tombstone(loc[i])) {
+            loc[i] = 0;
+        }
+        if (loc[i]) {
+            vlog_prefetch_entry(&ftl->vl, loc[i]);
+        }
+    }
+}
+
+static void batch_blobs(struct kvftl *ftl, size_t w, const uint64_t *loc)
+{
+    for (size_t i = 0; i < w; i++) {
+        if (loc[i]) {
+            vlog_prefetch(&ftl->vl, loc[i]);
         }
     }
 }
@@ -572,29 +587,39 @@ static void batch_peek(struct kvftl *ftl, size_t w, const uint64_t *hash)
 void kvftl_retrieve_batch(struct kvftl *ftl, const struct kvftl_retrieve_req *reqs,
                           struct kvftl_cpl *cpls, size_t n)
 {
-    uint64_t hash[3][BATCH_WINDOW]; /* windows w, w + 1, w + 2 */
+    /* per stage's window: w (run), w + 1 (blobs), w + 2 (entries), w + 3 (slots) */
+    uint64_t hash[BATCH_STAGES][BATCH_WINDOW];
+    uint64_t loc[BATCH_STAGES][BATCH_WINDOW];
     size_t windows = (n + BATCH_WINDOW - 1) / BATCH_WINDOW;
 #define WIN_LEN(x) (n - (x) * BATCH_WINDOW < BATCH_WINDOW ? n - (x) * BATCH_WINDOW : BATCH_WINDOW)
-    for (size_t x = 0; x < 2 && x < windows; x++) {
+#define RING(x) ((x) % BATCH_STAGES)
+    for (size_t x = 0; x < 3 && x < windows; x++) {
         batch_hash(ftl, reqs + x * BATCH_WINDOW, WIN_LEN(x), hash[x]);
     }
+    for (size_t x = 0; x < 2 && x < windows; x++) {
+        batch_peek(ftl, WIN_LEN(x), hash[x], loc[x]);
+    }
     if (windows) {
-        batch_peek(ftl, WIN_LEN(0), hash[0]);
+        batch_blobs(ftl, WIN_LEN(0), loc[0]);
     }
     for (size_t x = 0; x < windows; x++) {
+        if (x + 3 < windows) {
+            batch_hash(ftl, reqs + (x + 3) * BATCH_WINDOW, WIN_LEN(x + 3), hash[RING(x + 3)]);
+        }
         if (x + 2 < windows) {
-            batch_hash(ftl, reqs + (x + 2) * BATCH_WINDOW, WIN_LEN(x + 2), hash[(x + 2) % 3]);
+            batch_peek(ftl, WIN_LEN(x + 2), hash[RING(x + 2)], loc[RING(x + 2)]);
         }
         if (x + 1 < windows) {
-            batch_peek(ftl, WIN_LEN(x + 1), hash[(x + 1) % 3]);
+            batch_blobs(ftl, WIN_LEN(x + 1), loc[RING(x + 1)]);
         }
         const struct kvftl_retrieve_req *r = reqs + x * BATCH_WINDOW;
-        const uint64_t *h = hash[x % 3];
+        const uint64_t *h = hash[RING(x)];
         for (size_t i = 0; i < WIN_LEN(x); i++) {
             retrieve(ftl, r[i].key, r[i].key_bytes, h[i], r[i].buf, r[i].offset, r[i].buf_bytes,
                      r[i].arrival_ns, &cpls[x * BATCH_WINDOW + i]);
         }
     }
+#undef RING
 #undef WIN_LEN
 }
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,31 @@
 #include <glib.h>
 
 #define HUGE_BYTES (2u << 20)
+
+/*
+ * Anonymous memory of @bytes (zeroed; committed only where touched), starting
+ * on a 2 MiB boundary and advised into 2 MiB pages where the kernel allows:
+ * the page entries and the arenas are read at random, one line per Retrieve,
+ * and in 4 KiB pages each of those reads also missed the TLB (a nested page
+ * walk on a VM). *@raw / *@raw_bytes receive what to munmap(); NULL when the
+ * address space is exhausted.
+ */
+static uint8_t *huge_map(size_t bytes, uint8_t **raw, size_t *raw_bytes)
+{
+    size_t len = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+    void *m = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        *raw = NULL;
+        *raw_bytes = 0;
+        return NULL;
+    }
+    uint8_t *at = (uint8_t *)(((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+    madvise(at, len, MADV_HUGEPAGE);
+    *raw = m;
+    *raw_bytes = len + HUGE_BYTES;
+    return at;
+}
 
 static struct nand_page_entry *entry_of(const struct nand *n, uint64_t ppn)
 {
@@ -180,7 +206,16 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         n->oob = (struct nand_oob *)(n->map + NAND_IMAGE_HEADER_BYTES);
         n->bitmap_bytes = (chunks + 63) / 64 * 8;
         n->page_entry_bytes = (uint32_t)sizeof(struct nand_page_entry) + n->bitmap_bytes;
-        n->pages = g_malloc0(n->geo.total_pages * n->page_entry_bytes);
+        n->pages = huge_map(n->geo.total_pages * n->page_entry_bytes, &n->pages_raw,
+                            &n->pages_raw_bytes);
+        if (!n->pages) {
+            snprintf(err, err_len, "cannot map %" PRIu64 " bytes of NAND page entries: %s",
+                     n->geo.total_pages * n->page_entry_bytes, strerror(errno));
+            munmap(n->raw, n->raw_bytes);
+            n->raw = NULL;
+            n->map = NULL;
+            return -1;
+        }
         n->arena = g_new0(struct nand_arena, n->geo.stripes);
     } else {
         n->data = n->map + NAND_IMAGE_HEADER_BYTES;
@@ -215,11 +250,11 @@ void nand_fini(struct nand *n)
             g_free(entry_of(n, p)->whole);
         }
         for (uint32_t s = 0; s < n->geo.stripes; s++) {
-            if (n->arena[s].mem) {
-                munmap(n->arena[s].mem, n->arena[s].cap);
+            if (n->arena[s].raw) {
+                munmap(n->arena[s].raw, n->arena[s].raw_bytes);
             }
         }
-        g_free(n->pages);
+        munmap(n->pages_raw, n->pages_raw_bytes);
         g_free(n->arena);
     }
     memset(n, 0, sizeof(*n));
@@ -295,6 +330,22 @@ static uint32_t chunk_len(const struct nand *n, uint32_t c)
 
 static bool chunk_zero(const uint8_t *p, uint32_t len)
 {
+    if (len == NAND_CHUNK_BYTES) {
+        /*
+         * Four 16-byte loads ORed as a tree (GCC/Clang vector extension):
+         * a program scans every chunk of its page,
+         * 16 KiB per page, and the one-word-at-a-time loop was a chain of
+         * 8 dependent ORs per chunk, 10-15 % of a Store's time.
+         */
+        typedef uint64_t v2 __attribute__((vector_size(16)));
+        v2 a, b, c, d;
+        memcpy(&a, p, 16);
+        memcpy(&b, p + 16, 16);
+        memcpy(&c, p + 32, 16);
+        memcpy(&d, p + 48, 16);
+        v2 o = (a | b) | (c | d);
+        return (o[0] | o[1]) == 0;
+    }
     uint64_t acc = 0;
     uint32_t i = 0;
     for (; i + 8 <= len; i += 8) {
@@ -353,11 +404,8 @@ static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
          * chunks are random, and TLB misses dominate them.
          */
         a->cap = arena_most(n);
-        void *m = mmap(NULL, a->cap, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        g_assert(m != MAP_FAILED); /* address space only; the device's size was mapped before */
-        madvise(m, a->cap, MADV_HUGEPAGE);
-        a->mem = m;
+        a->mem = huge_map(a->cap, &a->raw, &a->raw_bytes);
+        g_assert(a->mem); /* address space only; the device's size was mapped before */
     }
     g_assert(a->used + need <= a->cap); /* one program per page between erases */
     uint8_t *out = a->mem + a->used;
@@ -450,10 +498,12 @@ const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len,
 }
 
 /*
- * The page's entry (with its bitmap) is loaded here, so that the chunk the
+ * The page's entry (with its bitmap) is loaded here, so that the chunks the
  * read will start at can be prefetched too: a read then misses nothing.
+ * The chunks of [addr, addr + len) are hinted as if all were stored (at
+ * most 64, 4 KiB): a hint past a zero chunk only loads a useless line.
  */
-void nand_sparse_prefetch(const struct nand *n, uint64_t addr)
+void nand_sparse_prefetch(const struct nand *n, uint64_t addr, uint32_t len)
 {
     uint64_t ppn = addr >> n->geo.page_shift;
     uint32_t in = (uint32_t)(addr & (n->geo.page_size - 1));
@@ -462,9 +512,12 @@ void nand_sparse_prefetch(const struct nand *n, uint64_t addr)
         __builtin_prefetch(e->whole + in);
     } else if (e->chunks) {
         const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
-        uint32_t idx = chunk_rank(e->bitmap, in / NAND_CHUNK_BYTES);
-        __builtin_prefetch(chunk + (size_t)idx * NAND_CHUNK_BYTES);
-        __builtin_prefetch(chunk + (size_t)idx * NAND_CHUNK_BYTES + NAND_CHUNK_BYTES);
+        uint32_t c = in / NAND_CHUNK_BYTES;
+        uint32_t last = (in + (len ? len : 1) - 1) / NAND_CHUNK_BYTES;
+        uint32_t idx = chunk_rank(e->bitmap, c);
+        for (uint32_t k = 0; k <= last - c && k < 64; k++) {
+            __builtin_prefetch(chunk + (size_t)(idx + k) * NAND_CHUNK_BYTES);
+        }
     }
 }
 
@@ -511,8 +564,8 @@ static void sparse_erase(struct nand *n, uint64_t first)
         memset(e, 0, n->page_entry_bytes);
     }
     struct nand_arena *a = &n->arena[first / n->geo.pages_per_stripe];
-    if (a->mem) {
-        munmap(a->mem, a->cap);
+    if (a->raw) {
+        munmap(a->raw, a->raw_bytes);
     }
     *a = (struct nand_arena){0};
 }

@@ -142,6 +142,8 @@ struct nand_page_entry {
 struct nand_arena {
     uint8_t *mem;       /* reserved at the stripe's bound, on its first chunk */
     uint64_t used, cap; /* bytes of chunks; bytes reserved */
+    uint8_t *raw;       /* the mapping holding mem (2 MiB-aligned inside it) */
+    size_t raw_bytes;
 };
 
 /* A grow-only buffer for nand_view() of records of any length. */
@@ -165,6 +167,8 @@ struct nand {
     struct nand_scratch view_scratch; /* vlog_bytes()'s (kvftl/value_log.c) */
     bool sparse;               /* anonymous store of chunk records (above); data is NULL */
     uint8_t *pages;            /* sparse: per page a struct nand_page_entry + bitmap */
+    uint8_t *pages_raw;        /* sparse: the mapping holding pages (2 MiB-aligned in it) */
+    size_t pages_raw_bytes;
     uint32_t page_entry_bytes; /* sparse: their size */
     struct nand_arena *arena;  /* sparse: per stripe */
     uint64_t whole_pages;      /* sparse: pages held whole */
@@ -223,7 +227,7 @@ uint64_t nand_checkpoint_offset(const struct nand *n);
 uint8_t *nand_sparse_page(const struct nand *n, uint64_t ppn);
 void nand_sparse_copy_out(const struct nand *n, uint64_t addr, void *dst, size_t len);
 const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len, void *scratch);
-void nand_sparse_prefetch(const struct nand *n, uint64_t addr);
+void nand_sparse_prefetch(const struct nand *n, uint64_t addr, uint32_t len);
 
 static inline uint8_t *nand_page_ptr(const struct nand *n, uint64_t ppn)
 {
@@ -286,14 +290,37 @@ static inline void nand_fill(const struct nand *n, uint64_t addr, const void *sr
     }
 }
 
-/* nand_prefetch() - a hint: the bytes [addr, addr + len) will be read soon. */
+/*
+ * nand_prefetch() - a hint: the bytes [addr, addr + len) will be read soon.
+ * The sparse store reads the page's entry here to name the chunks, so a
+ * caller with time to spare hints the entry first (nand_prefetch_entry())
+ * and calls this once that has arrived: two dependent misses, each
+ * overlapped with other work instead of the second waiting on the first.
+ */
 static inline void nand_prefetch(const struct nand *n, uint64_t addr, uint32_t len)
 {
     if (n->sparse) {
-        nand_sparse_prefetch(n, addr);
+        nand_sparse_prefetch(n, addr, len);
         return;
     }
     uintptr_t p = (uintptr_t)(n->data + addr), end = p + (len ? len : 1);
+    for (p &= ~(uintptr_t)63; p < end; p += 64) {
+        __builtin_prefetch((const void *)p);
+    }
+}
+
+/*
+ * nand_prefetch_entry() - a hint: nand_prefetch() of an address in page
+ * @ppn will follow; loads the sparse store's entry of that page (pointer,
+ * chunk offset, bitmap). A mapped store has no entry: nothing to do.
+ */
+static inline void nand_prefetch_entry(const struct nand *n, uint64_t ppn)
+{
+    if (!n->sparse) {
+        return;
+    }
+    uintptr_t p = (uintptr_t)(n->pages + ppn * n->page_entry_bytes);
+    uintptr_t end = p + n->page_entry_bytes;
     for (p &= ~(uintptr_t)63; p < end; p += 64) {
         __builtin_prefetch((const void *)p);
     }

@@ -286,6 +286,12 @@ void vlog_prefetch(const struct value_log *vl, uint64_t loc)
     nand_prefetch(vl->sp->nand, loc_addr(loc), ahead);
 }
 
+void vlog_prefetch_entry(const struct value_log *vl, uint64_t loc)
+{
+    const struct nand *n = vl->sp->nand;
+    nand_prefetch_entry(n, loc_addr(loc) >> n->geo.page_shift);
+}
+
 bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns)
 {

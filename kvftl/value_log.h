@@ -195,6 +195,13 @@ const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type
 /* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
 void vlog_prefetch(const struct value_log *vl, uint64_t loc);
 
+/*
+ * vlog_prefetch_entry() - the stage before vlog_prefetch(): start loading
+ * what the backing store needs to find the blob at @loc (its page's entry,
+ * nand_prefetch_entry()). A hint only.
+ */
+void vlog_prefetch_entry(const struct value_log *vl, uint64_t loc);
+
 /* vlog_key_matches() - does the blob at @loc hold @key? Reads its header and key. */
 bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
                       uint64_t *now_ns);

@@ -373,6 +373,81 @@ static void test_retrieve_batch_small_budget(void)
 }
 
 /*
+ * A batch over blobs in many arenas: 6,000 pairs of 300-byte values at
+ * 1 KiB placement fill 3 stripes of 520 pages (4 pairs per 4 KiB page,
+ * 2,080 per stripe: 3 arenas of chunks), and a batch of 131 retrieves (8 full
+ * windows and a partial one, so every stage of the pipeline overlaps
+ * another window's) in a scrambled order, one of a key never stored, gets
+ * every value back byte for byte: value byte j of key i is (i + 3j) mod 256.
+ */
+#define ARENA_KEYS 6000
+#define ARENA_BATCH 131
+
+static void test_retrieve_batch_across_arenas(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 16,
+                                                         .pages_per_block = 520,
+                                                         .page_size_bytes = 4096});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.placement_unit_bytes = 1024;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t val[300];
+    char key[8];
+    for (int i = 0; i < ARENA_KEYS; i++) {
+        for (int j = 0; j < 300; j++) {
+            val[j] = (uint8_t)(i + 3 * j);
+        }
+        snprintf(key, sizeof(key), "a%04d", i);
+        struct kvftl_store_req r = {.key = key, .key_bytes = 5, .value = val, .value_bytes = 300};
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    }
+    uint32_t arenas = 0;
+    for (uint32_t s = 0; s < f->nand.geo.stripes; s++) {
+        arenas += f->nand.arena[s].used > 0;
+    }
+    CU_ASSERT_EQUAL(arenas, 3);
+
+    static char keys[ARENA_BATCH][8];
+    static uint8_t bufs[ARENA_BATCH][320];
+    struct kvftl_retrieve_req rq[ARENA_BATCH];
+    struct kvftl_cpl cpl[ARENA_BATCH];
+    memset(bufs, 0xee, sizeof(bufs));
+    for (int k = 0; k < ARENA_BATCH; k++) {
+        int i = (k * 379 + 11) % ARENA_KEYS;
+        snprintf(keys[k], sizeof(keys[k]), "a%04d", k == 77 ? 7777 : i);
+        rq[k] = (struct kvftl_retrieve_req){
+            .key = keys[k], .key_bytes = 5, .buf = bufs[k], .buf_bytes = 320};
+    }
+    kvftl_retrieve_batch(f, rq, cpl, ARENA_BATCH);
+    for (int k = 0; k < ARENA_BATCH; k++) {
+        if (k == 77) {
+            CU_ASSERT_EQUAL(cpl[k].status, KVFTL_KEY_DOES_NOT_EXIST);
+            CU_ASSERT_EQUAL(bufs[k][0], 0xee);
+            continue;
+        }
+        int i = (k * 379 + 11) % ARENA_KEYS;
+        CU_ASSERT_EQUAL(cpl[k].status, 0);
+        CU_ASSERT_EQUAL(cpl[k].value_bytes, 300);
+        CU_ASSERT_EQUAL(cpl[k].xfer_bytes, 300);
+        for (int j = 0; j < 300; j++) {
+            val[j] = (uint8_t)(i + 3 * j);
+        }
+        CU_ASSERT_EQUAL(memcmp(bufs[k], val, 300), 0);
+        CU_ASSERT_EQUAL(bufs[k][300], 0xee);
+    }
+    CU_ASSERT_EQUAL(stats(f).retrieves, ARENA_BATCH - 1);
+    kvftl_close(f);
+}
+
+/*
  * Keys whose hashes share their top 12 bits (a guest that could predict the
  * hash): 217 fit page 0. The 218th would split the page once per shared bit,
  * doubling the directory each time; the bound ceil(log2(pages)) + 4 stops
@@ -589,6 +664,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_max_keys),
     TAP_TEST_FN(test_retrieve_batch_cached),
     TAP_TEST_FN(test_retrieve_batch_small_budget),
+    TAP_TEST_FN(test_retrieve_batch_across_arenas),
     TAP_TEST_FN(test_directory_bound_chosen_hashes),
     TAP_TEST_FN(test_directory_bound_seeded_brute_force),
     TAP_TEST_FN(test_directory_bound_ordinary_keys),

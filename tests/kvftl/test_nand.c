@@ -291,6 +291,73 @@ static void test_sparse_worst_case_bound(void)
     nand_fini(&n);
 }
 
+/*
+ * A chunk is stored when any one of its 64 bytes is non-zero, whichever:
+ * page 0 has in chunk c only byte c set (every position of a chunk once),
+ * page 1 only in its even chunks, byte 63 - c. The arena holds exactly
+ * 64 + 32 chunks, and both pages read back byte for byte.
+ */
+static void test_sparse_chunk_any_byte(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 1, NULL);
+    uint64_t done;
+    static uint8_t a[4096], b[4096], out[4096];
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    for (int c = 0; c < 64; c++) {
+        a[c * 64 + c] = (uint8_t)(c + 1);
+        if (c % 2 == 0) {
+            b[c * 64 + 63 - c] = (uint8_t)(0x80 | c);
+        }
+    }
+    CU_ASSERT_EQUAL(nand_program(&n, 0, a, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(n.arena[0].used, 64 * 64);
+    CU_ASSERT_EQUAL(nand_program(&n, 1, b, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(n.arena[0].used, 64 * 64 + 32 * 64);
+    nand_copy_out(&n, 0, out, 4096);
+    CU_ASSERT_EQUAL(memcmp(out, a, 4096), 0);
+    nand_copy_out(&n, 4096, out, 4096);
+    CU_ASSERT_EQUAL(memcmp(out, b, 4096), 0);
+    CU_ASSERT_EQUAL(nand_byte(&n, 4096 + 62 * 64 + 1), 0x80 | 62);
+    CU_ASSERT_EQUAL(nand_byte(&n, 4096 + 61 * 64 + 2), 0);
+    nand_fini(&n);
+}
+
+/*
+ * The page entries and every stripe's arena start on a 2 MiB boundary, so
+ * the kernel can back them with huge pages (a Retrieve reads one random
+ * entry and one random chunk: in 4 KiB pages both missed the TLB), and
+ * hints change no byte: nand_prefetch_entry() and nand_prefetch() of a
+ * programmed, an open and a never-written page, then the reads, exact.
+ */
+static void test_sparse_huge_aligned(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 1, NULL);
+    uint64_t done;
+    static uint8_t a[4096], out[4096];
+    memset(a, 0x3c, sizeof(a));
+    CU_ASSERT_EQUAL(nand_program(&n, 8, a, &data_oob, 0, false, &done), 0);  /* stripe 1 */
+    CU_ASSERT_EQUAL(nand_program(&n, 24, a, &data_oob, 0, false, &done), 0); /* stripe 3 */
+    memset(nand_page_ptr(&n, 9), 0x5d, 4096);                                /* open: whole */
+    CU_ASSERT_EQUAL((uintptr_t)n.pages % (2u << 20), 0);
+    CU_ASSERT_EQUAL((uintptr_t)n.arena[1].mem % (2u << 20), 0);
+    CU_ASSERT_EQUAL((uintptr_t)n.arena[3].mem % (2u << 20), 0);
+    CU_ASSERT_PTR_NULL(n.arena[2].mem);
+    const uint64_t ppns[] = {8, 9, 10, 24};
+    const uint8_t want[] = {0x3c, 0x5d, 0, 0x3c};
+    for (int i = 0; i < 4; i++) {
+        nand_prefetch_entry(&n, ppns[i]);
+        nand_prefetch(&n, ppns[i] * 4096 + 100, 300);
+        memset(out, 0xee, sizeof(out));
+        nand_copy_out(&n, ppns[i] * 4096, out, 4096);
+        CU_ASSERT_EQUAL(out[0], want[i]);
+        CU_ASSERT_EQUAL(memcmp(out, out + 1, 4095), 0);
+    }
+    nand_fini(&n);
+}
+
 /* An index page is kept whole: nand_page_ptr() is its memory, programmed in place. */
 static void test_sparse_index_page_whole(void)
 {
@@ -344,6 +411,8 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_sparse_erase_releases),
     TAP_TEST_FN(test_sparse_worst_case_bound),
     TAP_TEST_FN(test_sparse_index_page_whole),
+    TAP_TEST_FN(test_sparse_chunk_any_byte),
+    TAP_TEST_FN(test_sparse_huge_aligned),
     TAP_TEST_FN(test_file_backing_persists),
 };
 
