@@ -62,14 +62,18 @@ void kb_config_default(struct kb_config *c)
     c->load.enabled = true;
     c->load.order = KB_ORDER_SEQUENTIAL;
     c->load.theta = 0.99;
+    c->load.zipfian_scrambled = true;
     c->load.mix[KB_OP_INSERT] = 1;
     c->run.enabled = true;
     c->run.ops = 100000;
     c->run.order = KB_ORDER_UNIFORM;
     c->run.theta = 0.99;
+    c->run.zipfian_scrambled = true;
     c->run.mix[KB_OP_READ] = 50;
     c->run.mix[KB_OP_UPDATE] = 50;
     c->iterate_entries = 100;
+    c->scan_min = 1;
+    c->scan_dist = KB_SCAN_FIXED;
     c->verify = true;
     c->reset_stats = true;
     c->progress = -1;
@@ -160,7 +164,7 @@ const char *const kb_preset_help[] = {
     "YCSB workload b: read mostly, read 95% update 5%, zipfian(0.99)",
     "YCSB workload c: read only, zipfian(0.99)",
     "YCSB workload d: read latest, read 95% insert 5%, latest(0.99)",
-    "YCSB workload e: short scans, scan (iterate) 95% insert 5%, zipfian(0.99), 100 keys",
+    "YCSB workload e: short scans, scan (iterate) 95% insert 5%, zipfian(0.99), 1-100 keys (uniform)",
     "YCSB workload f: read-modify-write, read 50% rmw 50%, zipfian(0.99)",
     "db_bench fillseq: 1M PUTs in key order, 16 B keys, 100 B values",
     "db_bench fillrandom: 1M PUTs of uniformly drawn keys (repeats overwrite), no load phase",
@@ -203,6 +207,7 @@ static void run_phase(struct kb_phase *p, uint64_t ops, enum kb_order order)
     p->duration_s = 0;
     p->order = order;
     p->theta = 0.99;
+    p->zipfian_scrambled = true;
     p->writer = false;
 }
 
@@ -277,10 +282,12 @@ static void preset_ycsb(struct kb_config *c, int w)
         m[KB_OP_READ] = 95;
         m[KB_OP_INSERT] = 5;
         break;
-    case 4: /* e: maxscanlength 100 (YCSB draws 1-100; kvbench iterates up to 100) */
+    case 4: /* e: scanlengthdistribution uniform, minscanlength 1, maxscanlength 100 */
         m[KB_OP_READ] = 0;
         m[KB_OP_ITERATE] = 95;
         m[KB_OP_INSERT] = 5;
+        c->scan_dist = KB_SCAN_UNIFORM;
+        c->scan_min = 1;
         c->iterate_entries = 100;
         break;
     default: /* f */
@@ -342,6 +349,12 @@ int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t err
                 name, now);
     }
     snprintf(c->preset, sizeof(c->preset), "%s", now);
+    /* what only some presets change starts from the defaults in every one */
+    c->load.zipfian_scrambled = true;
+    c->run.zipfian_scrambled = true;
+    c->scan_dist = KB_SCAN_FIXED;
+    c->scan_min = 1;
+    c->iterate_entries = 100;
     if (idx < P_CHAR) {
         preset_bandslim(c, idx - P_BANDSLIM);
     } else if (idx < P_YCSB) {
@@ -352,6 +365,25 @@ int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t err
         preset_dbbench(c, idx - P_DBBENCH);
     }
     return 0;
+}
+
+uint64_t kb_szipf_itemcount(const struct kb_config *c, const struct kb_phase *ph, bool is_load)
+{
+    /*
+     * YCSB's CoreWorkload: insertcount + expectednewkeys, where
+     * expectednewkeys = (int)(operationcount * insertproportion * 2.0)
+     * ("2 is fudge factor"), so that the popular keys stay the same as the
+     * inserts grow the key space. A phase by duration predicts none.
+     */
+    double total = 0;
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        total += ph->mix[i];
+    }
+    uint64_t expected = 0;
+    if (!is_load && ph->ops && total > 0) {
+        expected = (uint64_t)((double)ph->ops * (ph->mix[KB_OP_INSERT] / total) * 2.0);
+    }
+    return c->key_count + expected;
 }
 
 int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, size_t errlen)
@@ -537,9 +569,12 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     if (!strcmp(key, "writer")) {
         return parse_bool(name, v, &p->writer, err, errlen);
     }
+    if (!strcmp(key, "zipfian_scrambled")) {
+        return parse_bool(name, v, &p->zipfian_scrambled, err, errlen);
+    }
     snprintf(err, errlen,
-             "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, mix, window_keys, "
-             "window_step, writer)",
+             "[%s] has no key \"%s\" (enabled, ops, duration_s, order, theta, zipfian_scrambled, "
+             "mix, window_keys, window_step, writer)",
              group, key);
     return -1;
 }
@@ -806,11 +841,33 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         return parse_double("beta", v, 0, 1e6, false, false, &c->beta, err, errlen);
     } else if (!strcmp(key, "key_count")) {
         return parse_u64("key_count", v, 1, 1ull << 40, &c->key_count, err, errlen);
-    } else if (!strcmp(key, "iterate_entries")) {
-        if (parse_u64("iterate_entries", v, 1, 65536, &u, err, errlen)) {
+    } else if (!strcmp(key, "iterate_entries") || !strcmp(key, "max_scan_length")) {
+        if (parse_u64(key, v, 1, 65536, &u, err, errlen)) {
             return -1;
         }
         c->iterate_entries = (uint32_t)u;
+    } else if (!strcmp(key, "min_scan_length")) {
+        if (parse_u64(key, v, 1, 65536, &u, err, errlen)) {
+            return -1;
+        }
+        c->scan_min = (uint32_t)u;
+    } else if (!strcmp(key, "scan_length_distribution")) {
+        if (kb_scan_dist_parse(v, &c->scan_dist)) {
+            snprintf(err, errlen,
+                     "scan_length_distribution \"%s\" is unknown; use uniform, zipfian or fixed",
+                     v);
+            return -1;
+        }
+    } else if (!strcmp(key, "write_rate_limit_bytes_per_s")) {
+        /* a refill of rate / 10 bytes every 100 ms must carry at least one byte */
+        if (parse_u64(key, v, 0, KB_WRITE_RATE_MAX, &u, err, errlen) || (u > 0 && u < 10)) {
+            snprintf(err, errlen,
+                     "write_rate_limit_bytes_per_s \"%s\" is out of range; allowed are 0 "
+                     "(unlimited) or 10 to %llu bytes per second",
+                     v, (unsigned long long)KB_WRITE_RATE_MAX);
+            return -1;
+        }
+        c->write_rate_bytes_per_s = u;
     } else if (!strcmp(key, "verify")) {
         return parse_bool("verify", v, &c->verify, err, errlen);
     } else if (!strcmp(key, "reset_stats")) {
@@ -926,6 +983,21 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                      i ? "run" : "load", (unsigned long long)p->window_step, (unsigned long long)w);
             return -1;
         }
+    }
+    if (c->scan_min > c->iterate_entries) {
+        snprintf(err, errlen,
+                 "min_scan_length %u is above max_scan_length (iterate_entries) %u; allowed are 1 "
+                 "to max_scan_length",
+                 c->scan_min, c->iterate_entries);
+        return -1;
+    }
+    if (c->write_rate_bytes_per_s && !(c->run.enabled && c->run.writer)) {
+        snprintf(err, errlen,
+                 "write_rate_limit_bytes_per_s %llu limits the writer thread (run.writer, "
+                 "readwhilewriting's), which this workload does not run; add --writer or drop the "
+                 "limit",
+                 (unsigned long long)c->write_rate_bytes_per_s);
+        return -1;
     }
     if (c->load.writer) {
         snprintf(err, errlen, "load.writer applies to the run phase only (run.writer)");

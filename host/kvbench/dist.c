@@ -69,37 +69,187 @@ uint64_t kb_rng_below(struct kb_rng *r, uint64_t n)
     return (uint64_t)(m >> 64);
 }
 
-static double zeta(uint64_t n, double theta)
+/*
+ * zeta(n, theta) = sum of i^-theta for i = 1..n. Summed term by term up to
+ * KB_ZETA_EXACT_MAX items; above, the first 999 terms and the Euler-Maclaurin
+ * tail (the integral, the end points and three Bernoulli corrections: the
+ * error is far below a double's precision at these n), so that YCSB's item
+ * space of 10^10 costs microseconds instead of the minutes YCSB spends.
+ */
+#define KB_ZETA_EXACT_MAX 1000000u
+
+double kb_zeta(uint64_t n, double theta)
 {
     double s = 0;
-    for (uint64_t i = 1; i <= n; i++) {
-        s += 1.0 / pow((double)i, theta);
+    if (n <= KB_ZETA_EXACT_MAX) {
+        for (uint64_t i = 1; i <= n; i++) {
+            s += 1.0 / pow((double)i, theta);
+        }
+        return s;
     }
+    const double m = 1000, x = (double)n, t = theta;
+    for (uint64_t i = 1; i < 1000; i++) {
+        s += 1.0 / pow((double)i, t);
+    }
+    /* f(x) = x^-t and its first, third and fifth derivatives' factors */
+    double d1 = -t, d3 = -t * (t + 1) * (t + 2), d5 = d3 * (t + 3) * (t + 4);
+    s += (pow(x, 1 - t) - pow(m, 1 - t)) / (1 - t);
+    s += (pow(x, -t) + pow(m, -t)) / 2;
+    s += d1 * (pow(x, -t - 1) - pow(m, -t - 1)) / 12;
+    s -= d3 * (pow(x, -t - 3) - pow(m, -t - 3)) / 720;
+    s += d5 * (pow(x, -t - 5) - pow(m, -t - 5)) / 30240;
     return s;
 }
 
-void kb_zipf_init(struct kb_zipf *z, uint64_t n, double theta)
+static void zipf_set(struct kb_zipf *z, uint64_t n, double theta, double zetan)
 {
     z->n = n ? n : 1;
     z->theta = theta;
     z->alpha = 1.0 / (1.0 - theta);
-    z->zetan = zeta(z->n, theta);
-    z->zeta2 = zeta(2, theta);
+    z->zetan = zetan;
+    z->zeta2 = kb_zeta(2, theta);
     z->eta = (1.0 - pow(2.0 / (double)z->n, 1.0 - theta)) / (1.0 - z->zeta2 / z->zetan);
 }
 
-uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r)
+void kb_zipf_init(struct kb_zipf *z, uint64_t n, double theta)
 {
-    double u = kb_rng_double(r);
+    zipf_set(z, n, theta, kb_zeta(n ? n : 1, theta));
+}
+
+void kb_zipf_grow(struct kb_zipf *z, uint64_t n)
+{
+    if (n <= z->n) {
+        return;
+    }
+    /* YCSB's ZipfianGenerator.nextLong(itemcount) adds the new items' terms the same way */
+    double zetan = z->zetan;
+    for (uint64_t i = z->n + 1; i <= n; i++) {
+        zetan += 1.0 / pow((double)i, z->theta);
+    }
+    zipf_set(z, n, z->theta, zetan);
+}
+
+/* Gray et al.'s inversion as YCSB's ZipfianGenerator.nextLong() computes it, unclamped. */
+static uint64_t zipf_draw(const struct kb_zipf *z, double u)
+{
     double uz = u * z->zetan;
     if (uz < 1.0) {
         return 0;
     }
     if (uz < 1.0 + pow(0.5, z->theta)) {
-        return z->n > 1 ? 1 : 0;
+        return 1;
     }
-    uint64_t v = (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+    return (uint64_t)((double)z->n * pow(z->eta * u - z->eta + 1.0, z->alpha));
+}
+
+uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r)
+{
+    uint64_t v = zipf_draw(z, kb_rng_double(r));
     return v < z->n ? v : z->n - 1;
+}
+
+uint64_t kb_fnvhash64(uint64_t v)
+{
+    /* YCSB's Utils.fnvhash64: FNV-1a over the 8 bytes, low byte first, then Math.abs() */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 8; i++) {
+        h ^= v & 0xff;
+        h *= 1099511628211ull;
+        v >>= 8;
+    }
+    /* Math.abs(Long.MIN_VALUE) stays negative in Java; here it is 2^63 (one value in 2^64) */
+    return (int64_t)h < 0 ? (uint64_t)0 - h : h;
+}
+
+void kb_szipf_init(struct kb_szipf *s, uint64_t itemcount, double theta)
+{
+    s->itemcount = itemcount ? itemcount : 1;
+    /* ZipfianGenerator(0, ITEM_COUNT) has ITEM_COUNT + 1 items; at 0.99 YCSB's constant zetan */
+    zipf_set(&s->z, KB_SZIPF_ITEMS + 1, theta,
+             theta == 0.99 ? KB_SZIPF_ZETAN : kb_zeta(KB_SZIPF_ITEMS + 1, theta));
+}
+
+uint64_t kb_szipf_next(const struct kb_szipf *s, struct kb_rng *r)
+{
+    return kb_fnvhash64(zipf_draw(&s->z, kb_rng_double(r))) % s->itemcount;
+}
+
+void kb_scanlen_init(struct kb_scanlen *s, enum kb_scan_dist kind, uint32_t min, uint32_t max)
+{
+    memset(s, 0, sizeof(*s));
+    s->kind = kind;
+    s->min = min ? min : 1;
+    s->max = max < s->min ? s->min : max;
+    if (kind == KB_SCAN_ZIPFIAN) {
+        /* YCSB's ZipfianGenerator(minscanlength, maxscanlength): the shortest is the most common */
+        kb_zipf_init(&s->z, (uint64_t)s->max - s->min + 1, 0.99);
+    }
+}
+
+uint32_t kb_scanlen_next(const struct kb_scanlen *s, struct kb_rng *r)
+{
+    switch (s->kind) {
+    case KB_SCAN_UNIFORM:
+        return s->min + (uint32_t)kb_rng_below(r, (uint64_t)s->max - s->min + 1);
+    case KB_SCAN_ZIPFIAN:
+        return s->min + (uint32_t)kb_zipf_next(&s->z, r);
+    case KB_SCAN_FIXED:
+    default:
+        return s->max;
+    }
+}
+
+static const char *const scan_dist_names[] = {"fixed", "uniform", "zipfian"};
+
+int kb_scan_dist_parse(const char *s, enum kb_scan_dist *out)
+{
+    for (int i = 0; i < 3; i++) {
+        if (!strcmp(s, scan_dist_names[i])) {
+            *out = (enum kb_scan_dist)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *kb_scan_dist_name(enum kb_scan_dist d)
+{
+    return (unsigned)d < 3 ? scan_dist_names[d] : "unknown";
+}
+
+void kb_rate_init(struct kb_rate *rl, uint64_t bytes_per_s, uint64_t now_ns)
+{
+    memset(rl, 0, sizeof(*rl));
+    rl->bytes_per_s = bytes_per_s;
+    /* GenericRateLimiter(rate): a refill every 100 ms of rate * 100000 / 10^6 bytes */
+    rl->refill_bytes = (uint64_t)(((unsigned __int128)bytes_per_s * KB_RATE_PERIOD_NS) /
+                                  1000000000u);
+    rl->next_refill_ns = now_ns;
+}
+
+uint64_t kb_rate_request(struct kb_rate *rl, uint64_t bytes, uint64_t now_ns)
+{
+    if (!rl->bytes_per_s || !rl->refill_bytes) {
+        return now_ns;
+    }
+    /* what is left of the last refill goes first, as in GenericRateLimiter::Request() */
+    uint64_t through = rl->available < bytes ? rl->available : bytes;
+    rl->available -= through;
+    bytes -= through;
+    if (!bytes) {
+        return now_ns;
+    }
+    /*
+     * Then one refill per period (none before next_refill_ns), each adding
+     * refill_bytes to an empty bucket and granting them to the request: it is
+     * granted at the refill that completes it, the rest stays available.
+     */
+    uint64_t first = rl->next_refill_ns > now_ns ? rl->next_refill_ns : now_ns;
+    uint64_t k = (bytes + rl->refill_bytes - 1) / rl->refill_bytes;
+    uint64_t grant = first + (k - 1) * KB_RATE_PERIOD_NS;
+    rl->available = k * rl->refill_bytes - bytes;
+    rl->next_refill_ns = grant + KB_RATE_PERIOD_NS;
+    return grant;
 }
 
 /* i -> (mul * i + add) mod n with gcd(mul, n) = 1 visits every index once (key_order.h). */

@@ -104,7 +104,16 @@ static const struct flag flags[] = {
     {"keys", 0, 1, "benchmark", "key_count", NULL, "N",
      "keys the load phase inserts, the key space of the run (1-2^40). Default: 100000"},
     {"iterate-entries", 0, 1, "benchmark", "iterate_entries", NULL, "N",
-     "keys one iterate (scan) operation reads at most (1-65536). Default: 100"},
+     "keys one iterate (scan) operation reads at most: YCSB's maxscanlength (1-65536). "
+     "Default: 100"},
+    {"scan-length-distribution", 0, 1, "benchmark", "scan_length_distribution", NULL,
+     "uniform|zipfian|fixed",
+     "each scan's length: YCSB's scanlengthdistribution, uniform or zipfian from "
+     "min_scan_length (INI, default 1) to --iterate-entries, or fixed (always --iterate-entries). "
+     "Default: fixed (ycsb-e: uniform)"},
+    {"write-rate-limit", 0, 1, "benchmark", "write_rate_limit_bytes_per_s", NULL, "BYTES/S",
+     "key + value bytes per second the --writer thread writes at most, through db_bench's rate "
+     "limiter (0 = unlimited, or 10-2^40). Default: 0"},
     {"no-verify", 0, 0, "benchmark", "verify", "false", NULL,
      "do not check read values against the payload. Default: every read is checked"},
     {"no-reset-stats", 0, 0, "benchmark", "reset_stats", "false", NULL,
@@ -163,6 +172,14 @@ static const struct flag flags[] = {
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
+/* Other spellings of a flag, accepted and not listed by --help: db_bench's own for its users. */
+static const struct {
+    const char *name, *flag;
+} aliases[] = {
+    {"benchmark_write_rate_limit", "write-rate-limit"},
+};
+#define NALIASES (sizeof(aliases) / sizeof(aliases[0]))
+
 /* The command line as given: preset and config first, then the flags in order. */
 struct cmdline {
     char *preset, *config;
@@ -184,6 +201,11 @@ static void cmdline_free(struct cmdline *cl)
 static const struct flag *flag_named(const char *opt)
 {
     const char *n = opt[0] == '-' && opt[1] == '-' ? opt + 2 : opt;
+    for (size_t i = 0; i < NALIASES; i++) {
+        if (!strcmp(n, aliases[i].name)) {
+            n = aliases[i].flag;
+        }
+    }
     for (size_t i = 0; i < NFLAGS; i++) {
         if (n[0] == '-' ? n[1] == flags[i].short_name && flags[i].short_name
                         : !strcmp(n, flags[i].name)) {
@@ -239,6 +261,15 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
                                 flags[i].help,
                                 flags[i].arg};
     }
+    for (size_t i = 0; i < NALIASES; i++) {
+        e[n++] = (GOptionEntry){aliases[i].name,
+                                0,
+                                G_OPTION_FLAG_FILENAME | G_OPTION_FLAG_HIDDEN,
+                                G_OPTION_ARG_CALLBACK,
+                                (gpointer)on_flag,
+                                NULL,
+                                NULL};
+    }
     e[n++] = (GOptionEntry){"config",
                             'c',
                             G_OPTION_FLAG_FILENAME,
@@ -286,7 +317,7 @@ int main(int argc, char **argv)
     char err[512];
     bool calibrate = false, baseline = false;
     struct cmdline cl = {.set = g_ptr_array_new()};
-    static GOptionEntry entries[NFLAGS + 5];
+    static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
     kb_config_default(&c);
     /* --version anywhere before "--" (kvbench --version, kvbench run --version) */

@@ -51,13 +51,73 @@ struct kb_window {
 void kb_window_init(struct kb_window *w, uint64_t n, uint64_t keys, uint64_t step, uint64_t seed);
 uint64_t kb_window_at(const struct kb_window *w, uint64_t i);
 
+/* zeta(n, theta): the sum of i^-theta over 1..n (Euler-Maclaurin above 10^6 items). */
+double kb_zeta(uint64_t n, double theta);
+
 /* YCSB's ZipfianGenerator (Gray et al.): item 0 is the most popular. */
 struct kb_zipf {
     uint64_t n;
     double theta, alpha, zetan, eta, zeta2;
 };
 void kb_zipf_init(struct kb_zipf *z, uint64_t n, double theta);
+/* kb_zipf_grow() - @n items from now on (more only), zeta extended term by term as YCSB does. */
+void kb_zipf_grow(struct kb_zipf *z, uint64_t n);
 uint64_t kb_zipf_next(const struct kb_zipf *z, struct kb_rng *r);
+
+/* YCSB's Utils.fnvhash64(): FNV-1a 64 over the value's 8 bytes, low byte first, made positive. */
+uint64_t kb_fnvhash64(uint64_t v);
+
+/*
+ * YCSB's ScrambledZipfianGenerator (its request distribution "zipfian"): a
+ * zipfian draw over ITEM_COUNT = 10^10 items (+1: its ZipfianGenerator(0,
+ * ITEM_COUNT) is inclusive), FNV-hashed onto [0, itemcount), so the popular
+ * keys are spread over the key space instead of being the lowest indexes.
+ * At theta 0.99 zetan is YCSB's constant ZETAN; at another theta it is computed.
+ */
+#define KB_SZIPF_ITEMS 10000000000ull
+#define KB_SZIPF_ZETAN 26.46902820178302
+struct kb_szipf {
+    struct kb_zipf z;
+    uint64_t itemcount;
+};
+void kb_szipf_init(struct kb_szipf *s, uint64_t itemcount, double theta);
+uint64_t kb_szipf_next(const struct kb_szipf *s, struct kb_rng *r);
+
+/*
+ * Scan lengths (YCSB's scanlengthdistribution over minscanlength ..
+ * maxscanlength): uniform (YCSB's default), zipfian (ZipfianGenerator(min,
+ * max), 0.99: the shortest scan the most common) or fixed (every scan the
+ * maximum: kvbench before YCSB's workloads).
+ */
+enum kb_scan_dist { KB_SCAN_FIXED, KB_SCAN_UNIFORM, KB_SCAN_ZIPFIAN };
+struct kb_scanlen {
+    enum kb_scan_dist kind;
+    uint32_t min, max;
+    struct kb_zipf z;
+};
+void kb_scanlen_init(struct kb_scanlen *s, enum kb_scan_dist kind, uint32_t min, uint32_t max);
+uint32_t kb_scanlen_next(const struct kb_scanlen *s, struct kb_rng *r);
+int kb_scan_dist_parse(const char *s, enum kb_scan_dist *out);
+const char *kb_scan_dist_name(enum kb_scan_dist d);
+
+/*
+ * db_bench's --benchmark_write_rate_limit: RocksDB's GenericRateLimiter(rate)
+ * as its readwhilewriting writer uses it. Every 100 ms (refill_period_us
+ * 100000) a refill adds rate / 10 bytes; a request takes what is left first,
+ * then waits for as many refills as it still needs. Pure: the caller passes
+ * the clock and sleeps until the time returned.
+ */
+#define KB_RATE_PERIOD_NS 100000000ull
+struct kb_rate {
+    uint64_t bytes_per_s; /* 0 = unlimited */
+    uint64_t refill_bytes;
+    uint64_t available;
+    uint64_t next_refill_ns;
+};
+#define KB_WRITE_RATE_MAX (1ull << 40) /* write_rate_limit_bytes_per_s: 0 or 10 to this */
+void kb_rate_init(struct kb_rate *rl, uint64_t bytes_per_s, uint64_t now_ns);
+/* kb_rate_request() - @bytes at @now_ns: the time (>= @now_ns) the write may be issued. */
+uint64_t kb_rate_request(struct kb_rate *rl, uint64_t bytes, uint64_t now_ns);
 
 /* A bijection on [0, n): the order a uniform load phase inserts keys in. */
 struct kb_perm {
@@ -126,6 +186,7 @@ struct kb_phase {
     double duration_s;  /* 0 = by ops */
     enum kb_order order;
     double theta;       /* zipfian / latest */
+    bool zipfian_scrambled; /* zipfian: YCSB's scrambled (default) or item 0 hottest */
     double mix[KB_OP_COUNT]; /* weights; normalized when used */
     uint64_t window_keys;    /* KB_ORDER_WINDOW: keys per window (0 = 1024, at most n) */
     uint64_t window_step;    /* ... keys the window moves by (0 = window_keys) */
@@ -183,7 +244,10 @@ struct kb_config {
     uint64_t key_count;
     struct kb_size_dist key_size, value_size;
     struct kb_phase load, run;
-    uint32_t iterate_entries;
+    uint32_t iterate_entries;       /* scans' maximum length (YCSB's maxscanlength) */
+    uint32_t scan_min;              /* ... minimum (minscanlength) */
+    enum kb_scan_dist scan_dist;    /* ... distribution (scanlengthdistribution) */
+    uint64_t write_rate_bytes_per_s; /* run.writer's rate limit (db_bench's); 0 = none */
     bool verify;
     bool reset_stats;
     bool json;
@@ -400,6 +464,8 @@ struct kb_engine {
     void *st;
     struct kvssd_dev *stats; /* its device's C0h log, or NULL */
 };
+/* kb_szipf_itemcount() - the scrambled zipfian's item space of phase @ph (YCSB's rule). */
+uint64_t kb_szipf_itemcount(const struct kb_config *c, const struct kb_phase *ph, bool is_load);
 /* kb_run_phase() - one phase of the workload on @e; 0, or 1 on a setup failure. */
 int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
                  const char *name, bool is_load, struct kb_live *live, struct kb_result *out);

@@ -37,7 +37,9 @@ struct kb_shared {
     uint64_t total_ops; /* 0 = by duration */
     uint64_t deadline_ns;
     uint64_t key_count;
-    struct kb_zipf zipf;
+    struct kb_zipf zipf;   /* zipfian unscrambled, latest (each thread grows a copy) */
+    struct kb_szipf szipf; /* zipfian scrambled (YCSB's "zipfian") */
+    struct kb_scanlen scan;
     struct kb_perm perm;
     struct kb_window win;
     double mix_cum[KB_OP_COUNT];
@@ -53,6 +55,7 @@ struct kb_slot {
     enum kb_op op;
     uint64_t index;
     uint32_t key_len, value_len;
+    uint32_t scan_len; /* an iterate: keys to read at most */
     uint64_t start_ns;
     uint8_t key[KB_KEY_BYTES_MAX];
     uint8_t *value;
@@ -71,6 +74,8 @@ struct kb_thread {
     struct kvssd_queue *q;
     uint64_t quota, claimed; /* this thread's share of an op-count phase */
     bool writer;             /* run.writer's extra thread: updates until the others end */
+    struct kb_rate rate;     /* ... paced by write_rate_limit_bytes_per_s */
+    struct kb_zipf latest;   /* the latest order's zipfian over the keys inserted so far */
     uint64_t end_ns;         /* when its last operation completed */
     /* --report-interval: this period's latencies, taken and cleared by the main thread */
     pthread_mutex_t iv_lock;
@@ -119,9 +124,25 @@ static uint64_t existing_index(struct kb_thread *t)
     case KB_ORDER_SEQUENTIAL:
         return atomic_fetch_add(&sh->seq_cursor, 1) % n;
     case KB_ORDER_ZIPFIAN:
-        return kb_zipf_next(&sh->zipf, &t->rng);
+        if (!sh->phase->zipfian_scrambled) {
+            return kb_zipf_next(&sh->zipf, &t->rng);
+        }
+        /*
+         * YCSB's nextKeynum(): the item space includes the inserts expected
+         * in the phase; a key not inserted yet is drawn again (bounded here).
+         */
+        for (int i = 0; i < 1000; i++) {
+            uint64_t k = kb_szipf_next(&sh->szipf, &t->rng);
+            if (k < n) {
+                return k;
+            }
+        }
+        return kb_szipf_next(&sh->szipf, &t->rng) % n;
     case KB_ORDER_LATEST: {
-        uint64_t z = kb_zipf_next(&sh->zipf, &t->rng);
+        /* YCSB's SkewedLatestGenerator: an unscrambled zipfian over the keys so far, newest first
+         */
+        kb_zipf_grow(&t->latest, n);
+        uint64_t z = kb_zipf_next(&t->latest, &t->rng);
         return z < n ? n - 1 - z : 0;
     }
     case KB_ORDER_WINDOW:
@@ -145,7 +166,8 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
             s->index = kb_perm_at(&sh->perm, i);
             break;
         case KB_ORDER_ZIPFIAN:
-            s->index = kb_zipf_next(&sh->zipf, &t->rng);
+            s->index = sh->phase->zipfian_scrambled ? kb_szipf_next(&sh->szipf, &t->rng)
+                                                    : kb_zipf_next(&sh->zipf, &t->rng);
             break;
         case KB_ORDER_WINDOW:
             s->index = kb_window_at(&sh->win, i);
@@ -170,6 +192,9 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
             s->index = sh->key_count + atomic_fetch_add(&sh->next_insert, 1);
         } else {
             s->index = existing_index(t);
+        }
+        if (s->op == KB_OP_ITERATE) {
+            s->scan_len = kb_scanlen_next(&sh->scan, &t->rng);
         }
     }
     s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
@@ -254,14 +279,14 @@ static void async_done(void *arg, int err, const struct kvssd_result *r)
     s->busy = false;
 }
 
-/* An iterate op: up to iterate_entries keys from the first with the key's first bytes. */
+/* An iterate op: up to scan_len keys from the first with the key's first bytes. */
 static int run_iterate(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *r)
 {
     uint32_t plen = s->key_len < 4 ? s->key_len : 4;
     uint64_t bytes = 0;
     memset(r, 0, sizeof(*r));
-    int rc = t->sh->eng->ops->iterate(t->sh->eng->st, s->key, plen, t->sh->cfg->iterate_entries,
-                                      &bytes, &r->commands);
+    int rc = t->sh->eng->ops->iterate(t->sh->eng->st, s->key, plen, s->scan_len, &bytes,
+                                      &r->commands);
     t->res.user_bytes += bytes;
     return rc;
 }
@@ -334,6 +359,33 @@ static int start_async(struct kb_thread *t, struct kb_slot *s)
 
 static void thread_body(struct kb_thread *t);
 
+/*
+ * The writer's rate limit (db_bench's --benchmark_write_rate_limit): wait
+ * until the limiter grants the write's key + value bytes, in naps of at
+ * most 5 ms so that the end of the phase is noticed. False when the phase
+ * ended meanwhile (the write is then not issued).
+ */
+static bool writer_pace(struct kb_thread *t, const struct kb_slot *s)
+{
+    if (!t->writer || !t->rate.bytes_per_s) {
+        return true;
+    }
+    uint64_t at = kb_rate_request(&t->rate, (uint64_t)s->key_len + s->value_len, kb_now_ns());
+    for (;;) {
+        if (atomic_load(&t->sh->stop) ||
+            (t->sh->deadline_ns && kb_now_ns() >= t->sh->deadline_ns)) {
+            return false;
+        }
+        uint64_t now = kb_now_ns();
+        if (now >= at) {
+            return true;
+        }
+        uint64_t nap = at - now < 5000000ull ? at - now : 5000000ull;
+        struct timespec ts = {0, (long)nap};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The phase ends when its last thread does, not when the main thread notices. */
 static void *thread_main(void *arg)
 {
@@ -351,6 +403,9 @@ static void thread_body(struct kb_thread *t)
         struct kb_slot *s = &t->slots[0];
         while (claim_op(t)) {
             pick(t, s);
+            if (!writer_pace(t, s)) {
+                break;
+            }
             s->start_ns = kb_now_ns();
             memset(&r, 0, sizeof(r));
             int rc = run_sync(t, s, &r);
@@ -375,6 +430,9 @@ static void thread_body(struct kb_thread *t)
             break;
         }
         pick(t, s);
+        if (!writer_pace(t, s)) {
+            break;
+        }
         s->start_ns = kb_now_ns();
         if (s->op == KB_OP_ITERATE || s->op == KB_OP_RMW) {
             /* libkvssd's iterators are synchronous; a rmw's store waits for its read */
@@ -516,9 +574,14 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
     }
     kb_perm_init(&sh.perm, c->key_count, c->seed);
-    if (ph->order == KB_ORDER_ZIPFIAN || ph->order == KB_ORDER_LATEST) {
+    if ((ph->order == KB_ORDER_ZIPFIAN && !ph->zipfian_scrambled) ||
+        (ph->order == KB_ORDER_LATEST && !is_load)) {
         kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
     }
+    if (ph->order == KB_ORDER_ZIPFIAN && ph->zipfian_scrambled) {
+        kb_szipf_init(&sh.szipf, kb_szipf_itemcount(c, ph, is_load), ph->theta);
+    }
+    kb_scanlen_init(&sh.scan, c->scan_dist, c->scan_min, c->iterate_entries);
     kb_window_init(&sh.win, c->key_count, ph->window_keys, ph->window_step, c->seed);
     double total = 0, acc = 0;
     for (int i = 0; i < KB_OP_COUNT; i++) {
@@ -557,6 +620,7 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         th[i].sh = &sh;
         th[i].id = i;
         th[i].writer = i >= c->threads;
+        th[i].latest = sh.zipf;
         kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
         th[i].nslots = nslots;
         th[i].quota = sh.total_ops / c->threads + (i < sh.total_ops % c->threads ? 1 : 0);
@@ -595,6 +659,9 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
     }
     uint64_t t_end = t0;
+    for (unsigned i = 0; i < nthreads; i++) {
+        kb_rate_init(&th[i].rate, th[i].writer ? c->write_rate_bytes_per_s : 0, t0);
+    }
     for (unsigned i = 0; !rc && i < nthreads; i++) {
         pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
     }
