@@ -14,91 +14,18 @@
  * guest also sees (a key that does not exist, the end of an iteration, a
  * full device, a media error, an abort it asked for) is not logged. At most
  * KVSSD_GUEST_ERROR_LINES lines per second of QEMU_CLOCK_VIRTUAL, then one
- * line saying how many were not logged.
+ * line saying how many were not logged. Each status's name and class are
+ * guest_log.h's table.
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 
+#include "guest_log.h"
 #include "kvssd.h"
 #include "trace.h"
 
 #define SECOND_NS 1000000000ll
-
-/* One NVMe status (SCT << 8 | SC): its name, and whether only a malformed command gets it. */
-struct status_info {
-    uint16_t code;
-    bool guest_error;
-    const char *name;
-};
-
-static const struct status_info status_table[] = {
-    /* generic (SCT 0) */
-    {KVSSD_SC_SUCCESS, false, "Successful Completion"},
-    {KVSSD_SC_INVALID_OPCODE, true, "Invalid Command Opcode"},
-    {KVSSD_SC_INVALID_FIELD, true, "Invalid Field in Command"},
-    {KVSSD_SC_CID_CONFLICT, true, "Command ID Conflict"},
-    {KVSSD_SC_DATA_XFER_ERROR, true, "Data Transfer Error"},
-    {KVSSD_SC_ABORTED_POWER_LOSS, false, "Commands Aborted due to Power Loss Notification"},
-    {KVSSD_SC_INTERNAL_ERROR, false, "Internal Error"},
-    {KVSSD_SC_ABORT_REQUESTED, false, "Command Abort Requested"},
-    {KVSSD_SC_ABORTED_SQ_DELETION, false, "Command Aborted due to SQ Deletion"},
-    {KVSSD_SC_INVALID_NSID, true, "Invalid Namespace or Format"},
-    {KVSSD_SC_CMD_SEQ_ERROR, true, "Command Sequence Error"},
-    {KVSSD_SC_INVALID_SGL_SEG_DESCR, true, "Invalid SGL Segment Descriptor"},
-    {KVSSD_SC_INVALID_NUM_SGL_DESCRS, true, "Invalid Number of SGL Descriptors"},
-    {KVSSD_SC_DATA_SGL_LEN_INVALID, true, "Data SGL Length Invalid"},
-    {KVSSD_SC_SGL_DESCR_TYPE_INVALID, true, "SGL Descriptor Type Invalid"},
-    {KVSSD_SC_INVALID_PRP_OFFSET, true, "PRP Offset Invalid"},
-    {KVSSD_SC_INVALID_IOCS, true, "Invalid I/O Command Set"},
-    /* I/O command set range (SCT 0, 80h-BFh): NVM, then KV */
-    {KVSSD_SC_LBA_OUT_OF_RANGE, true, "LBA Out of Range"},
-    {KVSSD_SC_CAPACITY_EXCEEDED, false, "Capacity Exceeded"},
-    {KVSSD_SC_NS_NOT_READY, false, "Namespace Not Ready"},
-    {KVSSD_SC_INVALID_VALUE_SIZE, true, "KV Invalid Value Size"},
-    {KVSSD_SC_INVALID_KEY_SIZE, true, "KV Invalid Key Size"},
-    {KVSSD_SC_KEY_DOES_NOT_EXIST, false, "KV Key Does Not Exist"},
-    {KVSSD_SC_UNRECOVERED_ERROR, false, "KV Unrecovered Error"},
-    {KVSSD_SC_KEY_EXISTS, false, "KV Key Exists"},
-    /* admin command specific (SCT 1) */
-    {KVSSD_SC_CQ_INVALID, true, "Completion Queue Invalid"},
-    {KVSSD_SC_INVALID_QID, true, "Invalid Queue Identifier"},
-    {KVSSD_SC_INVALID_QSIZE, true, "Invalid Queue Size"},
-    {KVSSD_SC_AER_LIMIT_EXCEEDED, true, "Asynchronous Event Request Limit Exceeded"},
-    {KVSSD_SC_INVALID_IRQ_VECTOR, true, "Invalid Interrupt Vector"},
-    {KVSSD_SC_INVALID_LOG_PAGE, true, "Invalid Log Page"},
-    {KVSSD_SC_INVALID_FORMAT, true, "Invalid Format"},
-    {KVSSD_SC_INVALID_QUEUE_DELETION, true, "Invalid Queue Deletion"},
-    {KVSSD_SC_FID_NOT_SAVEABLE, true, "Feature Identifier Not Saveable"},
-    {KVSSD_SC_FEAT_NOT_CHANGEABLE, true, "Feature Not Changeable"},
-    /* media errors (SCT 2) */
-    {KVSSD_SC_WRITE_FAULT, false, "Write Fault"},
-    {KVSSD_SC_UNRECOVERED_READ_ERROR, false, "Unrecovered Read Error"},
-    /* our extensions (SCT 1, C0h-FFh: <kvssd/ext.h>) */
-    {KVSSD_SC_INLINE_UNKNOWN_TAG, true, "Inline Unknown Tag"},
-    {KVSSD_SC_INLINE_BAD_SEQUENCE, true, "Inline Bad Sequence"},
-    {KVSSD_SC_INLINE_OVERFLOW, true, "Inline Overflow"},
-    {KVSSD_SC_INLINE_TAG_IN_USE, true, "Inline Tag In Use"},
-    {KVSSD_SC_INLINE_EXPIRED, false, "Inline Stream Expired"},
-    {KVSSD_SC_TAG_TABLE_FULL, false, "Tag Table Full"},
-    {KVSSD_SC_STAGED_KEY_UNKNOWN, true, "Staged Key Unknown"},
-    {KVSSD_SC_ITERATOR_LIMIT, true, "Iterator Limit"},
-    {KVSSD_SC_INVALID_ITERATOR, true, "Invalid Iterator"},
-    {KVSSD_SC_ITERATOR_END, false, "Iterator End"},
-};
-
-/* The row of @status (CRD, More and DNR ignored), or NULL for a code not in the table. */
-static const struct status_info *status_find(uint16_t status)
-{
-    uint16_t code = status & KVSSD_STATUS_CODE_MASK;
-
-    for (size_t i = 0; i < ARRAY_SIZE(status_table); i++) {
-        if (status_table[i].code == code) {
-            return &status_table[i];
-        }
-    }
-    return NULL;
-}
 
 /* Command names, by queue (admin or I/O) and the namespace's command set. */
 struct opcode_info {
@@ -330,7 +257,7 @@ void kvssd_command_done(KvssdState *n, uint16_t sqid, const struct kvssd_sqe *sq
     if (status == KVSSD_SC_SUCCESS || !qemu_loglevel_mask(LOG_GUEST_ERROR)) {
         return;
     }
-    const struct status_info *si = status_find(status);
+    const struct kvssd_status_info *si = kvssd_status_lookup(status);
     if (si && si->guest_error) {
         kvssd_guest_error(n,
                           "sq %" PRIu16 " cid %" PRIu16 " opcode 0x%02" PRIx8
