@@ -30,6 +30,11 @@ PAPER = ("hybrid has the least PCIe traffic of baseline / piggyback / hybrid up 
 TARGET = ("the claims table on the pci transport (BandSlim's layout): traffic per method from the "
           "device's counters, response time in device time (firmware model, cosmos preset)")
 
+SETUP = ("Device preset cosmos (BandSlim's Cosmos+ geometry and firmware times), latency=on "
+         "(each Store completes at its simulated time: a closed loop at queue depth 1), sync "
+         "engine, 4-byte keys in sequential order, one format per point; the -pci/-full series "
+         "over libkvssd's pci transport (kvbench --device pci:nvme0), the others over Linux "
+         "passthrough. ")
 TAILS = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 MODES = ["prp", "inline", "hybrid", "adaptive", "prp-pci", "inline-full", "hybrid-full",
          "adaptive-full"]
