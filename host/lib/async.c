@@ -42,6 +42,12 @@ struct aop {
     bool active;
 };
 
+/*
+ * kvssd_queue_poll() without waiting holds back queued commands while at
+ * least this many of @depth are with the device (see submit()).
+ */
+#define KVSSD_ASYNC_HOLD(depth) (((depth) + 1) / 2)
+
 struct kvssd_queue {
     struct kvssd_dev *dev;
     struct io_uring ring;
@@ -52,7 +58,7 @@ struct kvssd_queue {
     struct aop *free;
     struct aop *active; /* operations with commands left to issue, FIFO */
     struct aop *active_tail;
-    unsigned to_submit;
+    unsigned to_submit; /* SQEs prepared, not yet handed to the kernel */
 };
 
 /* Back on the free list: an op that finished or never started. */
@@ -411,35 +417,63 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
     }
 }
 
+/*
+ * Hand what pump() queued to the kernel. Without @wait, only while fewer
+ * than half the queue's depth are with the device: a caller that refills
+ * freed slots one operation at a time and polls with min_ops 0 after each
+ * (kvbench's async engine) then hands them over in batches, N SQEs in one
+ * io_uring_enter (which the kernel also issues under one plug: one doorbell
+ * run), while a device running dry is fed at once. With @wait, everything
+ * queued goes before the caller blocks, then one completion is waited for.
+ * Returns 0 or -errno.
+ */
+static int submit(struct kvssd_queue *q, bool wait)
+{
+    unsigned with_device = q->inflight - q->to_submit;
+
+    if (q->to_submit && (wait || with_device < KVSSD_ASYNC_HOLD(q->depth))) {
+        int rc = io_uring_submit(&q->ring);
+        if (rc < 0) {
+            return rc;
+        }
+        q->to_submit -= (unsigned)rc < q->to_submit ? (unsigned)rc : q->to_submit;
+    }
+    if (wait) {
+        struct io_uring_cqe *cqe;
+        return io_uring_wait_cqe(&q->ring, &cqe);
+    }
+    return 0;
+}
+
 int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops)
 {
     int done = 0;
 
     for (;;) {
-        pump(q);
-        if (q->to_submit) {
-            int rc = io_uring_submit(&q->ring);
-            if (rc < 0) {
-                errno = -rc;
-                return -KVSSD_ERR_SYSTEM;
-            }
-            q->to_submit -= (unsigned)rc < q->to_submit ? (unsigned)rc : q->to_submit;
-        }
         struct io_uring_cqe *cqe;
         unsigned seen = 0;
+        int rc;
+
+        pump(q);
         while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
             complete_one(q, cqe, &done);
             io_uring_cqe_seen(&q->ring, cqe);
             seen++;
         }
         if ((unsigned)done >= min_ops || q->outstanding == 0) {
+            pump(q); /* the slots the completions freed, and the callbacks' operations */
+            rc = submit(q, false);
+            if (rc < 0) {
+                errno = -rc;
+                return -KVSSD_ERR_SYSTEM;
+            }
             return done;
         }
         if (!seen) {
             if (!q->inflight) {
                 continue; /* a barrier was released; pump again */
             }
-            int rc = io_uring_wait_cqe(&q->ring, &cqe);
+            rc = submit(q, true);
             if (rc < 0 && rc != -EINTR) {
                 errno = -rc;
                 return -KVSSD_ERR_SYSTEM;

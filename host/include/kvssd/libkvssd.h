@@ -770,6 +770,11 @@ int kvssd_exist_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
  * kvssd_queue_poll() - submit what is queued, reap completions, run callbacks
  * @min_ops: wait until at least this many operations completed (0 = don't wait)
  *
+ * With @min_ops 0, queued commands are handed to the kernel only while fewer
+ * than half the queue's depth are with the device; the rest wait for the
+ * next poll, so that refills go in batches (one io_uring_enter for several
+ * commands). A poll that has to wait hands over everything queued first.
+ *
  * Return: operations completed, or -KVSSD_ERR_SYSTEM.
  */
 int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops);
