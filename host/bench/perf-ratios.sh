@@ -8,10 +8,13 @@
 # and with thresholds `kvbench calibrate` measured in this guest first.
 #
 #   scripts/run-guest.sh --second-device nvme --script host/bench/perf-ratios.sh
+#   scripts/run-guest.sh --icount 0 --file host/bench/perf-ratios.sh -- \
+#       ONLY=overlap sh /root/perf-ratios.sh
 #
-# Environment: KV (default /dev/ng0n1), NVM (default /dev/ng1n1), OPS
-# (operations per measurement, default 20000), ROUNDS (rounds of the
-# overlap ratios, default 3), ONLY=overlap (only those rounds).
+# Environment (the guest's: run-guest.sh passes none of the host's, so set
+# them in the guest command as above): KV (default /dev/ng0n1), NVM (default
+# /dev/ng1n1), OPS (operations per measurement, default 20000), ROUNDS
+# (rounds of the overlap ratios, default 3), ONLY=overlap (only those rounds).
 KV=${KV:-/dev/ng0n1}
 NVM=${NVM:-/dev/ng1n1}
 OPS=${OPS:-20000}
@@ -76,18 +79,29 @@ doorbells() {
     sed -n 's/.*"device":{"h2d_bytes":{\([^}]*\)}.*/\1/p' "$1" | tr ',' '\n' |
         grep '^"doorbell":' | cut -d: -f2 | awk '{ print $1 / 4 }'
 }
-store() { # NAME ARGS... - a formatted KV-SSD, OPS PRP Stores (load phase only); $T/NAME.irq
+# cpu - the guest's CPU time so far, all CPUs, in clock ticks: busy (user,
+# nice, system, irq, softirq) and idle (idle, iowait), from /proc/stat
+cpu() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+store() { # NAME ARGS... - a formatted KV-SSD, OPS PRP Stores (load phase only); $T/NAME.irq, .cpu
     _n=$1
     shift
     kvssd --device "$KV" format --yes >/dev/null
     _i=$(irqs)
+    _c=$(cpu)
     run "$_n" --device "$KV" --mode prp --key-size 16 --value-size 64 --keys "$OPS" --no-run "$@"
     echo $(($(irqs) - _i)) >"$T/$_n.irq"
+    echo "$_c $(cpu)" >"$T/$_n.cpu"
 }
-# per_op NAME - doorbell writes and interrupts per Store of run NAME
+# per_op NAME - doorbell writes, interrupts and guest CPU (busy and idle
+# microseconds, all vCPUs; the kernel's clock ticks, getconf CLK_TCK) per
+# Store of run NAME. Under --icount the busy time is the guest's
+# instructions (1 ns each at shift 0): what a queue depth cannot overlap.
 per_op() {
     awk -v d="$(doorbells "$T/$1.json")" -v i="$(cat "$T/$1.irq")" -v n="$OPS" \
-        'BEGIN { printf "%.2f doorbells, %.2f interrupts per op", d / n, i / n }'
+        -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" -v c="$(cat "$T/$1.cpu")" \
+        'BEGIN { split(c, t, " "); us = 1e6 / hz / n
+                 printf "%.2f doorbells, %.2f interrupts, cpu %.1f us busy + %.1f us idle per op",
+                     d / n, i / n, (t[3] - t[1]) * us, (t[4] - t[2]) * us }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "n/a" }'; }
 spread() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
