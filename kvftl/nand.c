@@ -493,6 +493,23 @@ const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len,
     if (e->whole && in + len <= n->geo.page_size) {
         return e->whole + in;
     }
+    if (!e->whole && e->chunks && len && in + len <= n->geo.page_size) {
+        /*
+         * Every chunk of the range stored: they are consecutive in the
+         * arena, so the bytes are too (a Retrieve's blob, read in place as
+         * from the flat store, instead of copied chunk by chunk).
+         */
+        uint32_t c = in / NAND_CHUNK_BYTES, last = (in + (uint32_t)len - 1) / NAND_CHUNK_BYTES;
+        uint32_t k = c;
+        while (k <= last && (e->bitmap[k / 64] >> (k % 64) & 1)) {
+            k++;
+        }
+        if (k > last) {
+            const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+            return chunk + (size_t)chunk_rank(e->bitmap, c) * NAND_CHUNK_BYTES +
+                   in % NAND_CHUNK_BYTES;
+        }
+    }
     nand_sparse_copy_out(n, addr, scratch, len);
     return scratch;
 }

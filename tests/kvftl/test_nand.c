@@ -223,6 +223,12 @@ static void test_sparse_exact_bytes(void)
     }
     CU_ASSERT_EQUAL(nand_byte(&n, 64 + 63), 0x42);
     CU_ASSERT_EQUAL(nand_byte(&n, 64 + 62), 0);
+    /* a range of stored chunks only is viewed in place in the arena, not copied */
+    uint8_t scr[4096];
+    CU_ASSERT_PTR_EQUAL(nand_view(&n, 0, 100, scr), n.arena[0].mem);
+    CU_ASSERT_PTR_EQUAL(nand_view(&n, 4096 + 100, 3000, scr), n.arena[0].mem + 3 * 64 + 100);
+    CU_ASSERT_PTR_EQUAL(nand_view(&n, 60, 80, scr), scr); /* chunk 2 is zero: copied */
+    CU_ASSERT_PTR_EQUAL(nand_view(&n, 4000, 200, scr), scr); /* across pages: copied */
     /* writable memory of a programmed page: the page is made whole, same bytes */
     uint8_t *w = nand_page_ptr(&n, 0);
     CU_ASSERT_EQUAL(memcmp(w, a, 4096), 0);
