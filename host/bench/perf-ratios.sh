@@ -92,16 +92,19 @@ store() { # NAME ARGS... - a formatted KV-SSD, OPS PRP Stores (load phase only);
     echo $(($(irqs) - _i)) >"$T/$_n.irq"
     echo "$_c $(cpu)" >"$T/$_n.cpu"
 }
-# per_op NAME - doorbell writes, interrupts and guest CPU (busy and idle
-# microseconds, all vCPUs; the kernel's clock ticks, getconf CLK_TCK) per
-# Store of run NAME. Under --icount the busy time is the guest's
-# instructions (1 ns each at shift 0): what a queue depth cannot overlap.
+# per_op NAME - doorbell writes, interrupts, kvbench's own CPU time (its
+# report's cpu_us_per_op: the phase's user + system time) and the guest's
+# (busy and idle microseconds, all vCPUs, the kernel's clock ticks, getconf
+# CLK_TCK, kvbench's start-up included) per Store of run NAME. Under
+# --icount CPU time is guest instructions (1 ns each at shift 0): what a
+# queue depth cannot overlap.
 per_op() {
     awk -v d="$(doorbells "$T/$1.json")" -v i="$(cat "$T/$1.irq")" -v n="$OPS" \
+        -v p="$(num "$T/$1.json" cpu_us_per_op)" \
         -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" -v c="$(cat "$T/$1.cpu")" \
         'BEGIN { split(c, t, " "); us = 1e6 / hz / n
-                 printf "%.2f doorbells, %.2f interrupts, cpu %.1f us busy + %.1f us idle per op",
-                     d / n, i / n, (t[3] - t[1]) * us, (t[4] - t[2]) * us }'
+                 printf "%.2f doorbells, %.2f interrupts, kvbench cpu %.2f us, guest cpu %.1f us busy + %.1f us idle per op",
+                     d / n, i / n, p, (t[3] - t[1]) * us, (t[4] - t[2]) * us }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "n/a" }'; }
 spread() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi; else print "n/a" }'; }
