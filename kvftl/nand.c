@@ -384,43 +384,46 @@ static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
     struct nand_page_entry *e = entry_of(n, ppn);
     uint64_t *bm = e->bitmap;
     uint32_t chunks = chunks_per_page(n), nz = 0;
-    memset(bm, 0, n->bitmap_bytes);
-    for (uint32_t c = 0; c < chunks; c++) {
-        if (!chunk_zero(data + (size_t)c * NAND_CHUNK_BYTES, chunk_len(n, c))) {
-            bm[c / 64] |= 1ull << (c % 64);
-            nz++;
-        }
-    }
-    e->chunks = 0;
-    if (!nz) {
-        return;
-    }
     struct nand_arena *a = &n->arena[ppn / n->geo.pages_per_stripe];
-    uint64_t need = (uint64_t)nz * NAND_CHUNK_BYTES;
-    if (!a->mem) {
-        /*
-         * The stripe's bound, reserved (not committed: only what is written
-         * costs memory) in 2 MiB pages where the kernel allows: reads of
-         * chunks are random, and TLB misses dominate them.
-         */
-        a->cap = arena_most(n);
-        a->mem = huge_map(a->cap, &a->raw, &a->raw_bytes);
-        g_assert(a->mem); /* address space only; the device's size was mapped before */
-    }
-    g_assert(a->used + need <= a->cap); /* one program per page between erases */
-    uint8_t *out = a->mem + a->used;
+    uint8_t *out = NULL;
+    memset(bm, 0, n->bitmap_bytes);
+    e->chunks = 0;
+    /* one pass: each chunk is tested and, when not zero, appended at once */
     for (uint32_t c = 0; c < chunks; c++) {
-        if (bm[c / 64] >> (c % 64) & 1) {
-            uint32_t len = chunk_len(n, c);
-            memcpy(out, data + (size_t)c * NAND_CHUNK_BYTES, len);
-            if (len < NAND_CHUNK_BYTES) {
-                memset(out + len, 0, NAND_CHUNK_BYTES - len);
-            }
-            out += NAND_CHUNK_BYTES;
+        const uint8_t *src = data + (size_t)c * NAND_CHUNK_BYTES;
+        uint32_t len = chunk_len(n, c);
+        if (chunk_zero(src, len)) {
+            continue;
         }
+        if (!a->mem) {
+            /*
+             * The stripe's bound, reserved (not committed: only what is
+             * written costs memory) in 2 MiB pages where the kernel allows:
+             * reads of chunks are random, and TLB misses dominate them.
+             */
+            a->cap = arena_most(n);
+            a->mem = huge_map(a->cap, &a->raw, &a->raw_bytes);
+            g_assert(a->mem); /* address space only; the device's size was mapped before */
+        }
+        if (!out) {
+            out = a->mem + a->used;
+        }
+        /* one program per page between erases: a page's chunks fit its share */
+        g_assert(a->used + (uint64_t)(nz + 1) * NAND_CHUNK_BYTES <= a->cap);
+        if (len == NAND_CHUNK_BYTES) {
+            memcpy(out, src, NAND_CHUNK_BYTES);
+        } else {
+            memcpy(out, src, len);
+            memset(out + len, 0, NAND_CHUNK_BYTES - len);
+        }
+        out += NAND_CHUNK_BYTES;
+        bm[c / 64] |= 1ull << (c % 64);
+        nz++;
     }
-    e->chunks = a->used + 1;
-    a->used += need;
+    if (nz) {
+        e->chunks = a->used + 1;
+        a->used += (uint64_t)nz * NAND_CHUNK_BYTES;
+    }
 }
 
 /* Copy bytes [off, off + len) of page @ppn (within the page) to @dst. */
