@@ -348,6 +348,20 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
 {
     uint64_t now = req->arrival_ns;
     struct fw_cmd fc;
+    /*
+     * The index slot, page header, frame record and Bloom block this Store
+     * will wait on are random lines: start them before anything else, so
+     * that the checks, the firmware bookkeeping and GC's watermark tests
+     * run while they load (a hint only: GC may move what it names).
+     */
+    uint64_t hash = 0;
+    if (!ftl->nvm && ftl_powered(ftl) && key_ok(req->key, req->key_bytes)) {
+        hash = index_hash(&ftl->idx, req->key, req->key_bytes);
+        index_prefetch_for_update(&ftl->idx, hash);
+        if (ftl->bloom_on) {
+            bloom_prefetch(&ftl->bloom, hash);
+        }
+    }
     if (!op_begin(ftl, cpl, &fc, req->inline_xfer_commands, &now, true, req->key, req->key_bytes)) {
         return;
     }
@@ -366,11 +380,6 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     gc_background(ftl, req->arrival_ns);
     gc_before_write(ftl, &now);
 
-    uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
-    index_prefetch_for_update(&ftl->idx, hash);
-    if (ftl->bloom_on) {
-        bloom_prefetch(&ftl->bloom, hash);
-    }
     uint64_t oldloc = 0;
     struct index_pos pos;
     bool found = index_find(&ftl->idx, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
