@@ -106,10 +106,14 @@ def load(path):
 
 
 def save(path, results):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
+    """Write results.json whole or not at all (a temporary file renamed over it), so
+    a reader never sees half a file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
         f.write("\n")
+    os.replace(tmp, path)
 
 
 def cell(text):

@@ -16,7 +16,9 @@ docs/reproduce.md.
 """
 
 import argparse
+import contextlib
 import datetime
+import fcntl
 import importlib
 import os
 import subprocess
@@ -181,8 +183,11 @@ def main():
                 rec = results["experiments"].get(n)
                 if rec:
                     if hasattr(m, "rejudge") and a.rejudge:
-                        rejudge(m, rec)
-                        report.save(jpath, results)
+                        with results_lock(jpath):
+                            results = report.load(jpath)
+                            rec = results["experiments"][n]
+                            rejudge(m, rec)
+                            report.save(jpath, results)
                     rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
                 continue
             prev = results["experiments"].get(n, {})
@@ -209,21 +214,22 @@ def main():
             print("   %s: its verdict %r is not overall(claims) = %r; using the latter" % (
                 n, rec["met"], V.overall(rec["claims"])), file=sys.stderr)
             rec["met"] = V.overall(rec["claims"])
-        # read the file again: another run.py writing the same results.json since this one
-        # started (other experiments) keeps its records
-        results = report.load(jpath)
-        if a.repeat and n in results["experiments"]:
-            first = results["experiments"][n]
-            first.setdefault("repeats", []).append(repeat_of(rec))
-            rec = first
-        else:
-            try:
-                rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
-            except (KeyError, ValueError, TypeError) as e:
-                rec["figures"] = []
-                rec["plot_error"] = "%s: %s" % (type(e).__name__, e)
-        results["experiments"][n] = rec
-        report.save(jpath, results)
+        # read the file again, under a lock until it is written back: another run.py
+        # writing the same results.json (other experiments) keeps its records
+        with results_lock(jpath):
+            results = report.load(jpath)
+            if a.repeat and n in results["experiments"]:
+                first = results["experiments"][n]
+                first.setdefault("repeats", []).append(repeat_of(rec))
+                rec = first
+            else:
+                try:
+                    rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
+                except (KeyError, ValueError, TypeError) as e:
+                    rec["figures"] = []
+                    rec["plot_error"] = "%s: %s" % (type(e).__name__, e)
+            results["experiments"][n] = rec
+            report.save(jpath, results)
         print("   [%d/%d] %s: done in %.0f s; verdict %s; %s" % (
             i + 1, len(names), n, time.time() - t0,
             report.VERDICT.get(rec["met"], rec["met"]), rec.get("ours", "")),
@@ -236,6 +242,21 @@ def main():
         print("%d experiment(s) in %.0f s; page: %s" % (
             len(names), time.time() - t_all, os.path.join(out, "results.md")), file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def results_lock(jpath):
+    """An exclusive lock on results.json's directory (flock) while a run.py reads,
+    changes and writes the file: two run.py processes finishing at once (e.g. one
+    per experiment, as on 2026-11-25 13:36, when one's record was lost) take turns."""
+    d = os.path.dirname(os.path.abspath(jpath))
+    os.makedirs(d, exist_ok=True)
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def run_boots(boots, rawdir, extra, icount, jobs):

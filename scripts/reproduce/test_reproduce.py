@@ -673,6 +673,40 @@ class RunBoots(unittest.TestCase):
         self.assertEqual(sorted(calls), [("b%d" % i, "/tmp/raw", ["--accel", "tcg"], 0)
                                          for i in range(3)])
 
+    def test_results_lock_makes_writers_take_turns(self):
+        """Two writers of one results.json: the second waits for the first's lock to be
+        released before it reads (the lost update of 2026-11-25 13:36 needs the second
+        to read between the first's read and write); save() leaves no temporary file."""
+        import threading
+        import time
+        import report
+        import run
+        with tempfile.TemporaryDirectory() as d:
+            jpath = os.path.join(d, "results.json")
+            events = []
+            first_in = threading.Event()
+
+            def writer(name, rec, hold):
+                with run.results_lock(jpath):
+                    events.append(name + " in")
+                    first_in.set()
+                    results = report.load(jpath)
+                    time.sleep(hold)
+                    results["experiments"][name] = rec
+                    report.save(jpath, results)
+                    events.append(name + " out")
+            a = threading.Thread(target=writer, args=("a", {"met": True}, 0.3))
+            a.start()
+            first_in.wait(5)
+            b = threading.Thread(target=writer, args=("b", {"met": False}, 0))
+            b.start()
+            a.join(5)
+            b.join(5)
+            self.assertEqual(events, ["a in", "a out", "b in", "b out"])
+            self.assertEqual(report.load(jpath), {"experiments": {"a": {"met": True},
+                                                                  "b": {"met": False}}})
+            self.assertEqual(os.listdir(d), ["results.json"])
+
     def test_jobs_out_of_range_and_without_icount_are_refused(self):
         script = os.path.join(HERE, "run.py")
         for args, msg in ((["--jobs", "0"], "--jobs 0 is not valid: give 1 to 8 boots at once"),
