@@ -87,7 +87,7 @@ if ! flock -n 9; then
 fi
 
 ensure_packages build-essential dpkg-dev ninja-build pkg-config python3 \
-    libglib2.0-dev libfdt-dev libxxhash-dev zlib1g-dev seabios qemu-system-data
+    libglib2.0-dev libfdt-dev libslirp-dev libxxhash-dev zlib1g-dev seabios qemu-system-data
 
 # QEMU 10 wants meson >= 1.5 (bookworm has 1.0.1) and its tests pycotap. Its
 # configure builds a venv on top of the Python it is given (--python) and
@@ -272,6 +272,16 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
         log "$b was configured with $py, which no longer runs or has no meson >= 1.5: reconfiguring"
         rm -f "$b/build.ninja"
     fi
+    # The flags a build dir was configured with are kept beside it; when
+    # ours change (a feature added), configure runs again in the same dir
+    # (QEMU's configure starts meson afresh there; ninja rebuilds what the
+    # new config-host.h touches).
+    local want
+    want="${configure_args[*]} $*"
+    if [ -f "$b/build.ninja" ] && [ "$(cat "$b/.kvssd-configure" 2>/dev/null)" != "$want" ]; then
+        log "$b was configured with other flags than ($want): reconfiguring"
+        rm -f "$b/build.ninja"
+    fi
     if [ ! -f "$b/build.ninja" ]; then
         [ -n "$python" ] || pick_python
         mkdir -p "$b"
@@ -280,6 +290,7 @@ build_one() { # DIR EXTRA-CONFIGURE-ARGS...
             rm -f "$b/build.ninja"
             die "QEMU configure failed (see above)"
         }
+        echo "$want" >"$b/.kvssd-configure"
     fi
     # Default: the emulator and every qtest (tests/qtest/kvssd-*test.c).
     local targets=${KVSSD_QEMU_TARGETS:-qemu-system-x86_64 $(qtest_targets)}

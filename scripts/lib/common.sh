@@ -79,6 +79,7 @@ setup_failure() {
         json-c) pkg=libjson-c-dev ;;
         rocksdb) pkg=librocksdb-dev ;;
         fdt|libfdt) pkg=libfdt-dev ;;
+        slirp) pkg=libslirp-dev ;;
         zlib) pkg=zlib1g-dev ;;
         *) pkg="the package that provides $name.pc" ;;
         esac

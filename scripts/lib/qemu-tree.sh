@@ -9,9 +9,12 @@ KVSSD_QEMU_SERIES=(10.0 10.2)
 KVSSD_QEMU_DEFAULT=10.2
 # QEMU's configure flags for the device (build-qemu.sh; docs/guest.md shows
 # them for a tree patched with export-patches.sh): x86_64 only, nothing
-# optional, the system libfdt (the dtc subproject would be fetched with git).
+# optional, the system libfdt (the dtc subproject would be fetched with git),
+# and libslirp for `-netdev user` (the disk guest's ssh port forward: slirp
+# needs no user namespace, which passt does and which chroots, containers
+# and AppArmor-restricted hosts refuse).
 KVSSD_QEMU_CONFIGURE_ARGS=(--target-list=x86_64-softmmu --without-default-features --enable-tcg
-    --enable-kvm --enable-fdt=system --disable-install-blobs --disable-docs
+    --enable-kvm --enable-fdt=system --enable-slirp --disable-install-blobs --disable-docs
     --disable-werror)
 
 # kvssd_qemu_check_series SERIES - die unless SERIES is one we build.

@@ -4,14 +4,19 @@
 # Sourced by scripts/run-guest.sh for --disk: boot the full-VM guest
 # (scripts/mkguest.sh --disk, or a user's IMAGE) with the -device kvssd
 # arguments run-guest.sh built ("${devargs[@]}"), QEMU user-mode networking
-# through passt (our QEMU is built without slirp: passt is the user-mode
-# network stack QEMU connects to with -netdev stream) with host port
-# 127.0.0.1:$port forwarded to the guest's sshd, then either print the ssh
+# with host port 127.0.0.1:$port forwarded to the guest's sshd: QEMU's own
+# slirp (-netdev user, which build-qemu.sh's QEMU has) or, for a QEMU
+# without slirp, passt (a separate user-mode stack QEMU reaches with
+# -netdev stream; it sandboxes itself in a user namespace, which a chroot,
+# a container or an AppArmor-restricted host can refuse), then either print the ssh
 # command and wait for the guest to power off (--ssh), run COMMAND over ssh
 # and exit with its status, or give the serial console (--shell).
 # Exit statuses as run-guest.sh: 124 --timeout, 125 the guest did not come up.
 
-ensure_packages passt openssh-client
+# slirp when this QEMU has it (-netdev help lists "user"), else passt.
+net=passt
+"$qemu" -netdev help 2>/dev/null | grep -qx user && net=slirp
+if [ $net = passt ]; then ensure_packages passt openssh-client; else ensure_packages openssh-client; fi
 
 disk_dir=
 if [ -z "$disk_image" ]; then
@@ -29,20 +34,32 @@ key=${KVSSD_SSH_KEY:-$disk_dir/id_ed25519}
 format=raw
 case $disk_image in *.qcow2) format=qcow2 ;; esac
 
-# A free host port for the forward (the kernel picks one; passt binds it
-# right after, a small race with other programs).
+# A free host port for the forward (the kernel picks one; QEMU or passt
+# binds it right after, a small race with other programs).
 port=${KVSSD_SSH_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 number_in KVSSD_SSH_PORT "$port" 1024 65535
-# passt drops root privileges to nobody: its socket lives in a directory
-# that user may write, not in the private $work.
-pdir=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-passt.XXXXXX")
-[ "$(id -u)" != 0 ] || chown nobody "$pdir"
-sock=$pdir/passt.sock
-# -1: passt exits when QEMU closes the socket; runs as nobody when root.
-passt -q -1 -s "$sock" -P "$pdir/passt.pid" -t "127.0.0.1/$port:22" -u none >"$work/passt.log" 2>&1 ||
-    die "passt could not start (port $port): $(cat "$work/passt.log")"
-# passt ends by itself when QEMU disconnects; this covers QEMU never connecting.
-trap 'kill "$(cat "$pdir/passt.pid" 2>/dev/null)" 2>/dev/null; rm -rf "$pdir"; cleanup' EXIT
+if [ $net = slirp ]; then
+    netdev=(-netdev "user,id=net0,hostfwd=tcp:127.0.0.1:$port-:22")
+else
+    # passt drops root privileges to nobody: its socket lives in a directory
+    # that user may write, not in the private $work.
+    pdir=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-passt.XXXXXX")
+    [ "$(id -u)" != 0 ] || chown nobody "$pdir"
+    sock=$pdir/passt.sock
+    # -1: passt exits when QEMU closes the socket; runs as nobody when root.
+    if ! passt -q -1 -s "$sock" -P "$pdir/passt.pid" -t "127.0.0.1/$port:22" -u none >"$work/passt.log" 2>&1; then
+        why=$(tr '\n' ' ' <"$work/passt.log")
+        rm -rf "$pdir"
+        case $why in
+        *"user namespace"*)
+            die "passt could not start (port $port): it could not create its user namespace (a chroot, a container or a host that restricts user namespaces refuses it), and $qemu has no slirp (-netdev user). Use the QEMU of scripts/build-qemu.sh (built with slirp), or a QEMU configured with --enable-slirp. passt said: $why" ;;
+        *) die "passt could not start (port $port): $why" ;;
+        esac
+    fi
+    # passt ends by itself when QEMU disconnects; this covers QEMU never connecting.
+    trap 'kill "$(cat "$pdir/passt.pid" 2>/dev/null)" 2>/dev/null; rm -rf "$pdir"; cleanup' EXIT
+    netdev=(-netdev "stream,id=net0,server=off,addr.type=unix,addr.path=$sock")
+fi
 
 # The kernel and initrd beside the image (mkguest.sh --disk) boot it without
 # a bootloader; an image without them boots from its own bootloader.
@@ -58,7 +75,7 @@ snap=on
 qargs=("${accel_args[@]}" -m "$memory" -smp "$cpus" -no-reboot
        -L /usr/share/seabios -L /usr/share/qemu "${boot[@]}"
        -drive "file=$disk_image,if=virtio,format=$format,snapshot=$snap"
-       -netdev "stream,id=net0,server=off,addr.type=unix,addr.path=$sock"
+       "${netdev[@]}"
        -device virtio-net-pci,netdev=net0,romfile=
        "${devargs[@]}")
 [ -z "$pidfile" ] || qargs+=(-pidfile "$pidfile")
