@@ -145,6 +145,14 @@ struct KvssdState {
     uint64_t dbbuf_dbs, dbbuf_eis; /* Doorbell Buffer Config's pages, 0 = off */
     Notifier exit_notifier;  /* QEMU exits: checkpoint the firmware */
     bool irq_level;
+    /*
+     * Interrupt coalescing (Set Features 08h, per vector off with 09h's
+     * Coalescing Disable; MSI-X, I/O CQs only): completions posted on a
+     * vector since its last message, and the virtual time by which the
+     * oldest of them is signalled (0: none held).
+     */
+    uint16_t agg_count[KVSSD_ADMIN_MAX_VECTORS];
+    int64_t agg_due_ns[KVSSD_ADMIN_MAX_VECTORS];
 
     /* firmware and command sets: one namespace, by the firmware's command_set */
     struct kvftl *ftl;

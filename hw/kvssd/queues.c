@@ -64,20 +64,88 @@ void kvssd_irq_update(KvssdState *n)
     }
 }
 
-static void cq_notify(KvssdState *n, KvssdCQ *cq)
+/*
+ * Interrupt coalescing as Set Features 08h asks: THR (bits 7:0, 0's based)
+ * completions per message, or TIME (bits 15:8, 100 us units) after the
+ * first one held, whichever comes first. Either field 0 means no
+ * coalescing (the reset value); a vector whose Interrupt Vector
+ * Configuration (09h) has CD set, and the admin CQ, are never coalesced.
+ * True with the threshold in entries and the time in ns.
+ */
+static bool coalescing(KvssdState *n, uint16_t vector, uint32_t *entries, int64_t *time_ns)
+{
+    uint32_t f = n->admin.feat.irq_coalescing;
+    uint32_t thr = f & 0xff, time = (f >> 8) & 0xff;
+
+    if (thr == 0 || time == 0 || vector >= KVSSD_ADMIN_MAX_VECTORS ||
+        (n->admin.feat.irq_vector_config[vector] & KVSSD_IV_CONFIG_CD)) {
+        return false;
+    }
+    *entries = thr + 1;
+    *time_ns = (int64_t)time * 100000;
+    return true;
+}
+
+static void vector_fire(KvssdState *n, uint16_t vector)
 {
     PCIDevice *pci = PCI_DEVICE(n);
+
+    if (vector < KVSSD_ADMIN_MAX_VECTORS) {
+        n->agg_count[vector] = 0;
+        n->agg_due_ns[vector] = 0;
+    }
+    if (msix_enabled(pci) && vector < msix_nr_vectors_allocated(pci)) {
+        msix_notify(pci, vector);
+    }
+}
+
+/* @posted completions were just posted on @cq: signal them, or hold them (coalescing). */
+static void cq_notify(KvssdState *n, KvssdCQ *cq, uint32_t posted)
+{
+    uint32_t entries;
+    int64_t time_ns;
+    uint16_t v = cq->vector;
 
     if (!cq->ien) {
         return;
     }
-    if (msix_enabled(pci)) {
-        if (cq->vector < msix_nr_vectors_allocated(pci)) {
-            msix_notify(pci, cq->vector);
-        }
-    } else {
+    if (!msix_enabled(PCI_DEVICE(n))) {
         kvssd_irq_update(n);
+        return;
     }
+    if (cq->qid && coalescing(n, v, &entries, &time_ns)) {
+        n->agg_count[v] = MIN((uint32_t)n->agg_count[v] + posted, UINT16_MAX);
+        if (n->agg_count[v] < entries) {
+            if (!n->agg_due_ns[v]) {
+                n->agg_due_ns[v] = kvssd_now_ns() + time_ns;
+            }
+            return;
+        }
+    }
+    vector_fire(n, v);
+}
+
+/*
+ * Signal the vectors whose held completions are due (or whose coalescing
+ * was turned off meanwhile); return the earliest time still held.
+ */
+static int64_t coalescing_expire(KvssdState *n, int64_t now)
+{
+    int64_t next = INT64_MAX;
+    uint32_t entries;
+    int64_t time_ns;
+
+    for (uint16_t v = 0; v < KVSSD_ADMIN_MAX_VECTORS; v++) {
+        if (!n->agg_count[v]) {
+            continue;
+        }
+        if (!coalescing(n, v, &entries, &time_ns) || n->agg_due_ns[v] <= now) {
+            vector_fire(n, v);
+        } else {
+            next = MIN(next, n->agg_due_ns[v]);
+        }
+    }
+    return next;
 }
 
 /* ---- shadow doorbells (Doorbell Buffer Config) -------------------------- */
@@ -309,7 +377,7 @@ static bool cq_post(KvssdState *n, KvssdCQ *cq, const KvssdCqe *e)
 /* Post as many due completions of @cq as fit. Returns false on a DMA failure. */
 static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
 {
-    bool posted = false;
+    uint32_t posted = 0; /* completions posted */
 
     if (cq->waiting && cq->pending[0].due_ns <= now && !cq_shadow_head(n, cq)) {
         return false;
@@ -320,7 +388,7 @@ static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
                 return false;
             }
             pending_pop(cq);
-            posted = true;
+            posted++;
         }
         if (!n->dbbuf_dbs || cq->qid == 0 || !cq->waiting || cq->pending[0].due_ns > now) {
             break;
@@ -348,7 +416,7 @@ static bool cq_drain(KvssdState *n, KvssdCQ *cq, int64_t now)
             !shadow_write(n, n->dbbuf_eis + shadow_cq_off(cq->qid), cq->head)) {
             return false;
         }
-        cq_notify(n, cq);
+        cq_notify(n, cq, posted);
     }
     return true;
 }
@@ -491,7 +559,7 @@ static void sq_unpark(KvssdState *n, KvssdSQ *sq)
  */
 static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
 {
-    bool posted = false;
+    uint32_t posted = 0; /* completions posted */
     uint32_t kept = 0, own;
 
     if (!cq_drain(n, cq, kvssd_now_ns())) {
@@ -517,7 +585,7 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
             if (!cq_post(n, cq, &mine[i])) {
                 return;
             }
-            posted = true;
+            posted++;
         }
     }
     /* a command parked between slices was fetched before any still in the SQ */
@@ -531,7 +599,7 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
         if (!cq_post(n, cq, &e)) {
             return;
         }
-        posted = true;
+        posted++;
     }
     while (sq->head != sq->tail && !cq_full(cq)) {
         uint32_t dw0;
@@ -551,12 +619,12 @@ static void sq_complete_on_delete(KvssdState *n, KvssdSQ *sq, KvssdCQ *cq)
         if (!cq_post(n, cq, &e)) {
             return;
         }
-        posted = true;
+        posted++;
     }
     sq->head = sq->tail;
     sq_unpark(n, sq);
     if (posted) {
-        cq_notify(n, cq);
+        cq_notify(n, cq, posted);
     }
 }
 
@@ -671,6 +739,8 @@ void kvssd_queues_reset(KvssdState *n)
 {
     kvssd_queues_free(n);
     n->dbbuf_dbs = n->dbbuf_eis = 0;
+    memset(n->agg_count, 0, sizeof(n->agg_count));
+    memset(n->agg_due_ns, 0, sizeof(n->agg_due_ns));
     timer_del(n->timer);
     if (n->irq_level) {
         n->irq_level = false;
@@ -1019,6 +1089,7 @@ static void kvssd_process(void *opaque)
      * depth 1) costs the timer list's lock and often a main-loop wake-up.
      */
     int64_t wake = now + (int64_t)n->inline_timeout_ms * 1000000;
+    next_due = MIN(next_due, coalescing_expire(n, now));
     if (next_due != INT64_MAX) {
         wake = MIN(wake, next_due);
     }

@@ -378,6 +378,8 @@ enum kvssd_fid {
     KVSSD_FID_IOCS_PROFILE = 0x19,
 };
 #define KVSSD_FEAT_SAVE (1u << 31)   /* Set Features CDW10 SV */
+/* Interrupt Vector Configuration (09h) CDW11: Coalescing Disable */
+#define KVSSD_IV_CONFIG_CD (1u << 16)
 
 /*
  * Asynchronous Event Request completion DW0: event type (2:0), event
