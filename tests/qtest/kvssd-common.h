@@ -77,6 +77,21 @@ static inline void kv_wr64(KvDev *d, uint64_t off, uint64_t v)
     qpci_io_writeq(d->dev, d->bar, off, v);
 }
 
+/* A little-endian 32-bit word of guest RAM (shadow doorbells, MSI-X messages). */
+static inline uint32_t kv_mem_rd32(KvDev *d, uint64_t addr)
+{
+    uint32_t v;
+
+    qtest_memread(d->qts, addr, &v, 4);
+    return le32_to_cpu(v);
+}
+
+static inline void kv_mem_wr32(KvDev *d, uint64_t addr, uint32_t v)
+{
+    v = cpu_to_le32(v);
+    qtest_memwrite(d->qts, addr, &v, 4);
+}
+
 /* Start QEMU with the device (@props after serial=QT01) and @qemu_args (e.g. "-d guest_errors"). */
 static inline KvDev *kv_start_with(const char *props, const char *qemu_args)
 {

@@ -16,20 +16,6 @@
 #define SQ_SLOT(q) ((uint64_t)(q) * 8)
 #define CQ_SLOT(q) ((uint64_t)(q) * 8 + 4)
 
-static uint32_t rd32(KvDev *d, uint64_t addr)
-{
-    uint32_t v;
-
-    qtest_memread(d->qts, addr, &v, 4);
-    return le32_to_cpu(v);
-}
-
-static void wr32(KvDev *d, uint64_t addr, uint32_t v)
-{
-    v = cpu_to_le32(v);
-    qtest_memwrite(d->qts, addr, &v, 4);
-}
-
 static uint16_t dbbuf_config(KvDev *d, uint64_t dbs, uint64_t eis, uint8_t psdt)
 {
     struct kvssd_sqe s = kv_sqe(DBBUF_CONFIG, 0);
@@ -108,21 +94,21 @@ static void test_shadow_sq_tail(void)
     for (int i = 0; i < 3; i++) {
         cid[i] = put_exist(d, 1);
     }
-    wr32(d, KV_DBS + SQ_SLOT(1), 3);
+    kv_mem_wr32(d, KV_DBS + SQ_SLOT(1), 3);
     kv_wr32(d, kvssd_sq_tail_doorbell(1, 0), 1);
     admin_round_trip(d);
     for (int i = 0; i < 3; i++) {
         expect_exist_cqe(d, 1, cid[i]);
     }
-    g_assert_cmpuint(rd32(d, KV_EIS + SQ_SLOT(1)), ==, 3);
+    g_assert_cmpuint(kv_mem_rd32(d, KV_EIS + SQ_SLOT(1)), ==, 3);
     cid[3] = put_exist(d, 1);
     cid[4] = put_exist(d, 1);
-    wr32(d, KV_DBS + SQ_SLOT(1), 5);
-    wr32(d, KV_DBS + CQ_SLOT(1), 3);
+    kv_mem_wr32(d, KV_DBS + SQ_SLOT(1), 5);
+    kv_mem_wr32(d, KV_DBS + CQ_SLOT(1), 3);
     admin_round_trip(d);
     expect_exist_cqe(d, 1, cid[3]);
     expect_exist_cqe(d, 1, cid[4]);
-    g_assert_cmpuint(rd32(d, KV_EIS + SQ_SLOT(1)), ==, 5);
+    g_assert_cmpuint(kv_mem_rd32(d, KV_EIS + SQ_SLOT(1)), ==, 5);
     kv_stop(d);
 }
 
@@ -143,11 +129,11 @@ static void test_shadow_cq_head(void)
     g_assert_cmphex(dbbuf_config(d, KV_DBS, KV_EIS, 0), ==, 0);
     g_assert_cmphex(kv_create_cq(d, 1, 4, 0, KVSSD_QUEUE_PC), ==, 0);
     g_assert_cmphex(kv_create_sq(d, 1, 16, 1), ==, 0);
-    wr32(d, KV_EIS + CQ_SLOT(1), 7);
+    kv_mem_wr32(d, KV_EIS + CQ_SLOT(1), 7);
     for (int i = 0; i < 6; i++) {
         cid[i] = put_exist(d, 1);
     }
-    wr32(d, KV_DBS + SQ_SLOT(1), 6);
+    kv_mem_wr32(d, KV_DBS + SQ_SLOT(1), 6);
     kv_ring(d, 1);
     admin_round_trip(d);
     for (int i = 0; i < 3; i++) {
@@ -155,8 +141,8 @@ static void test_shadow_cq_head(void)
     }
     KvCqe c;
     g_assert(!kv_try_cqe(d, 1, &c));
-    g_assert_cmpuint(rd32(d, KV_EIS + CQ_SLOT(1)), ==, 0);
-    wr32(d, KV_DBS + CQ_SLOT(1), 3);
+    g_assert_cmpuint(kv_mem_rd32(d, KV_EIS + CQ_SLOT(1)), ==, 0);
+    kv_mem_wr32(d, KV_DBS + CQ_SLOT(1), 3);
     kv_wr32(d, kvssd_cq_head_doorbell(1, 0), 1);
     admin_round_trip(d);
     for (int i = 3; i < 6; i++) {
@@ -182,7 +168,7 @@ static void test_shadow_value_past_queue(void)
     g_assert_cmphex(kv_create_cq(d, 1, 64, 0, KVSSD_QUEUE_PC), ==, 0);
     g_assert_cmphex(kv_create_sq(d, 1, 64, 1), ==, 0);
     uint16_t cid = put_exist(d, 1);
-    wr32(d, KV_DBS + SQ_SLOT(1), 100);
+    kv_mem_wr32(d, KV_DBS + SQ_SLOT(1), 100);
     kv_ring(d, 1);
     admin_round_trip(d);
     expect_exist_cqe(d, 1, cid);
@@ -207,14 +193,14 @@ static void test_reset_forgets(void)
     kv_enable(d);
     g_assert_cmphex(kv_create_cq(d, 1, 64, 0, KVSSD_QUEUE_PC), ==, 0);
     g_assert_cmphex(kv_create_sq(d, 1, 64, 1), ==, 0);
-    wr32(d, KV_DBS + SQ_SLOT(1), 5);
-    wr32(d, KV_EIS + SQ_SLOT(1), 7);
+    kv_mem_wr32(d, KV_DBS + SQ_SLOT(1), 5);
+    kv_mem_wr32(d, KV_EIS + SQ_SLOT(1), 7);
     uint16_t cid = put_exist(d, 1);
     kv_ring(d, 1);
     admin_round_trip(d);
     expect_exist_cqe(d, 1, cid);
     g_assert(!kv_try_cqe(d, 1, &c));
-    g_assert_cmpuint(rd32(d, KV_EIS + SQ_SLOT(1)), ==, 7);
+    g_assert_cmpuint(kv_mem_rd32(d, KV_EIS + SQ_SLOT(1)), ==, 7);
     kv_stop(d);
 }
 

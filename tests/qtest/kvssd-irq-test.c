@@ -18,20 +18,6 @@
 #define MSG_DATA(v) (0x4b560000u + (v))
 #define COALESCE(thr, time) ((uint32_t)(time) << 8 | (thr))
 
-static uint32_t rd32(KvDev *d, uint64_t addr)
-{
-    uint32_t v;
-
-    qtest_memread(d->qts, addr, &v, 4);
-    return le32_to_cpu(v);
-}
-
-static void wr32(KvDev *d, uint64_t addr, uint32_t v)
-{
-    v = cpu_to_le32(v);
-    qtest_memwrite(d->qts, addr, &v, 4);
-}
-
 /* Vector @v's table entry: message to MSG_ADDR(v) with MSG_DATA(v), unmasked. */
 static void msix_vector(KvDev *d, uint16_t v)
 {
@@ -43,15 +29,15 @@ static void msix_vector(KvDev *d, uint16_t v)
                    MSG_ADDR(v) >> 32);
     qpci_io_writel(d->dev, d->dev->msix_table_bar, e + PCI_MSIX_ENTRY_DATA, MSG_DATA(v));
     qpci_io_writel(d->dev, d->dev->msix_table_bar, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
-    wr32(d, MSG_ADDR(v), 0);
+    kv_mem_wr32(d, MSG_ADDR(v), 0);
 }
 
 /* Did vector @v send a message since the last look? (clears it) */
 static bool irq_seen(KvDev *d, uint16_t v)
 {
-    uint32_t got = rd32(d, MSG_ADDR(v));
+    uint32_t got = kv_mem_rd32(d, MSG_ADDR(v));
 
-    wr32(d, MSG_ADDR(v), 0);
+    kv_mem_wr32(d, MSG_ADDR(v), 0);
     if (got && got != MSG_DATA(v)) {
         g_error("vector %u: unexpected message data 0x%x", v, got);
     }
@@ -82,6 +68,17 @@ static void exist(KvDev *d)
     g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, "irq"), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
 }
 
+/* THR = 3: three Exists are held on vector 1, the 4th sends the message. */
+static void three_held_fourth_signals(KvDev *d)
+{
+    for (int i = 0; i < 3; i++) {
+        exist(d);
+        g_assert_false(irq_seen(d, 1));
+    }
+    exist(d);
+    g_assert_true(irq_seen(d, 1));
+}
+
 /* Reset value 0: each completion is signalled when it is posted. */
 static void test_each_completion(void)
 {
@@ -103,14 +100,8 @@ static void test_threshold(void)
 
     g_assert_cmphex(set_feature(d, KVSSD_FID_IRQ_COALESCING, COALESCE(3, 10)), ==, 0);
     g_assert_true(irq_seen(d, 0)); /* admin completions are never held */
-    for (int round = 0; round < 2; round++) {
-        for (int i = 0; i < 3; i++) {
-            exist(d);
-            g_assert_false(irq_seen(d, 1));
-        }
-        exist(d);
-        g_assert_true(irq_seen(d, 1));
-    }
+    three_held_fourth_signals(d);
+    three_held_fourth_signals(d);
     kv_stop(d);
 }
 
@@ -126,13 +117,7 @@ static void test_time(void)
     g_assert_false(irq_seen(d, 1));
     qtest_clock_step(d->qts, 1);
     g_assert_true(irq_seen(d, 1));
-    /* the count started again: three more are held, the 4th signals */
-    for (int i = 0; i < 3; i++) {
-        exist(d);
-        g_assert_false(irq_seen(d, 1));
-    }
-    exist(d);
-    g_assert_true(irq_seen(d, 1));
+    three_held_fourth_signals(d); /* the count started again */
     kv_stop(d);
 }
 
