@@ -71,14 +71,19 @@ void kvssd_irq_update(KvssdState *n)
  * coalescing (the reset value); a vector whose Interrupt Vector
  * Configuration (09h) has CD set, and the admin CQ, are never coalesced.
  * True with the threshold in entries and the time in ns.
+ *
+ * Vectors index agg_count[], agg_due_ns[] and irq_vector_config[] without
+ * a check: Create I/O CQ refuses a vector above max-ioqpairs, which the
+ * property bounds by KVSSD_MAX_IOQPAIRS.
  */
+QEMU_BUILD_BUG_ON(KVSSD_ADMIN_MAX_VECTORS < KVSSD_MAX_IOQPAIRS + 1);
+
 static bool coalescing(KvssdState *n, uint16_t vector, uint32_t *entries, int64_t *time_ns)
 {
     uint32_t f = n->admin.feat.irq_coalescing;
     uint32_t thr = f & 0xff, time = (f >> 8) & 0xff;
 
-    if (thr == 0 || time == 0 || vector >= KVSSD_ADMIN_MAX_VECTORS ||
-        (n->admin.feat.irq_vector_config[vector] & KVSSD_IV_CONFIG_CD)) {
+    if (thr == 0 || time == 0 || (n->admin.feat.irq_vector_config[vector] & KVSSD_IV_CONFIG_CD)) {
         return false;
     }
     *entries = thr + 1;
@@ -90,10 +95,8 @@ static void vector_fire(KvssdState *n, uint16_t vector)
 {
     PCIDevice *pci = PCI_DEVICE(n);
 
-    if (vector < KVSSD_ADMIN_MAX_VECTORS) {
-        n->agg_count[vector] = 0;
-        n->agg_due_ns[vector] = 0;
-    }
+    n->agg_count[vector] = 0;
+    n->agg_due_ns[vector] = 0;
     if (msix_enabled(pci) && vector < msix_nr_vectors_allocated(pci)) {
         msix_notify(pci, vector);
     }

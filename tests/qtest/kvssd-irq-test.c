@@ -135,7 +135,9 @@ static void test_zero_field_off(void)
     kv_stop(d);
 }
 
-/* 09h with CD set on vector 1: not held; CD cleared: held; 08h set to 0: the held one is signalled.
+/*
+ * 09h with CD set on vector 1: not held; CD cleared: held; 08h set to 0:
+ * the held one is signalled.
  */
 static void test_vector_disable_and_off(void)
 {
