@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include <glib.h>
+#ifdef NAND_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #define HUGE_BYTES (2u << 20)
 
@@ -217,6 +220,9 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
             return -1;
         }
         n->arena = g_new0(struct nand_arena, n->geo.stripes);
+#ifdef NAND_LSAN
+        __lsan_register_root_region(n->pages, n->geo.total_pages * n->page_entry_bytes);
+#endif
     } else {
         n->data = n->map + NAND_IMAGE_HEADER_BYTES;
         n->oob = (struct nand_oob *)(n->data + n->geo.total_bytes);
@@ -254,6 +260,9 @@ void nand_fini(struct nand *n)
                 munmap(n->arena[s].raw, n->arena[s].raw_bytes);
             }
         }
+#ifdef NAND_LSAN
+        __lsan_unregister_root_region(n->pages, n->geo.total_pages * n->page_entry_bytes);
+#endif
         munmap(n->pages_raw, n->pages_raw_bytes);
         g_free(n->arena);
     }

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#ifdef NAND_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 
 static const struct nand_timing tm = {
     .read_ns = 50000,
@@ -381,6 +384,29 @@ static void test_sparse_index_page_whole(void)
     nand_fini(&n);
 }
 
+#ifdef NAND_LSAN
+/*
+ * Whole pages are reachable while the NAND is up: LeakSanitizer finds no
+ * leak with an index page and an open data page held whole (before the page
+ * entries were a root region, both were reported, and fuzz_cmdset failed at
+ * exit with 16384 bytes "leaked" from stream_write).
+ */
+static void test_sparse_whole_pages_reachable(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 1, NULL);
+    uint64_t done;
+    static const struct nand_oob index_oob = {.kind = NAND_PAGE_INDEX, .tag = 3, .seq = 1};
+    uint8_t *w = nand_page_ptr(&n, 2);
+    memset(w, 0x11, 4096);
+    CU_ASSERT_EQUAL(nand_program(&n, 2, w, &index_oob, 0, false, &done), 0);
+    memset(nand_page_ptr(&n, 9), 0x22, 4096);
+    CU_ASSERT_EQUAL(n.whole_pages, 2);
+    CU_ASSERT_EQUAL(__lsan_do_recoverable_leak_check(), 0);
+    nand_fini(&n);
+}
+#endif
+
 /* A file-backed NAND keeps programmed pages and spare areas across unmap and map. */
 static void test_file_backing_persists(void)
 {
@@ -419,6 +445,9 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_sparse_index_page_whole),
     TAP_TEST_FN(test_sparse_chunk_any_byte),
     TAP_TEST_FN(test_sparse_huge_aligned),
+#ifdef NAND_LSAN
+    TAP_TEST_FN(test_sparse_whole_pages_reachable),
+#endif
     TAP_TEST_FN(test_file_backing_persists),
 };
 
