@@ -47,12 +47,7 @@
  */
 #include "kvssd-common.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-/* The image layout, to read the device's key-hash seed from its checkpoint. */
-#include "../../hw/kvssd/kvftl/nand.h"
-#include "../../hw/kvssd/kvftl/recovery.h"
+#include "kvssd-image.h"
 
 #define NQ 5                      /* I/O queue ids used: 1..4 */
 #define DATA_PAGES 1024           /* 4 MiB of random bytes at KV_DATA */
@@ -1164,35 +1159,6 @@ static uint64_t rss_bound_kib(void)
     return b / 1024;
 }
 
-/*
- * The key-hash seed of the device that last ran on @f->image, read from the
- * checkpoint its orderly exit wrote (a test-only path: no command returns
- * the seed). The image header names the geometry; the checkpoint follows
- * the NAND and its spare areas and must match the header's checksum.
- */
-static uint64_t image_hash_seed(Fuzz *f)
-{
-    struct image_header h;
-    int fd = open(f->image, O_RDONLY);
-
-    g_assert(fd >= 0);
-    g_assert(pread(fd, &h, sizeof(h), 0) == sizeof(h));
-    g_assert(h.magic == IMAGE_MAGIC && h.clean == 1);
-    g_assert(h.checkpoint_bytes >= sizeof(struct checkpoint_head) &&
-             h.checkpoint_bytes < 64 * 1024 * 1024);
-    uint64_t pages = (uint64_t)h.channels * h.dies_per_channel * h.blocks_per_die *
-                     h.pages_per_block;
-    uint64_t off = NAND_IMAGE_HEADER_BYTES + pages * h.page_size +
-                   ((pages * sizeof(struct nand_oob) + 4095) & ~4095ull);
-    g_autofree uint8_t *ckpt = g_malloc(h.checkpoint_bytes);
-    g_assert(pread(fd, ckpt, h.checkpoint_bytes, off) == (ssize_t)h.checkpoint_bytes);
-    close(fd);
-    g_assert_cmphex(XXH3_64bits(ckpt, h.checkpoint_bytes), ==, h.checkpoint_checksum);
-    struct checkpoint_head head;
-    memcpy(&head, ckpt, sizeof(head));
-    return head.hash_seed;
-}
-
 /* Start QEMU on the image, fill guest memory, set up the queues. */
 static void fuzz_boot(Fuzz *f)
 {
@@ -1238,7 +1204,7 @@ static void fuzz_boot(Fuzz *f)
 static void fuzz_reboot(Fuzz *f)
 {
     kv_stop(f->d);
-    f->hash_seed = image_hash_seed(f);
+    f->hash_seed = kv_image_hash_seed(f->image);
     f->hash_seed_known = true;
     f->restarts++;
     fuzz_boot(f);

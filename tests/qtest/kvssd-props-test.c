@@ -12,6 +12,7 @@
  * qtest connection exists.
  */
 #include "kvssd-common.h"
+#include "kvssd-image.h"
 
 /* At most this many guest-error lines per second (hw/kvssd/kvssd.h). */
 #define LINES_PER_SECOND 10
@@ -341,6 +342,43 @@ static void test_gc_trace_event(void)
     unlink(path);
 }
 
+/*
+ * hash-seed=N pins the key-hash seed: a new image gets N, and so does a
+ * Format (which draws a fresh secret without the property); the checkpoint
+ * of an orderly exit names it.
+ */
+static void test_hash_seed_pins(void)
+{
+    const uint64_t seed = 81985529216486895ull; /* 0x0123456789abcdef */
+    g_autofree char *dir = g_dir_make_tmp("kvssd-qtest-XXXXXX", NULL);
+    g_autofree char *img = g_build_filename(dir, "nand.img", NULL);
+    g_autofree char *pinned = g_strdup_printf("image=%s,hash-seed=%" PRIu64, img, seed);
+    g_autofree char *secret = g_strdup_printf("image=%s", img);
+    struct kvssd_sqe s;
+
+    KvDev *d = kv_ready(pinned);
+    g_assert_cmphex(kv_store(d, "k", "v", 1, 0), ==, 0);
+    kv_stop(d);
+    g_assert_cmphex(kv_image_hash_seed(img), ==, seed);
+
+    /* without the property, a Format draws a secret */
+    d = kv_ready(secret);
+    s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+    g_assert_cmphex(kv_image_hash_seed(img), !=, seed);
+
+    /* with it, a Format takes the pinned seed again */
+    d = kv_ready(pinned);
+    s = kv_sqe(KVSSD_ADM_FORMAT_NVM, 1);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    g_assert_cmphex(kv_store(d, "k", "v", 1, 0), ==, 0);
+    kv_stop(d);
+    g_assert_cmphex(kv_image_hash_seed(img), ==, seed);
+    unlink(img);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -352,5 +390,6 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/props/guest-error-rate-limit", test_guest_error_rate_limit);
     qtest_add_func("/kvssd/props/register-guest-error", test_register_guest_error);
     qtest_add_func("/kvssd/props/gc-trace-event", test_gc_trace_event);
+    qtest_add_func("/kvssd/props/hash-seed", test_hash_seed_pins);
     return g_test_run();
 }
