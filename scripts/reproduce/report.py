@@ -10,6 +10,7 @@ without booting a guest.
 import json
 import os
 
+import common as C
 import verdicts as V
 
 # the page's word for an experiment's verdict ("met") or a claim's ("holds")
@@ -169,6 +170,28 @@ def repeat_numbers(r):
     return out + [""]
 
 
+def seed_pinned(rec):
+    """Did every boot of @rec run with a pinned key-hash seed (hash-seed nonzero)?"""
+    boots = rec.get("boots") or []
+    return bool(boots) and all(str(b.get("props", {}).get("hash-seed", "0")) not in ("0", "")
+                               for b in boots)
+
+
+def seed_line(order, ex):
+    """The page's sentence on the key-hash seed: which records ran with it pinned."""
+    names = [n for n in order if n in ex]
+    pinned = [n for n in names if seed_pinned(ex[n])]
+    line = ("Key-hash seed: %d of %d experiments ran with it pinned (hash-seed=%d on every "
+            "device), so their index layouts and index cache hits and misses repeat from run "
+            "to run" % (len(pinned), len(names), C.HASH_SEED))
+    rest = [n for n in names if n not in pinned]
+    if rest:
+        line += ("; %s ran with a secret seed drawn at every Format (the device's default), "
+                 "whose index cache misses differ between runs (docs/reproduce.md, \"Same "
+                 "answer twice\")" % ", ".join(rest))
+    return line + "."
+
+
 def render(results, order, docs_dir):
     """The markdown page. order: experiment names in page order."""
     ex = results["experiments"]
@@ -211,6 +234,8 @@ def render(results, order, docs_dir):
                                             "%s to %s" % (when[0], when[-1])) +
                  ", ".join(sorted({str(r.get("scale")) for r in runs})) +
                  " (1 = all.sh's counts; every count is stated per experiment below).")
+        L.append("")
+        L.append(seed_line(order, ex))
         L.append("")
     L.append("## Summary")
     L.append("")

@@ -780,6 +780,22 @@ class KVBlockCommands(unittest.TestCase):
                 boots += 1
         self.assertGreaterEqual(boots, 20)
 
+    def test_page_names_runs_without_a_pinned_seed(self):
+        """The page's seed sentence counts the records whose every boot had hash-seed set
+        and names the others."""
+        import report
+        ex = {"a": {"boots": [{"props": {"hash-seed": 7}}, {"props": {"hash-seed": 7}}]},
+              "b": {"boots": [{"props": {"hash-seed": 7}}, {"props": {"preset": "pm983"}}]},
+              "c": {"boots": []}}
+        line = report.seed_line(["a", "b", "c", "d"], ex)
+        self.assertTrue(line.startswith("Key-hash seed: 1 of 3 experiments ran with it pinned "
+                                        "(hash-seed=7 on every device)"), line)
+        self.assertIn("; b, c ran with a secret seed drawn at every Format", line)
+        self.assertEqual(report.seed_line(["a"], ex),
+                         "Key-hash seed: 1 of 1 experiments ran with it pinned (hash-seed=7 on "
+                         "every device), so their index layouts and index cache hits and misses "
+                         "repeat from run to run.")
+
     def test_fig3_halves_hold_completions(self):
         """char-fig3's KV half and its block half both run latency=on (a completion at its
         simulated time: QD-1 latencies without the backlog of a guest faster than the
