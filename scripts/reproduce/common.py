@@ -54,7 +54,7 @@ ICOUNT_SHIFT = 0
 # own). With the default, a secret drawn at every Format, the index layout
 # and so every index cache hit and miss changed from run to run: one command
 # sequence of 1500 Stores missed the firmware's index cache 57 to 84 times
-# in five processes with fresh seeds, 71 times in every process with a
+# in eleven processes with fresh seeds, 71 times in every process with a
 # pinned one, even with the think times jittered by 0.1 % (docs/reproduce.md,
 # "Same answer twice").
 HASH_SEED = 7

@@ -87,8 +87,11 @@ DIFFERENCES = [
     "QEMU in icount mode (`run-guest.sh --icount`, `-icount shift=N,sleep=off`): the virtual "
     "clock advances by 2^N ns per emulated guest instruction and jumps over idle time, so the "
     "guest's pace in device time is a function of the instructions it runs, not of how fast "
-    "this host emulates them or how loaded it is. Device-time numbers repeat between runs "
-    "(the page shows two runs of one experiment). Under icount the guest's own clock is the "
+    "this host emulates them or how loaded it is. Every boot also pins the device's key-hash "
+    "seed (hash-seed), which decides which keys share an index page and so every index cache "
+    "hit and miss; with the device's default, a secret seed drawn at every Format, index-bound "
+    "means differed by 4-8 % between runs. Device-time numbers repeat between runs (the page "
+    "shows repeats beside their runs, with the largest difference of each number). Under icount the guest's own clock is the "
     "same virtual clock, so *guest wall clock* numbers count emulated instructions at a fixed "
     "rate rather than host seconds; they still vary with the timing of the host's I/O thread, "
     "and are taken in several interleaved rounds whose spread is printed.",
