@@ -367,16 +367,23 @@ static void test_sparse_huge_aligned(void)
     nand_fini(&n);
 }
 
+/* Page @ppn filled with 0x11 in place and programmed as an index page; its memory. */
+static uint8_t *program_index_page(struct nand *n, uint64_t ppn)
+{
+    uint64_t done;
+    static const struct nand_oob index_oob = {.kind = NAND_PAGE_INDEX, .tag = 3, .seq = 1};
+    uint8_t *w = nand_page_ptr(n, ppn);
+    memset(w, 0x11, 4096);
+    CU_ASSERT_EQUAL(nand_program(n, ppn, w, &index_oob, 0, false, &done), 0);
+    return w;
+}
+
 /* An index page is kept whole: nand_page_ptr() is its memory, programmed in place. */
 static void test_sparse_index_page_whole(void)
 {
     struct nand n;
     nand_up(&n, 1, 1, NULL);
-    uint64_t done;
-    static const struct nand_oob index_oob = {.kind = NAND_PAGE_INDEX, .tag = 3, .seq = 1};
-    uint8_t *w = nand_page_ptr(&n, 2);
-    memset(w, 0x11, 4096);
-    CU_ASSERT_EQUAL(nand_program(&n, 2, w, &index_oob, 0, false, &done), 0);
+    uint8_t *w = program_index_page(&n, 2);
     CU_ASSERT_PTR_EQUAL(nand_page_ptr(&n, 2), w);
     CU_ASSERT_EQUAL(n.whole_pages, 1);
     CU_ASSERT_EQUAL(n.arena[0].cap, 0);
@@ -395,11 +402,7 @@ static void test_sparse_whole_pages_reachable(void)
 {
     struct nand n;
     nand_up(&n, 1, 1, NULL);
-    uint64_t done;
-    static const struct nand_oob index_oob = {.kind = NAND_PAGE_INDEX, .tag = 3, .seq = 1};
-    uint8_t *w = nand_page_ptr(&n, 2);
-    memset(w, 0x11, 4096);
-    CU_ASSERT_EQUAL(nand_program(&n, 2, w, &index_oob, 0, false, &done), 0);
+    program_index_page(&n, 2);
     memset(nand_page_ptr(&n, 9), 0x22, 4096);
     CU_ASSERT_EQUAL(n.whole_pages, 2);
     CU_ASSERT_EQUAL(__lsan_do_recoverable_leak_check(), 0);
