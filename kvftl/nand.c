@@ -209,11 +209,11 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         n->oob = (struct nand_oob *)(n->map + NAND_IMAGE_HEADER_BYTES);
         n->bitmap_bytes = (chunks + 63) / 64 * 8;
         n->page_entry_bytes = (uint32_t)sizeof(struct nand_page_entry) + n->bitmap_bytes;
-        n->pages = huge_map(n->geo.total_pages * n->page_entry_bytes, &n->pages_raw,
-                            &n->pages_raw_bytes);
+        n->pages_bytes = n->geo.total_pages * n->page_entry_bytes;
+        n->pages = huge_map(n->pages_bytes, &n->pages_raw, &n->pages_raw_bytes);
         if (!n->pages) {
             snprintf(err, err_len, "cannot map %" PRIu64 " bytes of NAND page entries: %s",
-                     n->geo.total_pages * n->page_entry_bytes, strerror(errno));
+                     n->pages_bytes, strerror(errno));
             munmap(n->raw, n->raw_bytes);
             n->raw = NULL;
             n->map = NULL;
@@ -221,7 +221,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         }
         n->arena = g_new0(struct nand_arena, n->geo.stripes);
 #ifdef NAND_LSAN
-        __lsan_register_root_region(n->pages, n->geo.total_pages * n->page_entry_bytes);
+        __lsan_register_root_region(n->pages, n->pages_bytes);
 #endif
     } else {
         n->data = n->map + NAND_IMAGE_HEADER_BYTES;
@@ -261,7 +261,7 @@ void nand_fini(struct nand *n)
             }
         }
 #ifdef NAND_LSAN
-        __lsan_unregister_root_region(n->pages, n->geo.total_pages * n->page_entry_bytes);
+        __lsan_unregister_root_region(n->pages, n->pages_bytes);
 #endif
         munmap(n->pages_raw, n->pages_raw_bytes);
         g_free(n->arena);

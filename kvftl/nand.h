@@ -183,6 +183,7 @@ struct nand {
     uint8_t *pages;            /* sparse: per page a struct nand_page_entry + bitmap */
     uint8_t *pages_raw;        /* sparse: the mapping holding pages (2 MiB-aligned in it) */
     size_t pages_raw_bytes;
+    uint64_t pages_bytes; /* the entry table: total_pages x page_entry_bytes */
     uint32_t page_entry_bytes; /* sparse: their size */
     struct nand_arena *arena;  /* sparse: per stripe */
     uint64_t whole_pages;      /* sparse: pages held whole */
