@@ -101,14 +101,26 @@ def _unquote_vars(cmd):
     return cmd.replace("'$KVSSD_BLOCK_DEVICE'", '"$KVSSD_BLOCK_DEVICE"')
 
 
+# After a whole-device discard the guest sleeps SETTLE_S seconds (virtual
+# time: under icount, sleep=off, the idle guest's clock jumps ahead and the
+# sleep costs no host time). The device works through a large Deallocate
+# in small main-loop slices; while it does, the waiting guest is idle and
+# icount moves its clock to its next timer, so how much virtual time the
+# discard took depends on the host, and with latency=off so does the
+# backlog the next step starts behind (char-fig5a's first point moved 9 %
+# between two runs, 2026-11-28). Sleeping past that backlog (a discard's
+# simulated cost here is at most ~2 s) starts every next step on an idle
+# device, whatever the host did.
+SETTLE_S = 10
 # ext4 for RocksDB: no lazy-init writes in the background while measuring
 # (lazy_itable_init=0 zeroes the inode tables now; the journal is zeroed now
 # too), discard at mkfs (every unit unmapped first), noatime.
 MKFS = ("mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0,discard \"%s\" && "
-        "mkdir -p %s && mount -o noatime \"%s\" %s && echo '{\"mounted\":1}'"
-        % (BLK, MNT, BLK, MNT))
+        "sleep %d && mkdir -p %s && mount -o noatime \"%s\" %s && echo '{\"mounted\":1}'"
+        % (BLK, SETTLE_S, MNT, BLK, MNT))
 UMOUNT = "sync; umount %s && echo '{\"unmounted\":1}'" % MNT
-DISCARD = "blkdiscard -f \"%s\" && echo '{\"discarded\":1}'" % BLK
+DISCARD = ("blkdiscard -f \"%s\" && sleep %d && echo '{\"discarded\":1,\"settled_s\":%d}'"
+           % (BLK, SETTLE_S, SETTLE_S))
 
 # The block personality's statistics log (LID C0h, the same 4096-byte page
 # as the KV personality's, include/kvssd/ext.h) through nvme-cli, as the
