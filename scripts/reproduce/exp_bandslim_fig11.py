@@ -41,6 +41,9 @@ KEY = 4
 PCI = "pci:nvme0"  # libkvssd's user-space PCI transport: BandSlim's full inline layout
 RT_SIZES = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 RT_ENTRIES = 64
+# run.py's scale for this experiment without --scale (all.sh, and so the page):
+# every experiment fits all.sh's hour at it (docs/reproduce.md, "Scale")
+DEFAULT_SCALE = 0.1
 SCALE = ("paper: 10 M Stores per size; here 3 000 per size (inline: ~20 000 commands "
          "per point), page writes normalised per 1 000 Stores; response time: 400 warm-up "
          "+ 1 200 measured Stores per size (inline: ~12 000 commands), at --scale 1")

@@ -30,6 +30,9 @@ SETUP = ("Device preset cosmos with packing=block (the baseline), prp transfer, 
 SIZES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384]
 KEY = 4
 PAGE = 16384
+# run.py's scale for this experiment without --scale (all.sh, and so the page):
+# every experiment fits all.sh's hour at it (docs/reproduce.md, "Scale")
+DEFAULT_SCALE = 0.1
 SCALE = ("paper: 1 M Stores per value size; here 1 000 per size (counts, transfer response "
          "time) and 400 warm-up + 800 measured (write response time), at --scale 1")
 

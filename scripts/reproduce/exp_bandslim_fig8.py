@@ -53,6 +53,9 @@ def commands(mode, v):
     if mode == "inline-full":
         return inline_commands_full(v, KEY)
     return 1
+# run.py's scale for this experiment without --scale (all.sh, and so the page):
+# every experiment fits all.sh's hour at it (docs/reproduce.md, "Scale")
+DEFAULT_SCALE = 0.1
 SCALE = ("paper: 1 M Stores per value size; here 1 000 per size for prp/adaptive, and for "
          "inline as many as fit ~20 000 commands (100 at 16 KiB), at --scale 1")
 

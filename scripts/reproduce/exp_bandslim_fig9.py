@@ -57,6 +57,9 @@ def hybrid_commands_full(tail_bytes, key_bytes=KEY):
     the key) with the full-tail bit, then 56-byte 8Dh transfers: docs/host.md."""
     head = 24 - key_bytes
     return 1 if tail_bytes <= head else 1 + -(-(tail_bytes - head) // 56)
+# run.py's scale for this experiment without --scale (all.sh, and so the page):
+# every experiment fits all.sh's hour at it (docs/reproduce.md, "Scale")
+DEFAULT_SCALE = 0.3
 SCALE = ("paper: 1 M Stores per size; here up to 500 per size, fewer for inline/hybrid "
          "(~8 000 commands per point), at --scale 1; the -full/-pci series over the pci "
          "transport")

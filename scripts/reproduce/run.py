@@ -59,6 +59,14 @@ def modules():
     return [importlib.import_module(m) for m in EXPERIMENTS]
 
 
+def experiment_scale(m, given):
+    """The scale experiment module m runs at: --scale when given, else the
+    module's DEFAULT_SCALE (1 unless it says otherwise)."""
+    if given is not None:
+        return given
+    return float(getattr(m, "DEFAULT_SCALE", 1.0))
+
+
 def git_head():
     try:
         return subprocess.run(["git", "-C", C.TOP, "rev-parse", "--short", "HEAD"],
@@ -86,7 +94,8 @@ def main():
     ap.add_argument("--dry-run", action="store_true",
                     help="print the run-guest.sh command lines and guest scripts; run nothing")
     ap.add_argument("--scale", type=float, default=None,
-                    help="multiply every count by this (default 1 = all.sh's counts; with "
+                    help="multiply every count by this, for every experiment named (default: "
+                    "each experiment's DEFAULT_SCALE, 1 unless its module says otherwise; with "
                     "--report-only: the scale the saved output ran at, default the record's)")
     ap.add_argument("--out", default=os.path.join(cache, "reproduce", "results"),
                     help="results directory: results.json, results.md, figures/ and raw/ "
@@ -131,9 +140,7 @@ def main():
         if n not in by_name:
             ap.error("unknown experiment '%s'; --list shows them" % n)
     scale_given = a.scale is not None
-    if not scale_given:
-        a.scale = 1.0
-    if not (a.scale > 0 and a.scale <= 100):
+    if scale_given and not (a.scale > 0 and a.scale <= 100):
         ap.error("--scale %g is not valid: give a number above 0 and at most 100" % a.scale)
     if a.icount == "off":
         icount = None
@@ -167,7 +174,8 @@ def main():
     t_all = time.time()
     for i, n in enumerate(names):
         m = by_name[n]
-        boots = m.boots(a.scale)
+        run_scale = experiment_scale(m, a.scale)
+        boots = m.boots(run_scale)
         rawdir = os.path.join(rawroot, n)
         t0 = time.time()
         print("== [%d/%d] %s (%s): %d boot(s), %d step(s); started %s UTC" % (
@@ -194,10 +202,10 @@ def main():
             # when the saved output was produced: the newest raw record's time
             newest = max(os.path.getmtime(os.path.join(rawdir, b + ".json")) for b in raw)
             run_at = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%d %H:%M")
-            scale = a.scale if scale_given else prev.get("scale", a.scale)
+            scale = run_scale if scale_given else prev.get("scale", run_scale)
         else:
             raw = run_boots(boots, rawdir, extra, icount, a.jobs)
-            run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), a.scale
+            run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), run_scale
         rec = m.analyze(raw, scale)
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),

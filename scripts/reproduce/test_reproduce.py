@@ -780,6 +780,32 @@ class KVBlockCommands(unittest.TestCase):
                 boots += 1
         self.assertGreaterEqual(boots, 20)
 
+    def test_scale_defaults_to_the_modules(self):
+        """Without --scale each experiment runs at its module's DEFAULT_SCALE (1 when it has
+        none); --scale S runs every experiment at S."""
+        import run
+        self.assertEqual(run.experiment_scale(F8, None), 0.1)
+        self.assertEqual(run.experiment_scale(X3, None), 0.3)
+        self.assertEqual(run.experiment_scale(X8, None), 0.2)
+        self.assertEqual(run.experiment_scale(X7, None), 1.0)
+        self.assertEqual(run.experiment_scale(F8, 0.5), 0.5)
+        self.assertEqual(run.experiment_scale(X7, 2.0), 2.0)
+        self.assertEqual(len(F8.boots(run.experiment_scale(F8, None))[0].steps),
+                         len(F8.boots(0.1)[0].steps))
+
+    def test_page_records_ran_at_the_default_scale(self):
+        """Every record on the tracked page ran at its experiment's default scale, so all.sh
+        without --scale regenerates the page it describes (and its repeats too)."""
+        import run
+        with open(os.path.join(C.TOP, "docs", "results.json")) as f:
+            ex = json.load(f)["experiments"]
+        for m in run.modules():
+            rec = ex[m.NAME]
+            want = run.experiment_scale(m, None)
+            self.assertEqual(rec["scale"], want, m.NAME)
+            for r in rec.get("repeats", []):
+                self.assertEqual(r.get("scale"), want, m.NAME)
+
     def test_page_names_runs_without_a_pinned_seed(self):
         """The page's seed sentence counts the records whose every boot had hash-seed set
         and names the others."""
