@@ -36,4 +36,15 @@ typedef const void *KvssdClassData;
 typedef void *KvssdClassData;
 #endif
 
+/*
+ * icount_enabled(): exec/icount.h in 10.2, system/cpu-timers.h in 10.0 (the
+ * icount API left cpu-timers.h after 10.0; keyed by the first release after
+ * it, 10.1, which this device is not built against).
+ */
+#if KVSSD_QEMU_AT_LEAST(10, 1)
+#include "exec/icount.h"
+#else
+#include "system/cpu-timers.h"
+#endif
+
 #endif /* HW_KVSSD_COMPAT_H */

@@ -26,12 +26,32 @@
 #include "hw/pci/pci.h"
 #include "system/dma.h"
 
+#include "compat.h"
 #include "kvssd.h"
 #include "trace.h"
 
 int64_t kvssd_now_ns(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/*
+ * Run the queues soon. Normally from the bottom half: the next main-loop
+ * iteration. Under icount from the virtual-clock timer, due now: QEMU then
+ * stops the vCPU at the instruction that armed it and runs the timer before
+ * the guest runs on (qemu_timer_notify_cb, icount_handle_deadline). With a
+ * bottom half the guest's clock ran on, or jumped to its next timer when it
+ * idled (sleep=off), for however long the host took to get to it, so when
+ * a command was taken, when its completion came and what the guest did
+ * next depended on the host (issue 13, docs/reproduce.md).
+ */
+static void queues_schedule(KvssdState *n)
+{
+    if (icount_enabled()) {
+        timer_mod_anticipate_ns(n->timer, kvssd_now_ns());
+    } else {
+        qemu_bh_schedule(n->bh);
+    }
 }
 
 /* ---- interrupts --------------------------------------------------------- */
@@ -658,7 +678,7 @@ static uint16_t delete_sq(void *opaque, uint16_t qid)
     }
     trace_kvssd_delete_sq(qid);
     sq_free(n, sq);
-    qemu_bh_schedule(n->bh);
+    queues_schedule(n);
     return KVSSD_SC_SUCCESS;
 }
 
@@ -764,7 +784,7 @@ static void invalid_doorbell(KvssdState *n, uint32_t event, hwaddr off, uint32_t
                       off, val);
     if (kvssd_admin_event(&n->admin, event, &cid) && n->cq[0]) {
         cq_enqueue(n, n->cq[0], 0, cid, KVSSD_SC_SUCCESS, event, 0, INT64_MIN);
-        qemu_bh_schedule(n->bh);
+        queues_schedule(n);
     }
 }
 
@@ -798,7 +818,7 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
         }
         kvssd_irq_update(n);
         if (cq->waiting) {
-            qemu_bh_schedule(n->bh);
+            queues_schedule(n);
         }
     } else {
         KvssdSQ *sq = n->sq[qid];
@@ -814,7 +834,7 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
         /* the commands up to here arrived by now, whenever the bottom half runs */
         sq->db_ns = kvssd_now_ns();
         sq->db_pending = (val + sq->size - sq->head) % sq->size;
-        qemu_bh_schedule(n->bh);
+        queues_schedule(n);
     }
 }
 
@@ -1083,7 +1103,7 @@ static void kvssd_process(void *opaque)
         }
     }
     if (more) {
-        qemu_bh_schedule(n->bh); /* yield to the main loop, continue soon */
+        queues_schedule(n); /* yield: continue in the next main-loop or vCPU-loop turn */
     }
     /*
      * latency=on holds completions; also wake to expire idle inline streams.
@@ -1117,7 +1137,7 @@ static void kvssd_timer_cb(void *opaque)
 
 void kvssd_queues_kick(KvssdState *n)
 {
-    qemu_bh_schedule(n->bh);
+    queues_schedule(n);
 }
 
 void kvssd_queues_init(KvssdState *n)
