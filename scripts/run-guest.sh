@@ -75,7 +75,11 @@ options:
                       advances the virtual clock, which the device and the
                       guest's clocks read, by 2^SHIFT ns; idle time is
                       skipped). TCG only, one host thread for all vCPUs
-                      (--accel auto chooses tcg; kvm is refused)
+                      (--accel auto chooses tcg; kvm is refused). The
+                      guest's inputs are fixed too (-seed 1, the RTC at
+                      2026-01-01 on the virtual clock, nokaslr), so two
+                      boots of one script with one vCPU and no disk run
+                      the same instructions
   --pidfile FILE      write QEMU's pid to FILE
   --log FILE          keep the whole console log (boot included) in FILE
   --verbose           also stream the boot messages
@@ -279,7 +283,11 @@ for f in "${files[@]}"; do
     mkdir -p "$work/run$(dirname "$dst")"
     cp "$src" "$work/run$dst"
 done
-(cd "$work/run" && find . -mindepth 1 | cpio -o -H newc --quiet -R 0:0) | gzip -1 >"$work/run.cpio.gz"
+# the same bytes for the same files: no times, inode numbers or order from
+# the host (an icount boot then runs the same instructions, docs/reproduce.md)
+find "$work/run" -exec touch -h -d @0 {} +
+(cd "$work/run" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 --reproducible) |
+    gzip -1 -n >"$work/run.cpio.gz"
 cat "$guest/initrd.gz" "$work/run.cpio.gz" >"$work/initrd.gz"
 }
 
@@ -368,7 +376,13 @@ accel_args=(-accel "$accel")
 [ "$accel" = tcg ] && accel_args=(-accel tcg,thread=multi)
 # icount: one thread runs every vCPU in turn (QEMU refuses multi-threaded
 # TCG with icount); sleep=off: idle time is skipped, not waited for
-[ -z "$icount" ] || accel_args=(-accel tcg,thread=single -icount "shift=$icount,sleep=off")
+# and the guest's other inputs from the host fixed, so that a boot of the
+# same script runs the same instructions (docs/reproduce.md, "Same answer
+# twice"): RDRAND's bytes (-seed), the RTC (a fixed date, following the
+# virtual clock), the kernel's address layout (nokaslr)
+[ -z "$icount" ] || accel_args=(-accel tcg,thread=single -icount "shift=$icount,sleep=off"
+                                -seed 1 -rtc base=2026-01-01T00:00:00,clock=vm)
+[ -z "$icount" ] || append+=" nokaslr"
 # shellcheck source=guest/disk/run-disk.sh
 [ $disk = 0 ] || . "$KVSSD_TOP/scripts/guest/disk/run-disk.sh"
 

@@ -17,7 +17,7 @@
 #   KVSSD_GUEST_KERNELS         guest kernels for the nvme group, and with trixie
 #                               the block group's 512 B boot runs 6.12 (default
 #                               "bookworm trixie": Linux 6.1 and 6.12)
-#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci block disk
+#   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci icount block disk
 #                               (default all; disk boots the full VM of
 #                               scripts/mkguest.sh --disk, see docs/guest.md)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
@@ -30,7 +30,7 @@ bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
 [[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
     die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
 kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
-groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci block disk}
+groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci icount block disk}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
 if [ -n "${KVSSD_GUEST_KEEP:-}" ]; then
@@ -211,6 +211,48 @@ block_group() {
         --block-prop blocks-per-die=16 -- PHASE=lba512 "${envs[@]}"
 }
 
+# Deterministic device time under icount: two boots of one kvbench run
+# (cases/icount.sh) must report the same device numbers, exactly.
+icount_group() {
+    local t1="icount[boot 1]" t2="icount[boot 2]" why
+    run_group icount "$t1" --cpus 1 --icount 0 --latency
+    run_group icount "$t2" --cpus 1 --icount 0 --latency
+    [ -z "$prereq" ] || return 0
+    if why=$(python3 - "$work/$t1.out" "$work/$t2.out" 2>&1 <<'PY'
+import json, sys
+
+def report(path):
+    for line in open(path, errors="replace"):
+        if line.startswith("GUEST-ICOUNT "):
+            return json.loads(line[len("GUEST-ICOUNT "):])
+    sys.exit("%s printed no kvbench report (GUEST-ICOUNT line)" % path.rsplit("/", 1)[-1])
+
+def flat(x, p=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from flat(v, p + "." + k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from flat(v, "%s[%d]" % (p, i))
+    else:
+        yield p, x
+
+a, b = report(sys.argv[1]), report(sys.argv[2])
+da = dict(flat({"device": a.get("device"), "phases": [p.get("device") for p in a.get("phases", [])]}))
+db = dict(flat({"device": b.get("device"), "phases": [p.get("device") for p in b.get("phases", [])]}))
+if len(da) < 20:
+    sys.exit("boot 1's report has %d device numbers; expected the device object of each phase" % len(da))
+diff = ["%s: %s / %s" % (k, da.get(k), db.get(k)) for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)]
+if diff:
+    sys.exit("%d of %d device numbers differ between the boots, e.g.\n%s" % (len(diff), len(da), "\n".join(diff[:8])))
+PY
+    ); then
+        tap_ok "icount: two boots report the same device numbers"
+    else
+        tap_not_ok "icount: two boots report the same device numbers" "$why"
+    fi
+}
+
 for g in $groups; do
     case $g in
     nvme)
@@ -226,12 +268,13 @@ for g in $groups; do
     bench)
         GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 ;;
     persist) persist_group ;;
+    icount) icount_group ;;
     block) block_group ;;
     disk)
         GROUP_TIMEOUT=1200 run_group disk disk --disk \
             --file "$KVSSD_TOP/tests/snia/e2e_snia.c:/root/e2e_snia.c" \
             --file "$KVSSD_TOP/tests/snia/test_snia_cpp.cpp:/root/test_snia_cpp.cpp" ;;
-    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, block, disk" ;;
+    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, icount, block, disk" ;;
     esac
 done
 
