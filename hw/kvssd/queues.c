@@ -54,6 +54,22 @@ static void queues_schedule(KvssdState *n)
     }
 }
 
+/*
+ * Continue after a slice (the batch budget, a long command's slice). Under
+ * icount one nanosecond later: QEMU runs every timer already due in one
+ * pass without returning to its loop, so a timer due now would run every
+ * slice of a long command back to back and hold the main loop for all of
+ * them; one instruction of the guest runs between slices instead.
+ */
+static void queues_yield(KvssdState *n)
+{
+    if (icount_enabled()) {
+        timer_mod_anticipate_ns(n->timer, kvssd_now_ns() + 1);
+    } else {
+        qemu_bh_schedule(n->bh);
+    }
+}
+
 /* ---- interrupts --------------------------------------------------------- */
 
 void kvssd_irq_update(KvssdState *n)
@@ -1103,7 +1119,7 @@ static void kvssd_process(void *opaque)
         }
     }
     if (more) {
-        queues_schedule(n); /* yield: continue in the next main-loop or vCPU-loop turn */
+        queues_yield(n);
     }
     /*
      * latency=on holds completions; also wake to expire idle inline streams.
