@@ -8,23 +8,42 @@ KVSSD_CACHE=${KVSSD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvssd}
 log() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# ensure_packages PKG... - install the Debian packages that are missing.
-ensure_packages() {
-    local missing=() p
+# missing_packages PKG... - those of PKG that are not installed, one per line.
+missing_packages() {
+    local p
     for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-            missing+=("$p")
+            echo "$p"
     done
+}
+
+# ensure_packages PKG... - install the Debian packages that are missing.
+# Scripts running at once take turns under a lock in $KVSSD_CACHE: run.py
+# --jobs 2 starts two run-guest.sh on a fresh machine, each installing what
+# mkguest.sh needs, and the second apt-get failed at apt's own lock ("Could
+# not get lock /var/lib/dpkg/lock-frontend"), so its boot was lost.
+ensure_packages() {
+    local missing
+    mapfile -t missing < <(missing_packages "$@")
     [ ${#missing[@]} -eq 0 ] && return 0
     local sudo=
     if [ "$(id -u)" -ne 0 ]; then
         command -v sudo >/dev/null || die "packages missing (${missing[*]}) and not root; install them or run as root"
         sudo=sudo
     fi
-    log "installing: ${missing[*]}"
-    $sudo apt-get update -q >&2 || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
-        "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+    mkdir -p "$KVSSD_CACHE" || die "cannot create $KVSSD_CACHE"
+    local lock
+    exec {lock}>"$KVSSD_CACHE/.packages.lock" || die "cannot open $KVSSD_CACHE/.packages.lock"
+    flock "$lock" || die "cannot lock $KVSSD_CACHE/.packages.lock"
+    # what is still missing once the other script's turn is over
+    mapfile -t missing < <(missing_packages "$@")
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing: ${missing[*]}"
+        $sudo apt-get update -q >&2 || die "apt-get update failed"
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+            "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+    fi
+    exec {lock}>&-
 }
 
 # The packages every build needs. librocksdb-dev: kvbench's rocksdb engine
