@@ -36,7 +36,7 @@ int64_t kvssd_now_ns(void)
 }
 
 /*
- * Run the queues soon. Normally from the bottom half: the next main-loop
+ * Run the queues soon: normally from the bottom half, the next main-loop
  * iteration. Under icount from the virtual-clock timer, due now: QEMU then
  * stops the vCPU at the instruction that armed it and runs the timer before
  * the guest runs on (qemu_timer_notify_cb, icount_handle_deadline). With a
@@ -44,27 +44,17 @@ int64_t kvssd_now_ns(void)
  * idled (sleep=off), for however long the host took to get to it, so when
  * a command was taken, when its completion came and what the guest did
  * next depended on the host (issue 13, docs/reproduce.md).
+ *
+ * yield: continuing after a slice (the batch budget, a long command's
+ * slice). Under icount one nanosecond later: QEMU runs every timer already
+ * due in one pass without returning to its loop, so a timer due now would
+ * run every slice of a long command back to back and hold the main loop
+ * for all of them; one instruction of the guest runs between slices instead.
  */
-static void queues_schedule(KvssdState *n)
+static void queues_schedule(KvssdState *n, bool yield)
 {
     if (icount_enabled()) {
-        timer_mod_anticipate_ns(n->timer, kvssd_now_ns());
-    } else {
-        qemu_bh_schedule(n->bh);
-    }
-}
-
-/*
- * Continue after a slice (the batch budget, a long command's slice). Under
- * icount one nanosecond later: QEMU runs every timer already due in one
- * pass without returning to its loop, so a timer due now would run every
- * slice of a long command back to back and hold the main loop for all of
- * them; one instruction of the guest runs between slices instead.
- */
-static void queues_yield(KvssdState *n)
-{
-    if (icount_enabled()) {
-        timer_mod_anticipate_ns(n->timer, kvssd_now_ns() + 1);
+        timer_mod_anticipate_ns(n->timer, kvssd_now_ns() + (yield ? 1 : 0));
     } else {
         qemu_bh_schedule(n->bh);
     }
@@ -694,7 +684,7 @@ static uint16_t delete_sq(void *opaque, uint16_t qid)
     }
     trace_kvssd_delete_sq(qid);
     sq_free(n, sq);
-    queues_schedule(n);
+    queues_schedule(n, false);
     return KVSSD_SC_SUCCESS;
 }
 
@@ -800,7 +790,7 @@ static void invalid_doorbell(KvssdState *n, uint32_t event, hwaddr off, uint32_t
                       off, val);
     if (kvssd_admin_event(&n->admin, event, &cid) && n->cq[0]) {
         cq_enqueue(n, n->cq[0], 0, cid, KVSSD_SC_SUCCESS, event, 0, INT64_MIN);
-        queues_schedule(n);
+        queues_schedule(n, false);
     }
 }
 
@@ -834,7 +824,7 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
         }
         kvssd_irq_update(n);
         if (cq->waiting) {
-            queues_schedule(n);
+            queues_schedule(n, false);
         }
     } else {
         KvssdSQ *sq = n->sq[qid];
@@ -847,10 +837,10 @@ void kvssd_doorbell_write(KvssdState *n, hwaddr off, uint32_t val)
             return;
         }
         sq->tail = val;
-        /* the commands up to here arrived by now, whenever the bottom half runs */
+        /* the commands up to here arrived by now, whenever the queues run */
         sq->db_ns = kvssd_now_ns();
         sq->db_pending = (val + sq->size - sq->head) % sq->size;
-        queues_schedule(n);
+        queues_schedule(n, false);
     }
 }
 
@@ -1119,7 +1109,7 @@ static void kvssd_process(void *opaque)
         }
     }
     if (more) {
-        queues_yield(n);
+        queues_schedule(n, true);
     }
     /*
      * latency=on holds completions; also wake to expire idle inline streams.
@@ -1153,7 +1143,7 @@ static void kvssd_timer_cb(void *opaque)
 
 void kvssd_queues_kick(KvssdState *n)
 {
-    queues_schedule(n);
+    queues_schedule(n, false);
 }
 
 void kvssd_queues_init(KvssdState *n)
