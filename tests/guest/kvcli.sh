@@ -59,6 +59,20 @@ kv_iter() { kv --prefix "$1" iter; }
 # kvssd_cmd_flush() encodes it: everything stored so far is durable.
 kv_flush() { nvme io-passthru "$DEV" --opcode=0x00 --namespace-id=1 >/dev/null; }
 
+# bench_ok FILE - a kvbench JSON report with operations, and zero
+# mismatches, errors and missing keys in every phase (load and run).
+bench_ok() {
+    [ -s "$1" ] || fail "kvbench wrote no report"
+    for _f in mismatches errors not_found; do
+        _vals=$(grep -o "\"$_f\":[0-9]*" "$1" | cut -d: -f2 | sort -u | tr '\n' ' ')
+        [ -n "$_vals" ] || fail "no $_f field in: $(head -c 300 "$1")"
+        expect_eq "$_f (every phase)" "$_vals" "0 "
+    done
+    _ops=$(json_get "$1" .ops_per_s) || fail "no ops_per_s in: $(head -c 300 "$1")"
+    awk -v o="$_ops" 'BEGIN { exit !(o > 0) }' || fail "ops_per_s is $_ops"
+    echo "ops_per_s=$_ops"
+}
+
 # kvb ARGS... - kvbench on the KV-SSD under test, JSON report on stdout.
 kvb() { kvbench --device "$DEV" --json --progress off "$@"; }
 # kvb_engines ROCKSDB-DIR - the same workload (2000 keys of 16 B, 4 KiB
