@@ -380,9 +380,11 @@ accel_args=(-accel "$accel")
 # same script runs the same instructions (docs/reproduce.md, "Same answer
 # twice"): RDRAND's bytes (-seed), the RTC (a fixed date, following the
 # virtual clock), the kernel's address layout (nokaslr)
-[ -z "$icount" ] || accel_args=(-accel tcg,thread=single -icount "shift=$icount,sleep=off"
-                                -seed 1 -rtc base=2026-01-01T00:00:00,clock=vm)
-[ -z "$icount" ] || append+=" nokaslr"
+if [ -n "$icount" ]; then
+    accel_args=(-accel tcg,thread=single -icount "shift=$icount,sleep=off"
+                -seed 1 -rtc base=2026-01-01T00:00:00,clock=vm)
+    append+=" nokaslr"
+fi
 # shellcheck source=guest/disk/run-disk.sh
 [ $disk = 0 ] || . "$KVSSD_TOP/scripts/guest/disk/run-disk.sh"
 
