@@ -103,14 +103,14 @@ def _unquote_vars(cmd):
 
 # After a whole-device discard the guest sleeps SETTLE_S seconds (virtual
 # time: under icount, sleep=off, the idle guest's clock jumps ahead and the
-# sleep costs no host time). The device works through a large Deallocate
-# in small main-loop slices; while it does, the waiting guest is idle and
-# icount moves its clock to its next timer, so how much virtual time the
-# discard took depends on the host, and with latency=off so does the
-# backlog the next step starts behind (char-fig5a's first point moved 9 %
-# between two runs, 2026-11-28). Sleeping past that backlog (a discard's
+# sleep costs no host time). With latency=off a step that follows a
+# discard otherwise starts behind the discard's backlog or not, depending on
+# how much virtual time the discard took: with the device's bottom half that
+# depended on the host (char-fig5a's first point moved 9 % between two runs,
+# 2026-11-28); with its queues on the virtual-clock timer it is fixed, but
+# the step would still measure the backlog. Sleeping past it (a discard's
 # simulated cost here is at most ~2 s) starts every next step on an idle
-# device, whatever the host did.
+# device.
 SETTLE_S = 10
 # ext4 for RocksDB: no lazy-init writes in the background while measuring
 # (lazy_itable_init=0 zeroes the inode tables now; the journal is zeroed now
