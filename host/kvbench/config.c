@@ -821,6 +821,8 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
             snprintf(err, errlen, "io \"%s\" is unknown; use sync or async", v);
             return -1;
         }
+    } else if (!strcmp(key, "poll")) {
+        return parse_bool("poll", v, &c->poll, err, errlen);
     } else if (!strcmp(key, "nvm_ctrl")) {
         snprintf(c->nvm_ctrl, sizeof(c->nvm_ctrl), "%s", v);
     } else if (!strcmp(key, "transfer_mode")) {
@@ -1014,6 +1016,12 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                  c->queue_depth);
         return -1;
     }
+    if (c->poll && c->engine != KB_ENGINE_ASYNC) {
+        snprintf(err, errlen,
+                 "poll needs io async (io_uring polls for completions; the sync path is an "
+                 "ioctl that sleeps until the interrupt)");
+        return -1;
+    }
     for (unsigned i = 0; i < c->nstores; i++) {
         enum kb_store s = c->stores[i];
         if (s == KB_STORE_KVSSD) {
@@ -1024,6 +1032,11 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
                      "queue_depth %u applies to the kvssd engine only; %s issues one operation "
                      "at a time per thread (use threads for concurrency)",
                      c->queue_depth, kb_store_names[s]);
+            return -1;
+        }
+        if (c->poll) {
+            snprintf(err, errlen, "poll applies to the kvssd engine only; %s does its own I/O",
+                     kb_store_names[s]);
             return -1;
         }
         if (s == KB_STORE_RAWHASH && c->run.enabled && c->run.mix[KB_OP_ITERATE] > 0) {

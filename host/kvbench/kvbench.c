@@ -59,6 +59,10 @@ static const struct flag flags[] = {
     {"io", 0, 1, "benchmark", "io", NULL, "sync|async",
      "the kvssd engine's I/O path: sync (ioctl) or async (io_uring). Default: sync (async when "
      "--qd > 1)"},
+    {"poll", 0, 0, "benchmark", "poll", "true", NULL,
+     "the async path polls for completions (io_uring IOPOLL) instead of sleeping until the "
+     "interrupt; with Linux's NVMe poll queues (nvme.poll_queues=N) the commands go to queues "
+     "without interrupts. Needs --io async (or --qd > 1). Default: off"},
     {"nvm-ctrl", 0, 1, "benchmark", "nvm_ctrl", NULL, "PATH",
      "block personality whose statistics log describes rocksdb/rawhash (/dev/nvmeX or a "
      "namespace). Default: found from the target"},

@@ -238,6 +238,7 @@ struct kb_config {
     unsigned queue_depth;
     enum kb_io engine; /* the kvssd engine's I/O path (key io, formerly engine) */
     bool engine_explicit; /* engine was set, not implied by queue_depth */
+    bool poll; /* the async path polls for completions (KVSSD_QUEUE_POLLED) */
     enum kvssd_xfer_mode mode;
     char xfer_config[256];
     double alpha, beta; /* < 0 = keep the library's */

@@ -453,6 +453,7 @@ static struct json_object *json_head(const struct kb_config *c, const struct kb_
     jadd(o, "queue_depth", ju(c->queue_depth));
     jadd(o, "engine", kb_json_str(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
     jadd(o, "io", kb_json_str(c->engine == KB_ENGINE_ASYNC ? "async" : "sync"));
+    jadd(o, "poll", json_object_new_boolean(c->poll));
     jadd(o, "transfer_mode", kb_json_str(kvssd_xfer_mode_name(c->mode)));
     jadd(o, "key_count", ju(c->key_count));
     jadd(o, "key_size", kb_json_str(ks));

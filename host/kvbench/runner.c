@@ -640,7 +640,8 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
             }
         }
         if (async) {
-            int qrc = kvssd_queue_create(sh.dev, c->queue_depth, &th[i].q);
+            int qrc = kvssd_queue_create_flags(sh.dev, c->queue_depth,
+                                               c->poll ? KVSSD_QUEUE_POLLED : 0, &th[i].q);
             if (qrc) {
                 fprintf(stderr, "kvbench: cannot create an io_uring of depth %u: %s (%s)\n",
                         c->queue_depth, kvssd_strerror(qrc), strerror(errno));

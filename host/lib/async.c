@@ -70,11 +70,23 @@ static void aop_put(struct kvssd_queue *q, struct aop *op)
 
 int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp)
 {
+    return kvssd_queue_create_flags(dev, depth, 0, qp);
+}
+
+int kvssd_queue_create_flags(struct kvssd_dev *dev, unsigned depth, unsigned flags,
+                             struct kvssd_queue **qp)
+{
     struct kvssd_queue *q;
+    unsigned setup = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
     int rc;
 
-    if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX) {
+    if (!dev || !qp || depth < 1 || depth > KVSSD_QUEUE_DEPTH_MAX ||
+        (flags & ~KVSSD_QUEUE_POLLED)) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
+    }
+    if (flags & KVSSD_QUEUE_POLLED) {
+        /* io_uring_peek_cqe() and io_uring_wait_cqe() enter the kernel to poll */
+        setup |= IORING_SETUP_IOPOLL;
     }
     if (dev->pci) {
         return -KVSSD_ERR_NOT_SUPPORTED; /* io_uring needs a kernel char device */
@@ -88,7 +100,7 @@ int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue
         free(q);
         return -KVSSD_ERR_SYSTEM;
     }
-    rc = io_uring_queue_init(depth, &q->ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+    rc = io_uring_queue_init(depth, &q->ring, setup);
     if (rc < 0) {
         free(q->ops);
         free(q);

@@ -38,6 +38,8 @@ static struct {
     unsigned waits;              /* waits that completed what the device held */
     uint8_t opcodes[4 * DEPTH];  /* NVMe opcode of each command, in submit order */
     unsigned commands;
+    unsigned setup_flags; /* io_uring_queue_init's flags */
+    unsigned inits;       /* io_uring_queue_init calls */
 } fr;
 
 int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags)
@@ -45,7 +47,10 @@ int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned flags)
     if (entries != DEPTH || !(flags & IORING_SETUP_SQE128) || !(flags & IORING_SETUP_CQE32)) {
         return -EINVAL;
     }
+    unsigned inits = fr.inits;
     memset(&fr, 0, sizeof(fr));
+    fr.setup_flags = flags;
+    fr.inits = inits + 1;
     memset(ring, 0, sizeof(*ring));
     fr.sq_mask = DEPTH - 1;
     fr.sq_entries = DEPTH;
@@ -243,9 +248,43 @@ static void test_poll_without_wait_submits(void)
     free(dev);
 }
 
+/*
+ * KVSSD_QUEUE_POLLED sets the ring up with IORING_SETUP_IOPOLL (besides
+ * SQE128 and CQE32, which every queue has); without it, or through
+ * kvssd_queue_create(), the ring has no IOPOLL. A flag the library does not
+ * know is -KVSSD_ERR_INVALID_ARGUMENT before any ring is made. A polled
+ * queue runs kvbench's loop like any other: 64 Stores, 64 callbacks.
+ */
+static void test_polled_queue_sets_iopoll(void)
+{
+    struct kvssd_dev *dev = fake_dev();
+    struct kvssd_queue *q;
+    const unsigned base = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+
+    fr.inits = 0;
+    CU_ASSERT_EQUAL(kvssd_queue_create_flags(dev, DEPTH, 1u << 1, &q), -KVSSD_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_EQUAL(fr.inits, 0);
+    CU_ASSERT_FATAL(kvssd_queue_create(dev, DEPTH, &q) == 0);
+    CU_ASSERT_EQUAL(fr.setup_flags, base);
+    kvssd_queue_destroy(q);
+    CU_ASSERT_FATAL(kvssd_queue_create_flags(dev, DEPTH, 0, &q) == 0);
+    CU_ASSERT_EQUAL(fr.setup_flags, base);
+    kvssd_queue_destroy(q);
+    CU_ASSERT_FATAL(kvssd_queue_create_flags(dev, DEPTH, KVSSD_QUEUE_POLLED, &q) == 0);
+    CU_ASSERT_EQUAL(fr.setup_flags, base | IORING_SETUP_IOPOLL);
+    CU_ASSERT_EQUAL(fr.inits, 3);
+    callbacks = callback_errors = 0;
+    run_like_kvbench(q, 64);
+    CU_ASSERT_EQUAL(callbacks, 64);
+    CU_ASSERT_EQUAL(callback_errors, 0);
+    kvssd_queue_destroy(q);
+    free(dev);
+}
+
 static const struct tap_test host_async_tests[] = {
     TAP_TEST(poll_batches_refills),
     TAP_TEST(poll_without_wait_submits),
+    TAP_TEST(polled_queue_sets_iopoll),
 };
 
 int main(void)

@@ -401,6 +401,30 @@ static void test_config_check(void)
 }
 
 /*
+ * poll: a boolean key (--poll sets it true), off by default; refused on the
+ * sync path and with an engine that is not kvssd; accepted with io async.
+ */
+static void test_poll_config(void)
+{
+    struct kb_config c;
+    char err[512];
+    kb_config_default(&c);
+    CU_ASSERT_FALSE(c.poll);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "poll", "maybe", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "poll \"maybe\" is not a boolean; use true or false");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "poll", "true", err, sizeof(err)), 0);
+    CU_ASSERT_TRUE(c.poll);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "poll needs io async (io_uring polls for completions; the sync "
+                                "path is an ioctl that sleeps until the interrupt)");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "io", "async", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "kvssd,rocksdb", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "poll applies to the kvssd engine only; rocksdb does its own I/O");
+}
+
+/*
  * Engines: a list in order, all, sync/async still the kvssd I/O path; the
  * [rocksdb] and [rawhash] keys with their defaults and ranges; the checks
  * that only the kvssd engine has a queue depth and rawhash cannot iterate.
@@ -543,6 +567,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(presets_characterization),
     TAP_TEST(config_file),
     TAP_TEST(config_check),
+    TAP_TEST(poll_config),
     TAP_TEST(engines_config),
     TAP_TEST(histogram),
     TAP_TEST(pick_threshold),

@@ -732,10 +732,36 @@ typedef void (*kvssd_cb)(void *arg, int err, const struct kvssd_result *res);
  * kvssd_queue_create() - an io_uring for passthrough commands
  * @depth: 1..256 commands in flight (and operations outstanding)
  *
+ * The same as kvssd_queue_create_flags() with @flags 0.
+ *
  * Return: 0, -KVSSD_ERR_INVALID_ARGUMENT (depth out of range) or
  * -KVSSD_ERR_SYSTEM (io_uring_queue_init failed; errno set).
  */
 int kvssd_queue_create(struct kvssd_dev *dev, unsigned depth, struct kvssd_queue **qp);
+
+/*
+ * KVSSD_QUEUE_POLLED - completions are polled for, not waited for: the ring
+ * is set up with IORING_SETUP_IOPOLL, so kvssd_queue_poll() spins in the
+ * kernel on the NVMe completion queue instead of sleeping until its
+ * interrupt. The driver sends polled commands to its poll queues, which
+ * have no interrupt at all, when it has some (Linux's nvme.poll_queues=N;
+ * scripts/run-guest.sh --poll-queues N); without them the commands go to
+ * an interrupt-driven queue and the poll waits for the interrupt. Costs a
+ * CPU spinning while commands are in flight.
+ */
+#define KVSSD_QUEUE_POLLED (1u << 0)
+
+/**
+ * kvssd_queue_create_flags() - an io_uring for passthrough commands
+ * @depth: 1..256 commands in flight (and operations outstanding)
+ * @flags: 0 or KVSSD_QUEUE_POLLED
+ *
+ * Return: 0, -KVSSD_ERR_INVALID_ARGUMENT (depth out of range, an unknown
+ * flag), -KVSSD_ERR_NOT_SUPPORTED (a pci: device) or -KVSSD_ERR_SYSTEM
+ * (io_uring_queue_init failed; errno set).
+ */
+int kvssd_queue_create_flags(struct kvssd_dev *dev, unsigned depth, unsigned flags,
+                             struct kvssd_queue **qp);
 /**
  * kvssd_queue_destroy() - wait for the commands in flight, then free the ring
  * @q: a queue from kvssd_queue_create(), or NULL
