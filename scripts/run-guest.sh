@@ -32,6 +32,13 @@ options:
                       `QEMU -device kvssd,help`
   --latency           hold completions until their simulated NAND time
                       (device property latency=on; with --block on both)
+  --poll-queues N     give the guest's NVMe driver N poll queues per
+                      controller, 1-64 (Linux's nvme.poll_queues=N on the
+                      kernel command line): queues without interrupts that
+                      polled I/O (kvbench --poll, fio --hipri) uses, so the
+                      guest spins instead of sleeping until an interrupt;
+                      with --disk only when the image boots with the kernel
+                      beside it
   --block             also attach the block personality: a second
                       -device kvssd with command-set=nvm (serial
                       kvssd-nvm0; the guest exports its /dev/nvmeXn1 as
@@ -100,6 +107,7 @@ cpus=2
 image=
 props=()
 latency=0
+poll_queues=
 block=0
 block_image=
 block_props=()
@@ -130,6 +138,7 @@ while [ $# -gt 0 ]; do
     --image) need "$1" $#; image=$2; shift ;;
     --prop) need "$1" $#; props+=("$2"); shift ;;
     --latency) latency=1 ;;
+    --poll-queues) need "$1" $#; poll_queues=$2; shift ;;
     --block) block=1 ;;
     --block-image) need "$1" $#; block_image=$2; shift ;;
     --block-prop) need "$1" $#; block_props+=("$2"); shift ;;
@@ -164,6 +173,10 @@ done
 
 number_in --memory "$memory" 128 65536
 number_in --cpus "$cpus" 1 64
+[ -z "$poll_queues" ] || number_in --poll-queues "$poll_queues" 1 64
+# kernel parameters for the guest's drivers, on either kind of guest
+kparams=
+[ -z "$poll_queues" ] || kparams+=" nvme.poll_queues=$poll_queues"
 number_in --timeout "$timeout_s" 1 86400
 case $second in ''|nvme|kvssd) ;; *) die "--second-device '$second' is not valid: use nvme or kvssd" ;; esac
 case $first in kvssd|nvme|none) ;; *) die "--device '$first' is not valid: use kvssd, nvme or none" ;; esac
@@ -340,7 +353,7 @@ esac
     devargs+=(-drive "file=$guest/tools.img,if=none,id=tools,format=raw,readonly=on"
               -device virtio-blk-pci,drive=tools)
 
-append="console=ttyS0 quiet loglevel=3 panic=-1"
+append="console=ttyS0 quiet loglevel=3 panic=-1$kparams"
 [ ${#wait_nodes[@]} -eq 0 ] || append+=" kvssd.wait=$(IFS=,; echo "${wait_nodes[*]}")"
 [ ${#serials[@]} -eq 0 ] || append+=" kvssd.serial=$(IFS=,; echo "${serials[*]}")"
 [ $tools_disk = 0 ] || append+=" kvssd.disk=1"

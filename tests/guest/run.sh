@@ -266,7 +266,7 @@ for g in $groups; do
     kv) run_group kv kv --cpus 2 ;;
     pci) run_group pci pci --cpus 2 ;;
     bench)
-        GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 ;;
+        GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 --poll-queues 1 ;;
     persist) persist_group ;;
     icount) icount_group ;;
     block) block_group ;;

@@ -66,7 +66,7 @@ fi
 boot=()
 if [ -f "$disk_dir/vmlinuz" ] && [ -f "$disk_dir/initrd.img" ]; then
     boot=(-kernel "$disk_dir/vmlinuz" -initrd "$disk_dir/initrd.img"
-          -append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 systemd.show_status=0 panic=-1")
+          -append "root=/dev/vda rw console=ttyS0 quiet loglevel=3 systemd.show_status=0 panic=-1$kparams")
 fi
 # snapshot=on: the guest's writes go to a temporary overlay and the image
 # stays as built, unless --disk-writable.

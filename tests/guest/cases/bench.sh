@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Group "bench" (2 vCPUs): a kvbench mixed run with verification, and two
-# writers at once pinned to different CPUs (Linux then submits on two
-# different NVMe queues), each checking its own keys.
+# Group "bench" (2 vCPUs, one NVMe poll queue: run-guest.sh --poll-queues
+# 1): a kvbench mixed run with verification, two writers at once pinned to
+# different CPUs (Linux then submits on two different NVMe queues), each
+# checking its own keys, and polled completions.
 . "${KVSSD_GUEST_LIB:-/root/lib.sh}"
 . "$(dirname "${KVSSD_GUEST_LIB:-/root/lib.sh}")/kvcli.sh"
 BENCH_SECONDS=${BENCH_SECONDS:-60}
@@ -41,4 +42,35 @@ two_benches() {
     bench_ok "$T/b1.json"
 }
 check "two kvbench runs at once on CPUs 0 and 1, each verifying its own keys: zero mismatches" two_benches
+
+# ctrl_irqs - the interrupts of the I/O queues of $DEV's controller so far
+# (/proc/interrupts lists a vector per interrupt-driven queue, nvmeXqN with
+# N >= 1; a poll queue has none)
+ctrl_irqs() {
+    _c=$(basename "$DEV" | sed -n 's/^ng\([0-9]*\)n.*/nvme\1/p')
+    grep " ${_c}q[1-9][0-9]*\$" /proc/interrupts |
+        awk '{ for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i } END { print s + 0 }'
+}
+# kvbench --poll at queue depth 4 (io_uring IOPOLL): the driver sends its
+# commands to the poll queue, so the controller's I/O queues take only the
+# interrupts of the two Flushes kvbench sends through the (sleeping) ioctl
+# at the end of its two phases; the same run without --poll takes more (the
+# control: without it the first count proves nothing).
+polled_io() {
+    expect_eq "nvme.poll_queues" "$(cat /sys/module/nvme/parameters/poll_queues)" 1
+    _i0=$(ctrl_irqs)
+    kvb --qd 4 --poll --mode prp --key-size 16 --value-size 4096 --keys 500 --ops 500 \
+        --mix read=50,update=50 >"$T/poll.json" || fail "kvbench --poll exited $?: $(tail -c 300 "$T/poll.json")"
+    _i1=$(ctrl_irqs)
+    bench_ok "$T/poll.json"
+    grep -q '"poll":true' "$T/poll.json" || fail "the report does not say \"poll\":true"
+    expect_eq "I/O-queue interrupts during the polled run (its two Flushes)" $((_i1 - _i0)) 2
+    kvb --qd 4 --mode prp --key-size 16 --value-size 4096 --keys 500 --ops 500 \
+        --mix read=50,update=50 >"$T/irq.json" || fail "kvbench exited $?: $(tail -c 300 "$T/irq.json")"
+    _i2=$(ctrl_irqs)
+    bench_ok "$T/irq.json"
+    [ $((_i2 - _i1)) -gt 2 ] || fail "the same run without --poll took $((_i2 - _i1)) interrupts: no more than the polled one"
+    echo "interrupts: polled run 2, interrupt-driven run $((_i2 - _i1))"
+}
+check "kvbench --poll on the driver's poll queue: 500 Stores and 500 reads/updates verified, I/O-queue interrupts only for its 2 Flushes (without --poll: more)" polled_io
 done_group
