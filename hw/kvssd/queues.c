@@ -1118,6 +1118,19 @@ static void kvssd_process(void *opaque)
      * depth 1) costs the timer list's lock and often a main-loop wake-up.
      */
     int64_t wake = now + (int64_t)n->inline_timeout_ms * 1000000;
+    /*
+     * completion-poll-ns: a held completion due that soon is not left to the
+     * timer, whose wake-up a busy host delays (by 40 us at the median on the
+     * project's VM, a 200 us read's fifth): the bottom half runs again at
+     * the next main-loop iteration, until it is due. Each run is one pass
+     * over the queues; the main loop still polls its file descriptors and
+     * drops the BQL between runs. Under icount the timer is exact and
+     * polling would not let virtual time advance.
+     */
+    if (next_due != INT64_MAX && n->completion_poll_ns && !icount_enabled() &&
+        next_due - now <= (int64_t)n->completion_poll_ns) {
+        qemu_bh_schedule(n->bh);
+    }
     next_due = MIN(next_due, coalescing_expire(n, now));
     if (next_due != INT64_MAX) {
         wake = MIN(wake, next_due);

@@ -142,6 +142,8 @@ static void test_bad_number_sentence(void)
     check_refused("mdts=2", "mdts is 2; it must be from 9 (2 MiB) to 12 (16 MiB) (a power of two "
                             "of 4 KiB pages)");
     check_refused("dma-unit=3K", "dma-unit is 3072; it must be a power of two from 1 to 65536");
+    check_refused("completion-poll-ns=10000001",
+                  "completion-poll-ns is 10000001; it must be from 0 to 10000000");
     check_refused("page-size-bytes=64M",
                   "page_size_bytes is 67108864; it must be a power of two from 4096 to 65536");
 }

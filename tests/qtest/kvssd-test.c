@@ -697,6 +697,33 @@ static void test_latency_on(void)
     kv_stop(d);
 }
 
+/*
+ * completion-poll-ns: the held completion is waited for by running the
+ * queues at every main-loop iteration instead of by the timer alone, and is
+ * still posted at its due time, not before: with 10 ms of polling (the
+ * Flush is due well within it), 100 looks at the CQ while the virtual clock
+ * stands still (the bottom half runs between them) find nothing; after the
+ * clock is stepped one second the completion is there.
+ */
+static void test_latency_on_polled(void)
+{
+    KvDev *d = kv_ready("latency=on,completion-poll-ns=10000000");
+    struct kvssd_sqe s;
+    KvCqe c;
+
+    g_assert_cmphex(kv_store(d, "k", "v", 1, 0), ==, 0);
+    s = kv_sqe(KVSSD_OPC_FLUSH, 1);
+    kv_put(d, 1, &s, false);
+    kv_ring(d, 1);
+    for (int i = 0; i < 100; i++) {
+        g_assert(!kv_try_cqe(d, 1, &c));
+    }
+    qtest_clock_step(d->qts, 1000000000);
+    c = kv_wait(d, 1);
+    g_assert_cmphex(c.status, ==, 0);
+    kv_stop(d);
+}
+
 /* Resetting the controller while commands are queued: CC.EN=0 right after
  * the doorbell, then enable again; the device answers normally and the
  * firmware is consistent. */
@@ -1066,6 +1093,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/kv/roundtrip", test_kv_roundtrip);
     qtest_add_func("/kvssd/kv/standard-long-key", test_standard_long_key);
     qtest_add_func("/kvssd/kv/latency-on", test_latency_on);
+    qtest_add_func("/kvssd/kv/latency-on-polled", test_latency_on_polled);
     qtest_add_func("/kvssd/kv/inline-store", test_inline_store);
     qtest_add_func("/kvssd/kv/inline-full-tail", test_inline_full_tail);
     qtest_add_func("/kvssd/kv/image-persistence", test_image_persistence);
