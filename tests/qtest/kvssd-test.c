@@ -672,42 +672,16 @@ static void test_format_and_check(void)
     kv_stop(d);
 }
 
-/* latency=on holds a completion until its simulated NAND time on the
- * virtual clock: nothing is posted before the clock is stepped, the
- * completion is there after stepping one second. */
-static void test_latency_on(void)
-{
-    KvDev *d = kv_ready("latency=on");
-    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_EXIST, 1);
-    KvCqe c;
-
-    kvssd_sqe_set_key(&s, "k", 1);
-    s.cdw[11] = 1;
-    /* a flush: it programs the page buffer, which takes simulated time */
-    g_assert_cmphex(kv_store(d, "k", "v", 1, 0), ==, 0);
-    s = kv_sqe(KVSSD_OPC_FLUSH, 1);
-    kv_put(d, 1, &s, false);
-    kv_ring(d, 1);
-    for (int i = 0; i < 100; i++) {
-        g_assert(!kv_try_cqe(d, 1, &c));
-    }
-    qtest_clock_step(d->qts, 1000000000);
-    c = kv_wait(d, 1);
-    g_assert_cmphex(c.status, ==, 0);
-    kv_stop(d);
-}
-
 /*
- * completion-poll-ns: the held completion is waited for by running the
- * queues at every main-loop iteration instead of by the timer alone, and is
- * still posted at its due time, not before: with 10 ms of polling (the
- * Flush is due well within it), 100 looks at the CQ while the virtual clock
- * stands still (the bottom half runs between them) find nothing; after the
- * clock is stepped one second the completion is there.
+ * A device with @props holds a Flush's completion (the Flush programs the
+ * page buffer, which takes simulated time) until the virtual clock reaches
+ * it: 100 looks at the CQ while the clock stands still (the device's bottom
+ * half and timers run between them) find nothing; after the clock is
+ * stepped one second the completion is there, status 0.
  */
-static void test_latency_on_polled(void)
+static void check_flush_held(const char *props)
 {
-    KvDev *d = kv_ready("latency=on,completion-poll-ns=10000000");
+    KvDev *d = kv_ready(props);
     struct kvssd_sqe s;
     KvCqe c;
 
@@ -722,6 +696,22 @@ static void test_latency_on_polled(void)
     c = kv_wait(d, 1);
     g_assert_cmphex(c.status, ==, 0);
     kv_stop(d);
+}
+
+/* latency=on holds a completion until its simulated NAND time on the virtual clock (the timer). */
+static void test_latency_on(void)
+{
+    check_flush_held("latency=on");
+}
+
+/*
+ * completion-poll-ns: a held completion due within 10 ms is waited for by
+ * running the queues at every main-loop iteration instead of by the timer
+ * alone, and is still posted at its due time, not before.
+ */
+static void test_latency_on_polled(void)
+{
+    check_flush_held("latency=on,completion-poll-ns=10000000");
 }
 
 /* Resetting the controller while commands are queued: CC.EN=0 right after
