@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Does latency=on add the model's latency and nothing more? 4 KiB Retrieves
-# (kvbench, read=100, sync, one thread) on two KV-SSDs of one guest: the
+# (kvbench, read=100, one thread: sync, or polled with POLL=1) on two KV-SSDs of one guest: the
 # first holds its completions (latency=on, read-latency-ns as given), the
 # second posts them at once (latency=off). Rounds alternate between the
 # two, so both see the same host load; per round it prints the guest's p50
@@ -12,15 +12,28 @@
 #
 #   scripts/run-guest.sh --icount 0 --latency --prop read-latency-ns=200000 \
 #       --second-device kvssd --script host/bench/latency-check.sh
+#   scripts/run-guest.sh --cpus 1 --poll-queues 1 --latency \
+#       --prop read-latency-ns=200000 --second-device kvssd \
+#       --file host/bench/latency-check.sh -- POLL=1 sh /root/latency-check.sh
 #
 # Environment: ON (default /dev/ng0n1, latency=on), OFF (default
 # /dev/ng1n1, latency=off), KEYS (keys loaded, default 2000), OPS (reads
-# per measurement, default 2000), ROUNDS (default 3).
+# per measurement, default 2000), ROUNDS (default 3), POLL (1: the reads
+# go through io_uring at queue depth 1 with polled completions, kvbench
+# --io async --qd 1 --poll, instead of the sleeping ioctl; with the
+# driver's poll queues, run-guest.sh --poll-queues, no interrupt at all).
 ON=${ON:-/dev/ng0n1}
 OFF=${OFF:-/dev/ng1n1}
 KEYS=${KEYS:-2000}
 OPS=${OPS:-2000}
 ROUNDS=${ROUNDS:-3}
+POLL=${POLL:-0}
+case $POLL in
+0) path="sync ioctl" io="--io sync" ;;
+1) path="io_uring, queue depth 1, polled completions (poll queues: $(cat /sys/module/nvme/parameters/poll_queues 2>/dev/null || echo unknown))"
+   io="--io async --qd 1 --poll" ;;
+*) echo "POLL '$POLL' is not valid: use 0 or 1" >&2; exit 2 ;;
+esac
 T=${TMPDIR:-/tmp}/latency-check.$$
 mkdir -p "$T"
 
@@ -40,7 +53,8 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 
 # read DEV NAME - KEYS keys of 16 B / 4 KiB loaded, then OPS Retrieves: $T/NAME.json
 read_run() {
-    kvbench --device "$1" --mode prp --key-size 16 --value-size 4096 --keys "$KEYS" --no-load \
+    # shellcheck disable=SC2086 # $io is several words
+    kvbench --device "$1" $io --mode prp --key-size 16 --value-size 4096 --keys "$KEYS" --no-load \
         --mix read=100 --order uniform --ops "$OPS" --json --progress off >"$T/$2.json" 2>"$T/$2.err" ||
         echo "warning: kvbench $2 exited $?: $(tail -n 2 "$T/$2.err")" >&2
 }
@@ -51,7 +65,7 @@ for d in "$ON" "$OFF"; do
         echo "warning: kvbench load on $d exited $?: $(tail -n 2 "$T/load.err")" >&2
 done
 
-echo "4 KiB Retrieves, $OPS per measurement, $ROUNDS rounds (us; guest = kvbench's per-operation wall clock)"
+echo "4 KiB Retrieves, $OPS per measurement, $ROUNDS rounds, $path (us; guest = kvbench's per-operation wall clock)"
 r=1
 while [ $r -le "$ROUNDS" ]; do
     read_run "$OFF" "off$r"
