@@ -188,6 +188,7 @@ struct nand {
     struct nand_arena *arena;  /* sparse: per stripe */
     uint64_t whole_pages;      /* sparse: pages held whole */
     uint32_t bitmap_bytes;     /* sparse: bytes of a record's chunk bitmap */
+    bool popcnt;               /* sparse: the CPU counts bits (chunk ranks) */
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */

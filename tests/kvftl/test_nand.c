@@ -334,6 +334,66 @@ static void test_sparse_chunk_any_byte(void)
 }
 
 /*
+ * A chunk's place in its page's arena run is its rank among the page's
+ * stored chunks, counted across the bitmap's words (a 16 KiB page has 256
+ * chunks, four words). Counted with the CPU's POPCNT where it has one (asked
+ * at nand_init()) and portably otherwise: both give the same places. Chunk c
+ * is stored when c % 3 == 0 or c % 64 == 63, so before chunk c there are
+ * ceil(c / 3) of the first kind and the word ends below c not already counted.
+ */
+static void test_sparse_chunk_rank_across_words(void)
+{
+    struct nand n;
+    struct nand_geometry g = {.channels = 1,
+                              .dies_per_channel = 1,
+                              .blocks_per_die = 4,
+                              .pages_per_block = 8,
+                              .page_size = 16384};
+    char err[256];
+    CU_ASSERT_FATAL(nand_init(&n, &g, &tm, NULL, err, sizeof(err)) == 0);
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    CU_ASSERT_EQUAL(n.popcnt, __builtin_cpu_supports("popcnt") != 0);
+#else
+    CU_ASSERT_FALSE(n.popcnt);
+#endif
+    static uint8_t a[16384];
+    uint32_t stored = 0;
+    for (uint32_t c = 0; c < 256; c++) {
+        if (c % 3 == 0 || c % 64 == 63) {
+            a[c * 64 + c % 64] = (uint8_t)(c | 1);
+            stored++;
+        }
+    }
+    CU_ASSERT_EQUAL(stored, 86 + 2); /* 0, 3, .., 255; 127 and 191 (63, 255: multiples of 3) */
+    uint64_t done;
+    CU_ASSERT_EQUAL(nand_program(&n, 0, a, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(n.arena[0].used, stored * 64);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            n.popcnt = false; /* the portable count */
+        }
+        uint32_t rank = 0;
+        for (uint32_t c = 0; c < 256; c++) {
+            if (!(c % 3 == 0 || c % 64 == 63)) {
+                continue;
+            }
+            uint32_t want = (c + 2) / 3;
+            for (uint32_t e = 63; e < c; e += 64) {
+                want += e % 3 != 0;
+            }
+            CU_ASSERT_EQUAL(rank, want);
+            uint8_t scratch[64];
+            CU_ASSERT_PTR_EQUAL(nand_view(&n, (uint64_t)c * 64, 64, scratch),
+                                n.arena[0].mem + (size_t)rank * 64);
+            CU_ASSERT_EQUAL(nand_byte(&n, (uint64_t)c * 64 + c % 64), (uint8_t)(c | 1));
+            rank++;
+        }
+    }
+    nand_fini(&n);
+}
+
+/*
  * The page entries and every stripe's arena start on a 2 MiB boundary, so
  * the kernel can back them with huge pages (a Retrieve reads one random
  * entry and one random chunk: in 4 KiB pages both missed the TLB), and
@@ -447,6 +507,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_sparse_worst_case_bound),
     TAP_TEST_FN(test_sparse_index_page_whole),
     TAP_TEST_FN(test_sparse_chunk_any_byte),
+    TAP_TEST_FN(test_sparse_chunk_rank_across_words),
     TAP_TEST_FN(test_sparse_huge_aligned),
 #ifdef NAND_LSAN
     TAP_TEST_FN(test_sparse_whole_pages_reachable),
