@@ -66,6 +66,7 @@ struct opts {
     bool inline_values;
     bool json;
     bool slices; /* run the long walks in device slices instead of retrieves */
+    bool memory_floor; /* measure this host's memory floor of a Retrieve after the run */
     uint64_t seed;
     bool keys_set; /* --keys given (the block mode's default differs) */
 };
@@ -88,6 +89,9 @@ static void usage(FILE *f)
         "                         head and transfer commands of the device's full layout)\n"
         "  --slices               after the stores, run List, an Iter Read matching nothing and the\n"
         "                         FTL check in device slices; print each one's worst slice\n"
+        "  --memory-floor         after the run, measure this host's memory floor of a Retrieve:\n"
+        "                         two dependent random loads per request, overlapped as the batch\n"
+        "                         overlaps them, over the run's index and store sizes\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
         "  --version              print the version (and the git describe of the build)\n"
@@ -186,6 +190,7 @@ static void parse(int argc, char **argv, struct opts *o)
         O_SEED,
         O_JSON,
         O_SLICES,
+        O_FLOOR,
         O_HELP,
         O_VERSION,
         O_TUNABLE /* + the tunable's index */
@@ -202,6 +207,7 @@ static void parse(int argc, char **argv, struct opts *o)
         {"seed", required_argument, NULL, O_SEED},
         {"json", no_argument, NULL, O_JSON},
         {"slices", no_argument, NULL, O_SLICES},
+        {"memory-floor", no_argument, NULL, O_FLOOR},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
     };
@@ -287,6 +293,9 @@ static void parse(int argc, char **argv, struct opts *o)
         case O_SLICES:
             o->slices = true;
             break;
+        case O_FLOOR:
+            o->memory_floor = true;
+            break;
         case O_HELP:
             usage(stdout);
             exit(0);
@@ -320,6 +329,11 @@ static void parse(int argc, char **argv, struct opts *o)
             exit(2);
         }
         o->batch = o->queue_depth;
+    }
+    if (o->memory_floor && o->slices) {
+        fprintf(stderr, "kvftl-bench: --memory-floor is the floor of the retrieve phase, which "
+                        "--slices replaces; give one of them\n");
+        exit(2);
     }
     if (o->key_bytes < 8) {
         uint64_t space = 1ull << (8 * o->key_bytes);
@@ -445,6 +459,107 @@ static double first_touch_s_per_gib(void)
     t = now_s() - t;
     munmap(p, TOUCH_PROBE_BYTES);
     return t * (double)(1ull << 30) / (double)TOUCH_PROBE_BYTES;
+}
+
+/*
+ * The memory floor of a Retrieve on this host (--memory-floor), in requests
+ * per second: what a retrieve costs when it does nothing but its two
+ * dependent random memory accesses, an index slot and then the record the
+ * slot names, overlapped as kvftl_retrieve_batch() overlaps them (a window
+ * of @batch requests hashes and hints its slots while the window before
+ * reads its slots and hints its records and the one before that reads its
+ * records). Region I has the index's size, region S the rest of what the
+ * store phase added to the process (page entries and chunks), each at
+ * least 64 MiB; both mapped as the firmware maps its memory (anonymous, 2 MiB
+ * pages advised), written through before the timed part (an untouched page
+ * reads the kernel's one zero page, which would make the probe a cache
+ * hit), and unmapped after it. @requests requests, as many as the retrieve
+ * phase made. The retrieve's rate over this is the firmware's share of its
+ * own time: its instructions, and the further loads its layout needs
+ * (the chunk store's page entry, the cache frame). Run after the firmware
+ * is closed, so that the run's peak memory stays the firmware's. 0 if a
+ * mapping fails.
+ */
+#define FLOOR_MIN_BYTES (64ull << 20)
+#define FLOOR_MAX_WINDOW 256u
+
+static uint8_t *floor_map(uint64_t bytes, void **raw, size_t *raw_bytes)
+{
+    *raw_bytes = (size_t)bytes + (2u << 20);
+    *raw = mmap(NULL, *raw_bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (*raw == MAP_FAILED) {
+        return NULL;
+    }
+    uint8_t *p = (uint8_t *)(((uintptr_t)*raw + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+    madvise(p, (size_t)bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+/* A probe region's size: @bytes in whole 2 MiB pages, at least FLOOR_MIN_BYTES. */
+static uint64_t floor_region_bytes(uint64_t bytes)
+{
+    uint64_t b = (bytes + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+    return b < FLOOR_MIN_BYTES ? FLOOR_MIN_BYTES : b;
+}
+
+static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes, uint64_t requests,
+                                     uint32_t batch, uint64_t seed)
+{
+    uint64_t ib = floor_region_bytes(index_bytes), sb = floor_region_bytes(store_bytes);
+    void *iraw, *sraw;
+    size_t iraw_bytes, sraw_bytes;
+    uint8_t *ireg = floor_map(ib, &iraw, &iraw_bytes);
+    if (!ireg) {
+        return 0;
+    }
+    uint8_t *sreg = floor_map(sb, &sraw, &sraw_bytes);
+    if (!sreg) {
+        munmap(iraw, iraw_bytes);
+        return 0;
+    }
+    uint64_t ilines = ib / 64, slines = sb / 64;
+    /* each index line names a random record line; every store line is written */
+    for (uint64_t l = 0; l < ilines; l++) {
+        uint64_t to = scramble(seed ^ (l * 0x9e3779b97f4a7c15ull)) % slines;
+        memcpy(ireg + l * 64, &to, sizeof(to));
+    }
+    for (uint64_t off = 0; off < sb; off += 4096) {
+        sreg[off] = 1;
+    }
+    uint32_t w = batch < FLOOR_MAX_WINDOW ? batch : FLOOR_MAX_WINDOW;
+    uint64_t slot[3][FLOOR_MAX_WINDOW], rec[3][FLOOR_MAX_WINDOW];
+    uint64_t windows = (requests + w - 1) / w, sum = 0;
+    double t = now_s();
+    /* window x: hash and hint its slots; x - 1: read slots, hint records; x - 2: read records */
+    for (uint64_t x = 0; x < windows + 2; x++) {
+        if (x < windows) {
+            uint64_t *sl = slot[x % 3];
+            for (uint32_t i = 0; i < w; i++) {
+                sl[i] = scramble(seed + x * w + i) % ilines;
+                __builtin_prefetch(ireg + sl[i] * 64);
+            }
+        }
+        if (x >= 1 && x - 1 < windows) {
+            const uint64_t *sl = slot[(x - 1) % 3];
+            uint64_t *rc = rec[(x - 1) % 3];
+            for (uint32_t i = 0; i < w; i++) {
+                memcpy(&rc[i], ireg + sl[i] * 64, sizeof(rc[i]));
+                __builtin_prefetch(sreg + rc[i] * 64);
+            }
+        }
+        if (x >= 2) {
+            const uint64_t *rc = rec[(x - 2) % 3];
+            for (uint32_t i = 0; i < w; i++) {
+                sum += sreg[rc[i] * 64];
+            }
+        }
+    }
+    t = now_s() - t;
+    munmap(iraw, iraw_bytes);
+    munmap(sraw, sraw_bytes);
+    /* sum keeps the record loads: a compiler may not drop what it returns through */
+    return t > 0 && sum != UINT64_MAX ? (double)(windows * w) / t : 0;
 }
 
 /*
@@ -1005,6 +1120,11 @@ int main(int argc, char **argv)
         }
     }
     bool auto_index = !o.tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
+    if (cfg.command_set == KVFTL_CMDSET_NVM && o.memory_floor) {
+        fprintf(stderr, "kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block "
+                        "mode (--command-set nvm) has none\n");
+        return 2;
+    }
     if (cfg.command_set == KVFTL_CMDSET_NVM) {
         uint64_t units = o.keys_set ? o.keys : BLOCK_DEFAULT_UNITS;
         size_block_device(&cfg, units);
@@ -1231,6 +1351,18 @@ int main(int argc, char **argv)
     uint64_t nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
                           used->pages_per_block * used->page_size_bytes;
     bool fully_cached = retrieve_misses == 0;
+    double floor_ops = 0;
+    uint64_t floor_store_bytes = store_rss_growth > s1.index_host_bytes
+                                     ? store_rss_growth - s1.index_host_bytes
+                                     : 0;
+    struct kvftl_config used_copy = *used; /* the report's, past the close below */
+    used = &used_copy;
+    if (o.memory_floor) {
+        kvftl_close(ftl); /* its memory back first: the probe maps as much again */
+        ftl = NULL;
+        floor_ops = memory_floor_ops_per_s(s1.index_host_bytes, floor_store_bytes, o.keys, o.batch,
+                                           o.seed);
+    }
 
     if (o.json) {
 #ifdef KVFTL_BENCH_HAVE_JSONC
@@ -1283,6 +1415,9 @@ int main(int argc, char **argv)
         j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
         j_u64(j, "store_rss_growth_bytes", store_rss_growth);
         j_num(j, "host_first_touch_s_per_gib", touch_s_per_gib, 3);
+        if (o.memory_floor) {
+            j_num(j, "host_memory_floor_ops_per_s", floor_ops, 0);
+        }
         j_print(j);
 #endif
     } else {
@@ -1327,6 +1462,15 @@ int main(int argc, char **argv)
         printf("first-touched memory   store phase %.2f GiB; this host: %.3f s/GiB (256 MiB probe "
                "after the run), so ~%.1f s of the store phase's %.1f s\n",
                grown_gib, touch_s_per_gib, grown_gib * touch_s_per_gib, st.wall_s);
+        if (o.memory_floor) {
+            char ib[32], sb[32];
+            fmt_bytes(ib, sizeof(ib), (double)floor_region_bytes(s1.index_host_bytes));
+            fmt_bytes(sb, sizeof(sb), (double)floor_region_bytes(floor_store_bytes));
+            printf("memory floor           %.2f M ops/s on this host (two dependent random loads "
+                   "per request over %s and %s, windows of %u); retrieve at %.0f %% of it\n",
+                   floor_ops / 1e6, ib, sb, o.batch < FLOOR_MAX_WINDOW ? o.batch : FLOOR_MAX_WINDOW,
+                   floor_ops > 0 ? 100.0 * ops_per_s(&rt) / floor_ops : 0.0);
+        }
         printf("issue 16 targets       store %.2f M ops/s (%s), retrieve %.2f M ops/s (%s), "
                "index %.0f B/key (%s)\n",
                TARGET_STORE_OPS / 1e6, ops_per_s(&st) >= TARGET_STORE_OPS ? "met" : "not met",

@@ -64,16 +64,19 @@ def validate(obj):
 
 
 kv = run(['--json', '--keys', '3000', '--placement-unit', '64', '--hash-seed', '7'])
+kv_floor = run(['--json', '--keys', '3000', '--placement-unit', '64', '--hash-seed', '7',
+                '--memory-floor'])
 nvm = run(['--json', '--command-set', 'nvm', '--keys', '2000'])
 
-for name, obj in (('kv', kv), ('nvm', nvm)):
+for name, obj in (('kv', kv), ('kv --memory-floor', kv_floor), ('nvm', nvm)):
     if jsonschema is None:
         skip(f'{name} output validates against the schema', 'python3-jsonschema is not installed')
     else:
         err = validate(obj)
         check(f'{name} output validates against the schema', err is None, err or '')
-    check(f'{name} output has schema_version 1 and command_set {name}',
-          obj.get('schema_version') == 1 and obj.get('command_set') == name
+    mode = name.split()[0]
+    check(f'{name} output has schema_version 1 and command_set {mode}',
+          obj.get('schema_version') == 1 and obj.get('command_set') == mode
           and obj.get('tool') == 'kvftl-bench',
           f"schema_version {obj.get('schema_version')!r}, command_set {obj.get('command_set')!r}")
 
@@ -87,6 +90,33 @@ want_nvm = {'units': 2000, 'lba_bytes': 4096, 'preset': 'default', 'batch': 16,
             'write_errors': 0, 'read_errors': 0, 'read_mismatches': 0, 'read_map_cache_misses': 0}
 bad = {k: nvm.get(k) for k, v in want_nvm.items() if nvm.get(k) != v}
 check('nvm output holds the run parameters and no error', not bad, f'differs: {bad}')
+
+# --memory-floor: the field only when asked for, a rate when it is; the run's own fields alike
+check('host_memory_floor_ops_per_s only with --memory-floor',
+      'host_memory_floor_ops_per_s' not in kv and 'host_memory_floor_ops_per_s' in kv_floor,
+      f"without: {kv.get('host_memory_floor_ops_per_s')!r}, "
+      f"with: {kv_floor.get('host_memory_floor_ops_per_s')!r}")
+floor = kv_floor.get('host_memory_floor_ops_per_s', 0)
+check('--memory-floor measures a rate above zero', isinstance(floor, (int, float)) and floor > 0,
+      f'{floor!r}')
+bad = {k: kv_floor.get(k) for k, v in want_kv.items() if kv_floor.get(k) != v}
+check('kv --memory-floor output holds the run parameters and no error', not bad,
+      f'differs: {bad}')
+
+
+def refused(args, sentence):
+    p = subprocess.run([bench] + args, capture_output=True, text=True, timeout=100)
+    check(f'kvftl-bench {" ".join(args)} is refused: {sentence}',
+          p.returncode == 2 and p.stderr == sentence + '\n' and p.stdout == '',
+          f'exit {p.returncode}, stderr {p.stderr!r}')
+
+
+refused(['--memory-floor', '--slices', '--keys', '100'],
+        'kvftl-bench: --memory-floor is the floor of the retrieve phase, which --slices '
+        'replaces; give one of them')
+refused(['--memory-floor', '--command-set', 'nvm', '--keys', '100'],
+        'kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block mode '
+        '(--command-set nvm) has none')
 
 if jsonschema is None:
     skip('a changed object is refused', 'python3-jsonschema is not installed')
