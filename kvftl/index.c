@@ -188,8 +188,9 @@ uint64_t index_peek(const struct index *ix, uint64_t hash)
     return 0;
 }
 
-bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes, uint64_t *loc,
-                struct index_pos *pos, uint64_t *now_ns)
+bool index_find_record(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
+                       uint64_t *loc, struct index_pos *pos, uint64_t *now_ns,
+                       const uint8_t **record)
 {
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint32_t i = index_home_slot(ix, hash);
@@ -201,7 +202,8 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
         if (e[i].loc == 0) {
             break;
         }
-        if (e[i].hash == hash && vlog_key_matches(ix->vl, e[i].loc, key, key_bytes, now_ns)) {
+        if (e[i].hash == hash &&
+            vlog_key_matches(ix->vl, e[i].loc, key, key_bytes, now_ns, record)) {
             *loc = e[i].loc;
             pos->page_id = pid;
             pos->slot = i;
@@ -210,6 +212,12 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
         i = i + 1 == ix->slots ? 0 : i + 1;
     }
     return false;
+}
+
+bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes, uint64_t *loc,
+                struct index_pos *pos, uint64_t *now_ns)
+{
+    return index_find_record(ix, hash, key, key_bytes, loc, pos, now_ns, NULL);
 }
 
 bool index_find_loc(struct index *ix, uint64_t hash, uint64_t loc, struct index_pos *pos,

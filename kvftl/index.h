@@ -172,6 +172,16 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
                 struct index_pos *pos, uint64_t *now_ns);
 
 /*
+ * index_find_record() - index_find() for a caller that reads the record it
+ * finds next (a Retrieve): *@record returns the found blob's bytes as the
+ * key check viewed them (vlog_key_matches()), for vlog_read_record(); NULL
+ * when the key check read only the header and key.
+ */
+bool index_find_record(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
+                       uint64_t *loc, struct index_pos *pos, uint64_t *now_ns,
+                       const uint8_t **record);
+
+/*
  * Software pipelining of lookups (kvftl_retrieve_batch): neither changes
  * any state, simulated time or statistics; both see only cached pages.
  * index_prefetch() starts loading @hash's home slot and its page's cache

@@ -211,7 +211,7 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
             const uint8_t *blob = NULL;
             if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
                 blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, kb,
-                                        loc_addr(loc) / ftl->nand.geo.page_size, &now);
+                                        loc_addr(loc) / ftl->nand.geo.page_size, NULL, &now);
                 damaged = !blob;
             }
             if (damaged) {

@@ -454,10 +454,13 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
 }
 
-/* Find a live key; false = absent (Bloom or index or tombstone). */
+/*
+ * Find a live key; false = absent (Bloom or index or tombstone). @record:
+ * NULL, or where index_find_record() returns the found blob's bytes.
+ */
 static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key,
                                uint32_t key_bytes, uint64_t *loc, struct index_pos *pos,
-                               uint64_t *now)
+                               uint64_t *now, const uint8_t **record)
 {
     /*
      * A cached index page answers absence without flash reads by itself; the
@@ -467,14 +470,15 @@ static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key
         ftl->st.bloom_negatives++;
         return false;
     }
-    return index_find(&ftl->idx, hash, key, key_bytes, loc, pos, now) && !loc_tombstone(*loc);
+    return index_find_record(&ftl->idx, hash, key, key_bytes, loc, pos, now, record) &&
+           !loc_tombstone(*loc);
 }
 
 static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
                         struct index_pos *pos, uint64_t *now)
 {
     return lookup_live_hashed(ftl, index_hash(&ftl->idx, key, key_bytes), key, key_bytes, loc, pos,
-                              now);
+                              now, NULL);
 }
 
 /* kvftl_retrieve() with the key's hash already computed (or 0: compute it). */
@@ -497,7 +501,8 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     }
     uint64_t loc;
     struct index_pos pos;
-    if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now)) {
+    const uint8_t *record;
+    if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now, &record)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
         finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
         return;
@@ -518,7 +523,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
          */
         uint64_t addr = loc_addr(loc);
         const uint8_t *blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, key_bytes,
-                                               addr >> ftl->nand.geo.page_shift, &now);
+                                               addr >> ftl->nand.geo.page_shift, record, &now);
         if (!blob) {
             cpl->status = KVFTL_UNRECOVERED_ERROR;
             cpl->value_bytes = 0;

@@ -235,18 +235,23 @@ void vlog_account_replace(struct value_log *vl, uint64_t oldloc, uint64_t newloc
     }
 }
 
+/*
+ * The backing store's bytes [addr, addr + len), in place or in the view
+ * scratch. One scratch of a whole record's size, never moved: a view of a
+ * blob's head stays good while the whole blob is read into the same scratch.
+ */
+static const uint8_t *bytes_view(struct nand *n, uint64_t addr, uint32_t len)
+{
+    size_t most = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES;
+    return nand_view(n, addr, len, nand_scratch_get(&n->view_scratch, len > most ? len : most));
+}
+
 const uint8_t *vlog_bytes(struct value_log *vl, uint64_t addr, uint32_t len, uint64_t skip_ppn,
                           uint64_t *last_ppn, uint64_t *now_ns)
 {
     /* a stripe is contiguous in the backing store, buffered pages included */
     stream_read(vl->sp, addr, len, skip_ppn, last_ppn, now_ns);
-    /*
-     * One scratch of a whole record's size, never moved: a view of a blob's
-     * head stays good while the whole blob is read into the same scratch.
-     */
-    struct nand *n = vl->sp->nand;
-    size_t most = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + KVFTL_VALUE_MAX_BYTES;
-    return nand_view(n, addr, len, nand_scratch_get(&n->view_scratch, len > most ? len : most));
+    return bytes_view(vl->sp->nand, addr, len);
 }
 
 void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uint64_t skip_ppn,
@@ -258,14 +263,25 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
 }
 
 const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type,
-                                uint32_t key_bytes, uint64_t skip_ppn, uint64_t *now_ns)
+                                uint32_t key_bytes, uint64_t skip_ppn, const uint8_t *record,
+                                uint64_t *now_ns)
 {
     uint64_t addr = loc_addr(loc), last;
     uint32_t len = loc_len(loc);
     if (len < BLOB_HEADER_BYTES + key_bytes || addr + len > vl->sp->nand->geo.total_bytes) {
         return NULL;
     }
-    const uint8_t *p = vlog_bytes(vl, addr, len, skip_ppn, &last, now_ns);
+    const uint8_t *p;
+    if (record) {
+        /* the reads, as below; none when the record is on @skip_ppn alone, as it is for a lookup */
+        if ((addr >> vl->sp->nand->geo.page_shift) != skip_ppn ||
+            ((addr + len - 1) >> vl->sp->nand->geo.page_shift) != skip_ppn) {
+            stream_read(vl->sp, addr, len, skip_ppn, &last, now_ns);
+        }
+        p = record;
+    } else {
+        p = vlog_bytes(vl, addr, len, skip_ppn, &last, now_ns);
+    }
     struct blob_header h;
     memcpy(&h, p, sizeof(h));
     if (h.type != type || h.key_bytes != key_bytes ||
@@ -293,20 +309,46 @@ void vlog_prefetch_entry(const struct value_log *vl, uint64_t loc)
 }
 
 bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
-                      uint64_t *now_ns)
+                      uint64_t *now_ns, const uint8_t **record)
 {
-    if (loc_len(loc) < BLOB_HEADER_BYTES + key_bytes) {
+    if (record) {
+        *record = NULL;
+    }
+    struct nand *n = vl->sp->nand;
+    uint64_t addr = loc_addr(loc), last;
+    uint32_t len = loc_len(loc), head = BLOB_HEADER_BYTES + key_bytes;
+    if (len < head) {
         return false;
     }
-    /*
-     * A hit goes on to copy the value: start loading the blob's next cache
-     * lines now, so their misses overlap the header's instead of following it.
-     */
-    vlog_prefetch(vl, loc);
-    uint64_t last;
-    const uint8_t *p = vlog_bytes(vl, loc_addr(loc), BLOB_HEADER_BYTES + key_bytes, UINT64_MAX,
-                                  &last, now_ns);
-    return p[1] == key_bytes && memcmp(p + BLOB_HEADER_BYTES, key, key_bytes) == 0;
+    bool whole = record && (addr & (n->geo.page_size - 1)) + len <= n->geo.page_size &&
+                 addr + len <= n->geo.total_bytes;
+    const uint8_t *p;
+    if (whole) {
+        /*
+         * The reader goes on to read this record whole: view it whole now
+         * (one lookup in the backing store instead of two) and start its
+         * value's lines behind the header's. The NAND read is the header
+         * and key's, as below.
+         */
+        stream_read(vl->sp, addr, head, UINT64_MAX, &last, now_ns);
+        p = bytes_view(n, addr, len);
+        for (uint32_t off = 64; off < len && off < 256; off += 64) {
+            __builtin_prefetch(p + off);
+        }
+    } else {
+        /*
+         * A hit goes on to copy the value: start loading the blob's next
+         * cache lines now, so their misses overlap the header's instead of
+         * following it.
+         */
+        vlog_prefetch(vl, loc);
+        p = vlog_bytes(vl, addr, head, UINT64_MAX, &last, now_ns);
+    }
+    bool match = p[1] == key_bytes && memcmp(p + BLOB_HEADER_BYTES, key, key_bytes) == 0;
+    if (match && whole) {
+        *record = p;
+    }
+    return match;
 }
 
 int vlog_flush(struct value_log *vl, uint64_t *now_ns)

@@ -188,9 +188,12 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
  * whole record (@skip_ppn, the page the lookup already read, costs none).
  * Returns a pointer to the verified blob (header first), or NULL when it is
  * damaged: the caller returns Unrecovered Error and moves no byte of it.
+ * @record: the blob's bytes from vlog_key_matches() of this @loc in the same
+ * command (NULL: read them here); the reads are accounted all the same.
  */
 const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type,
-                                uint32_t key_bytes, uint64_t skip_ppn, uint64_t *now_ns);
+                                uint32_t key_bytes, uint64_t skip_ppn, const uint8_t *record,
+                                uint64_t *now_ns);
 
 /* vlog_prefetch() - start loading the first 256 bytes of the blob at @loc (a hint only). */
 void vlog_prefetch(const struct value_log *vl, uint64_t loc);
@@ -202,9 +205,16 @@ void vlog_prefetch(const struct value_log *vl, uint64_t loc);
  */
 void vlog_prefetch_entry(const struct value_log *vl, uint64_t loc);
 
-/* vlog_key_matches() - does the blob at @loc hold @key? Reads its header and key. */
+/*
+ * vlog_key_matches() - does the blob at @loc hold @key? Reads its header and
+ * key (the NAND read is of those bytes). With @record not NULL and a blob
+ * within one NAND page, the backing store is asked for the whole blob at
+ * once and *@record returns it (NULL otherwise): the caller's
+ * vlog_read_record() of the same @loc then needs no second lookup in the
+ * store. Simulated time and statistics are the same either way.
+ */
 bool vlog_key_matches(struct value_log *vl, uint64_t loc, const void *key, uint32_t key_bytes,
-                      uint64_t *now_ns);
+                      uint64_t *now_ns, const uint8_t **record);
 
 /*
  * vlog_flush() - make everything written durable in NAND: backfill gaps are

@@ -135,6 +135,80 @@ static void test_page_spanning_blob(void)
     kvftl_close(f);
 }
 
+/*
+ * A Retrieve's key check views the record whole (one lookup in the backing
+ * store) and the read verifies that view: the bytes, the simulated times and
+ * the NAND reads are those of the header-and-key check followed by a read
+ * of the whole record. Two identical devices, one each way. A record over
+ * two NAND pages is checked the old way (no view returned), a different key
+ * returns none, and a damaged record read from the view is refused.
+ */
+static void test_record_view_on_key_check(void)
+{
+    struct kvftl_config c = small_config();
+    c.hash_seed = 7;
+    struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
+    struct kvftl *dev[2] = {a, b};
+    for (int d = 0; d < 2; d++) {
+        CU_ASSERT_EQUAL(put(dev[d], "key1", 50, 0x11, false), 0);
+        CU_ASSERT_EQUAL(put(dev[d], "big", 10000, 0xc3, false), 0);
+        flush(dev[d]);
+    }
+    uint64_t loc[2], t[2];
+    const uint8_t *rec[2] = {NULL, NULL}, *blob[2];
+    for (int d = 0; d < 2; d++) {
+        struct index_pos pos;
+        uint64_t h = index_hash(&dev[d]->idx, "key1", 4);
+        t[d] = 1000;
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, h, "key1", 4, &loc[d], &pos, &t[d],
+                                         d ? &rec[d] : NULL));
+        blob[d] = vlog_read_record(&dev[d]->vl, loc[d], REC_PAIR, 4,
+                                   loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift, rec[d], &t[d]);
+    }
+    CU_ASSERT_EQUAL(loc[0], loc[1]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec[1]);
+    CU_ASSERT_PTR_EQUAL(blob[1], rec[1]); /* the view, verified, not a second read of it */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(blob[0]);
+    CU_ASSERT_EQUAL(memcmp(blob[0], blob[1], 24 + 4 + 50), 0);
+    CU_ASSERT_EQUAL(blob[1][28], 0x11);
+    CU_ASSERT_EQUAL(blob[1][77], 0x11);
+    CU_ASSERT_EQUAL(t[0], t[1]);
+    CU_ASSERT(t[1] > 1000); /* the header and key came from NAND */
+    CU_ASSERT_EQUAL(a->nand.pages_read, b->nand.pages_read);
+    CU_ASSERT_EQUAL(b->nand.pages_read, 1);
+
+    /* over two pages: checked and read as before, no view (both devices read alike) */
+    for (int d = 0; d < 2; d++) {
+        uint64_t tb = 0, bigloc;
+        struct index_pos pos;
+        const uint8_t *r = (const uint8_t *)"not cleared";
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, index_hash(&dev[d]->idx, "big", 3), "big", 3,
+                                         &bigloc, &pos, &tb, &r));
+        CU_ASSERT_PTR_NULL(r);
+        CU_ASSERT_EQUAL(loc_len(bigloc), 24 + 3 + 10000);
+        /* another key at key1's place: no match, no view */
+        r = (const uint8_t *)"not cleared";
+        CU_ASSERT_FALSE(vlog_key_matches(&dev[d]->vl, loc[d], "key2", 4, &tb, &r));
+        CU_ASSERT_PTR_NULL(r);
+    }
+
+    /* a damaged value under an intact key: the view is refused as the read is */
+    for (int d = 0; d < 2; d++) {
+        nand_page_ptr(&dev[d]->nand, loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift)[40] ^= 1;
+        t[d] = 0;
+        struct index_pos p2;
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, index_hash(&dev[d]->idx, "key1", 4), "key1",
+                                         4, &loc[d], &p2, &t[d], d ? &rec[d] : NULL));
+        CU_ASSERT_PTR_NULL(vlog_read_record(&dev[d]->vl, loc[d], REC_PAIR, 4,
+                                            loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift, rec[d],
+                                            &t[d]));
+    }
+    CU_ASSERT_PTR_NOT_NULL(rec[1]);
+    CU_ASSERT_EQUAL(t[0], t[1]);
+    kvftl_close(a);
+    kvftl_close(b);
+}
+
 /* Retrieve at an offset copies from there; offset == size is an empty success; beyond is
  * INVALID_FIELD. */
 static void test_partial_retrieve(void)
@@ -460,6 +534,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_placement_unit_1_byte),
     TAP_TEST_FN(test_placement_unit_4k),
     TAP_TEST_FN(test_page_spanning_blob),
+    TAP_TEST_FN(test_record_view_on_key_check),
     TAP_TEST_FN(test_partial_retrieve),
     TAP_TEST_FN(test_invalid_sizes),
     TAP_TEST_FN(test_store_options),
