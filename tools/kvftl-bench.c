@@ -1123,6 +1123,7 @@ int main(int argc, char **argv)
     if (cfg.command_set == KVFTL_CMDSET_NVM && o.memory_floor) {
         fprintf(stderr, "kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block "
                         "mode (--command-set nvm) has none\n");
+        free(o.tunable_text);
         return 2;
     }
     if (cfg.command_set == KVFTL_CMDSET_NVM) {
