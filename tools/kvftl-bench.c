@@ -474,9 +474,10 @@ static double first_touch_s_per_gib(void)
  * pages advised), written through before the timed part (an untouched page
  * reads the kernel's one zero page, which would make the probe a cache
  * hit), and unmapped after it. @requests requests, as many as the retrieve
- * phase made. The retrieve's rate over this is the firmware's share of its
- * own time: its instructions, and the further loads its layout needs
- * (the chunk store's page entry, the cache frame). Run after the firmware
+ * phase made. The retrieve's rate over this is the share of a retrieve's
+ * time that those two misses account for; the rest is the firmware's own:
+ * its instructions, and the further loads its layout needs (the chunk
+ * store's page entry, the cache frame). Run after the firmware
  * is closed, so that the run's peak memory stays the firmware's. 0 if a
  * mapping fails.
  */
