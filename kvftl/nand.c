@@ -411,21 +411,16 @@ __attribute__((target("popcnt"))) static uint32_t chunk_rank_popcnt(const uint64
 {
     return chunk_rank_of(bm, c);
 }
-#else
-static uint32_t chunk_rank_popcnt(const uint64_t *bm, uint32_t c)
-{
-    return chunk_rank_of(bm, c);
-}
 #endif
-
-static uint32_t chunk_rank_portable(const uint64_t *bm, uint32_t c)
-{
-    return chunk_rank_of(bm, c);
-}
 
 static uint32_t chunk_rank(const struct nand *n, const uint64_t *bm, uint32_t c)
 {
-    return n->popcnt ? chunk_rank_popcnt(bm, c) : chunk_rank_portable(bm, c);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n->popcnt) {
+        return chunk_rank_popcnt(bm, c);
+    }
+#endif
+    return chunk_rank_of(bm, c); /* n->popcnt is false off x86-64 */
 }
 
 /* Store page @ppn's bytes @data as its chunk bitmap and chunks (none for a zero page). */

@@ -481,6 +481,11 @@ static double first_touch_s_per_gib(void)
  * is closed, so that the run's peak memory stays the firmware's. 0 if a
  * mapping fails.
  */
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
 #define FLOOR_MIN_BYTES (64ull << 20)
 #define FLOOR_MAX_WINDOW 256u
 
@@ -500,7 +505,7 @@ static uint8_t *floor_map(uint64_t bytes, void **raw, size_t *raw_bytes)
 /* A probe region's size: @bytes in whole 2 MiB pages, at least FLOOR_MIN_BYTES. */
 static uint64_t floor_region_bytes(uint64_t bytes)
 {
-    uint64_t b = (bytes + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+    uint64_t b = round_up(bytes, 2u << 20);
     return b < FLOOR_MIN_BYTES ? FLOOR_MIN_BYTES : b;
 }
 
@@ -573,11 +578,6 @@ static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes,
 #define TARGET_INDEX_BYTES_PER_KEY 24.0
 
 /* ---------------- configuration ---------------- */
-
-static uint64_t round_up(uint64_t v, uint64_t a)
-{
-    return (v + a - 1) / a * a;
-}
 
 /*
  * Size the device for the run: every blob (a 64-byte header allowance, key,
