@@ -1121,10 +1121,12 @@ int main(int argc, char **argv)
         }
     }
     bool auto_index = !o.tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
+    /* the options' texts are in cfg now: no return below has them to free */
+    free(o.tunable_text);
+    o.tunable_text = NULL;
     if (cfg.command_set == KVFTL_CMDSET_NVM && o.memory_floor) {
         fprintf(stderr, "kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block "
                         "mode (--command-set nvm) has none\n");
-        free(o.tunable_text);
         return 2;
     }
     if (cfg.command_set == KVFTL_CMDSET_NVM) {
@@ -1155,7 +1157,6 @@ int main(int argc, char **argv)
         }
         int brc = run_block(bftl, &o, units);
         kvftl_close(bftl);
-        free(o.tunable_text);
         return brc;
     }
     size_device(&cfg, &o);
@@ -1492,6 +1493,5 @@ out:
     free(sreq);
     free(breq);
     free(bcpl);
-    free(o.tunable_text);
     return rc;
 }
