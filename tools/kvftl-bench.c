@@ -461,26 +461,6 @@ static double first_touch_s_per_gib(void)
     return t * (double)(1ull << 30) / (double)TOUCH_PROBE_BYTES;
 }
 
-/*
- * The memory floor of a Retrieve on this host (--memory-floor), in requests
- * per second: what a retrieve costs when it does nothing but its two
- * dependent random memory accesses, an index slot and then the record the
- * slot names, overlapped as kvftl_retrieve_batch() overlaps them (a window
- * of @batch requests hashes and hints its slots while the window before
- * reads its slots and hints its records and the one before that reads its
- * records). Region I has the index's size, region S the rest of what the
- * store phase added to the process (page entries and chunks), each at
- * least 64 MiB; both mapped as the firmware maps its memory (anonymous, 2 MiB
- * pages advised), written through before the timed part (an untouched page
- * reads the kernel's one zero page, which would make the probe a cache
- * hit), and unmapped after it. @requests requests, as many as the retrieve
- * phase made. The retrieve's rate over this is the share of a retrieve's
- * time that those two misses account for; the rest is the firmware's own:
- * its instructions, and the further loads its layout needs (the chunk
- * store's page entry, the cache frame). Run after the firmware
- * is closed, so that the run's peak memory stays the firmware's. 0 if a
- * mapping fails.
- */
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
     return (v + a - 1) / a * a;
@@ -509,6 +489,26 @@ static uint64_t floor_region_bytes(uint64_t bytes)
     return b < FLOOR_MIN_BYTES ? FLOOR_MIN_BYTES : b;
 }
 
+/*
+ * The memory floor of a Retrieve on this host (--memory-floor), in requests
+ * per second: what a retrieve costs when it does nothing but its two
+ * dependent random memory accesses, an index slot and then the record the
+ * slot names, overlapped as kvftl_retrieve_batch() overlaps them (a window
+ * of @batch requests hashes and hints its slots while the window before
+ * reads its slots and hints its records and the one before that reads its
+ * records). Region I has the index's size, region S the rest of what the
+ * store phase added to the process (page entries and chunks), each at
+ * least 64 MiB; both mapped as the firmware maps its memory (anonymous, 2 MiB
+ * pages advised), written through before the timed part (an untouched page
+ * reads the kernel's one zero page, which would make the probe a cache
+ * hit), and unmapped after it. @requests requests, as many as the retrieve
+ * phase made. The retrieve's rate over this is the share of a retrieve's
+ * time that those two misses account for; the rest is the firmware's own:
+ * its instructions, and the further loads its layout needs (the chunk
+ * store's page entry, the cache frame). Run after the firmware
+ * is closed, so that the run's peak memory stays the firmware's. 0 if a
+ * mapping fails.
+ */
 static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes, uint64_t requests,
                                      uint32_t batch, uint64_t seed)
 {
