@@ -118,14 +118,11 @@ refused(['--memory-floor', '--command-set', 'nvm', '--keys', '100'],
         'kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block mode '
         '(--command-set nvm) has none')
 # options each in range, a device the firmware refuses (under ASan: nothing leaks on the way out)
-refused(['--keys', '100', '--index-page-bytes', '65536'],
-        'kvftl-bench: the device configuration for this run is invalid: index_page_bytes is '
-        '65536; it must be a power of two from 4096 to page_size_bytes (16384), or 0 for '
-        'page_size_bytes')
-refused(['--command-set', 'nvm', '--keys', '100', '--index-page-bytes', '65536'],
-        'kvftl-bench: the device configuration for this run is invalid: index_page_bytes is '
-        '65536; it must be a power of two from 4096 to page_size_bytes (16384), or 0 for '
-        'page_size_bytes')
+big_index_page = ('kvftl-bench: the device configuration for this run is invalid: '
+                  'index_page_bytes is 65536; it must be a power of two from 4096 to '
+                  'page_size_bytes (16384), or 0 for page_size_bytes')
+refused(['--keys', '100', '--index-page-bytes', '65536'], big_index_page)
+refused(['--command-set', 'nvm', '--keys', '100', '--index-page-bytes', '65536'], big_index_page)
 
 if jsonschema is None:
     skip('a changed object is refused', 'python3-jsonschema is not installed')
