@@ -143,6 +143,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
               const char *path, char *err, size_t err_len)
 {
     memset(n, 0, sizeof(*n));
+    prefault_init(&n->prefault);
     n->geo = *geo;
     nand_geometry_derive(&n->geo);
     n->tm = *tm;
@@ -263,6 +264,7 @@ void nand_fini(struct nand *n)
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
     nand_scratch_free(&n->view_scratch);
+    prefault_fini(&n->prefault); /* its helper populates nothing from here on */
     if (n->sparse) {
         for (uint64_t p = 0; p < n->geo.total_pages; p++) {
             g_free(entry_of(n, p)->whole);
@@ -271,6 +273,9 @@ void nand_fini(struct nand *n)
             if (n->arena[s].raw) {
                 munmap(n->arena[s].raw, n->arena[s].raw_bytes);
             }
+        }
+        if (n->spare.raw) {
+            munmap(n->spare.raw, n->spare.raw_bytes);
         }
 #ifdef NAND_LSAN
         __lsan_unregister_root_region(n->pages, n->pages_bytes);
@@ -423,6 +428,75 @@ static uint32_t chunk_rank(const struct nand *n, const uint64_t *bm, uint32_t c)
     return chunk_rank_of(bm, c); /* n->popcnt is false off x86-64 */
 }
 
+static uint64_t huge_round_up(uint64_t x)
+{
+    return (x + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+}
+
+/*
+ * An arena's memory is populated by the prefault helper (prefault.h) one
+ * 2 MiB page ahead of its chunks, so a program rarely waits on the host
+ * for fresh memory: a stripe's next page is asked for when its chunks
+ * enter the one before, and a new stripe takes the spare arena, whose
+ * first 2 MiB were asked for when it was reserved. Host memory beyond the
+ * chunks: the 2 MiB page ahead of each stripe being programmed (given back
+ * when the stripe's last page is programmed, and at its erase) and the
+ * spare's 2 MiB. Nothing else depends on it: the helper maps memory only.
+ */
+static void arena_ahead(struct nand *n, struct nand_arena *a)
+{
+    uint64_t written = huge_round_up(a->used); /* the programs faulted these themselves */
+    if (a->populated < written) {
+        a->populated = written;
+    }
+    uint64_t want = written + HUGE_BYTES < a->cap ? written + HUGE_BYTES : a->cap;
+    if (want > a->populated &&
+        prefault_ask(&n->prefault, a->mem + a->populated, want - a->populated)) {
+        a->populated = want;
+    }
+}
+
+/* Reserve stripe arena @a's memory: the spare's, then a new spare for the next. */
+static void arena_open(struct nand *n, struct nand_arena *a)
+{
+    if (n->spare.mem) {
+        *a = n->spare;
+        n->spare = (struct nand_arena){0};
+    } else {
+        /*
+         * The stripe's bound, reserved (not committed: only what is
+         * written costs memory) in 2 MiB pages where the kernel allows:
+         * reads of chunks are random, and TLB misses dominate them.
+         */
+        a->cap = arena_most(n);
+        a->mem = huge_map(a->cap, &a->raw, &a->raw_bytes);
+        g_assert(a->mem); /* address space only; the device's size was mapped before */
+    }
+    struct nand_arena *s = &n->spare;
+    s->cap = arena_most(n);
+    s->mem = huge_map(s->cap, &s->raw, &s->raw_bytes);
+    if (!s->mem) {
+        *s = (struct nand_arena){0}; /* address space exhausted: the next stripe maps its own */
+        return;
+    }
+    uint64_t first = s->cap < HUGE_BYTES ? s->cap : HUGE_BYTES;
+    if (prefault_ask(&n->prefault, s->mem, first)) {
+        s->populated = first;
+    }
+}
+
+/* Stripe arena @a's last page is programmed: give back what was populated past its chunks. */
+static void arena_seal(struct nand *n, struct nand_arena *a)
+{
+    uint64_t keep = huge_round_up(a->used);
+    if (!a->mem || a->populated <= keep) {
+        return;
+    }
+    prefault_forget(&n->prefault, a->mem + keep, a->populated - keep);
+    madvise(a->mem + keep, a->populated - keep, MADV_DONTNEED);
+    a->populated = keep;
+}
+
 /* Store page @ppn's bytes @data as its chunk bitmap and chunks (none for a zero page). */
 static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
 {
@@ -441,14 +515,7 @@ static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
             continue;
         }
         if (!a->mem) {
-            /*
-             * The stripe's bound, reserved (not committed: only what is
-             * written costs memory) in 2 MiB pages where the kernel allows:
-             * reads of chunks are random, and TLB misses dominate them.
-             */
-            a->cap = arena_most(n);
-            a->mem = huge_map(a->cap, &a->raw, &a->raw_bytes);
-            g_assert(a->mem); /* address space only; the device's size was mapped before */
+            arena_open(n, a);
         }
         if (!out) {
             out = a->mem + a->used;
@@ -468,6 +535,7 @@ static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
     if (nz) {
         e->chunks = a->used + 1;
         a->used += (uint64_t)nz * NAND_CHUNK_BYTES;
+        arena_ahead(n, a);
     }
 }
 
@@ -610,6 +678,10 @@ static void sparse_program(struct nand *n, uint64_t ppn, const void *data, uint3
         return;
     }
     sparse_pack(n, ppn, data); /* before the free: data may be the whole buffer */
+    struct nand_arena *a = &n->arena[ppn / n->geo.pages_per_stripe];
+    if (++a->programmed == n->geo.pages_per_stripe) {
+        arena_seal(n, a);
+    }
     struct nand_page_entry *e = entry_of(n, ppn);
     if (e->whole) {
         g_free(e->whole);
@@ -630,6 +702,7 @@ static void sparse_erase(struct nand *n, uint64_t first)
     }
     struct nand_arena *a = &n->arena[first / n->geo.pages_per_stripe];
     if (a->raw) {
+        prefault_forget(&n->prefault, a->raw, a->raw_bytes);
         munmap(a->raw, a->raw_bytes);
     }
     *a = (struct nand_arena){0};

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "prefault.h"
+
 #define NAND_IMAGE_HEADER_BYTES 4096u
 
 struct nand_geometry {
@@ -158,6 +160,8 @@ struct nand_arena {
     uint64_t used, cap; /* bytes of chunks; bytes reserved */
     uint8_t *raw;       /* the mapping holding mem (2 MiB-aligned inside it) */
     size_t raw_bytes;
+    uint64_t populated; /* bytes from mem mapped in: written, or asked of the prefault helper */
+    uint32_t programmed; /* data pages of the stripe programmed since its erase */
 };
 
 /* A grow-only buffer for nand_view() of records of any length. */
@@ -186,6 +190,8 @@ struct nand {
     uint64_t pages_bytes; /* the entry table: total_pages x page_entry_bytes */
     uint32_t page_entry_bytes; /* sparse: their size */
     struct nand_arena *arena;  /* sparse: per stripe */
+    struct nand_arena spare;   /* sparse: the next new arena, its first 2 MiB prefaulted */
+    struct prefault prefault;  /* populates arenas and index frames ahead of their writers */
     uint64_t whole_pages;      /* sparse: pages held whole */
     uint32_t bitmap_bytes;     /* sparse: bytes of a record's chunk bitmap */
     bool popcnt;               /* sparse: the CPU counts bits (chunk ranks) */

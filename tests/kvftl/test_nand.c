@@ -427,6 +427,107 @@ static void test_sparse_huge_aligned(void)
     nand_fini(&n);
 }
 
+/* 4 KiB pages of [p, p + bytes) the kernel has mapped in (p page-aligned). */
+static uint32_t resident_pages(const uint8_t *p, size_t bytes)
+{
+    size_t n = bytes / 4096;
+    unsigned char *vec = g_malloc(n);
+    CU_ASSERT_FATAL(mincore((void *)p, bytes, vec) == 0);
+    uint32_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+        r += vec[i] & 1;
+    }
+    g_free(vec);
+    return r;
+}
+
+/* 1 channel x 4 dies x 4 blocks x 512 pages of 4 KiB: a stripe's arena is 8 MiB. */
+static void nand_up_big_stripes(struct nand *n)
+{
+    struct nand_geometry g = {
+        .channels = 1,
+        .dies_per_channel = 4,
+        .blocks_per_die = 4,
+        .pages_per_block = 512,
+        .page_size = 4096,
+    };
+    char err[256];
+    CU_ASSERT_FATAL(nand_init(n, &g, &tm, NULL, err, sizeof(err)) == 0);
+}
+
+#define MIB (1u << 20)
+
+/*
+ * An arena is populated one 2 MiB page ahead of its chunks: the first
+ * program of stripe 0 (one full page, 4 KiB of chunks) has the prefault
+ * helper map the arena's second 2 MiB (all 512 pages once drained), and
+ * nothing past it. The new spare arena's first 2 MiB are mapped too, and
+ * stripe 1's first program takes that spare as its arena.
+ */
+static void test_sparse_arena_populated_ahead(void)
+{
+    struct nand n;
+    nand_up_big_stripes(&n);
+    CU_ASSERT_EQUAL(n.geo.pages_per_stripe, 2048);
+    uint64_t done;
+    static uint8_t a[4096];
+    memset(a, 0x6b, sizeof(a));
+    CU_ASSERT_EQUAL(nand_program(&n, 0, a, &data_oob, 0, false, &done), 0);
+    prefault_drain(&n.prefault);
+    struct nand_arena *s0 = &n.arena[0];
+    CU_ASSERT_EQUAL(s0->cap, 8 * MIB);
+    CU_ASSERT_EQUAL(s0->used, 4096);
+    CU_ASSERT_EQUAL(s0->populated, 4 * MIB);
+    CU_ASSERT_EQUAL(resident_pages(s0->mem + 2 * MIB, 2 * MIB), 512);
+    CU_ASSERT_EQUAL(resident_pages(s0->mem + 4 * MIB, 4 * MIB), 0);
+    uint8_t *spare = n.spare.mem;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(spare);
+    CU_ASSERT_EQUAL(n.spare.populated, 2 * MIB);
+    CU_ASSERT_EQUAL(resident_pages(spare, 2 * MIB), 512);
+    CU_ASSERT_EQUAL(resident_pages(spare + 2 * MIB, 6 * MIB), 0);
+    CU_ASSERT_EQUAL(nand_program(&n, 2048, a, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_PTR_EQUAL(n.arena[1].mem, spare);
+    CU_ASSERT_PTR_NOT_NULL(n.spare.mem);
+    CU_ASSERT_PTR_NOT_EQUAL(n.spare.mem, spare);
+    uint8_t out[4096];
+    nand_copy_out(&n, 2048 * 4096ull, out, sizeof(out));
+    CU_ASSERT_EQUAL(memcmp(out, a, sizeof(out)), 0);
+    CU_ASSERT_EQUAL(nand_store_bytes(&n), 2 * 4096);
+    nand_fini(&n);
+}
+
+/*
+ * The 2 MiB asked for ahead of a stripe that then filled with zero pages
+ * are given back when its last page is programmed: 1 + 2047 programs,
+ * the populated bound falls back to the chunks' 2 MiB page, and the
+ * second 2 MiB hold no page again. The page written first reads back.
+ */
+static void test_sparse_seal_gives_back(void)
+{
+    struct nand n;
+    nand_up_big_stripes(&n);
+    uint64_t done;
+    static uint8_t a[4096], zero[4096], out[4096];
+    memset(a, 0x2d, sizeof(a));
+    CU_ASSERT_EQUAL(nand_program(&n, 0, a, &data_oob, 0, false, &done), 0);
+    prefault_drain(&n.prefault);
+    CU_ASSERT_EQUAL(resident_pages(n.arena[0].mem + 2 * MIB, 2 * MIB), 512);
+    for (uint64_t p = 1; p < 2047; p++) {
+        CU_ASSERT_EQUAL_FATAL(nand_program(&n, p, zero, &data_oob, 0, false, &done), 0);
+    }
+    CU_ASSERT_EQUAL(n.arena[0].populated, 4 * MIB); /* one page short of the stripe */
+    CU_ASSERT_EQUAL(nand_program(&n, 2047, zero, &data_oob, 0, false, &done), 0);
+    CU_ASSERT_EQUAL(n.arena[0].programmed, 2048);
+    CU_ASSERT_EQUAL(n.arena[0].populated, 2 * MIB);
+    CU_ASSERT_EQUAL(resident_pages(n.arena[0].mem + 2 * MIB, 6 * MIB), 0);
+    nand_copy_out(&n, 0, out, sizeof(out));
+    CU_ASSERT_EQUAL(memcmp(out, a, sizeof(out)), 0);
+    nand_erase_stripe(&n, 0, 0);
+    CU_ASSERT_EQUAL(n.arena[0].programmed, 0);
+    CU_ASSERT_EQUAL(n.arena[0].populated, 0);
+    nand_fini(&n);
+}
+
 /* Page @ppn filled with 0x11 in place and programmed as an index page; its memory. */
 static uint8_t *program_index_page(struct nand *n, uint64_t ppn)
 {
@@ -509,6 +610,8 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_sparse_chunk_any_byte),
     TAP_TEST_FN(test_sparse_chunk_rank_across_words),
     TAP_TEST_FN(test_sparse_huge_aligned),
+    TAP_TEST_FN(test_sparse_arena_populated_ahead),
+    TAP_TEST_FN(test_sparse_seal_gives_back),
 #ifdef NAND_LSAN
     TAP_TEST_FN(test_sparse_whole_pages_reachable),
 #endif
