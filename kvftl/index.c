@@ -94,6 +94,7 @@ void index_init(struct index *ix, struct space *sp, struct value_log *vl,
     ix->page_bytes = cfg->index_page_bytes;
     ix->slots = (ix->page_bytes - sizeof(struct index_page_header)) / sizeof(struct index_entry);
     ix->split_at = ix->slots / 8 * 7;
+    ix->prefault_from_chunk = INDEX_PREFAULT_FROM_CHUNK;
     ix->pinned = INDEX_NO_PAGE;
     ix->lru_head = ix->lru_tail = UINT32_MAX;
     ix->scratch = g_new(struct index_entry, ix->slots);

@@ -83,6 +83,7 @@ struct index {
     uint8_t **chunks; /* frame memory, 2 MiB at a time */
     uint32_t chunks_cap;
     uint64_t chunk_bytes;
+    uint32_t prefault_from_chunk; /* INDEX_PREFAULT_FROM_CHUNK (index_cache.h); tests lower it */
     uint8_t *write_tmp; /* page-sized staging when index pages are smaller than NAND pages */
     uint32_t lru_head, lru_tail; /* head = most recently used */
     bool lru_sorted; /* the list is in LRU order (from the first eviction on) */

@@ -140,18 +140,15 @@ static uint8_t *chunk_get(struct index *ix, uint32_t c)
  * next chunk is allocated too and populated by the NAND's prefault helper
  * (prefault.h) while this one fills: the split that takes its first frame
  * does not wait on the host for fresh memory. One chunk (2 MiB) ahead at
- * most, within the budget, and only once the index holds
- * INDEX_PREFAULT_FROM_CHUNK - 1 chunks: the chunk ahead is then at most a
- * seventh of its memory (at 10 M keys of the defaults, 128 chunks: 0.8 %),
- * and a small index, which takes little fresh memory, pays nothing for it.
+ * most, within the budget, and only from chunk ix->prefault_from_chunk on
+ * (INDEX_PREFAULT_FROM_CHUNK).
  */
-#define INDEX_PREFAULT_FROM_CHUNK 8u
 static uint8_t *frame_mem(struct index *ix, uint32_t f)
 {
     uint32_t per_chunk = (2u << 20) / ix->page_bytes;
     uint32_t c = f / per_chunk;
     uint8_t *mem = chunk_get(ix, c);
-    if (f % per_chunk == 0 && c + 1 >= INDEX_PREFAULT_FROM_CHUNK &&
+    if (f % per_chunk == 0 && c + 1 >= ix->prefault_from_chunk &&
         (uint64_t)(c + 2) * per_chunk <= ix->frames_max &&
         (c + 1 >= ix->chunks_cap || !ix->chunks[c + 1])) {
         prefault_ask(&ix->sp->nand->prefault, chunk_get(ix, c + 1), 2u << 20);

@@ -7,6 +7,7 @@
  * Most tests inject the hash: an 8-byte key *is* its hash (big endian), so
  * the test decides which index page and which slot every key goes to.
  */
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -231,6 +232,49 @@ static void test_host_bytes_per_key(void)
     CU_ASSERT_EQUAL(st.index_cache_misses, 0);
     printf("# index host bytes per key: %.1f\n", (double)st.index_host_bytes / 100000);
     CU_ASSERT(st.index_host_bytes <= 48ull * 100000);
+    kvftl_close(f);
+}
+
+/*
+ * Frame memory is allocated one 2 MiB chunk ahead from chunk
+ * prefault_from_chunk on (lowered to 2 here; 8 by default) and populated
+ * by the NAND's prefault helper: with 4 KiB index pages a chunk holds 512
+ * frames, and when the split that takes frame 512 (chunk 1's first)
+ * happens, chunk 2 is allocated too (6 MiB of chunks, not 4), and once
+ * the helper is drained all 512 of its 4 KiB pages are mapped in.
+ */
+static void test_frames_populated_ahead(void)
+{
+    struct kvftl_config c = small_config();
+    c.blocks_per_die = 20;
+    c.placement_unit_bytes = 1;
+    c.index_dram_bytes = 64 << 20;
+    c.max_keys = 200000;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL_FATAL(f->idx.page_bytes, 4096);
+    CU_ASSERT_EQUAL(f->idx.prefault_from_chunk, INDEX_PREFAULT_FROM_CHUNK);
+    f->idx.prefault_from_chunk = 2;
+    uint8_t key[16] = {0};
+    uint8_t v[64] = {0};
+    for (uint32_t i = 0; i < 200000 && f->idx.nframes <= 512; i++) {
+        memcpy(key, &i, 4);
+        struct kvftl_store_req r = {
+            .key = key, .key_bytes = 16, .value = v, .value_bytes = 64, .inline_bytes = 64};
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(f->idx.nframes, 513);
+    CU_ASSERT_EQUAL(f->idx.chunk_bytes, 3u << 21);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f->idx.chunks[2]);
+    prefault_drain(&f->nand.prefault);
+    unsigned char vec[512];
+    CU_ASSERT_FATAL(mincore(f->idx.chunks[2], 2u << 20, vec) == 0);
+    uint32_t resident = 0;
+    for (uint32_t i = 0; i < 512; i++) {
+        resident += vec[i] & 1;
+    }
+    CU_ASSERT_EQUAL(resident, 512);
     kvftl_close(f);
 }
 
@@ -722,6 +766,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_cache_eviction_tiny_budget),
     TAP_TEST_FN(test_many_keys_small_budget),
     TAP_TEST_FN(test_host_bytes_per_key),
+    TAP_TEST_FN(test_frames_populated_ahead),
     TAP_TEST_FN(test_max_keys),
     TAP_TEST_FN(test_retrieve_batch_cached),
     TAP_TEST_FN(test_retrieve_batch_small_budget),
