@@ -195,8 +195,6 @@ bool index_find_record(struct index *ix, uint64_t hash, const void *key, uint32_
 {
     uint32_t pid = ix->dir[dir_slot(ix, hash)];
     uint32_t i = index_home_slot(ix, hash);
-    /* the home slot is almost always a cache miss: start it now */
-    index_prefetch(ix, hash);
     uint8_t *mem = index_cache_get(ix, pid, now_ns);
     struct index_entry *e = page_entries(mem);
     for (uint32_t n = 0; n < ix->slots; n++) {
@@ -218,6 +216,8 @@ bool index_find_record(struct index *ix, uint64_t hash, const void *key, uint32_
 bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes, uint64_t *loc,
                 struct index_pos *pos, uint64_t *now_ns)
 {
+    /* the home slot is almost always a cache miss: start it before the frame's bookkeeping */
+    index_prefetch(ix, hash);
     return index_find_record(ix, hash, key, key_bytes, loc, pos, now_ns, NULL);
 }
 

@@ -176,7 +176,8 @@ bool index_find(struct index *ix, uint64_t hash, const void *key, uint32_t key_b
  * index_find_record() - index_find() for a caller that reads the record it
  * finds next (a Retrieve): *@record returns the found blob's bytes as the
  * key check viewed them (vlog_key_matches()), for vlog_read_record(); NULL
- * when the key check read only the header and key.
+ * when the key check read only the header and key. Unlike index_find() it
+ * does not hint the home slot first: its callers did (index_prefetch()).
  */
 bool index_find_record(struct index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                        uint64_t *loc, struct index_pos *pos, uint64_t *now_ns,

@@ -498,6 +498,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     }
     if (!hash) {
         hash = index_hash(&ftl->idx, key, key_bytes);
+        index_prefetch(&ftl->idx, hash); /* a batch hinted it a window ago */
     }
     uint64_t loc;
     struct index_pos pos;

@@ -68,6 +68,10 @@ void nand_geometry_derive(struct nand_geometry *geo)
     geo->stripe_bytes = (uint64_t)geo->pages_per_stripe * geo->page_size;
     geo->total_pages = (uint64_t)geo->pages_per_stripe * geo->stripes;
     geo->total_bytes = geo->total_pages * geo->page_size;
+    bool dies_pow2 = geo->dies && !(geo->dies & (geo->dies - 1));
+    bool channels_pow2 = geo->channels && !(geo->channels & (geo->channels - 1));
+    geo->dies_mask = dies_pow2 ? geo->dies - 1 : 0;
+    geo->channels_mask = channels_pow2 ? geo->channels - 1 : 0;
 }
 
 static size_t oob_bytes(const struct nand_geometry *geo)

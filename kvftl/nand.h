@@ -40,6 +40,8 @@ struct nand_geometry {
     uint64_t stripe_bytes;
     uint64_t total_pages;
     uint64_t total_bytes;
+    uint32_t dies_mask;     /* dies - 1 when dies is a power of two, else 0 */
+    uint32_t channels_mask; /* channels - 1 when channels is a power of two, else 0 */
 };
 
 struct nand_timing {
@@ -362,14 +364,20 @@ static inline struct nand_unit_spare *nand_unit_spares(const struct nand *n, uin
     return n->unit_spare ? n->unit_spare + ppn * n->geo.unit_spares_per_page : NULL;
 }
 
+/*
+ * Page ppn of a stripe is on die (ppn mod pages_per_stripe) mod dies, which
+ * is ppn mod dies (dies divide pages_per_stripe); a mask where the count is
+ * a power of two (the presets'): each read and program asks, and a 64-bit
+ * division is tens of cycles.
+ */
 static inline uint32_t nand_die_of(const struct nand *n, uint64_t ppn)
 {
-    return (uint32_t)((ppn % n->geo.pages_per_stripe) % n->geo.dies);
+    return n->geo.dies_mask ? (uint32_t)(ppn & n->geo.dies_mask) : (uint32_t)(ppn % n->geo.dies);
 }
 
 static inline uint32_t nand_channel_of_die(const struct nand *n, uint32_t die)
 {
-    return die % n->geo.channels;
+    return n->geo.channels_mask ? die & n->geo.channels_mask : die % n->geo.channels;
 }
 
 /* nand_transfer_ns() - time to move @bytes over one channel. */
