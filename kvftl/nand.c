@@ -72,6 +72,9 @@ void nand_geometry_derive(struct nand_geometry *geo)
     bool channels_pow2 = geo->channels && !(geo->channels & (geo->channels - 1));
     geo->dies_mask = dies_pow2 ? geo->dies - 1 : 0;
     geo->channels_mask = channels_pow2 ? geo->channels - 1 : 0;
+    geo->stripe_pow2 = geo->pages_per_stripe &&
+                       !(geo->pages_per_stripe & (geo->pages_per_stripe - 1));
+    geo->stripe_shift = geo->stripe_pow2 ? (uint32_t)__builtin_ctz(geo->pages_per_stripe) : 0;
 }
 
 static size_t oob_bytes(const struct nand_geometry *geo)
@@ -507,7 +510,7 @@ static void sparse_pack(struct nand *n, uint64_t ppn, const uint8_t *data)
     struct nand_page_entry *e = entry_of(n, ppn);
     uint64_t *bm = e->bitmap;
     uint32_t chunks = chunks_per_page(n), nz = 0;
-    struct nand_arena *a = &n->arena[ppn / n->geo.pages_per_stripe];
+    struct nand_arena *a = &n->arena[nand_stripe_of(n, ppn)];
     uint8_t *out = NULL;
     memset(bm, 0, n->bitmap_bytes);
     e->chunks = 0;
@@ -557,7 +560,7 @@ static void sparse_page_bytes(const struct nand *n, uint64_t ppn, uint32_t off, 
         return;
     }
     const uint64_t *bm = e->bitmap;
-    const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+    const uint8_t *chunk = n->arena[nand_stripe_of(n, ppn)].mem + e->chunks - 1;
     uint32_t c = off / NAND_CHUNK_BYTES;
     uint32_t idx = chunk_rank(n, bm, c);
     uint32_t in = off % NAND_CHUNK_BYTES;
@@ -625,7 +628,7 @@ const uint8_t *nand_sparse_view(const struct nand *n, uint64_t addr, size_t len,
             k++;
         }
         if (k > last) {
-            const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+            const uint8_t *chunk = n->arena[nand_stripe_of(n, ppn)].mem + e->chunks - 1;
             return chunk + (size_t)chunk_rank(n, e->bitmap, c) * NAND_CHUNK_BYTES +
                    in % NAND_CHUNK_BYTES;
         }
@@ -648,7 +651,7 @@ void nand_sparse_prefetch(const struct nand *n, uint64_t addr, uint32_t len)
     if (e->whole) {
         __builtin_prefetch(e->whole + in);
     } else if (e->chunks) {
-        const uint8_t *chunk = n->arena[ppn / n->geo.pages_per_stripe].mem + e->chunks - 1;
+        const uint8_t *chunk = n->arena[nand_stripe_of(n, ppn)].mem + e->chunks - 1;
         uint32_t c = in / NAND_CHUNK_BYTES;
         uint32_t last = (in + (len ? len : 1) - 1) / NAND_CHUNK_BYTES;
         uint32_t idx = chunk_rank(n, e->bitmap, c);
@@ -682,7 +685,7 @@ static void sparse_program(struct nand *n, uint64_t ppn, const void *data, uint3
         return;
     }
     sparse_pack(n, ppn, data); /* before the free: data may be the whole buffer */
-    struct nand_arena *a = &n->arena[ppn / n->geo.pages_per_stripe];
+    struct nand_arena *a = &n->arena[nand_stripe_of(n, ppn)];
     if (++a->programmed == n->geo.pages_per_stripe) {
         arena_seal(n, a);
     }
@@ -704,7 +707,7 @@ static void sparse_erase(struct nand *n, uint64_t first)
         }
         memset(e, 0, n->page_entry_bytes);
     }
-    struct nand_arena *a = &n->arena[first / n->geo.pages_per_stripe];
+    struct nand_arena *a = &n->arena[nand_stripe_of(n, first)];
     if (a->raw) {
         prefault_forget(&n->prefault, a->raw, a->raw_bytes);
         munmap(a->raw, a->raw_bytes);

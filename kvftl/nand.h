@@ -42,6 +42,8 @@ struct nand_geometry {
     uint64_t total_bytes;
     uint32_t dies_mask;     /* dies - 1 when dies is a power of two, else 0 */
     uint32_t channels_mask; /* channels - 1 when channels is a power of two, else 0 */
+    bool stripe_pow2;       /* pages_per_stripe is a power of two ... */
+    uint32_t stripe_shift;  /* ... its log2 */
 };
 
 struct nand_timing {
@@ -378,6 +380,13 @@ static inline uint32_t nand_die_of(const struct nand *n, uint64_t ppn)
 static inline uint32_t nand_channel_of_die(const struct nand *n, uint32_t die)
 {
     return n->geo.channels_mask ? die & n->geo.channels_mask : die % n->geo.channels;
+}
+
+/* nand_stripe_of() - the stripe of page @ppn; a shift, as above, where the count allows. */
+static inline uint32_t nand_stripe_of(const struct nand *n, uint64_t ppn)
+{
+    return (uint32_t)(n->geo.stripe_pow2 ? ppn >> n->geo.stripe_shift
+                                         : ppn / n->geo.pages_per_stripe);
 }
 
 /* nand_transfer_ns() - time to move @bytes over one channel. */

@@ -77,7 +77,8 @@ uint32_t space_alloc(struct space *sp, enum stripe_state state, uint64_t *now_ns
 
 void space_valid_add(struct space *sp, uint64_t addr, int64_t delta, uint64_t blob_seq)
 {
-    struct stripe_info *si = &sp->stripes[addr / sp->nand->geo.stripe_bytes];
+    struct stripe_info *si =
+        &sp->stripes[nand_stripe_of(sp->nand, addr >> sp->nand->geo.page_shift)];
     si->valid_bytes = (uint64_t)((int64_t)si->valid_bytes + delta);
     if (delta > 0 && blob_seq && blob_seq < si->min_blob_seq) {
         si->min_blob_seq = blob_seq;
