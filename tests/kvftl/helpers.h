@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <CUnit/CUnit.h>
 #include <kvftl/kvftl.h>
@@ -36,6 +37,20 @@ static inline struct kvftl_config small_config(void)
     c.gc_high_watermark_blocks = 3;
     c.gc_low_watermark_blocks = 2;
     return c;
+}
+
+/* 4 KiB pages of [p, p + bytes) (p page-aligned) the kernel has mapped in (mincore()). */
+static inline uint32_t resident_pages(const uint8_t *p, size_t bytes)
+{
+    size_t n = bytes / 4096;
+    unsigned char *vec = g_malloc(n);
+    CU_ASSERT_FATAL(mincore((void *)p, bytes, vec) == 0);
+    uint32_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+        r += vec[i] & 1;
+    }
+    g_free(vec);
+    return r;
 }
 
 static inline struct kvftl *open_or_die(const struct kvftl_config *c)

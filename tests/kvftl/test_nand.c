@@ -16,17 +16,24 @@ static const struct nand_timing tm = {
     .channel_bytes_per_us = 800,
 };
 
-static void nand_up(struct nand *n, uint32_t ch, uint32_t dies, const char *path)
+/* @ch channels x @dies dies x 4 blocks x @pages pages of 4 KiB, backed by @path or anonymous. */
+static void nand_up_pages(struct nand *n, uint32_t ch, uint32_t dies, uint32_t pages,
+                          const char *path)
 {
     struct nand_geometry g = {
         .channels = ch,
         .dies_per_channel = dies,
         .blocks_per_die = 4,
-        .pages_per_block = 8,
+        .pages_per_block = pages,
         .page_size = 4096,
     };
     char err[256];
     CU_ASSERT_FATAL(nand_init(n, &g, &tm, path, err, sizeof(err)) == 0);
+}
+
+static void nand_up(struct nand *n, uint32_t ch, uint32_t dies, const char *path)
+{
+    nand_up_pages(n, ch, dies, 8, path);
 }
 
 static uint8_t page[4096];
@@ -427,32 +434,10 @@ static void test_sparse_huge_aligned(void)
     nand_fini(&n);
 }
 
-/* 4 KiB pages of [p, p + bytes) the kernel has mapped in (p page-aligned). */
-static uint32_t resident_pages(const uint8_t *p, size_t bytes)
-{
-    size_t n = bytes / 4096;
-    unsigned char *vec = g_malloc(n);
-    CU_ASSERT_FATAL(mincore((void *)p, bytes, vec) == 0);
-    uint32_t r = 0;
-    for (size_t i = 0; i < n; i++) {
-        r += vec[i] & 1;
-    }
-    g_free(vec);
-    return r;
-}
-
 /* 1 channel x 4 dies x 4 blocks x 512 pages of 4 KiB: a stripe's arena is 8 MiB. */
 static void nand_up_big_stripes(struct nand *n)
 {
-    struct nand_geometry g = {
-        .channels = 1,
-        .dies_per_channel = 4,
-        .blocks_per_die = 4,
-        .pages_per_block = 512,
-        .page_size = 4096,
-    };
-    char err[256];
-    CU_ASSERT_FATAL(nand_init(n, &g, &tm, NULL, err, sizeof(err)) == 0);
+    nand_up_pages(n, 1, 4, 512, NULL);
 }
 
 #define MIB (1u << 20)

@@ -19,20 +19,6 @@ static uint8_t *fresh_map(size_t bytes)
     return m;
 }
 
-/* 4 KiB pages of [p, p + bytes) the kernel has mapped in. */
-static uint32_t resident_pages(const uint8_t *p, size_t bytes)
-{
-    size_t n = bytes / 4096;
-    unsigned char *vec = g_malloc(n);
-    CU_ASSERT_FATAL(mincore((void *)p, bytes, vec) == 0);
-    uint32_t r = 0;
-    for (size_t i = 0; i < n; i++) {
-        r += vec[i] & 1;
-    }
-    g_free(vec);
-    return r;
-}
-
 /*
  * Ask for the second MiB of a fresh 4 MiB mapping: once drained, exactly
  * its 256 pages are mapped in (none before it, none after), they read
