@@ -99,7 +99,6 @@ int index_page_write(struct index *ix, uint32_t page_id, const uint8_t *mem, uin
     return 0;
 }
 
-/* A frame for a page: a new one while under budget, else the LRU victim. */
 /* Chunk @c of frame memory (see frame_mem()), allocated if it is not. */
 static uint8_t *chunk_get(struct index *ix, uint32_t c)
 {
@@ -170,6 +169,7 @@ static uint32_t frame_add(struct index *ix)
     return f;
 }
 
+/* A frame for a page: a new one while under budget, else the LRU victim. */
 static uint32_t frame_take(struct index *ix, uint64_t *now_ns)
 {
     if (ix->nframes < ix->frames_max) {
