@@ -18,6 +18,11 @@
 
 #define HUGE_BYTES (2u << 20)
 
+static uint64_t huge_round_up(uint64_t x)
+{
+    return (x + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+}
+
 /*
  * Anonymous memory of @bytes (zeroed; committed only where touched), starting
  * on a 2 MiB boundary and advised into 2 MiB pages where the kernel allows:
@@ -28,7 +33,7 @@
  */
 static uint8_t *huge_map(size_t bytes, uint8_t **raw, size_t *raw_bytes)
 {
-    size_t len = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+    size_t len = huge_round_up(bytes);
     void *m = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
@@ -59,6 +64,11 @@ static struct nand_page_entry *entry_of(const struct nand *n, uint64_t ppn)
     return (struct nand_page_entry *)(n->pages + ppn * n->page_entry_bytes);
 }
 
+static bool is_pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
 void nand_geometry_derive(struct nand_geometry *geo)
 {
     geo->dies = geo->channels * geo->dies_per_channel;
@@ -68,12 +78,9 @@ void nand_geometry_derive(struct nand_geometry *geo)
     geo->stripe_bytes = (uint64_t)geo->pages_per_stripe * geo->page_size;
     geo->total_pages = (uint64_t)geo->pages_per_stripe * geo->stripes;
     geo->total_bytes = geo->total_pages * geo->page_size;
-    bool dies_pow2 = geo->dies && !(geo->dies & (geo->dies - 1));
-    bool channels_pow2 = geo->channels && !(geo->channels & (geo->channels - 1));
-    geo->dies_mask = dies_pow2 ? geo->dies - 1 : 0;
-    geo->channels_mask = channels_pow2 ? geo->channels - 1 : 0;
-    geo->stripe_pow2 = geo->pages_per_stripe &&
-                       !(geo->pages_per_stripe & (geo->pages_per_stripe - 1));
+    geo->dies_mask = is_pow2(geo->dies) ? geo->dies - 1 : 0;
+    geo->channels_mask = is_pow2(geo->channels) ? geo->channels - 1 : 0;
+    geo->stripe_pow2 = is_pow2(geo->pages_per_stripe);
     geo->stripe_shift = geo->stripe_pow2 ? (uint32_t)__builtin_ctz(geo->pages_per_stripe) : 0;
 }
 
@@ -433,11 +440,6 @@ static uint32_t chunk_rank(const struct nand *n, const uint64_t *bm, uint32_t c)
     }
 #endif
     return chunk_rank_of(bm, c); /* n->popcnt is false off x86-64 */
-}
-
-static uint64_t huge_round_up(uint64_t x)
-{
-    return (x + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
 }
 
 /*

@@ -47,7 +47,7 @@ struct prefault {
     uint32_t head, count;
     bool stop;
     bool busy;        /* the helper holds a request */
-    bool unsupported; /* the kernel refused MADV_POPULATE_WRITE: requests are dropped */
+    bool unsupported; /* the kernel refused MADV_POPULATE_WRITE, or no thread: requests dropped */
     uint64_t bytes_asked, bytes_done, dropped;
 };
 

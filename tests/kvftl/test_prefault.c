@@ -2,7 +2,6 @@
 /* Prefault helper: populates what it is asked to, drops what it is told to forget, bounded queue.
  */
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "prefault.h"
