@@ -7,15 +7,15 @@
 
 #include <glib.h>
 
+#include "prefault.h"
+
 /*
- * A filter of at least one huge page is mapped in 2 MiB-aligned huge pages
- * where the kernel allows (MADV_HUGEPAGE): every Store sets bits in one
- * random 64-byte block, and with 4 KiB pages that block's translation
- * misses the TLB (14.6 MiB of filter at 10 M keys is 3,700 pages, more than
- * the second-level TLB holds); in 2 MiB pages it is 8 entries. Smaller
- * filters stay on the heap.
+ * A filter of at least one huge page is mapped in huge pages (huge_map()):
+ * every Store sets bits in one random 64-byte block, and with 4 KiB pages
+ * that block's translation misses the TLB (14.6 MiB of filter at 10 M keys
+ * is 3,700 pages, more than the second-level TLB holds); in 2 MiB pages it
+ * is 8 entries. Smaller filters stay on the heap.
  */
-#define BLOOM_HUGE_BYTES (2u << 20)
 
 void bloom_init(struct bloom *b, size_t bytes, uint32_t bits_per_key)
 {
@@ -31,17 +31,11 @@ void bloom_init(struct bloom *b, size_t bytes, uint32_t bits_per_key)
     b->probes = k < 1 ? 1 : k > 16 ? 16 : k;
     size_t len = b->nblocks * 64;
     b->map_bytes = 0;
-    if (len >= BLOOM_HUGE_BYTES) {
-        size_t map = (len + BLOOM_HUGE_BYTES - 1) / BLOOM_HUGE_BYTES * BLOOM_HUGE_BYTES;
-        /* one huge page more, so the filter can start on a 2 MiB boundary */
-        void *raw = mmap(NULL, map + BLOOM_HUGE_BYTES, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (raw != MAP_FAILED) {
-            uintptr_t at = ((uintptr_t)raw + BLOOM_HUGE_BYTES - 1) &
-                           ~(uintptr_t)(BLOOM_HUGE_BYTES - 1);
-            madvise((void *)at, map, MADV_HUGEPAGE);
+    if (len >= HUGE_PAGE_BYTES) {
+        uint8_t *raw;
+        uint8_t *at = huge_map(len, &raw, &b->map_bytes);
+        if (at) {
             b->map = raw;
-            b->map_bytes = map + BLOOM_HUGE_BYTES;
             b->bits = (uint64_t *)at;
             return;
         }

@@ -14,6 +14,7 @@
 
 #include "index.h"
 #include "nand.h"
+#include "prefault.h"
 #include "space.h"
 
 static void lru_unlink(struct index *ix, uint32_t f)
@@ -102,7 +103,7 @@ int index_page_write(struct index *ix, uint32_t page_id, const uint8_t *mem, uin
 /* Chunk @c of frame memory (see frame_mem()), allocated if it is not. */
 static uint8_t *chunk_get(struct index *ix, uint32_t c)
 {
-    uint32_t per_chunk = (2u << 20) / ix->page_bytes;
+    uint32_t per_chunk = HUGE_PAGE_BYTES / ix->page_bytes;
     if (c >= ix->chunks_cap) {
         uint32_t cap = ix->chunks_cap ? ix->chunks_cap * 2 : 8;
         while (cap <= c) {
@@ -121,8 +122,8 @@ static uint8_t *chunk_get(struct index *ix, uint32_t c)
             n = 1;
         }
         size_t bytes = (size_t)n * ix->page_bytes;
-        if (bytes == (2u << 20)) {
-            ix->chunks[c] = g_aligned_alloc(1, bytes, 2u << 20);
+        if (bytes == HUGE_PAGE_BYTES) {
+            ix->chunks[c] = g_aligned_alloc(1, bytes, HUGE_PAGE_BYTES);
             madvise(ix->chunks[c], bytes, MADV_HUGEPAGE);
         } else {
             ix->chunks[c] = g_aligned_alloc(1, bytes, 4096);
@@ -144,13 +145,13 @@ static uint8_t *chunk_get(struct index *ix, uint32_t c)
  */
 static uint8_t *frame_mem(struct index *ix, uint32_t f)
 {
-    uint32_t per_chunk = (2u << 20) / ix->page_bytes;
+    uint32_t per_chunk = HUGE_PAGE_BYTES / ix->page_bytes;
     uint32_t c = f / per_chunk;
     uint8_t *mem = chunk_get(ix, c);
     if (f % per_chunk == 0 && c + 1 >= ix->prefault_from_chunk &&
         (uint64_t)(c + 2) * per_chunk <= ix->frames_max &&
         (c + 1 >= ix->chunks_cap || !ix->chunks[c + 1])) {
-        prefault_ask(&ix->sp->nand->prefault, chunk_get(ix, c + 1), 2u << 20);
+        prefault_ask(&ix->sp->nand->prefault, chunk_get(ix, c + 1), HUGE_PAGE_BYTES);
     }
     return mem + (size_t)(f % per_chunk) * ix->page_bytes;
 }
@@ -280,7 +281,7 @@ void index_cache_drop(struct index *ix)
     }
     for (uint32_t c = 0; c < ix->chunks_cap; c++) {
         if (ix->chunks[c]) {
-            prefault_forget(&ix->sp->nand->prefault, ix->chunks[c], 2u << 20);
+            prefault_forget(&ix->sp->nand->prefault, ix->chunks[c], HUGE_PAGE_BYTES);
         }
         g_aligned_free(ix->chunks[c]);
     }

@@ -16,39 +16,6 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#define HUGE_BYTES (2u << 20)
-
-static uint64_t huge_round_up(uint64_t x)
-{
-    return (x + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
-}
-
-/*
- * Anonymous memory of @bytes (zeroed; committed only where touched), starting
- * on a 2 MiB boundary and advised into 2 MiB pages where the kernel allows:
- * the page entries and the arenas are read at random, one line per Retrieve,
- * and in 4 KiB pages each of those reads also missed the TLB (a nested page
- * walk on a VM). *@raw / *@raw_bytes receive what to munmap(); NULL when the
- * address space is exhausted.
- */
-static uint8_t *huge_map(size_t bytes, uint8_t **raw, size_t *raw_bytes)
-{
-    size_t len = huge_round_up(bytes);
-    void *m = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
-        *raw = NULL;
-        *raw_bytes = 0;
-        return NULL;
-    }
-    uint8_t *at = (uint8_t *)(((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-    madvise(at, len, MADV_HUGEPAGE);
-    *raw = m;
-    *raw_bytes = len + HUGE_BYTES;
-    return at;
-}
-
-/* The CPU has POPCNT (x86-64 since 2008; not in the baseline distributions build for). */
 static bool cpu_has_popcnt(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -205,14 +172,14 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
                       0);
     } else {
         /* reserve 2 MiB more so that page 0 can sit on a huge-page boundary */
-        n->raw_bytes = n->map_bytes + HUGE_BYTES;
+        n->raw_bytes = n->map_bytes + HUGE_PAGE_BYTES;
         n->raw = mmap(NULL, n->raw_bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (n->raw == MAP_FAILED) {
             n->map = MAP_FAILED;
         } else {
-            uintptr_t data = ((uintptr_t)n->raw + NAND_IMAGE_HEADER_BYTES + HUGE_BYTES - 1) &
-                             ~(uintptr_t)(HUGE_BYTES - 1);
+            uintptr_t data = ((uintptr_t)n->raw + NAND_IMAGE_HEADER_BYTES + HUGE_PAGE_BYTES - 1) &
+                             ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
             n->map = (uint8_t *)(data - NAND_IMAGE_HEADER_BYTES);
         }
     }
@@ -458,7 +425,7 @@ static void arena_ahead(struct nand *n, struct nand_arena *a)
     if (a->populated < written) {
         a->populated = written;
     }
-    uint64_t want = written + HUGE_BYTES < a->cap ? written + HUGE_BYTES : a->cap;
+    uint64_t want = written + HUGE_PAGE_BYTES < a->cap ? written + HUGE_PAGE_BYTES : a->cap;
     if (want > a->populated &&
         prefault_ask(&n->prefault, a->mem + a->populated, want - a->populated)) {
         a->populated = want;
@@ -488,7 +455,7 @@ static void arena_open(struct nand *n, struct nand_arena *a)
         *s = (struct nand_arena){0}; /* address space exhausted: the next stripe maps its own */
         return;
     }
-    uint64_t first = s->cap < HUGE_BYTES ? s->cap : HUGE_BYTES;
+    uint64_t first = s->cap < HUGE_PAGE_BYTES ? s->cap : HUGE_PAGE_BYTES;
     if (prefault_ask(&n->prefault, s->mem, first)) {
         s->populated = first;
     }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Prefault: anonymous memory populated on a helper thread, ahead of its writer. */
+/* Host memory in 2 MiB pages, populated on a helper thread ahead of its writer (prefault.h). */
 #include "prefault.h"
 
 #include <errno.h>
@@ -9,6 +9,24 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack the name */
 #endif
+
+uint8_t *huge_map(size_t bytes, uint8_t **raw, size_t *raw_bytes)
+{
+    size_t len = huge_round_up(bytes);
+    void *m = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        *raw = NULL;
+        *raw_bytes = 0;
+        return NULL;
+    }
+    uint8_t *at = (uint8_t *)(((uintptr_t)m + HUGE_PAGE_BYTES - 1) &
+                              ~(uintptr_t)(HUGE_PAGE_BYTES - 1));
+    madvise(at, len, MADV_HUGEPAGE);
+    *raw = m;
+    *raw_bytes = len + HUGE_PAGE_BYTES;
+    return at;
+}
 
 void prefault_init(struct prefault *pf)
 {

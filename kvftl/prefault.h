@@ -1,5 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
+ * Host memory of the firmware's large tables: anonymous mappings in 2 MiB
+ * pages, and the prefault helper that populates them ahead of their writer.
+ *
+ * huge_map() maps @bytes of anonymous memory (zeroed, committed only where
+ * touched) starting on a 2 MiB boundary and advised into 2 MiB pages where
+ * the kernel allows (MADV_HUGEPAGE): tables read at random, one line per
+ * request (the NAND's page entries and arenas, the Bloom filter), in 4 KiB
+ * pages also missed the TLB at each read (a nested page walk on a VM).
+ * *@raw and *@raw_bytes receive what to munmap(); NULL when the address
+ * space is exhausted.
+ *
  * Prefault: anonymous memory populated on a helper thread, ahead of the
  * thread that will write it.
  *
@@ -29,6 +40,16 @@
 #include <stdint.h>
 
 #include <glib.h>
+
+/* The host's huge page: the unit huge_map() aligns to and rounds up to. */
+#define HUGE_PAGE_BYTES (2u << 20)
+
+static inline uint64_t huge_round_up(uint64_t x)
+{
+    return (x + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+}
+
+uint8_t *huge_map(size_t bytes, uint8_t **raw, size_t *raw_bytes);
 
 /* Requests in flight at most: a writer needs one or two ahead of it. */
 #define PREFAULT_QUEUE 8u

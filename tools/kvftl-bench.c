@@ -48,6 +48,7 @@
 
 #include "admin.h"     /* hw/kvssd: the command sets and their slice budgets */
 #include "cmdset.h"
+#include "kvftl/prefault.h" /* huge_map(): the memory floor's regions as the store's */
 
 struct opts {
     uint64_t keys;
@@ -469,23 +470,10 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 #define FLOOR_MIN_BYTES (64ull << 20)
 #define FLOOR_MAX_WINDOW 256u
 
-static uint8_t *floor_map(uint64_t bytes, void **raw, size_t *raw_bytes)
-{
-    *raw_bytes = (size_t)bytes + (2u << 20);
-    *raw = mmap(NULL, *raw_bytes, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (*raw == MAP_FAILED) {
-        return NULL;
-    }
-    uint8_t *p = (uint8_t *)(((uintptr_t)*raw + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
-    madvise(p, (size_t)bytes, MADV_HUGEPAGE);
-    return p;
-}
-
 /* A probe region's size: @bytes in whole 2 MiB pages, at least FLOOR_MIN_BYTES. */
 static uint64_t floor_region_bytes(uint64_t bytes)
 {
-    uint64_t b = round_up(bytes, 2u << 20);
+    uint64_t b = huge_round_up(bytes);
     return b < FLOOR_MIN_BYTES ? FLOOR_MIN_BYTES : b;
 }
 
@@ -513,13 +501,13 @@ static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes,
                                      uint32_t batch, uint64_t seed)
 {
     uint64_t ib = floor_region_bytes(index_bytes), sb = floor_region_bytes(store_bytes);
-    void *iraw, *sraw;
+    uint8_t *iraw, *sraw;
     size_t iraw_bytes, sraw_bytes;
-    uint8_t *ireg = floor_map(ib, &iraw, &iraw_bytes);
+    uint8_t *ireg = huge_map(ib, &iraw, &iraw_bytes);
     if (!ireg) {
         return 0;
     }
-    uint8_t *sreg = floor_map(sb, &sraw, &sraw_bytes);
+    uint8_t *sreg = huge_map(sb, &sraw, &sraw_bytes);
     if (!sreg) {
         munmap(iraw, iraw_bytes);
         return 0;
