@@ -276,18 +276,6 @@ uint64_t kvftl_block_lbas(const struct kvftl *ftl)
 }
 
 /*
- * A block command refused with cpl->status after fw_cmd_begin(): its
- * completion is posted (firmware time as the KV personality's refusals)
- * but it counts as no operation.
- */
-static void blk_refuse(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t now,
-                       struct kvftl_cpl *cpl)
-{
-    fw_cmd_end(ftl, fc, 0, KVFTL_OP__COUNT, &now);
-    cpl->done_ns = now; /* not the device's latest completion: a refusal changed nothing */
-}
-
-/*
  * The opening every block command shares: @cpl reset to success at the
  * arrival time; unless the device lost power (then no firmware runs), the
  * command fetched and decoded on the controller CPU (fw_time.h; *@now
@@ -316,23 +304,11 @@ static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer,
     }
     if (cpl->status != KVFTL_OK) {
         if (powered) {
-            blk_refuse(ftl, fc, *now, cpl);
+            fw_cmd_refuse(ftl, fc, *now, cpl);
         }
         return false;
     }
     return true;
-}
-
-/* The end of a block command: firmware time (@dma_units page-unit DMAs), completion, latency. */
-static void blk_finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
-                       const struct fw_cmd *fc, uint64_t dma_units, struct kvftl_cpl *cpl)
-{
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVFTL_INTERNAL_ERROR;
-    }
-    fw_cmd_end(ftl, fc, dma_units, op, &now);
-    cpl->done_ns = now;
-    stats_record_op(ftl, op, arrival_ns, now);
 }
 
 static enum kvftl_status put_status(int rc)
@@ -377,7 +353,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
     }
     if (!buf) {
         cpl->status = KVFTL_INVALID_FIELD;
-        blk_refuse(ftl, &fc, now, cpl);
+        fw_cmd_refuse(ftl, &fc, now, cpl);
         return;
     }
     /* the data was moved by page-unit DMA before the firmware placed it */
@@ -403,7 +379,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         }
         if (rc != 0) {
             cpl->status = put_status(rc);
-            blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
+            fw_cmd_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
             return;
         }
         src += n;
@@ -419,7 +395,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
     ftl->st.stores++;
     ftl->st.user_bytes_written += (uint64_t)nlb * lb;
     ftl->st.host_bytes_in_dma += (uint64_t)nlb * lb;
-    blk_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
 }
 
 void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
@@ -432,7 +408,7 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
     }
     if (!buf) {
         cpl->status = KVFTL_INVALID_FIELD;
-        blk_refuse(ftl, &fc, now, cpl);
+        fw_cmd_refuse(ftl, &fc, now, cpl);
         return;
     }
     uint32_t lb = ftl->cfg.lba_bytes;
@@ -497,13 +473,14 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
         /* a drive whose ECC fails returns no data: what was copied is not reported */
         cpl->status = KVFTL_UNRECOVERED_ERROR;
         ftl->st.media_errors++;
-        blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, 0, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     ftl->st.retrieves++;
     ftl->st.host_bytes_out += (uint64_t)nlb * lb;
     cpl->xfer_bytes = (uint32_t)((uint64_t)nlb * lb <= UINT32_MAX ? (uint64_t)nlb * lb : 0);
-    blk_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units((uint64_t)nlb * lb), cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units((uint64_t)nlb * lb),
+                  cpl);
 }
 
 /*
@@ -620,7 +597,7 @@ static void unmap_command(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool z
     } else {
         (*counter)++;
     }
-    blk_finish(ftl, op, arrival_ns, now, &fc, 0, cpl);
+    fw_cmd_finish(ftl, op, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,

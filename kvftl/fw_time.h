@@ -17,6 +17,7 @@
 #include <kvftl/kvftl.h>
 
 #include "ftl.h"
+#include "stats.h"
 
 /* What fw_cmd_end() needs of its fw_cmd_begin(). */
 struct fw_cmd {
@@ -60,6 +61,37 @@ static inline void fw_cmd_end(struct kvftl *ftl, const struct fw_cmd *c, uint64_
     if (op < KVFTL_OP__COUNT) {
         ftl->st.fw_op_ns[op] += ftl->vl.cpu_work_ns - c->work_ns;
     }
+}
+
+/*
+ * fw_cmd_finish() - the end of a command of either personality: firmware
+ * time (@dma_units page-unit DMAs) and the completion, at *@now on; its
+ * latency from @arrival_ns counted under @op. A command during which the
+ * device lost power fails with INTERNAL_ERROR.
+ */
+static inline void fw_cmd_finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns,
+                                 uint64_t now, const struct fw_cmd *fc, uint64_t dma_units,
+                                 struct kvftl_cpl *cpl)
+{
+    if (!ftl_powered(ftl)) {
+        cpl->status = KVFTL_INTERNAL_ERROR;
+    }
+    fw_cmd_end(ftl, fc, dma_units, op, &now);
+    cpl->done_ns = now;
+    stats_record_op(ftl, op, arrival_ns, now);
+}
+
+/*
+ * fw_cmd_refuse() - the end of a command refused with cpl->status after
+ * fw_cmd_begin(), before any media work: its completion is posted at the
+ * device's time from @now (firmware time: fetch, decode, any probes,
+ * completion) but it counts as no operation.
+ */
+static inline void fw_cmd_refuse(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t now,
+                                 struct kvftl_cpl *cpl)
+{
+    fw_cmd_end(ftl, fc, 0, KVFTL_OP__COUNT, &now);
+    cpl->done_ns = now; /* not the device's latest completion: a refusal changed nothing */
 }
 
 /* fw_dma_units() - page-unit (4 KiB) DMA transfers that move @bytes. */

@@ -272,17 +272,6 @@ static bool key_ok(const void *key, uint32_t key_bytes)
 }
 
 /*
- * A command refused with cpl->status after fw_cmd_begin(): its completion
- * is posted (firmware time: fetch, decode, any probes, completion) but it
- * counts as no operation. The time is the device's, from *@now.
- */
-static void refuse(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t now, struct kvftl_cpl *cpl)
-{
-    fw_cmd_end(ftl, fc, 0, KVFTL_OP__COUNT, &now);
-    cpl->done_ns = now; /* not the device's latest completion: a refusal changed nothing */
-}
-
-/*
  * The opening every operation shares: reset @cpl to success at the arrival
  * time; unless the device lost power (then no firmware runs), fetch and
  * decode the command on the controller CPU (with @inline_xfers inline
@@ -309,23 +298,11 @@ static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, struct fw_cmd *fc
     }
     if (cpl->status != KVFTL_OK) {
         if (powered) {
-            refuse(ftl, fc, *now, cpl);
+            fw_cmd_refuse(ftl, fc, *now, cpl);
         }
         return false;
     }
     return true;
-}
-
-/* The end of an operation: firmware time (@dma_units page-unit DMAs), completion, latency. */
-static void finish(struct kvftl *ftl, enum kvftl_op op, uint64_t arrival_ns, uint64_t now,
-                   const struct fw_cmd *fc, uint64_t dma_units, struct kvftl_cpl *cpl)
-{
-    if (!ftl_powered(ftl)) {
-        cpl->status = KVFTL_INTERNAL_ERROR;
-    }
-    fw_cmd_end(ftl, fc, dma_units, op, &now);
-    cpl->done_ns = now;
-    stats_record_op(ftl, op, arrival_ns, now);
 }
 
 enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, uint32_t options)
@@ -371,7 +348,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
         cpl->status = KVFTL_INVALID_FIELD;
     }
     if (cpl->status != KVFTL_OK) {
-        refuse(ftl, &fc, now, cpl);
+        fw_cmd_refuse(ftl, &fc, now, cpl);
         return;
     }
     /* the value's DMA part was moved before the firmware looked at the key */
@@ -389,12 +366,12 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
     if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
         cpl->status = KVFTL_KEY_EXISTS;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -406,7 +383,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     if (used + occ - old_occ > ftl->capacity_bytes ||
         (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -417,7 +394,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
      */
     if (!found && index_reserve(&ftl->idx, hash, &now) != 0) {
         cpl->status = KVFTL_CAPACITY_EXCEEDED;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
 
@@ -433,7 +410,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
                          req->inline_bytes, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
-        finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
     uint64_t newloc = loc_make(pl.addr, len, false);
@@ -451,7 +428,7 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     ftl->st.host_bytes_in_inline += req->inline_bytes;
     ftl->st.host_bytes_in_dma += req->value_bytes - req->inline_bytes;
     cpl->value_bytes = req->value_bytes;
-    finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
 }
 
 /*
@@ -493,7 +470,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     }
     if (buf_bytes && !buf) {
         cpl->status = KVFTL_INVALID_FIELD;
-        refuse(ftl, &fc, now, cpl);
+        fw_cmd_refuse(ftl, &fc, now, cpl);
         return;
     }
     if (!hash) {
@@ -505,14 +482,16 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     const uint8_t *record;
     if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now, &record)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes),
+                      cpl);
         return;
     }
     uint32_t vbytes = loc_len(loc) - BLOB_HEADER_BYTES - key_bytes;
     cpl->value_bytes = vbytes;
     if (offset > vbytes) {
         cpl->status = KVFTL_INVALID_FIELD;
-        finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes),
+                      cpl);
         return;
     }
     uint32_t n = vbytes - offset < buf_bytes ? vbytes - offset : buf_bytes;
@@ -529,8 +508,8 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
             cpl->status = KVFTL_UNRECOVERED_ERROR;
             cpl->value_bytes = 0;
             ftl->st.media_errors++;
-            finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes),
-                   cpl);
+            fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc,
+                          fw_dma_units(cpl->xfer_bytes), cpl);
             return;
         }
         memcpy(buf, blob + BLOB_HEADER_BYTES + key_bytes + offset, n);
@@ -538,7 +517,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
     cpl->xfer_bytes = n;
     ftl->st.retrieves++;
     ftl->st.host_bytes_out += n;
-    finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_RETRIEVE, arrival_ns, now, &fc, fw_dma_units(cpl->xfer_bytes), cpl);
 }
 
 void kvftl_retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, void *buf,
@@ -652,7 +631,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     struct index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     /* a durable tombstone, so that recovery does not resurrect an older version */
@@ -667,14 +646,14 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     int rc = vlog_append(&ftl->vl, &h, key, NULL, false, 0, false, &pl, &now);
     if (rc != 0) {
         cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
-        finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
+        fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
     index_set(&ftl->idx, &pos, newloc, &now);
     vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
     ftl->st.deletes++;
-    finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t arrival_ns,
@@ -691,7 +670,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
     }
     ftl->st.exists++;
-    finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, &fc, 0, cpl);
+    fw_cmd_finish(ftl, KVFTL_OP_EXIST, arrival_ns, now, &fc, 0, cpl);
 }
 
 void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
