@@ -399,19 +399,15 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
             }
             continue;
         }
-        if (ppn >= geo->total_pages) {
+        enum index_page_at at = recovery_index_page_at(ftl, st, ch.index_idx, ppn, t);
+        if (at == INDEX_PAGE_PAST_END) {
             WHY("translation page %u is at NAND page %u, past the last page (%llu)", t, ppn,
                 (unsigned long long)geo->total_pages - 1);
         }
-        uint32_t s = ppn / geo->pages_per_stripe;
-        const struct nand_oob *oob = &ftl->nand.oob[ppn];
-        bool in_stream = st[s].state == STRIPE_INDEX ||
-                         (st[s].state == STRIPE_OPEN_INDEX &&
-                          ppn % geo->pages_per_stripe < ch.index_idx);
-        if (!in_stream || oob->kind != NAND_PAGE_INDEX || oob->tag != t) {
+        if (at == INDEX_PAGE_NOT_HELD) {
             WHY("translation page %u is at NAND page %u, which does not hold it (spare area kind "
                 "%#x, tag %u)",
-                t, ppn, oob->kind, oob->tag);
+                t, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
         }
         const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
         struct tpage_header h;
@@ -450,7 +446,7 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
             valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / geo->stripe_bytes] += UNIT;
             mapped++;
         }
-        valid[s] += geo->page_size;
+        valid[ppn / geo->pages_per_stripe] += geo->page_size;
         tbytes += geo->page_size;
     }
     for (uint32_t s = 0; s < geo->stripes; s++) {

@@ -215,6 +215,21 @@ bool recovery_stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info
     return true;
 }
 
+enum index_page_at recovery_index_page_at(const struct kvftl *ftl, const struct stripe_info *st,
+                                          uint32_t open_idx, uint32_t ppn, uint32_t tag)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    if (ppn >= geo->total_pages) {
+        return INDEX_PAGE_PAST_END;
+    }
+    uint32_t s = ppn / geo->pages_per_stripe;
+    const struct nand_oob *oob = &ftl->nand.oob[ppn];
+    bool in_stream = st[s].state == STRIPE_INDEX ||
+                     (st[s].state == STRIPE_OPEN_INDEX && ppn % geo->pages_per_stripe < open_idx);
+    return in_stream && oob->kind == NAND_PAGE_INDEX && oob->tag == tag ? INDEX_PAGE_HELD
+                                                                        : INDEX_PAGE_NOT_HELD;
+}
+
 /* First page of stripe @s from @from on whose spare area is not erased, or UINT32_MAX. */
 static uint32_t first_written_page(const struct kvftl *ftl, uint32_t s, uint32_t from)
 {
@@ -564,19 +579,15 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         if (!seen[pg]) {
             WHY("index page %u is not in the directory", pg);
         }
-        if (ppn >= geo->total_pages) {
+        enum index_page_at at = recovery_index_page_at(ftl, st, ch.stream_idx, ppn, pg);
+        if (at == INDEX_PAGE_PAST_END) {
             WHY("index page %u is at NAND page %u, past the last page (%llu)", pg, ppn,
                 (unsigned long long)geo->total_pages - 1);
         }
-        uint32_t s = ppn / geo->pages_per_stripe;
-        const struct nand_oob *oob = &ftl->nand.oob[ppn];
-        bool in_stream = st[s].state == STRIPE_INDEX ||
-                         (st[s].state == STRIPE_OPEN_INDEX &&
-                          ppn % geo->pages_per_stripe < ch.stream_idx);
-        if (!in_stream || oob->kind != NAND_PAGE_INDEX || oob->tag != pg) {
+        if (at == INDEX_PAGE_NOT_HELD) {
             WHY("index page %u is at NAND page %u, which is not an index page (spare area kind %#x, "
                 "page %u)",
-                pg, ppn, oob->kind, oob->tag);
+                pg, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
         }
         const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
         if (XXH3_64bits(mem, ix->page_bytes) != sum) {
@@ -587,7 +598,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
                               prefix[pg], valid, &t, why, why_len)) {
             goto out;
         }
-        valid[s] += geo->page_size;
+        valid[ppn / geo->pages_per_stripe] += geo->page_size;
         index_bytes += geo->page_size;
     }
 

@@ -23,6 +23,7 @@
 
 #include "block_recovery.h"
 #include "helpers.h"
+#include "kvftl_image.h"
 #include "page_map.h"
 
 #define UNITS 3210u
@@ -689,6 +690,69 @@ static void test_damaged_tpage_rescanned(void)
     unlink(image);
 }
 
+/*
+ * A cleanly closed image whose checkpoint names translation page 0 at a
+ * NAND page that does not hold it (the page after it), then past the last
+ * page, the checkpoint's checksum made to match: the mount names the page
+ * and where the checkpoint put it, and rebuilds the map from the spare
+ * areas with every unit back.
+ */
+static void test_checkpoint_tpage_address(void)
+{
+    for (int k = 0; k < 2; k++) { /* 0: an erased page; 1: past the last */
+        image_new();
+        struct kvftl_config c = nvm_config(true, true);
+        struct kvftl *f = open_or_die(&c);
+        wr_range(f, 0, 8, 1);
+        kvftl_close(f); /* programs the translation page */
+        f = open_or_die(&c);
+        uint32_t ppn = f->pmap.tpage_ppn[0];
+        uint32_t total = (uint32_t)f->nand.geo.total_pages;
+        uint64_t ckpt_off = nand_checkpoint_offset(&f->nand); /* past the nvm unit spares */
+        kvftl_close(f);
+        CU_ASSERT_FATAL(ppn != PAGE_MAP_NO_PAGE);
+
+        struct kvftl_image im;
+        CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+        size_t len = (size_t)im.h.checkpoint_bytes;
+        uint8_t *b = g_malloc(len);
+        CU_ASSERT_FATAL(kvftl_image_read(&im, ckpt_off, b, len));
+        struct block_checkpoint_head ch;
+        memcpy(&ch, b, sizeof(ch));
+        uint64_t at = sizeof(ch) + (uint64_t)ch.stripes * sizeof(struct stripe_info);
+        CU_ASSERT_FATAL(at + 4 <= len);
+        uint32_t named = k == 0 ? ppn + 1 : total;
+        memcpy(b + at, &named, 4);
+        im.h.checkpoint_checksum = XXH3_64bits(b, len);
+        CU_ASSERT_FATAL(kvftl_image_write(&im, ckpt_off, b, len));
+        CU_ASSERT_FATAL(kvftl_image_write(&im, 0, &im.h, sizeof(im.h)));
+        g_free(b);
+        kvftl_image_close(&im);
+
+        f = open_or_die(&c);
+        CU_ASSERT_TRUE(f->mount.scanned);
+        char where[128], want[512];
+        if (k == 0) {
+            /* the page after it: erased, outside the programmed index stream */
+            snprintf(where, sizeof(where), "which does not hold it (spare area kind 0, tag 0)");
+        } else {
+            snprintf(where, sizeof(where), "past the last page (%u)", total - 1);
+        }
+        snprintf(want, sizeof(want),
+                 "image_path %s: translation page 0 is at NAND page %u, %s; the map was rebuilt "
+                 "from 1 translation page and the unit spare areas: 8 units mapped, 0 written "
+                 "after their translation page, 0 unmapped by the unmap log.",
+                 image, named, where);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(kvftl_mount_note(f));
+        CU_ASSERT_STRING_EQUAL(kvftl_mount_note(f), want);
+        CU_ASSERT_EQUAL(bad_units(f, 0, 8, 1), 0);
+        CU_ASSERT_EQUAL(bad_units(f, 8, 16, 0), 0);
+        assert_check_ok(f);
+        kvftl_close(f);
+        unlink(image);
+    }
+}
+
 /* Write @len bytes of @img to @path, leaving its 4 KiB blocks of zeroes as holes (fast). */
 static void write_sparse(const char *path, const gchar *img, gsize len)
 {
@@ -1085,6 +1149,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_unit_spare_skipped),
     TAP_TEST_FN(test_future_seq_and_bad_tag_skipped),
     TAP_TEST_FN(test_damaged_tpage_rescanned),
+    TAP_TEST_FN(test_checkpoint_tpage_address),
     TAP_TEST_FN(test_random_damage_mounts_or_refuses),
     TAP_TEST_FN(test_check_finds_damage),
     TAP_TEST_FN(test_random_cuts_plp),
