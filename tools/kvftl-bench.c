@@ -927,6 +927,12 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     struct kvftl_cpl *bcpl = calloc(o->batch, sizeof(*bcpl));
     if (!ring || !buf || !bbuf || !bunit || !breq || !bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
+        free(ring);
+        free(buf);
+        free(bbuf);
+        free(bunit);
+        free(breq);
+        free(bcpl);
         return 1;
     }
     for (uint32_t i = 0; i < KVFTL_BLOCK_UNIT_BYTES; i++) {
@@ -1181,6 +1187,9 @@ int main(int argc, char **argv)
     uint64_t *ring = calloc(o.queue_depth, sizeof(uint64_t));
     if (!val || !ring) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
+        free(val);
+        free(ring);
+        kvftl_close(ftl); /* an --image is closed cleanly, with its checkpoint */
         return 1;
     }
     for (uint32_t i = 0; i < o.value_bytes; i++) {
@@ -1204,6 +1213,16 @@ int main(int argc, char **argv)
     struct kvftl_cpl *bcpl = calloc(o.batch, sizeof(*bcpl));
     if (!bkeys || !bvals || !bbufs || !bidx || !sreq || !breq || !bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
+        free(bkeys);
+        free(bvals);
+        free(bbufs);
+        free(bidx);
+        free(sreq);
+        free(breq);
+        free(bcpl);
+        free(val);
+        free(ring);
+        kvftl_close(ftl);
         return 1;
     }
     memset(bkeys, 0x6b, (size_t)o.batch * KVFTL_KEY_MAX_BYTES);
