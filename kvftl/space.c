@@ -207,12 +207,21 @@ int stream_write(struct space *sp, uint64_t off, const void *src, uint32_t n, ui
 
 void stream_pad(struct space *sp, uint64_t from, uint64_t to, uint64_t *now_ns)
 {
+    struct data_stream *ds = &sp->data;
     uint32_t ps = sp->nand->geo.page_size;
     if (to <= from) {
         return;
     }
     uint8_t rec[8];
     uint32_t n = stream_pad_record(rec, to - from);
+    /*
+     * A pad is written at the write pointer, as a streamed record is: every
+     * page before it is complete, so when the buffer's window is full the
+     * oldest page is programmed to open the pad's (stream_open_page()).
+     */
+    g_assert(from == ds->wp);
+    bool streaming = ds->streaming;
+    ds->streaming = true;
     /* the record may straddle a page boundary */
     uint64_t off = from;
     uint32_t done = 0;
@@ -221,12 +230,13 @@ void stream_pad(struct space *sp, uint64_t from, uint64_t to, uint64_t *now_ns)
         uint32_t chunk = n - done < ps - in ? n - done : ps - in;
         uint8_t *mem = stream_open_page(sp, idx, now_ns);
         if (!mem) {
-            return;
+            break;
         }
         memcpy(mem + in, rec + done, chunk);
         done += chunk;
         off += chunk;
     }
+    ds->streaming = streaming;
 }
 
 void stream_close_stripe(struct space *sp)

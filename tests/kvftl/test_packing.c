@@ -290,6 +290,55 @@ static void test_backfill_window_too_small(void)
     kvftl_close(f);
 }
 
+/*
+ * A stripe finished while the page buffer's window is full and the write
+ * pointer is past it (backfill, 4 buffer entries, 4 KiB pages, 1 KiB
+ * placement; a fuzzer's finding): the stripe's last blob does not fit, so
+ * the rest of the stripe is padded from the write pointer, which must
+ * program the window's oldest page as a blob written there would. It was a
+ * failed assertion, a crash of the device.
+ */
+static void test_pad_past_full_window(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 2,
+                                                         .blocks_per_die = 8,
+                                                         .pages_per_block = 272,
+                                                         .page_size_bytes = 4096});
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    c.index_page_bytes = 4096;
+    c.index_dram_bytes = 256 * 1024;
+    c.buffer_entries = 4;
+    c.dlt_entries = 4;
+    c.packing = KVFTL_PACK_BACKFILL;
+    c.plp = true;
+    c.placement_unit_bytes = 1024;
+    struct kvftl *f = open_or_die(&c);
+    static const struct {
+        const char *key;
+        uint32_t value_bytes;
+        bool dma;
+    } st[] = {
+        {"key-0-12byte", 1828922, false},
+        {"key-1-12byte", 1019, true},
+        {"key-2-of-thirty-bytes--------", 4000, true},
+        {"key-3-of-thirty-bytes--------", 4000, true},
+        {"key-4-of-thirty-bytes--------", 2083392, true},
+    };
+    for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+        CU_ASSERT_EQUAL(put(f, st[i].key, st[i].value_bytes, (uint8_t)(0x41 + i), st[i].dma),
+                        KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(f->space.data.stripe, 1u); /* the last blob opened the second stripe */
+    for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+        CU_ASSERT_EQUAL(get_check(f, st[i].key, st[i].value_bytes, (uint8_t)(0x41 + i)), 0);
+    }
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
 /* ------------------------------------------------------------------ */
 /* Per-page data area (page_data_bytes)                                */
 /* ------------------------------------------------------------------ */
@@ -477,6 +526,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_hybrid_value_placed_as_dma),
     TAP_TEST_FN(test_dlt_full_drains),
     TAP_TEST_FN(test_backfill_window_too_small),
+    TAP_TEST_FN(test_pad_past_full_window),
     TAP_TEST_FN(test_data_area_24k_vs_25k_values),
     TAP_TEST_FN(test_data_area_small_blob_starts_next_page),
     TAP_TEST_FN(test_data_area_block_policy),
