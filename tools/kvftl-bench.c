@@ -1213,17 +1213,8 @@ int main(int argc, char **argv)
     struct kvftl_cpl *bcpl = calloc(o.batch, sizeof(*bcpl));
     if (!bkeys || !bvals || !bbufs || !bidx || !sreq || !breq || !bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
-        free(bkeys);
-        free(bvals);
-        free(bbufs);
-        free(bidx);
-        free(sreq);
-        free(breq);
-        free(bcpl);
-        free(val);
-        free(ring);
-        kvftl_close(ftl);
-        return 1;
+        rc = 1;
+        goto out; /* frees what was allocated and closes the device */
     }
     memset(bkeys, 0x6b, (size_t)o.batch * KVFTL_KEY_MAX_BYTES);
     for (uint32_t k = 0; k < o.batch; k++) {
