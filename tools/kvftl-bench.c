@@ -925,15 +925,10 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     uint64_t *bunit = calloc(o->batch, sizeof(uint64_t));
     struct kvftl_block_read_req *breq = calloc(o->batch, sizeof(*breq));
     struct kvftl_cpl *bcpl = calloc(o->batch, sizeof(*bcpl));
+    int rc = 1;
     if (!ring || !buf || !bbuf || !bunit || !breq || !bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
-        free(ring);
-        free(buf);
-        free(bbuf);
-        free(bunit);
-        free(breq);
-        free(bcpl);
-        return 1;
+        goto out; /* frees what was allocated */
     }
     for (uint32_t i = 0; i < KVFTL_BLOCK_UNIT_BYTES; i++) {
         buf[i] = (uint8_t)(o->seed + i * 131);
@@ -1092,13 +1087,15 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
                s2.gc_runs);
         printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
     }
+    rc = wr.errors || rd.errors || mismatches ? 1 : 0;
+out:
     free(ring);
     free(buf);
     free(bbuf);
     free(bunit);
     free(breq);
     free(bcpl);
-    return wr.errors || rd.errors || mismatches ? 1 : 0;
+    return rc;
 }
 
 int main(int argc, char **argv)
