@@ -446,7 +446,7 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
             valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / geo->stripe_bytes] += UNIT;
             mapped++;
         }
-        valid[ppn / geo->pages_per_stripe] += geo->page_size;
+        valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
         tbytes += geo->page_size;
     }
     for (uint32_t s = 0; s < geo->stripes; s++) {

@@ -222,7 +222,7 @@ enum index_page_at recovery_index_page_at(const struct kvftl *ftl, const struct 
     if (ppn >= geo->total_pages) {
         return INDEX_PAGE_PAST_END;
     }
-    uint32_t s = ppn / geo->pages_per_stripe;
+    uint32_t s = nand_stripe_of(&ftl->nand, ppn);
     const struct nand_oob *oob = &ftl->nand.oob[ppn];
     bool in_stream = st[s].state == STRIPE_INDEX ||
                      (st[s].state == STRIPE_OPEN_INDEX && ppn % geo->pages_per_stripe < open_idx);
@@ -598,7 +598,7 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
                               prefix[pg], valid, &t, why, why_len)) {
             goto out;
         }
-        valid[ppn / geo->pages_per_stripe] += geo->page_size;
+        valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
         index_bytes += geo->page_size;
     }
 
