@@ -216,8 +216,7 @@ size_t kvftl_tunable_value_text(const struct kvftl_tunable *t, uint64_t v, char 
 /* Is @v within a number tunable's own range (not counting other fields)? */
 static bool number_in_range(const struct kvftl_tunable *t, uint64_t v)
 {
-    return v >= t->min && v <= t->max &&
-           (!(t->flags & KVFTL_TUNABLE_POW2) || (v && !(v & (v - 1))));
+    return v >= t->min && v <= t->max && (!(t->flags & KVFTL_TUNABLE_POW2) || is_pow2(v));
 }
 
 int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, const char *name,
@@ -275,11 +274,6 @@ int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, c
 }
 
 /* ---- checks ---- */
-
-static bool is_pow2(uint64_t v)
-{
-    return v && !(v & (v - 1));
-}
 
 #define FAIL(...) return refuse(err, err_len, __VA_ARGS__)
 

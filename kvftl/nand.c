@@ -31,11 +31,6 @@ static struct nand_page_entry *entry_of(const struct nand *n, uint64_t ppn)
     return (struct nand_page_entry *)(n->pages + ppn * n->page_entry_bytes);
 }
 
-static bool is_pow2(uint64_t v)
-{
-    return v && !(v & (v - 1));
-}
-
 void nand_geometry_derive(struct nand_geometry *geo)
 {
     geo->dies = geo->channels * geo->dies_per_channel;

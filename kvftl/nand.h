@@ -217,6 +217,12 @@ struct nand {
     uint64_t torn_ppn;        /* page whose program was torn, or UINT64_MAX */
 };
 
+/* is_pow2() - is @v a power of two (the geometry's masks, the tunables' checks)? */
+static inline bool is_pow2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
 /* nand_geometry_derive() - fill the derived fields of @geo. */
 void nand_geometry_derive(struct nand_geometry *geo);
 
