@@ -321,23 +321,38 @@ enum kvftl_status kvftl_store_check(uint32_t key_bytes, uint32_t value_bytes, ui
     return KVFTL_OK;
 }
 
-void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
+/*
+ * The index slot, page header, frame record and Bloom block a Store of @req
+ * will wait on are random lines: start them loading (a hint only: the
+ * Stores and GC in between may move what it names) and return the key's
+ * hash; 0 when the Store will be refused before it looks (nvm, power lost,
+ * a bad key).
+ */
+static uint64_t store_hint(struct kvftl *ftl, const struct kvftl_store_req *req)
+{
+    if (ftl->nvm || !ftl_powered(ftl) || !key_ok(req->key, req->key_bytes)) {
+        return 0;
+    }
+    uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
+    index_prefetch_for_update(&ftl->idx, hash);
+    if (ftl->bloom_on) {
+        bloom_prefetch(&ftl->bloom, hash);
+    }
+    return hash;
+}
+
+/* kvftl_store() with the key's hash already computed and its loads hinted (or 0: both here). */
+static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t hash,
+                  struct kvftl_cpl *cpl)
 {
     uint64_t now = req->arrival_ns;
     struct fw_cmd fc;
     /*
-     * The index slot, page header, frame record and Bloom block this Store
-     * will wait on are random lines: start them before anything else, so
-     * that the checks, the firmware bookkeeping and GC's watermark tests
-     * run while they load (a hint only: GC may move what it names).
+     * Alone, the hints go out before anything else, so that the checks, the
+     * firmware bookkeeping and GC's watermark tests run while they load.
      */
-    uint64_t hash = 0;
-    if (!ftl->nvm && ftl_powered(ftl) && key_ok(req->key, req->key_bytes)) {
-        hash = index_hash(&ftl->idx, req->key, req->key_bytes);
-        index_prefetch_for_update(&ftl->idx, hash);
-        if (ftl->bloom_on) {
-            bloom_prefetch(&ftl->bloom, hash);
-        }
+    if (!hash) {
+        hash = store_hint(ftl, req);
     }
     if (!op_begin(ftl, cpl, &fc, req->inline_xfer_commands, &now, true, req->key, req->key_bytes)) {
         return;
@@ -429,6 +444,43 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
     ftl->st.host_bytes_in_dma += req->value_bytes - req->inline_bytes;
     cpl->value_bytes = req->value_bytes;
     fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
+}
+
+void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kvftl_cpl *cpl)
+{
+    store(ftl, req, 0, cpl);
+}
+
+/*
+ * A batch of Stores hints window w + 1's loads (store_hint()) before it
+ * runs window w's Stores one by one, in order, exactly as kvftl_store()
+ * would: each Store's index slot and Bloom block have a window of Stores to
+ * arrive in, instead of the few hundred instructions before its own lookup.
+ * A hint made stale by a Store before it (a split, an eviction, GC) only
+ * loads a useless line, and a key's hash does not change within a batch
+ * (only a format draws a new secret), so results, simulated times,
+ * statistics and the NAND's contents are those of the same calls one at a
+ * time. A Store refused before its lookup gets no hint (hash 0) and is
+ * refused as alone.
+ */
+#define STORE_WINDOW 16u
+
+void kvftl_store_batch(struct kvftl *ftl, const struct kvftl_store_req *reqs,
+                       struct kvftl_cpl *cpls, size_t n)
+{
+    uint64_t hash[2][STORE_WINDOW];
+    for (size_t i = 0; i < n && i < STORE_WINDOW; i++) {
+        hash[0][i] = store_hint(ftl, &reqs[i]);
+    }
+    for (size_t base = 0, x = 0; base < n; base += STORE_WINDOW, x++) {
+        size_t next = base + STORE_WINDOW;
+        for (size_t i = 0; next + i < n && i < STORE_WINDOW; i++) {
+            hash[(x + 1) % 2][i] = store_hint(ftl, &reqs[next + i]);
+        }
+        for (size_t i = 0; base + i < n && i < STORE_WINDOW; i++) {
+            store(ftl, &reqs[base + i], hash[x % 2][i], &cpls[base + i]);
+        }
+    }
 }
 
 /*

@@ -63,7 +63,7 @@ struct opts {
      */
     const char **tunable_text; /* [kvftl_tunable_count] */
     uint32_t queue_depth;
-    uint32_t batch; /* retrieves per kvftl_retrieve_batch() call; 1: kvftl_retrieve() */
+    uint32_t batch; /* stores and retrieves per batch call; 1: one kvftl_store()/_retrieve() each */
     bool inline_values;
     bool json;
     bool slices; /* run the long walks in device slices instead of retrieves */
@@ -83,9 +83,10 @@ static void usage(FILE *f)
         "  --value-bytes N        value size in bytes (default 64; 0..2097152)\n"
         "  --preset NAME          device preset: default, pm983, cosmos (default: default)\n"
         "  --queue-depth N        requests in flight in simulated time (default 64; 1..65536)\n"
-        "  --batch N              retrieves per kvftl_retrieve_batch() call (nvm: reads per\n"
+        "  --batch N              stores per kvftl_store_batch() and retrieves per\n"
+        "                         kvftl_retrieve_batch() call (nvm: reads per\n"
         "                         kvftl_block_read_batch() call), at most the queue depth;\n"
-        "                         1 calls kvftl_retrieve() (default 16; 1..256)\n"
+        "                         1 calls kvftl_store() and kvftl_retrieve() (default 16; 1..256)\n"
         "  --arrival KIND         how values arrive: dma or inline (default dma; inline: in a\n"
         "                         head and transfer commands of the device's full layout)\n"
         "  --slices               after the stores, run List, an Iter Read matching nothing and the\n"
@@ -1241,9 +1242,10 @@ int main(int argc, char **argv)
             make_value(j + k, o.value_bytes, (uint8_t *)sreq[k].value);
             sreq[k].arrival_ns = ring[(j + k) % o.queue_depth];
         }
-        for (uint32_t k = 0; k < nb; k++) {
-            /* no batch call for Stores: overlapping their index loads bought nothing */
-            kvftl_store(ftl, &sreq[k], &bcpl[k]);
+        if (nb == 1) {
+            kvftl_store(ftl, &sreq[0], &bcpl[0]);
+        } else {
+            kvftl_store_batch(ftl, sreq, bcpl, nb);
         }
         for (uint32_t k = 0; k < nb; k++) {
             const struct kvftl_cpl *cp = &bcpl[k];

@@ -413,6 +413,132 @@ static void test_retrieve_batch_small_budget(void)
 }
 
 /*
+ * kvftl_store_batch() is kvftl_store() in order, only faster: two
+ * identical devices (the fillers and keys of the retrieve case above; in
+ * the second case behind an index DRAM budget of 3 pages, so that Stores
+ * evict and reload index pages), one given 203 Stores in one batch (12
+ * windows of 16 and a partial one) and one the same Stores one call at a
+ * time, give identical completions, statistics and stored bytes. Store i
+ * writes key "s%03d" (i mod 150), so keys 0-52 are overwritten within the
+ * batch, some in the window after their first Store (a hint made stale by
+ * the Store before it), with a value of 20 + i mod 90 bytes of i. Among
+ * them: ONLY_IF_EXISTS of a key not stored yet (i 7: KEY_DOES_NOT_EXIST),
+ * ONLY_IF_ABSENT of one stored in the batch (i 160: KEY_EXISTS), a Store
+ * with no key (i 30: INVALID_KEY_SIZE), a value with bytes but no buffer (i
+ * 31: INVALID_FIELD) and more inline bytes than value (i 32:
+ * INVALID_FIELD).
+ */
+#define SBATCH_N 203
+
+static void store_requests(struct kvftl_store_req *r, char keys[][8], uint8_t vals[][128])
+{
+    for (int i = 0; i < SBATCH_N; i++) {
+        snprintf(keys[i], 8, "s%03d", i % 150);
+        memset(vals[i], i, 128);
+        r[i] = (struct kvftl_store_req){.key = keys[i],
+                                        .key_bytes = 4,
+                                        .value = vals[i],
+                                        .value_bytes = 20 + (uint32_t)(i % 90),
+                                        .arrival_ns = 2000000 + (uint64_t)i * 11};
+    }
+    r[7].options = KVFTL_STORE_ONLY_IF_EXISTS;
+    r[160].options = KVFTL_STORE_ONLY_IF_ABSENT; /* s010, stored by request 10 */
+    r[30].key_bytes = 0;
+    r[31].value = NULL;
+    r[32].inline_bytes = r[32].value_bytes + 1;
+}
+
+static void check_store_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
+{
+    struct kvftl_config c = small_config();
+    c.index_page_bytes = 4096;
+    c.index_dram_bytes = index_dram_bytes;
+    struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
+    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed);
+    fill_batch_device(fb, fillers);
+    fill_batch_device(fs, fillers);
+    kvftl_stats_reset(fb);
+    kvftl_stats_reset(fs);
+
+    static char kb[SBATCH_N][8], ks[SBATCH_N][8];
+    static uint8_t vb[SBATCH_N][128], vs[SBATCH_N][128];
+    struct kvftl_store_req rb[SBATCH_N], rs[SBATCH_N];
+    store_requests(rb, kb, vb);
+    store_requests(rs, ks, vs);
+    struct kvftl_cpl cb[SBATCH_N], cs[SBATCH_N];
+    kvftl_store_batch(fb, rb, cb, SBATCH_N);
+    for (int i = 0; i < SBATCH_N; i++) {
+        kvftl_store(fs, &rs[i], &cs[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < SBATCH_N; i++) {
+        CU_ASSERT_EQUAL(cb[i].status, cs[i].status);
+        CU_ASSERT_EQUAL(cb[i].value_bytes, cs[i].value_bytes);
+        CU_ASSERT_EQUAL(cb[i].done_ns, cs[i].done_ns);
+        ok += cb[i].status == KVFTL_OK;
+    }
+    CU_ASSERT_EQUAL(cb[7].status, KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(cb[160].status, KVFTL_KEY_EXISTS);
+    CU_ASSERT_EQUAL(cb[30].status, KVFTL_INVALID_KEY_SIZE);
+    CU_ASSERT_EQUAL(cb[31].status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cb[32].status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(cb[157].status, KVFTL_OK); /* s007: ONLY_IF_EXISTS refused it at 7 */
+    CU_ASSERT_EQUAL(ok, SBATCH_N - 5);
+
+    struct kvftl_stats sb = stats(fb), ss = stats(fs);
+    CU_ASSERT_EQUAL(sb.stores, SBATCH_N - 5);
+    CU_ASSERT_EQUAL(sb.stores, ss.stores);
+    CU_ASSERT_EQUAL(sb.user_bytes_written, ss.user_bytes_written);
+    CU_ASSERT_EQUAL(sb.index_cache_hits, ss.index_cache_hits);
+    CU_ASSERT_EQUAL(sb.index_cache_misses, ss.index_cache_misses);
+    if (fillers) {
+        CU_ASSERT(sb.index_cache_misses > 0); /* the small budget case does miss */
+    }
+    CU_ASSERT_EQUAL(sb.nand_pages_programmed, ss.nand_pages_programmed);
+    CU_ASSERT_EQUAL(sb.nand_pages_read, ss.nand_pages_read);
+    CU_ASSERT_EQUAL(sb.live_keys, ss.live_keys);
+    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].count, ss.latency[KVFTL_OP_STORE].count);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].p99_ns, ss.latency[KVFTL_OP_STORE].p99_ns);
+
+    /*
+     * Every key holds its last successful Store's value on both: request
+     * k + 150 where there is one (keys 7 and 30-32, refused at first, are
+     * stored then), k for key 10 (request 160 was refused) and keys 53-149.
+     */
+    for (int k = 0; k < 150; k++) {
+        char key[8];
+        snprintf(key, sizeof(key), "s%03d", k);
+        int last = k + 150 < SBATCH_N && k + 150 != 160 ? k + 150 : k;
+        uint8_t gb[128], gs[128];
+        struct kvftl_cpl pb, ps;
+        kvftl_retrieve(fb, key, 4, gb, 0, sizeof(gb), 9000000000ull, &pb);
+        kvftl_retrieve(fs, key, 4, gs, 0, sizeof(gs), 9000000000ull, &ps);
+        CU_ASSERT_EQUAL(pb.status, KVFTL_OK);
+        CU_ASSERT_EQUAL(pb.value_bytes, 20 + (uint32_t)(last % 90));
+        CU_ASSERT_EQUAL(gb[0], (uint8_t)last);
+        CU_ASSERT_EQUAL(gb[pb.value_bytes - 1], (uint8_t)last);
+        CU_ASSERT_EQUAL(ps.status, pb.status);
+        CU_ASSERT_EQUAL(ps.value_bytes, pb.value_bytes);
+        CU_ASSERT_EQUAL(memcmp(gb, gs, pb.value_bytes), 0);
+    }
+    assert_consistent(fb);
+    assert_consistent(fs);
+    kvftl_close(fb);
+    kvftl_close(fs);
+}
+
+static void test_store_batch_cached(void)
+{
+    check_store_batch_equals_singles(1 << 20, 0);
+}
+
+static void test_store_batch_small_budget(void)
+{
+    check_store_batch_equals_singles(3 * 4096, 3000);
+}
+
+/*
  * A batch over blobs in many arenas: 6,000 pairs of 300-byte values at
  * 1 KiB placement fill 3 stripes of 520 pages (4 pairs per 4 KiB page,
  * 2,080 per stripe: 3 arenas of chunks), and a batch of 131 retrieves (8 full
@@ -766,6 +892,8 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_max_keys),
     TAP_TEST_FN(test_retrieve_batch_cached),
     TAP_TEST_FN(test_retrieve_batch_small_budget),
+    TAP_TEST_FN(test_store_batch_cached),
+    TAP_TEST_FN(test_store_batch_small_budget),
     TAP_TEST_FN(test_retrieve_batch_across_arenas),
     TAP_TEST_FN(test_directory_bound_chosen_hashes),
     TAP_TEST_FN(test_directory_bound_seeded_brute_force),
