@@ -331,17 +331,27 @@ static void batch_requests(struct kvftl_retrieve_req *r, char keys[][8], uint8_t
     r[13].key_bytes = 0; /* no key at all */
 }
 
-static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
+/* Two identical devices filled alike, statistics reset: *@fb for the batch, *@fs for single calls.
+ */
+static void open_batch_pair(uint64_t index_dram_bytes, int fillers, struct kvftl **fb,
+                            struct kvftl **fs)
 {
     struct kvftl_config c = small_config();
     c.index_page_bytes = 4096;
     c.index_dram_bytes = index_dram_bytes;
-    struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
-    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed); /* the same index layout on both */
-    fill_batch_device(fb, fillers);
-    fill_batch_device(fs, fillers);
-    kvftl_stats_reset(fb);
-    kvftl_stats_reset(fs);
+    *fb = open_or_die(&c);
+    *fs = open_or_die(&c);
+    index_set_seed_for_test(&(*fs)->idx, (*fb)->idx.hash_seed); /* the same index layout on both */
+    fill_batch_device(*fb, fillers);
+    fill_batch_device(*fs, fillers);
+    kvftl_stats_reset(*fb);
+    kvftl_stats_reset(*fs);
+}
+
+static void check_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
+{
+    struct kvftl *fb, *fs;
+    open_batch_pair(index_dram_bytes, fillers, &fb, &fs);
 
     static char kb[BATCH_N][8], ks[BATCH_N][8];
     static uint8_t bb[BATCH_N * 256], bs[BATCH_N * 256];
@@ -450,15 +460,8 @@ static void store_requests(struct kvftl_store_req *r, char keys[][8], uint8_t va
 
 static void check_store_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
 {
-    struct kvftl_config c = small_config();
-    c.index_page_bytes = 4096;
-    c.index_dram_bytes = index_dram_bytes;
-    struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
-    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed);
-    fill_batch_device(fb, fillers);
-    fill_batch_device(fs, fillers);
-    kvftl_stats_reset(fb);
-    kvftl_stats_reset(fs);
+    struct kvftl *fb, *fs;
+    open_batch_pair(index_dram_bytes, fillers, &fb, &fs);
 
     static char kb[SBATCH_N][8], ks[SBATCH_N][8];
     static uint8_t vb[SBATCH_N][128], vs[SBATCH_N][128];
