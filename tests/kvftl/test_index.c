@@ -542,6 +542,83 @@ static void test_store_batch_small_budget(void)
 }
 
 /*
+ * A batch of Stores during which GC runs: 40,000 overwrites of 50 keys
+ * with 1,000-byte values (at 1 KiB placement, about 40 MB into a device of
+ * 8 stripes of 520 4 KiB pages, 17 MB), in one kvftl_store_batch() call
+ * and in 40,000 kvftl_store() calls on a twin: GC moves blobs between a
+ * hint and its Store. Identical completions and statistics, GC did run,
+ * and every key holds its last value. Request i stores value buffer i mod
+ * 64, whose byte j is (i mod 64) + 3j.
+ */
+#define GC_BATCH_N 40000
+#define GC_BATCH_VALUES 64
+
+static void test_store_batch_under_gc(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 8,
+                                                         .pages_per_block = 520,
+                                                         .page_size_bytes = 4096});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.placement_unit_bytes = 1024;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
+    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed);
+    static char keys[50][8];
+    static uint8_t vals[GC_BATCH_VALUES][1000];
+    static struct kvftl_store_req rq[GC_BATCH_N];
+    static struct kvftl_cpl cb[GC_BATCH_N], cs[GC_BATCH_N];
+    for (int v = 0; v < GC_BATCH_VALUES; v++) {
+        for (int j = 0; j < 1000; j++) {
+            vals[v][j] = (uint8_t)(v + 3 * j);
+        }
+    }
+    for (int k = 0; k < 50; k++) {
+        snprintf(keys[k], sizeof(keys[k]), "g%02d", k);
+    }
+    for (int i = 0; i < GC_BATCH_N; i++) {
+        rq[i] = (struct kvftl_store_req){.key = keys[i % 50],
+                                         .key_bytes = 3,
+                                         .value = vals[i % GC_BATCH_VALUES],
+                                         .value_bytes = 1000,
+                                         .arrival_ns = (uint64_t)i * 5000};
+    }
+    kvftl_store_batch(fb, rq, cb, GC_BATCH_N);
+    for (int i = 0; i < GC_BATCH_N; i++) {
+        kvftl_store(fs, &rq[i], &cs[i]);
+    }
+    int ok = 0, same = 0;
+    for (int i = 0; i < GC_BATCH_N; i++) {
+        ok += cb[i].status == KVFTL_OK;
+        same += cb[i].status == cs[i].status && cb[i].done_ns == cs[i].done_ns;
+    }
+    CU_ASSERT_EQUAL(ok, GC_BATCH_N);
+    CU_ASSERT_EQUAL(same, GC_BATCH_N);
+    struct kvftl_stats sb = stats(fb), ss = stats(fs);
+    CU_ASSERT(sb.gc_runs > 0);
+    CU_ASSERT_EQUAL(sb.gc_runs, ss.gc_runs);
+    CU_ASSERT_EQUAL(sb.gc_relocated_bytes, ss.gc_relocated_bytes);
+    CU_ASSERT_EQUAL(sb.nand_pages_programmed, ss.nand_pages_programmed);
+    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
+    CU_ASSERT_EQUAL(sb.live_keys, 50);
+    for (int k = 0; k < 50; k++) {
+        uint8_t got[1000];
+        struct kvftl_cpl p;
+        kvftl_retrieve(fb, keys[k], 3, got, 0, sizeof(got), 400000000000ull, &p);
+        CU_ASSERT_EQUAL(p.status, KVFTL_OK);
+        CU_ASSERT_EQUAL(memcmp(got, vals[(GC_BATCH_N - 50 + k) % GC_BATCH_VALUES], 1000), 0);
+    }
+    printf("# %d Stores in one batch: %llu GC runs\n", GC_BATCH_N, (unsigned long long)sb.gc_runs);
+    assert_consistent(fb);
+    kvftl_close(fb);
+    kvftl_close(fs);
+}
+
+/*
  * A batch over blobs in many arenas: 6,000 pairs of 300-byte values at
  * 1 KiB placement fill 3 stripes of 520 pages (4 pairs per 4 KiB page,
  * 2,080 per stripe: 3 arenas of chunks), and a batch of 131 retrieves (8 full
@@ -897,6 +974,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_retrieve_batch_small_budget),
     TAP_TEST_FN(test_store_batch_cached),
     TAP_TEST_FN(test_store_batch_small_budget),
+    TAP_TEST_FN(test_store_batch_under_gc),
     TAP_TEST_FN(test_retrieve_batch_across_arenas),
     TAP_TEST_FN(test_directory_bound_chosen_hashes),
     TAP_TEST_FN(test_directory_bound_seeded_brute_force),
