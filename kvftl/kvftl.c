@@ -465,17 +465,24 @@ void kvftl_store(struct kvftl *ftl, const struct kvftl_store_req *req, struct kv
  */
 #define STORE_WINDOW 16u
 
+/* store_hint() of the window @reqs[0 .. min(@n, STORE_WINDOW) - 1], into @hash. */
+static void store_hint_window(struct kvftl *ftl, const struct kvftl_store_req *reqs, size_t n,
+                              uint64_t *hash)
+{
+    for (size_t i = 0; i < n && i < STORE_WINDOW; i++) {
+        hash[i] = store_hint(ftl, &reqs[i]);
+    }
+}
+
 void kvftl_store_batch(struct kvftl *ftl, const struct kvftl_store_req *reqs,
                        struct kvftl_cpl *cpls, size_t n)
 {
     uint64_t hash[2][STORE_WINDOW];
-    for (size_t i = 0; i < n && i < STORE_WINDOW; i++) {
-        hash[0][i] = store_hint(ftl, &reqs[i]);
-    }
+    store_hint_window(ftl, reqs, n, hash[0]);
     for (size_t base = 0, x = 0; base < n; base += STORE_WINDOW, x++) {
         size_t next = base + STORE_WINDOW;
-        for (size_t i = 0; next + i < n && i < STORE_WINDOW; i++) {
-            hash[(x + 1) % 2][i] = store_hint(ftl, &reqs[next + i]);
+        if (next < n) {
+            store_hint_window(ftl, reqs + next, n - next, hash[(x + 1) % 2]);
         }
         for (size_t i = 0; base + i < n && i < STORE_WINDOW; i++) {
             store(ftl, &reqs[base + i], hash[x % 2][i], &cpls[base + i]);
