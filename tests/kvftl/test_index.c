@@ -458,26 +458,56 @@ static void store_requests(struct kvftl_store_req *r, char keys[][8], uint8_t va
     r[32].inline_bytes = r[32].value_bytes + 1;
 }
 
+/*
+ * @n Stores of @reqs: one kvftl_store_batch() on @fb into @cb, one
+ * kvftl_store() each on its twin @fs into @cs. Asserts identical
+ * completions (status, value size, simulated done time) and identical
+ * statistics of what a Store touches; returns @fb's statistics.
+ */
+static struct kvftl_stats stores_batch_and_singles(struct kvftl *fb, struct kvftl *fs,
+                                                   const struct kvftl_store_req *reqs,
+                                                   struct kvftl_cpl *cb, struct kvftl_cpl *cs,
+                                                   int n)
+{
+    kvftl_store_batch(fb, reqs, cb, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        kvftl_store(fs, &reqs[i], &cs[i]);
+    }
+    int same = 0;
+    for (int i = 0; i < n; i++) {
+        same += cb[i].status == cs[i].status && cb[i].value_bytes == cs[i].value_bytes &&
+                cb[i].done_ns == cs[i].done_ns;
+    }
+    CU_ASSERT_EQUAL(same, n);
+    struct kvftl_stats sb = stats(fb), ss = stats(fs);
+    CU_ASSERT_EQUAL(sb.stores, ss.stores);
+    CU_ASSERT_EQUAL(sb.user_bytes_written, ss.user_bytes_written);
+    CU_ASSERT_EQUAL(sb.index_cache_hits, ss.index_cache_hits);
+    CU_ASSERT_EQUAL(sb.index_cache_misses, ss.index_cache_misses);
+    CU_ASSERT_EQUAL(sb.nand_pages_programmed, ss.nand_pages_programmed);
+    CU_ASSERT_EQUAL(sb.nand_pages_read, ss.nand_pages_read);
+    CU_ASSERT_EQUAL(sb.gc_runs, ss.gc_runs);
+    CU_ASSERT_EQUAL(sb.gc_relocated_bytes, ss.gc_relocated_bytes);
+    CU_ASSERT_EQUAL(sb.live_keys, ss.live_keys);
+    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].count, ss.latency[KVFTL_OP_STORE].count);
+    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].p99_ns, ss.latency[KVFTL_OP_STORE].p99_ns);
+    return sb;
+}
+
 static void check_store_batch_equals_singles(uint64_t index_dram_bytes, int fillers)
 {
     struct kvftl *fb, *fs;
     open_batch_pair(index_dram_bytes, fillers, &fb, &fs);
 
-    static char kb[SBATCH_N][8], ks[SBATCH_N][8];
-    static uint8_t vb[SBATCH_N][128], vs[SBATCH_N][128];
-    struct kvftl_store_req rb[SBATCH_N], rs[SBATCH_N];
-    store_requests(rb, kb, vb);
-    store_requests(rs, ks, vs);
+    static char keys[SBATCH_N][8];
+    static uint8_t vals[SBATCH_N][128];
+    struct kvftl_store_req rq[SBATCH_N];
+    store_requests(rq, keys, vals);
     struct kvftl_cpl cb[SBATCH_N], cs[SBATCH_N];
-    kvftl_store_batch(fb, rb, cb, SBATCH_N);
-    for (int i = 0; i < SBATCH_N; i++) {
-        kvftl_store(fs, &rs[i], &cs[i]);
-    }
+    struct kvftl_stats sb = stores_batch_and_singles(fb, fs, rq, cb, cs, SBATCH_N);
     int ok = 0;
     for (int i = 0; i < SBATCH_N; i++) {
-        CU_ASSERT_EQUAL(cb[i].status, cs[i].status);
-        CU_ASSERT_EQUAL(cb[i].value_bytes, cs[i].value_bytes);
-        CU_ASSERT_EQUAL(cb[i].done_ns, cs[i].done_ns);
         ok += cb[i].status == KVFTL_OK;
     }
     CU_ASSERT_EQUAL(cb[7].status, KVFTL_KEY_DOES_NOT_EXIST);
@@ -488,21 +518,10 @@ static void check_store_batch_equals_singles(uint64_t index_dram_bytes, int fill
     CU_ASSERT_EQUAL(cb[157].status, KVFTL_OK); /* s007: ONLY_IF_EXISTS refused it at 7 */
     CU_ASSERT_EQUAL(ok, SBATCH_N - 5);
 
-    struct kvftl_stats sb = stats(fb), ss = stats(fs);
     CU_ASSERT_EQUAL(sb.stores, SBATCH_N - 5);
-    CU_ASSERT_EQUAL(sb.stores, ss.stores);
-    CU_ASSERT_EQUAL(sb.user_bytes_written, ss.user_bytes_written);
-    CU_ASSERT_EQUAL(sb.index_cache_hits, ss.index_cache_hits);
-    CU_ASSERT_EQUAL(sb.index_cache_misses, ss.index_cache_misses);
     if (fillers) {
         CU_ASSERT(sb.index_cache_misses > 0); /* the small budget case does miss */
     }
-    CU_ASSERT_EQUAL(sb.nand_pages_programmed, ss.nand_pages_programmed);
-    CU_ASSERT_EQUAL(sb.nand_pages_read, ss.nand_pages_read);
-    CU_ASSERT_EQUAL(sb.live_keys, ss.live_keys);
-    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
-    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].count, ss.latency[KVFTL_OP_STORE].count);
-    CU_ASSERT_EQUAL(sb.latency[KVFTL_OP_STORE].p99_ns, ss.latency[KVFTL_OP_STORE].p99_ns);
 
     /*
      * Every key holds its last successful Store's value on both: request
@@ -587,23 +606,13 @@ static void test_store_batch_under_gc(void)
                                          .value_bytes = 1000,
                                          .arrival_ns = (uint64_t)i * 5000};
     }
-    kvftl_store_batch(fb, rq, cb, GC_BATCH_N);
-    for (int i = 0; i < GC_BATCH_N; i++) {
-        kvftl_store(fs, &rq[i], &cs[i]);
-    }
-    int ok = 0, same = 0;
+    struct kvftl_stats sb = stores_batch_and_singles(fb, fs, rq, cb, cs, GC_BATCH_N);
+    int ok = 0;
     for (int i = 0; i < GC_BATCH_N; i++) {
         ok += cb[i].status == KVFTL_OK;
-        same += cb[i].status == cs[i].status && cb[i].done_ns == cs[i].done_ns;
     }
     CU_ASSERT_EQUAL(ok, GC_BATCH_N);
-    CU_ASSERT_EQUAL(same, GC_BATCH_N);
-    struct kvftl_stats sb = stats(fb), ss = stats(fs);
     CU_ASSERT(sb.gc_runs > 0);
-    CU_ASSERT_EQUAL(sb.gc_runs, ss.gc_runs);
-    CU_ASSERT_EQUAL(sb.gc_relocated_bytes, ss.gc_relocated_bytes);
-    CU_ASSERT_EQUAL(sb.nand_pages_programmed, ss.nand_pages_programmed);
-    CU_ASSERT_EQUAL(sb.sim_now_ns, ss.sim_now_ns);
     CU_ASSERT_EQUAL(sb.live_keys, 50);
     for (int k = 0; k < 50; k++) {
         uint8_t got[1000];
