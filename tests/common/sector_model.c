@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "rng.h"
+
 #define GUARD_BYTE 0x5a
 
 static bool mismatch(struct sector_model *m, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -30,14 +32,6 @@ static bool mismatch(struct sector_model *m, const char *fmt, ...)
 #else
 #define NO_COVERAGE
 #endif
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 static void put_le64(uint8_t *p, uint64_t v)
 {

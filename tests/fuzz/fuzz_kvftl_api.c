@@ -43,102 +43,15 @@
 
 #include <kvftl/kvftl.h>
 
-#include "fuzz_input.h"
+#include "fuzz_kv_decode.h"
 #include "kv_model.h"
-#include "kvftl_small.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OPS 4096
 #define VALUE_BUF_BYTES (KVFTL_VALUE_MAX_BYTES + 64)
 
-/* ---------------- input decoding ---------------- */
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-/*
- * Value bytes: the 8-byte word w of the value with seed s is
- * s ^ (w + 1) * K (little-endian), so every position and every value
- * differs, any window can be generated on its own, and filling costs one
- * multiply per word (the fuzzer spends its time in the library, not here).
- */
-static void value_fill(uint64_t seed, uint32_t off, uint8_t *dst, uint32_t n)
-{
-    uint64_t w_ix = off / 8;
-    uint32_t skip = off % 8;
-    if (skip && n) {
-        uint64_t w = seed ^ (w_ix + 1) * 0x9e3779b97f4a7c15ull;
-        uint32_t take = 8 - skip < n ? 8 - skip : n;
-        memcpy(dst, (uint8_t *)&w + skip, take);
-        dst += take;
-        n -= take;
-        w_ix++;
-    }
-    for (; n >= 8; n -= 8, dst += 8, w_ix++) {
-        uint64_t w = seed ^ (w_ix + 1) * 0x9e3779b97f4a7c15ull;
-        memcpy(dst, &w, 8);
-    }
-    if (n) {
-        uint64_t w = seed ^ (w_ix + 1) * 0x9e3779b97f4a7c15ull;
-        memcpy(dst, &w, n);
-    }
-}
-
-static const uint32_t prefixes[] = {0x00000000, 0x61626364, 0x61626300, 0xffffffff,
-                                    0x80000001, 0x75736572, 0x00000100, 0x61000000};
-
-/* A key: few distinct prefixes and fills so that keys and buckets collide. */
-static uint32_t decode_key(struct input *in, uint8_t *key)
-{
-    uint32_t len = in_u8(in);
-    uint8_t pre = in_u8(in), fill = in_u8(in);
-    if (len == 255 && (fill & 1)) {
-        len = 256; /* one past the maximum */
-    }
-    uint32_t p = prefixes[pre % 8];
-    uint8_t pb[4] = {(uint8_t)(p >> 24), (uint8_t)(p >> 16), (uint8_t)(p >> 8), (uint8_t)p};
-    for (uint32_t i = 0; i < len; i++) {
-        key[i] = i < 4 ? pb[i] : (uint8_t)(fill + (pre >> 3) * (i & 1));
-    }
-    return len;
-}
-
-/* Value sizes: small mostly, page-sized, page-spanning, the 2 MiB edge, and arbitrary. */
-static uint32_t decode_vlen(struct input *in)
-{
-    uint8_t s = in_u8(in);
-    if (s < 160) {
-        return s;                                               /* 0..159 */
-    }
-    if (s < 220) {
-        return (uint32_t)(s - 159) * 512 + in_u8(in);           /* .. ~30 KiB */
-    }
-    if (s < 244) {
-        return (uint32_t)(s - 219) * 16384 - 64 + in_u8(in);    /* around page multiples */
-    }
-    if (s < 248) {
-        return (uint32_t)(s - 243) * 131072 + in_u16(in);       /* .. ~570 KiB */
-    }
-    if (s == 248) {
-        return KVFTL_VALUE_MAX_BYTES;
-    }
-    if (s == 249) {
-        return KVFTL_VALUE_MAX_BYTES - 1;
-    }
-    if (s == 250) {
-        return KVFTL_VALUE_MAX_BYTES + 1;
-    }
-    if (s == 251) {
-        return UINT32_MAX;
-    }
-    return in_u32(in) % (KVFTL_VALUE_MAX_BYTES + 64); /* arbitrary within the buffer */
-}
+/* ---------------- input decoding (and fuzz_kv_decode.h) ---------------- */
 
 /* An iterator handle: mostly one that can be open, sometimes far out of range. */
 static uint32_t decode_handle(struct input *in)
@@ -326,36 +239,6 @@ static void op_format(struct fuzz *f)
     judged(f, kv_model_format(&f->m, t, &c));
 }
 
-static void setup(struct fuzz *f, uint8_t cb)
-{
-    static const uint32_t units[] = {1, 64, 1024, 4096};
-    /*
-     * ~17 MiB: 1 channel x 2 dies x 8 blocks of 272 4 KiB pages (an erase
-     * stripe must hold the largest blob), the fewest blocks the GC
-     * watermarks allow plus one, so GC and device-full come quickly.
-     */
-    kvftl_config_small(&f->cfg, (struct kvftl_small_geometry){.channels = 1,
-                                                              .dies_per_channel = 2,
-                                                              .blocks_per_die = 8,
-                                                              .pages_per_block = 272,
-                                                              .page_size_bytes = 4096});
-    f->cfg.gc_high_watermark_blocks = 3;
-    f->cfg.gc_low_watermark_blocks = 2;
-    f->cfg.index_page_bytes = 4096;
-    f->cfg.buffer_entries = 4;
-    f->cfg.dlt_entries = 4;
-    f->cfg.packing = (enum kvftl_packing)(cb & 3);
-    f->cfg.plp = (cb >> 2) & 1;
-    f->cfg.placement_unit_bytes = units[(cb >> 3) & 3];
-    f->cfg.bloom = (cb >> 5) & 1;
-    f->cfg.gc_policy = (cb >> 6) & 1 ? KVFTL_GC_COST_BENEFIT : KVFTL_GC_GREEDY;
-    f->cfg.index_dram_bytes = (cb >> 7) & 1 ? 3 * 4096 : 256 * 1024; /* tiny: 2 pages + Bloom */
-    f->cfg.max_keys = 0;
-    f->cfg.image_path = NULL;
-    f->cfg.hash_seed =
-        1; /* one index layout per input: a finding replays (the default is a random secret) */
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static uint8_t *val, *buf, *exp;
@@ -370,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.val = val;
     f.buf = buf;
     f.now = 1000;
-    setup(&f, in_u8(&in));
+    fuzz_kv_config(&f.cfg, in_u8(&in));
     char err[256] = "";
     if (kvftl_config_check(&f.cfg, err, sizeof(err)) != 0) {
         die(&f, "config rejected: %s", err);
@@ -402,23 +285,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint32_t klen = decode_key(&in, key);
             uint32_t vlen = decode_vlen(&in);
             uint64_t vseed = mix64(in_u8(&in) + f.opno * 977);
-            uint8_t o = in_u8(&in);
-            uint32_t opt = o & 0x80 ? in_u32(&in) : (o & 3);
-            uint8_t i = in_u8(&in);
-            uint32_t inl = i < 100   ? 0
-                           : i < 200 ? vlen
-                           : i < 250 ? (vlen ? vlen / 2 : 0)
-                                     : vlen + (i - 249);
+            uint32_t opt, inl;
+            decode_store_options(&in, vlen, &opt, &inl);
             op_store(&f, key, klen, vlen, vseed, opt, inl);
             break;
         }
         case 1: {
             uint32_t klen = decode_key(&in, key);
-            uint8_t os = in_u8(&in), bs = in_u8(&in);
-            uint32_t off = os < 200 ? os : os < 250 ? (uint32_t)(os - 199) * 4096 : in_u32(&in);
-            uint32_t bufb = bs < 100   ? bs
-                            : bs < 250 ? VALUE_BUF_BYTES - 64
-                                       : in_u32(&in) % (VALUE_BUF_BYTES + 1);
+            uint32_t off, bufb;
+            decode_read_window(&in, KVFTL_VALUE_MAX_BYTES, &off, &bufb);
             op_retrieve(&f, key, klen, off, bufb);
             break;
         }

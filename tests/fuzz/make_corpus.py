@@ -126,8 +126,14 @@ seeds = {
              for i in range(50)),
 }
 
-os.makedirs(OUT, exist_ok=True)
-for name, data in seeds.items():
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(data)
-print("wrote %d seeds to %s" % (len(seeds), OUT))
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, data in seeds.items():
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+    print("wrote %d seeds to %s" % (len(seeds), OUT))
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,10 @@
 # (real images, damaged, mounted and exercised; seeded from
 # tests/fuzz/image-corpus, written by make_image_corpus.py) and
 # fuzz_block_api (the nvm personality's commands against the sector model,
-# seeded from tests/fuzz/block-corpus, written by make_block_corpus.py).
+# seeded from tests/fuzz/block-corpus, written by make_block_corpus.py) and
+# fuzz_kvftl_batch (the batch calls against the same calls one at a time on a
+# twin device, seeded from tests/fuzz/batch-corpus, written by
+# make_batch_corpus.py).
 # Prints TAP:
 #   ok N - fuzz NAME (N runs, 0 crashes)
 #   not ok N - fuzz NAME (...): crash file <path>
@@ -42,7 +45,7 @@ ensure_packages "${KVSSD_BUILD_PACKAGES[@]}" clang
 # The sanitizer and libFuzzer runtimes: only a recommendation of clang.
 ensure_packages "$(clang_rt_package)"
 
-echo "1..4"
+echo "1..5"
 log "fuzz: building in $fbuild"
 # The whole build is instrumented for coverage (fuzzer-no-link) and the
 # sanitizers; only the fuzz target links libFuzzer.
@@ -66,6 +69,7 @@ if [ $? -ne 0 ]; then
 fi
 if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
         tests/cmdset/fuzz_cmdset_smoke tests/fuzz/fuzz_image tests/fuzz/fuzz_block_api \
+        tests/fuzz/fuzz_kvftl_batch \
         >"$fbuild.build.log" 2>&1; then
     tail -30 "$fbuild.build.log" >&2
     why=$(setup_failure "$fbuild.build.log")
@@ -74,6 +78,7 @@ if ! ninja -C "$fbuild" tests/fuzz/fuzz_kvftl_api tests/cmdset/fuzz_cmdset \
     echo "not ok 2 - fuzz cmdset: build failed: $why (log: $fbuild.build.log)"
     echo "not ok 3 - fuzz image: build failed: $why"
     echo "not ok 4 - fuzz block_api: build failed: $why"
+    echo "not ok 5 - fuzz kvftl_batch: build failed: $why"
     exit 1
 fi
 
@@ -119,4 +124,7 @@ run_target 3 image "$fbuild/tests/fuzz/fuzz_image" "$here/image-corpus" || statu
 # A finding of fuzz_block_api: trace it with KVFTL_FUZZ_TRACE=1 and the replay
 # binary (kvftl_fuzz_block_replay FILE), as for the KV target.
 run_target 4 block_api "$fbuild/tests/fuzz/fuzz_block_api" "$here/block-corpus" || status=1
+# A finding of fuzz_kvftl_batch names the step, the request and the field the
+# twins differ in; KVFTL_FUZZ_TRACE=1 kvftl_fuzz_batch_replay FILE traces it.
+run_target 5 kvftl_batch "$fbuild/tests/fuzz/fuzz_kvftl_batch" "$here/batch-corpus" || status=1
 exit $status

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The model suites' deterministic randomness (splitmix64): the same seed
- * gives the same run, so a failure's seed replays it. Shared by the KV
- * suite (model.h) and the block suite (block_model.h).
+ * Deterministic randomness (splitmix64): the same seed gives the same run,
+ * so a failure's seed replays it. Shared by the KV model suite (model.h),
+ * the block model suite (block_model.h), the sector model's block contents
+ * (sector_model.c) and the kvftl API fuzz targets' values (fuzz_kv_decode.h).
  */
 #ifndef KVSSD_TESTS_MODEL_RNG_H
 #define KVSSD_TESTS_MODEL_RNG_H
