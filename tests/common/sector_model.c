@@ -584,6 +584,78 @@ bool sector_model_judge_unit(struct sector_model *m, uint64_t u, const uint8_t *
                     describe(m, buf + (size_t)b * m->lba_bytes).s, gen_desc(cur[b]).s, allowed);
 }
 
+/* One read-back read's completion: in time and OK. */
+static bool read_back_ok(struct sector_model *m, const struct kvftl_cpl *c, uint64_t arrival_ns,
+                         const char *why, uint64_t slba, uint64_t nlb)
+{
+    if (!in_time(m, "read-back", c, arrival_ns)) {
+        return false;
+    }
+    if (c->status != KVFTL_OK) {
+        return mismatch(m,
+                        "%s: read of %" PRIu64 " blocks at lba %" PRIu64 ": status %s, "
+                        "expected OK",
+                        why, nlb, slba, kvftl_status_name(c->status));
+    }
+    return true;
+}
+
+/*
+ * The namespace read back in windows of @per units from unit 0 on: each
+ * window as one read (@batched false) or as one kvftl_block_read_batch()
+ * of a read per unit; every unit judged.
+ */
+static bool read_back(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns, uint8_t *buf,
+                      uint64_t per, bool batched, const char *why, bool remounted,
+                      uint64_t *units_read)
+{
+    struct kvftl_block_read_req req[SECTOR_MODEL_READ_BATCH];
+    struct kvftl_cpl cpl[SECTOR_MODEL_READ_BATCH];
+    for (uint64_t u = 0; u < m->units; u += per) {
+        uint64_t slba = u * m->lbas_per_unit;
+        uint64_t nlb = per * m->lbas_per_unit;
+        if (nlb > m->lbas - slba) {
+            nlb = m->lbas - slba;
+        }
+        uint64_t n = per < m->units - u ? per : m->units - u;
+        if (batched) {
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t s = slba + i * m->lbas_per_unit;
+                uint64_t k = m->lbas - s < m->lbas_per_unit ? m->lbas - s : m->lbas_per_unit;
+                req[i] = (struct kvftl_block_read_req){.slba = s,
+                                                       .nlb = (uint32_t)k,
+                                                       .buf = buf + i * KVFTL_BLOCK_UNIT_BYTES,
+                                                       .arrival_ns = arrival_ns};
+            }
+            kvftl_block_read_batch(ftl, req, cpl, n);
+            for (uint64_t i = 0; i < n; i++) {
+                if (!read_back_ok(m, &cpl[i], arrival_ns, why, req[i].slba, req[i].nlb)) {
+                    return false;
+                }
+            }
+        } else {
+            struct kvftl_cpl c;
+            kvftl_block_read(ftl, slba, (uint32_t)nlb, buf, arrival_ns, &c);
+            if (!read_back_ok(m, &c, arrival_ns, why, slba, nlb)) {
+                return false;
+            }
+        }
+        for (uint64_t v = u; v < u + n; v++) {
+            if (!sector_model_judge_unit(m, v, buf + (v - u) * KVFTL_BLOCK_UNIT_BYTES, remounted,
+                                         why)) {
+                return false;
+            }
+        }
+        if (units_read) {
+            *units_read += n;
+        }
+    }
+    if (remounted) {
+        sector_model_durable(m); /* what was read is what is durable */
+    }
+    return true;
+}
+
 bool sector_model_read_back(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns,
                             uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
                             uint64_t *units_read)
@@ -596,37 +668,21 @@ bool sector_model_read_back(struct sector_model *m, struct kvftl *ftl, uint64_t 
     if (per == 0) {
         return mismatch(m, "harness: a read-back buffer of %zu bytes holds no unit", buf_bytes);
     }
-    for (uint64_t u = 0; u < m->units; u += per) {
-        uint64_t slba = u * m->lbas_per_unit;
-        uint64_t nlb = per * m->lbas_per_unit;
-        if (nlb > m->lbas - slba) {
-            nlb = m->lbas - slba;
-        }
-        struct kvftl_cpl c;
-        kvftl_block_read(ftl, slba, (uint32_t)nlb, buf, arrival_ns, &c);
-        if (!in_time(m, "read-back", &c, arrival_ns)) {
-            return false;
-        }
-        if (c.status != KVFTL_OK) {
-            return mismatch(m,
-                            "%s: read of %" PRIu64 " blocks at lba %" PRIu64 ": status %s, "
-                            "expected OK",
-                            why, nlb, slba, kvftl_status_name(c.status));
-        }
-        for (uint64_t v = u; v < m->units && v < u + per; v++) {
-            if (!sector_model_judge_unit(m, v, buf + (v - u) * KVFTL_BLOCK_UNIT_BYTES, remounted,
-                                         why)) {
-                return false;
-            }
-        }
-        if (units_read) {
-            *units_read += per < m->units - u ? per : m->units - u;
-        }
+    return read_back(m, ftl, arrival_ns, buf, per, false, why, remounted, units_read);
+}
+
+bool sector_model_read_back_batched(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns,
+                                    uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
+                                    uint64_t *units_read)
+{
+    uint64_t per = buf_bytes / KVFTL_BLOCK_UNIT_BYTES;
+    if (per > SECTOR_MODEL_READ_BATCH) {
+        per = SECTOR_MODEL_READ_BATCH;
     }
-    if (remounted) {
-        sector_model_durable(m); /* what was read is what is durable */
+    if (per == 0) {
+        return mismatch(m, "harness: a read-back buffer of %zu bytes holds no unit", buf_bytes);
     }
-    return true;
+    return read_back(m, ftl, arrival_ns, buf, per, true, why, remounted, units_read);
 }
 
 bool sector_model_check_device(struct sector_model *m, struct kvftl *ftl, const char *why)

@@ -177,6 +177,16 @@ bool sector_model_read_back(struct sector_model *m, struct kvftl *ftl, uint64_t 
                             uint64_t *units_read);
 
 /*
+ * sector_model_read_back_batched() - the same through
+ * kvftl_block_read_batch(): a read per unit, SECTOR_MODEL_READ_BATCH reads
+ * (or as many units as @buf holds) a call.
+ */
+#define SECTOR_MODEL_READ_BATCH 32
+bool sector_model_read_back_batched(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns,
+                                    uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
+                                    uint64_t *units_read);
+
+/*
  * kvftl_check() passes, kvftl_block_lbas() is still the model's namespace
  * and the live_keys gauge (mapped units) is the model's count.
  */

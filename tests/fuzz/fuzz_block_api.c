@@ -8,7 +8,8 @@
  * small nvm device (17 MiB of NAND, so GC comes quickly) and the reference
  * model of tests/common/sector_model.h (the one the block model suite
  * uses). Besides crashes and sanitizer reports, any disagreement with the
- * model aborts: the status of every command, every byte of every read,
+ * model aborts: the status of every command, every byte of every read
+ * (the read-backs too, most through kvftl_block_read_batch()),
  * survival of completed writes across power cuts (per 4 KiB unit, never
  * torn), the mapped-units gauge and kvftl_check().
  *
@@ -111,11 +112,21 @@ static void trace_op(struct fuzz *f, const char *op, uint64_t slba, uint32_t nlb
     (void)f;
 }
 
-/* Every unit read back and judged, then the gauges (and kvftl_check); @remounted: after a cycle. */
+/*
+ * Every unit read back and judged, then the gauges (and kvftl_check);
+ * @remounted: after a crash mount. That is read back in reads of the
+ * largest transfer; a check op, a clean reopen and the end of the input in
+ * batches of a read per unit (kvftl_block_read_batch()).
+ */
 static void verify_all(struct fuzz *f, const char *why, bool remounted)
 {
-    judged(f,
-           sector_model_read_back(&f->m, f->ftl, f->now, f->rbuf, BUF_BYTES, why, remounted, NULL));
+    if (remounted) {
+        judged(f,
+               sector_model_read_back(&f->m, f->ftl, f->now, f->rbuf, BUF_BYTES, why, true, NULL));
+    } else {
+        judged(f, sector_model_read_back_batched(&f->m, f->ftl, f->now, f->rbuf, BUF_BYTES, why,
+                                                 false, NULL));
+    }
     judged(f, sector_model_check_device(&f->m, f->ftl, why));
 }
 

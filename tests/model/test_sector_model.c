@@ -450,6 +450,11 @@ static void test_unit_lost_behind_the_model(void)
     CU_ASSERT(sector_model_read_back(&m, ftl, 2000, buf, sizeof(buf) - SECTOR_MODEL_GUARD_BYTES,
                                      "before the loss", false, &units));
     CU_ASSERT_EQUAL(units, m.units);
+    units = 0;
+    CU_ASSERT(sector_model_read_back_batched(&m, ftl, 2000, buf,
+                                             sizeof(buf) - SECTOR_MODEL_GUARD_BYTES,
+                                             "before the loss", false, &units));
+    CU_ASSERT_EQUAL(units, m.units);
     CU_ASSERT(sector_model_check_gauges(&m, ftl, "before the loss"));
     kvftl_block_deallocate(ftl, 101, 1, 3000, &c);
     CU_ASSERT_EQUAL(c.status, KVFTL_OK);
@@ -457,6 +462,11 @@ static void test_unit_lost_behind_the_model(void)
         &m, ftl, 4000, buf, sizeof(buf) - SECTOR_MODEL_GUARD_BYTES, "after the loss", false, NULL));
     CU_ASSERT_STRING_EQUAL(m.mismatch, "after the loss: unit 101 (lba 101-101): lba 101 reads as "
                                        "zeroes; model: generation 1");
+    CU_ASSERT_FALSE(sector_model_read_back_batched(
+        &m, ftl, 4000, buf, sizeof(buf) - SECTOR_MODEL_GUARD_BYTES, "batched", false, NULL));
+    CU_ASSERT_STRING_EQUAL(m.mismatch,
+                           "batched: unit 101 (lba 101-101): lba 101 reads as zeroes; model: "
+                           "generation 1");
     CU_ASSERT_FALSE(sector_model_check_gauges(&m, ftl, "after the loss"));
     CU_ASSERT_STRING_EQUAL(m.mismatch, "after the loss: stats live_keys (mapped units) 1, model 2");
     sector_model_destroy(&m);
