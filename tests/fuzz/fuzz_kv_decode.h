@@ -96,6 +96,13 @@ static inline uint32_t decode_vlen(struct input *in)
     return in_u32(in) % (KVFTL_VALUE_MAX_BYTES + 64); /* arbitrary within the buffer */
 }
 
+/* An iterator handle: mostly one that can be open, sometimes far out of range. */
+static inline uint32_t decode_handle(struct input *in)
+{
+    uint8_t hb = in_u8(in);
+    return hb < 240 ? hb % KVFTL_MAX_ITERATORS : hb == 255 ? UINT32_MAX : hb;
+}
+
 /*
  * A Store's options and inline part: a byte (bit 7: the options are a raw
  * u32 that follows, else its bits 0-1), then a byte choosing inline_bytes

@@ -51,15 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_OPS 4096
 #define VALUE_BUF_BYTES (KVFTL_VALUE_MAX_BYTES + 64)
 
-/* ---------------- input decoding (and fuzz_kv_decode.h) ---------------- */
-
-/* An iterator handle: mostly one that can be open, sometimes far out of range. */
-static uint32_t decode_handle(struct input *in)
-{
-    uint8_t hb = in_u8(in);
-    return hb < 240 ? hb % KVFTL_MAX_ITERATORS : hb == 255 ? UINT32_MAX : hb;
-}
-
 /* ---------------- the run ---------------- */
 
 struct fuzz {

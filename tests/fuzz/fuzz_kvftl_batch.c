@@ -12,7 +12,8 @@
  * hash seed, so one index layout). A batch step goes to twin B as one batch
  * call and to twin S as the same requests one call at a time; every other
  * step (delete, exist, flush, idle time, power cut, power cycle, format)
- * goes to both alike. After every step the twins must agree: each
+ * goes to both alike, and so do iterators (open, next, close), whose
+ * entries must agree too. After every step the twins must agree: each
  * completion (status, done_ns, value_bytes, xfer_bytes), every byte of the
  * retrieve buffers, the whole struct kvftl_stats. Besides, a Retrieve may
  * write nothing of its window past what it says it copied, a power cycle
@@ -28,7 +29,7 @@
  * Encoding (see make_batch_corpus.py, which writes the seed corpus; key,
  * vlen, options and windows decode as in fuzz_kv_decode.h):
  *   byte 0: config, as fuzz_kvftl_api's (fuzz_kv_config())
- *   then steps, each a step byte (value % 10) and its operands:
+ *   then steps, each a step byte (value % 13) and its operands:
  *   0 store batch     n:u8 (1 + n % 80 requests), each request:
  *                     key, vlen, vseed:u8, options:u8 [u32], inline:u8, how:u8
  *   1 retrieve batch  n:u8, each request: key, offset:u8 [u32], buffer:u8 [u32], how:u8
@@ -37,6 +38,9 @@
  *   3 delete key      4 exist key      5 flush      6 idle time:u16 (x 1 us)
  *   7 power_cut_after n:u8 (both twins: a later batch may be cut inside)
  *   8 power_cycle     9 format
+ *  10 iter_open prefix:u32 mask:u32 kind:u8
+ *  11 iter_next handle:u8 max:u8 refuse:u8 (bit i: refuse the i-th entry offered)
+ *  12 iter_close handle:u8
  *   how: bits 0-4 the request's arrival after the previous one (x 100 ns),
  *        bits 5-6 a Store's inline_xfer_commands, bit 7 a NULL value or
  *        buffer pointer (a refusal when bytes are to move)
@@ -67,8 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_KEYS 1024
 
 static const char *const step_names[] = {
-    "store batch", "retrieve batch", "store+retrieve batch", "delete",      "exist",
-    "flush",       "idle",           "power_cut_after",      "power_cycle", "format"};
+    "store batch", "retrieve batch",  "store+retrieve batch", "delete", "exist",     "flush",
+    "idle",        "power_cut_after", "power_cycle",          "format", "iter_open", "iter_next",
+    "iter_close"};
 
 struct twin_run {
     struct kvftl *b, *s; /* the batch twin, the single-call twin */
@@ -355,6 +360,88 @@ static void both_power_cycle(struct twin_run *t)
     both_check(t, "after a power cycle");
 }
 
+/* ---------------- iterators on both twins alike ---------------- */
+
+/* What a twin's iter_next offered: a digest of every entry, and the refusal pattern. */
+struct emitted {
+    uint64_t digest;
+    uint32_t offered;
+    uint32_t refuse; /* bit i: refuse the i-th entry offered (the first 32) */
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                uint32_t value_bytes)
+{
+    struct emitted *e = opaque;
+    uint32_t lens[2] = {key_bytes, value ? value_bytes : UINT32_MAX};
+    e->digest = fnv1a(e->digest, lens, sizeof(lens));
+    e->digest = fnv1a(e->digest, key, key_bytes);
+    if (value) {
+        e->digest = fnv1a(e->digest, value, value_bytes);
+    }
+    int refuse = e->offered < 32 && (e->refuse >> e->offered & 1);
+    e->offered++;
+    return refuse;
+}
+
+static void both_iter_open(struct twin_run *t, uint32_t prefix, uint32_t mask, uint8_t kind)
+{
+    struct kvftl_cpl cb, cs;
+    uint32_t hb = UINT32_MAX, hs = UINT32_MAX;
+    kvftl_iter_open(t->b, prefix, mask, (enum kvftl_iter_kind)kind, t->now, &hb, &cb);
+    kvftl_iter_open(t->s, prefix, mask, (enum kvftl_iter_kind)kind, t->now, &hs, &cs);
+    if (trace > 0) {
+        fprintf(stderr, "    -> %s, handle %u\n", kvftl_status_name(cb.status), hb);
+    }
+    same_cpl(t, "iter_open", 0, &cb, &cs);
+    if (cb.status == KVFTL_OK && hb != hs) {
+        die(t, "iter_open gave handles %u and %u", hb, hs);
+    }
+    t->now += 1000;
+    same_stats(t);
+}
+
+static void both_iter_next(struct twin_run *t, uint32_t handle, uint32_t max, uint32_t refuse)
+{
+    struct kvftl_cpl cb, cs;
+    struct emitted eb = {.digest = 0xcbf29ce484222325ull, .refuse = refuse}, es = eb;
+    kvftl_iter_next(t->b, handle, max, emit, &eb, t->now, &cb);
+    kvftl_iter_next(t->s, handle, max, emit, &es, t->now, &cs);
+    if (trace > 0) {
+        fprintf(stderr, "    -> %s, %u entries offered, %u taken\n", kvftl_status_name(cb.status),
+                eb.offered, cb.value_bytes);
+    }
+    same_cpl(t, "iter_next", 0, &cb, &cs);
+    if (eb.offered != es.offered || eb.digest != es.digest) {
+        die(t, "iter_next offered %u entries (digest %016" PRIx64 ") and %u (%016" PRIx64 ")",
+            eb.offered, eb.digest, es.offered, es.digest);
+    }
+    t->now += 1000;
+    same_stats(t);
+}
+
+static void both_iter_close(struct twin_run *t, uint32_t handle)
+{
+    struct kvftl_cpl cb, cs;
+    kvftl_iter_close(t->b, handle, t->now, &cb);
+    kvftl_iter_close(t->s, handle, t->now, &cs);
+    if (trace > 0) {
+        fprintf(stderr, "    -> %s\n", kvftl_status_name(cb.status));
+    }
+    same_cpl(t, "iter_close", 0, &cb, &cs);
+    t->now += 1000;
+    same_stats(t);
+}
+
 /* Every remembered key, whole, from both twins, one call at a time. */
 static void read_back(struct twin_run *t, uint8_t *vb, uint8_t *vs)
 {
@@ -420,7 +507,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t key[KVFTL_KEY_MAX_BYTES + 1];
     while (in.n && t->step < MAX_STEPS) {
         t->step++;
-        t->op = in_u8(&in) % 10;
+        t->op = in_u8(&in) % 13;
         if (trace > 0) {
             fprintf(stderr, "step %u: %s\n", t->step, step_names[t->op]);
         }
@@ -459,8 +546,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         }
-        default:
+        case 8:
             both_power_cycle(t);
+            break;
+        case 10: {
+            uint32_t prefix = in_u32(&in), mask = in_u32(&in);
+            both_iter_open(t, prefix, mask, in_u8(&in));
+            break;
+        }
+        case 11: {
+            uint32_t handle = decode_handle(&in);
+            uint8_t mb = in_u8(&in), rb = in_u8(&in);
+            both_iter_next(t, handle, mb, rb);
+            break;
+        }
+        default:
+            both_iter_close(t, decode_handle(&in));
             break;
         }
     }

@@ -74,6 +74,18 @@ def exist(k):
 FLUSH, CYCLE, FORMAT = bytes([5]), bytes([8]), bytes([9])
 
 
+def iter_open(prefix, mask, kind):
+    return bytes([10]) + u32(prefix) + u32(mask) + bytes([kind])
+
+
+def iter_next(h, mx=16, refuse=0):
+    return bytes([11, h, mx, refuse])
+
+
+def iter_close(h):
+    return bytes([12, h])
+
+
 def idle(us):
     return bytes([6]) + u16(us)
 
@@ -133,6 +145,17 @@ CORPUS = {
     store_batch([st(k, 2000 + i, vseed=6, inline=(0, 100)[i % 2]) for i, k in
                  enumerate(keys(80, 16, 30))]) + CYCLE +
     retrieve_batch([rt(k) for k in keys(80, 16, 20)]),
+    # iterators open across store batches that overwrite, delete and run GC; refusals, bad handles
+    "iterators": cfg(ALL, pu=64) +
+    store_batch([st(key(5 + i % 20, i, i % 8), 10 + i) for i in range(48)]) +
+    iter_open(0x61626364, 0xFFFF0000, 1) + iter_open(0, 0, 0) + iter_open(0x61626364, 0, 9) +
+    iter_next(0, 5) + iter_next(1, 7, 0x5) +
+    b"".join(store_batch([st(key(5 + i % 20, i, i % 8), 3000 + 100 * r + i, vseed=r)
+                          for i in range(48)]) + iter_next(0, 3) + iter_next(1, 4, 0x2)
+             for r in range(12)) +
+    iter_next(0, 255) + iter_next(1, 255) + iter_close(1) + iter_next(1) + iter_close(250) +
+    iter_next(255) + b"".join(iter_open(0x61000000, 0xFF000000, 1) for _ in range(16)) +
+    iter_next(2, 30) + FORMAT + iter_next(0, 4),
     # deletes and exists between batches, tombstones read in a batch, format
     "deletes_format": cfg(BACKFILL, pu=1) +
     store_batch([st(k, 33 + i) for i, k in enumerate(keys(50, 24))]) +
