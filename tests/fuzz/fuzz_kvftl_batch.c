@@ -320,16 +320,14 @@ static void both_key_op(struct twin_run *t, key_op_fn fn, const uint8_t *key, ui
     same_stats(t);
 }
 
-static void both_flush(struct twin_run *t, bool format)
+typedef void (*device_op_fn)(struct kvftl *, uint64_t, struct kvftl_cpl *);
+
+/* A command without a key (kvftl_flush(), kvftl_format()) on both. */
+static void both_device_op(struct twin_run *t, device_op_fn fn)
 {
     struct kvftl_cpl cb, cs;
-    if (format) {
-        kvftl_format(t->b, t->now, &cb);
-        kvftl_format(t->s, t->now, &cs);
-    } else {
-        kvftl_flush(t->b, t->now, &cb);
-        kvftl_flush(t->s, t->now, &cs);
-    }
+    fn(t->b, t->now, &cb);
+    fn(t->s, t->now, &cs);
     same_cpl(t, "command", 0, &cb, &cs);
     t->now += 1000;
     same_stats(t);
@@ -532,7 +530,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 5:
         case 9:
-            both_flush(t, t->op == 9);
+            both_device_op(t, t->op == 9 ? kvftl_format : kvftl_flush);
             break;
         case 6:
             t->now += (uint64_t)in_u16(&in) * 1000;

@@ -561,6 +561,27 @@ static void test_store_batch_small_budget(void)
 }
 
 /*
+ * @blocks_per_die stripes of 520 4 KiB pages on one die at 1 KiB placement
+ * (8 buffer pages, no DMA log table): the devices of the two tests below,
+ * a store batch under GC and a retrieve batch over many arenas.
+ */
+static struct kvftl_config arena_config(uint32_t blocks_per_die)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = blocks_per_die,
+                                                         .pages_per_block = 520,
+                                                         .page_size_bytes = 4096});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.placement_unit_bytes = 1024;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    return c;
+}
+
+/*
  * A batch of Stores during which GC runs: 40,000 overwrites of 50 keys
  * with 1,000-byte values (at 1 KiB placement, about 40 MB into a device of
  * 8 stripes of 520 4 KiB pages, 17 MB), in one kvftl_store_batch() call
@@ -574,17 +595,7 @@ static void test_store_batch_small_budget(void)
 
 static void test_store_batch_under_gc(void)
 {
-    struct kvftl_config c;
-    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
-                                                         .dies_per_channel = 1,
-                                                         .blocks_per_die = 8,
-                                                         .pages_per_block = 520,
-                                                         .page_size_bytes = 4096});
-    c.buffer_entries = 8;
-    c.dlt_entries = 0;
-    c.placement_unit_bytes = 1024;
-    c.gc_high_watermark_blocks = 3;
-    c.gc_low_watermark_blocks = 2;
+    struct kvftl_config c = arena_config(8);
     struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
     index_set_seed_for_test(&fs->idx, fb->idx.hash_seed);
     static char keys[50][8];
@@ -640,17 +651,7 @@ static void test_store_batch_under_gc(void)
 
 static void test_retrieve_batch_across_arenas(void)
 {
-    struct kvftl_config c;
-    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
-                                                         .dies_per_channel = 1,
-                                                         .blocks_per_die = 16,
-                                                         .pages_per_block = 520,
-                                                         .page_size_bytes = 4096});
-    c.buffer_entries = 8;
-    c.dlt_entries = 0;
-    c.placement_unit_bytes = 1024;
-    c.gc_high_watermark_blocks = 3;
-    c.gc_low_watermark_blocks = 2;
+    struct kvftl_config c = arena_config(16);
     struct kvftl *f = open_or_die(&c);
     static uint8_t val[300];
     char key[8];
