@@ -93,7 +93,8 @@ static void usage(FILE *f)
         "                         FTL check in device slices; print each one's worst slice\n"
         "  --memory-floor         after the run, measure this host's memory floor of a Retrieve:\n"
         "                         two dependent random loads per request, overlapped as the batch\n"
-        "                         overlaps them, over the run's index and store sizes\n"
+        "                         overlaps them, over the run's index and store sizes; and what\n"
+        "                         a dependent load costs in few 4 KiB pages and in many\n"
         "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
         "  --json                 print one JSON object instead of the table\n"
         "  --version              print the version (and the git describe of the build)\n"
@@ -479,6 +480,64 @@ static uint64_t floor_region_bytes(uint64_t bytes)
 }
 
 /*
+ * What a dependent load costs this host when the lines it walks lie in few
+ * 4 KiB pages, and when each lies in a 4 KiB page of its own (--memory-floor).
+ * A random Retrieve at 10 M keys touches three random 4 KiB pages of some
+ * 400,000 (the index slot, the chunk store's page entry, the blob). The
+ * difference of the two costs is what address translation adds to a far
+ * load: little where the memory is mapped in huge pages all the way down,
+ * a walk of the nested page tables on a VM whose host maps its guests'
+ * memory in 4 KiB pages (docs/kvftl-bench.md, "Far 4 KiB pages"). Both chains visit the same number
+ * of lines, one per 4 KiB page of @region (at most PROBE_MAX_LINES), in one random cycle (Sattolo's
+ * algorithm), so they hold the same bytes in the caches: "dense" packs them 64 to a 4 KiB page at
+ * the region's start, "sparse" puts each in its own 4 KiB page, at a line offset that varies from
+ * page to page (so that the lines do not all fall into one cache set). Each chain is walked once to
+ * warm the caches and then PROBE_LOADS times, timed. Writes the chains into @region (all of it
+ * written already); @order is scratch of PROBE_MAX_LINES words. ns per load; 0 if @region holds
+ * fewer than 64 pages.
+ */
+#define PROBE_MAX_LINES (1u << 20) /* 4 GiB of region, 4 MiB of scratch */
+#define PROBE_LOADS 1000000u
+
+static double chase_ns(uint8_t *region, uint64_t region_bytes, bool sparse, uint64_t seed,
+                       uint32_t *order)
+{
+    uint64_t pages = region_bytes / 4096;
+    uint32_t lines = pages < PROBE_MAX_LINES ? (uint32_t)pages : PROBE_MAX_LINES;
+    if (lines < 64) {
+        return 0;
+    }
+#define PROBE_LINE(k)                                                                            \
+    (sparse ? region + (uint64_t)(k) * (pages / lines) * 4096 + (scramble((k) + seed) % 64) * 64 \
+            : region + (uint64_t)(k) * 64)
+    for (uint32_t k = 0; k < lines; k++) {
+        order[k] = k;
+    }
+    for (uint32_t k = lines - 1; k > 0; k--) { /* Sattolo: one cycle through all lines */
+        uint32_t r = (uint32_t)(scramble(seed ^ k) % k);
+        uint32_t t = order[k];
+        order[k] = order[r];
+        order[r] = t;
+    }
+    for (uint32_t k = 0; k < lines; k++) {
+        uint8_t *next = PROBE_LINE(order[(k + 1) % lines]);
+        memcpy(PROBE_LINE(order[k]), &next, sizeof(next));
+    }
+    uint8_t *p = PROBE_LINE(order[0]);
+#undef PROBE_LINE
+    for (uint32_t k = 0; k < lines; k++) {
+        memcpy(&p, p, sizeof(p));
+    }
+    double t = now_s();
+    for (uint32_t k = 0; k < PROBE_LOADS; k++) {
+        memcpy(&p, p, sizeof(p));
+    }
+    t = now_s() - t;
+    /* p keeps the chain: a compiler may not drop what it returns through */
+    return p && t > 0 ? t * 1e9 / PROBE_LOADS : 0;
+}
+
+/*
  * The memory floor of a Retrieve on this host (--memory-floor), in requests
  * per second: what a retrieve costs when it does nothing but its two
  * dependent random memory accesses, an index slot and then the record the
@@ -495,23 +554,36 @@ static uint64_t floor_region_bytes(uint64_t bytes)
  * time that those two misses account for; the rest is the firmware's own:
  * its instructions, and the further loads its layout needs (the chunk
  * store's page entry, the cache frame). Run after the firmware
- * is closed, so that the run's peak memory stays the firmware's. 0 if a
- * mapping fails.
+ * is closed, so that the run's peak memory stays the firmware's. Then the
+ * two dependent-load chases of chase_ns() over region S. All 0 if a mapping
+ * fails.
  */
-static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes, uint64_t requests,
-                                     uint32_t batch, uint64_t seed)
+struct memory_floor {
+    double ops_per_s; /* the floor of a batched Retrieve */
+    double dense_ns; /* a dependent load among lines packed 64 to a 4 KiB page */
+    double sparse_ns; /* the same lines, each in a 4 KiB page of its own */
+};
+
+static struct memory_floor memory_floor(uint64_t index_bytes, uint64_t store_bytes,
+                                        uint64_t requests, uint32_t batch, uint64_t seed)
 {
+    struct memory_floor f = {0};
     uint64_t ib = floor_region_bytes(index_bytes), sb = floor_region_bytes(store_bytes);
     uint8_t *iraw, *sraw;
     size_t iraw_bytes, sraw_bytes;
     uint8_t *ireg = huge_map(ib, &iraw, &iraw_bytes);
     if (!ireg) {
-        return 0;
+        return f;
     }
     uint8_t *sreg = huge_map(sb, &sraw, &sraw_bytes);
-    if (!sreg) {
+    uint32_t *order = calloc(PROBE_MAX_LINES, sizeof(*order));
+    if (!sreg || !order) {
         munmap(iraw, iraw_bytes);
-        return 0;
+        if (sreg) {
+            munmap(sraw, sraw_bytes);
+        }
+        free(order);
+        return f;
     }
     uint64_t ilines = ib / 64, slines = sb / 64;
     /* each index line names a random record line; every store line is written */
@@ -551,10 +623,14 @@ static double memory_floor_ops_per_s(uint64_t index_bytes, uint64_t store_bytes,
         }
     }
     t = now_s() - t;
-    munmap(iraw, iraw_bytes);
-    munmap(sraw, sraw_bytes);
     /* sum keeps the record loads: a compiler may not drop what it returns through */
-    return t > 0 && sum != UINT64_MAX ? (double)(windows * w) / t : 0;
+    f.ops_per_s = t > 0 && sum != UINT64_MAX ? (double)(windows * w) / t : 0;
+    munmap(iraw, iraw_bytes);
+    f.dense_ns = chase_ns(sreg, sb, false, seed, order);
+    f.sparse_ns = chase_ns(sreg, sb, true, seed, order);
+    munmap(sraw, sraw_bytes);
+    free(order);
+    return f;
 }
 
 /*
@@ -1351,7 +1427,7 @@ int main(int argc, char **argv)
     uint64_t nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
                           used->pages_per_block * used->page_size_bytes;
     bool fully_cached = retrieve_misses == 0;
-    double floor_ops = 0;
+    struct memory_floor floor = {0};
     uint64_t floor_store_bytes = store_rss_growth > s1.index_host_bytes
                                      ? store_rss_growth - s1.index_host_bytes
                                      : 0;
@@ -1360,8 +1436,7 @@ int main(int argc, char **argv)
     if (o.memory_floor) {
         kvftl_close(ftl); /* its memory back first: the probe maps as much again */
         ftl = NULL;
-        floor_ops = memory_floor_ops_per_s(s1.index_host_bytes, floor_store_bytes, o.keys, o.batch,
-                                           o.seed);
+        floor = memory_floor(s1.index_host_bytes, floor_store_bytes, o.keys, o.batch, o.seed);
     }
 
     if (o.json) {
@@ -1416,7 +1491,9 @@ int main(int argc, char **argv)
         j_u64(j, "store_rss_growth_bytes", store_rss_growth);
         j_num(j, "host_first_touch_s_per_gib", touch_s_per_gib, 3);
         if (o.memory_floor) {
-            j_num(j, "host_memory_floor_ops_per_s", floor_ops, 0);
+            j_num(j, "host_memory_floor_ops_per_s", floor.ops_per_s, 0);
+            j_num(j, "host_load_ns_dense_pages", floor.dense_ns, 1);
+            j_num(j, "host_load_ns_sparse_pages", floor.sparse_ns, 1);
         }
         j_print(j);
 #endif
@@ -1468,8 +1545,13 @@ int main(int argc, char **argv)
             fmt_bytes(sb, sizeof(sb), (double)floor_region_bytes(floor_store_bytes));
             printf("memory floor           %.2f M ops/s on this host (two dependent random loads "
                    "per request over %s and %s, windows of %u); retrieve at %.0f %% of it\n",
-                   floor_ops / 1e6, ib, sb, o.batch < FLOOR_MAX_WINDOW ? o.batch : FLOOR_MAX_WINDOW,
-                   floor_ops > 0 ? 100.0 * ops_per_s(&rt) / floor_ops : 0.0);
+                   floor.ops_per_s / 1e6, ib, sb,
+                   o.batch < FLOOR_MAX_WINDOW ? o.batch : FLOOR_MAX_WINDOW,
+                   floor.ops_per_s > 0 ? 100.0 * ops_per_s(&rt) / floor.ops_per_s : 0.0);
+            printf("far 4 KiB pages        a dependent load costs %.1f ns among lines packed 64 "
+                   "to a 4 KiB page, %.1f ns with each in a 4 KiB page of its own (one line per "
+                   "4 KiB page of the %s region, at most %u)\n",
+                   floor.dense_ns, floor.sparse_ns, sb, PROBE_MAX_LINES);
         }
         printf("issue 16 targets       store %.2f M ops/s (%s), retrieve %.2f M ops/s (%s), "
                "index %.0f B/key (%s)\n",

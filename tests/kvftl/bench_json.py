@@ -99,6 +99,12 @@ check('host_memory_floor_ops_per_s only with --memory-floor',
 floor = kv_floor.get('host_memory_floor_ops_per_s', 0)
 check('--memory-floor measures a rate above zero', isinstance(floor, (int, float)) and floor > 0,
       f'{floor!r}')
+# the two dependent-load chases: only with --memory-floor, each a time above zero
+for field in ('host_load_ns_dense_pages', 'host_load_ns_sparse_pages'):
+    ns = kv_floor.get(field, 0)
+    check(f'{field} only with --memory-floor, a time above zero',
+          field not in kv and isinstance(ns, (int, float)) and ns > 0,
+          f'without: {kv.get(field)!r}, with: {ns!r}')
 bad = {k: kv_floor.get(k) for k, v in want_kv.items() if kv_floor.get(k) != v}
 check('kv --memory-floor output holds the run parameters and no error', not bad,
       f'differs: {bad}')
