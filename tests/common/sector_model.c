@@ -601,14 +601,23 @@ static bool read_back_ok(struct sector_model *m, const struct kvftl_cpl *c, uint
 }
 
 /*
- * The namespace read back in windows of @per units from unit 0 on: each
- * window as one read (@batched false) or as one kvftl_block_read_batch()
- * of a read per unit; every unit judged.
+ * The namespace read back in windows of as many units as @buf_bytes holds,
+ * from unit 0 on: each window as one read of at most the largest transfer
+ * (@batched false) or as one kvftl_block_read_batch() of a read per unit,
+ * at most SECTOR_MODEL_READ_BATCH of them; every unit judged.
  */
 static bool read_back(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns, uint8_t *buf,
-                      uint64_t per, bool batched, const char *why, bool remounted,
+                      size_t buf_bytes, bool batched, const char *why, bool remounted,
                       uint64_t *units_read)
 {
+    uint64_t per = buf_bytes / KVFTL_BLOCK_UNIT_BYTES;
+    uint64_t max_units = batched ? SECTOR_MODEL_READ_BATCH : m->max_nlb / m->lbas_per_unit;
+    if (per > max_units) {
+        per = max_units;
+    }
+    if (per == 0) {
+        return mismatch(m, "harness: a read-back buffer of %zu bytes holds no unit", buf_bytes);
+    }
     struct kvftl_block_read_req req[SECTOR_MODEL_READ_BATCH];
     struct kvftl_cpl cpl[SECTOR_MODEL_READ_BATCH];
     for (uint64_t u = 0; u < m->units; u += per) {
@@ -660,29 +669,14 @@ bool sector_model_read_back(struct sector_model *m, struct kvftl *ftl, uint64_t 
                             uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
                             uint64_t *units_read)
 {
-    uint64_t per = buf_bytes / KVFTL_BLOCK_UNIT_BYTES;
-    uint64_t max_units = m->max_nlb / m->lbas_per_unit;
-    if (per > max_units) {
-        per = max_units;
-    }
-    if (per == 0) {
-        return mismatch(m, "harness: a read-back buffer of %zu bytes holds no unit", buf_bytes);
-    }
-    return read_back(m, ftl, arrival_ns, buf, per, false, why, remounted, units_read);
+    return read_back(m, ftl, arrival_ns, buf, buf_bytes, false, why, remounted, units_read);
 }
 
 bool sector_model_read_back_batched(struct sector_model *m, struct kvftl *ftl, uint64_t arrival_ns,
                                     uint8_t *buf, size_t buf_bytes, const char *why, bool remounted,
                                     uint64_t *units_read)
 {
-    uint64_t per = buf_bytes / KVFTL_BLOCK_UNIT_BYTES;
-    if (per > SECTOR_MODEL_READ_BATCH) {
-        per = SECTOR_MODEL_READ_BATCH;
-    }
-    if (per == 0) {
-        return mismatch(m, "harness: a read-back buffer of %zu bytes holds no unit", buf_bytes);
-    }
-    return read_back(m, ftl, arrival_ns, buf, per, true, why, remounted, units_read);
+    return read_back(m, ftl, arrival_ns, buf, buf_bytes, true, why, remounted, units_read);
 }
 
 bool sector_model_check_device(struct sector_model *m, struct kvftl *ftl, const char *why)
