@@ -480,31 +480,33 @@ static uint64_t floor_region_bytes(uint64_t bytes)
 }
 
 /*
- * What a dependent load costs this host when the lines it walks lie in few
- * 4 KiB pages, and when each lies in a 4 KiB page of its own (--memory-floor).
- * A random Retrieve at 10 M keys touches three random 4 KiB pages of some
- * 400,000 (the index slot, the chunk store's page entry, the blob). The
- * difference of the two costs is what address translation adds to a far
- * load: little where the memory is mapped in huge pages all the way down,
- * a walk of the nested page tables on a VM whose host maps its guests'
- * memory in 4 KiB pages (docs/kvftl-bench.md, "Far 4 KiB pages"). Both chains visit the same number
- * of lines, one per 4 KiB page of @region (at most PROBE_MAX_LINES), in one random cycle (Sattolo's
- * algorithm), so they hold the same bytes in the caches: "dense" packs them 64 to a 4 KiB page at
- * the region's start, "sparse" puts each in its own 4 KiB page, at a line offset that varies from
- * page to page (so that the lines do not all fall into one cache set). Each chain is walked once to
- * warm the caches and then PROBE_LOADS times, timed. Writes the chains into @region (all of it
- * written already); @order is scratch of PROBE_MAX_LINES words. ns per load; 0 if @region holds
- * fewer than 64 pages.
+ * What a dependent load costs this host when the lines it walks lie in few 4
+ * KiB pages, and when each lies in a 4 KiB page of its own (--memory-floor). A
+ * random Retrieve at 10 M keys touches three random 4 KiB pages of some 400,000
+ * (the index slot, the chunk store's page entry, the blob). The difference of
+ * the two costs is what address translation adds to a far load: little where
+ * the memory is mapped in huge pages all the way down, a walk of the nested
+ * page tables on a VM whose host maps its guests' memory in 4 KiB pages
+ * (docs/kvftl-bench.md, "Far 4 KiB pages"). Both chains visit the same number
+ * of lines, one per 4 KiB page of @region (at most PROBE_MAX_LINES), in one
+ * random cycle (Sattolo's algorithm), so they hold the same bytes in the
+ * caches: "dense" packs them 64 to a 4 KiB page at the region's start, "sparse"
+ * puts each in its own 4 KiB page, at a line offset that varies from page to
+ * page (so that the lines do not all fall into one cache set). Each chain is
+ * walked once to warm the caches and then PROBE_LOADS times, timed. Writes the
+ * chains into @region (all of it written already), and takes a word of scratch
+ * per line (at most 4 MiB). ns per load; 0 if @region holds fewer than 64 pages
+ * or the scratch cannot be had.
  */
-#define PROBE_MAX_LINES (1u << 20) /* 4 GiB of region, 4 MiB of scratch */
+#define PROBE_MAX_LINES (1u << 20) /* 4 GiB of region */
 #define PROBE_LOADS 1000000u
 
-static double chase_ns(uint8_t *region, uint64_t region_bytes, bool sparse, uint64_t seed,
-                       uint32_t *order)
+static double chase_ns(uint8_t *region, uint64_t region_bytes, bool sparse, uint64_t seed)
 {
     uint64_t pages = region_bytes / 4096;
     uint32_t lines = pages < PROBE_MAX_LINES ? (uint32_t)pages : PROBE_MAX_LINES;
-    if (lines < 64) {
+    uint32_t *order = lines >= 64 ? calloc(lines, sizeof(*order)) : NULL;
+    if (!order) {
         return 0;
     }
 #define PROBE_LINE(k)                                                                            \
@@ -525,6 +527,7 @@ static double chase_ns(uint8_t *region, uint64_t region_bytes, bool sparse, uint
     }
     uint8_t *p = PROBE_LINE(order[0]);
 #undef PROBE_LINE
+    free(order);
     for (uint32_t k = 0; k < lines; k++) {
         memcpy(&p, p, sizeof(p));
     }
@@ -576,13 +579,8 @@ static struct memory_floor memory_floor(uint64_t index_bytes, uint64_t store_byt
         return f;
     }
     uint8_t *sreg = huge_map(sb, &sraw, &sraw_bytes);
-    uint32_t *order = calloc(PROBE_MAX_LINES, sizeof(*order));
-    if (!sreg || !order) {
+    if (!sreg) {
         munmap(iraw, iraw_bytes);
-        if (sreg) {
-            munmap(sraw, sraw_bytes);
-        }
-        free(order);
         return f;
     }
     uint64_t ilines = ib / 64, slines = sb / 64;
@@ -626,10 +624,9 @@ static struct memory_floor memory_floor(uint64_t index_bytes, uint64_t store_byt
     /* sum keeps the record loads: a compiler may not drop what it returns through */
     f.ops_per_s = t > 0 && sum != UINT64_MAX ? (double)(windows * w) / t : 0;
     munmap(iraw, iraw_bytes);
-    f.dense_ns = chase_ns(sreg, sb, false, seed, order);
-    f.sparse_ns = chase_ns(sreg, sb, true, seed, order);
+    f.dense_ns = chase_ns(sreg, sb, false, seed);
+    f.sparse_ns = chase_ns(sreg, sb, true, seed);
     munmap(sraw, sraw_bytes);
-    free(order);
     return f;
 }
 
