@@ -18,7 +18,9 @@
 #   default              Debian's source package (`apt-get source` through a
 #                        private sources list and apt state in the cache: the
 #                        machine's own apt configuration is not touched):
-#                        10.0 from trixie, 10.2 = 1:10.2.2+ds-1 from sid
+#                        10.0 from trixie, 10.2 = 1:10.2.2+ds-1 from sid, from
+#                        the Debian archive the machine's apt uses (or
+#                        $KVSSD_DEBIAN_ARCHIVE; scripts/lib/common.sh)
 # Each series has its own cache (source, build dirs, lock): $KVSSD_CACHE/qemu
 # for 10.0 (where it always was), $KVSSD_CACHE/qemu-10.2 for 10.2
 # ($KVSSD_CACHE: ${XDG_CACHE_HOME:-$HOME/.cache}/kvssd), outside the project
@@ -131,7 +133,9 @@ fetch_debian_source() {
     local apt=$cache/apt list
     mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$cache/src"
     list=$apt/sources.list
-    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $debian_suite main" >"$list"
+    local archive
+    archive=$(debian_archive) || exit 1
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $debian_suite main" >"$list"
     local o=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
              -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache::Archives=$apt/archives"
              -o APT::Sandbox::User=root

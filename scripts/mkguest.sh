@@ -27,7 +27,9 @@ usage: scripts/mkguest.sh [options]
 Builds the guest kernel + initramfs (cached) and prints its directory.
 
 options:
-  --debian-kernel SUITE  bookworm (Linux 6.1, default) or trixie (Linux 6.12):
+  --debian-kernel SUITE  bookworm (Linux 6.1, default) or trixie (Linux 6.12;
+                         from the Debian archive the machine's apt uses, or
+                         $KVSSD_DEBIAN_ARCHIVE):
                          which Debian release's linux-image-amd64 to use
   --no-tools             build the guest without libkvssd/kvssd/kvbench
   --rebuild              ignore the cached guest and tools, build again
@@ -104,8 +106,10 @@ debian_kernel() {
     if [ "$suite" = trixie ]; then
         # A second release's archive without touching the host's apt sources.
         local list=$gcache/apt-trixie/sources.list
+        local archive
+        archive=$(debian_archive) || exit 1
         mkdir -p "$gcache/apt-trixie/lists/partial"
-        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" >"$list"
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive trixie main" >"$list"
         apt_opts+=(-o "Dir::Etc::SourceList=$list" -o Dir::Etc::SourceParts=/dev/null
                   -o "Dir::State::Lists=$gcache/apt-trixie/lists")
         if [ -z "$(ls "$gcache/apt-trixie/lists" 2>/dev/null | grep -v partial)" ] || [ $rebuild = 1 ]; then

@@ -46,6 +46,68 @@ ensure_packages() {
     exec {lock}>&-
 }
 
+# debian_archive - the Debian archive this machine's apt uses, as a URI
+# without a trailing slash: KVSSD_DEBIAN_ARCHIVE when set; else the
+# repository of the Release files apt has fetched whose Label is "Debian"
+# (apt-get indextargets); else the first URI of a deb or deb-src entry in
+# $KVSSD_APT_ETC (default /etc/apt) sources.list, sources.list.d/*.list or
+# sources.list.d/*.sources whose suite is a Debian release (the machine's
+# codename, or one of bookworm trixie forky sid, with or without
+# -updates/-backports). A user behind a mirror or a proxy then gets the
+# archive the rest of apt uses. No archive is written into the repository.
+# Dies with one sentence saying what to set when none is found.
+debian_archive() {
+    local uri etc=${KVSSD_APT_ETC:-/etc/apt}
+    if [ -n "${KVSSD_DEBIAN_ARCHIVE:-}" ]; then
+        echo "${KVSSD_DEBIAN_ARCHIVE%/}"
+        return
+    fi
+    if [ -z "${KVSSD_APT_ETC:-}" ] && command -v apt-get >/dev/null; then
+        uri=$(apt-get indextargets --format '$(REPO_URI)' 'Label: Debian' 2>/dev/null | head -n1)
+        if [ -n "$uri" ]; then
+            echo "${uri%/}"
+            return
+        fi
+    fi
+    local codename
+    codename=$(sed -n 's/^VERSION_CODENAME=//p' "${KVSSD_OS_RELEASE:-/etc/os-release}" 2>/dev/null)
+    uri=$(cat "$etc"/sources.list "$etc"/sources.list.d/*.list 2>/dev/null |
+          awk -v cn="${codename:-bookworm}" '
+              function debian(s) {
+                  sub(/-(updates|backports)$/, "", s)
+                  return s == cn || s ~ /^(bookworm|trixie|forky|sid)$/
+              }
+              $1 == "deb" || $1 == "deb-src" {
+                  i = 2
+                  if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }
+                  if (debian($(i + 1))) { print $i; exit }
+              }')
+    if [ -z "$uri" ]; then
+        uri=$(cat "$etc"/sources.list.d/*.sources 2>/dev/null |
+              awk -v cn="${codename:-bookworm}" '
+                  function debian(s) {
+                      sub(/-(updates|backports)$/, "", s)
+                      return s == cn || s ~ /^(bookworm|trixie|forky|sid)$/
+                  }
+                  function stanza(   n, k, s, u) {
+                      if (!done && types ~ /deb/ && uris != "") {
+                          n = split(suites, s, " ")
+                          for (k = 1; k <= n; k++)
+                              if (debian(s[k])) { split(uris, u, " "); print u[1]; done = 1; exit }
+                      }
+                      types = uris = suites = ""
+                  }
+                  /^[ \t]*$/ { stanza(); next }
+                  /^[ \t]*#/ { next }
+                  tolower($1) == "types:" { $1 = ""; types = $0 }
+                  tolower($1) == "uris:" { $1 = ""; uris = $0 }
+                  tolower($1) == "suites:" { $1 = ""; suites = $0 }
+                  END { stanza() }')
+    fi
+    [ -n "$uri" ] || die "no Debian archive found in $etc's sources; set KVSSD_DEBIAN_ARCHIVE to the archive's URI (the one your apt uses for Debian, e.g. a local mirror)"
+    echo "${uri%/}"
+}
+
 # The packages every build needs. librocksdb-dev: kvbench's rocksdb engine
 # (host/meson.build builds kvbench without it when it is missing); a guest
 # running that kvbench needs its runtime library, librocksdb7.8 on bookworm,

@@ -18,13 +18,9 @@ rebuild=0
 
 ensure_packages debootstrap e2fsprogs openssh-client
 
-# The mirror the host's apt uses: the first deb line or deb822 URIs of the
-# main archive (not -security), so the image comes from the same place.
-mirror=$(
-    { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' || true
-      grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-          sed 's/\[[^]]*\]//' | awk '{print $2}' || true; } | grep -v -- '-security' | head -n1 || true)
-[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources.list* for debootstrap"
+# The Debian archive the host's apt uses (debian_archive), so the image
+# comes from the same place, a local mirror included.
+mirror=$(debian_archive) || exit 1
 
 mapfile -t inputs < <(cd "$KVSSD_TOP" && {
         git ls-files -co --exclude-standard 2>/dev/null || find . -type f ! -path './.git/*' | sed 's|^\./||'
