@@ -2,8 +2,8 @@
 /*
  * The firmware's configuration: the presets and the checks of struct
  * kvftl_config, and the description of every tunable for the tools that set
- * them (the QEMU device, kvftl-bench, the README check), all from the one
- * table include/kvftl/tunables.def.
+ * them (the QEMU device, kvftl-bench, the docs/properties.md check), all from
+ * the one table include/kvftl/tunables.def.
  */
 #include <kvftl/kvftl.h>
 

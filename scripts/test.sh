@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The README's test command. Installs what is missing on a Debian machine,
-# builds, and runs every suite: the C format check (one test per file), the
+# builds, and runs every suite: the C format check (one test per file) and
+# the commit subjects since the convention (one per commit), the
 # firmware and command-set unit suites,
 # the model suite under AddressSanitizer/UBSan, the fuzz targets for a
 # bounded time, the device qtests and the guest end-to-end suite. Every
@@ -153,10 +154,16 @@ for phase in $phases; do
     log "== phase: $phase"
     case $phase in
     format)
+        # Commit subjects since the convention's base (scripts/check-commits.sh,
+        # CONTRIBUTING.md), one test per commit, added to this phase's lines.
+        scripts/check-commits.sh 2>"$results/commits.err" |
+            sed -n "s/^\(\(not \)\?ok\) [0-9]* *-\?/\1 - commits:/p" >"$results/commits.lines"
+        [ ! -s "$results/commits.err" ] || log "   format: $(head -n1 "$results/commits.err")"
         # Every tracked .c/.h file against .clang-format, one test per file.
         if ! command -v "$KVSSD_CLANG_FORMAT" >/dev/null &&
                ! (ensure_packages "$KVSSD_CLANG_FORMAT") >"$results/format-setup.log" 2>&1; then
             setup_failed format "installing $KVSSD_CLANG_FORMAT" "$results/format-setup.log"
+            cat "$results/commits.lines" >>"$results/format.tap"
             continue
         fi
         scripts/check-format.sh --tap 2>"$results/format.err" |
@@ -164,6 +171,7 @@ for phase in $phases; do
         if ! grep -q '^ok ' "$results/format.tap" && ! grep -q '^not ok' "$results/format.tap"; then
             setup_failed format scripts/check-format.sh "$results/format.err"
         fi
+        cat "$results/commits.lines" >>"$results/format.tap"
         ;;
     unit)
         if ! configure "$build" "$results/setup.log" -Dwerror=true; then

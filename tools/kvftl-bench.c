@@ -679,7 +679,7 @@ static void fmt_bytes(char *out, size_t n, double b)
 /*
  * --json: one object built with json-c (strings escaped by the library),
  * its fields and types the schema of docs/kvftl-bench.md
- * (tools/kvftl-bench.schema.json). KVFTL_BENCH_SCHEMA_VERSION changes when a
+ * (tests/kvftl/kvftl-bench.schema.json). KVFTL_BENCH_SCHEMA_VERSION changes when a
  * field is removed, renamed or changes meaning; added fields keep it.
  */
 #define KVFTL_BENCH_SCHEMA_VERSION 1

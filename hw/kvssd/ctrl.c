@@ -9,7 +9,7 @@
  *
  *   -device kvssd,serial=KV0001[,image=/path/nand.img][,latency=on][,...]
  *   -device kvssd,serial=BLK0001,command-set=nvm[,lba-bytes=512][,...]  a block SSD
- *   -device kvssd,help   lists every property (the README's Device properties explains them)
+ *   -device kvssd,help   lists every property (docs/properties.md explains them)
  */
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
@@ -656,7 +656,7 @@ static const VMStateDescription kvssd_vmstate = {
 /*
  * One line per property for -device kvssd,help, from the two tables: the
  * device's own (properties.def, kvssd_property_desc()) and the firmware
- * tunables (tunables.def, kvssd_tunable_desc()). The README has both.
+ * tunables (tunables.def, kvssd_tunable_desc()). docs/properties.md has both.
  */
 
 /* "I/O SQ/CQ pairs; MSI-X vectors = this + 1; from 1 to 64" (QEMU adds the default) */

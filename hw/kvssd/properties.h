@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The device's own properties (properties.def) as data, QEMU-free: ctrl.c
- * checks, defaults and describes them from it, and the README's table is
+ * checks, defaults and describes them from it, and docs/properties.md's table is
  * generated from it (tests/cmdset/readme_properties.c).
  */
 #ifndef HW_KVSSD_PROPERTIES_H

@@ -36,7 +36,7 @@ paper's number depends on that, the claim's note says so.
 
 import common as C
 
-# the cosmos preset's firmware times (README, include/kvftl/tunables.def;
+# the cosmos preset's firmware times (docs/properties.md, tunables.def;
 # sources in docs/kvftl.md "Firmware time"), part of common.COSMOS_TIMING
 COSMOS_FW = {k: C.COSMOS_TIMING[k] for k in C.FW_TIMES}
 

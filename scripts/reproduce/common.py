@@ -162,8 +162,8 @@ def dilated(props, factor):
     return out
 
 
-# The firmware's per-command times (kvftl's firmware-time model: README's
-# property table, docs/kvftl.md "Firmware time"), each a time dilated() stretches.
+# The firmware's per-command times (kvftl's firmware-time model:
+# docs/properties.md, docs/kvftl.md "Firmware time"), each a time dilated() stretches.
 FW_TIMES = ("fw-fetch-decode-ns", "fw-index-probe-ns", "fw-inline-fragment-ns",
             "fw-dma-setup-ns", "fw-completion-ns")
 

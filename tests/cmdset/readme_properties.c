@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The README's device property table is hw/kvssd/properties.def's, row for
- * row: each property's name, default, unit, allowed values (the words of
- * realize's sentence) and meaning.
+ * The device property table of docs/properties.md is hw/kvssd/properties.def's,
+ * row for row: each property's name, default, unit, allowed values (the words
+ * of realize's sentence) and meaning (the test keeps its README-era name).
  *
- *   readme-properties README.md           TAP: ok when the table matches
- *   readme-properties --write README.md   rewrite it
- *   readme-properties --print             print the expected rows
+ *   readme-properties docs/properties.md          TAP: ok when the table matches
+ *   readme-properties --write docs/properties.md  rewrite it
+ *   readme-properties --print                     print the expected rows
  *
  * Before comparing, it checks that every byte count (unit "bytes") is a SIZE32
  * row and nothing else is: those are the size properties (64K accepted).

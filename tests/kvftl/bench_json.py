@@ -6,10 +6,11 @@ Usage: bench_json.py KVFTL_BENCH SCHEMA_JSON DOCS_MD
 
 Runs kvftl-bench --json in both modes (the KV firmware and, with
 --command-set nvm, the block personality) on small devices, validates each
-object against docs/kvftl-bench.schema.json with the jsonschema library, checks
-the values the run fixes exactly (parameters, zero errors), that a changed
-object is refused (the schema is not vacuous), and that the field tables of
-docs/kvftl-bench.md ("JSON output") name exactly the schema's fields.
+object against tests/kvftl/kvftl-bench.schema.json with the jsonschema
+library, checks the values the run fixes exactly (parameters, zero errors),
+that a changed object is refused (the schema is not vacuous), and that the
+field tables of docs/kvftl-bench.md ("JSON output") name exactly the
+schema's fields.
 """
 import json
 import re

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The README's firmware parameter table is tunables.def's, row for row.
+ * The firmware tunable table of docs/properties.md is tunables.def's, row
+ * for row (the test keeps its README-era name).
  *
- *   readme-tunables README.md           TAP: ok when the table between the
- *                                       markers is the one the table gives
- *   readme-tunables --write README.md   rewrite that part of README.md
- *   readme-tunables --print             print the expected rows
+ *   readme-tunables docs/properties.md          TAP: ok when the table between
+ *                                               the markers is the one the
+ *                                               table gives
+ *   readme-tunables --write docs/properties.md  rewrite that part of the file
+ *   readme-tunables --print                     print the expected rows
  *
  * Every tunable that is a device property (where = QEMU) has a row: its
  * property name, its value in each preset, its unit, its range and its help.
  * Before comparing, it checks that every byte count (unit "bytes") is flagged
  * KVFTL_TUNABLE_SIZE and nothing else is: the device makes exactly those
- * size properties (64M accepted), as the README says.
+ * size properties (64M accepted), as docs/properties.md says.
  */
 #include <stdbool.h>
 #include <stdio.h>
