@@ -347,7 +347,7 @@ class KVBlockFig4(unittest.TestCase):
             rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER,
                        target=X4.TARGET, figures=[], run_at="2026-11-25 05:00", scale=1.0)
             page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], d)
-            self.assertIn("| claim | paper | ours | criterion (fixed before the run) | verdict |",
+            self.assertIn("| claim | paper | ours | criterion | verdict |",
                           page)
             self.assertIn("| QD 64, small values: KV write latency 0.86x block's | 0.86x | "
                           "1.20x | " + X4.CRITERIA["qd64_write"] + " | no |", page)
@@ -854,6 +854,65 @@ class KVBlockCommands(unittest.TestCase):
         self.assertEqual(V.LOG_FIELDS[44], "latency_store_count")
         self.assertEqual(V.LOG_FIELDS[76], "fw_cpu_ns")
 
+
+class YesCouldBeNo(unittest.TestCase):
+    """A yes counts as evidence only when the run could have given a no (issue 34)."""
+
+    def test_can_fail_tries_every_value_of_the_span(self):
+        """at most 6.5: rejects 7 in 0-100, nothing in 0-6.5; 'yes if 3 of 3' on counts
+        rejects 2 in 0-3, nothing when the count is always 3."""
+        self.assertTrue(VD.can_fail(VD.at_most(6.5, 15), 0, 100))
+        self.assertFalse(VD.can_fail(VD.at_most(6.5, 15), 0, 6.5))
+        three = VD.rule("yes if 3 of 3", lambda x: x == 3)
+        self.assertTrue(VD.can_fail(three, 0, 3, integer=True))
+        self.assertFalse(VD.can_fail(three, 3, 3, integer=True))
+        self.assertTrue(VD.can_fail(VD.at_least(1.0), float("-inf"), float("inf")))
+        with self.assertRaises(ValueError):
+            VD.can_fail(three, 4, 3)
+
+    def test_measure_records_the_span_and_can_fail(self):
+        """A ratio the counting rule pins at 1.0: the claim says it could not fail."""
+        c = VD.measure("flat", "1x", 1.0, VD.at_most(1.01), "%.2fx", span=(1.0, 1.0))
+        self.assertEqual((c["holds"], c["span"], c["can_fail"]), (True, [1.0, 1.0], False))
+        c = VD.measure("flat", "1x", 1.0, VD.at_most(1.01), "%.2fx", span=(0, 5))
+        self.assertEqual(c["can_fail"], True)
+        self.assertNotIn("can_fail", VD.measure("x", "1", 1.0, VD.at_most(1.01)))
+
+    def test_by_rule_names_its_rule_and_is_never_a_yes(self):
+        c = VD.by_rule("flat", "1x", "1.00x", VD.at_most(1.01), "dma-unit-bytes = 4096",
+                       would_hold=True)
+        self.assertEqual((c["holds"], c["construction"], c["can_fail"]),
+                         (VD.BY_CONSTRUCTION, VD.RULE, False))
+        self.assertEqual(c["note"], "fixed by a counting rule or layout: dma-unit-bytes = 4096; "
+                         "the criterion would say yes")
+        self.assertEqual(VD.by_construction("a", "1", "1", "c", "p")["construction"],
+                         VD.PARAMETER)
+        self.assertIsNone(VD.by_rule("flat", "1x", "n/a", "c", "a rule", measured=False)["holds"])
+        with self.assertRaises(ValueError):
+            VD.by_rule("flat", "1x", "1.00x", "c", "")
+        self.assertEqual(VD.overall([c]), VD.BY_CONSTRUCTION)
+
+    def test_rejudge_replaces_claims_summary_and_why(self):
+        """run.rejudge: today's claims, the old summary at the head of "ours" replaced, the
+        why from explain(), and the sentence saying the criteria postdate the run."""
+        import run
+
+        class M:
+            @staticmethod
+            def rejudge(rec):
+                return [VD.claim("a", "1", "2", "c", "partly")]
+
+            @staticmethod
+            def explain(rec):
+                return "new why"
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "run_at": "2026-11-29 01:00",
+               "commit": "66d590b", "ours": "1 of 1 measured claims hold; 2 us", "why": "old"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged); 2 us")
+        self.assertEqual((rec["met"], rec["why"]), ("partly", "new why"))
+        self.assertIn("from the series this run (2026-11-29 01:00, commit 66d590b) recorded, "
+                      "by that commit's criteria and labels, written after the run",
+                      rec["rejudged"])
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)
