@@ -416,15 +416,23 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertEqual(V.overall(cl), "partly")
 
     def test_space_partly_and_by_construction(self):
-        """RocksDB 0.80 at 1000 B (outside 0.9-1.39): partly; rawhash 1.8 at 50 B: yes, max
-        2.2: partly; the KV-SSD's 17.2x and 1.05x are by construction."""
+        """RocksDB 0.80 at 1000 B (outside 0.9-1.39): partly; rawhash's two claims follow from
+        its record layout (by construction by rule; the criteria would say yes for 1.8 at
+        50 B and partly for a maximum of 2.2); the KV-SSD's 17.2x and 1.05x are by
+        construction (parameters)."""
         pts = {"50": {"rocksdb_sst": 1.2, "rawhash": 1.8, "kvssd": 17.2},
                "100": {"rocksdb_sst": 1.1, "rawhash": 2.2},
                "1000": {"rocksdb_sst": 0.8, "rawhash": 1.2, "kvssd": 1.05},
                "4000": {"rocksdb_sst": 1.0, "rawhash": 1.1, "kvssd": 1.01}}
         cl = X7B.judge(pts)
-        self.assertEqual([c["holds"] for c in cl],
-                         ["partly", True, "partly", V.BY_CONSTRUCTION, V.BY_CONSTRUCTION])
+        self.assertEqual([c["holds"] for c in cl], ["partly"] + [V.BY_CONSTRUCTION] * 4)
+        self.assertEqual([c.get("construction") for c in cl],
+                         [None, VD.RULE, VD.RULE, VD.PARAMETER, VD.PARAMETER])
+        self.assertTrue(cl[1]["note"].endswith("= 1.70x, our own store's header arithmetic, not "
+                                               "a measurement of Aerospike; the criterion would "
+                                               "say yes"), cl[1]["note"])
+        self.assertTrue(cl[2]["note"].endswith("the criterion would say partly"))
+        self.assertEqual(round(X7B.rawhash_layout_amp(50), 4), round(112 / 66, 4))
         self.assertEqual(cl[0]["ours"], "0.80-1.20")
         self.assertEqual(cl[4]["ours"], "1.01-1.05")
         self.assertEqual(V.overall(cl), "partly")
@@ -891,6 +899,25 @@ class YesCouldBeNo(unittest.TestCase):
         with self.assertRaises(ValueError):
             VD.by_rule("flat", "1x", "1.00x", "c", "")
         self.assertEqual(VD.overall([c]), VD.BY_CONSTRUCTION)
+
+    def test_fig6a_without_gc_or_with_one_sample_is_by_rule(self):
+        """0 GC runs with 24 of 64 stripes free, and one progress sample (every chunk at the
+        same 8623 ops/s): both claims by construction by rule; with GC runs and varying chunks
+        they are judged."""
+        ch = [{"chunk": i, "ops": 100.0, "ops_per_s": 8623.0} for i in range(8)]
+        gc = {"gc_foreground_stalls": 0, "gc_stall_ns": 0, "sim_now_ns": 10 ** 9, "gc_runs": 0,
+              "free_stripes_after": 24, "total_stripes": 64}
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc, "update_ops_per_s": 8623.0,
+                        "samples": 1})
+        self.assertEqual([(c["holds"], c["construction"]) for c in cl],
+                         [(VD.BY_CONSTRUCTION, VD.RULE)] * 2)
+        self.assertIn("the fill left 24 of 64 stripes free", cl[0]["note"])
+        self.assertIn("kvbench printed 1 progress line(s) over the update phase", cl[1]["note"])
+        ch[3]["ops_per_s"] = 3000.0
+        gc["gc_runs"] = 5
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc, "update_ops_per_s": 8000.0,
+                        "samples": 9})
+        self.assertEqual([c["holds"] for c in cl], [True, "partly"])
 
     def test_rejudge_replaces_claims_summary_and_why(self):
         """run.rejudge: today's claims, the old summary at the head of "ours" replaced, the
