@@ -229,13 +229,15 @@ class Fig12(unittest.TestCase):
 
     def test_device_time_claims(self):
         """block 10 us is the slowest everywhere (yes); backfill 4.7 vs all 5.0: 1.064x lead
-        (yes); selective 5.1 vs all 5.0 dips 2.0 % (yes); on W(C) selective is 6.12 vs block
+        (yes); selective 5.1 vs all 5.0 dips 2.0 % (partly: a dip, but not within 2 points of
+        the paper's 4.5 %; the earlier one-sided criterion said yes); on W(C) selective is 6.12
+        vs block
         10: 0.612x (no: the paper has them equal); all's copies M < B < D < C (yes)."""
         self.assertTrue(self.claims["Block has the worst performance on every workload"]["holds"])
         c = self.claims["Backfill's throughput is up to ~7 % above All's"]
         self.assertEqual((c["ours"], c["holds"]), ("1.064x", True))
         c = self.claims["On W(B) and W(M) Selective's throughput dips by at most 4.5 % below All's"]
-        self.assertEqual((c["ours"], c["holds"]), ("2.0 %", True))
+        self.assertEqual((c["ours"], c["holds"], c["was"]["holds"]), ("2.0 %", "partly", True))
         c = self.claims["Selective performs as poorly as Block on W(C)"]
         self.assertEqual((c["ours"], c["holds"]), ("0.612x", False))
         c = self.claims["All's copy time grows as large values grow: M < B < D < C"]

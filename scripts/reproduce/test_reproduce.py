@@ -900,6 +900,16 @@ class YesCouldBeNo(unittest.TestCase):
             VD.by_rule("flat", "1x", "1.00x", "c", "")
         self.assertEqual(VD.overall([c]), VD.BY_CONSTRUCTION)
 
+    def test_revised_keeps_the_earlier_verdict_on_the_page(self):
+        """char-traffic's 2.56x: partly by the factor-1.5 band, yes by the old factor 2."""
+        cl = TR.judge({"rocksdb": {"h2d_bytes_per_op": 100.0, "device_write_bytes_per_op": 256.0,
+                                   "user_bytes_per_op": 100.0}, "kvssd": {}})
+        self.assertEqual(cl[2]["holds"], "partly")
+        self.assertEqual(cl[2]["was"]["holds"], True)
+        self.assertEqual(VD.claims_table(cl)[3][4], "partly (was yes by the earlier criterion "
+                         "\"" + TR.BG5X_WAS + "\", changed because " + TR.BG5X_WHY + ")")
+        self.assertEqual(VD.claims_table(cl)[2][4], "not measured")
+
     def test_fig6a_without_gc_or_with_one_sample_is_by_rule(self):
         """0 GC runs with 24 of 64 stripes free, and one progress sample (every chunk at the
         same 8623 ops/s): both claims by construction by rule; with GC runs and varying chunks
@@ -918,6 +928,18 @@ class YesCouldBeNo(unittest.TestCase):
         cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc, "update_ops_per_s": 8000.0,
                         "samples": 9})
         self.assertEqual([c["holds"] for c in cl], [True, "partly"])
+
+    def test_fig10_and_fig12_two_sided_criteria(self):
+        """Adaptive 1.032x Piggyback on W(M): no (1.09-1.15; partly 1.06-1.24), was yes;
+        0.98x Baseline on W(C): no, was yes; Selective 0.1 % faster than All: no, was yes."""
+        import exp_bandslim_fig10 as F10
+        import exp_bandslim_fig12 as F12
+        self.assertEqual([F10.CRIT_M_ADA.judge(x) for x in (1.032, 1.07, 1.12)],
+                         [False, "partly", True])
+        self.assertEqual([F10.CRIT_C_ADA.judge(x) for x in (0.98, 1.007, 1.02)],
+                         [False, "partly", True])
+        self.assertEqual([F12.CRIT_SEL_DIP.judge(x) for x in (-0.1, 1.0, 4.5)],
+                         [False, "partly", True])
 
     def test_rejudge_replaces_claims_summary_and_why(self):
         """run.rejudge: today's claims, the old summary at the head of "ours" replaced, the

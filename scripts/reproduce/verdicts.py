@@ -336,9 +336,9 @@ def was_text(c):
 def claims_table(claims):
     rows = [["claim", "paper", "ours", "criterion", "verdict"]]
     for c in claims:
-        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"], label(c["holds"]) + (
-            " (%s%s)" % (c.get("note") or "", was_text(c)) if c.get("note") or c.get("was")
-            else "")])
+        extra = ((c.get("note") or "") + was_text(c)).lstrip("; ")
+        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"],
+                     label(c["holds"]) + (" (%s)" % extra if extra else "")])
     return rows
 
 
