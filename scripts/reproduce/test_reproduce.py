@@ -929,6 +929,26 @@ class YesCouldBeNo(unittest.TestCase):
                         "samples": 9})
         self.assertEqual([c["holds"] for c in cl], [True, "partly"])
 
+    def test_fig11_below_the_firmware_floor_is_not_judged(self):
+        """Piggy+Pack at 2.73 us per Store (< 2 + 1 + 1 us): claims #2 and #3 not measured;
+        at 4.5 us they are judged (Packing 6.68 us: 32.6 % less, outside 4.2 +-12 -> no)."""
+        import exp_bandslim_fig11 as F11
+        self.assertEqual(F11.FLOOR_US, 4.0)
+        pages = {lb: {str(v): {"data_pages_per_1000": p} for v in (4, 8, 16, 32)}
+                 for lb, p in (("baseline", 250.0), ("packing", 4.0), ("piggy+pack", 4.0))}
+
+        def rt(pp):
+            return {"baseline": {"32": {"us_per_store": 8.33, "device_bound": True}},
+                    "packing": {"32": {"us_per_store": 6.68, "device_bound": True}},
+                    "piggy+pack": {"32": {"us_per_store": pp, "device_bound": True},
+                                   "128": {"us_per_store": 8.65, "device_bound": True}}}
+        cl = F11.rejudge({"series": pages, "response": rt(2.73)})
+        self.assertEqual([c["holds"] for c in cl], [True, False, None, None])
+        self.assertTrue(cl[2]["note"].startswith("not judged: Piggy+Pack's 2.73 us per Store "
+                                                 "at 32 B is below the firmware model's floor"))
+        cl = F11.rejudge({"series": pages, "response": rt(4.5)})
+        self.assertEqual([c["holds"] for c in cl], [True, False, False, True])
+
     def test_fig10_and_fig12_two_sided_criteria(self):
         """Adaptive 1.032x Piggyback on W(M): no (1.09-1.15; partly 1.06-1.24), was yes;
         0.98x Baseline on W(C): no, was yes; Selective 0.1 % faster than All: no, was yes."""
