@@ -188,6 +188,24 @@ def judge(m):
     return out
 
 
+def explain(rec):
+    """The record's "why", from its series (analyze, and run.py --rejudge)."""
+    g = (rec.get("series") or {}).get("gc") or {}
+    why = ("RocksDB writes its WAL and SST files sequentially and deletes whole files (the "
+           "paper's explanation of Fig. 6a); ext4 is mounted without discard, so a deleted "
+           "file's units stay mapped on the device until ext4 reuses its blocks. Over the "
+           "updates the block device ran %s GC runs with %s foreground stalls and relocated %s "
+           "bytes. The KV-SSD's curve for the same update pattern is char-fig6. Throughput is "
+           "guest wall clock (TCG), where RocksDB's flushes and compactions compete with the "
+           "updates for the one vCPU" % (g.get("gc_runs"), g.get("gc_foreground_stalls"),
+                                         g.get("gc_relocated_bytes")))
+    if not g.get("gc_runs"):
+        why += ("; the device never collected garbage (%s of %s stripes free after), so the "
+                "no-GC claim is by construction: the device was never under pressure" % (
+                    g.get("free_stripes_after"), g.get("total_stripes")))
+    return why
+
+
 def rejudge(rec):
     """The claims from a record's series (run.py --report-only --rejudge)."""
     return judge(rec.get("series") or {"chunks": [], "gc": {}})
@@ -209,20 +227,7 @@ def analyze(raw, scale):
     rec["ours"] = "%s: %d pairs, %d updates; %s GC runs, %s; %s" % (
         V.summarize(claims), m["keys"] or 0, sum(c["ops"] for c in m["chunks"]),
         m["gc"].get("gc_runs"), claims[0]["ours"], claims[1]["ours"])
-    g = m["gc"]
-    rec["why"] = ("RocksDB writes its WAL and SST files sequentially and deletes whole files (the "
-                  "paper's explanation of Fig. 6a); ext4 is mounted without discard, so a "
-                  "deleted file's units stay mapped on the device until ext4 reuses its blocks. "
-                  "Over the updates the block device ran %s GC runs with %s foreground stalls "
-                  "and relocated %s bytes. The KV-SSD's curve for the same update pattern is "
-                  "char-fig6. Throughput is guest wall clock (TCG), where RocksDB's flushes and "
-                  "compactions compete with the updates for the one vCPU" % (
-                      g.get("gc_runs"), g.get("gc_foreground_stalls"),
-                      g.get("gc_relocated_bytes")))
-    if not g.get("gc_runs"):
-        rec["why"] += ("; the device never collected garbage (%s of %s stripes free after), so "
-                       "the claim holds without the device under pressure" % (
-                           g.get("free_stripes_after"), g.get("total_stripes")))
+    rec["why"] = explain(rec)
     return rec
 
 

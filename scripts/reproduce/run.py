@@ -296,11 +296,12 @@ def rejudge(m, rec):
                            git_head(), rec.get("run_at", "?"), rec.get("commit", "?")))
     # the old summary of the claims, when the record's "ours" starts with it, is replaced
     ours = rec.get("ours", "")
-    for prefix in (old + " (re-judged); ", old + ". ", old + "; ", old + " ", old):
+    for prefix in (old + " (re-judged); ", old + ". ", old + "; ", old + ": ", old + " ", old):
         if ours.startswith(prefix):
             ours = ours[len(prefix):]
             break
-    rec["ours"] = V.summarize(claims) + " (re-judged)" + ("; " + ours if ours else "")
+    sep = " " if ours.startswith("(") else "; "
+    rec["ours"] = V.summarize(claims) + " (re-judged)" + (sep + ours if ours else "")
 
 
 def icount_note(raw):

@@ -983,6 +983,16 @@ class YesCouldBeNo(unittest.TestCase):
         self.assertIn("from the series this run (2026-11-29 01:00, commit 66d590b) recorded, "
                       "by that commit's criteria and labels, written after the run",
                       rec["rejudged"])
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "ours": "1 of 1 measured claims "
+               "hold: 3 updates"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged); "
+                         "3 updates")
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "ours": "1 of 1 measured claims "
+               "hold (guest wall clock)"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged) "
+                         "(guest wall clock)")
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)
