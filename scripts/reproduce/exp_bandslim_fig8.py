@@ -183,6 +183,19 @@ def by_dma_rule(text, paper, x, crit, fmt):
                      would_hold=crit.judge(x))
 
 
+RULE_LAYOUT = ("the full inline layout: a %d-byte value is 1 + ceil((%d - 35) / 56) = %d "
+               "commands of 88 B (%d B) against a PRP Store's 88 + 4096 = 4184 B "
+               "(dma-unit-bytes = 4096): %.2fx by arithmetic")
+
+
+def by_layout(text, paper, x, crit, v):
+    """A Piggyback / Baseline traffic ratio at value size v: fixed by RULE_LAYOUT."""
+    n = inline_commands_full(v, KEY)
+    return V.by_rule(text, paper, V.fnum(x, "%.2fx"), crit,
+                     RULE_LAYOUT % (v, v, n, 88 * n, 88.0 * n / 4184), measured=x == x,
+                     would_hold=crit.judge(x))
+
+
 def rejudge(rec):
     """The claims from a record's series (run.py --report-only --rejudge)."""
     pts = {m: {int(v): p for v, p in (rec.get("series") or {}).get(m, {}).items()}
@@ -235,13 +248,13 @@ def full_verdict(rec, pts, red, red_full, stair):
                     V.within(4.0, 0.10, 0.25, " GB"), "%.2f GB"),
         by_dma_rule("TAF of a 32-byte value is ~130 (Fig. 3b; PCIe bytes / value bytes)", "~130",
                     g(p, 32, "taf"), V.within(130, 0.10, 0.25), "%.1f"),
-        V.measure("Piggyback's traffic approaches Baseline's at 2 KB (piggyback / baseline)",
+        by_layout("Piggyback's traffic approaches Baseline's at 2 KB (piggyback / baseline)",
                   "~1x (below)", B.ratio(g(f, 2048, "pcie_bytes_per_op"),
                                          g(pp, 2048, "pcie_bytes_per_op")),
-                  B.band_crit(0.75, 1.0, 0.5, 1.1), "%.2fx"),
-        V.measure("Piggyback's traffic exceeds Baseline's at 4 KB (piggyback / baseline)", "> 1x",
+                  B.band_crit(0.75, 1.0, 0.5, 1.1), 2048),
+        by_layout("Piggyback's traffic exceeds Baseline's at 4 KB (piggyback / baseline)", "> 1x",
                   B.ratio(g(f, 4096, "pcie_bytes_per_op"), g(pp, 4096, "pcie_bytes_per_op")),
-                  V.at_least(1.0), "%.2fx"),
+                  V.at_least(1.0), 4096),
         # response time, device time (firmware model): BandSlim's is host-measured
         V.measure("Piggyback's response time is about half of Baseline's for 32 B and below "
                   "(Fig. 8; device time, worst of 4-32 B)", "~0.5x", small_rt,

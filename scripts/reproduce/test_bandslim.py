@@ -111,6 +111,10 @@ class Fig8(unittest.TestCase):
         c = self.claims["Baseline's traffic doubles at the 4 KiB boundary: 5-8 KiB like 8 KiB"]
         self.assertEqual((c["ours"], c["holds"]), ("1.979x", bc))
         self.assertIn("the criterion would say yes", c["note"])
+        c = self.claims["Piggyback's traffic exceeds Baseline's at 4 KB"]
+        self.assertEqual((c["holds"], c["construction"]), (bc, V.RULE))
+        self.assertIn("1 + ceil((4096 - 35) / 56) = 74 commands of 88 B (6512 B) against a PRP "
+                      "Store's 88 + 4096 = 4184 B (dma-unit-bytes = 4096): 1.56x", c["note"])
 
     def test_response_claims(self):
         """Device time: prp 4.6 us, one full-layout command 4.0 us: 0.87x at <= 32 B (no:
