@@ -45,9 +45,9 @@ CRITERIA = {
 # the criterion bg5x replaced, kept on the page beside the new verdict
 BG5X_WAS = ("yes if RocksDB's device write bytes / key+value bytes is within a factor 2 of 5 "
             "(2.5-10); partly if above 1 but outside; no if <= 1")
-BG5X_WHY = ("a factor 2 let 2.56x pass as the paper's 5x while the same write amplification "
-            "(60.5 % less traffic against \"90+ %\") is only partly; a factor 1.5 is the "
-            "tolerance the other ratio claims of these slides get")
+BG5X_WHY = ("a factor 2 let 2.56x, about half the slides' 5x, pass as a yes while the same "
+            "RocksDB write amplification is only partly against the 90 % traffic claim; a "
+            "factor 1.5 (3.33-7.5) still allows for RocksDB's settings and scale here")
 TARGET = ("90+ % less host-to-device traffic, 8x QPS, 5x background writes "
           "(criteria: the claims table, fixed in CRITERIA before the run)")
 SETUP = ("Device preset pm983 with blocks-per-die=%d; KV: kvbench kvssd engine (sync, PRP); "
