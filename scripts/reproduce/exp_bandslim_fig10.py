@@ -129,6 +129,29 @@ def analyze(raw, scale):
     return judge(rec, pts)
 
 
+# Criteria as the paper states its numbers, two-sided (they replaced one-sided or wide bands:
+# the claims keep the earlier criterion and verdict beside them, verdicts.revised)
+CRIT_M_ADA = V.rule("yes if 1.09-1.15x (the paper's 12 % gain +-3 points); partly if "
+                    "1.06-1.24x (half to double the gain); else no",
+                    lambda x: 1.09 <= x <= 1.15, lambda x: 1.06 <= x <= 1.24)
+CRIT_C_ADA = V.rule("yes if 1.01-1.03x (the paper's 2 % gain +-1 point); partly if 1-1.05x "
+                    "(not slower, at most 5 % faster); else no",
+                    lambda x: 1.01 <= x <= 1.03, lambda x: 1.0 <= x <= 1.05)
+# a ratio of two device times per Store: any positive number
+RATIO_SPAN = (1e-3, 1e3)
+RULE_DOORBELL = ("a PRP Store is one command whatever its value, and each command writes two "
+                 "4-byte doorbells (SQ tail, CQ head): 8 doorbell bytes per Store on every "
+                 "workload by the transfer rules")
+
+
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    pts = rec.get("series") or {}
+    if not all(w in pts and len(pts[w]) == len(MODES) for w in WORKLOADS):
+        return []
+    return judge(dict(rec), pts)["claims"]
+
+
 def judge(rec, pts):
     """The claims of Fig. 10 on the paper's configuration: the pci transport's
     prp-pci / inline-full / adaptive-full are BandSlim's Baseline / Piggyback /
@@ -202,18 +225,28 @@ def judge(rec, pts):
                      1 for w in WORKLOADS if v[w][ada] >= (1 - TIE) * max(v[w].values()))),
                  V.rule("yes if 4 of 4; partly if 2 or 3; else no", lambda x: x == 4,
                         lambda x: x >= 2), "%d of 4"),
-        V.measure("W(M): Adaptive's throughput is 12 % above Piggyback's (Fig. 10b; device time, "
-                  "piggyback / adaptive time per Store)", "1.12x",
-                  B.ratio(t("M", pig), t("M", ada)), B.band_crit(1.02, 1.22, 1.0, 1.5), "%.2fx"),
+        V.revised(V.measure("W(M): Adaptive's throughput is 12 % above Piggyback's (Fig. 10b; "
+                            "device time, piggyback / adaptive time per Store)", "1.12x",
+                            B.ratio(t("M", pig), t("M", ada)), CRIT_M_ADA, "%.3fx",
+                            span=RATIO_SPAN),
+                  B.band_crit(1.02, 1.22, 1.0, 1.5).judge(B.ratio(t("M", pig), t("M", ada))),
+                  B.band_crit(1.02, 1.22, 1.0, 1.5),
+                  "1.02-1.22 accepted a sixth of the paper's 12 % gain as a yes; the gain is "
+                  "now judged two-sided around 12 %"),
         V.measure("W(C): Adaptive's throughput is ~13x Piggyback's (Fig. 10b; device time)",
                   "~13x", B.ratio(t("C", pig), t("C", ada)),
                   V.near(13, 1.5, lambda x: x > 2, "above 2x"), "%.1fx"),
-        V.measure("W(C): Adaptive's throughput is ~2 % above Baseline's (Fig. 10b; device time)",
-                  "1.02x", B.ratio(t("C", base), t("C", ada)), B.band_crit(0.99, 1.05, 0.95, 1.1),
-                  "%.3fx"),
-        V.measure("Baseline's MMIO traffic is the same on every workload (Fig. 10d; largest / "
-                  "smallest doorbell bytes per Store)", "constant", max(db) / min(db),
-                  V.at_most(1.01, 1.1, "x"), "%.3fx"),
+        V.revised(V.measure("W(C): Adaptive's throughput is ~2 % above Baseline's (Fig. 10b; "
+                            "device time)", "1.02x", B.ratio(t("C", base), t("C", ada)),
+                            CRIT_C_ADA, "%.3fx", span=RATIO_SPAN),
+                  B.band_crit(0.99, 1.05, 0.95, 1.1).judge(B.ratio(t("C", base), t("C", ada))),
+                  B.band_crit(0.99, 1.05, 0.95, 1.1),
+                  "0.99-1.05 (partly from 0.95) accepted Adaptive slower than Baseline; the "
+                  "paper says above, so below 1x is now a no"),
+        V.by_rule("Baseline's MMIO traffic is the same on every workload (Fig. 10d; largest / "
+                  "smallest doorbell bytes per Store)", "constant", "%.3fx" % (max(db) / min(db)),
+                  V.at_most(1.01, 1.1, "x"), RULE_DOORBELL,
+                  would_hold=V.at_most(1.01, 1.1, "x").judge(max(db) / min(db))),
         V.measure("Piggyback's MMIO traffic grows with the value sizes: largest on W(C) "
                   "(Fig. 10d; W(C) over the next largest workload)", "largest on W(C)",
                   pts["C"][pig]["doorbell_bytes"] / max(pts[w][pig]["doorbell_bytes"]

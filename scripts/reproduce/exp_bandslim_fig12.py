@@ -97,6 +97,20 @@ def analyze(raw, scale):
     return judge(rec, pts)
 
 
+# the paper's dip, two-sided (it replaced "yes if <= 6.5 %", kept on the page by revised())
+CRIT_SEL_DIP = V.rule("yes if 2.5-6.5 % (the paper's 4.5 % +-2 points); partly if 0-15 % (a dip "
+                      "of another size); else no (no dip: Selective as fast as All or faster)",
+                      lambda x: 2.5 <= x <= 6.5, lambda x: 0 < x <= 15)
+
+
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    pts = rec.get("series") or {}
+    if not all(w in pts and len(pts[w]) == len(POLICIES) for w in WORKLOADS):
+        return []
+    return judge(dict(rec), pts)["claims"]
+
+
 def judge(rec, pts):
     def t(w, p):
         return pts[w][p]["us_per_store"]
@@ -132,10 +146,12 @@ def judge(rec, pts):
         V.measure("Selective performs as poorly as Block on W(C) (Fig. 12b; selective / block "
                   "device time per Store)", "~1x", t("C", "selective") / t("C", "block"),
                   B.band_crit(0.95, 1.05, 0.87, 1.15), "%.3fx"),
-        V.measure("On W(B) and W(M) Selective's throughput dips by at most 4.5 % below All's "
-                  "(Fig. 12b; the larger dip of the two)", "<= 4.5 %", sel_dip,
-                  V.at_most(6.5, 15, " %"), "%.1f %%",
-                  note="criterion allows 2 points over the paper's 4.5 %"),
+        V.revised(V.measure("On W(B) and W(M) Selective's throughput dips by at most 4.5 % below "
+                            "All's (Fig. 12b; the larger dip of the two)", "<= 4.5 %", sel_dip,
+                            CRIT_SEL_DIP, "%.1f %%", span=(-100.0, 100.0)),
+                  V.at_most(6.5, 15, " %").judge(sel_dip), V.at_most(6.5, 15, " %"),
+                  "the one-sided bound passed Selective as fast as All or faster, which is no "
+                  "dip; the dip is now judged around the paper's 4.5 %"),
         count("Backfill performs best on W(B) and W(M) (Fig. 12b; device time, within 2 % of "
               "the fastest)", "2 of 2", bf_best, 2),
         V.measure("Backfill's throughput is up to ~7 % above All's (Fig. 12b; the larger of W(B) "

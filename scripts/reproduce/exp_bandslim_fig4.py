@@ -71,6 +71,24 @@ def analyze(raw, scale):
             p["write_device_bound"] = C.device_bound(w)
         pts[str(v)] = p
     rec = {"series": {"baseline": pts}}
+    return judge_series(rec, pts)
+
+
+# Under block packing WAF and TAF are two counts of the same 4 KiB units per value byte
+RULE_MIRROR = ("packing=block with dma-unit-bytes = 4096: a value of up to 4 KiB fills its own "
+               "4 KiB unit of the page buffer (4 per 16 KiB page) and moves one 4 KiB DMA unit "
+               "plus 88 B of commands, so WAF and TAF both count 4 KiB per value byte and "
+               "WAF / TAF = 4096 / 4184 = 0.98 at every size up to 1 KiB")
+
+
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    pts = ((rec.get("series") or {}).get("baseline")) or {}
+    return judge_series(dict(rec), pts).get("claims", [])
+
+
+def judge_series(rec, pts):
+    """The verdicts of the series pts ({value bytes: point}) into rec."""
     need = ("32", "1024", "4096", "8192")
     if not all(k in pts for k in need):
         rec.update(met=None, ours="incomplete run", why="some sizes did not run")
@@ -93,8 +111,9 @@ def analyze(raw, scale):
                   "4 KiB)", "2x", B.ratio(g(8192, "data_pages_per_1000"),
                                          g(4096, "data_pages_per_1000")),
                   V.near(2.0, 1.1, lambda x: x > 1.2, "above 1.2x"), "%.2fx"),
-        V.measure("WAF closely mirrors TAF (Fig. 4b; largest |WAF / TAF - 1| over 32 B-1 KiB)",
-                  "~0", 100 * mirror, V.at_most(20, 50, " %"), "%.1f %%",
+        V.by_rule("WAF closely mirrors TAF (Fig. 4b; largest |WAF / TAF - 1| over 32 B-1 KiB)",
+                  "~0", "%.1f %%" % (100 * mirror), V.at_most(20, 50, " %"), RULE_MIRROR,
+                  would_hold=V.at_most(20, 50, " %").judge(100 * mirror),
                   note="WAF at 32 B %.1f, TAF %.1f" % (g(32, "waf"), g(32, "taf"))),
         V.measure("Write response time (NAND I/O on) is over 10x the transfer response time "
                   "(Fig. 4a vs 3a; device time at 32 B)", "> 10x",

@@ -74,6 +74,26 @@ RAWHASH_BLOCK = 128 * 1024
 RAWHASH_BLOCKS_MIN = 40
 
 
+# rawhash is kvbench's own store (host/kvbench/engine_rawhash.c), not Aerospike: its space
+# amplification is its record layout, whatever the device does
+RH_REC_HDR, RH_REC_ALIGN = 32, 16
+
+
+def rawhash_layout_amp(v, key=16):
+    """rawhash's bytes per live key+value byte by its record layout: a 32-byte header and the
+    pair, rounded up to 16 bytes (write blocks' own headers and the last block's slack aside)."""
+    rec = -(-(RH_REC_HDR + key + v) // RH_REC_ALIGN) * RH_REC_ALIGN
+    return rec / float(key + v)
+
+
+RULE_RAWHASH = ("rawhash's record layout (host/kvbench/engine_rawhash.c: a 32-byte header, the "
+                "pair rounded up to 16 bytes): (32 + 16 + %d) rounded to 16 over 16 + %d = "
+                "%.2fx, our own store's header arithmetic, not a measurement of Aerospike")
+RULE_RAWHASH_ALL = ("rawhash's record layout (host/kvbench/engine_rawhash.c: a 32-byte header, "
+                    "the pair rounded up to 16 bytes) gives at most %.2fx over these sizes (at "
+                    "%d B), below 2 at every size by arithmetic, not a measurement of Aerospike")
+
+
 def rawhash_count(v, n):
     return max(n, -(-RAWHASH_BLOCKS_MIN * RAWHASH_BLOCK // (16 + v)))
 
@@ -148,13 +168,17 @@ def judge(pts):
                 CRITERIA["rocksdb"],
                 None if not rdb else (True if len(inside) == len(rdb) else
                                       "partly" if inside else False)),
-        V.claim("Aerospike space amplification at 50 B", "1.8x", V.fnum(r50, "%.2fx"),
-                CRITERIA["aerospike50"],
-                V.graded(r50, lambda x: 1.35 <= x <= 2.25, lambda x: 0.9 <= x <= 3.6)),
-        V.claim("Aerospike below 2 at every size", "< 2",
-                ("max %.2f" % max(rh.values())) if rh else "n/a", CRITERIA["aerospike_all"],
-                None if not rh else (True if max(rh.values()) < 2 else
-                                     "partly" if max(rh.values()) < 2.5 else False)),
+        V.by_rule("Aerospike space amplification at 50 B", "1.8x", V.fnum(r50, "%.2fx"),
+                  CRITERIA["aerospike50"], RULE_RAWHASH % (50, 50, rawhash_layout_amp(50)),
+                  measured=r50 is not None,
+                  would_hold=V.graded(r50, lambda x: 1.35 <= x <= 2.25,
+                                      lambda x: 0.9 <= x <= 3.6)),
+        V.by_rule("Aerospike below 2 at every size", "< 2",
+                  ("max %.2f" % max(rh.values())) if rh else "n/a", CRITERIA["aerospike_all"],
+                  RULE_RAWHASH_ALL % (max(rawhash_layout_amp(v) for v in SIZES), min(SIZES)),
+                  measured=bool(rh),
+                  would_hold=None if not rh else (True if max(rh.values()) < 2 else
+                                                  "partly" if max(rh.values()) < 2.5 else False)),
         V.by_construction("KV-SSD space amplification at 50 B", "17x",
                           V.fnum(kv.get(50), "%.1fx"), CRITERIA["kv50"], PARAM_KV50,
                           measured=kv.get(50) is not None),
@@ -164,6 +188,11 @@ def judge(pts):
                           if any(v >= 1000 for v in kv) else "n/a", CRITERIA["kv_big"],
                           PARAM_KV_BIG, measured=any(v >= 1000 for v in kv)),
     ]
+
+
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    return judge(rec.get("series") or {})
 
 
 def analyze(raw, scale):

@@ -39,9 +39,15 @@ CRITERIA = {
                "below",
     "qps": "yes if KV/RocksDB PUTs per second (guest wall clock) is within a factor 2 of 8 "
            "(4-16); partly if above 1 but outside; no if <= 1",
-    "bg5x": "yes if RocksDB's device write bytes / key+value bytes is within a factor 2 of 5 "
-            "(2.5-10); partly if above 1 but outside; no if <= 1",
+    "bg5x": "yes if RocksDB's device write bytes / key+value bytes is within a factor 1.5 of 5 "
+            "(3.33-7.5); partly if above 1 but outside; no if <= 1",
 }
+# the criterion bg5x replaced, kept on the page beside the new verdict
+BG5X_WAS = ("yes if RocksDB's device write bytes / key+value bytes is within a factor 2 of 5 "
+            "(2.5-10); partly if above 1 but outside; no if <= 1")
+BG5X_WHY = ("a factor 2 let 2.56x, about half the slides' 5x, pass as a yes while the same "
+            "RocksDB write amplification is only partly against the 90 % traffic claim; a "
+            "factor 1.5 (3.33-7.5) still allows for RocksDB's settings and scale here")
 TARGET = ("90+ % less host-to-device traffic, 8x QPS, 5x background writes "
           "(criteria: the claims table, fixed in CRITERIA before the run)")
 SETUP = ("Device preset pm983 with blocks-per-die=%d; KV: kvbench kvssd engine (sync, PRP); "
@@ -113,10 +119,17 @@ def judge(pts):
         V.claim("KV-SSD: 8x the PUTs per second of RocksDB", "8x",
                 V.fnum(q, "%.2fx") + " (guest wall clock)", CRITERIA["qps"],
                 V.graded(q, lambda x: 4 <= x <= 16, lambda x: x > 1)),
-        V.claim("host KV store's background operations write 5x the data", "5x",
-                V.fnum(bg, "%.2fx") + " (RocksDB device writes / key+value)", CRITERIA["bg5x"],
-                V.graded(bg, lambda x: 2.5 <= x <= 10, lambda x: x > 1)),
+        V.revised(V.claim("host KV store's background operations write 5x the data", "5x",
+                          V.fnum(bg, "%.2fx") + " (RocksDB device writes / key+value)",
+                          CRITERIA["bg5x"],
+                          V.graded(bg, lambda x: 5 / 1.5 <= x <= 5 * 1.5, lambda x: x > 1)),
+                  V.graded(bg, lambda x: 2.5 <= x <= 10, lambda x: x > 1), BG5X_WAS, BG5X_WHY),
     ]
+
+
+def rejudge(rec):
+    """The claims from a record's series (run.py --report-only --rejudge)."""
+    return judge(rec.get("series") or {})
 
 
 def analyze(raw, scale):

@@ -283,13 +283,25 @@ def run_boots(boots, rawdir, extra, icount, jobs):
 def rejudge(m, rec):
     """The experiment's claims from its recorded series by today's criteria, for a record
     whose raw output is gone; the record says the criteria postdate its run."""
+    old = V.summarize(rec.get("claims") or [])
     claims = m.rejudge(rec)
     rec["claims"] = claims
     rec["met"] = V.overall(claims)
-    rec["rejudged"] = ("claims judged at commit %s from the series this run recorded, by "
-                       "criteria written after the run (%s): re-run the experiment for "
-                       "criteria fixed before it" % (git_head(), rec.get("run_at", "?")))
-    rec["ours"] = V.summarize(claims) + " (re-judged); " + rec.get("ours", "")
+    if hasattr(m, "explain"):
+        rec["why"] = m.explain(rec)
+    rec["rejudged"] = ("claims judged at commit %s from the series this run (%s, commit %s) "
+                       "recorded, by that commit's criteria and labels, written after the run; "
+                       "a criterion changed since the run shows its earlier verdict beside it. "
+                       "Re-run the experiment for criteria fixed before it" % (
+                           git_head(), rec.get("run_at", "?"), rec.get("commit", "?")))
+    # the old summary of the claims, when the record's "ours" starts with it, is replaced
+    ours = rec.get("ours", "")
+    for prefix in (old + " (re-judged); ", old + ". ", old + "; ", old + ": ", old + " ", old):
+        if ours.startswith(prefix):
+            ours = ours[len(prefix):]
+            break
+    sep = " " if ours.startswith("(") else "; "
+    rec["ours"] = V.summarize(claims) + " (re-judged)" + (sep + ours if ours else "")
 
 
 def icount_note(raw):

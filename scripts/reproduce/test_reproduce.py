@@ -347,7 +347,7 @@ class KVBlockFig4(unittest.TestCase):
             rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER,
                        target=X4.TARGET, figures=[], run_at="2026-11-25 05:00", scale=1.0)
             page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], d)
-            self.assertIn("| claim | paper | ours | criterion (fixed before the run) | verdict |",
+            self.assertIn("| claim | paper | ours | criterion | verdict |",
                           page)
             self.assertIn("| QD 64, small values: KV write latency 0.86x block's | 0.86x | "
                           "1.20x | " + X4.CRITERIA["qd64_write"] + " | no |", page)
@@ -416,15 +416,23 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertEqual(V.overall(cl), "partly")
 
     def test_space_partly_and_by_construction(self):
-        """RocksDB 0.80 at 1000 B (outside 0.9-1.39): partly; rawhash 1.8 at 50 B: yes, max
-        2.2: partly; the KV-SSD's 17.2x and 1.05x are by construction."""
+        """RocksDB 0.80 at 1000 B (outside 0.9-1.39): partly; rawhash's two claims follow from
+        its record layout (by construction by rule; the criteria would say yes for 1.8 at
+        50 B and partly for a maximum of 2.2); the KV-SSD's 17.2x and 1.05x are by
+        construction (parameters)."""
         pts = {"50": {"rocksdb_sst": 1.2, "rawhash": 1.8, "kvssd": 17.2},
                "100": {"rocksdb_sst": 1.1, "rawhash": 2.2},
                "1000": {"rocksdb_sst": 0.8, "rawhash": 1.2, "kvssd": 1.05},
                "4000": {"rocksdb_sst": 1.0, "rawhash": 1.1, "kvssd": 1.01}}
         cl = X7B.judge(pts)
-        self.assertEqual([c["holds"] for c in cl],
-                         ["partly", True, "partly", V.BY_CONSTRUCTION, V.BY_CONSTRUCTION])
+        self.assertEqual([c["holds"] for c in cl], ["partly"] + [V.BY_CONSTRUCTION] * 4)
+        self.assertEqual([c.get("construction") for c in cl],
+                         [None, VD.RULE, VD.RULE, VD.PARAMETER, VD.PARAMETER])
+        self.assertTrue(cl[1]["note"].endswith("= 1.70x, our own store's header arithmetic, not "
+                                               "a measurement of Aerospike; the criterion would "
+                                               "say yes"), cl[1]["note"])
+        self.assertTrue(cl[2]["note"].endswith("the criterion would say partly"))
+        self.assertEqual(round(X7B.rawhash_layout_amp(50), 4), round(112 / 66, 4))
         self.assertEqual(cl[0]["ours"], "0.80-1.20")
         self.assertEqual(cl[4]["ours"], "1.01-1.05")
         self.assertEqual(V.overall(cl), "partly")
@@ -615,15 +623,16 @@ class CharVerdicts(unittest.TestCase):
         self.assertEqual(VD.overall(cl), VD.BY_CONSTRUCTION)
         self.assertEqual([c["holds"] for c in X5.judge({})], [None] * 3)
 
-    def test_fig7_by_construction_and_not_run(self):
+    def test_fig7_by_construction(self):
         """15.5x at 50 B, 1.01-1.02x above 1 KiB, 28.4x at 20 B: by construction (the last one
-        against the paper's 'up to 20x'); the 3.1 billion pairs: not measured."""
+        against the paper's 'up to 20x'); the 3.1 billion pairs are char-maxkeys's claim."""
         pts = {"20": {"space_amp": 1024 / 36.0}, "50": {"space_amp": 15.5},
                "1000": {"space_amp": 1.01}, "4000": {"space_amp": 1.02}}
         cl = X7.judge(pts)
-        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION] * 3 + [None])
+        self.assertEqual([c["holds"] for c in cl], [VD.BY_CONSTRUCTION] * 3)
         self.assertEqual([c["ours"] for c in cl],
-                         ["15.5x", "1.01-1.02x", "max 28.4x (at 20 B)", "n/a"])
+                         ["15.5x", "1.01-1.02x", "max 28.4x (at 20 B)"])
+        self.assertIn("char-maxkeys", X7.explain({"series": pts}))
         self.assertTrue(cl[2]["note"].endswith("the criterion would say no"))
         self.assertEqual(VD.overall(cl), VD.BY_CONSTRUCTION)
 
@@ -853,6 +862,164 @@ class KVBlockCommands(unittest.TestCase):
         self.assertEqual(names[1:], V.LOG_FIELDS[11:44])
         self.assertEqual(V.LOG_FIELDS[44], "latency_store_count")
         self.assertEqual(V.LOG_FIELDS[76], "fw_cpu_ns")
+
+
+class YesCouldBeNo(unittest.TestCase):
+    """A yes counts as evidence only when the run could have given a no (issue 34)."""
+
+    def test_can_fail_tries_every_value_of_the_span(self):
+        """at most 6.5: rejects 7 in 0-100, nothing in 0-6.5; 'yes if 3 of 3' on counts
+        rejects 2 in 0-3, nothing when the count is always 3."""
+        self.assertTrue(VD.can_fail(VD.at_most(6.5, 15), 0, 100))
+        self.assertFalse(VD.can_fail(VD.at_most(6.5, 15), 0, 6.5))
+        three = VD.rule("yes if 3 of 3", lambda x: x == 3)
+        self.assertTrue(VD.can_fail(three, 0, 3, integer=True))
+        self.assertFalse(VD.can_fail(three, 3, 3, integer=True))
+        self.assertTrue(VD.can_fail(VD.at_least(1.0), float("-inf"), float("inf")))
+        with self.assertRaises(ValueError):
+            VD.can_fail(three, 4, 3)
+
+    def test_measure_records_the_span_and_can_fail(self):
+        """A ratio the counting rule pins at 1.0: the claim says it could not fail."""
+        c = VD.measure("flat", "1x", 1.0, VD.at_most(1.01), "%.2fx", span=(1.0, 1.0))
+        self.assertEqual((c["holds"], c["span"], c["can_fail"]), (True, [1.0, 1.0], False))
+        c = VD.measure("flat", "1x", 1.0, VD.at_most(1.01), "%.2fx", span=(0, 5))
+        self.assertEqual(c["can_fail"], True)
+        self.assertNotIn("can_fail", VD.measure("x", "1", 1.0, VD.at_most(1.01)))
+
+    def test_by_rule_names_its_rule_and_is_never_a_yes(self):
+        c = VD.by_rule("flat", "1x", "1.00x", VD.at_most(1.01), "dma-unit-bytes = 4096",
+                       would_hold=True)
+        self.assertEqual((c["holds"], c["construction"], c["can_fail"]),
+                         (VD.BY_CONSTRUCTION, VD.RULE, False))
+        self.assertEqual(c["note"], "fixed by a counting rule or layout: dma-unit-bytes = 4096; "
+                         "the criterion would say yes")
+        self.assertEqual(VD.by_construction("a", "1", "1", "c", "p")["construction"],
+                         VD.PARAMETER)
+        self.assertIsNone(VD.by_rule("flat", "1x", "n/a", "c", "a rule", measured=False)["holds"])
+        with self.assertRaises(ValueError):
+            VD.by_rule("flat", "1x", "1.00x", "c", "")
+        self.assertEqual(VD.overall([c]), VD.BY_CONSTRUCTION)
+
+    def test_revised_keeps_the_earlier_verdict_on_the_page(self):
+        """char-traffic's 2.56x: partly by the factor-1.5 band, yes by the old factor 2."""
+        cl = TR.judge({"rocksdb": {"h2d_bytes_per_op": 100.0, "device_write_bytes_per_op": 256.0,
+                                   "user_bytes_per_op": 100.0}, "kvssd": {}})
+        self.assertEqual(cl[2]["holds"], "partly")
+        self.assertEqual(cl[2]["was"]["holds"], True)
+        self.assertEqual(VD.claims_table(cl)[3][4], "partly (was yes by the earlier criterion "
+                         "\"" + TR.BG5X_WAS + "\", changed because " + TR.BG5X_WHY + ")")
+        self.assertEqual(VD.claims_table(cl)[2][4], "not measured")
+
+    def test_fig6a_without_gc_or_with_one_sample_is_by_rule(self):
+        """0 GC runs with 24 of 64 stripes free, and one progress sample (every chunk at the
+        same 8623 ops/s): both claims by construction by rule; with GC runs and varying chunks
+        they are judged."""
+        ch = [{"chunk": i, "ops": 100.0, "ops_per_s": 8623.0} for i in range(8)]
+        gc = {"gc_foreground_stalls": 0, "gc_stall_ns": 0, "sim_now_ns": 10 ** 9, "gc_runs": 0,
+              "free_stripes_after": 24, "total_stripes": 64}
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc, "update_ops_per_s": 8623.0,
+                        "samples": 1})
+        self.assertEqual([(c["holds"], c["construction"]) for c in cl],
+                         [(VD.BY_CONSTRUCTION, VD.RULE)] * 2)
+        self.assertIn("the fill left 24 of 64 stripes free", cl[0]["note"])
+        self.assertIn("kvbench printed 1 progress line(s) over the update phase", cl[1]["note"])
+        ch[3]["ops_per_s"] = 3000.0
+        gc["gc_runs"] = 5
+        cl = X6A.judge({"keys": 800, "chunks": ch, "gc": gc, "update_ops_per_s": 8000.0,
+                        "samples": 9})
+        self.assertEqual([c["holds"] for c in cl], [True, "partly"])
+
+    def test_fig11_below_the_firmware_floor_is_not_judged(self):
+        """Piggy+Pack at 2.73 us per Store (< 2 + 1 + 1 us): claims #2 and #3 not measured;
+        at 4.5 us they are judged (Packing 6.68 us: 32.6 % less, outside 4.2 +-12 -> no)."""
+        import exp_bandslim_fig11 as F11
+        self.assertEqual(F11.FLOOR_US, 4.0)
+        pages = {lb: {str(v): {"data_pages_per_1000": p} for v in (4, 8, 16, 32)}
+                 for lb, p in (("baseline", 250.0), ("packing", 4.0), ("piggy+pack", 4.0))}
+
+        def rt(pp):
+            return {"baseline": {"32": {"us_per_store": 8.33, "device_bound": True}},
+                    "packing": {"32": {"us_per_store": 6.68, "device_bound": True}},
+                    "piggy+pack": {"32": {"us_per_store": pp, "device_bound": True},
+                                   "128": {"us_per_store": 8.65, "device_bound": True}}}
+        cl = F11.rejudge({"series": pages, "response": rt(2.73)})
+        self.assertEqual([c["holds"] for c in cl], [True, False, None, None])
+        self.assertTrue(cl[2]["note"].startswith("not judged: Piggy+Pack's 2.73 us per Store "
+                                                 "at 32 B is below the firmware model's floor"))
+        cl = F11.rejudge({"series": pages, "response": rt(4.5)})
+        self.assertEqual([c["holds"] for c in cl], [True, False, False, True])
+
+    def test_fig10_and_fig12_two_sided_criteria(self):
+        """Adaptive 1.032x Piggyback on W(M): no (1.09-1.15; partly 1.06-1.24), was yes;
+        0.98x Baseline on W(C): no, was yes; Selective 0.1 % faster than All: no, was yes."""
+        import exp_bandslim_fig10 as F10
+        import exp_bandslim_fig12 as F12
+        self.assertEqual([F10.CRIT_M_ADA.judge(x) for x in (1.032, 1.07, 1.12)],
+                         [False, "partly", True])
+        self.assertEqual([F10.CRIT_C_ADA.judge(x) for x in (0.98, 1.007, 1.02)],
+                         [False, "partly", True])
+        self.assertEqual([F12.CRIT_SEL_DIP.judge(x) for x in (-0.1, 1.0, 4.5)],
+                         [False, "partly", True])
+
+    def test_rejudge_replaces_claims_summary_and_why(self):
+        """run.rejudge: today's claims, the old summary at the head of "ours" replaced, the
+        why from explain(), and the sentence saying the criteria postdate the run."""
+        import run
+
+        class M:
+            @staticmethod
+            def rejudge(rec):
+                return [VD.claim("a", "1", "2", "c", "partly")]
+
+            @staticmethod
+            def explain(rec):
+                return "new why"
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "run_at": "2026-11-29 01:00",
+               "commit": "66d590b", "ours": "1 of 1 measured claims hold; 2 us", "why": "old"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged); 2 us")
+        self.assertEqual((rec["met"], rec["why"]), ("partly", "new why"))
+        self.assertIn("from the series this run (2026-11-29 01:00, commit 66d590b) recorded, "
+                      "by that commit's criteria and labels, written after the run",
+                      rec["rejudged"])
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "ours": "1 of 1 measured claims "
+               "hold: 3 updates"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged); "
+                         "3 updates")
+        rec = {"claims": [VD.claim("a", "1", "2", "c", True)], "ours": "1 of 1 measured claims "
+               "hold (guest wall clock)"}
+        run.rejudge(M, rec)
+        self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged) "
+                         "(guest wall clock)")
+
+    def test_page_has_no_yes_that_could_not_be_no(self):
+        """Every yes on docs/results.json could have come out otherwise: the record's claim
+        does not say can_fail = false, and the experiment's code today, judging the same
+        series, neither fixes it by a counting rule or layout nor gives its criterion a span
+        it cannot leave."""
+        import copy
+        import run
+        with open(os.path.join(C.TOP, "docs", "results.json")) as f:
+            ex = json.load(f)["experiments"]
+        bad = []
+        for m in run.modules():
+            rec = ex.get(m.NAME) or {}
+            now = {}
+            if hasattr(m, "rejudge") and rec.get("series"):
+                now = {c["claim"]: c for c in m.rejudge(copy.deepcopy(rec))}
+            for i, c in enumerate(rec.get("claims", [])):
+                if c["holds"] is not True:
+                    continue
+                if c.get("can_fail") is False:
+                    bad.append("%s #%d on the page cannot fail" % (m.NAME, i))
+                n = now.get(c["claim"])
+                if n is not None and n.get("can_fail") is False:
+                    bad.append("%s #%d is yes on the page, but %s" % (
+                        m.NAME, i, n.get("note") or "its criterion accepts every value of its "
+                        "span %s" % n.get("span")))
+        self.assertEqual(bad, [], "\n".join(bad))
 
 
 if __name__ == "__main__":

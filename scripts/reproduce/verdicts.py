@@ -8,8 +8,12 @@ only a direction), fixed in code before the run. A claim's verdict
 
   True ("yes"), "partly", False ("no")   measured, judged by its criterion
   BY_CONSTRUCTION   the result follows from a parameter chosen from the
-                    same figure; the claim's note names the parameter
-                    (claim() refuses one that does not); never a yes
+                    same figure (by_construction()), or from a counting
+                    rule or layout that fixes the measured quantity
+                    whatever the device does (by_rule()); the claim's note
+                    names the parameter or the rule (claim() refuses one
+                    that does not), its "construction" says which kind;
+                    never a yes
   PROJECTION        a number computed from measured counters for a
                     configuration that did not run (e.g. another device
                     size); never a yes
@@ -61,6 +65,11 @@ def claim(text, paper, ours, criterion, holds, note=""):
             "holds": holds, "note": note}
 
 
+# what a by-construction claim follows from (its "construction" field)
+PARAMETER = "parameter"
+RULE = "rule"
+
+
 def by_construction(text, paper, ours, criterion, parameter, measured=True, would_hold=None):
     """A claim whose result follows from parameter, a setting chosen from the
     same figure (e.g. "kvftl pm983 preset page_data_bytes = 25088, from Fig.
@@ -70,8 +79,36 @@ def by_construction(text, paper, ours, criterion, parameter, measured=True, woul
     note = "follows from " + parameter
     if measured and would_hold is not None:
         note += "; the criterion would say " + HOLDS[would_hold]
-    return claim(text, paper, ours, criterion, BY_CONSTRUCTION if measured else None,
-                 note=note)
+    c = claim(text, paper, ours, criterion, BY_CONSTRUCTION if measured else None, note=note)
+    c["construction"] = PARAMETER
+    return c
+
+
+def by_rule(text, paper, ours, criterion, rule_text, measured=True, would_hold=None, note=""):
+    """A claim whose measured quantity is fixed by a counting rule or a layout
+    (rule_text names it, e.g. "dma-unit-bytes = 4096: a PRP Store of up to 4 KiB
+    moves one 4 KiB unit"), so no run of the experiment could give another
+    number: by construction, never a yes. measured and would_hold as in
+    by_construction()."""
+    if not rule_text:
+        raise ValueError("claim '%s' follows from a rule: name the rule" % text)
+    text_note = "fixed by a counting rule or layout: " + rule_text
+    if measured and would_hold is not None:
+        text_note += "; the criterion would say " + HOLDS[would_hold]
+    if note:
+        text_note += "; " + note
+    c = claim(text, paper, ours, criterion, BY_CONSTRUCTION if measured else None, note=text_note)
+    c["construction"] = RULE
+    c["can_fail"] = False
+    return c
+
+
+def revised(c, was_holds, was_criterion, why):
+    """Claim c under a criterion that replaced an earlier one: the earlier
+    criterion and the verdict it gave (was_holds) stay on the page beside the
+    new, with why it changed."""
+    c["was"] = {"holds": was_holds, "criterion": str(was_criterion), "why": why}
+    return c
 
 
 def projection(text, paper, ours, criterion, basis, would_hold=None):
@@ -181,9 +218,33 @@ def fnum(x, fmt="%.2f"):
     return fmt % x
 
 
-def measure(text, paper, x, crit, fmt="%.2f", note=""):
-    """A measured claim: ours is fmt % x, the verdict crit.judge(x)."""
-    return claim(text, paper, "n/a" if _missing(x) else fmt % x, crit, crit.judge(x), note)
+def can_fail(crit, lo, hi, integer=False):
+    """Does crit give anything but yes to some value in [lo, hi]? lo and hi may
+    be infinite; integer: the quantity is a count, only integers are tried."""
+    if lo > hi:
+        raise ValueError("span %r-%r is empty" % (lo, hi))
+    if integer:
+        a = int(math.ceil(lo)) if not math.isinf(lo) else -10 ** 6
+        b = int(math.floor(hi)) if not math.isinf(hi) else 10 ** 6
+        if b - a > 10 ** 6:
+            raise ValueError("span %r-%r has too many counts to try" % (lo, hi))
+        return any(crit.judge(x) is not True for x in range(a, b + 1))
+    a = lo if not math.isinf(lo) else -1e12
+    b = hi if not math.isinf(hi) else 1e12
+    n = 20000
+    return any(crit.judge(a + (b - a) * i / n) is not True for i in range(n + 1))
+
+
+def measure(text, paper, x, crit, fmt="%.2f", note="", span=None, integer=False):
+    """A measured claim: ours is fmt % x, the verdict crit.judge(x). span=(lo,
+    hi): the values this experiment's measured quantity can take (integer:
+    counts only); the claim records it and can_fail, whether crit rejects
+    any of them."""
+    c = claim(text, paper, "n/a" if _missing(x) else fmt % x, crit, crit.judge(x), note)
+    if span is not None:
+        c["span"] = [span[0], span[1]]
+        c["can_fail"] = can_fail(crit, span[0], span[1], integer)
+    return c
 
 
 # ---- numbers that move between rounds (guest wall clock) --------------------
@@ -263,11 +324,21 @@ def counts_text(c, what):
     return "%s (of %d %s)" % (", ".join("%d %s" % (c[lb], lb) for lb in LABELS), total, what)
 
 
+def was_text(c):
+    """The page's sentence for a claim whose criterion replaced an earlier one."""
+    w = c.get("was")
+    if not w:
+        return ""
+    return "; was %s by the earlier criterion \"%s\", changed because %s" % (
+        label(w["holds"]), w["criterion"], w["why"])
+
+
 def claims_table(claims):
-    rows = [["claim", "paper", "ours", "criterion (fixed before the run)", "verdict"]]
+    rows = [["claim", "paper", "ours", "criterion", "verdict"]]
     for c in claims:
-        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"], label(c["holds"]) + (
-            " (%s)" % c["note"] if c.get("note") else "")])
+        extra = ((c.get("note") or "") + was_text(c)).lstrip("; ")
+        rows.append([c["claim"], c["paper"], c["ours"], c["criterion"],
+                     label(c["holds"]) + (" (%s)" % extra if extra else "")])
     return rows
 
 

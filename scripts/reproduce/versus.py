@@ -359,7 +359,8 @@ def ratio(a, b):
 
 # ---- claims and verdicts: scripts/reproduce/verdicts.py (every experiment's) --
 from verdicts import (BY_CONSTRUCTION, HOLDS, LABELS, PROJECTION, Criterion,  # noqa: E402,F401
-                      at_least, at_most, band, by_construction, claim, claims_table, counts,
+                      at_least, at_most, band, by_construction, by_rule, claim, claims_table,
+                      counts, revised,
                       factor_of, graded, label, measure, near, overall, projection, rule,
                       spread, stable, summarize, within)
 
