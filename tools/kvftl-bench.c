@@ -735,6 +735,41 @@ struct phase {
     uint64_t first_arrival_ns, last_done_ns;
 };
 
+/* The host clocks when a phase began, for phase_clock_stop(). */
+struct phase_clock {
+    double cpu_s, user_s, wall_s;
+};
+
+static struct phase_clock phase_clock_start(void)
+{
+    struct phase_clock c;
+    c.cpu_s = cpu_s();
+    c.user_s = user_cpu_s();
+    c.wall_s = now_s();
+    return c;
+}
+
+/* The host time @p took since @c. */
+static void phase_clock_stop(const struct phase_clock *c, struct phase *p)
+{
+    p->wall_s = now_s() - c->wall_s;
+    p->cpu_s = cpu_s() - c->cpu_s;
+    p->user_s = user_cpu_s() - c->user_s;
+}
+
+/*
+ * Request @j of @p completed at @done_ns: the next request of its queue
+ * slot (of @depth in @ring) arrives then.
+ */
+static void phase_done(struct phase *p, uint64_t *ring, uint32_t depth, uint64_t j,
+                       uint64_t done_ns)
+{
+    ring[j % depth] = done_ns;
+    if (done_ns > p->last_done_ns) {
+        p->last_done_ns = done_ns;
+    }
+}
+
 static double ops_per_s(const struct phase *p)
 {
     return p->wall_s > 0 ? (double)p->ops / p->wall_s : 0;
@@ -1012,7 +1047,7 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
 
     struct phase wr = {.ops = units};
     struct perm p = perm_make(o->seed, units);
-    double c0 = cpu_s(), u0 = user_cpu_s(), w0 = now_s();
+    struct phase_clock clk = phase_clock_start();
     for (uint64_t j = 0; j < units; j++) {
         uint64_t u = perm_next(&p);
         memcpy(buf, &u, 8);
@@ -1020,12 +1055,9 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
         if (cpl.status != KVFTL_OK && !wr.errors++) {
             first_err = cpl.status;
         }
-        ring[j % o->queue_depth] = cpl.done_ns;
-        wr.last_done_ns = cpl.done_ns > wr.last_done_ns ? cpl.done_ns : wr.last_done_ns;
+        phase_done(&wr, ring, o->queue_depth, j, cpl.done_ns);
     }
-    wr.wall_s = now_s() - w0;
-    wr.cpu_s = cpu_s() - c0;
-    wr.user_s = user_cpu_s() - u0;
+    phase_clock_stop(&clk, &wr);
     struct kvftl_stats s1;
     kvftl_stats_get(ftl, &s1);
 
@@ -1036,9 +1068,7 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
     }
     p = perm_make(o->seed + 2, units);
     uint64_t mismatches = 0;
-    c0 = cpu_s();
-    u0 = user_cpu_s();
-    w0 = now_s();
+    clk = phase_clock_start();
     /* --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()), as the KV phase */
     for (uint64_t j = 0; j < units; j += o->batch) {
         uint32_t nb = units - j < o->batch ? (uint32_t)(units - j) : o->batch;
@@ -1065,15 +1095,10 @@ static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
             } else if (memcmp(breq[k].buf, &bunit[k], 8) != 0) {
                 mismatches++;
             }
-            ring[(j + k) % o->queue_depth] = bcpl[k].done_ns;
-            if (bcpl[k].done_ns > rd.last_done_ns) {
-                rd.last_done_ns = bcpl[k].done_ns;
-            }
+            phase_done(&rd, ring, o->queue_depth, j + k, bcpl[k].done_ns);
         }
     }
-    rd.wall_s = now_s() - w0;
-    rd.cpu_s = cpu_s() - c0;
-    rd.user_s = user_cpu_s() - u0;
+    phase_clock_stop(&clk, &rd);
     struct kvftl_stats s2;
     kvftl_stats_get(ftl, &s2);
     if (wr.errors || rd.errors || mismatches) {
@@ -1366,9 +1391,7 @@ static uint64_t store_phase(struct kv_run *r, const struct opts *o, struct phase
 {
     *st = (struct phase){.ops = o->keys, .first_arrival_ns = 0};
     uint64_t rss0 = rss_bytes();
-    double c0 = cpu_s();
-    double u0 = user_cpu_s();
-    double w0 = now_s();
+    struct phase_clock clk = phase_clock_start();
     for (uint64_t j = 0; j < o->keys; j += o->batch) {
         uint32_t nb = o->keys - j < o->batch ? (uint32_t)(o->keys - j) : o->batch;
         for (uint32_t k = 0; k < nb; k++) {
@@ -1386,15 +1409,10 @@ static uint64_t store_phase(struct kv_run *r, const struct opts *o, struct phase
             if (cp->status != KVFTL_OK && !st->errors++) {
                 r->first_err_status = cp->status;
             }
-            r->ring[(j + k) % o->queue_depth] = cp->done_ns;
-            if (cp->done_ns > st->last_done_ns) {
-                st->last_done_ns = cp->done_ns;
-            }
+            phase_done(st, r->ring, o->queue_depth, j + k, cp->done_ns);
         }
     }
-    st->wall_s = now_s() - w0;
-    st->cpu_s = cpu_s() - c0;
-    st->user_s = user_cpu_s() - u0;
+    phase_clock_stop(&clk, st);
     uint64_t rss1 = rss_bytes();
     if (st->errors) {
         fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n", st->errors,
@@ -1425,9 +1443,7 @@ static void retrieve_phase(struct kv_run *r, const struct opts *o, struct kv_res
         r->ring[q] = res->st.last_done_ns;
     }
     uint64_t i = c;
-    double c0 = cpu_s();
-    double u0 = user_cpu_s();
-    double w0 = now_s();
+    struct phase_clock clk = phase_clock_start();
     for (uint64_t j = 0; j < o->keys; j += o->batch) {
         uint32_t nb = o->keys - j < o->batch ? (uint32_t)(o->keys - j) : o->batch;
         for (uint32_t k = 0; k < nb; k++) {
@@ -1454,15 +1470,10 @@ static void retrieve_phase(struct kv_run *r, const struct opts *o, struct kv_res
             } else if (o->value_bytes >= 8 && memcmp(r->breq[k].buf, &r->bidx[k], 8) != 0) {
                 res->mismatches++;
             }
-            r->ring[(j + k) % o->queue_depth] = cp->done_ns;
-            if (cp->done_ns > rt->last_done_ns) {
-                rt->last_done_ns = cp->done_ns;
-            }
+            phase_done(rt, r->ring, o->queue_depth, j + k, cp->done_ns);
         }
     }
-    rt->wall_s = now_s() - w0;
-    rt->cpu_s = cpu_s() - c0;
-    rt->user_s = user_cpu_s() - u0;
+    phase_clock_stop(&clk, rt);
     if (rt->errors || res->mismatches) {
         fprintf(stderr,
                 "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
