@@ -1021,179 +1021,244 @@ static uint64_t perm_next(struct perm *p)
 }
 
 /*
- * Write every unit 0..N-1 once (4 KiB, its number in the first 8 bytes) in
- * one pseudo-random order, then read each once in another and check the
+ * A block run's device and buffers: the unit each write sends (the seed's
+ * pattern, its unit number in the first 8 bytes), a batch of reads, and
+ * the queue-depth ring both phases chain their requests through.
+ */
+struct block_run {
+    struct kvftl *ftl;
+    uint32_t lb, per_unit; /* LBA bytes; LBAs per 4 KiB unit */
+    uint64_t units;
+    uint64_t *ring; /* [queue_depth]: the completion time of each slot's last request */
+    uint8_t *buf;
+    uint8_t *bbuf; /* [batch] units read */
+    uint64_t *bunit; /* the unit number of each read of a batch */
+    struct kvftl_block_read_req *breq;
+    struct kvftl_cpl *bcpl;
+    enum kvftl_status first_err; /* the first failed request's, either phase */
+};
+
+/* What a block run's report reads. */
+struct block_result {
+    struct phase wr, rd; /* the write phase, the read phase */
+    uint64_t mismatches; /* reads that returned another unit's bytes */
+    struct kvftl_stats s1, s2; /* after the write phase, after the read phase */
+    struct rusage ru;
+    double host_per_page; /* map host memory per mapped page */
+    double host_per_unit; /* ... per unit of the namespace */
+    uint64_t read_misses; /* map cache misses of the read phase */
+};
+
+/* Write every unit once, in one pseudo-random order, one kvftl_block_write() each. */
+static void block_write_phase(struct block_run *r, const struct opts *o, struct phase *wr)
+{
+    struct kvftl_cpl cpl;
+    *wr = (struct phase){.ops = r->units};
+    struct perm p = perm_make(o->seed, r->units);
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < r->units; j++) {
+        uint64_t u = perm_next(&p);
+        memcpy(r->buf, &u, 8);
+        kvftl_block_write(r->ftl, u * r->per_unit, r->per_unit, r->buf, false,
+                          r->ring[j % o->queue_depth], &cpl);
+        if (cpl.status != KVFTL_OK && !wr->errors++) {
+            r->first_err = cpl.status;
+        }
+        phase_done(wr, r->ring, o->queue_depth, j, cpl.done_ns);
+    }
+    phase_clock_stop(&clk, wr);
+}
+
+/*
+ * Read every unit once in another order, each checked against its number;
+ * --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()),
+ * as the KV phase.
+ */
+static void block_read_phase(struct block_run *r, const struct opts *o, struct block_result *res)
+{
+    struct phase *rd = &res->rd;
+    *rd = (struct phase){.ops = r->units,
+                         .first_arrival_ns = res->wr.last_done_ns,
+                         .last_done_ns = res->wr.last_done_ns};
+    for (uint32_t q = 0; q < o->queue_depth; q++) {
+        r->ring[q] = res->wr.last_done_ns;
+    }
+    struct perm p = perm_make(o->seed + 2, r->units);
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < r->units; j += o->batch) {
+        uint32_t nb = r->units - j < o->batch ? (uint32_t)(r->units - j) : o->batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            uint64_t u = perm_next(&p);
+            r->breq[k] = (struct kvftl_block_read_req){
+                .slba = u * r->per_unit,
+                .nlb = r->per_unit,
+                .buf = r->bbuf + (size_t)k * KVFTL_BLOCK_UNIT_BYTES,
+                .arrival_ns = r->ring[(j + k) % o->queue_depth]};
+            r->bunit[k] = u;
+        }
+        if (nb == 1) {
+            kvftl_block_read(r->ftl, r->breq[0].slba, r->breq[0].nlb, r->breq[0].buf,
+                             r->breq[0].arrival_ns, &r->bcpl[0]);
+        } else {
+            kvftl_block_read_batch(r->ftl, r->breq, r->bcpl, nb);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            if (r->bcpl[k].status != KVFTL_OK) {
+                if (!rd->errors++) {
+                    r->first_err = r->bcpl[k].status;
+                }
+            } else if (memcmp(r->breq[k].buf, &r->bunit[k], 8) != 0) {
+                res->mismatches++;
+            }
+            phase_done(rd, r->ring, o->queue_depth, j + k, r->bcpl[k].done_ns);
+        }
+    }
+    phase_clock_stop(&clk, rd);
+}
+
+#ifdef KVFTL_BENCH_HAVE_JSONC
+/* --json: the block run as one object (docs/kvftl-bench.schema.json). */
+static void block_report_json(const struct block_run *r, const struct opts *o,
+                              const struct block_result *res)
+{
+    const struct phase *wr = &res->wr, *rd = &res->rd;
+    const struct kvftl_stats *s2 = &res->s2;
+    json_object *j = j_begin("nvm");
+    j_u64(j, "units", r->units);
+    j_u64(j, "lba_bytes", r->lb);
+    j_str(j, "preset", o->preset);
+    j_u64(j, "namespace_lbas", kvftl_block_lbas(r->ftl));
+    j_u64(j, "index_dram_bytes", kvftl_get_config(r->ftl)->index_dram_bytes);
+    j_u64(j, "queue_depth", o->queue_depth);
+    j_u64(j, "batch", o->batch);
+    j_u64(j, "seed", o->seed);
+    j_num(j, "write_ops_per_s", ops_per_s(wr), 0);
+    j_num(j, "read_ops_per_s", ops_per_s(rd), 0);
+    j_num(j, "write_ops_per_cpu_s", ops_per_cpu_s(wr), 0);
+    j_num(j, "read_ops_per_cpu_s", ops_per_cpu_s(rd), 0);
+    j_num(j, "write_ops_per_user_cpu_s", ops_per_user_s(wr), 0);
+    j_num(j, "read_ops_per_user_cpu_s", ops_per_user_s(rd), 0);
+    j_num(j, "write_wall_s", wr->wall_s, 3);
+    j_num(j, "read_wall_s", rd->wall_s, 3);
+    j_num(j, "host_bytes_per_mapped_page", res->host_per_page, 2);
+    j_num(j, "host_bytes_per_namespace_unit", res->host_per_unit, 2);
+    j_u64(j, "map_host_bytes", res->s1.index_host_bytes);
+    j_u64(j, "read_map_cache_misses", res->read_misses);
+    j_num(j, "sim_write_ops_per_s", sim_ops_per_s(wr), 0);
+    j_num(j, "sim_read_ops_per_s", sim_ops_per_s(rd), 0);
+    j_u64(j, "write_p50_ns", s2->latency[KVFTL_OP_STORE].p50_ns);
+    j_u64(j, "write_p99_ns", s2->latency[KVFTL_OP_STORE].p99_ns);
+    j_u64(j, "read_p50_ns", s2->latency[KVFTL_OP_RETRIEVE].p50_ns);
+    j_u64(j, "read_p99_ns", s2->latency[KVFTL_OP_RETRIEVE].p99_ns);
+    j_num(j, "write_amplification", s2->write_amplification, 3);
+    j_u64(j, "gc_runs", s2->gc_runs);
+    j_u64(j, "write_errors", wr->errors);
+    j_u64(j, "read_errors", rd->errors);
+    j_u64(j, "read_mismatches", res->mismatches);
+    j_u64(j, "max_rss_bytes", (uint64_t)res->ru.ru_maxrss * 1024);
+    j_print(j);
+}
+#endif
+
+/* The block run's text report: its parameters, a row per phase, the map and the NAND. */
+static void block_report_text(const struct block_run *r, const struct opts *o,
+                              const struct block_result *res)
+{
+    const struct phase *wr = &res->wr, *rd = &res->rd;
+    const struct kvftl_stats *s2 = &res->s2;
+    const struct kvftl_config *used = kvftl_get_config(r->ftl);
+    char map[32], rss[32], budget[32];
+    fmt_bytes(map, sizeof(map), (double)res->s1.index_host_bytes);
+    fmt_bytes(rss, sizeof(rss), (double)res->ru.ru_maxrss * 1024);
+    fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
+    printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
+           "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, batch %u, seed %" PRIu64 "\n",
+           r->units, r->lb, kvftl_block_lbas(r->ftl), o->preset, o->queue_depth, o->batch, o->seed);
+    printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
+           "%s\n\n",
+           used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
+           used->page_size_bytes, budget);
+    printf("%-10s %12s %10s %14s %9s %14s %9s %14s %12s %12s %7s\n", "phase", "host ops/s",
+           "wall s", "ops/CPU-s", "CPU s", "ops/user-s", "user s", "sim ops/s", "sim p50 ns",
+           "sim p99 ns", "errors");
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+           " %7" PRIu64 "\n",
+           "write 4K", ops_per_s(wr), wr->wall_s, ops_per_cpu_s(wr), wr->cpu_s, ops_per_user_s(wr),
+           wr->user_s, sim_ops_per_s(wr), s2->latency[KVFTL_OP_STORE].p50_ns,
+           s2->latency[KVFTL_OP_STORE].p99_ns, wr->errors);
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+           " %7" PRIu64 "\n",
+           "read 4K", ops_per_s(rd), rd->wall_s, ops_per_cpu_s(rd), rd->cpu_s, ops_per_user_s(rd),
+           rd->user_s, sim_ops_per_s(rd), s2->latency[KVFTL_OP_RETRIEVE].p50_ns,
+           s2->latency[KVFTL_OP_RETRIEVE].p99_ns, rd->errors + res->mismatches);
+    printf("\nmap host memory        %s = %.2f bytes per mapped page, %.2f per namespace unit "
+           "(%s during reads: %" PRIu64 " map cache misses)\n",
+           map, res->host_per_page, res->host_per_unit,
+           res->read_misses ? "NOT fully cached" : "fully cached", res->read_misses);
+    printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2->write_amplification,
+           s2->gc_runs);
+    printf("simulated time         %.3f s   max RSS %s\n", (double)s2->sim_now_ns / 1e9, rss);
+}
+
+/*
+ * The block mode (--command-set nvm): write every unit once in one
+ * pseudo-random order, then read each once in another and check the
  * number; closed loop at --queue-depth in simulated time, as the KV phases.
  */
 static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
 {
-    const uint32_t lb = kvftl_get_config(ftl)->lba_bytes, per_unit = KVFTL_BLOCK_UNIT_BYTES / lb;
-    uint64_t *ring = calloc(o->queue_depth, sizeof(uint64_t));
-    uint8_t *buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES);
-    uint8_t *bbuf = calloc(o->batch, KVFTL_BLOCK_UNIT_BYTES);
-    uint64_t *bunit = calloc(o->batch, sizeof(uint64_t));
-    struct kvftl_block_read_req *breq = calloc(o->batch, sizeof(*breq));
-    struct kvftl_cpl *bcpl = calloc(o->batch, sizeof(*bcpl));
+    const uint32_t lb = kvftl_get_config(ftl)->lba_bytes;
+    struct block_run r = {.ftl = ftl,
+                          .lb = lb,
+                          .per_unit = KVFTL_BLOCK_UNIT_BYTES / lb,
+                          .units = units,
+                          .ring = calloc(o->queue_depth, sizeof(uint64_t)),
+                          .buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES),
+                          .bbuf = calloc(o->batch, KVFTL_BLOCK_UNIT_BYTES),
+                          .bunit = calloc(o->batch, sizeof(uint64_t)),
+                          .breq = calloc(o->batch, sizeof(struct kvftl_block_read_req)),
+                          .bcpl = calloc(o->batch, sizeof(struct kvftl_cpl))};
     int rc = 1;
-    if (!ring || !buf || !bbuf || !bunit || !breq || !bcpl) {
+    if (!r.ring || !r.buf || !r.bbuf || !r.bunit || !r.breq || !r.bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
         goto out; /* frees what was allocated */
     }
     for (uint32_t i = 0; i < KVFTL_BLOCK_UNIT_BYTES; i++) {
-        buf[i] = (uint8_t)(o->seed + i * 131);
+        r.buf[i] = (uint8_t)(o->seed + i * 131);
     }
-    struct kvftl_cpl cpl;
-    enum kvftl_status first_err = KVFTL_OK;
-
-    struct phase wr = {.ops = units};
-    struct perm p = perm_make(o->seed, units);
-    struct phase_clock clk = phase_clock_start();
-    for (uint64_t j = 0; j < units; j++) {
-        uint64_t u = perm_next(&p);
-        memcpy(buf, &u, 8);
-        kvftl_block_write(ftl, u * per_unit, per_unit, buf, false, ring[j % o->queue_depth], &cpl);
-        if (cpl.status != KVFTL_OK && !wr.errors++) {
-            first_err = cpl.status;
-        }
-        phase_done(&wr, ring, o->queue_depth, j, cpl.done_ns);
-    }
-    phase_clock_stop(&clk, &wr);
-    struct kvftl_stats s1;
-    kvftl_stats_get(ftl, &s1);
-
-    struct phase rd = {
-        .ops = units, .first_arrival_ns = wr.last_done_ns, .last_done_ns = wr.last_done_ns};
-    for (uint32_t q = 0; q < o->queue_depth; q++) {
-        ring[q] = wr.last_done_ns;
-    }
-    p = perm_make(o->seed + 2, units);
-    uint64_t mismatches = 0;
-    clk = phase_clock_start();
-    /* --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()), as the KV phase */
-    for (uint64_t j = 0; j < units; j += o->batch) {
-        uint32_t nb = units - j < o->batch ? (uint32_t)(units - j) : o->batch;
-        for (uint32_t k = 0; k < nb; k++) {
-            uint64_t u = perm_next(&p);
-            breq[k] = (struct kvftl_block_read_req){.slba = u * per_unit,
-                                                    .nlb = per_unit,
-                                                    .buf = bbuf +
-                                                           (size_t)k * KVFTL_BLOCK_UNIT_BYTES,
-                                                    .arrival_ns = ring[(j + k) % o->queue_depth]};
-            bunit[k] = u;
-        }
-        if (nb == 1) {
-            kvftl_block_read(ftl, breq[0].slba, breq[0].nlb, breq[0].buf, breq[0].arrival_ns,
-                             &bcpl[0]);
-        } else {
-            kvftl_block_read_batch(ftl, breq, bcpl, nb);
-        }
-        for (uint32_t k = 0; k < nb; k++) {
-            if (bcpl[k].status != KVFTL_OK) {
-                if (!rd.errors++) {
-                    first_err = bcpl[k].status;
-                }
-            } else if (memcmp(breq[k].buf, &bunit[k], 8) != 0) {
-                mismatches++;
-            }
-            phase_done(&rd, ring, o->queue_depth, j + k, bcpl[k].done_ns);
-        }
-    }
-    phase_clock_stop(&clk, &rd);
-    struct kvftl_stats s2;
-    kvftl_stats_get(ftl, &s2);
-    if (wr.errors || rd.errors || mismatches) {
+    struct block_result res = {0};
+    block_write_phase(&r, o, &res.wr);
+    kvftl_stats_get(ftl, &res.s1);
+    block_read_phase(&r, o, &res);
+    kvftl_stats_get(ftl, &res.s2);
+    if (res.wr.errors || res.rd.errors || res.mismatches) {
         fprintf(stderr,
                 "kvftl-bench: %" PRIu64 " writes and %" PRIu64 " reads failed (first status %s), "
                 "%" PRIu64 " reads returned wrong bytes\n",
-                wr.errors, rd.errors, kvftl_status_name(first_err), mismatches);
+                res.wr.errors, res.rd.errors, kvftl_status_name(r.first_err), res.mismatches);
     }
-    const struct kvftl_config *used = kvftl_get_config(ftl);
-    double host_per_page = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
-    uint64_t ns_units = kvftl_block_lbas(ftl) / per_unit;
-    double host_per_unit = ns_units ? (double)s1.index_host_bytes / (double)ns_units : 0;
-    uint64_t read_misses = s2.index_cache_misses - s1.index_cache_misses;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    res.host_per_page = res.s1.live_keys
+                            ? (double)res.s1.index_host_bytes / (double)res.s1.live_keys
+                            : 0;
+    uint64_t ns_units = kvftl_block_lbas(ftl) / r.per_unit;
+    res.host_per_unit = ns_units ? (double)res.s1.index_host_bytes / (double)ns_units : 0;
+    res.read_misses = res.s2.index_cache_misses - res.s1.index_cache_misses;
+    getrusage(RUSAGE_SELF, &res.ru);
     if (o->json) {
 #ifdef KVFTL_BENCH_HAVE_JSONC
-        json_object *j = j_begin("nvm");
-        j_u64(j, "units", units);
-        j_u64(j, "lba_bytes", lb);
-        j_str(j, "preset", o->preset);
-        j_u64(j, "namespace_lbas", kvftl_block_lbas(ftl));
-        j_u64(j, "index_dram_bytes", used->index_dram_bytes);
-        j_u64(j, "queue_depth", o->queue_depth);
-        j_u64(j, "batch", o->batch);
-        j_u64(j, "seed", o->seed);
-        j_num(j, "write_ops_per_s", ops_per_s(&wr), 0);
-        j_num(j, "read_ops_per_s", ops_per_s(&rd), 0);
-        j_num(j, "write_ops_per_cpu_s", ops_per_cpu_s(&wr), 0);
-        j_num(j, "read_ops_per_cpu_s", ops_per_cpu_s(&rd), 0);
-        j_num(j, "write_ops_per_user_cpu_s", ops_per_user_s(&wr), 0);
-        j_num(j, "read_ops_per_user_cpu_s", ops_per_user_s(&rd), 0);
-        j_num(j, "write_wall_s", wr.wall_s, 3);
-        j_num(j, "read_wall_s", rd.wall_s, 3);
-        j_num(j, "host_bytes_per_mapped_page", host_per_page, 2);
-        j_num(j, "host_bytes_per_namespace_unit", host_per_unit, 2);
-        j_u64(j, "map_host_bytes", s1.index_host_bytes);
-        j_u64(j, "read_map_cache_misses", read_misses);
-        j_num(j, "sim_write_ops_per_s", sim_ops_per_s(&wr), 0);
-        j_num(j, "sim_read_ops_per_s", sim_ops_per_s(&rd), 0);
-        j_u64(j, "write_p50_ns", s2.latency[KVFTL_OP_STORE].p50_ns);
-        j_u64(j, "write_p99_ns", s2.latency[KVFTL_OP_STORE].p99_ns);
-        j_u64(j, "read_p50_ns", s2.latency[KVFTL_OP_RETRIEVE].p50_ns);
-        j_u64(j, "read_p99_ns", s2.latency[KVFTL_OP_RETRIEVE].p99_ns);
-        j_num(j, "write_amplification", s2.write_amplification, 3);
-        j_u64(j, "gc_runs", s2.gc_runs);
-        j_u64(j, "write_errors", wr.errors);
-        j_u64(j, "read_errors", rd.errors);
-        j_u64(j, "read_mismatches", mismatches);
-        j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
-        j_print(j);
+        block_report_json(&r, o, &res);
 #endif
     } else {
-        char map[32], rss[32], budget[32];
-        fmt_bytes(map, sizeof(map), (double)s1.index_host_bytes);
-        fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
-        fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
-        printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
-               "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, batch %u, seed %" PRIu64
-               "\n",
-               units, lb, kvftl_block_lbas(ftl), o->preset, o->queue_depth, o->batch, o->seed);
-        printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
-               "%s\n\n",
-               used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
-               used->page_size_bytes, budget);
-        printf("%-10s %12s %10s %14s %9s %14s %9s %14s %12s %12s %7s\n", "phase", "host ops/s",
-               "wall s", "ops/CPU-s", "CPU s", "ops/user-s", "user s", "sim ops/s", "sim p50 ns",
-               "sim p99 ns", "errors");
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "write 4K", ops_per_s(&wr), wr.wall_s, ops_per_cpu_s(&wr), wr.cpu_s,
-               ops_per_user_s(&wr), wr.user_s, sim_ops_per_s(&wr),
-               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns, wr.errors);
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "read 4K", ops_per_s(&rd), rd.wall_s, ops_per_cpu_s(&rd), rd.cpu_s,
-               ops_per_user_s(&rd), rd.user_s, sim_ops_per_s(&rd),
-               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
-               rd.errors + mismatches);
-        printf("\nmap host memory        %s = %.2f bytes per mapped page, %.2f per namespace unit "
-               "(%s during reads: %" PRIu64 " map cache misses)\n",
-               map, host_per_page, host_per_unit, read_misses ? "NOT fully cached" : "fully cached",
-               read_misses);
-        printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2.write_amplification,
-               s2.gc_runs);
-        printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
+        block_report_text(&r, o, &res);
     }
-    rc = wr.errors || rd.errors || mismatches ? 1 : 0;
+    rc = res.wr.errors || res.rd.errors || res.mismatches ? 1 : 0;
 out:
-    free(ring);
-    free(buf);
-    free(bbuf);
-    free(bunit);
-    free(breq);
-    free(bcpl);
+    free(r.ring);
+    free(r.buf);
+    free(r.bbuf);
+    free(r.bunit);
+    free(r.breq);
+    free(r.bcpl);
     return rc;
 }
 
