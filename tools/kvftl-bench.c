@@ -735,6 +735,41 @@ struct phase {
     uint64_t first_arrival_ns, last_done_ns;
 };
 
+/* The host clocks when a phase began, for phase_clock_stop(). */
+struct phase_clock {
+    double cpu_s, user_s, wall_s;
+};
+
+static struct phase_clock phase_clock_start(void)
+{
+    struct phase_clock c;
+    c.cpu_s = cpu_s();
+    c.user_s = user_cpu_s();
+    c.wall_s = now_s();
+    return c;
+}
+
+/* The host time @p took since @c. */
+static void phase_clock_stop(const struct phase_clock *c, struct phase *p)
+{
+    p->wall_s = now_s() - c->wall_s;
+    p->cpu_s = cpu_s() - c->cpu_s;
+    p->user_s = user_cpu_s() - c->user_s;
+}
+
+/*
+ * Request @j of @p completed at @done_ns: the next request of its queue
+ * slot (of @depth in @ring) arrives then.
+ */
+static void phase_done(struct phase *p, uint64_t *ring, uint32_t depth, uint64_t j,
+                       uint64_t done_ns)
+{
+    ring[j % depth] = done_ns;
+    if (done_ns > p->last_done_ns) {
+        p->last_done_ns = done_ns;
+    }
+}
+
 static double ops_per_s(const struct phase *p)
 {
     return p->wall_s > 0 ? (double)p->ops / p->wall_s : 0;
@@ -986,190 +1021,752 @@ static uint64_t perm_next(struct perm *p)
 }
 
 /*
- * Write every unit 0..N-1 once (4 KiB, its number in the first 8 bytes) in
- * one pseudo-random order, then read each once in another and check the
+ * A block run's device and buffers: the unit each write sends (the seed's
+ * pattern, its unit number in the first 8 bytes), a batch of reads, and
+ * the queue-depth ring both phases chain their requests through.
+ */
+struct block_run {
+    struct kvftl *ftl;
+    uint32_t lb, per_unit; /* LBA bytes; LBAs per 4 KiB unit */
+    uint64_t units;
+    uint64_t *ring; /* [queue_depth]: the completion time of each slot's last request */
+    uint8_t *buf;
+    uint8_t *bbuf; /* [batch] units read */
+    uint64_t *bunit; /* the unit number of each read of a batch */
+    struct kvftl_block_read_req *breq;
+    struct kvftl_cpl *bcpl;
+    enum kvftl_status first_err; /* the first failed request's, either phase */
+};
+
+/* What a block run's report reads. */
+struct block_result {
+    struct phase wr, rd; /* the write phase, the read phase */
+    uint64_t mismatches; /* reads that returned another unit's bytes */
+    struct kvftl_stats s1, s2; /* after the write phase, after the read phase */
+    struct rusage ru;
+    double host_per_page; /* map host memory per mapped page */
+    double host_per_unit; /* ... per unit of the namespace */
+    uint64_t read_misses; /* map cache misses of the read phase */
+};
+
+/* Write every unit once, in one pseudo-random order, one kvftl_block_write() each. */
+static void block_write_phase(struct block_run *r, const struct opts *o, struct phase *wr)
+{
+    struct kvftl_cpl cpl;
+    *wr = (struct phase){.ops = r->units};
+    struct perm p = perm_make(o->seed, r->units);
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < r->units; j++) {
+        uint64_t u = perm_next(&p);
+        memcpy(r->buf, &u, 8);
+        kvftl_block_write(r->ftl, u * r->per_unit, r->per_unit, r->buf, false,
+                          r->ring[j % o->queue_depth], &cpl);
+        if (cpl.status != KVFTL_OK && !wr->errors++) {
+            r->first_err = cpl.status;
+        }
+        phase_done(wr, r->ring, o->queue_depth, j, cpl.done_ns);
+    }
+    phase_clock_stop(&clk, wr);
+}
+
+/*
+ * Read every unit once in another order, each checked against its number;
+ * --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()),
+ * as the KV phase.
+ */
+static void block_read_phase(struct block_run *r, const struct opts *o, struct block_result *res)
+{
+    struct phase *rd = &res->rd;
+    *rd = (struct phase){.ops = r->units,
+                         .first_arrival_ns = res->wr.last_done_ns,
+                         .last_done_ns = res->wr.last_done_ns};
+    for (uint32_t q = 0; q < o->queue_depth; q++) {
+        r->ring[q] = res->wr.last_done_ns;
+    }
+    struct perm p = perm_make(o->seed + 2, r->units);
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < r->units; j += o->batch) {
+        uint32_t nb = r->units - j < o->batch ? (uint32_t)(r->units - j) : o->batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            uint64_t u = perm_next(&p);
+            r->breq[k] = (struct kvftl_block_read_req){
+                .slba = u * r->per_unit,
+                .nlb = r->per_unit,
+                .buf = r->bbuf + (size_t)k * KVFTL_BLOCK_UNIT_BYTES,
+                .arrival_ns = r->ring[(j + k) % o->queue_depth]};
+            r->bunit[k] = u;
+        }
+        if (nb == 1) {
+            kvftl_block_read(r->ftl, r->breq[0].slba, r->breq[0].nlb, r->breq[0].buf,
+                             r->breq[0].arrival_ns, &r->bcpl[0]);
+        } else {
+            kvftl_block_read_batch(r->ftl, r->breq, r->bcpl, nb);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            if (r->bcpl[k].status != KVFTL_OK) {
+                if (!rd->errors++) {
+                    r->first_err = r->bcpl[k].status;
+                }
+            } else if (memcmp(r->breq[k].buf, &r->bunit[k], 8) != 0) {
+                res->mismatches++;
+            }
+            phase_done(rd, r->ring, o->queue_depth, j + k, r->bcpl[k].done_ns);
+        }
+    }
+    phase_clock_stop(&clk, rd);
+}
+
+#ifdef KVFTL_BENCH_HAVE_JSONC
+/* --json: the block run as one object (docs/kvftl-bench.schema.json). */
+static void block_report_json(const struct block_run *r, const struct opts *o,
+                              const struct block_result *res)
+{
+    const struct phase *wr = &res->wr, *rd = &res->rd;
+    const struct kvftl_stats *s2 = &res->s2;
+    json_object *j = j_begin("nvm");
+    j_u64(j, "units", r->units);
+    j_u64(j, "lba_bytes", r->lb);
+    j_str(j, "preset", o->preset);
+    j_u64(j, "namespace_lbas", kvftl_block_lbas(r->ftl));
+    j_u64(j, "index_dram_bytes", kvftl_get_config(r->ftl)->index_dram_bytes);
+    j_u64(j, "queue_depth", o->queue_depth);
+    j_u64(j, "batch", o->batch);
+    j_u64(j, "seed", o->seed);
+    j_num(j, "write_ops_per_s", ops_per_s(wr), 0);
+    j_num(j, "read_ops_per_s", ops_per_s(rd), 0);
+    j_num(j, "write_ops_per_cpu_s", ops_per_cpu_s(wr), 0);
+    j_num(j, "read_ops_per_cpu_s", ops_per_cpu_s(rd), 0);
+    j_num(j, "write_ops_per_user_cpu_s", ops_per_user_s(wr), 0);
+    j_num(j, "read_ops_per_user_cpu_s", ops_per_user_s(rd), 0);
+    j_num(j, "write_wall_s", wr->wall_s, 3);
+    j_num(j, "read_wall_s", rd->wall_s, 3);
+    j_num(j, "host_bytes_per_mapped_page", res->host_per_page, 2);
+    j_num(j, "host_bytes_per_namespace_unit", res->host_per_unit, 2);
+    j_u64(j, "map_host_bytes", res->s1.index_host_bytes);
+    j_u64(j, "read_map_cache_misses", res->read_misses);
+    j_num(j, "sim_write_ops_per_s", sim_ops_per_s(wr), 0);
+    j_num(j, "sim_read_ops_per_s", sim_ops_per_s(rd), 0);
+    j_u64(j, "write_p50_ns", s2->latency[KVFTL_OP_STORE].p50_ns);
+    j_u64(j, "write_p99_ns", s2->latency[KVFTL_OP_STORE].p99_ns);
+    j_u64(j, "read_p50_ns", s2->latency[KVFTL_OP_RETRIEVE].p50_ns);
+    j_u64(j, "read_p99_ns", s2->latency[KVFTL_OP_RETRIEVE].p99_ns);
+    j_num(j, "write_amplification", s2->write_amplification, 3);
+    j_u64(j, "gc_runs", s2->gc_runs);
+    j_u64(j, "write_errors", wr->errors);
+    j_u64(j, "read_errors", rd->errors);
+    j_u64(j, "read_mismatches", res->mismatches);
+    j_u64(j, "max_rss_bytes", (uint64_t)res->ru.ru_maxrss * 1024);
+    j_print(j);
+}
+#endif
+
+/* The block run's text report: its parameters, a row per phase, the map and the NAND. */
+static void block_report_text(const struct block_run *r, const struct opts *o,
+                              const struct block_result *res)
+{
+    const struct phase *wr = &res->wr, *rd = &res->rd;
+    const struct kvftl_stats *s2 = &res->s2;
+    const struct kvftl_config *used = kvftl_get_config(r->ftl);
+    char map[32], rss[32], budget[32];
+    fmt_bytes(map, sizeof(map), (double)res->s1.index_host_bytes);
+    fmt_bytes(rss, sizeof(rss), (double)res->ru.ru_maxrss * 1024);
+    fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
+    printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
+           "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, batch %u, seed %" PRIu64 "\n",
+           r->units, r->lb, kvftl_block_lbas(r->ftl), o->preset, o->queue_depth, o->batch, o->seed);
+    printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
+           "%s\n\n",
+           used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
+           used->page_size_bytes, budget);
+    printf("%-10s %12s %10s %14s %9s %14s %9s %14s %12s %12s %7s\n", "phase", "host ops/s",
+           "wall s", "ops/CPU-s", "CPU s", "ops/user-s", "user s", "sim ops/s", "sim p50 ns",
+           "sim p99 ns", "errors");
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+           " %7" PRIu64 "\n",
+           "write 4K", ops_per_s(wr), wr->wall_s, ops_per_cpu_s(wr), wr->cpu_s, ops_per_user_s(wr),
+           wr->user_s, sim_ops_per_s(wr), s2->latency[KVFTL_OP_STORE].p50_ns,
+           s2->latency[KVFTL_OP_STORE].p99_ns, wr->errors);
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
+           " %7" PRIu64 "\n",
+           "read 4K", ops_per_s(rd), rd->wall_s, ops_per_cpu_s(rd), rd->cpu_s, ops_per_user_s(rd),
+           rd->user_s, sim_ops_per_s(rd), s2->latency[KVFTL_OP_RETRIEVE].p50_ns,
+           s2->latency[KVFTL_OP_RETRIEVE].p99_ns, rd->errors + res->mismatches);
+    printf("\nmap host memory        %s = %.2f bytes per mapped page, %.2f per namespace unit "
+           "(%s during reads: %" PRIu64 " map cache misses)\n",
+           map, res->host_per_page, res->host_per_unit,
+           res->read_misses ? "NOT fully cached" : "fully cached", res->read_misses);
+    printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2->write_amplification,
+           s2->gc_runs);
+    printf("simulated time         %.3f s   max RSS %s\n", (double)s2->sim_now_ns / 1e9, rss);
+}
+
+/*
+ * The block mode (--command-set nvm): write every unit once in one
+ * pseudo-random order, then read each once in another and check the
  * number; closed loop at --queue-depth in simulated time, as the KV phases.
  */
 static int run_block(struct kvftl *ftl, const struct opts *o, uint64_t units)
 {
-    const uint32_t lb = kvftl_get_config(ftl)->lba_bytes, per_unit = KVFTL_BLOCK_UNIT_BYTES / lb;
-    uint64_t *ring = calloc(o->queue_depth, sizeof(uint64_t));
-    uint8_t *buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES);
-    uint8_t *bbuf = calloc(o->batch, KVFTL_BLOCK_UNIT_BYTES);
-    uint64_t *bunit = calloc(o->batch, sizeof(uint64_t));
-    struct kvftl_block_read_req *breq = calloc(o->batch, sizeof(*breq));
-    struct kvftl_cpl *bcpl = calloc(o->batch, sizeof(*bcpl));
+    const uint32_t lb = kvftl_get_config(ftl)->lba_bytes;
+    struct block_run r = {.ftl = ftl,
+                          .lb = lb,
+                          .per_unit = KVFTL_BLOCK_UNIT_BYTES / lb,
+                          .units = units,
+                          .ring = calloc(o->queue_depth, sizeof(uint64_t)),
+                          .buf = calloc(1, KVFTL_BLOCK_UNIT_BYTES),
+                          .bbuf = calloc(o->batch, KVFTL_BLOCK_UNIT_BYTES),
+                          .bunit = calloc(o->batch, sizeof(uint64_t)),
+                          .breq = calloc(o->batch, sizeof(struct kvftl_block_read_req)),
+                          .bcpl = calloc(o->batch, sizeof(struct kvftl_cpl))};
     int rc = 1;
-    if (!ring || !buf || !bbuf || !bunit || !breq || !bcpl) {
+    if (!r.ring || !r.buf || !r.bbuf || !r.bunit || !r.breq || !r.bcpl) {
         fprintf(stderr, "kvftl-bench: out of memory\n");
         goto out; /* frees what was allocated */
     }
     for (uint32_t i = 0; i < KVFTL_BLOCK_UNIT_BYTES; i++) {
-        buf[i] = (uint8_t)(o->seed + i * 131);
+        r.buf[i] = (uint8_t)(o->seed + i * 131);
     }
-    struct kvftl_cpl cpl;
-    enum kvftl_status first_err = KVFTL_OK;
-
-    struct phase wr = {.ops = units};
-    struct perm p = perm_make(o->seed, units);
-    double c0 = cpu_s(), u0 = user_cpu_s(), w0 = now_s();
-    for (uint64_t j = 0; j < units; j++) {
-        uint64_t u = perm_next(&p);
-        memcpy(buf, &u, 8);
-        kvftl_block_write(ftl, u * per_unit, per_unit, buf, false, ring[j % o->queue_depth], &cpl);
-        if (cpl.status != KVFTL_OK && !wr.errors++) {
-            first_err = cpl.status;
-        }
-        ring[j % o->queue_depth] = cpl.done_ns;
-        wr.last_done_ns = cpl.done_ns > wr.last_done_ns ? cpl.done_ns : wr.last_done_ns;
-    }
-    wr.wall_s = now_s() - w0;
-    wr.cpu_s = cpu_s() - c0;
-    wr.user_s = user_cpu_s() - u0;
-    struct kvftl_stats s1;
-    kvftl_stats_get(ftl, &s1);
-
-    struct phase rd = {
-        .ops = units, .first_arrival_ns = wr.last_done_ns, .last_done_ns = wr.last_done_ns};
-    for (uint32_t q = 0; q < o->queue_depth; q++) {
-        ring[q] = wr.last_done_ns;
-    }
-    p = perm_make(o->seed + 2, units);
-    uint64_t mismatches = 0;
-    c0 = cpu_s();
-    u0 = user_cpu_s();
-    w0 = now_s();
-    /* --batch reads per kvftl_block_read_batch() call (1: kvftl_block_read()), as the KV phase */
-    for (uint64_t j = 0; j < units; j += o->batch) {
-        uint32_t nb = units - j < o->batch ? (uint32_t)(units - j) : o->batch;
-        for (uint32_t k = 0; k < nb; k++) {
-            uint64_t u = perm_next(&p);
-            breq[k] = (struct kvftl_block_read_req){.slba = u * per_unit,
-                                                    .nlb = per_unit,
-                                                    .buf = bbuf +
-                                                           (size_t)k * KVFTL_BLOCK_UNIT_BYTES,
-                                                    .arrival_ns = ring[(j + k) % o->queue_depth]};
-            bunit[k] = u;
-        }
-        if (nb == 1) {
-            kvftl_block_read(ftl, breq[0].slba, breq[0].nlb, breq[0].buf, breq[0].arrival_ns,
-                             &bcpl[0]);
-        } else {
-            kvftl_block_read_batch(ftl, breq, bcpl, nb);
-        }
-        for (uint32_t k = 0; k < nb; k++) {
-            if (bcpl[k].status != KVFTL_OK) {
-                if (!rd.errors++) {
-                    first_err = bcpl[k].status;
-                }
-            } else if (memcmp(breq[k].buf, &bunit[k], 8) != 0) {
-                mismatches++;
-            }
-            ring[(j + k) % o->queue_depth] = bcpl[k].done_ns;
-            if (bcpl[k].done_ns > rd.last_done_ns) {
-                rd.last_done_ns = bcpl[k].done_ns;
-            }
-        }
-    }
-    rd.wall_s = now_s() - w0;
-    rd.cpu_s = cpu_s() - c0;
-    rd.user_s = user_cpu_s() - u0;
-    struct kvftl_stats s2;
-    kvftl_stats_get(ftl, &s2);
-    if (wr.errors || rd.errors || mismatches) {
+    struct block_result res = {0};
+    block_write_phase(&r, o, &res.wr);
+    kvftl_stats_get(ftl, &res.s1);
+    block_read_phase(&r, o, &res);
+    kvftl_stats_get(ftl, &res.s2);
+    if (res.wr.errors || res.rd.errors || res.mismatches) {
         fprintf(stderr,
                 "kvftl-bench: %" PRIu64 " writes and %" PRIu64 " reads failed (first status %s), "
                 "%" PRIu64 " reads returned wrong bytes\n",
-                wr.errors, rd.errors, kvftl_status_name(first_err), mismatches);
+                res.wr.errors, res.rd.errors, kvftl_status_name(r.first_err), res.mismatches);
     }
-    const struct kvftl_config *used = kvftl_get_config(ftl);
-    double host_per_page = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys : 0;
-    uint64_t ns_units = kvftl_block_lbas(ftl) / per_unit;
-    double host_per_unit = ns_units ? (double)s1.index_host_bytes / (double)ns_units : 0;
-    uint64_t read_misses = s2.index_cache_misses - s1.index_cache_misses;
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    res.host_per_page = res.s1.live_keys
+                            ? (double)res.s1.index_host_bytes / (double)res.s1.live_keys
+                            : 0;
+    uint64_t ns_units = kvftl_block_lbas(ftl) / r.per_unit;
+    res.host_per_unit = ns_units ? (double)res.s1.index_host_bytes / (double)ns_units : 0;
+    res.read_misses = res.s2.index_cache_misses - res.s1.index_cache_misses;
+    getrusage(RUSAGE_SELF, &res.ru);
     if (o->json) {
 #ifdef KVFTL_BENCH_HAVE_JSONC
-        json_object *j = j_begin("nvm");
-        j_u64(j, "units", units);
-        j_u64(j, "lba_bytes", lb);
-        j_str(j, "preset", o->preset);
-        j_u64(j, "namespace_lbas", kvftl_block_lbas(ftl));
-        j_u64(j, "index_dram_bytes", used->index_dram_bytes);
-        j_u64(j, "queue_depth", o->queue_depth);
-        j_u64(j, "batch", o->batch);
-        j_u64(j, "seed", o->seed);
-        j_num(j, "write_ops_per_s", ops_per_s(&wr), 0);
-        j_num(j, "read_ops_per_s", ops_per_s(&rd), 0);
-        j_num(j, "write_ops_per_cpu_s", ops_per_cpu_s(&wr), 0);
-        j_num(j, "read_ops_per_cpu_s", ops_per_cpu_s(&rd), 0);
-        j_num(j, "write_ops_per_user_cpu_s", ops_per_user_s(&wr), 0);
-        j_num(j, "read_ops_per_user_cpu_s", ops_per_user_s(&rd), 0);
-        j_num(j, "write_wall_s", wr.wall_s, 3);
-        j_num(j, "read_wall_s", rd.wall_s, 3);
-        j_num(j, "host_bytes_per_mapped_page", host_per_page, 2);
-        j_num(j, "host_bytes_per_namespace_unit", host_per_unit, 2);
-        j_u64(j, "map_host_bytes", s1.index_host_bytes);
-        j_u64(j, "read_map_cache_misses", read_misses);
-        j_num(j, "sim_write_ops_per_s", sim_ops_per_s(&wr), 0);
-        j_num(j, "sim_read_ops_per_s", sim_ops_per_s(&rd), 0);
-        j_u64(j, "write_p50_ns", s2.latency[KVFTL_OP_STORE].p50_ns);
-        j_u64(j, "write_p99_ns", s2.latency[KVFTL_OP_STORE].p99_ns);
-        j_u64(j, "read_p50_ns", s2.latency[KVFTL_OP_RETRIEVE].p50_ns);
-        j_u64(j, "read_p99_ns", s2.latency[KVFTL_OP_RETRIEVE].p99_ns);
-        j_num(j, "write_amplification", s2.write_amplification, 3);
-        j_u64(j, "gc_runs", s2.gc_runs);
-        j_u64(j, "write_errors", wr.errors);
-        j_u64(j, "read_errors", rd.errors);
-        j_u64(j, "read_mismatches", mismatches);
-        j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
-        j_print(j);
+        block_report_json(&r, o, &res);
 #endif
     } else {
-        char map[32], rss[32], budget[32];
-        fmt_bytes(map, sizeof(map), (double)s1.index_host_bytes);
-        fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
-        fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
-        printf("kvftl-bench: nvm personality, %" PRIu64 " units of 4 KiB, %u B LBAs "
-               "(namespace %" PRIu64 " LBAs), preset %s, queue depth %u, batch %u, seed %" PRIu64
-               "\n",
-               units, lb, kvftl_block_lbas(ftl), o->preset, o->queue_depth, o->batch, o->seed);
-        printf("device %u x %u dies, %u blocks/die, %u pages/block, %u B pages; map DRAM budget "
-               "%s\n\n",
-               used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
-               used->page_size_bytes, budget);
-        printf("%-10s %12s %10s %14s %9s %14s %9s %14s %12s %12s %7s\n", "phase", "host ops/s",
-               "wall s", "ops/CPU-s", "CPU s", "ops/user-s", "user s", "sim ops/s", "sim p50 ns",
-               "sim p99 ns", "errors");
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "write 4K", ops_per_s(&wr), wr.wall_s, ops_per_cpu_s(&wr), wr.cpu_s,
-               ops_per_user_s(&wr), wr.user_s, sim_ops_per_s(&wr),
-               s2.latency[KVFTL_OP_STORE].p50_ns, s2.latency[KVFTL_OP_STORE].p99_ns, wr.errors);
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %9.3f %14.0f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "read 4K", ops_per_s(&rd), rd.wall_s, ops_per_cpu_s(&rd), rd.cpu_s,
-               ops_per_user_s(&rd), rd.user_s, sim_ops_per_s(&rd),
-               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
-               rd.errors + mismatches);
-        printf("\nmap host memory        %s = %.2f bytes per mapped page, %.2f per namespace unit "
-               "(%s during reads: %" PRIu64 " map cache misses)\n",
-               map, host_per_page, host_per_unit, read_misses ? "NOT fully cached" : "fully cached",
-               read_misses);
-        printf("write amplification    %.3f   GC runs %" PRIu64 "\n", s2.write_amplification,
-               s2.gc_runs);
-        printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
+        block_report_text(&r, o, &res);
     }
-    rc = wr.errors || rd.errors || mismatches ? 1 : 0;
+    rc = res.wr.errors || res.rd.errors || res.mismatches ? 1 : 0;
 out:
-    free(ring);
-    free(buf);
-    free(bbuf);
-    free(bunit);
-    free(breq);
-    free(bcpl);
+    free(r.ring);
+    free(r.buf);
+    free(r.bbuf);
+    free(r.bunit);
+    free(r.breq);
+    free(r.bcpl);
     return rc;
+}
+
+/*
+ * The firmware configuration of a run: the preset, then every tunable flag
+ * given. Returns whether --index-dram-bytes was left unset (the run sizes
+ * it to cache the whole index).
+ */
+static bool config_from_opts(struct kvftl_config *cfg, struct opts *o)
+{
+    kvftl_config_preset(cfg, o->preset);
+    for (size_t i = 0; i < kvftl_tunable_count; i++) {
+        if (o->tunable_text[i]) {
+            kvftl_tunable_parse(cfg, &kvftl_tunables[i], kvftl_tunables[i].prop, o->tunable_text[i],
+                                NULL, 0); /* checked by tunable_arg() */
+        }
+    }
+    bool auto_index = !o->tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
+    /* the options' texts are in cfg now: no return below has them to free */
+    free(o->tunable_text);
+    o->tunable_text = NULL;
+    return auto_index;
+}
+
+/* --command-set nvm: size and open the block device, then run_block(). Returns the exit status. */
+static int block_main(struct kvftl_config *cfg, const struct opts *o, bool auto_index)
+{
+    uint64_t units = o->keys_set ? o->keys : BLOCK_DEFAULT_UNITS;
+    size_block_device(cfg, units);
+    if (auto_index) {
+        /* enough for the whole map: 4 bytes per unit and the pages' headers */
+        cfg->index_dram_bytes = units * 8 + (64ull << 20);
+    }
+    char berr[512];
+    if (kvftl_config_check(cfg, berr, sizeof(berr)) != 0) {
+        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n",
+                berr);
+        return 2;
+    }
+    struct kvftl *bftl = kvftl_open(cfg, berr, sizeof(berr));
+    if (!bftl) {
+        fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", berr);
+        return 1;
+    }
+    uint64_t per_unit = KVFTL_BLOCK_UNIT_BYTES / cfg->lba_bytes;
+    if (kvftl_block_lbas(bftl) / per_unit < units) {
+        fprintf(stderr,
+                "kvftl-bench: the namespace holds %" PRIu64 " units, fewer than %" PRIu64 "\n",
+                kvftl_block_lbas(bftl) / per_unit, units);
+        kvftl_close(bftl);
+        return 1;
+    }
+    int brc = run_block(bftl, o, units);
+    kvftl_close(bftl);
+    return brc;
+}
+
+/*
+ * The KV device of a run: sized for --keys (size_device()), its index
+ * cached whole unless --index-dram-bytes was given, max_keys at least
+ * --keys. NULL after a sentence on stderr, with *@rc the exit status.
+ */
+static struct kvftl *kv_open(struct kvftl_config *cfg, const struct opts *o, bool auto_index,
+                             int *rc)
+{
+    size_device(cfg, o);
+    /* Enough to cache the whole index: 256 bytes of index page per key is far above any layout. */
+    if (auto_index) {
+        cfg->index_dram_bytes = o->keys * 256 + (64ull << 20);
+    }
+    if (cfg->max_keys && cfg->max_keys < o->keys) {
+        cfg->max_keys = o->keys;
+    }
+    char err[512];
+    *rc = 2;
+    if (kvftl_config_check(cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n", err);
+        return NULL;
+    }
+    *rc = 1;
+    struct kvftl *ftl = kvftl_open(cfg, err, sizeof(err));
+    if (!ftl) {
+        fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", err);
+        return NULL;
+    }
+    const struct kvftl_config *used = kvftl_get_config(ftl);
+    if (used->max_keys && used->max_keys < o->keys) {
+        kvftl_close(ftl);
+        cfg->max_keys = o->keys;
+        ftl = kvftl_open(cfg, err, sizeof(err));
+        if (!ftl) {
+            fprintf(stderr, "kvftl-bench: kvftl_open with max_keys %" PRIu64 ": %s\n", o->keys,
+                    err);
+            return NULL;
+        }
+    }
+    *rc = 0;
+    return ftl;
+}
+
+/*
+ * A KV run's device and the buffers both phases share. Both phases go in
+ * batches of --batch requests: request j arrives at the completion of
+ * request j - depth (ring), known for the whole batch since a batch is
+ * never larger than the queue depth. breq[k] reads into bbufs the key that
+ * sreq[k] names in bkeys.
+ */
+struct kv_run {
+    struct kvftl *ftl;
+    const struct kvftl_config *used;
+    uint8_t *val; /* the value pattern, --value-bytes */
+    uint64_t *ring; /* [queue_depth]: the completion time of each slot's last request */
+    uint8_t *bkeys, *bvals, *bbufs;
+    uint64_t *bidx; /* the key number of each Retrieve of a batch */
+    struct kvftl_store_req *sreq;
+    struct kvftl_retrieve_req *breq;
+    struct kvftl_cpl *bcpl;
+    enum kvftl_status first_err_status; /* the first failed request's, either phase */
+};
+
+/* The buffers of @r, the batch's requests pointing into them; false (said on stderr) if out of
+ * memory. */
+static bool kv_run_alloc(struct kv_run *r, const struct opts *o)
+{
+    r->val = calloc(1, o->value_bytes + 8);
+    r->ring = calloc(o->queue_depth, sizeof(uint64_t));
+    r->bkeys = calloc(o->batch, KVFTL_KEY_MAX_BYTES);
+    r->bvals = calloc(o->batch, (size_t)o->value_bytes + 8);
+    r->bbufs = calloc(o->batch, (size_t)o->value_bytes + 8);
+    r->bidx = calloc(o->batch, sizeof(uint64_t));
+    r->sreq = calloc(o->batch, sizeof(*r->sreq));
+    r->breq = calloc(o->batch, sizeof(*r->breq));
+    r->bcpl = calloc(o->batch, sizeof(*r->bcpl));
+    if (!r->val || !r->ring || !r->bkeys || !r->bvals || !r->bbufs || !r->bidx || !r->sreq ||
+        !r->breq || !r->bcpl) {
+        fprintf(stderr, "kvftl-bench: out of memory\n");
+        return false;
+    }
+    for (uint32_t i = 0; i < o->value_bytes; i++) {
+        r->val[i] = (uint8_t)(o->seed + i * 131);
+    }
+    memset(r->bkeys, 0x6b, (size_t)o->batch * KVFTL_KEY_MAX_BYTES);
+    for (uint32_t k = 0; k < o->batch; k++) {
+        uint8_t *v = r->bvals + (size_t)k * (o->value_bytes + 8);
+        memcpy(v, r->val, o->value_bytes);
+        r->sreq[k] = (struct kvftl_store_req){.key = r->bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES,
+                                              .key_bytes = o->key_bytes,
+                                              .value = v,
+                                              .value_bytes = o->value_bytes,
+                                              .inline_bytes = o->inline_values ? o->value_bytes : 0,
+                                              .inline_xfer_commands = inline_xfers(o)};
+        r->breq[k] = (struct kvftl_retrieve_req){.key = r->sreq[k].key,
+                                                 .key_bytes = o->key_bytes,
+                                                 .buf = r->bbufs + (size_t)k * (o->value_bytes + 8),
+                                                 .buf_bytes = o->value_bytes};
+    }
+    return true;
+}
+
+/* Close @r's device (an --image is closed cleanly, with its checkpoint) and free its buffers. */
+static void kv_run_free(struct kv_run *r)
+{
+    kvftl_close(r->ftl);
+    free(r->val);
+    free(r->ring);
+    free(r->bkeys);
+    free(r->bvals);
+    free(r->bbufs);
+    free(r->bidx);
+    free(r->sreq);
+    free(r->breq);
+    free(r->bcpl);
+}
+
+/* What a KV run's report reads. */
+struct kv_result {
+    struct phase st, rt; /* the store phase, the retrieve phase */
+    uint64_t mismatches; /* Retrieves that returned another key's bytes */
+    uint64_t store_rss_growth; /* memory the store phase first-touched */
+    struct kvftl_stats s1, s2; /* after the store phase, after the retrieve phase */
+    struct kvftl_config used; /* the device's, kept past its close */
+    double touch_s_per_gib; /* first_touch_s_per_gib() after the run */
+    struct rusage ru;
+    double host_bytes_per_key; /* index host memory per live key */
+    uint64_t pair_bytes; /* key + value */
+    uint64_t retrieve_misses; /* index cache misses of the retrieve phase */
+    uint64_t nand_bytes;
+    bool fully_cached; /* no index cache miss while retrieving */
+    struct memory_floor floor; /* --memory-floor */
+    uint64_t floor_store_bytes; /* the store phase's growth beyond the index */
+};
+
+/* Phase 1: store every key once. Returns the memory the phase first-touched. */
+static uint64_t store_phase(struct kv_run *r, const struct opts *o, struct phase *st)
+{
+    *st = (struct phase){.ops = o->keys, .first_arrival_ns = 0};
+    uint64_t rss0 = rss_bytes();
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < o->keys; j += o->batch) {
+        uint32_t nb = o->keys - j < o->batch ? (uint32_t)(o->keys - j) : o->batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            make_key(j + k, o->key_bytes, (uint8_t *)r->sreq[k].key);
+            make_value(j + k, o->value_bytes, (uint8_t *)r->sreq[k].value);
+            r->sreq[k].arrival_ns = r->ring[(j + k) % o->queue_depth];
+        }
+        if (nb == 1) {
+            kvftl_store(r->ftl, &r->sreq[0], &r->bcpl[0]);
+        } else {
+            kvftl_store_batch(r->ftl, r->sreq, r->bcpl, nb);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            const struct kvftl_cpl *cp = &r->bcpl[k];
+            if (cp->status != KVFTL_OK && !st->errors++) {
+                r->first_err_status = cp->status;
+            }
+            phase_done(st, r->ring, o->queue_depth, j + k, cp->done_ns);
+        }
+    }
+    phase_clock_stop(&clk, st);
+    uint64_t rss1 = rss_bytes();
+    if (st->errors) {
+        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n", st->errors,
+                kvftl_status_name(r->first_err_status));
+    }
+    return rss1 > rss0 ? rss1 - rss0 : 0;
+}
+
+/*
+ * Phase 2: retrieve every key, in the order j -> (a*j + c) mod N (a coprime
+ * to N), each checked against its number in the value's first 8 bytes.
+ */
+static void retrieve_phase(struct kv_run *r, const struct opts *o, struct kv_result *res)
+{
+    uint64_t a = (scramble(o->seed) | 1) % o->keys;
+    if (!a) {
+        a = 1;
+    }
+    while (!key_order_coprime(a, o->keys)) {
+        a++;
+    }
+    uint64_t c = scramble(o->seed + 1) % o->keys;
+    struct phase *rt = &res->rt;
+    *rt = (struct phase){.ops = o->keys,
+                         .first_arrival_ns = res->st.last_done_ns,
+                         .last_done_ns = res->st.last_done_ns};
+    for (uint32_t q = 0; q < o->queue_depth; q++) {
+        r->ring[q] = res->st.last_done_ns;
+    }
+    uint64_t i = c;
+    struct phase_clock clk = phase_clock_start();
+    for (uint64_t j = 0; j < o->keys; j += o->batch) {
+        uint32_t nb = o->keys - j < o->batch ? (uint32_t)(o->keys - j) : o->batch;
+        for (uint32_t k = 0; k < nb; k++) {
+            make_key(i, o->key_bytes, r->bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES);
+            r->bidx[k] = i;
+            r->breq[k].arrival_ns = r->ring[(j + k) % o->queue_depth];
+            i += a;
+            if (i >= o->keys) {
+                i -= o->keys;
+            }
+        }
+        if (nb == 1) {
+            kvftl_retrieve(r->ftl, r->breq[0].key, o->key_bytes, r->breq[0].buf, 0, o->value_bytes,
+                           r->breq[0].arrival_ns, &r->bcpl[0]);
+        } else {
+            kvftl_retrieve_batch(r->ftl, r->breq, r->bcpl, nb);
+        }
+        for (uint32_t k = 0; k < nb; k++) {
+            const struct kvftl_cpl *cp = &r->bcpl[k];
+            if (cp->status != KVFTL_OK || cp->value_bytes != o->value_bytes) {
+                if (!rt->errors++) {
+                    r->first_err_status = cp->status;
+                }
+            } else if (o->value_bytes >= 8 && memcmp(r->breq[k].buf, &r->bidx[k], 8) != 0) {
+                res->mismatches++;
+            }
+            phase_done(rt, r->ring, o->queue_depth, j + k, cp->done_ns);
+        }
+    }
+    phase_clock_stop(&clk, rt);
+    if (rt->errors || res->mismatches) {
+        fprintf(stderr,
+                "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
+                " returned wrong bytes\n",
+                rt->errors, kvftl_status_name(r->first_err_status), res->mismatches);
+    }
+}
+
+/*
+ * After both phases: the firmware's counters, this host's first-touch cost
+ * and peak memory, what the report derives from them, and with
+ * --memory-floor the floor (the device closed first, its memory back).
+ */
+static void kv_measure(struct kv_run *r, const struct opts *o, struct kv_result *res)
+{
+    kvftl_stats_get(r->ftl, &res->s2);
+    res->touch_s_per_gib = first_touch_s_per_gib();
+    getrusage(RUSAGE_SELF, &res->ru);
+    res->host_bytes_per_key = res->s1.live_keys
+                                  ? (double)res->s1.index_host_bytes / (double)res->s1.live_keys
+                                  : 0;
+    res->pair_bytes = (uint64_t)o->key_bytes + o->value_bytes;
+    res->retrieve_misses = res->s2.index_cache_misses - res->s1.index_cache_misses;
+    res->used = *r->used;
+    r->used = NULL;
+    const struct kvftl_config *used = &res->used;
+    res->nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
+                      used->pages_per_block * used->page_size_bytes;
+    res->fully_cached = res->retrieve_misses == 0;
+    res->floor_store_bytes = res->store_rss_growth > res->s1.index_host_bytes
+                                 ? res->store_rss_growth - res->s1.index_host_bytes
+                                 : 0;
+    if (o->memory_floor) {
+        kvftl_close(r->ftl); /* its memory back first: the probe maps as much again */
+        r->ftl = NULL;
+        res->floor = memory_floor(res->s1.index_host_bytes, res->floor_store_bytes, o->keys,
+                                  o->batch, o->seed);
+    }
+}
+
+#ifdef KVFTL_BENCH_HAVE_JSONC
+/* --json: the KV run as one object (docs/kvftl-bench.schema.json). */
+static void kv_report_json(const struct opts *o, const struct kv_result *res)
+{
+    const struct phase *st = &res->st, *rt = &res->rt;
+    const struct kvftl_stats *s2 = &res->s2;
+    const struct kvftl_config *used = &res->used;
+    json_object *j = j_begin("kv");
+    j_u64(j, "keys", o->keys);
+    j_u64(j, "key_bytes", o->key_bytes);
+    j_u64(j, "value_bytes", o->value_bytes);
+    j_str(j, "preset", o->preset);
+    j_str(j, "packing", kvftl_packing_names[used->packing]);
+    j_u64(j, "placement_unit_bytes", used->placement_unit_bytes);
+    j_u64(j, "index_dram_bytes", used->index_dram_bytes);
+    j_u64(j, "queue_depth", o->queue_depth);
+    j_u64(j, "batch", o->batch);
+    j_str(j, "arrival", o->inline_values ? "inline" : "dma");
+    j_u64(j, "seed", o->seed);
+    j_u64(j, "device_bytes", res->nand_bytes);
+    j_num(j, "store_ops_per_s", ops_per_s(st), 0);
+    j_num(j, "retrieve_ops_per_s", ops_per_s(rt), 0);
+    j_num(j, "store_wall_s", st->wall_s, 3);
+    j_num(j, "retrieve_wall_s", rt->wall_s, 3);
+    j_num(j, "store_cpu_s", st->cpu_s, 3);
+    j_num(j, "retrieve_cpu_s", rt->cpu_s, 3);
+    j_num(j, "store_user_cpu_s", st->user_s, 3);
+    j_num(j, "retrieve_user_cpu_s", rt->user_s, 3);
+    j_num(j, "store_ops_per_cpu_s", ops_per_cpu_s(st), 0);
+    j_num(j, "retrieve_ops_per_cpu_s", ops_per_cpu_s(rt), 0);
+    j_num(j, "store_ops_per_user_cpu_s", ops_per_user_s(st), 0);
+    j_num(j, "retrieve_ops_per_user_cpu_s", ops_per_user_s(rt), 0);
+    j_num(j, "host_bytes_per_key", res->host_bytes_per_key, 2);
+    j_u64(j, "index_host_bytes", res->s1.index_host_bytes);
+    j_bool(j, "index_fully_cached", res->fully_cached);
+    j_u64(j, "retrieve_index_cache_misses", res->retrieve_misses);
+    j_num(j, "sim_store_ops_per_s", sim_ops_per_s(st), 0);
+    j_num(j, "sim_store_mb_per_s", sim_ops_per_s(st) * (double)res->pair_bytes / 1e6, 1);
+    j_num(j, "sim_retrieve_ops_per_s", sim_ops_per_s(rt), 0);
+    j_num(j, "sim_retrieve_mb_per_s", sim_ops_per_s(rt) * (double)res->pair_bytes / 1e6, 1);
+    j_u64(j, "sim_now_ns", s2->sim_now_ns);
+    j_u64(j, "store_p50_ns", s2->latency[KVFTL_OP_STORE].p50_ns);
+    j_u64(j, "store_p99_ns", s2->latency[KVFTL_OP_STORE].p99_ns);
+    j_u64(j, "retrieve_p50_ns", s2->latency[KVFTL_OP_RETRIEVE].p50_ns);
+    j_u64(j, "retrieve_p99_ns", s2->latency[KVFTL_OP_RETRIEVE].p99_ns);
+    j_num(j, "write_amplification", s2->write_amplification, 3);
+    j_num(j, "space_amplification", s2->space_amplification, 3);
+    j_u64(j, "nand_pages_programmed", s2->nand_pages_programmed);
+    j_u64(j, "nand_pages_read", s2->nand_pages_read);
+    j_u64(j, "gc_runs", s2->gc_runs);
+    j_u64(j, "store_errors", st->errors);
+    j_u64(j, "retrieve_errors", rt->errors);
+    j_u64(j, "retrieve_mismatches", res->mismatches);
+    j_u64(j, "max_rss_bytes", (uint64_t)res->ru.ru_maxrss * 1024);
+    j_u64(j, "store_rss_growth_bytes", res->store_rss_growth);
+    j_num(j, "host_first_touch_s_per_gib", res->touch_s_per_gib, 3);
+    if (o->memory_floor) {
+        j_num(j, "host_memory_floor_ops_per_s", res->floor.ops_per_s, 0);
+        j_num(j, "host_load_ns_dense_pages", res->floor.dense_ns, 1);
+        j_num(j, "host_load_ns_sparse_pages", res->floor.sparse_ns, 1);
+    }
+    j_print(j);
+}
+#endif
+
+/* The text report's table: the run's parameters, then a row per phase. */
+static void kv_report_phases(const struct opts *o, const struct kv_result *res)
+{
+    const struct phase *st = &res->st, *rt = &res->rt;
+    const struct kvftl_stats *s2 = &res->s2;
+    const struct kvftl_config *used = &res->used;
+    double pair = (double)res->pair_bytes;
+    char dev[32], budget[32];
+    fmt_bytes(dev, sizeof(dev), (double)res->nand_bytes);
+    fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
+    printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
+           "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
+           o->keys, o->key_bytes, o->value_bytes, o->preset, kvftl_packing_names[used->packing],
+           used->placement_unit_bytes, o->inline_values ? "inline" : "DMA", o->queue_depth,
+           o->batch, o->seed);
+    printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
+           "index DRAM budget %s\n\n",
+           dev, used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,
+           used->page_size_bytes, budget);
+    printf("%-10s %12s %10s %14s %9s %14s %10s %12s %12s %7s\n", "phase", "host ops/s", "wall s",
+           "ops/CPU-s", "CPU s", "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns", "errors");
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64
+           "\n",
+           "store", ops_per_s(st), st->wall_s, ops_per_cpu_s(st), st->cpu_s, sim_ops_per_s(st),
+           sim_ops_per_s(st) * pair / 1e6, s2->latency[KVFTL_OP_STORE].p50_ns,
+           s2->latency[KVFTL_OP_STORE].p99_ns, st->errors);
+    printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64 " %7" PRIu64
+           "\n",
+           "retrieve", ops_per_s(rt), rt->wall_s, ops_per_cpu_s(rt), rt->cpu_s, sim_ops_per_s(rt),
+           sim_ops_per_s(rt) * pair / 1e6, s2->latency[KVFTL_OP_RETRIEVE].p50_ns,
+           s2->latency[KVFTL_OP_RETRIEVE].p99_ns, rt->errors + res->mismatches);
+}
+
+/* The text report after the table: the index, the NAND, memory and issue 16's targets. */
+static void kv_report_host(const struct opts *o, const struct kv_result *res)
+{
+    const struct kvftl_stats *s2 = &res->s2;
+    char idx[32], rss[32];
+    fmt_bytes(idx, sizeof(idx), (double)res->s1.index_host_bytes);
+    fmt_bytes(rss, sizeof(rss), (double)res->ru.ru_maxrss * 1024);
+    printf("\nindex host memory      %s = %.2f bytes/key (%s during retrieve: %" PRIu64
+           " cache misses)\n",
+           idx, res->host_bytes_per_key, res->fully_cached ? "fully cached" : "NOT fully cached",
+           res->retrieve_misses);
+    printf("write amplification    %.3f   space amplification %.3f\n", s2->write_amplification,
+           s2->space_amplification);
+    printf("NAND pages programmed  %" PRIu64 "   read %" PRIu64 "   GC runs %" PRIu64 "\n",
+           s2->nand_pages_programmed, s2->nand_pages_read, s2->gc_runs);
+    printf("simulated time         %.3f s   max RSS %s\n", (double)s2->sim_now_ns / 1e9, rss);
+    double grown_gib = (double)res->store_rss_growth / (double)(1ull << 30);
+    printf("first-touched memory   store phase %.2f GiB; this host: %.3f s/GiB (256 MiB probe "
+           "after the run), so ~%.1f s of the store phase's %.1f s\n",
+           grown_gib, res->touch_s_per_gib, grown_gib * res->touch_s_per_gib, res->st.wall_s);
+    if (o->memory_floor) {
+        char ib[32], sb[32];
+        fmt_bytes(ib, sizeof(ib), (double)floor_region_bytes(res->s1.index_host_bytes));
+        fmt_bytes(sb, sizeof(sb), (double)floor_region_bytes(res->floor_store_bytes));
+        printf("memory floor           %.2f M ops/s on this host (two dependent random loads "
+               "per request over %s and %s, windows of %u); retrieve at %.0f %% of it\n",
+               res->floor.ops_per_s / 1e6, ib, sb,
+               o->batch < FLOOR_MAX_WINDOW ? o->batch : FLOOR_MAX_WINDOW,
+               res->floor.ops_per_s > 0 ? 100.0 * ops_per_s(&res->rt) / res->floor.ops_per_s : 0.0);
+        printf("far 4 KiB pages        a dependent load costs %.1f ns among lines packed 64 "
+               "to a 4 KiB page, %.1f ns with each in a 4 KiB page of its own (one line per "
+               "4 KiB page of the %s region, at most %u)\n",
+               res->floor.dense_ns, res->floor.sparse_ns, sb, PROBE_MAX_LINES);
+    }
+    double st_ops = ops_per_s(&res->st), rt_ops = ops_per_s(&res->rt);
+    printf("issue 16 targets       store %.2f M ops/s (%s), retrieve %.2f M ops/s (%s), "
+           "index %.0f B/key (%s)\n",
+           TARGET_STORE_OPS / 1e6, st_ops >= TARGET_STORE_OPS ? "met" : "not met",
+           TARGET_RETRIEVE_OPS / 1e6, rt_ops >= TARGET_RETRIEVE_OPS ? "met" : "not met",
+           TARGET_INDEX_BYTES_PER_KEY,
+           res->host_bytes_per_key <= TARGET_INDEX_BYTES_PER_KEY ? "met" : "not met");
+}
+
+/*
+ * --slices: the long walks over the stored keys in device slices
+ * (run_slices()) instead of the retrieve phase. Returns the exit status.
+ */
+static int kv_slices(struct kv_run *r, const struct opts *o, const struct kv_result *res)
+{
+    printf("kvftl-bench: %" PRIu64 " keys stored (%u B keys, %u B values) in %.3f s, %" PRIu64
+           " failed; index: %" PRIu64 " bytes of host memory\n",
+           o->keys, o->key_bytes, o->value_bytes, res->st.wall_s, res->st.errors,
+           res->s1.index_host_bytes);
+    int src = run_slices(r->ftl, o, res->st.last_done_ns);
+    return res->st.errors || src ? 1 : 0;
+}
+
+/* The KV mode: open, store every key, retrieve every key (or --slices), report. */
+static int kv_main(struct kvftl_config *cfg, const struct opts *o, bool auto_index)
+{
+    int rc;
+    struct kv_run r = {.ftl = kv_open(cfg, o, auto_index, &rc)};
+    if (!r.ftl) {
+        return rc;
+    }
+    r.used = kvftl_get_config(r.ftl);
+    if (!kv_run_alloc(&r, o)) {
+        kv_run_free(&r);
+        return 1;
+    }
+    struct kv_result res = {0};
+    res.store_rss_growth = store_phase(&r, o, &res.st);
+    kvftl_stats_get(r.ftl, &res.s1);
+    if (o->slices) {
+        rc = kv_slices(&r, o, &res);
+        kv_run_free(&r);
+        return rc;
+    }
+    retrieve_phase(&r, o, &res);
+    kv_measure(&r, o, &res);
+    if (o->json) {
+#ifdef KVFTL_BENCH_HAVE_JSONC
+        kv_report_json(o, &res);
+#endif
+    } else {
+        kv_report_phases(o, &res);
+        kv_report_host(o, &res);
+    }
+    kv_run_free(&r);
+    return res.st.errors || res.rt.errors || res.mismatches ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -1178,396 +1775,14 @@ int main(int argc, char **argv)
     parse(argc, argv, &o);
 
     struct kvftl_config cfg;
-    kvftl_config_preset(&cfg, o.preset);
-    for (size_t i = 0; i < kvftl_tunable_count; i++) {
-        if (o.tunable_text[i]) {
-            kvftl_tunable_parse(&cfg, &kvftl_tunables[i], kvftl_tunables[i].prop, o.tunable_text[i],
-                                NULL, 0); /* checked by tunable_arg() */
-        }
-    }
-    bool auto_index = !o.tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
-    /* the options' texts are in cfg now: no return below has them to free */
-    free(o.tunable_text);
-    o.tunable_text = NULL;
+    bool auto_index = config_from_opts(&cfg, &o);
     if (cfg.command_set == KVFTL_CMDSET_NVM && o.memory_floor) {
         fprintf(stderr, "kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block "
                         "mode (--command-set nvm) has none\n");
         return 2;
     }
     if (cfg.command_set == KVFTL_CMDSET_NVM) {
-        uint64_t units = o.keys_set ? o.keys : BLOCK_DEFAULT_UNITS;
-        size_block_device(&cfg, units);
-        if (auto_index) {
-            /* enough for the whole map: 4 bytes per unit and the pages' headers */
-            cfg.index_dram_bytes = units * 8 + (64ull << 20);
-        }
-        char berr[512];
-        if (kvftl_config_check(&cfg, berr, sizeof(berr)) != 0) {
-            fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n",
-                    berr);
-            return 2;
-        }
-        struct kvftl *bftl = kvftl_open(&cfg, berr, sizeof(berr));
-        if (!bftl) {
-            fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", berr);
-            return 1;
-        }
-        uint64_t per_unit = KVFTL_BLOCK_UNIT_BYTES / cfg.lba_bytes;
-        if (kvftl_block_lbas(bftl) / per_unit < units) {
-            fprintf(stderr,
-                    "kvftl-bench: the namespace holds %" PRIu64 " units, fewer than %" PRIu64 "\n",
-                    kvftl_block_lbas(bftl) / per_unit, units);
-            kvftl_close(bftl);
-            return 1;
-        }
-        int brc = run_block(bftl, &o, units);
-        kvftl_close(bftl);
-        return brc;
+        return block_main(&cfg, &o, auto_index);
     }
-    size_device(&cfg, &o);
-    /* Enough to cache the whole index: 256 bytes of index page per key is far above any layout. */
-    if (auto_index) {
-        cfg.index_dram_bytes = o.keys * 256 + (64ull << 20);
-    }
-    if (cfg.max_keys && cfg.max_keys < o.keys) {
-        cfg.max_keys = o.keys;
-    }
-    char err[512];
-    if (kvftl_config_check(&cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n", err);
-        return 2;
-    }
-    struct kvftl *ftl = kvftl_open(&cfg, err, sizeof(err));
-    if (!ftl) {
-        fprintf(stderr, "kvftl-bench: kvftl_open: %s\n", err);
-        return 1;
-    }
-    const struct kvftl_config *used = kvftl_get_config(ftl);
-    if (used->max_keys && used->max_keys < o.keys) {
-        kvftl_close(ftl);
-        cfg.max_keys = o.keys;
-        ftl = kvftl_open(&cfg, err, sizeof(err));
-        if (!ftl) {
-            fprintf(stderr, "kvftl-bench: kvftl_open with max_keys %" PRIu64 ": %s\n", o.keys, err);
-            return 1;
-        }
-        used = kvftl_get_config(ftl);
-    }
-
-    uint8_t *val = calloc(1, o.value_bytes + 8);
-    uint64_t *ring = calloc(o.queue_depth, sizeof(uint64_t));
-    if (!val || !ring) {
-        fprintf(stderr, "kvftl-bench: out of memory\n");
-        free(val);
-        free(ring);
-        kvftl_close(ftl); /* an --image is closed cleanly, with its checkpoint */
-        return 1;
-    }
-    for (uint32_t i = 0; i < o.value_bytes; i++) {
-        val[i] = (uint8_t)(o.seed + i * 131);
-    }
-    /*
-     * Phase 1: store every key once. Both phases go in batches of --batch
-     * requests (request j arrives at the completion of request j - depth,
-     * known for the whole batch since a batch is never larger than the queue
-     * depth); only Retrieves have a batch call.
-     */
-    struct phase st = {.ops = o.keys};
-    enum kvftl_status first_err_status = KVFTL_OK;
-    int rc;
-    uint8_t *bkeys = calloc(o.batch, KVFTL_KEY_MAX_BYTES);
-    uint8_t *bvals = calloc(o.batch, (size_t)o.value_bytes + 8);
-    uint8_t *bbufs = calloc(o.batch, (size_t)o.value_bytes + 8);
-    uint64_t *bidx = calloc(o.batch, sizeof(uint64_t));
-    struct kvftl_store_req *sreq = calloc(o.batch, sizeof(*sreq));
-    struct kvftl_retrieve_req *breq = calloc(o.batch, sizeof(*breq));
-    struct kvftl_cpl *bcpl = calloc(o.batch, sizeof(*bcpl));
-    if (!bkeys || !bvals || !bbufs || !bidx || !sreq || !breq || !bcpl) {
-        fprintf(stderr, "kvftl-bench: out of memory\n");
-        rc = 1;
-        goto out; /* frees what was allocated and closes the device */
-    }
-    memset(bkeys, 0x6b, (size_t)o.batch * KVFTL_KEY_MAX_BYTES);
-    for (uint32_t k = 0; k < o.batch; k++) {
-        uint8_t *v = bvals + (size_t)k * (o.value_bytes + 8);
-        memcpy(v, val, o.value_bytes);
-        sreq[k] = (struct kvftl_store_req){.key = bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES,
-                                           .key_bytes = o.key_bytes,
-                                           .value = v,
-                                           .value_bytes = o.value_bytes,
-                                           .inline_bytes = o.inline_values ? o.value_bytes : 0,
-                                           .inline_xfer_commands = inline_xfers(&o)};
-        breq[k] = (struct kvftl_retrieve_req){.key = sreq[k].key,
-                                              .key_bytes = o.key_bytes,
-                                              .buf = bbufs + (size_t)k * (o.value_bytes + 8),
-                                              .buf_bytes = o.value_bytes};
-    }
-    uint64_t t0 = 0;
-    st.first_arrival_ns = t0;
-    uint64_t rss0 = rss_bytes();
-    double c0 = cpu_s();
-    double u0 = user_cpu_s();
-    double w0 = now_s();
-    for (uint64_t j = 0; j < o.keys; j += o.batch) {
-        uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
-        for (uint32_t k = 0; k < nb; k++) {
-            make_key(j + k, o.key_bytes, (uint8_t *)sreq[k].key);
-            make_value(j + k, o.value_bytes, (uint8_t *)sreq[k].value);
-            sreq[k].arrival_ns = ring[(j + k) % o.queue_depth];
-        }
-        if (nb == 1) {
-            kvftl_store(ftl, &sreq[0], &bcpl[0]);
-        } else {
-            kvftl_store_batch(ftl, sreq, bcpl, nb);
-        }
-        for (uint32_t k = 0; k < nb; k++) {
-            const struct kvftl_cpl *cp = &bcpl[k];
-            if (cp->status != KVFTL_OK && !st.errors++) {
-                first_err_status = cp->status;
-            }
-            ring[(j + k) % o.queue_depth] = cp->done_ns;
-            if (cp->done_ns > st.last_done_ns) {
-                st.last_done_ns = cp->done_ns;
-            }
-        }
-    }
-    st.wall_s = now_s() - w0;
-    st.cpu_s = cpu_s() - c0;
-    st.user_s = user_cpu_s() - u0;
-    uint64_t rss1 = rss_bytes();
-    uint64_t store_rss_growth = rss1 > rss0 ? rss1 - rss0 : 0;
-    if (st.errors) {
-        fprintf(stderr, "kvftl-bench: %" PRIu64 " stores failed (first status %s)\n", st.errors,
-                kvftl_status_name(first_err_status));
-    }
-    struct kvftl_stats s1;
-    kvftl_stats_get(ftl, &s1);
-    if (o.slices) {
-        printf("kvftl-bench: %" PRIu64 " keys stored (%u B keys, %u B values) in %.3f s, %" PRIu64
-               " failed; index: %" PRIu64 " bytes of host memory\n",
-               o.keys, o.key_bytes, o.value_bytes, st.wall_s, st.errors, s1.index_host_bytes);
-        int src = run_slices(ftl, &o, st.last_done_ns);
-        rc = st.errors || src ? 1 : 0;
-        goto out; /* --slices measures the walks over the stored keys: no retrieve phase */
-    }
-
-    /* Phase 2: retrieve every key, in the order j -> (a*j + c) mod N (a coprime to N). */
-    uint64_t a = (scramble(o.seed) | 1) % o.keys;
-    if (!a) {
-        a = 1;
-    }
-    while (!key_order_coprime(a, o.keys)) {
-        a++;
-    }
-    uint64_t c = scramble(o.seed + 1) % o.keys;
-    struct phase rt = {
-        .ops = o.keys, .first_arrival_ns = st.last_done_ns, .last_done_ns = st.last_done_ns};
-    for (uint32_t q = 0; q < o.queue_depth; q++) {
-        ring[q] = st.last_done_ns;
-    }
-    uint64_t i = c;
-    uint64_t mismatches = 0;
-    c0 = cpu_s();
-    u0 = user_cpu_s();
-    w0 = now_s();
-    for (uint64_t j = 0; j < o.keys; j += o.batch) {
-        uint32_t nb = o.keys - j < o.batch ? (uint32_t)(o.keys - j) : o.batch;
-        for (uint32_t k = 0; k < nb; k++) {
-            make_key(i, o.key_bytes, bkeys + (size_t)k * KVFTL_KEY_MAX_BYTES);
-            bidx[k] = i;
-            breq[k].arrival_ns = ring[(j + k) % o.queue_depth];
-            i += a;
-            if (i >= o.keys) {
-                i -= o.keys;
-            }
-        }
-        if (nb == 1) {
-            kvftl_retrieve(ftl, breq[0].key, o.key_bytes, breq[0].buf, 0, o.value_bytes,
-                           breq[0].arrival_ns, &bcpl[0]);
-        } else {
-            kvftl_retrieve_batch(ftl, breq, bcpl, nb);
-        }
-        for (uint32_t k = 0; k < nb; k++) {
-            const struct kvftl_cpl *cp = &bcpl[k];
-            if (cp->status != KVFTL_OK || cp->value_bytes != o.value_bytes) {
-                if (!rt.errors++) {
-                    first_err_status = cp->status;
-                }
-            } else if (o.value_bytes >= 8 && memcmp(breq[k].buf, &bidx[k], 8) != 0) {
-                mismatches++;
-            }
-            ring[(j + k) % o.queue_depth] = cp->done_ns;
-            if (cp->done_ns > rt.last_done_ns) {
-                rt.last_done_ns = cp->done_ns;
-            }
-        }
-    }
-    rt.wall_s = now_s() - w0;
-    rt.cpu_s = cpu_s() - c0;
-    rt.user_s = user_cpu_s() - u0;
-    if (rt.errors || mismatches) {
-        fprintf(stderr,
-                "kvftl-bench: %" PRIu64 " retrieves failed (first status %s), %" PRIu64
-                " returned wrong bytes\n",
-                rt.errors, kvftl_status_name(first_err_status), mismatches);
-    }
-    struct kvftl_stats s2;
-    kvftl_stats_get(ftl, &s2);
-    double touch_s_per_gib = first_touch_s_per_gib();
-
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double host_bytes_per_key = s1.live_keys ? (double)s1.index_host_bytes / (double)s1.live_keys
-                                             : 0;
-    uint64_t pair = (uint64_t)o.key_bytes + o.value_bytes;
-    uint64_t retrieve_misses = s2.index_cache_misses - s1.index_cache_misses;
-    uint64_t nand_bytes = (uint64_t)used->channels * used->dies_per_channel * used->blocks_per_die *
-                          used->pages_per_block * used->page_size_bytes;
-    bool fully_cached = retrieve_misses == 0;
-    struct memory_floor floor = {0};
-    uint64_t floor_store_bytes = store_rss_growth > s1.index_host_bytes
-                                     ? store_rss_growth - s1.index_host_bytes
-                                     : 0;
-    struct kvftl_config used_copy = *used; /* the report's, past the close below */
-    used = &used_copy;
-    if (o.memory_floor) {
-        kvftl_close(ftl); /* its memory back first: the probe maps as much again */
-        ftl = NULL;
-        floor = memory_floor(s1.index_host_bytes, floor_store_bytes, o.keys, o.batch, o.seed);
-    }
-
-    if (o.json) {
-#ifdef KVFTL_BENCH_HAVE_JSONC
-        json_object *j = j_begin("kv");
-        j_u64(j, "keys", o.keys);
-        j_u64(j, "key_bytes", o.key_bytes);
-        j_u64(j, "value_bytes", o.value_bytes);
-        j_str(j, "preset", o.preset);
-        j_str(j, "packing", kvftl_packing_names[used->packing]);
-        j_u64(j, "placement_unit_bytes", used->placement_unit_bytes);
-        j_u64(j, "index_dram_bytes", used->index_dram_bytes);
-        j_u64(j, "queue_depth", o.queue_depth);
-        j_u64(j, "batch", o.batch);
-        j_str(j, "arrival", o.inline_values ? "inline" : "dma");
-        j_u64(j, "seed", o.seed);
-        j_u64(j, "device_bytes", nand_bytes);
-        j_num(j, "store_ops_per_s", ops_per_s(&st), 0);
-        j_num(j, "retrieve_ops_per_s", ops_per_s(&rt), 0);
-        j_num(j, "store_wall_s", st.wall_s, 3);
-        j_num(j, "retrieve_wall_s", rt.wall_s, 3);
-        j_num(j, "store_cpu_s", st.cpu_s, 3);
-        j_num(j, "retrieve_cpu_s", rt.cpu_s, 3);
-        j_num(j, "store_user_cpu_s", st.user_s, 3);
-        j_num(j, "retrieve_user_cpu_s", rt.user_s, 3);
-        j_num(j, "store_ops_per_cpu_s", ops_per_cpu_s(&st), 0);
-        j_num(j, "retrieve_ops_per_cpu_s", ops_per_cpu_s(&rt), 0);
-        j_num(j, "store_ops_per_user_cpu_s", ops_per_user_s(&st), 0);
-        j_num(j, "retrieve_ops_per_user_cpu_s", ops_per_user_s(&rt), 0);
-        j_num(j, "host_bytes_per_key", host_bytes_per_key, 2);
-        j_u64(j, "index_host_bytes", s1.index_host_bytes);
-        j_bool(j, "index_fully_cached", fully_cached);
-        j_u64(j, "retrieve_index_cache_misses", retrieve_misses);
-        j_num(j, "sim_store_ops_per_s", sim_ops_per_s(&st), 0);
-        j_num(j, "sim_store_mb_per_s", sim_ops_per_s(&st) * (double)pair / 1e6, 1);
-        j_num(j, "sim_retrieve_ops_per_s", sim_ops_per_s(&rt), 0);
-        j_num(j, "sim_retrieve_mb_per_s", sim_ops_per_s(&rt) * (double)pair / 1e6, 1);
-        j_u64(j, "sim_now_ns", s2.sim_now_ns);
-        j_u64(j, "store_p50_ns", s2.latency[KVFTL_OP_STORE].p50_ns);
-        j_u64(j, "store_p99_ns", s2.latency[KVFTL_OP_STORE].p99_ns);
-        j_u64(j, "retrieve_p50_ns", s2.latency[KVFTL_OP_RETRIEVE].p50_ns);
-        j_u64(j, "retrieve_p99_ns", s2.latency[KVFTL_OP_RETRIEVE].p99_ns);
-        j_num(j, "write_amplification", s2.write_amplification, 3);
-        j_num(j, "space_amplification", s2.space_amplification, 3);
-        j_u64(j, "nand_pages_programmed", s2.nand_pages_programmed);
-        j_u64(j, "nand_pages_read", s2.nand_pages_read);
-        j_u64(j, "gc_runs", s2.gc_runs);
-        j_u64(j, "store_errors", st.errors);
-        j_u64(j, "retrieve_errors", rt.errors);
-        j_u64(j, "retrieve_mismatches", mismatches);
-        j_u64(j, "max_rss_bytes", (uint64_t)ru.ru_maxrss * 1024);
-        j_u64(j, "store_rss_growth_bytes", store_rss_growth);
-        j_num(j, "host_first_touch_s_per_gib", touch_s_per_gib, 3);
-        if (o.memory_floor) {
-            j_num(j, "host_memory_floor_ops_per_s", floor.ops_per_s, 0);
-            j_num(j, "host_load_ns_dense_pages", floor.dense_ns, 1);
-            j_num(j, "host_load_ns_sparse_pages", floor.sparse_ns, 1);
-        }
-        j_print(j);
-#endif
-    } else {
-        char dev[32], idx[32], rss[32], budget[32];
-        fmt_bytes(dev, sizeof(dev), (double)nand_bytes);
-        fmt_bytes(idx, sizeof(idx), (double)s1.index_host_bytes);
-        fmt_bytes(rss, sizeof(rss), (double)ru.ru_maxrss * 1024);
-        fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
-        printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
-               "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
-               o.keys, o.key_bytes, o.value_bytes, o.preset, kvftl_packing_names[used->packing],
-               used->placement_unit_bytes, o.inline_values ? "inline" : "DMA", o.queue_depth,
-               o.batch, o.seed);
-        printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
-               "index DRAM budget %s\n\n",
-               dev, used->channels, used->dies_per_channel, used->blocks_per_die,
-               used->pages_per_block, used->page_size_bytes, budget);
-        printf("%-10s %12s %10s %14s %9s %14s %10s %12s %12s %7s\n", "phase", "host ops/s",
-               "wall s", "ops/CPU-s", "CPU s", "sim ops/s", "sim MB/s", "sim p50 ns", "sim p99 ns",
-               "errors");
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "store", ops_per_s(&st), st.wall_s, ops_per_cpu_s(&st), st.cpu_s, sim_ops_per_s(&st),
-               sim_ops_per_s(&st) * (double)pair / 1e6, s2.latency[KVFTL_OP_STORE].p50_ns,
-               s2.latency[KVFTL_OP_STORE].p99_ns, st.errors);
-        printf("%-10s %12.0f %10.3f %14.0f %9.3f %14.0f %10.1f %12" PRIu64 " %12" PRIu64
-               " %7" PRIu64 "\n",
-               "retrieve", ops_per_s(&rt), rt.wall_s, ops_per_cpu_s(&rt), rt.cpu_s,
-               sim_ops_per_s(&rt), sim_ops_per_s(&rt) * (double)pair / 1e6,
-               s2.latency[KVFTL_OP_RETRIEVE].p50_ns, s2.latency[KVFTL_OP_RETRIEVE].p99_ns,
-               rt.errors + mismatches);
-        printf("\nindex host memory      %s = %.2f bytes/key (%s during retrieve: %" PRIu64
-               " cache misses)\n",
-               idx, host_bytes_per_key, fully_cached ? "fully cached" : "NOT fully cached",
-               retrieve_misses);
-        printf("write amplification    %.3f   space amplification %.3f\n", s2.write_amplification,
-               s2.space_amplification);
-        printf("NAND pages programmed  %" PRIu64 "   read %" PRIu64 "   GC runs %" PRIu64 "\n",
-               s2.nand_pages_programmed, s2.nand_pages_read, s2.gc_runs);
-        printf("simulated time         %.3f s   max RSS %s\n", (double)s2.sim_now_ns / 1e9, rss);
-        double grown_gib = (double)store_rss_growth / (double)(1ull << 30);
-        printf("first-touched memory   store phase %.2f GiB; this host: %.3f s/GiB (256 MiB probe "
-               "after the run), so ~%.1f s of the store phase's %.1f s\n",
-               grown_gib, touch_s_per_gib, grown_gib * touch_s_per_gib, st.wall_s);
-        if (o.memory_floor) {
-            char ib[32], sb[32];
-            fmt_bytes(ib, sizeof(ib), (double)floor_region_bytes(s1.index_host_bytes));
-            fmt_bytes(sb, sizeof(sb), (double)floor_region_bytes(floor_store_bytes));
-            printf("memory floor           %.2f M ops/s on this host (two dependent random loads "
-                   "per request over %s and %s, windows of %u); retrieve at %.0f %% of it\n",
-                   floor.ops_per_s / 1e6, ib, sb,
-                   o.batch < FLOOR_MAX_WINDOW ? o.batch : FLOOR_MAX_WINDOW,
-                   floor.ops_per_s > 0 ? 100.0 * ops_per_s(&rt) / floor.ops_per_s : 0.0);
-            printf("far 4 KiB pages        a dependent load costs %.1f ns among lines packed 64 "
-                   "to a 4 KiB page, %.1f ns with each in a 4 KiB page of its own (one line per "
-                   "4 KiB page of the %s region, at most %u)\n",
-                   floor.dense_ns, floor.sparse_ns, sb, PROBE_MAX_LINES);
-        }
-        printf("issue 16 targets       store %.2f M ops/s (%s), retrieve %.2f M ops/s (%s), "
-               "index %.0f B/key (%s)\n",
-               TARGET_STORE_OPS / 1e6, ops_per_s(&st) >= TARGET_STORE_OPS ? "met" : "not met",
-               TARGET_RETRIEVE_OPS / 1e6, ops_per_s(&rt) >= TARGET_RETRIEVE_OPS ? "met" : "not met",
-               TARGET_INDEX_BYTES_PER_KEY,
-               host_bytes_per_key <= TARGET_INDEX_BYTES_PER_KEY ? "met" : "not met");
-    }
-    rc = st.errors || rt.errors || mismatches ? 1 : 0;
-out:
-    kvftl_close(ftl);
-    free(val);
-    free(ring);
-    free(bkeys);
-    free(bvals);
-    free(bbufs);
-    free(bidx);
-    free(sreq);
-    free(breq);
-    free(bcpl);
-    return rc;
+    return kv_main(&cfg, &o, auto_index);
 }

@@ -30,12 +30,6 @@
 #include "kvssd.h"
 #include "trace.h"
 
-void kvssd_ctrl_fatal(KvssdState *n, const char *why)
-{
-    trace_kvssd_fatal(why);
-    n->csts |= KVSSD_CSTS_CFS;
-}
-
 /* Controller reset (CC.EN 1 -> 0, or a PCI reset): queues gone, streams dropped. */
 static void kvssd_ctrl_reset(KvssdState *n)
 {

@@ -2,7 +2,7 @@
 /*
  * Every status the device posts, with its name and whether only a malformed
  * command gets it (guest_log.c logs those with LOG_GUEST_ERROR). QEMU-free,
- * so that a unit test (tests/host/test_guest_log.c) holds it against the
+ * so that a unit test (tests/cmdset/test_guest_log.c) holds it against the
  * status enumerations of <kvssd/nvme.h>, <kvssd/nvme_kv.h> and <kvssd/ext.h>:
  * a status added there without a row here fails that test.
  */

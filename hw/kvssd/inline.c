@@ -19,6 +19,11 @@
  * allocated once by its head; streams idle longer than inline_timeout_ns
  * are freed, and their tags remembered in a small ring so that a late
  * fragment gets INLINE_EXPIRED.
+ *
+ * This file is below kv.c: kv.c dispatches the inline opcodes here and
+ * keeps its staged keys in the tag table; what a stream needs of kv.c (a
+ * head's Store fields, storing the whole value) it asks through the
+ * namespace's struct kvssd_inline_owner, never by calling kv.c.
  */
 #include <glib.h>
 #include <string.h>
@@ -310,10 +315,10 @@ struct inline_head {
 /*
  * Decode a head: its own fields (the tag; for the stock layout, CDW11's
  * hybrid and full-tail bits, the rest reserved), then its Store fields
- * (kvssd_store_decode()). Returns the status of the first fault.
+ * (the owner's store_decode()). Returns the status of the first fault.
  */
-static uint16_t head_decode(const struct kvssd_sqe *sqe, enum kvssd_inline_layout layout,
-                            struct inline_head *h)
+static uint16_t head_decode(const struct kvssd_ns *ns, const struct kvssd_sqe *sqe,
+                            enum kvssd_inline_layout layout, struct inline_head *h)
 {
     uint32_t cdw11 = sqe->cdw[11];
     uint16_t st;
@@ -337,7 +342,7 @@ static uint16_t head_decode(const struct kvssd_sqe *sqe, enum kvssd_inline_layou
             h->xfer_payload = KVSSD_INLINE_XFER_PAYLOAD;
         }
     }
-    st = kvssd_store_decode(sqe, &h->store);
+    st = ns->inline_owner->store_decode(sqe, &h->store);
     h->dma_bytes = (layout == KVSSD_LAYOUT_STOCK && (cdw11 & KVSSD_INLINE_HYBRID))
                        ? h->store.value_bytes & ~(KVSSD_HYBRID_PAGE_BYTES - 1)
                        : 0;
@@ -473,8 +478,8 @@ static uint16_t inline_stored(struct kvssd_ns *ns, struct kvssd_req *req, const 
                               uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
                               uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers)
 {
-    uint16_t st = kvssd_kv_store_value(ns, req, key, key_bytes, value, value_bytes, options,
-                                       inline_bytes, inline_xfers);
+    uint16_t st = ns->inline_owner->store_value(ns, req, key, key_bytes, value, value_bytes,
+                                                options, inline_bytes, inline_xfers);
 
     req->dw0 = value_bytes;
     req->dw1 = KVSSD_INLINE_DW1_STORED;
@@ -499,7 +504,7 @@ uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req)
     uint8_t *buf;
 
     ns->xfer->inline_commands++;
-    st = head_decode(sqe, layout, &h);
+    st = head_decode(ns, sqe, layout, &h);
     if (st == KVSSD_SC_SUCCESS) {
         st = head_claim_tag(ns, h.tag, req->now_ns);
     }

@@ -65,9 +65,10 @@ static uint16_t kv_ftl_status(struct kvssd_req *req, const struct kvftl_cpl *cpl
     return kvssd_status_from_ftl(cpl->status);
 }
 
-uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
-                              uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
-                              uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers)
+/* The one place a value reaches kvftl_store() (struct kvssd_inline_owner's store_value). */
+static uint16_t kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
+                               uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
+                               uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers)
 {
     struct kvftl_store_req sr = {
         .key = key,
@@ -101,7 +102,8 @@ static uint32_t store_options_from_wire(uint32_t wire)
     return options;
 }
 
-uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f)
+/* The Store fields of Store, 81h and 89h (struct kvssd_inline_owner's store_decode). */
+static uint16_t kv_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f)
 {
     uint8_t opcode = kvssd_sqe_opcode(sqe);
     uint32_t key_max = KVFTL_KEY_MAX_BYTES; /* the longest key the command's form can name */
@@ -154,12 +156,12 @@ uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fiel
     return kvssd_status_from_ftl(fst);
 }
 
-/* Store (01h): its fields by kvssd_store_decode(), its key, its value by data pointer. */
+/* Store (01h): its fields by kv_store_decode(), its key, its value by data pointer. */
 static uint16_t kv_store(struct kvssd_ns *ns, struct kvssd_req *req)
 {
     struct kvssd_store_fields f;
     uint8_t key[KVFTL_KEY_MAX_BYTES];
-    uint16_t st = kvssd_store_decode(req->sqe, &f);
+    uint16_t st = kv_store_decode(req->sqe, &f);
 
     if (st == KVSSD_SC_SUCCESS) {
         st = kv_command_key(ns, req, f.key_bytes, key);
@@ -170,8 +172,7 @@ static uint16_t kv_store(struct kvssd_ns *ns, struct kvssd_req *req)
     if (st != KVSSD_SC_SUCCESS) {
         return st;
     }
-    return kvssd_kv_store_value(ns, req, key, f.key_bytes, ns->scratch, f.value_bytes, f.options, 0,
-                                0);
+    return kv_store_value(ns, req, key, f.key_bytes, ns->scratch, f.value_bytes, f.options, 0, 0);
 }
 
 /*
@@ -1028,6 +1029,12 @@ bool kvssd_kv_opcode_supported(uint8_t opcode)
 
 /* ---- Namespace life cycle ----------------------------------------------- */
 
+/* What inline.c asks of this command set. */
+static const struct kvssd_inline_owner kv_inline_owner = {
+    .store_decode = kv_store_decode,
+    .store_value = kv_store_value,
+};
+
 struct kvssd_ns *kvssd_ns_new(struct kvftl *ftl, const struct kvssd_ns_config *cfg,
                               struct kvssd_xfer_counters *xfer, char *err, size_t err_len)
 {
@@ -1056,6 +1063,7 @@ struct kvssd_ns *kvssd_ns_new(struct kvftl *ftl, const struct kvssd_ns_config *c
     }
     ns = g_new0(struct kvssd_ns, 1);
     ns->ftl = ftl;
+    ns->inline_owner = &kv_inline_owner;
     ns->cfg = c;
     ns->xfer = xfer ? xfer : &ns->own_xfer;
     ns->scratch = g_malloc(KVSSD_SCRATCH_BYTES);

@@ -2,7 +2,9 @@
 /*
  * Private to the KV command set (kv.c, inline.c) and its unit tests: the
  * namespace state, the bounded tag table that holds staged long keys and
- * open inline streams, and the calls between the two files.
+ * open inline streams, and the interface between the two files: kv.c
+ * calls down into inline.c (the tag table, the inline opcodes), inline.c
+ * asks kv.c only through struct kvssd_inline_owner.
  *
  * No QEMU types: this is compiled natively and inside QEMU's tree alike.
  */
@@ -72,8 +74,11 @@ struct kvssd_slot {
     struct kvssd_stream stream;
 };
 
+struct kvssd_inline_owner;
+
 struct kvssd_ns {
     struct kvftl *ftl;
+    const struct kvssd_inline_owner *inline_owner; /* kv.c's, for inline.c */
     struct kvssd_ns_config cfg;
     struct kvssd_xfer_counters *xfer;
     struct kvssd_xfer_counters own_xfer; /* when the caller gave none */
@@ -116,7 +121,7 @@ struct kvssd_ns {
 /*
  * A Store as the command that carries it declares it: Store (01h), or an
  * inline head (81h stock, 89h full layout), whose CDW10 packs the same
- * fields. Filled and checked by kvssd_store_decode().
+ * fields. Filled and checked by struct kvssd_inline_owner's store_decode().
  */
 struct kvssd_store_fields {
     uint32_t key_bytes;
@@ -127,25 +132,33 @@ struct kvssd_store_fields {
 };
 
 /*
- * kvssd_store_decode() - the Store fields of @sqe (opcode 01h, 81h or 89h),
- * checked once for all three, in this order: the reserved fields around
- * them (INVALID_FIELD; a stock head's CDW11 is its caller's), then the
- * firmware's own rules, kvftl_store_check() (options, key length, value
- * size), where a full-layout head's key, which must fit its 16 bytes, takes
- * the key length's place. Returns the status of the first fault. A staged
- * key is named, not taken: each command takes it at its own step.
+ * What inline.c, which reassembles an inline Store's value, asks of the KV
+ * command set that owns it: kv.c registers it in struct kvssd_ns
+ * (inline_owner) in kvssd_ns_new(), and inline.c calls kv.c only through
+ * it, as kvftl's GC asks its owner through struct gc_owner.
  */
-uint16_t kvssd_store_decode(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f);
-
-/*
- * kv.c: the one place a value reaches kvftl_store(). @inline_xfers: the
- * inline transfer commands (85h/8Dh) that carried part of the value after
- * its head, each charged fw_inline_fragment_ns of firmware time to this
- * Store. Returns the Store's status.
- */
-uint16_t kvssd_kv_store_value(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
-                              uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
-                              uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers);
+struct kvssd_inline_owner {
+    /*
+     * store_decode() - the Store fields of @sqe (opcode 01h, 81h or 89h),
+     * checked once for all three, in this order: the reserved fields around
+     * them (INVALID_FIELD; a stock head's CDW11 is its caller's), then the
+     * firmware's own rules, kvftl_store_check() (options, key length, value
+     * size), where a full-layout head's key, which must fit its 16 bytes,
+     * takes the key length's place. Returns the status of the first fault.
+     * A staged key is named, not taken: each command takes it at its own
+     * step.
+     */
+    uint16_t (*store_decode)(const struct kvssd_sqe *sqe, struct kvssd_store_fields *f);
+    /*
+     * store_value() - the one place a value reaches kvftl_store().
+     * @inline_xfers: the inline transfer commands (85h/8Dh) that carried
+     * part of the value after its head, each charged fw_inline_fragment_ns
+     * of firmware time to this Store. Returns the Store's status.
+     */
+    uint16_t (*store_value)(struct kvssd_ns *ns, struct kvssd_req *req, const uint8_t *key,
+                            uint32_t key_bytes, const uint8_t *value, uint32_t value_bytes,
+                            uint32_t options, uint32_t inline_bytes, uint32_t inline_xfers);
+};
 
 /* inline.c: the tag table. */
 void kvssd_tags_init(struct kvssd_ns *ns);

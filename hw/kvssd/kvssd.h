@@ -2,12 +2,19 @@
 /*
  * kvssd: the QEMU NVMe KV-SSD device, transport half (QEMU types only here).
  *
- * ctrl.c    PCI function, BAR0 registers, CC/CSTS, reset/shutdown, properties
- * queues.c  SQ/CQ, doorbells, SQE fetch, CQE post, interrupts, batching
- * dma.c     PRP lists / SGL walking (bounded), transfer accounting
- * admin.c   the admin command set (QEMU-free, see admin.h)
- * kv.c      the KV command set (QEMU-free, see cmdset.h)
- * nvm.c     the NVM command set of command-set=nvm (QEMU-free, see cmdset.h)
+ * ctrl.c       PCI function, BAR0 registers, CC/CSTS, reset/shutdown, properties
+ * queues.c     SQ/CQ, doorbells, SQE fetch, CQE post, interrupts, batching
+ * dma.c        PRP lists / SGL walking (bounded), transfer accounting
+ * guest_log.c  trace points and the guest-error log of every completed command
+ * admin.c      the admin command set (QEMU-free, see admin.h)
+ * kv.c         the KV command set (QEMU-free, see cmdset.h)
+ * inline.c     its inline-Store reassembly and tag table (QEMU-free, see kv_internal.h)
+ * nvm.c        the NVM command set of command-set=nvm (QEMU-free, see cmdset.h)
+ *
+ * Calls go one way, down: ctrl.c calls the others; queues.c calls dma.c,
+ * guest_log.c and the command sets; none calls back up (the admin command
+ * set asks for queues through struct kvssd_admin_ops, inline.c asks kv.c
+ * through struct kvssd_inline_owner).
  */
 #ifndef HW_KVSSD_KVSSD_H
 #define HW_KVSSD_KVSSD_H
@@ -175,11 +182,8 @@ struct KvssdState {
 #include <kvftl/tunables.def>
 };
 
-/* ctrl.c */
-void kvssd_ctrl_fatal(KvssdState *n, const char *why);
+/* queues.c (ctrl.c calls down into it; it never calls ctrl.c) */
 int64_t kvssd_now_ns(void);
-
-/* queues.c */
 void kvssd_queues_init(KvssdState *n);
 void kvssd_queues_reset(KvssdState *n);
 void kvssd_queues_free(KvssdState *n);

@@ -36,6 +36,16 @@ int64_t kvssd_now_ns(void)
 }
 
 /*
+ * The device cannot reach the guest's memory for a queue or a doorbell
+ * page: Controller Fatal Status (CSTS.CFS) until the guest resets it.
+ */
+static void queues_fatal(KvssdState *n, const char *why)
+{
+    trace_kvssd_fatal(why);
+    n->csts |= KVSSD_CSTS_CFS;
+}
+
+/*
  * Run the queues soon: normally from the bottom half, the next main-loop
  * iteration. Under icount from the virtual-clock timer, due now: QEMU then
  * stops the vCPU at the instruction that armed it and runs the timer before
@@ -196,7 +206,7 @@ static bool shadow_read(KvssdState *n, hwaddr addr, uint32_t *val)
 
     if (pci_dma_read(PCI_DEVICE(n), addr, &le, sizeof(le)) != MEMTX_OK) {
         trace_kvssd_dma_error(addr, sizeof(le));
-        kvssd_ctrl_fatal(n, "shadow doorbell outside guest memory");
+        queues_fatal(n, "shadow doorbell outside guest memory");
         return false;
     }
     *val = le32_to_cpu(le);
@@ -209,7 +219,7 @@ static bool shadow_write(KvssdState *n, hwaddr addr, uint32_t val)
 
     if (pci_dma_write(PCI_DEVICE(n), addr, &le, sizeof(le)) != MEMTX_OK) {
         trace_kvssd_dma_error(addr, sizeof(le));
-        kvssd_ctrl_fatal(n, "shadow event index outside guest memory");
+        queues_fatal(n, "shadow event index outside guest memory");
         return false;
     }
     return true;
@@ -390,7 +400,7 @@ static bool cq_post(KvssdState *n, KvssdCQ *cq, const KvssdCqe *e)
     hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * KVSSD_CQE_BYTES;
     if (pci_dma_write(PCI_DEVICE(n), addr, cqe, sizeof(cqe)) != MEMTX_OK) {
         trace_kvssd_dma_error(addr, sizeof(cqe));
-        kvssd_ctrl_fatal(n, "CQE post outside guest memory");
+        queues_fatal(n, "CQE post outside guest memory");
         return false;
     }
     trace_kvssd_cqe_post(cq->qid, e->sqid, e->cid, e->status, e->dw0);
@@ -1008,7 +1018,7 @@ static int sq_process(KvssdState *n, KvssdSQ *sq, int budget, int64_t now, bool 
 
         if (pci_dma_read(PCI_DEVICE(n), addr, &sqe, sizeof(sqe)) != MEMTX_OK) {
             trace_kvssd_dma_error(addr, sizeof(sqe));
-            kvssd_ctrl_fatal(n, "SQE fetch outside guest memory");
+            queues_fatal(n, "SQE fetch outside guest memory");
             return -1;
         }
         for (int i = 0; i < 16; i++) {

@@ -15,41 +15,10 @@
 # Leaves OUT_DIR/{disk.img,vmlinuz,initrd.img,id_ed25519,id_ed25519.pub,manifest}.
 set -euo pipefail
 out=$1 src=$2 base=$3
-log() { printf '%s\n' "mkguest --disk: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-[ "$(id -u)" = 0 ] || die "building the disk image needs root (chroot)"
-
 root=$out/root
-mounted=()
-cleanup() {
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true; done
-    mounted=()
-}
-trap cleanup EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/chroot.sh"
+[ "$(id -u)" = 0 ] || die "building the disk image needs root (chroot)"
 t0=$SECONDS
-mount_chroot() {
-    local m
-    for m in proc sys dev dev/pts; do
-        mkdir -p "$root/$m"
-        case $m in
-        proc) mount -t proc proc "$root/proc" ;;
-        sys) mount -t sysfs sys "$root/sys" ;;
-        *) mount --bind "/$m" "$root/$m" ;;
-        esac
-        mounted+=("$root/$m")
-    done
-}
-# unmount_chroot - and make sure: nothing may ever delete through a bind
-# mount of the host's /dev.
-unmount_chroot() {
-    local m
-    cleanup
-    for m in dev/pts dev sys proc; do
-        ! mountpoint -q "$root/$m" || die "$root/$m is still mounted; not touching it"
-    done
-}
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C
 
 log "copying the base system from $base"
 cp -a "$base/root" "$root"

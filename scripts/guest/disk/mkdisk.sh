@@ -3,14 +3,14 @@
 #
 # scripts/mkguest.sh --disk: the full-VM guest, cached in two layers under
 # $KVSSD_CACHE/disk: base-<hash> (build-base.sh: the Debian system; inputs
-# the mirror and build-base.sh) and <hash> (build-image.sh: the base plus
-# this tree's tools; inputs the base, build-image.sh and the files of this
-# tree that the meson build compiles or installs: meson files, include/,
-# host/, kvftl/, tools/, tests/common/, docs/man/). A change to the tools
-# rebuilds only the second layer (minutes); the base is built once. The
-# last line of standard output is the
-# directory: disk.img (raw ext4, root=/dev/vda), vmlinuz, initrd.img,
-# id_ed25519 (the ssh key for root@guest), manifest.
+# the mirror, build-base.sh and chroot.sh) and <hash> (build-image.sh: the
+# base plus this tree's tools; inputs the base, build-image.sh, chroot.sh
+# and the files of this tree that the meson build compiles or installs:
+# meson files, include/, host/, kvftl/, tools/, tests/common/, docs/man/).
+# A change to the tools rebuilds only the second layer (minutes); the base
+# is built once. The last line of standard output is the directory:
+# disk.img (raw ext4, root=/dev/vda), vmlinuz, initrd.img, id_ed25519 (the
+# ssh key for root@guest), manifest.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/common.sh"
 rebuild=0
@@ -24,10 +24,13 @@ mirror=$(debian_archive) || exit 1
 
 mapfile -t inputs < <(cd "$KVSSD_TOP" && {
         git ls-files -co --exclude-standard 2>/dev/null || find . -type f ! -path './.git/*' | sed 's|^\./||'
-    } | grep -E '(^|/)meson(\.build|_options\.txt)$|^(include|host|kvftl|tools|tests/common|docs/man)/|^scripts/guest/disk/build-image\.sh$' |
+    } | grep -E '(^|/)meson(\.build|_options\.txt)$|^(include|host|kvftl|tools|tests/common|docs/man)/|^scripts/guest/disk/(build-image|chroot)\.sh$' |
     while IFS= read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done | LC_ALL=C sort)
 dcache=$KVSSD_CACHE/disk
-bhash=$( { echo "$mirror"; sha256sum <"$KVSSD_TOP/scripts/guest/disk/build-base.sh"; } | sha256sum | cut -c1-16)
+bhash=$( {
+    echo "$mirror"
+    cat "$KVSSD_TOP/scripts/guest/disk/build-base.sh" "$KVSSD_TOP/scripts/guest/disk/chroot.sh" | sha256sum
+} | sha256sum | cut -c1-16)
 base=$dcache/base-$bhash
 hash=$( {
     echo "$bhash"

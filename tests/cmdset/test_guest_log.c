@@ -2,7 +2,7 @@
 /*
  * hw/kvssd/guest_log.h's status table against the device's status
  * definitions: every enumerator KVSSD_SC_* = value of an enum in
-^ * include/kvssd/X.h (the directory is argv[1]) has a row with that symbol
+ * include/kvssd/X.h (the directory is argv[1]) has a row with that symbol
  * and that code, and every row is one of them. A status added to the
  * headers without a row in guest_log.h fails here, naming it.
  */
