@@ -274,7 +274,7 @@ static uint16_t nvm_dsm_slice(struct kvssd_nvm_ns *ns, struct kvssd_req *req,
 {
     uint64_t budget = KVSSD_SLICE_DEALLOC_UNITS;
 
-    while (c->range < c->nr && budget > 0) {
+    while (c->range < c->nr) {
         const uint8_t *r = c->ranges + c->range * KVSSD_NVM_DSM_RANGE_BYTES;
         uint32_t blocks = le32_at(r + 4);
         uint64_t lba = le64_at(r + 8) + c->done;
@@ -283,9 +283,13 @@ static uint16_t nvm_dsm_slice(struct kvssd_nvm_ns *ns, struct kvssd_req *req,
         uint16_t st;
 
         if (c->done == blocks) {
+            /* done, or 0 blocks: costs no slice of its own */
             c->range++;
             c->done = 0;
             continue;
+        }
+        if (budget == 0) {
+            break;
         }
         n = kvftl_block_deallocate_units(ns->ftl, lba, blocks - c->done, (uint32_t)budget,
                                          req->now_ns, &cpl);

@@ -527,6 +527,28 @@ static void test_dsm_parked_whole_namespace(void)
 }
 
 /*
+ * Ranges touching exactly KVSSD_SLICE_DEALLOC_UNITS units (16 of 4096
+ * blocks) and a 0-block range after them complete in the fetch: one call,
+ * nothing parked (a range done or empty costs no slice of its own).
+ */
+static void test_dsm_parked_exact_budget(void)
+{
+    uint8_t list[17 * 16];
+    uint32_t calls;
+
+    CU_ASSERT_EQUAL(16 * 4096, KVSSD_SLICE_DEALLOC_UNITS);
+    CU_ASSERT_TRUE(nv.nsze >= 4096);
+    same_ranges(list, 16, 0, 4096);
+    put_range(list + 16 * 16, 0, 0, 0);
+    struct kvssd_sqe s = sqe_dsm(17, KVSSD_NVM_DSM_AD);
+    struct fake_host h = fake_host_over(list, sizeof(list));
+    struct kvssd_req req = nv_exec_parked(&s, &h, 1000, &calls);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(calls, 1);
+    CU_ASSERT_FALSE(req.in_progress);
+}
+
+/*
  * 512-byte blocks, 4 ranges [3, NSZE - 3), each touching every unit (the
  * first and last in part): parked, the slices end inside a range, yet the
  * partial units keep their data (blocks 0..7 and the last 8) and the whole
@@ -857,6 +879,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(dsm_deallocate_256_ranges),
     TAP_TEST(dsm_statuses),
     TAP_TEST(dsm_parked_whole_namespace),
+    TAP_TEST(dsm_parked_exact_budget),
     TAP_TEST(dsm_parked_partial_units),
     TAP_TEST(dsm_parked_bad_range_first),
     TAP_TEST(dsm_parked_cancel),
