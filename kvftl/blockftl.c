@@ -576,38 +576,70 @@ static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero
 }
 
 /*
+ * The blocks of [@slba, @slba + @nlb) that lie in the first @max_units
+ * units the range touches: @nlb when it touches no more, else up to the
+ * unit boundary after those units (a unit is never cut in two, so the
+ * whole units of the rest stay whole for the next call).
+ */
+static uint32_t units_prefix(const struct kvftl *ftl, uint64_t slba, uint32_t nlb,
+                             uint32_t max_units)
+{
+    uint32_t per = UNIT / ftl->cfg.lba_bytes;
+    uint64_t first = slba / per, last = (slba + nlb + per - 1) / per;
+    if (last - first <= max_units) {
+        return nlb;
+    }
+    return (uint32_t)((first + max_units) * per - slba);
+}
+
+/*
  * Write Zeroes (@zero_partial: a partial unit is read-modify-written) and
  * Deallocate (partial units left): both program no data, so only the unmap
- * log's record or a partial unit's write can fail. @op and @counter: what
- * the command counts as.
+ * log's record or a partial unit's write can fail. At most @max_units of
+ * the units the range touches; returns the blocks done (0 on a refusal or
+ * failure). @op and @counter: what the command counts as (the counter once
+ * the call reaches the range's end).
  */
-static void unmap_command(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero_partial,
-                          enum kvftl_op op, uint64_t *counter, uint64_t arrival_ns,
-                          struct kvftl_cpl *cpl)
+static uint32_t unmap_command(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint32_t max_units,
+                              bool zero_partial, enum kvftl_op op, uint64_t *counter,
+                              uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!blk_begin(ftl, slba, nlb, false, &fc, &now, cpl)) {
-        return;
+    /* no unit to unmap is a refusal, as an empty range is */
+    if (!blk_begin(ftl, slba, max_units ? nlb : 0, false, &fc, &now, cpl)) {
+        return 0;
     }
     gc_background(ftl, arrival_ns);
-    int rc = unmap_range(ftl, slba, nlb, zero_partial, &now);
+    uint32_t n = units_prefix(ftl, slba, nlb, max_units);
+    int rc = unmap_range(ftl, slba, n, zero_partial, &now);
     if (rc != 0) {
         cpl->status = put_status(rc);
-    } else {
+    } else if (n == nlb) {
         (*counter)++;
     }
     fw_cmd_finish(ftl, op, arrival_ns, now, &fc, 0, cpl);
+    return cpl->status == KVFTL_OK ? n : 0;
 }
 
 void kvftl_block_write_zeroes(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                               struct kvftl_cpl *cpl)
 {
-    unmap_command(ftl, slba, nlb, true, KVFTL_OP_STORE, &ftl->st.stores, arrival_ns, cpl);
+    unmap_command(ftl, slba, nlb, UINT32_MAX, true, KVFTL_OP_STORE, &ftl->st.stores, arrival_ns,
+                  cpl);
 }
 
 void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint64_t arrival_ns,
                             struct kvftl_cpl *cpl)
 {
-    unmap_command(ftl, slba, nlb, false, KVFTL_OP_DELETE, &ftl->st.deletes, arrival_ns, cpl);
+    unmap_command(ftl, slba, nlb, UINT32_MAX, false, KVFTL_OP_DELETE, &ftl->st.deletes, arrival_ns,
+                  cpl);
+}
+
+uint32_t kvftl_block_deallocate_units(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
+                                      uint32_t max_units, uint64_t arrival_ns,
+                                      struct kvftl_cpl *cpl)
+{
+    return unmap_command(ftl, slba, nlb, max_units, false, KVFTL_OP_DELETE, &ftl->st.deletes,
+                         arrival_ns, cpl);
 }

@@ -11,6 +11,7 @@
 #include "admin.h"
 
 #define ID_BYTES 4096
+#define ADMIN_MDTS_UNIT_BYTES 4096u /* MDTS counts pages of CAP.MPSMIN = 0: 4 KiB */
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -569,8 +570,7 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
     uint8_t lid = sqe->cdw[10] & 0xff;
     uint8_t lsp = (sqe->cdw[10] >> 8) & 0x7f;
     bool rae = sqe->cdw[10] & (1u << 15);
-    uint64_t numd = ((uint64_t)(sqe->cdw[11] & 0xffff) << 16 | sqe->cdw[10] >> 16) + 1;
-    uint64_t len = numd * 4;
+    uint64_t len = kvssd_get_log_bytes(sqe->cdw[10], sqe->cdw[11]); /* NUMDU:NUMDL, 0's based */
     uint64_t off = (uint64_t)sqe->cdw[13] << 32 | sqe->cdw[12];
     uint8_t csi = sqe->cdw[14] >> 24;
     uint8_t log[ID_BYTES];
@@ -578,6 +578,10 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
 
     memset(log, 0, sizeof(log));
     if (off & 3) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    }
+    /* longer than MDTS, whatever the log's size: refused, as QEMU's nvme_get_log() does */
+    if (a->mdts && len > (uint64_t)ADMIN_MDTS_UNIT_BYTES << a->mdts) {
         return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
     }
     switch (lid) {

@@ -57,7 +57,7 @@ struct kvssd_admin {
     /* identity, set by the transport before use */
     char serial[21], model[41], firmware[9];
     uint16_t vid, ssvid;
-    uint8_t mdts;                /* MDTS in 4 KiB units, power of two */
+    uint8_t mdts;                /* MDTS: transfers up to 4 KiB << mdts; 0 = no limit */
     uint32_t max_ioqpairs;       /* 1..64; also the interrupt vectors - 1 */
     bool vwc_present;            /* plp off: the page buffer is a volatile cache */
     struct kvftl *ftl;

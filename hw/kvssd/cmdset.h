@@ -108,8 +108,9 @@ struct kvssd_req {
      * call (KVSSD_SLICE_*), with in_progress set until they are done. The
      * transport keeps the SQE and cont, and calls kvssd_kv_execute() again
      * with both (in a later main-loop slice) until in_progress is clear, or
-     * kvssd_kv_cancel() to drop the command. Without may_park every command
-     * runs to completion in one call.
+     * kvssd_kv_cancel() to drop the command. An NVM Deallocate parks the
+     * same way (kvssd_nvm_execute(), kvssd_nvm_cancel()). Without may_park
+     * every command runs to completion in one call.
      */
     bool may_park; /* in */
     void *cont; /* in: NULL for a new command; out: the parked state */
@@ -182,13 +183,31 @@ struct kvssd_nvm_ns *kvssd_nvm_ns_new(struct kvftl *ftl, const struct kvssd_nvm_
 void kvssd_nvm_ns_free(struct kvssd_nvm_ns *ns);
 
 /*
+ * Work per call of a parked Deallocate: the 4 KiB units (whole or in part)
+ * its ranges touch, as many as the largest Write Zeroes (NLB 65536 of
+ * 4 KiB blocks) updates in one call.
+ */
+#define KVSSD_SLICE_DEALLOC_UNITS 65536u
+
+/*
  * kvssd_nvm_execute() - decode, validate and run one NVM I/O command: Flush,
  * Write, Read, Write Zeroes, Dataset Management (docs/device.md, "The nvm
  * personality", lists every status). The NSID is checked here (Invalid
- * Namespace or Format for anything but 1, and FFFFFFFFh for Flush). Every
- * command completes in one call: @req->may_park and cont are not used.
+ * Namespace or Format for anything but 1, and FFFFFFFFh for Flush). With
+ * @req->may_park a Deallocate whose ranges touch more than
+ * KVSSD_SLICE_DEALLOC_UNITS units parks as List does (in_progress, its
+ * state in cont; every range validated before any is unmapped) and
+ * unmaps that many per later call; every other command, and every
+ * command without may_park, completes in one call.
  */
 void kvssd_nvm_execute(struct kvssd_nvm_ns *ns, struct kvssd_req *req);
+
+/*
+ * kvssd_nvm_cancel() - drop a parked Deallocate (SQ deleted, controller
+ * reset): its memory is freed, no completion; the units it unmapped stay
+ * unmapped. @ns may be NULL.
+ */
+void kvssd_nvm_cancel(struct kvssd_nvm_ns *ns, void *cont);
 
 /* The command-supported bitmap for the Commands Supported and Effects log (NVM CSI). */
 bool kvssd_nvm_opcode_supported(uint8_t opcode);

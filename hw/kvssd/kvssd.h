@@ -165,7 +165,7 @@ struct KvssdState {
     struct kvftl *ftl;
     struct kvssd_ns *ns;          /* kv personality: the KV namespace (kv.c), else NULL */
     struct kvssd_nvm_ns *nvm;     /* nvm personality: the NVM namespace (nvm.c), else NULL */
-    uint32_t nvm_lba_bytes;       /* nvm personality: the namespace's logical block size */
+    uint32_t nvm_lba_bytes;       /* nvm personality: the namespace's block size; kv: 0 */
     struct kvssd_admin admin;
     struct kvssd_xfer_counters xfer;
     KvssdGuestLog glog;

@@ -18,6 +18,18 @@
 #include "cmdset.h"
 #include "kv_internal.h"
 
+/*
+ * A Deallocate parked between main-loop slices (docs/device.md, "Work per
+ * main-loop slice"): its validated ranges and where it stands.
+ */
+struct nvm_dsm_cont {
+    uint32_t nr;      /* ranges */
+    uint32_t range;   /* the range being unmapped */
+    uint32_t done;    /* its blocks unmapped so far */
+    uint64_t done_ns; /* the latest completion time of its firmware calls */
+    uint8_t ranges[KVSSD_NVM_DSM_MAX_RANGES * KVSSD_NVM_DSM_RANGE_BYTES];
+};
+
 struct kvssd_nvm_ns {
     struct kvftl *ftl;
     struct kvssd_xfer_counters *xfer;
@@ -29,7 +41,7 @@ struct kvssd_nvm_ns {
     uint32_t chunk_lbas;                 /* KVSSD_NVM_CHUNK_BYTES in blocks */
     uint32_t ftl_max_lbas;               /* the most blocks one firmware call takes */
     uint8_t *bounce;                     /* KVSSD_NVM_CHUNK_BYTES */
-    uint8_t ranges[KVSSD_NVM_DSM_MAX_RANGES * KVSSD_NVM_DSM_RANGE_BYTES];
+    struct nvm_dsm_cont dsm;             /* a Deallocate's ranges until it parks */
 };
 
 static uint32_t le32_at(const uint8_t *p)
@@ -244,56 +256,117 @@ static uint16_t nvm_write_zeroes(struct kvssd_nvm_ns *ns, struct kvssd_req *req)
     return st;
 }
 
+/* The 4 KiB units [@lba, @lba + @blocks) touches, whole or in part. */
+static uint64_t nvm_units_touched(const struct kvssd_nvm_ns *ns, uint64_t lba, uint32_t blocks)
+{
+    return (lba + blocks + ns->lbas_per_unit - 1) / ns->lbas_per_unit - lba / ns->lbas_per_unit;
+}
+
+/*
+ * Unmap the ranges of @c from where it stands, at most
+ * KVSSD_SLICE_DEALLOC_UNITS units (whole or in part) of map work; a range
+ * of 0 blocks is skipped. The firmware stops a range on a unit boundary,
+ * so a whole unit is unmapped whole whatever the slicing. Returns the
+ * status; c->range == c->nr when every range is done.
+ */
+static uint16_t nvm_dsm_slice(struct kvssd_nvm_ns *ns, struct kvssd_req *req,
+                              struct nvm_dsm_cont *c)
+{
+    uint64_t budget = KVSSD_SLICE_DEALLOC_UNITS;
+
+    while (c->range < c->nr) {
+        const uint8_t *r = c->ranges + c->range * KVSSD_NVM_DSM_RANGE_BYTES;
+        uint32_t blocks = le32_at(r + 4);
+        uint64_t lba = le64_at(r + 8) + c->done;
+        struct kvftl_cpl cpl = {0};
+        uint32_t n;
+        uint16_t st;
+
+        if (c->done == blocks) {
+            /* done, or 0 blocks: costs no slice of its own */
+            c->range++;
+            c->done = 0;
+            continue;
+        }
+        if (budget == 0) {
+            break;
+        }
+        n = kvftl_block_deallocate_units(ns->ftl, lba, blocks - c->done, (uint32_t)budget,
+                                         req->now_ns, &cpl);
+        st = nvm_ftl_done(req, &cpl);
+        if (st != KVSSD_SC_SUCCESS) {
+            return st;
+        }
+        budget -= nvm_units_touched(ns, lba, n);
+        c->done += n;
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
 /*
  * Dataset Management (09h): NR + 1 ranges (up to 256, 4 KiB) read from the
  * host. IDR and IDW are hints: accepted, nothing done, no data read.
  * Deallocate checks every range first (a range past NSZE: LBA Out of Range,
- * nothing deallocated), then unmaps them in order, each in firmware-sized
- * pieces; a range of 0 blocks is skipped. The work is bounded by 256 x
- * NSZE blocks of map updates.
+ * nothing deallocated), then unmaps them in order, at most
+ * KVSSD_SLICE_DEALLOC_UNITS units per call when the transport lets the
+ * command park (the first slice in the fetch: a Deallocate that fits
+ * completes at once and allocates nothing), else all in this call.
  */
 static uint16_t nvm_dsm(struct kvssd_nvm_ns *ns, struct kvssd_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
     uint32_t nr = (sqe->cdw[10] & KVSSD_NVM_DSM_NR_MASK) + 1;
     uint32_t attrs = sqe->cdw[11];
+    struct nvm_dsm_cont *c = req->cont;
     uint16_t st;
 
-    if (KVSSD_RESERVED(sqe->cdw[10], KVSSD_NVM_DSM_NR_MASK) ||
-        KVSSD_RESERVED(attrs, KVSSD_NVM_DSM_IDR | KVSSD_NVM_DSM_IDW | KVSSD_NVM_DSM_AD)) {
-        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+    req->cont = NULL;
+    if (c) {
+        /* resumed: the simulated time goes on from the last slice */
+        req->done_ns = MAX(req->done_ns, c->done_ns);
+        st = nvm_dsm_slice(ns, req, c);
+    } else {
+        if (KVSSD_RESERVED(sqe->cdw[10], KVSSD_NVM_DSM_NR_MASK) ||
+            KVSSD_RESERVED(attrs, KVSSD_NVM_DSM_IDR | KVSSD_NVM_DSM_IDW | KVSSD_NVM_DSM_AD)) {
+            return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
+        }
+        if (!(attrs & KVSSD_NVM_DSM_AD)) {
+            return KVSSD_SC_SUCCESS;
+        }
+        c = &ns->dsm;
+        memset(c, 0, offsetof(struct nvm_dsm_cont, ranges));
+        c->nr = nr;
+        st = kvssd_dptr_from_host(req, 0, c->ranges, nr * KVSSD_NVM_DSM_RANGE_BYTES);
+        if (st != KVSSD_SC_SUCCESS) {
+            return st;
+        }
+        for (uint32_t i = 0; i < nr; i++) {
+            const uint8_t *r = c->ranges + i * KVSSD_NVM_DSM_RANGE_BYTES;
+            uint32_t blocks = le32_at(r + 4);
+            uint64_t slba = le64_at(r + 8);
+
+            if (blocks && !nvm_range_ok(ns, slba, blocks)) {
+                return KVSSD_SC_LBA_OUT_OF_RANGE | KVSSD_SC_DNR;
+            }
+        }
+        do {
+            st = nvm_dsm_slice(ns, req, c);
+        } while (st == KVSSD_SC_SUCCESS && c->range < c->nr && !req->may_park);
     }
-    if (!(attrs & KVSSD_NVM_DSM_AD)) {
-        return KVSSD_SC_SUCCESS;
-    }
-    st = kvssd_dptr_from_host(req, 0, ns->ranges, nr * KVSSD_NVM_DSM_RANGE_BYTES);
-    if (st != KVSSD_SC_SUCCESS) {
+    if (st != KVSSD_SC_SUCCESS || c->range == c->nr) {
+        if (c != &ns->dsm) {
+            g_free(c);
+        }
         return st;
     }
-    for (uint32_t i = 0; i < nr; i++) {
-        const uint8_t *r = ns->ranges + i * KVSSD_NVM_DSM_RANGE_BYTES;
-        uint32_t blocks = le32_at(r + 4);
-        uint64_t slba = le64_at(r + 8);
-
-        if (blocks && !nvm_range_ok(ns, slba, blocks)) {
-            return KVSSD_SC_LBA_OUT_OF_RANGE | KVSSD_SC_DNR;
-        }
+    /* more to do: parked until the transport's next slice */
+    if (c == &ns->dsm) {
+        c = g_memdup2(&ns->dsm, sizeof(ns->dsm));
     }
-    for (uint32_t i = 0; i < nr && st == KVSSD_SC_SUCCESS; i++) {
-        const uint8_t *r = ns->ranges + i * KVSSD_NVM_DSM_RANGE_BYTES;
-        uint32_t blocks = le32_at(r + 4);
-        uint64_t slba = le64_at(r + 8);
-
-        for (uint32_t done = 0; st == KVSSD_SC_SUCCESS && done < blocks;) {
-            uint32_t n = nvm_piece(ns, slba + done, blocks - done, ns->ftl_max_lbas);
-            struct kvftl_cpl cpl = {0};
-
-            kvftl_block_deallocate(ns->ftl, slba + done, n, req->now_ns, &cpl);
-            st = nvm_ftl_done(req, &cpl);
-            done += n;
-        }
-    }
-    return st;
+    c->done_ns = req->done_ns;
+    req->cont = c;
+    req->in_progress = true;
+    return KVSSD_SC_SUCCESS;
 }
 
 /* ---- The seam ------------------------------------------------------------ */
@@ -333,14 +406,27 @@ void kvssd_nvm_execute(struct kvssd_nvm_ns *ns, struct kvssd_req *req)
     req->dw1 = 0;
     req->done_ns = req->now_ns;
     req->in_progress = false;
-    req->cont = NULL;
-    ns->xfer->commands++;
+    if (!req->cont) {
+        ns->xfer->commands++; /* once per command, not per slice */
+    } else if (opcode != KVSSD_NVM_OPC_DSM) {
+        /* the transport broke the parking contract: drop the state, fail the command */
+        kvssd_nvm_cancel(ns, req->cont);
+        req->cont = NULL;
+        req->status = KVSSD_SC_INTERNAL_ERROR;
+        return;
+    }
 
     if (nsid != 1 && !(opcode == KVSSD_NVM_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
         req->status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
         return;
     }
     req->status = run ? run(ns, req) : KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR;
+}
+
+void kvssd_nvm_cancel(struct kvssd_nvm_ns *ns, void *cont)
+{
+    (void)ns; /* a parked Deallocate holds only its memory */
+    g_free(cont);
 }
 
 uint32_t kvssd_nvm_data_len(const struct kvssd_sqe *sqe, uint32_t lba_bytes)

@@ -577,8 +577,11 @@ static void sq_unpark(KvssdState *n, KvssdSQ *sq)
     }
     if (sq->qid == 0) {
         kvssd_admin_cancel(&n->admin, sq->parked_cont);
+    } else if (n->nvm_lba_bytes) {
+        /* the nvm personality (set at realize, kept after the firmware closes) */
+        kvssd_nvm_cancel(n->nvm, sq->parked_cont);
     } else {
-        kvssd_kv_cancel(n->ns, sq->parked_cont); /* only KV commands park */
+        kvssd_kv_cancel(n->ns, sq->parked_cont);
     }
     sq->parked = false;
     sq->parked_cont = NULL;

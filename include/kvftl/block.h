@@ -115,6 +115,24 @@ void kvftl_block_deallocate(struct kvftl *ftl, uint64_t slba, uint32_t nlb, uint
                             struct kvftl_cpl *cpl);
 
 /*
+ * kvftl_block_deallocate_units() - kvftl_block_deallocate() of the front
+ * of [@slba, @slba + @nlb) only: of the 4 KiB units the range touches
+ * (whole or partial), the first @max_units, so that one call's map work is
+ * bounded and a caller can go on from where it stopped with a later call
+ * (the device's Deallocate does, one main-loop slice at a time). Returns
+ * the blocks done: @nlb when the range touches at most @max_units units,
+ * else fewer, ending on a unit boundary (a unit is never split between two
+ * calls, so a whole unit of the rest is still unmapped whole). 0 with
+ * cpl->status set when refused as kvftl_block_deallocate() (and for a
+ * @max_units of 0: INVALID_FIELD) or failed. Each call is one DELETE
+ * operation (latency, firmware time); the deletes counter counts a range
+ * once, on the call that reaches its end.
+ */
+uint32_t kvftl_block_deallocate_units(struct kvftl *ftl, uint64_t slba, uint32_t nlb,
+                                      uint32_t max_units, uint64_t arrival_ns,
+                                      struct kvftl_cpl *cpl);
+
+/*
  * Flush is kvftl_flush() and Format is kvftl_format() for both
  * personalities: the page buffer and the map's dirty pages reach flash;
  * Format unmaps every block.

@@ -453,6 +453,230 @@ static void test_dsm_statuses(void)
     CU_ASSERT_EQUAL(nv_exec(&s, &h).status, KVSSD_SC_DATA_XFER_ERROR);
 }
 
+/*
+ * Run @sqe with may_park at nv.now, and again (the transport's next slice,
+ * 1000 ns later each) while it is in progress, at most @max_calls calls.
+ * The last call's request; *@calls the calls it took.
+ */
+static struct kvssd_req nv_exec_parked(const struct kvssd_sqe *sqe, struct fake_host *host,
+                                       uint32_t max_calls, uint32_t *calls)
+{
+    struct kvssd_req req = {.sqe = sqe, .may_park = true};
+
+    fake_host_dptr(&req, host);
+    *calls = 0;
+    do {
+        req.now_ns = nv.now;
+        req.status = 0xdead;
+        kvssd_nvm_execute(nv.ns, &req);
+        nv.now += 1000;
+        (*calls)++;
+        if (!req.in_progress) {
+            CU_ASSERT_PTR_NULL(req.cont);
+        }
+    } while (req.in_progress && *calls < max_calls);
+    return req;
+}
+
+/* Ranges 0..@n-1 of @list: blocks [@slba, @slba + @blocks) each. */
+static void same_ranges(uint8_t *list, uint32_t n, uint64_t slba, uint32_t blocks)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        put_range(list + 16 * i, 0, blocks, slba);
+    }
+}
+
+/*
+ * 256 ranges, each the whole namespace, with may_park: the fetch reads the
+ * list once and parks; every call unmaps KVSSD_SLICE_DEALLOC_UNITS units,
+ * so the command takes exactly ceil(256 x NSZE / 65536) calls, completes
+ * with success on the last, counts as one command (and as 256 ranges in
+ * the firmware's deletes), and every block reads zeroes afterwards, as
+ * after the one-call Deallocate.
+ */
+static void test_dsm_parked_whole_namespace(void)
+{
+    uint8_t w[8 * 4096], r[8 * 4096];
+    static uint8_t list[256 * 16];
+    uint32_t calls;
+
+    fill_pattern(w, sizeof(w), 21);
+    CU_ASSERT_EQUAL(nv_write(0, 8, w), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(nv_write(nv.nsze - 8, 8, w), KVSSD_SC_SUCCESS);
+    same_ranges(list, 256, 0, (uint32_t)nv.nsze);
+    struct kvssd_sqe s = sqe_dsm(256, KVSSD_NVM_DSM_AD);
+    struct fake_host h = fake_host_over(list, sizeof(list));
+    uint64_t commands = nv.xfer.commands;
+    struct kvssd_req req = nv_exec_parked(&s, &h, 100000, &calls);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_FALSE(req.in_progress);
+    CU_ASSERT_EQUAL(calls,
+                    (256 * nv.nsze + KVSSD_SLICE_DEALLOC_UNITS - 1) / KVSSD_SLICE_DEALLOC_UNITS);
+    CU_ASSERT_TRUE(calls > 2);
+    CU_ASSERT_EQUAL(h.from_calls, 1);
+    CU_ASSERT_EQUAL(h.from_bytes, sizeof(list));
+    CU_ASSERT_EQUAL(nv.xfer.commands, commands + 1);
+    CU_ASSERT_EQUAL(nv_read(0, 8, r), KVSSD_SC_SUCCESS);
+    CU_ASSERT_TRUE(all_zero(r, sizeof(r)));
+    CU_ASSERT_EQUAL(nv_read(nv.nsze - 8, 8, r), KVSSD_SC_SUCCESS);
+    CU_ASSERT_TRUE(all_zero(r, sizeof(r)));
+    struct kvftl_stats st;
+    kvftl_stats_get(nv.ftl, &st);
+    CU_ASSERT_EQUAL(st.live_keys, 0);
+    CU_ASSERT_EQUAL(st.deletes, 256); /* one per range, however it was sliced */
+}
+
+/*
+ * Ranges touching exactly KVSSD_SLICE_DEALLOC_UNITS units (16 of 4096
+ * blocks) and a 0-block range after them complete in the fetch: one call,
+ * nothing parked (a range done or empty costs no slice of its own).
+ */
+static void test_dsm_parked_exact_budget(void)
+{
+    uint8_t list[17 * 16];
+    uint32_t calls;
+
+    CU_ASSERT_EQUAL(16 * 4096, KVSSD_SLICE_DEALLOC_UNITS);
+    CU_ASSERT_TRUE(nv.nsze >= 4096);
+    same_ranges(list, 16, 0, 4096);
+    put_range(list + 16 * 16, 0, 0, 0);
+    struct kvssd_sqe s = sqe_dsm(17, KVSSD_NVM_DSM_AD);
+    struct fake_host h = fake_host_over(list, sizeof(list));
+    struct kvssd_req req = nv_exec_parked(&s, &h, 1000, &calls);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(calls, 1);
+    CU_ASSERT_FALSE(req.in_progress);
+}
+
+/*
+ * 512-byte blocks, 4 ranges [3, NSZE - 3), each touching every unit (the
+ * first and last in part): parked, the slices end inside a range, yet the
+ * partial units keep their data (blocks 0..7 and the last 8) and the whole
+ * ones read zeroes, exactly as one call without may_park does.
+ */
+static void test_dsm_parked_partial_units(void)
+{
+    uint8_t w[16 * 512], r[16 * 512];
+    uint8_t list[4 * 16];
+    uint32_t calls;
+
+    nv_open(512, 2 * MIB);
+    fill_pattern(w, sizeof(w), 22);
+    for (int pass = 0; pass < 2; pass++) {
+        CU_ASSERT_EQUAL(nv_write(0, 16, w), KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(nv_write(nv.nsze - 16, 16, w), KVSSD_SC_SUCCESS);
+        same_ranges(list, 4, 3, (uint32_t)(nv.nsze - 6));
+        struct kvssd_sqe s = sqe_dsm(4, KVSSD_NVM_DSM_AD);
+        struct fake_host h = fake_host_over(list, sizeof(list));
+        if (pass == 0) {
+            struct kvssd_req req = nv_exec_parked(&s, &h, 1000, &calls);
+            CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+            CU_ASSERT_EQUAL(calls, (4 * nv.nsze / 8 + KVSSD_SLICE_DEALLOC_UNITS - 1) /
+                                       KVSSD_SLICE_DEALLOC_UNITS);
+            CU_ASSERT_TRUE(calls > 1);
+        } else {
+            CU_ASSERT_EQUAL(nv_exec(&s, &h).status, KVSSD_SC_SUCCESS);
+        }
+        CU_ASSERT_EQUAL(nv_read(0, 16, r), KVSSD_SC_SUCCESS);
+        CU_ASSERT_TRUE(same_blocks(r, w, 0, 8));
+        CU_ASSERT_TRUE(all_zero(r + 8 * 512, 8 * 512));
+        CU_ASSERT_EQUAL(nv_read(nv.nsze - 16, 16, r), KVSSD_SC_SUCCESS);
+        CU_ASSERT_TRUE(all_zero(r, 8 * 512));
+        CU_ASSERT_TRUE(same_blocks(r, w, 8, 8));
+    }
+}
+
+/*
+ * Every range is checked before anything is unmapped, parked or not: 256
+ * ranges of the whole namespace with the last one block past NSZE are
+ * 4080h at the fetch, nothing parked, nothing deallocated.
+ */
+static void test_dsm_parked_bad_range_first(void)
+{
+    uint8_t w[4096], r[4096];
+    static uint8_t list[256 * 16];
+    uint32_t calls;
+
+    fill_pattern(w, sizeof(w), 23);
+    CU_ASSERT_EQUAL(nv_write(0, 1, w), KVSSD_SC_SUCCESS);
+    same_ranges(list, 256, 0, (uint32_t)nv.nsze);
+    put_range(list + 255 * 16, 0, (uint32_t)nv.nsze + 1, 0);
+    struct kvssd_sqe s = sqe_dsm(256, KVSSD_NVM_DSM_AD);
+    struct fake_host h = fake_host_over(list, sizeof(list));
+    struct kvssd_req req = nv_exec_parked(&s, &h, 1000, &calls);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_LBA_OUT_OF_RANGE | DNR);
+    CU_ASSERT_EQUAL(calls, 1);
+    CU_ASSERT_FALSE(req.in_progress);
+    CU_ASSERT_EQUAL(nv_read(0, 1, r), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(r, w, sizeof(w)), 0);
+}
+
+/*
+ * A parked Deallocate cancelled (SQ deletion, reset) does no more work: 8
+ * ranges of the whole namespace; after the fetch's slice a block is
+ * written at the namespace's end (past where the fetch got in its range);
+ * cancelled, it keeps its data (under ASan: the state is freed, no leak).
+ * Resumed instead, the rest of the ranges unmap it.
+ */
+static void test_dsm_parked_cancel(void)
+{
+    uint8_t w[4096], r[4096];
+    uint8_t list[8 * 16];
+
+    fill_pattern(w, sizeof(w), 24);
+    /* the first slice ends inside a range, before the namespace's last block */
+    CU_ASSERT_TRUE((KVSSD_SLICE_DEALLOC_UNITS % nv.nsze) < nv.nsze - 1);
+    CU_ASSERT_TRUE(8 * nv.nsze > KVSSD_SLICE_DEALLOC_UNITS);
+    for (int resume = 0; resume < 2; resume++) {
+        same_ranges(list, 8, 0, (uint32_t)nv.nsze);
+        struct kvssd_sqe s = sqe_dsm(8, KVSSD_NVM_DSM_AD);
+        struct fake_host h = fake_host_over(list, sizeof(list));
+        uint32_t calls;
+        struct kvssd_req req = nv_exec_parked(&s, &h, 1, &calls);
+        CU_ASSERT_TRUE(req.in_progress);
+        CU_ASSERT_PTR_NOT_NULL(req.cont);
+        CU_ASSERT_EQUAL(nv_write(nv.nsze - 1, 1, w), KVSSD_SC_SUCCESS);
+        if (resume) {
+            do {
+                req.now_ns = nv.now;
+                kvssd_nvm_execute(nv.ns, &req);
+                calls++;
+            } while (req.in_progress && calls < 1000);
+            CU_ASSERT_EQUAL(req.status, KVSSD_SC_SUCCESS);
+            CU_ASSERT_EQUAL(nv_read(nv.nsze - 1, 1, r), KVSSD_SC_SUCCESS);
+            CU_ASSERT_TRUE(all_zero(r, sizeof(r)));
+        } else {
+            kvssd_nvm_cancel(nv.ns, req.cont);
+            CU_ASSERT_EQUAL(nv_read(nv.nsze - 1, 1, r), KVSSD_SC_SUCCESS);
+            CU_ASSERT_EQUAL(memcmp(r, w, sizeof(w)), 0);
+        }
+    }
+}
+
+/*
+ * The transport breaking the parking contract (another opcode resumed with
+ * a Deallocate's state): the state is freed, the command fails with
+ * Internal Error.
+ */
+static void test_dsm_parked_wrong_opcode(void)
+{
+    uint8_t list[8 * 16];
+    uint32_t calls;
+
+    same_ranges(list, 8, 0, (uint32_t)nv.nsze);
+    struct kvssd_sqe s = sqe_dsm(8, KVSSD_NVM_DSM_AD);
+    struct fake_host h = fake_host_over(list, sizeof(list));
+    struct kvssd_req req = nv_exec_parked(&s, &h, 1, &calls);
+    CU_ASSERT_TRUE(req.in_progress);
+    struct kvssd_sqe f = sqe_new(KVSSD_NVM_OPC_FLUSH);
+    f.cdw[1] = 1;
+    req.sqe = &f;
+    kvssd_nvm_execute(nv.ns, &req);
+    CU_ASSERT_EQUAL(req.status, KVSSD_SC_INTERNAL_ERROR);
+    CU_ASSERT_FALSE(req.in_progress);
+    CU_ASSERT_PTR_NULL(req.cont);
+}
+
 /* ---- Fields, opcodes, namespaces, transfers, firmware failures -------------- */
 
 static void test_fields(void)
@@ -654,6 +878,12 @@ static const struct tap_test tests[] = {
     TAP_TEST(write_zeroes_512_and_nlb_max),
     TAP_TEST(dsm_deallocate_256_ranges),
     TAP_TEST(dsm_statuses),
+    TAP_TEST(dsm_parked_whole_namespace),
+    TAP_TEST(dsm_parked_exact_budget),
+    TAP_TEST(dsm_parked_partial_units),
+    TAP_TEST(dsm_parked_bad_range_first),
+    TAP_TEST(dsm_parked_cancel),
+    TAP_TEST(dsm_parked_wrong_opcode),
     TAP_TEST(fields),
     TAP_TEST(invalid_opcodes),
     TAP_TEST(invalid_namespace),

@@ -237,6 +237,84 @@ static void test_deallocate_partial_unit_left(void)
 }
 
 /*
+ * Deallocate in bounded calls, 512-byte blocks: [3, 37) touches units 0..4
+ * (0 and 4 in part). Two units per call: blocks 3..15 (13: unit 0's part
+ * and unit 1), then 16..31 (16: units 2 and 3), then 32..36 (the rest, 5).
+ * Units 1-3 read zeroes, 0 and 4 keep their data, exactly as one
+ * kvftl_block_deallocate() of the range; three DELETE operations, one
+ * range counted in deletes (on the last call).
+ */
+static void test_deallocate_units_steps(void)
+{
+    struct kvftl *f = open_nvm(512);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 40, 0x66), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 3, 34, 2, 0, &cpl), 13);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 4);
+    CU_ASSERT_EQUAL(stats_of(f).deletes, 0);
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 16, 21, 2, 0, &cpl), 16);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 2);
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 32, 5, 2, 0, &cpl), 5);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    uint8_t expect[40];
+    memset(expect, 0x66, 8);
+    memset(expect + 8, 0, 24);
+    memset(expect + 32, 0x66, 8);
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 40, expect), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.live_keys, 2);
+    CU_ASSERT_EQUAL(st.deletes, 1);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_DELETE].count, 3);
+    CU_ASSERT_EQUAL(valid_total(f), 2 * 4096);
+    kvftl_close(f);
+}
+
+/*
+ * The whole namespace (3210 units of 4 KiB) 1000 units per call: 1000,
+ * 1000, 1000, then the last 210; every unit unmapped, no valid byte left.
+ * A range that touches exactly @max_units units is done in one call. A
+ * @max_units of 0 or a range past the namespace: INVALID_FIELD, 0 blocks,
+ * nothing unmapped.
+ */
+static void test_deallocate_units_whole_namespace(void)
+{
+    struct kvftl *f = open_nvm(4096);
+    struct kvftl_cpl cpl;
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 1024, 0x77), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, UNITS - 8, 8, 0x78), KVFTL_OK);
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 0, UNITS, 0, 0, &cpl), 0);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 1, UNITS, 1000, 0, &cpl), 0);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_INVALID_FIELD);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 1032);
+    CU_ASSERT_EQUAL(stats_of(f).latency[KVFTL_OP_DELETE].count, 0);
+
+    CU_ASSERT_EQUAL(kvftl_block_deallocate_units(f, 0, 4, 4, 0, &cpl), 4);
+    CU_ASSERT_EQUAL(stats_of(f).deletes, 1);
+    CU_ASSERT_EQUAL(stats_of(f).live_keys, 1028);
+
+    static const uint32_t want[4] = {1000, 1000, 1000, 210};
+    uint64_t done = 0;
+    for (int i = 0; i < 4; i++) {
+        uint32_t n = kvftl_block_deallocate_units(f, done, (uint32_t)(UNITS - done), 1000, 0, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        CU_ASSERT_EQUAL(n, want[i]);
+        done += n;
+    }
+    CU_ASSERT_EQUAL(done, UNITS);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.live_keys, 0);
+    CU_ASSERT_EQUAL(st.deletes, 2);
+    CU_ASSERT_EQUAL(st.latency[KVFTL_OP_DELETE].count, 5);
+    CU_ASSERT_EQUAL(valid_total(f), 0);
+    static const uint8_t zero[8] = {0};
+    CU_ASSERT_EQUAL(blk_expect(f, UNITS - 8, 8, zero), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/*
  * Write Zeroes: a partial unit is read-modify-written (blocks 2-3 of unit
  * 0: 3072 bytes merged), a whole unit is unmapped.
  */
@@ -820,6 +898,8 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_overwrite_frees_valid_bytes),
     TAP_TEST_FN(test_deallocate_reads_zeroes),
     TAP_TEST_FN(test_deallocate_partial_unit_left),
+    TAP_TEST_FN(test_deallocate_units_steps),
+    TAP_TEST_FN(test_deallocate_units_whole_namespace),
     TAP_TEST_FN(test_write_zeroes),
     TAP_TEST_FN(test_flush_programs_partial_page_and_map),
     TAP_TEST_FN(test_format_unmaps),

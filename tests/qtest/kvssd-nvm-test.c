@@ -287,6 +287,199 @@ static void test_write_zeroes_dsm_format(void)
     kv_stop(d);
 }
 
+/* The default flash (4 GiB): NSZE 936,162, a whole-namespace Deallocate takes many slices. */
+#define NVM_DEFAULT_FLASH "command-set=nvm"
+
+/* @n Dataset Management ranges at guest address @addr, each the whole namespace [0, @nsze). */
+static void nvm_whole_ranges(KvDev *d, uint64_t addr, uint32_t n, uint64_t nsze)
+{
+    uint8_t list[256 * 16];
+
+    g_assert_cmpuint(n, <=, 256);
+    memset(list, 0, sizeof(list));
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t blocks = (uint32_t)nsze;
+        for (int b = 0; b < 4; b++) {
+            list[16 * i + 4 + b] = (uint8_t)(blocks >> (8 * b));
+        }
+    }
+    qtest_memwrite(d->qts, addr, list, (size_t)n * 16);
+}
+
+/* A Deallocate (AD) of @n ranges listed at KV_DATA2, put on SQ 1 and rung; its cid. */
+static uint16_t nvm_ring_dsm(KvDev *d, uint32_t n)
+{
+    struct kvssd_sqe s = kv_sqe(KVSSD_NVM_OPC_DSM, 1);
+
+    s.cdw[10] = n - 1;
+    s.cdw[11] = KVSSD_NVM_DSM_AD;
+    kv_set_prp(&s, KV_DATA2, 0);
+    uint16_t cid = kv_put(d, 1, &s, false);
+    kv_ring(d, 1);
+    return cid;
+}
+
+/* Wall time of one CSTS read (the main loop must answer it), microseconds; CSTS in *@csts. */
+static int64_t nvm_csts_us(KvDev *d, uint32_t *csts)
+{
+    int64_t t0 = g_get_monotonic_time();
+
+    *csts = kv_rd32(d, KVSSD_REG_CSTS);
+    return g_get_monotonic_time() - t0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * 256 ranges each covering the whole namespace of the default device
+ * (NSZE 936,162: 240 M units of map work, 1.1-1.8 s of the main loop when
+ * done in one go) run in slices of KVSSD_SLICE_DEALLOC_UNITS units: the
+ * first CSTS read after the doorbell, and the median of every read while
+ * the command is in flight, answer within 50 ms; the command is still in
+ * flight at the first read; it completes with success, the data it names
+ * reads as zeroes (blocks 0..7 and the last 8, written first), NUSE is 0
+ * and the FTL check passes.
+ */
+static void test_dsm_sliced(void)
+{
+    KvDev *d = kv_ready(NVM_DEFAULT_FLASH);
+    uint64_t nsze = nvm_nsze(d);
+    static uint8_t w[8 * 4096], r[8 * 4096];
+    GArray *lat = g_array_new(false, false, sizeof(int64_t));
+    int64_t deadline = g_get_monotonic_time() + 600 * G_USEC_PER_SEC;
+    uint32_t csts;
+    KvCqe c;
+
+    g_assert_cmpuint(nsze, ==, 936162); /* the size of the finding: every walk is long */
+    pattern(w, sizeof(w), 9);
+    qtest_memwrite(d->qts, KV_DATA, w, sizeof(w));
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_WRITE, 0, 8, 4096, KV_DATA, 0).status, ==, 0);
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_WRITE, nsze - 8, 8, 4096, KV_DATA, 0).status, ==, 0);
+    nvm_whole_ranges(d, KV_DATA2, 256, nsze);
+
+    uint16_t cid = nvm_ring_dsm(d, 256);
+    for (;;) {
+        int64_t us = nvm_csts_us(d, &csts);
+        g_assert_cmphex(csts & (KVSSD_CSTS_RDY | KVSSD_CSTS_CFS), ==, KVSSD_CSTS_RDY);
+        g_array_append_val(lat, us);
+        if (kv_try_cqe(d, 1, &c)) {
+            break;
+        }
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+    }
+    kv_cq_doorbell(d, 1);
+    int64_t first = g_array_index(lat, int64_t, 0);
+    g_array_sort(lat, cmp_i64);
+    int64_t median = g_array_index(lat, int64_t, lat->len / 2);
+    g_test_message("dsm-sliced: %u CSTS reads in flight, first %" PRId64 " us, median %" PRId64
+                   " us, max %" PRId64 " us",
+                   lat->len, first, median, g_array_index(lat, int64_t, lat->len - 1));
+    g_assert_cmpuint(lat->len, >, 1); /* in flight at the first read */
+    g_assert_cmpint(first, <, 50000);
+    g_assert_cmpint(median, <, 50000);
+    g_array_free(lat, true);
+    g_assert_cmpuint(c.cid, ==, cid);
+    g_assert_cmphex(c.status, ==, 0);
+
+    qtest_memset(d->qts, KV_DATA2, 0xa5, sizeof(r));
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_READ, 0, 8, 4096, KV_DATA2, 0).status, ==, 0);
+    qtest_memread(d->qts, KV_DATA2, r, sizeof(r));
+    g_assert(all_zero(r, sizeof(r)));
+    qtest_memset(d->qts, KV_DATA2, 0xa5, sizeof(r));
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_READ, nsze - 8, 8, 4096, KV_DATA2, 0).status, ==, 0);
+    qtest_memread(d->qts, KV_DATA2, r, sizeof(r));
+    g_assert(all_zero(r, sizeof(r)));
+    uint8_t id[4096];
+    nvm_id_ns(d, id);
+    g_assert_cmpuint(le64p(id + KVSSD_ID_NS_NUSE), ==, 0);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+}
+
+/* One block written at @slba and read back through SQ 1: the device still works. */
+static void nvm_round_trip(KvDev *d, uint64_t slba, uint32_t seed)
+{
+    uint8_t w[4096], r[4096];
+
+    pattern(w, sizeof(w), seed);
+    qtest_memwrite(d->qts, KV_DATA, w, sizeof(w));
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_WRITE, slba, 1, 4096, KV_DATA, 0).status, ==, 0);
+    qtest_memset(d->qts, KV_DATA2 + 0x100000, 0, sizeof(r));
+    g_assert_cmphex(nvm_rw(d, KVSSD_NVM_OPC_READ, slba, 1, 4096, KV_DATA2 + 0x100000, 0).status, ==,
+                    0);
+    qtest_memread(d->qts, KV_DATA2 + 0x100000, r, sizeof(r));
+    g_assert(memcmp(r, w, sizeof(w)) == 0);
+}
+
+/*
+ * A controller reset while a whole-namespace Deallocate is parked between
+ * slices drops it: 5 times, ring one (the CSTS read lets slices run), then
+ * CC.EN 1 -> 0 -> 1 and new I/O queues. No completion of the dropped
+ * command reaches the new CQ (the next CQE is the next command's), a block
+ * round-trips, and the FTL check passes. Under ASan a use after free of the
+ * parked state aborts QEMU.
+ */
+static void test_dsm_reset_while_sliced(void)
+{
+    KvDev *d = kv_ready(NVM_DEFAULT_FLASH);
+    uint64_t nsze = nvm_nsze(d);
+    uint32_t csts;
+    KvCqe c;
+
+    nvm_whole_ranges(d, KV_DATA2, 256, nsze);
+    for (int round = 0; round < 5; round++) {
+        nvm_ring_dsm(d, 256);
+        nvm_csts_us(d, &csts);
+        g_assert(!kv_try_cqe(d, 1, &c)); /* still parked */
+        kv_disable(d);
+        kv_enable(d);
+        kv_io_queue(d, 64);
+    }
+    nvm_csts_us(d, &csts);
+    g_assert(!kv_try_cqe(d, 1, &c));
+    nvm_round_trip(d, 100, 11);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+}
+
+/*
+ * Delete I/O SQ while a whole-namespace Deallocate is parked: the command
+ * completes once, as Aborted due to SQ Deletion (0008h), before the
+ * Delete's own completion; nothing more arrives on the CQ; SQ 1 is created
+ * again, a block round-trips and the FTL check passes.
+ */
+static void test_dsm_delete_sq_while_sliced(void)
+{
+    KvDev *d = kv_ready(NVM_DEFAULT_FLASH);
+    uint64_t nsze = nvm_nsze(d);
+    uint32_t csts;
+    KvCqe c;
+
+    nvm_whole_ranges(d, KV_DATA2, 256, nsze);
+    uint16_t cid = nvm_ring_dsm(d, 256);
+    nvm_csts_us(d, &csts);
+    g_assert_cmphex(kv_delete_sq(d, 1), ==, 0);
+    g_assert(kv_try_cqe(d, 1, &c));
+    g_assert_cmpuint(c.cid, ==, cid);
+    g_assert_cmphex(c.status, ==, KVSSD_SC_ABORTED_SQ_DELETION);
+    kv_cq_doorbell(d, 1);
+    for (int i = 0; i < 20; i++) {
+        nvm_csts_us(d, &csts);
+    }
+    g_assert(!kv_try_cqe(d, 1, &c));
+    g_assert_cmphex(kv_create_sq(d, 1, 64, 1), ==, 0);
+    nvm_round_trip(d, nsze - 1, 12);
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_FTL_CHECK, 0);
+    g_assert_cmphex(kv_cmd(d, 0, &s).status, ==, 0);
+    kv_stop(d);
+}
+
 /*
  * lba-bytes=512: LBADS 9, NSZE eight times the 4 KiB device's, NPWG = 7
  * (a 4 KiB physical block); three blocks across a unit boundary round trip.
@@ -665,6 +858,9 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/nvm/rw-prp-lists", test_rw_prp_lists);
     qtest_add_func("/kvssd/nvm/statuses", test_statuses);
     qtest_add_func("/kvssd/nvm/write-zeroes-dsm-format", test_write_zeroes_dsm_format);
+    qtest_add_func("/kvssd/nvm/dsm-sliced", test_dsm_sliced);
+    qtest_add_func("/kvssd/nvm/dsm-reset-while-sliced", test_dsm_reset_while_sliced);
+    qtest_add_func("/kvssd/nvm/dsm-delete-sq-while-sliced", test_dsm_delete_sq_while_sliced);
     qtest_add_func("/kvssd/nvm/lba-512", test_lba_512);
     qtest_add_func("/kvssd/nvm/stats-log", test_stats_log);
     qtest_add_func("/kvssd/nvm/latency-on", test_latency_on);

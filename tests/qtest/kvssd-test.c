@@ -540,6 +540,60 @@ static void test_kv_roundtrip(void)
     kv_stop(d);
 }
 
+/*
+ * Get Log Page of NUMD @numd (0's based) of @lid at KV_DATA2, its data
+ * pointer describing @prp_bytes there (PRP list when needed); its status.
+ */
+static uint16_t get_log_numd(KvDev *d, uint8_t lid, uint32_t numd, uint32_t prp_bytes)
+{
+    struct kvssd_sqe s = kv_sqe(KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
+
+    kv_prp_for(d, &s, KV_DATA2, prp_bytes);
+    s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
+    s.cdw[11] = kvssd_get_log_cdw11(numd);
+    return kv_admin_read(d, &s, 4096, NULL);
+}
+
+/*
+ * Get Log Page checks MDTS, as QEMU's hw/nvme does: with the default
+ * mdts=9 (2 MiB) a transfer of exactly 2 MiB (NUMD 524287, PRP list)
+ * succeeds for the SMART, error and statistics logs (the log moves, the
+ * transfer capped at its size); 2 MiB + 4 bytes (NUMD 524288) and NUMD
+ * FFFFFFFFh (16 GiB) are Invalid Field in Command with DNR for every log
+ * (their data pointer describes 2 MiB + 4 bytes: the transport resolves
+ * MDTS of it), before the log identifier is looked at (an unknown LID
+ * too). With mdts=12 NUMD 4194304 (16 MiB + 4 bytes) is refused the same
+ * way.
+ */
+static void test_log_page_mdts(void)
+{
+    static const uint8_t lids[] = {KVSSD_LID_ERROR, KVSSD_LID_SMART, KVSSD_LID_FW_SLOT,
+                                   KVSSD_LID_STATS};
+    const uint32_t at_mdts = (2u << 20) / 4 - 1, past = (2u << 20) + 4;
+    KvDev *d = kv_ready(NULL);
+    uint8_t log[512];
+
+    for (size_t i = 0; i < sizeof(lids); i++) {
+        g_assert_cmphex(kv_get_log(d, lids[i], 0, 2u << 20, 0, NULL), ==, 0);
+        g_assert_cmphex(get_log_numd(d, lids[i], at_mdts + 1, past), ==,
+                        KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+        g_assert_cmphex(get_log_numd(d, lids[i], UINT32_MAX, past), ==,
+                        KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    }
+    g_assert_cmphex(get_log_numd(d, 0x7a, at_mdts + 1, past), ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    /* the SMART log read at MDTS is the one a 512-byte read returns: byte 0 (critical warning) */
+    g_assert_cmphex(kv_get_log(d, KVSSD_LID_SMART, 0, 512, 0, log), ==, 0);
+    g_assert_cmphex(log[0], ==, 0);
+    kv_stop(d);
+
+    d = kv_ready("mdts=12");
+    g_assert_cmphex(get_log_numd(d, KVSSD_LID_SMART, (16u << 20) / 4, 4096), ==,
+                    KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR);
+    g_assert_cmphex(get_log_numd(d, KVSSD_LID_SMART, 127, 512), ==, 0);
+    kv_stop(d);
+}
+
 /* Log pages: SMART counts data units of 512,000 bytes rounded up (one 300 KiB
  * store = 1 unit written) and host commands; the effects log for the KV CSI
  * marks Store/Retrieve/Delete/Exist supported and for CSI 00h lists no I/O
@@ -1074,6 +1128,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/admin/doorbell-misuse", test_doorbell_misuse);
     qtest_add_func("/kvssd/admin/bad-opcodes-reserved", test_bad_opcodes_reserved);
     qtest_add_func("/kvssd/admin/log-pages", test_log_pages);
+    qtest_add_func("/kvssd/admin/log-page-mdts", test_log_page_mdts);
     qtest_add_func("/kvssd/admin/features", test_features);
     qtest_add_func("/kvssd/admin/format-and-check", test_format_and_check);
     qtest_add_func("/kvssd/dma/prp-outside-ram", test_prp_outside_ram);

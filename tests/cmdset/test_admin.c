@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The admin command set (hw/kvssd/admin.c) on the real firmware: Get Log
+ * Page against MDTS. NUMDU:NUMDL (0's based dwords) name the transfer;
+ * one longer than MDTS is Invalid Field in Command with DNR whatever the
+ * log's size, as QEMU's hw/nvme does, and nothing is transferred; one of
+ * exactly MDTS moves the log (the transfer capped at the log's size).
+ */
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "admin.h"
+#include "fixture.h"
+#include "tap_cunit.h"
+
+#define DNR KVSSD_SC_DNR
+#define MDTS_2MIB 9 /* 4 KiB << 9 = 2 MiB, the device's default */
+
+static struct kvssd_admin adm;
+static uint8_t page[8192];
+
+/* The admin command set over the fixture's KV namespace, MDTS @mdts (0: no limit). */
+static void admin_open(uint8_t mdts)
+{
+    memset(&adm, 0, sizeof(adm));
+    snprintf(adm.serial, sizeof(adm.serial), "ADM01");
+    snprintf(adm.firmware, sizeof(adm.firmware), "1.0");
+    adm.ftl = fx.ftl;
+    adm.ns = fx.ns;
+    adm.xfer = &fx.xfer;
+    adm.max_ioqpairs = 1;
+    adm.mdts = mdts;
+    kvssd_admin_init(&adm);
+}
+
+static void admin_setup(void)
+{
+    fx_setup();
+    admin_open(MDTS_2MIB);
+}
+
+/*
+ * Get Log Page @lid of NUMD @numd (0's based, split into NUMDL and NUMDU)
+ * into the 8 KiB host page (0xa5 first); the status, *@h its transfers.
+ */
+static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_host *h)
+{
+    struct kvssd_sqe s = sqe_new(KVSSD_ADM_GET_LOG_PAGE);
+    struct kvssd_req io = {0};
+
+    s.cdw[1] = KVSSD_NSID_ALL;
+    s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
+    s.cdw[11] = kvssd_get_log_cdw11(numd);
+    s.cdw[14] = (uint32_t)csi << 24;
+    memset(page, 0xa5, sizeof(page));
+    *h = fake_host_over(page, sizeof(page));
+    fake_host_dptr(&io, h);
+
+    struct kvssd_admin_req req = {.sqe = &s, .now_ns = fx.now, .dptr = io.dptr};
+    req.status = 0xdead;
+    kvssd_admin_execute(&adm, &req);
+    fx.now += 1000;
+    return req.status;
+}
+
+/* Each log page the device has, and the CSI its Get Log Page names. */
+static const struct {
+    uint8_t lid, csi;
+    uint32_t bytes; /* what a transfer of MDTS moves: the whole log */
+} logs[] = {
+    {KVSSD_LID_ERROR, 0, KVSSD_ERROR_LOG_ENTRIES * 64},
+    {KVSSD_LID_SMART, 0, 512},
+    {KVSSD_LID_FW_SLOT, 0, 512},
+    {KVSSD_LID_EFFECTS, KVSSD_CSI_KV, 4096},
+    {KVSSD_LID_STATS, 0, sizeof(struct kvssd_stats_log)},
+};
+
+/*
+ * MDTS 2 MiB: NUMD 524287 (exactly 2 MiB) succeeds for every log and moves
+ * the whole log in one transfer; NUMD 524288 (2 MiB + 4 bytes) and NUMD
+ * FFFFFFFFh (NUMDU:NUMDL all ones: 16 GiB) are 0002h with DNR and
+ * transfer nothing, for every log.
+ */
+static void test_get_log_mdts(void)
+{
+    const uint32_t at_mdts = (2u << 20) / 4 - 1;
+    struct fake_host h;
+
+    CU_ASSERT_EQUAL(at_mdts, 524287);
+    for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, at_mdts, &h), KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(h.to_calls, 1);
+        CU_ASSERT_EQUAL(h.to_bytes, logs[i].bytes);
+
+        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, at_mdts + 1, &h),
+                        KVSSD_SC_INVALID_FIELD | DNR);
+        CU_ASSERT_EQUAL(h.to_calls, 0);
+        CU_ASSERT_EQUAL(page[0], 0xa5);
+
+        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, UINT32_MAX, &h),
+                        KVSSD_SC_INVALID_FIELD | DNR);
+        CU_ASSERT_EQUAL(h.to_calls, 0);
+    }
+}
+
+/*
+ * The transfer is checked before the log identifier, as in QEMU: an
+ * unknown LID (7Fh) past MDTS is 0002h with DNR, at MDTS 0109h Invalid
+ * Log Page (DNR).
+ */
+static void test_get_log_mdts_before_lid(void)
+{
+    struct fake_host h;
+
+    CU_ASSERT_EQUAL(get_log(0x7f, 0, (2u << 20) / 4, &h), KVSSD_SC_INVALID_FIELD | DNR);
+    CU_ASSERT_EQUAL(get_log(0x7f, 0, (2u << 20) / 4 - 1, &h), KVSSD_SC_INVALID_LOG_PAGE | DNR);
+}
+
+/* MDTS 16 MiB (mdts=12): NUMD 4194303 (16 MiB) succeeds, 4194304 is 0002h with DNR. */
+static void test_get_log_mdts_16mib(void)
+{
+    struct fake_host h;
+
+    admin_open(12);
+    CU_ASSERT_EQUAL(get_log(KVSSD_LID_SMART, 0, (16u << 20) / 4 - 1, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(h.to_bytes, 512);
+    CU_ASSERT_EQUAL(get_log(KVSSD_LID_SMART, 0, (16u << 20) / 4, &h), KVSSD_SC_INVALID_FIELD | DNR);
+    CU_ASSERT_EQUAL(h.to_calls, 0);
+}
+
+static const struct tap_test tests[] = {
+    TAP_TEST(get_log_mdts),
+    TAP_TEST(get_log_mdts_before_lid),
+    TAP_TEST(get_log_mdts_16mib),
+};
+
+int main(void)
+{
+    static const struct tap_suite suite = TAP_SUITE_FIXTURE("admin", admin_setup, fx_teardown,
+                                                            tests);
+
+    return tap_main(&suite, 1);
+}
