@@ -16,6 +16,8 @@ names are unique across the folders. A file may include its own layer's
 headers and those of lower layers, system and library headers (<...>), and
 the firmware's public headers (<kvftl/...>).
 
+The calls follow the same table: calls.py (test kvftl_calls).
+
 Usage: layers.py SOURCE_ROOT   (prints TAP; exits 1 on any violation)
 """
 import os
