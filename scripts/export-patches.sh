@@ -77,7 +77,8 @@ for f in $(kvssd_qemu_device_files); do
     cp -L "$KVSSD_TOP/hw/kvssd/$f" "$dev/$f"
 done
 kvssd_qemu_meson "$dev/meson.build"
-cp -L "$KVSSD_TOP"/kvftl/*.c "$KVSSD_TOP"/kvftl/*.h "$dev/kvftl/"
+(cd "$KVSSD_TOP/kvftl" && find . -type f \( -name '*.c' -o -name '*.h' \) \
+    -exec cp -L --parents -t "$dev/kvftl/" {} +) || die "cannot copy kvftl/"
 (cd "$KVSSD_TOP/include" && find . -type f \( -name '*.h' -o -name '*.def' \) -print0 |
     cpio -0 -pdm --quiet "$dev/include") || die "cannot copy include/"
 g add hw/kvssd

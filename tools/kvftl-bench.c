@@ -48,7 +48,7 @@
 
 #include "admin.h"     /* hw/kvssd: the command sets and their slice budgets */
 #include "cmdset.h"
-#include "kvftl/prefault.h" /* huge_map(): the memory floor's regions as the store's */
+#include "kvftl/media/prefault.h" /* huge_map(): the memory floor's regions as the store's */
 
 struct opts {
     uint64_t keys;

@@ -27,14 +27,21 @@ kvssd_qemu_check_series() {
 }
 
 # kvssd_qemu_meson OUT - hw/kvssd/meson.build for inside QEMU: our template
-# with the firmware's source list filled in (meson has no globs, and kvftl/
-# grows).
+# with the firmware's source list and include directories filled in (meson
+# has no globs, and kvftl/ grows): every kvftl/**/*.c, and every folder of
+# kvftl/ that holds a header (kvftl/meson.build's kvftl_internal: a file
+# includes another's header by its name, whichever folder it is in).
 kvssd_qemu_meson() {
-    local fw= f
-    for f in "$KVSSD_TOP"/kvftl/*.c; do
-        [ -e "$f" ] && fw+="'kvftl/$(basename "$f")', "
+    local fw= inc= f
+    for f in $(cd "$KVSSD_TOP/kvftl" && find . -name '*.c' | LC_ALL=C sort); do
+        fw+="'kvftl/${f#./}', "
     done
-    sed -e "s|@FIRMWARE_SOURCES@|${fw%, }|" "$KVSSD_TOP/hw/kvssd/meson.qemu.build" >"$1"
+    for f in $(cd "$KVSSD_TOP/kvftl" && find . -name '*.h' -printf '%h\n' | LC_ALL=C sort -u); do
+        f=${f#.}
+        inc+="'kvftl${f}', "
+    done
+    sed -e "s|@FIRMWARE_SOURCES@|${fw%, }|" -e "s|@FIRMWARE_INCLUDES@|${inc%, }|" \
+        "$KVSSD_TOP/hw/kvssd/meson.qemu.build" >"$1"
 }
 
 # kvssd_qemu_device_files - our files of QEMU's hw/kvssd, one per line,

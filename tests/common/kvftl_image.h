@@ -5,7 +5,7 @@
  * a NAND page, a spare area and the checkpoint are, and a re-seal that
  * recomputes the checkpoint's checksums after a test changed a field, so
  * that the mount's field checks (not the checksum) are what is tested.
- * Includes the firmware's internal headers (kvftl/recovery.h and friends).
+ * Includes the firmware's internal headers (kvftl/kv/recovery.h and friends).
  */
 #ifndef KVSSD_TESTS_KVFTL_IMAGE_H
 #define KVSSD_TESTS_KVFTL_IMAGE_H

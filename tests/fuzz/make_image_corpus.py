@@ -14,7 +14,7 @@ KEYS = {5: 0, 40: 1, 250: 2, 700: 3}
 SMALL, MEDIUM, LARGE, MIXED = 0, 1, 2, 3
 RESEAL = 0x80
 
-# struct image_header offsets (kvftl/recovery.h)
+# struct image_header offsets (kvftl/kv/recovery.h)
 H_MAGIC, H_CHANNELS, H_PAGE_SIZE, H_CKPT_BYTES, H_CKPT_SUM = 0, 16, 32, 48, 56
 # struct checkpoint_head offsets
 C_LIVE_KEYS, C_VL_WP, C_DEPTH, C_NPAGES, C_STREAM_IDX, C_VL_STRIPE, C_CURSOR, C_LAYOUT, C_SEED = \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Durability and recovery of the nvm personality (kvftl/block_recovery.c,
+ * Durability and recovery of the nvm personality (kvftl/block/block_recovery.c,
  * docs/kvftl.md "Durability and recovery of the nvm personality"): clean
  * close and mount, crash mounts with and without PLP (power cuts and a
  * killed process), the unmap log, damaged images, kvftl_check() for nvm.

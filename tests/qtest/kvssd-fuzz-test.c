@@ -995,7 +995,10 @@ static void reset_with_streams(Fuzz *f)
 
 /* ---- Attack class: keys that collide in the index ------------------------ */
 
-/* The index hash of @key as kvftl/index.h computes it (XXH3-64 seeded; 0 becomes 1). */
+/*
+ * The index hash of @key as kvftl/kv/index/hash/index.h computes it (XXH3-64
+ * seeded; 0 becomes 1).
+ */
 static uint64_t device_key_hash(Fuzz *f, const void *key, size_t len)
 {
     uint64_t h = XXH3_64bits_withSeed(key, len, f->hash_seed);

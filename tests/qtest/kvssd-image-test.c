@@ -8,7 +8,7 @@
  *
  * The device is small (1 channel x 1 die x 10 blocks x 576 pages of 4 KiB:
  * a 23 MiB sparse image), so the file offsets below are computed by hand
- * from the layout in kvftl/nand.h and kvftl/recovery.h: a 4 KiB header,
+ * from the layout in kvftl/media/nand.h and kvftl/kv/recovery.h: a 4 KiB header,
  * the NAND pages, the 16-byte spare areas (rounded up to 4 KiB), the
  * checkpoint.
  */

@@ -11,8 +11,8 @@
 #include <xxhash.h>
 
 /* The image layout (hw/kvssd/kvftl is the firmware's tree in QEMU's). */
-#include "../../hw/kvssd/kvftl/nand.h"
-#include "../../hw/kvssd/kvftl/recovery.h"
+#include "../../hw/kvssd/kvftl/kv/recovery.h"
+#include "../../hw/kvssd/kvftl/media/nand.h"
 
 /*
  * The key-hash seed of the device that last ran on @image, read from the
