@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -115,6 +117,163 @@ static int image_lock(int fd, const char *path, char *err, size_t err_len)
     return -1;
 }
 
+/* Bytes free to an unprivileged writer on @fd's file system, or UINT64_MAX if unknown. */
+static uint64_t fs_free_bytes(int fd)
+{
+    struct statvfs vfs;
+    if (fstatvfs(fd, &vfs) != 0) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)vfs.f_bavail * vfs.f_frsize;
+}
+
+/* The process's file-size limit (RLIMIT_FSIZE) in bytes, or UINT64_MAX if none. */
+static uint64_t fsize_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)rl.rlim_cur;
+}
+
+/*
+ * Allocate the file's blocks for bytes [off, off + len) (inside the file):
+ * fallocate() mode 0, which reports ENOSPC where a store into the mapping
+ * would raise SIGBUS. A file system without it (EOPNOTSUPP) gets the
+ * bytes written as zeros (they are zero: erased or never written), which
+ * allocates them the same way. 0, or an errno.
+ */
+static int file_allocate(int fd, uint64_t off, uint64_t len)
+{
+    if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0) {
+        return 0;
+    }
+    if (errno != EOPNOTSUPP) {
+        return errno;
+    }
+    static const uint8_t zeros[4096];
+    while (len) {
+        size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+        ssize_t w = pwrite(fd, zeros, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        if (w == 0) {
+            return ENOSPC;
+        }
+        off += (uint64_t)w;
+        len -= (uint64_t)w;
+    }
+    return 0;
+}
+
+/*
+ * The image regions that erase never punches -- the header, and the spare
+ * areas and unmap log after the NAND pages -- allocated once, up to @end
+ * (the file's size: an existing image is not grown here). 0, or an errno.
+ */
+static int reserve_metadata(struct nand *n, uint64_t end)
+{
+    uint64_t hdr = NAND_IMAGE_HEADER_BYTES < end ? NAND_IMAGE_HEADER_BYTES : end;
+    uint64_t meta = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes;
+    int e = hdr ? file_allocate(n->fd, 0, hdr) : 0;
+    if (!e && meta < end) {
+        e = file_allocate(n->fd, meta, end - meta);
+    }
+    return e;
+}
+
+/* Undo a failed open of the image: a file this call created goes, an empty one stays empty. */
+static void image_abandon(struct nand *n, const char *path, bool created)
+{
+    if (created) {
+        unlink(path);
+    } else if (!n->file_existed && ftruncate(n->fd, 0) != 0) {
+        /* nothing more to do: it was sized by us and stays so */
+    }
+    close(n->fd);
+    n->fd = -1;
+}
+
+/* Open (creating if missing) and size the image file @path. 0 or -1 with a sentence. */
+static int image_open(struct nand *n, const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    bool created = false;
+    n->fd = open(path, O_RDWR | O_CLOEXEC);
+    if (n->fd < 0 && errno == ENOENT) {
+        n->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        created = n->fd >= 0;
+        n->file_created = created;
+        if (n->fd < 0 && errno == EEXIST) {
+            n->fd = open(path, O_RDWR | O_CLOEXEC); /* created by someone else meanwhile */
+        }
+    }
+    if (n->fd < 0) {
+        snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
+        return -1;
+    }
+    if (image_lock(n->fd, path, err, err_len) != 0) {
+        image_abandon(n, path, created);
+        return -1;
+    }
+    if (fstat(n->fd, &st) != 0) {
+        snprintf(err, err_len, "image_path %s cannot be examined: %s", path, strerror(errno));
+        image_abandon(n, path, created);
+        return -1;
+    }
+    /*
+     * Only a new (empty) file is sized here. An existing one is mapped as
+     * it is and its size checked against its header at mount: growing a
+     * truncated image would turn its loss into an empty device.
+     */
+    n->file_bytes = (uint64_t)st.st_size;
+    n->file_existed = st.st_size > 0;
+    if (!n->file_existed) {
+        /* past the limit, ftruncate() raises SIGXFSZ (and kills the process) before EFBIG */
+        uint64_t limit = fsize_limit();
+        if (n->map_bytes > limit) {
+            snprintf(err, err_len,
+                     "image_path %s cannot grow to %zu bytes: the process's file-size limit "
+                     "(RLIMIT_FSIZE, ulimit -f) is %" PRIu64 " bytes",
+                     path, n->map_bytes, limit);
+            image_abandon(n, path, created);
+            return -1;
+        }
+        if (ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
+            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path, n->map_bytes,
+                     strerror(errno));
+            image_abandon(n, path, created);
+            return -1;
+        }
+    }
+    uint64_t end = n->file_existed && n->file_bytes < n->map_bytes ? n->file_bytes : n->map_bytes;
+    int e = reserve_metadata(n, end);
+    if (e) {
+        uint64_t need = end - n->geo.total_bytes;
+        uint64_t free_bytes = fs_free_bytes(n->fd);
+        char free_text[64];
+        if (free_bytes == UINT64_MAX) {
+            snprintf(free_text, sizeof(free_text), "an unknown number of");
+        } else {
+            snprintf(free_text, sizeof(free_text), "%" PRIu64, free_bytes);
+        }
+        snprintf(err, err_len,
+                 "image_path %s (%zu bytes, sparse) needs %" PRIu64
+                 " bytes allocated for its header and spare areas, and its file system has %s "
+                 "bytes free: %s",
+                 path, n->map_bytes, need, free_text, strerror(e));
+        image_abandon(n, path, created);
+        return -1;
+    }
+    n->path = g_strdup(path);
+    return 0;
+}
+
 int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
               const char *path, char *err, size_t err_len)
 {
@@ -135,32 +294,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     }
 
     if (path) {
-        struct stat st;
-        n->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (n->fd < 0) {
-            snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
-            return -1;
-        }
-        if (image_lock(n->fd, path, err, err_len) != 0) {
-            close(n->fd);
-            return -1;
-        }
-        if (fstat(n->fd, &st) != 0) {
-            snprintf(err, err_len, "image_path %s cannot be examined: %s", path, strerror(errno));
-            close(n->fd);
-            return -1;
-        }
-        /*
-         * Only a new (empty) file is sized here. An existing one is mapped as
-         * it is and its size checked against its header at mount: growing a
-         * truncated image would turn its loss into an empty device.
-         */
-        n->file_bytes = (uint64_t)st.st_size;
-        n->file_existed = st.st_size > 0;
-        if (!n->file_existed && ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
-            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path, n->map_bytes,
-                     strerror(errno));
-            close(n->fd);
+        if (image_open(n, path, err, err_len) != 0) {
             return -1;
         }
         n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, n->fd,
@@ -182,8 +316,10 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         snprintf(err, err_len, "cannot map %zu bytes of NAND backing store: %s", n->map_bytes,
                  strerror(errno));
         if (n->fd >= 0) {
-            close(n->fd);
+            image_abandon(n, path, n->file_created);
         }
+        g_free(n->path);
+        n->path = NULL;
         n->map = NULL;
         return -1;
     }
@@ -237,6 +373,7 @@ void nand_fini(struct nand *n)
     if (n->fd >= 0) {
         close(n->fd);
     }
+    g_free(n->path);
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
     nand_scratch_free(&n->view_scratch);
@@ -284,6 +421,101 @@ void nand_sync(struct nand *n)
     if (n->fd >= 0 && n->map) {
         msync(n->map, n->map_bytes, MS_SYNC);
     }
+}
+
+/* Latch the failure to back the image (nand.h): the sentence, once. */
+static void backing_fail(struct nand *n, const char *what, int e)
+{
+    if (n->backing_errno) {
+        return;
+    }
+    n->backing_errno = e;
+    snprintf(n->backing_err, sizeof(n->backing_err),
+             "kvssd: image_path %s %s: %s; the device refuses writes from now on (reads are "
+             "served, acknowledged data is kept): give the file system room and restart",
+             n->path, what, strerror(e));
+    fprintf(stderr, "%s\n", n->backing_err);
+}
+
+int nand_check_file(struct nand *n)
+{
+    struct stat st;
+    if (n->fd < 0) {
+        return 0;
+    }
+    if (n->backing_errno) {
+        return -1;
+    }
+    if (fstat(n->fd, &st) != 0) {
+        backing_fail(n, "cannot be examined", errno);
+        return -1;
+    }
+    if ((uint64_t)st.st_size < n->map_bytes) {
+        char what[160];
+        snprintf(what, sizeof(what), "shrank to %" PRIu64 " bytes under the device (it maps %zu)",
+                 (uint64_t)st.st_size, n->map_bytes);
+        backing_fail(n, what, EIO);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * One fallocate() per page as it is opened for writing (a few microseconds
+ * a page; kv values share pages): the blocks of a stripe come and go with
+ * its erase (hole punched), so a reservation made once would not last.
+ */
+int nand_back_page(struct nand *n, uint64_t ppn)
+{
+    if (n->fd < 0) {
+        return 0;
+    }
+    if (nand_check_file(n) != 0) {
+        return -1;
+    }
+    uint64_t off = NAND_IMAGE_HEADER_BYTES + ppn * n->geo.page_size;
+    int e = file_allocate(n->fd, off, n->geo.page_size);
+    if (e) {
+        char what[200];
+        uint64_t free_bytes = fs_free_bytes(n->fd);
+        if (free_bytes == UINT64_MAX) {
+            snprintf(what, sizeof(what), "cannot allocate NAND page %" PRIu64 " (%u bytes)", ppn,
+                     n->geo.page_size);
+        } else {
+            snprintf(what, sizeof(what),
+                     "cannot allocate NAND page %" PRIu64 " (%u bytes; %" PRIu64
+                     " bytes free on its file system)",
+                     ppn, n->geo.page_size, free_bytes);
+        }
+        backing_fail(n, what, e);
+        return -1;
+    }
+    return 0;
+}
+
+int nand_pwrite(struct nand *n, const void *buf, size_t len, uint64_t off)
+{
+    if (off + len > fsize_limit()) {
+        errno = EFBIG; /* pwrite() would raise SIGXFSZ first */
+        return -1;
+    }
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t w = pwrite(n->fd, p, len, (off_t)off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            if (w == 0) {
+                errno = ENOSPC;
+            }
+            return -1;
+        }
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
 }
 
 void nand_reset_clock(struct nand *n)
@@ -686,9 +918,15 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
     uint32_t ch = nand_channel_of_die(n, die);
     uint32_t ps = n->geo.page_size;
 
+    if (n->fd >= 0 && data != nand_page_ptr(n, ppn) && nand_back_page(n, ppn) != 0) {
+        return -1; /* written from elsewhere: its blocks first (a buffer page has them) */
+    }
     if (!plp_dump) {
         if (n->power_lost) {
             return -1; /* dropped: the device has no power */
+        }
+        if (!nand_writable(n)) {
+            return -1; /* the device stopped acknowledging writes (nand_back_page()) */
         }
         if (n->cut_armed) {
             if (n->cut_countdown == 0) {

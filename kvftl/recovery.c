@@ -104,7 +104,7 @@ static int checkpoint_write(struct kvftl *ftl, GByteArray *b)
 {
     int rc = 0;
     off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
-    if (pwrite(ftl->nand.fd, b->data, b->len, off) != (ssize_t)b->len) {
+    if (nand_pwrite(&ftl->nand, b->data, b->len, (uint64_t)off) != 0) {
         rc = -1;
     } else {
         nand_sync(&ftl->nand);
