@@ -493,6 +493,17 @@ int nand_back_page(struct nand *n, uint64_t ppn)
     return 0;
 }
 
+bool nand_page_hole(const struct nand *n, uint64_t ppn)
+{
+    if (n->fd < 0) {
+        return false;
+    }
+    off_t off = (off_t)(NAND_IMAGE_HEADER_BYTES + ppn * n->geo.page_size);
+    off_t data = lseek(n->fd, off, SEEK_DATA);
+    /* ENXIO: no data from there to the end of the file */
+    return (data < 0 && errno == ENXIO) || (data >= 0 && data >= off + (off_t)n->geo.page_size);
+}
+
 int nand_pwrite(struct nand *n, const void *buf, size_t len, uint64_t off)
 {
     if (off + len > fsize_limit()) {

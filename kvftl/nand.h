@@ -399,6 +399,15 @@ static inline void nand_prefetch_entry(const struct nand *n, uint64_t ppn)
     }
 }
 
+/*
+ * nand_page_hole() - true if page @ppn of an image file has no blocks
+ * (never written since its erase: it reads as zeros). A mount asks this
+ * before reading a page that may be erased: on tmpfs a read fault on a
+ * hole allocates a page, which on a full file system raises SIGBUS.
+ * Always false for anonymous memory.
+ */
+bool nand_page_hole(const struct nand *n, uint64_t ppn);
+
 /* nand_byte() - the byte at device address @addr. */
 static inline uint8_t nand_byte(const struct nand *n, uint64_t addr)
 {

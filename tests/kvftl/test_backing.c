@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include <kvftl/block.h>
 
 /* What a child saw, written into shared memory. */
 struct child_report {
@@ -32,6 +33,10 @@ struct child_report {
     uint16_t next_store_status;    /* a small Store after it */
     uint16_t flush_status;         /* a Flush after it */
     uint16_t first_key_status;     /* Retrieve of key 0 after it (0: exact bytes) */
+    int full_reopen_rc;            /* reopened on the still full file system: 0 or -1 */
+    char reopen_err[400];          /* its refusal */
+    uint16_t full_reopen_key0;     /* then key 0 (0: exact bytes) */
+    uint16_t full_reopen_store;    /* and a Store */
     uint32_t exact_after_restart;  /* flushed keys exact after a restart with room */
     uint16_t failed_key_status;    /* the refused key after the restart */
     uint16_t store_after_restart;  /* a Store after the restart */
@@ -147,7 +152,8 @@ static void test_fsize_limit_keeps_existing_empty_file(void)
 }
 
 #define FILL_VALUE_BYTES 16384u
-#define FILL_MAX_STORES 2000u
+#define FILL_MAX_STORES 400u
+#define FILL_EXTRA 500u /* a write after the failure: LBA 2000 for nvm */
 
 static void key_n(char *key, uint32_t i)
 {
@@ -159,10 +165,51 @@ static uint8_t fill_byte(uint32_t i)
     return (uint8_t)(i * 37 + 1);
 }
 
+/* The personality fill_small_tmpfs() runs (set before the fork). */
+static bool fill_nvm;
+
+/* Write number @i: kv, a Store of key i; nvm, a Write of 16 KiB at LBA 4i (4 KiB LBAs). */
+static uint16_t fill_write(struct kvftl *f, uint32_t i)
+{
+    static uint8_t buf[FILL_VALUE_BYTES];
+    char key[17];
+    if (!fill_nvm) {
+        key_n(key, i);
+        return put(f, key, FILL_VALUE_BYTES, fill_byte(i), true);
+    }
+    struct kvftl_cpl cpl;
+    memset(buf, fill_byte(i), sizeof(buf));
+    kvftl_block_write(f, (uint64_t)i * 4, 4, buf, false, 0, &cpl);
+    return cpl.status;
+}
+
+/* Write @i read back: 0 if exact, 0xffff on a mismatch, else the status. */
+static uint16_t fill_check(struct kvftl *f, uint32_t i)
+{
+    static uint8_t buf[FILL_VALUE_BYTES];
+    char key[17];
+    if (!fill_nvm) {
+        key_n(key, i);
+        return get_check(f, key, FILL_VALUE_BYTES, fill_byte(i));
+    }
+    struct kvftl_cpl cpl;
+    kvftl_block_read(f, (uint64_t)i * 4, 4, buf, 0, &cpl);
+    if (cpl.status) {
+        return cpl.status;
+    }
+    for (uint32_t b = 0; b < sizeof(buf); b++) {
+        if (buf[b] != fill_byte(i)) {
+            return 0xffff;
+        }
+    }
+    return 0;
+}
+
 /*
  * In a private mount namespace: the small device on a 2 MiB tmpfs, 16 KiB
- * Stores with a Flush after every 4 until one fails; then a Store, a Flush
- * and a Retrieve; then the tmpfs grown to 64 MiB and the device reopened.
+ * writes with a Flush after every 4 until one fails; then a write, a
+ * Flush and a read; the device reopened on the full file system; then the
+ * tmpfs grown to 64 MiB and the device reopened.
  */
 static void fill_small_tmpfs(struct child_report *r, const char *dir)
 {
@@ -176,10 +223,13 @@ static void fill_small_tmpfs(struct child_report *r, const char *dir)
         snprintf(r->skip, sizeof(r->skip), "mount -t tmpfs: %s", strerror(errno));
         return;
     }
-    char path[64], key[17];
+    char path[64];
     snprintf(path, sizeof(path), "%s/img", dir);
     struct kvftl_config c = small_config();
     c.image_path = path;
+    if (fill_nvm) {
+        c.command_set = KVFTL_CMDSET_NVM;
+    }
     struct kvftl *f = kvftl_open(&c, r->err, sizeof(r->err));
     if (!f) {
         r->rc = -1;
@@ -187,8 +237,7 @@ static void fill_small_tmpfs(struct child_report *r, const char *dir)
     }
     uint32_t i;
     for (i = 0; i < FILL_MAX_STORES; i++) {
-        key_n(key, i);
-        uint16_t st = put(f, key, FILL_VALUE_BYTES, fill_byte(i), true);
+        uint16_t st = fill_write(f, i);
         if (st != KVFTL_OK) {
             r->fail_status = st;
             break;
@@ -206,18 +255,29 @@ static void fill_small_tmpfs(struct child_report *r, const char *dir)
     }
     uint32_t failed_key = i;
     snprintf(r->err, sizeof(r->err), "%s", f->nand.backing_err);
-    r->next_store_status = put(f, "small", 8, 0x5a, false);
+    r->next_store_status = fill_write(f, FILL_EXTRA);
     struct kvftl_cpl cpl;
     kvftl_flush(f, 0, &cpl);
     r->flush_status = cpl.status;
-    r->first_key_status = get_check(f, "key-000000000000", FILL_VALUE_BYTES, fill_byte(0));
+    r->first_key_status = fill_check(f, 0);
     kvftl_close(f);
+
+    char err[400];
+    f = kvftl_open(&c, err, sizeof(err));
+    r->full_reopen_rc = f ? 0 : -1;
+    if (!f) {
+        snprintf(r->reopen_err, sizeof(r->reopen_err), "%s", err);
+    }
+    if (f) {
+        r->full_reopen_key0 = fill_check(f, 0);
+        r->full_reopen_store = fill_write(f, FILL_EXTRA);
+        kvftl_close(f);
+    }
 
     if (mount("tmpfs", dir, NULL, MS_REMOUNT, "size=64M") != 0) {
         snprintf(r->skip, sizeof(r->skip), "mount -o remount,size=64M: %s", strerror(errno));
         return;
     }
-    char err[400];
     f = kvftl_open(&c, err, sizeof(err));
     if (!f) {
         snprintf(r->err, sizeof(r->err), "reopen: %s", err);
@@ -225,12 +285,11 @@ static void fill_small_tmpfs(struct child_report *r, const char *dir)
         return;
     }
     for (i = 0; i < r->flushed; i++) {
-        key_n(key, i);
-        r->exact_after_restart += get_check(f, key, FILL_VALUE_BYTES, fill_byte(i)) == 0;
+        r->exact_after_restart += fill_check(f, i) == 0;
     }
-    key_n(key, failed_key);
-    r->failed_key_status = get_check(f, key, FILL_VALUE_BYTES, fill_byte(failed_key));
-    r->store_after_restart = put(f, "after", 8, 0x33, false);
+    /* nvm: a failed Write may have written part of its range (NVMe leaves that undefined) */
+    r->failed_key_status = fill_nvm ? 0 : fill_check(f, failed_key);
+    r->store_after_restart = fill_write(f, FILL_EXTRA);
     kvftl_close(f);
     unlink(path);
     umount(dir);
@@ -242,12 +301,17 @@ static void fill_small_tmpfs(struct child_report *r, const char *dir)
  * page: that Store fails with INTERNAL_ERROR (before: the process died of
  * SIGBUS), stderr and backing_err get the sentence naming the file and
  * ENOSPC's text, and from then on writes fail (a Store, a Flush:
- * INTERNAL_ERROR) while reads are served (key 0 exact). Restarted with
- * 64 MiB, every flushed key reads back exact, the refused key does not
- * exist, and Stores succeed again.
+ * INTERNAL_ERROR) while reads are served (key 0 exact). Reopened on the
+ * still full file system, the crash mount reads no page the image has no
+ * blocks for (on tmpfs that read fault raised SIGBUS): kv mounts, key 0
+ * is exact, a Store fails with INTERNAL_ERROR; nvm, whose crash mount
+ * programs the rebuilt map, is refused with a sentence. Restarted with 64 MiB,
+ * every flushed key reads back exact, the refused key does not exist,
+ * and Stores succeed again.
  */
-static void test_full_file_system_fails_store(void)
+static void full_file_system(bool nvm)
 {
+    fill_nvm = nvm;
     char dir[] = "/tmp/kvftl-full-XXXXXX";
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
     struct child_report *r = report_map();
@@ -272,16 +336,50 @@ static void test_full_file_system_fails_store(void)
     CU_ASSERT_EQUAL(r->next_store_status, KVFTL_INTERNAL_ERROR);
     CU_ASSERT_EQUAL(r->flush_status, KVFTL_INTERNAL_ERROR);
     CU_ASSERT_EQUAL(r->first_key_status, 0);
+    if (nvm) {
+        /* the crash mount must program the rebuilt map's translation pages: refused */
+        char refused[256];
+        snprintf(refused, sizeof(refused),
+                 "image_path %s/img: the rebuilt map's translation pages cannot be programmed: "
+                 "the image file has no room for them",
+                 dir);
+        CU_ASSERT_EQUAL(r->full_reopen_rc, -1);
+        CU_ASSERT_STRING_EQUAL(r->reopen_err, refused);
+    } else {
+        CU_ASSERT_EQUAL(r->full_reopen_rc, 0);
+        CU_ASSERT_EQUAL(r->full_reopen_key0, 0);
+        CU_ASSERT_EQUAL(r->full_reopen_store, KVFTL_INTERNAL_ERROR);
+    }
     CU_ASSERT_EQUAL(r->exact_after_restart, r->flushed);
-    CU_ASSERT_EQUAL(r->failed_key_status, KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(r->failed_key_status, nvm ? 0 : KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(r->store_after_restart, KVFTL_OK);
     munmap(r, sizeof(*r));
+}
+
+static void test_full_file_system_fails_store(void)
+{
+    full_file_system(false);
+}
+
+/*
+ * The same with the nvm personality: 16 KiB Writes (4 LBAs of 4 KiB) with
+ * a Flush after every 4; the Write that needs an unbacked page fails with
+ * INTERNAL_ERROR (the NVM command set's Internal Error, 0006h), as do a
+ * later Write and Flush; reads are served; a reopen on the full file
+ * system is refused with a sentence (its crash mount must program the
+ * rebuilt map; before: SIGBUS reading an erased stripe's hole); every
+ * flushed range is exact after a restart with room.
+ */
+static void test_full_file_system_fails_nvm_write(void)
+{
+    full_file_system(true);
 }
 
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_fsize_limit_refused_new_image),
     TAP_TEST_FN(test_fsize_limit_keeps_existing_empty_file),
     TAP_TEST_FN(test_full_file_system_fails_store),
+    TAP_TEST_FN(test_full_file_system_fails_nvm_write),
 };
 
 int main(void)
