@@ -360,6 +360,9 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
                                  : NULL;
     n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
     n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
+    if (n->fd >= 0) {
+        n->backed_bytes = g_new0(uint64_t, n->geo.stripes);
+    }
     return 0;
 }
 
@@ -374,6 +377,7 @@ void nand_fini(struct nand *n)
         close(n->fd);
     }
     g_free(n->path);
+    g_free(n->backed_bytes);
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
     nand_scratch_free(&n->view_scratch);
@@ -461,20 +465,41 @@ int nand_check_file(struct nand *n)
 }
 
 /*
- * One fallocate() per page as it is opened for writing (a few microseconds
- * a page; kv values share pages): the blocks of a stripe come and go with
- * its erase (hole punched), so a reservation made once would not last.
+ * The blocks of a stripe come and go with its erase (hole punched), so a
+ * reservation made once would not last: a page is allocated when it is
+ * first written. Streams write a stripe's pages in order, so the stripe
+ * keeps a watermark (backed_bytes: bytes from its start known to have
+ * blocks, 0 after an erase and at start) and allocates up to
+ * NAND_BACK_AHEAD_BYTES past the page at a time: one fallocate() (and one
+ * fstat()) per 1 MiB instead of per page. When the run does not fit, the
+ * page alone is tried, so the file system is used to its last block.
  */
+#define NAND_BACK_AHEAD_BYTES (1u << 20)
+
 int nand_back_page(struct nand *n, uint64_t ppn)
 {
     if (n->fd < 0) {
         return 0;
     }
+    uint32_t s = nand_stripe_of(n, ppn);
+    uint64_t ps = n->geo.page_size;
+    uint64_t in = (ppn - (uint64_t)s * n->geo.pages_per_stripe) * ps; /* page's offset in stripe */
+    if (n->backed_bytes[s] >= in + ps) {
+        return 0;
+    }
     if (nand_check_file(n) != 0) {
         return -1;
     }
-    uint64_t off = NAND_IMAGE_HEADER_BYTES + ppn * n->geo.page_size;
-    int e = file_allocate(n->fd, off, n->geo.page_size);
+    uint64_t base = NAND_IMAGE_HEADER_BYTES + (uint64_t)s * n->geo.stripe_bytes;
+    uint64_t from = n->backed_bytes[s] < in ? n->backed_bytes[s] : in;
+    uint64_t to = in + (NAND_BACK_AHEAD_BYTES > ps ? NAND_BACK_AHEAD_BYTES : ps);
+    to = to < n->geo.stripe_bytes ? to : n->geo.stripe_bytes;
+    int e = file_allocate(n->fd, base + from, to - from);
+    if (e == ENOSPC || e == EDQUOT) {
+        from = in;
+        to = in + ps;
+        e = file_allocate(n->fd, base + from, ps);
+    }
     if (e) {
         char what[200];
         uint64_t free_bytes = fs_free_bytes(n->fd);
@@ -490,6 +515,7 @@ int nand_back_page(struct nand *n, uint64_t ppn)
         backing_fail(n, what, e);
         return -1;
     }
+    n->backed_bytes[s] = to;
     return 0;
 }
 
@@ -993,8 +1019,17 @@ uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns)
         size_t len = n->geo.stripe_bytes;
         off_t off = (off_t)(p - n->map);
         if (fallocate(n->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)len) != 0) {
-            memset(p, 0, len);
+            /* zeros by pwrite(): it fails where a store would raise SIGBUS */
+            static const uint8_t zeros[65536];
+            for (size_t done = 0; done < len && nand_writable(n);) {
+                size_t chunk = len - done < sizeof(zeros) ? len - done : sizeof(zeros);
+                if (nand_pwrite(n, zeros, chunk, (uint64_t)off + done) != 0) {
+                    backing_fail(n, "cannot erase a stripe (punch a hole or write zeros)", errno);
+                }
+                done += chunk;
+            }
         }
+        n->backed_bytes[stripe] = 0; /* the hole has no blocks (nand_back_page()) */
     }
     memset(&n->oob[first], 0, n->geo.pages_per_stripe * sizeof(struct nand_oob));
     if (n->unit_spare) {

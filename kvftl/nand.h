@@ -204,6 +204,7 @@ struct nand {
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
     bool file_created;     /* nand_init() created it (removed again if it cannot be sized) */
     char *path;            /* the image file's name, or NULL */
+    uint64_t *backed_bytes; /* image: per stripe, bytes from its start with blocks allocated */
     int backing_errno; /* a page could not be backed by the file: writes refused (nand_back_page())
                         */
     char backing_err[512]; /* then the sentence saying so, printed once to stderr */
