@@ -187,12 +187,16 @@ static int reserve_metadata(struct nand *n, uint64_t end)
     return e;
 }
 
-/* Undo a failed open of the image: a file this call created goes, an empty one stays empty. */
+/*
+ * Undo a failed open of the image: a file this call created goes, an empty
+ * one it sized is emptied again; anything else (another device's image
+ * among them) is left as it was.
+ */
 static void image_abandon(struct nand *n, const char *path, bool created)
 {
     if (created) {
         unlink(path);
-    } else if (!n->file_existed && ftruncate(n->fd, 0) != 0) {
+    } else if (n->file_sized && ftruncate(n->fd, 0) != 0) {
         /* nothing more to do: it was sized by us and stays so */
     }
     close(n->fd);
@@ -250,11 +254,14 @@ static int image_open(struct nand *n, const char *path, char *err, size_t err_le
             image_abandon(n, path, created);
             return -1;
         }
+        n->file_sized = true;
     }
     uint64_t end = n->file_existed && n->file_bytes < n->map_bytes ? n->file_bytes : n->map_bytes;
     int e = reserve_metadata(n, end);
     if (e) {
-        uint64_t need = end - n->geo.total_bytes;
+        uint64_t meta = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes;
+        uint64_t need = (end < NAND_IMAGE_HEADER_BYTES ? end : NAND_IMAGE_HEADER_BYTES) +
+                        (end > meta ? end - meta : 0);
         uint64_t free_bytes = fs_free_bytes(n->fd);
         char free_text[64];
         if (free_bytes == UINT64_MAX) {

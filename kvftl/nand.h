@@ -203,6 +203,7 @@ struct nand {
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
     bool file_created;     /* nand_init() created it (removed again if it cannot be sized) */
+    bool file_sized;       /* nand_init() grew it from empty (emptied again on failure) */
     char *path;            /* the image file's name, or NULL */
     uint64_t *backed_bytes; /* image: per stripe, bytes from its start with blocks allocated */
     int backing_errno; /* a page could not be backed by the file: writes refused (nand_back_page())

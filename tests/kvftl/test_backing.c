@@ -151,6 +151,33 @@ static void test_fsize_limit_keeps_existing_empty_file(void)
     rmdir(dir);
 }
 
+/*
+ * A second opener refused by the image lock leaves the image as it was:
+ * 23,691,264 bytes, key 0 readable by the holder. (The refusal's cleanup
+ * emptied a file it took for its own, new one: the holder then died of
+ * SIGBUS at its next access.)
+ */
+static void test_refused_opener_leaves_image(void)
+{
+    char dir[] = "/tmp/kvftl-lock-XXXXXX";
+    CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+    char path[64], err[400];
+    snprintf(path, sizeof(path), "%s/img", dir);
+    struct kvftl_config c = small_config();
+    c.image_path = path;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "key-0", 100, 0x42, false), 0);
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "an image can back only one device at a time"));
+    struct stat st;
+    CU_ASSERT_FATAL(stat(path, &st) == 0);
+    CU_ASSERT_EQUAL(st.st_size, 23691264);
+    CU_ASSERT_EQUAL(get_check(f, "key-0", 100, 0x42), 0);
+    kvftl_close(f);
+    unlink(path);
+    rmdir(dir);
+}
+
 #define FILL_VALUE_BYTES 16384u
 #define FILL_MAX_STORES 400u
 #define FILL_EXTRA 500u /* a write after the failure: LBA 2000 for nvm */
@@ -378,6 +405,7 @@ static void test_full_file_system_fails_nvm_write(void)
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_fsize_limit_refused_new_image),
     TAP_TEST_FN(test_fsize_limit_keeps_existing_empty_file),
+    TAP_TEST_FN(test_refused_opener_leaves_image),
     TAP_TEST_FN(test_full_file_system_fails_store),
     TAP_TEST_FN(test_full_file_system_fails_nvm_write),
 };
