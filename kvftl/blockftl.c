@@ -280,12 +280,14 @@ uint64_t kvftl_block_lbas(const struct kvftl *ftl)
  * arrival time; unless the device lost power (then no firmware runs), the
  * command fetched and decoded on the controller CPU (fw_time.h; *@now
  * moves to its end, as for KV commands); then a kv device
- * (INVALID_FIELD), a device that lost power (INTERNAL_ERROR), a range
- * outside the namespace or a transfer longer than
- * KVFTL_BLOCK_MAX_XFER_BYTES (@xfer; INVALID_FIELD) refused.
+ * (INVALID_FIELD), a device that lost power (INTERNAL_ERROR), a command
+ * that @writes on a device whose image could not back a page
+ * (INTERNAL_ERROR: nand_back_page()), a range outside the namespace or a
+ * transfer longer than KVFTL_BLOCK_MAX_XFER_BYTES (@xfer; INVALID_FIELD)
+ * refused.
  */
-static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer, struct fw_cmd *fc,
-                      uint64_t *now, struct kvftl_cpl *cpl)
+static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer, bool writes,
+                      struct fw_cmd *fc, uint64_t *now, struct kvftl_cpl *cpl)
 {
     cpl->status = KVFTL_OK;
     cpl->done_ns = *now;
@@ -296,7 +298,7 @@ static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer,
     }
     if (!ftl->nvm) {
         cpl->status = KVFTL_INVALID_FIELD;
-    } else if (!powered) {
+    } else if (!powered || (writes && !nand_writable(&ftl->nand))) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     } else if (nlb == 0 || slba >= ftl->blk_lbas || nlb > ftl->blk_lbas - slba ||
                (xfer && nlb > KVFTL_BLOCK_MAX_XFER_BYTES / ftl->cfg.lba_bytes)) {
@@ -311,9 +313,10 @@ static bool blk_begin(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool xfer,
     return true;
 }
 
-static enum kvftl_status put_status(int rc)
+/* unit_put()'s -1 (no free stripe) is CAPACITY_EXCEEDED unless the image could not back a page */
+static enum kvftl_status put_status(const struct kvftl *ftl, int rc)
 {
-    return rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
+    return rc == -1 && nand_writable(&ftl->nand) ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
 }
 
 /*
@@ -348,7 +351,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!blk_begin(ftl, slba, nlb, true, &fc, &now, cpl)) {
+    if (!blk_begin(ftl, slba, nlb, true, true, &fc, &now, cpl)) {
         return;
     }
     if (!buf) {
@@ -378,7 +381,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
             rc = unit_merge(ftl, unit, in, n, src, &now);
         }
         if (rc != 0) {
-            cpl->status = put_status(rc);
+            cpl->status = put_status(ftl, rc);
             fw_cmd_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
             return;
         }
@@ -403,7 +406,7 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!blk_begin(ftl, slba, nlb, true, &fc, &now, cpl)) {
+    if (!blk_begin(ftl, slba, nlb, true, false, &fc, &now, cpl)) {
         return;
     }
     if (!buf) {
@@ -607,14 +610,14 @@ static uint32_t unmap_command(struct kvftl *ftl, uint64_t slba, uint32_t nlb, ui
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
     /* no unit to unmap is a refusal, as an empty range is */
-    if (!blk_begin(ftl, slba, max_units ? nlb : 0, false, &fc, &now, cpl)) {
+    if (!blk_begin(ftl, slba, max_units ? nlb : 0, false, true, &fc, &now, cpl)) {
         return 0;
     }
     gc_background(ftl, arrival_ns);
     uint32_t n = units_prefix(ftl, slba, nlb, max_units);
     int rc = unmap_range(ftl, slba, n, zero_partial, &now);
     if (rc != 0) {
-        cpl->status = put_status(rc);
+        cpl->status = put_status(ftl, rc);
     } else if (n == nlb) {
         (*counter)++;
     }

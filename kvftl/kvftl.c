@@ -277,11 +277,13 @@ static bool key_ok(const void *key, uint32_t key_bytes)
  * decode the command on the controller CPU (with @inline_xfers inline
  * transfer commands: fw_time.h; *@now moves to its end); then refuse a KV
  * command (@keyed) on an nvm device (INVALID_FIELD), a device that lost
- * power (INTERNAL_ERROR) and, when the operation names a key, an invalid
- * key (INVALID_KEY_SIZE). Returns true when the operation may proceed.
+ * power (INTERNAL_ERROR), an operation that @writes on a device whose image
+ * file could not back a page (INTERNAL_ERROR: nand_back_page()) and, when
+ * the operation names a key, an invalid key (INVALID_KEY_SIZE). Returns
+ * true when the operation may proceed.
  */
 static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, struct fw_cmd *fc,
-                     uint32_t inline_xfers, uint64_t *now, bool keyed, const void *key,
+                     uint32_t inline_xfers, uint64_t *now, bool writes, bool keyed, const void *key,
                      uint32_t key_bytes)
 {
     bool powered = ftl_powered(ftl);
@@ -291,7 +293,7 @@ static bool op_begin(struct kvftl *ftl, struct kvftl_cpl *cpl, struct fw_cmd *fc
     }
     if (keyed && ftl->nvm) {
         cpl->status = KVFTL_INVALID_FIELD;
-    } else if (!powered) {
+    } else if (!powered || (writes && !nand_writable(&ftl->nand))) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     } else if (keyed && !key_ok(key, key_bytes)) {
         cpl->status = KVFTL_INVALID_KEY_SIZE;
@@ -354,7 +356,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
     if (!hash) {
         hash = store_hint(ftl, req);
     }
-    if (!op_begin(ftl, cpl, &fc, req->inline_xfer_commands, &now, true, req->key, req->key_bytes)) {
+    if (!op_begin(ftl, cpl, &fc, req->inline_xfer_commands, &now, true, true, req->key,
+                  req->key_bytes)) {
         return;
     }
     cpl->status = kvftl_store_check(req->key_bytes, req->value_bytes, req->options);
@@ -408,7 +411,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
      * find the blob and bring back a key whose Store failed.
      */
     if (!found && index_reserve(&ftl->idx, hash, &now) != 0) {
-        cpl->status = KVFTL_CAPACITY_EXCEEDED;
+        /* an index page that could not be written back (the image is full) is no capacity limit */
+        cpl->status = nand_writable(&ftl->nand) ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
         fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
@@ -424,7 +428,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
     int rc = vlog_append(&ftl->vl, &h, req->key, req->value, req->inline_bytes < req->value_bytes,
                          req->inline_bytes, false, &pl, &now);
     if (rc != 0) {
-        cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
+        cpl->status = rc == -1 && nand_writable(&ftl->nand) ? KVFTL_CAPACITY_EXCEEDED
+                                                            : KVFTL_INTERNAL_ERROR;
         fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
@@ -524,7 +529,7 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
+    if (!op_begin(ftl, cpl, &fc, 0, &now, false, true, key, key_bytes)) {
         return;
     }
     if (buf_bytes && !buf) {
@@ -681,7 +686,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, true, key, key_bytes)) {
         return;
     }
     gc_background(ftl, arrival_ns);
@@ -704,7 +709,8 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     struct placement pl;
     int rc = vlog_append(&ftl->vl, &h, key, NULL, false, 0, false, &pl, &now);
     if (rc != 0) {
-        cpl->status = rc == -1 ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
+        cpl->status = rc == -1 && nand_writable(&ftl->nand) ? KVFTL_CAPACITY_EXCEEDED
+                                                            : KVFTL_INTERNAL_ERROR;
         fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
         return;
     }
@@ -720,7 +726,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!op_begin(ftl, cpl, &fc, 0, &now, true, key, key_bytes)) {
+    if (!op_begin(ftl, cpl, &fc, 0, &now, false, true, key, key_bytes)) {
         return;
     }
     uint64_t loc;
@@ -736,11 +742,16 @@ void kvftl_flush(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!op_begin(ftl, cpl, &fc, 0, &now, false, NULL, 0)) {
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, false, NULL, 0)) {
         return;
     }
-    /* nvm: the buffer, and the dirty translation pages (a flushed Deallocate is durable) */
-    if ((ftl->nvm ? blockftl_flush(ftl, &now) : vlog_flush(&ftl->vl, &now)) != 0) {
+    /*
+     * nvm: the buffer, and the dirty translation pages (a flushed Deallocate
+     * is durable). First the image's size (fstat): a file shrunk under the
+     * device cannot hold what the Flush promises.
+     */
+    if (nand_check_file(&ftl->nand) != 0 ||
+        (ftl->nvm ? blockftl_flush(ftl, &now) : vlog_flush(&ftl->vl, &now)) != 0) {
         cpl->status = KVFTL_INTERNAL_ERROR;
     }
     /* the program of the last page must finish before the data is durable */
@@ -763,7 +774,7 @@ void kvftl_format(struct kvftl *ftl, uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
     uint64_t now = arrival_ns;
     struct fw_cmd fc;
-    if (!op_begin(ftl, cpl, &fc, 0, &now, false, NULL, 0)) {
+    if (!op_begin(ftl, cpl, &fc, 0, &now, true, false, NULL, 0)) {
         return;
     }
     uint64_t done = space_erase_all(&ftl->space, now);

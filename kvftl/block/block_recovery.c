@@ -729,7 +729,9 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             }
         }
         struct stripe_info *si = &sp->stripes[s];
-        si->erased = !any && !dirty[s] && nand_byte(n, first * geo->page_size) == 0;
+        /* a hole is erased: not read (on a full tmpfs the read fault raises SIGBUS) */
+        si->erased = !any && !dirty[s] &&
+                     (nand_page_hole(n, first) || nand_byte(n, first * geo->page_size) == 0);
         si->state = STRIPE_FREE;
         if (kind[s] != NAND_PAGE_ERASED) {
             open_seq[s] = n->oob[first + (kind[s] == NAND_PAGE_DATA ? fd : fi)].seq;
@@ -939,9 +941,10 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     int rc = 0;
     if (page_map_write_back(pm, &now) != 0) {
         snprintf(err, err_len,
-                 "image_path %s: the rebuilt map's translation pages cannot be programmed: no "
-                 "stripe is free",
-                 ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)");
+                 "image_path %s: the rebuilt map's translation pages cannot be programmed: %s",
+                 ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)",
+                 nand_writable(&ftl->nand) ? "no stripe is free"
+                                           : "the image file has no room for them");
         rc = -1;
     } else {
         block_recovery_log_clear(ftl);

@@ -104,7 +104,7 @@ static int checkpoint_write(struct kvftl *ftl, GByteArray *b)
 {
     int rc = 0;
     off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
-    if (pwrite(ftl->nand.fd, b->data, b->len, off) != (ssize_t)b->len) {
+    if (nand_pwrite(&ftl->nand, b->data, b->len, (uint64_t)off) != 0) {
         rc = -1;
     } else {
         nand_sync(&ftl->nand);
@@ -978,10 +978,21 @@ static uint64_t scan_stripe(struct kvftl *ftl, uint32_t s, uint64_t *now)
             scan_cut(ftl, s, pos, "a record header with impossible lengths");
             break;
         }
-        p = nand_view(&ftl->nand, base + pos, len, nand_scratch_get(&scratch, len));
-        const uint8_t *key = p + BLOB_HEADER_BYTES;
-        if (blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, key, key + h.key_bytes) ==
-            h.checksum) {
+        /*
+         * A record running into a page with no blocks in the image (a Store
+         * cut short, or one the full file system refused) is not read: its
+         * zeros fail the checksum anyway, and on tmpfs the read fault would
+         * allocate a page (SIGBUS when the file system is full).
+         */
+        bool torn = false;
+        for (uint64_t q = idx + 1; q <= (pos + len - 1) / geo->page_size && !torn; q++) {
+            torn = !nand_page_programmed(&ftl->nand, base_ppn + q) &&
+                   nand_page_hole(&ftl->nand, base_ppn + q);
+        }
+        p = torn ? NULL : nand_view(&ftl->nand, base + pos, len, nand_scratch_get(&scratch, len));
+        const uint8_t *key = p ? p + BLOB_HEADER_BYTES : NULL;
+        if (!torn && blob_checksum(h.type, h.key_bytes, h.value_bytes, h.seq, key,
+                                   key + h.key_bytes) == h.checksum) {
             if (!scan_apply(ftl, &h, key, base + pos, now)) {
                 ftl->mount.unindexed++;
             }
@@ -1159,7 +1170,8 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             }
         }
         /* bytes left by a page buffer that never reached NAND also need an erase */
-        si->erased = !any && nand_byte(&ftl->nand, first * geo->page_size) == 0;
+        si->erased = !any && (nand_page_hole(&ftl->nand, first) ||
+                              nand_byte(&ftl->nand, first * geo->page_size) == 0);
         si->state = STRIPE_FREE;
         if (kind != NAND_PAGE_ERASED) {
             const struct nand_oob *oob =

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -115,6 +117,170 @@ static int image_lock(int fd, const char *path, char *err, size_t err_len)
     return -1;
 }
 
+/* Bytes free to an unprivileged writer on @fd's file system, or UINT64_MAX if unknown. */
+static uint64_t fs_free_bytes(int fd)
+{
+    struct statvfs vfs;
+    if (fstatvfs(fd, &vfs) != 0) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)vfs.f_bavail * vfs.f_frsize;
+}
+
+/* The process's file-size limit (RLIMIT_FSIZE) in bytes, or UINT64_MAX if none. */
+static uint64_t fsize_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)rl.rlim_cur;
+}
+
+/*
+ * Allocate the file's blocks for bytes [off, off + len) (inside the file):
+ * fallocate() mode 0, which reports ENOSPC where a store into the mapping
+ * would raise SIGBUS. A file system without it (EOPNOTSUPP) gets the
+ * bytes written as zeros (they are zero: erased or never written), which
+ * allocates them the same way. 0, or an errno.
+ */
+static int file_allocate(int fd, uint64_t off, uint64_t len)
+{
+    if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0) {
+        return 0;
+    }
+    if (errno != EOPNOTSUPP) {
+        return errno;
+    }
+    static const uint8_t zeros[4096];
+    while (len) {
+        size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+        ssize_t w = pwrite(fd, zeros, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        if (w == 0) {
+            return ENOSPC;
+        }
+        off += (uint64_t)w;
+        len -= (uint64_t)w;
+    }
+    return 0;
+}
+
+/*
+ * The image regions that erase never punches -- the header, and the spare
+ * areas and unmap log after the NAND pages -- allocated once, up to @end
+ * (the file's size: an existing image is not grown here). 0, or an errno.
+ */
+static int reserve_metadata(struct nand *n, uint64_t end)
+{
+    uint64_t hdr = NAND_IMAGE_HEADER_BYTES < end ? NAND_IMAGE_HEADER_BYTES : end;
+    uint64_t meta = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes;
+    int e = hdr ? file_allocate(n->fd, 0, hdr) : 0;
+    if (!e && meta < end) {
+        e = file_allocate(n->fd, meta, end - meta);
+    }
+    return e;
+}
+
+/*
+ * Undo a failed open of the image: a file this call created goes, an empty
+ * one it sized is emptied again; anything else (another device's image
+ * among them) is left as it was.
+ */
+static void image_abandon(struct nand *n, const char *path, bool created)
+{
+    if (created) {
+        unlink(path);
+    } else if (n->file_sized && ftruncate(n->fd, 0) != 0) {
+        /* nothing more to do: it was sized by us and stays so */
+    }
+    close(n->fd);
+    n->fd = -1;
+}
+
+/* Open (creating if missing) and size the image file @path. 0 or -1 with a sentence. */
+static int image_open(struct nand *n, const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    bool created = false;
+    n->fd = open(path, O_RDWR | O_CLOEXEC);
+    if (n->fd < 0 && errno == ENOENT) {
+        n->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        created = n->fd >= 0;
+        n->file_created = created;
+        if (n->fd < 0 && errno == EEXIST) {
+            n->fd = open(path, O_RDWR | O_CLOEXEC); /* created by someone else meanwhile */
+        }
+    }
+    if (n->fd < 0) {
+        snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
+        return -1;
+    }
+    if (image_lock(n->fd, path, err, err_len) != 0) {
+        image_abandon(n, path, created);
+        return -1;
+    }
+    if (fstat(n->fd, &st) != 0) {
+        snprintf(err, err_len, "image_path %s cannot be examined: %s", path, strerror(errno));
+        image_abandon(n, path, created);
+        return -1;
+    }
+    /*
+     * Only a new (empty) file is sized here. An existing one is mapped as
+     * it is and its size checked against its header at mount: growing a
+     * truncated image would turn its loss into an empty device.
+     */
+    n->file_bytes = (uint64_t)st.st_size;
+    n->file_existed = st.st_size > 0;
+    if (!n->file_existed) {
+        /* past the limit, ftruncate() raises SIGXFSZ (and kills the process) before EFBIG */
+        uint64_t limit = fsize_limit();
+        if (n->map_bytes > limit) {
+            snprintf(err, err_len,
+                     "image_path %s cannot grow to %zu bytes: the process's file-size limit "
+                     "(RLIMIT_FSIZE, ulimit -f) is %" PRIu64 " bytes",
+                     path, n->map_bytes, limit);
+            image_abandon(n, path, created);
+            return -1;
+        }
+        if (ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
+            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path, n->map_bytes,
+                     strerror(errno));
+            image_abandon(n, path, created);
+            return -1;
+        }
+        n->file_sized = true;
+    }
+    uint64_t end = n->file_existed && n->file_bytes < n->map_bytes ? n->file_bytes : n->map_bytes;
+    int e = reserve_metadata(n, end);
+    if (e) {
+        uint64_t meta = NAND_IMAGE_HEADER_BYTES + n->geo.total_bytes;
+        uint64_t need = (end < NAND_IMAGE_HEADER_BYTES ? end : NAND_IMAGE_HEADER_BYTES) +
+                        (end > meta ? end - meta : 0);
+        uint64_t free_bytes = fs_free_bytes(n->fd);
+        char free_text[64];
+        if (free_bytes == UINT64_MAX) {
+            snprintf(free_text, sizeof(free_text), "an unknown number of");
+        } else {
+            snprintf(free_text, sizeof(free_text), "%" PRIu64, free_bytes);
+        }
+        snprintf(err, err_len,
+                 "image_path %s (%zu bytes, sparse) needs %" PRIu64
+                 " bytes allocated for its header and spare areas, and its file system has %s "
+                 "bytes free: %s",
+                 path, n->map_bytes, need, free_text, strerror(e));
+        image_abandon(n, path, created);
+        return -1;
+    }
+    n->path = g_strdup(path);
+    return 0;
+}
+
 int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
               const char *path, char *err, size_t err_len)
 {
@@ -135,32 +301,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
     }
 
     if (path) {
-        struct stat st;
-        n->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (n->fd < 0) {
-            snprintf(err, err_len, "image_path %s cannot be opened: %s", path, strerror(errno));
-            return -1;
-        }
-        if (image_lock(n->fd, path, err, err_len) != 0) {
-            close(n->fd);
-            return -1;
-        }
-        if (fstat(n->fd, &st) != 0) {
-            snprintf(err, err_len, "image_path %s cannot be examined: %s", path, strerror(errno));
-            close(n->fd);
-            return -1;
-        }
-        /*
-         * Only a new (empty) file is sized here. An existing one is mapped as
-         * it is and its size checked against its header at mount: growing a
-         * truncated image would turn its loss into an empty device.
-         */
-        n->file_bytes = (uint64_t)st.st_size;
-        n->file_existed = st.st_size > 0;
-        if (!n->file_existed && ftruncate(n->fd, (off_t)n->map_bytes) != 0) {
-            snprintf(err, err_len, "image_path %s cannot grow to %zu bytes: %s", path, n->map_bytes,
-                     strerror(errno));
-            close(n->fd);
+        if (image_open(n, path, err, err_len) != 0) {
             return -1;
         }
         n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, n->fd,
@@ -182,8 +323,10 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
         snprintf(err, err_len, "cannot map %zu bytes of NAND backing store: %s", n->map_bytes,
                  strerror(errno));
         if (n->fd >= 0) {
-            close(n->fd);
+            image_abandon(n, path, n->file_created);
         }
+        g_free(n->path);
+        n->path = NULL;
         n->map = NULL;
         return -1;
     }
@@ -224,6 +367,9 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
                                  : NULL;
     n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
     n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
+    if (n->fd >= 0) {
+        n->backed_bytes = g_new0(uint64_t, n->geo.stripes);
+    }
     return 0;
 }
 
@@ -237,6 +383,8 @@ void nand_fini(struct nand *n)
     if (n->fd >= 0) {
         close(n->fd);
     }
+    g_free(n->path);
+    g_free(n->backed_bytes);
     g_free(n->die_busy_ns);
     g_free(n->chan_busy_ns);
     nand_scratch_free(&n->view_scratch);
@@ -284,6 +432,134 @@ void nand_sync(struct nand *n)
     if (n->fd >= 0 && n->map) {
         msync(n->map, n->map_bytes, MS_SYNC);
     }
+}
+
+/* Latch the failure to back the image (nand.h): the sentence, once. */
+static void backing_fail(struct nand *n, const char *what, int e)
+{
+    if (n->backing_errno) {
+        return;
+    }
+    n->backing_errno = e;
+    snprintf(n->backing_err, sizeof(n->backing_err),
+             "kvssd: image_path %s %s: %s; the device refuses writes from now on (reads are "
+             "served, acknowledged data is kept): give the file system room and restart",
+             n->path, what, strerror(e));
+    fprintf(stderr, "%s\n", n->backing_err);
+}
+
+int nand_check_file(struct nand *n)
+{
+    struct stat st;
+    if (n->fd < 0) {
+        return 0;
+    }
+    if (n->backing_errno) {
+        return -1;
+    }
+    if (fstat(n->fd, &st) != 0) {
+        backing_fail(n, "cannot be examined", errno);
+        return -1;
+    }
+    if ((uint64_t)st.st_size < n->map_bytes) {
+        char what[160];
+        snprintf(what, sizeof(what), "shrank to %" PRIu64 " bytes under the device (it maps %zu)",
+                 (uint64_t)st.st_size, n->map_bytes);
+        backing_fail(n, what, EIO);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The blocks of a stripe come and go with its erase (hole punched), so a
+ * reservation made once would not last: a page is allocated when it is
+ * first written. Streams write a stripe's pages in order, so the stripe
+ * keeps a watermark (backed_bytes: bytes from its start known to have
+ * blocks, 0 after an erase and at start) and allocates up to
+ * NAND_BACK_AHEAD_BYTES past the page at a time: one fallocate() (and one
+ * fstat()) per 1 MiB instead of per page. When the run does not fit, the
+ * page alone is tried, so the file system is used to its last block.
+ */
+#define NAND_BACK_AHEAD_BYTES (1u << 20)
+
+int nand_back_page(struct nand *n, uint64_t ppn)
+{
+    if (n->fd < 0) {
+        return 0;
+    }
+    uint32_t s = nand_stripe_of(n, ppn);
+    uint64_t ps = n->geo.page_size;
+    uint64_t in = (ppn - (uint64_t)s * n->geo.pages_per_stripe) * ps; /* page's offset in stripe */
+    if (n->backed_bytes[s] >= in + ps) {
+        return 0;
+    }
+    if (nand_check_file(n) != 0) {
+        return -1;
+    }
+    uint64_t base = NAND_IMAGE_HEADER_BYTES + (uint64_t)s * n->geo.stripe_bytes;
+    uint64_t from = n->backed_bytes[s] < in ? n->backed_bytes[s] : in;
+    uint64_t to = in + (NAND_BACK_AHEAD_BYTES > ps ? NAND_BACK_AHEAD_BYTES : ps);
+    to = to < n->geo.stripe_bytes ? to : n->geo.stripe_bytes;
+    int e = file_allocate(n->fd, base + from, to - from);
+    if (e == ENOSPC || e == EDQUOT) {
+        from = in;
+        to = in + ps;
+        e = file_allocate(n->fd, base + from, ps);
+    }
+    if (e) {
+        char what[200];
+        uint64_t free_bytes = fs_free_bytes(n->fd);
+        if (free_bytes == UINT64_MAX) {
+            snprintf(what, sizeof(what), "cannot allocate NAND page %" PRIu64 " (%u bytes)", ppn,
+                     n->geo.page_size);
+        } else {
+            snprintf(what, sizeof(what),
+                     "cannot allocate NAND page %" PRIu64 " (%u bytes; %" PRIu64
+                     " bytes free on its file system)",
+                     ppn, n->geo.page_size, free_bytes);
+        }
+        backing_fail(n, what, e);
+        return -1;
+    }
+    n->backed_bytes[s] = to;
+    return 0;
+}
+
+bool nand_page_hole(const struct nand *n, uint64_t ppn)
+{
+    if (n->fd < 0) {
+        return false;
+    }
+    off_t off = (off_t)(NAND_IMAGE_HEADER_BYTES + ppn * n->geo.page_size);
+    off_t data = lseek(n->fd, off, SEEK_DATA);
+    /* ENXIO: no data from there to the end of the file */
+    return (data < 0 && errno == ENXIO) || (data >= 0 && data >= off + (off_t)n->geo.page_size);
+}
+
+int nand_pwrite(struct nand *n, const void *buf, size_t len, uint64_t off)
+{
+    if (off + len > fsize_limit()) {
+        errno = EFBIG; /* pwrite() would raise SIGXFSZ first */
+        return -1;
+    }
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t w = pwrite(n->fd, p, len, (off_t)off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            if (w == 0) {
+                errno = ENOSPC;
+            }
+            return -1;
+        }
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
 }
 
 void nand_reset_clock(struct nand *n)
@@ -686,9 +962,15 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
     uint32_t ch = nand_channel_of_die(n, die);
     uint32_t ps = n->geo.page_size;
 
+    if (n->fd >= 0 && data != nand_page_ptr(n, ppn) && nand_back_page(n, ppn) != 0) {
+        return -1; /* written from elsewhere: its blocks first (a buffer page has them) */
+    }
     if (!plp_dump) {
         if (n->power_lost) {
             return -1; /* dropped: the device has no power */
+        }
+        if (!nand_writable(n)) {
+            return -1; /* the device stopped acknowledging writes (nand_back_page()) */
         }
         if (n->cut_armed) {
             if (n->cut_countdown == 0) {
@@ -744,8 +1026,17 @@ uint64_t nand_erase_stripe(struct nand *n, uint32_t stripe, uint64_t at_ns)
         size_t len = n->geo.stripe_bytes;
         off_t off = (off_t)(p - n->map);
         if (fallocate(n->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, (off_t)len) != 0) {
-            memset(p, 0, len);
+            /* zeros by pwrite(): it fails where a store would raise SIGBUS */
+            static const uint8_t zeros[65536];
+            for (size_t done = 0; done < len && nand_writable(n);) {
+                size_t chunk = len - done < sizeof(zeros) ? len - done : sizeof(zeros);
+                if (nand_pwrite(n, zeros, chunk, (uint64_t)off + done) != 0) {
+                    backing_fail(n, "cannot erase a stripe (punch a hole or write zeros)", errno);
+                }
+                done += chunk;
+            }
         }
+        n->backed_bytes[stripe] = 0; /* the hole has no blocks (nand_back_page()) */
     }
     memset(&n->oob[first], 0, n->geo.pages_per_stripe * sizeof(struct nand_oob));
     if (n->unit_spare) {

@@ -202,19 +202,26 @@ struct nand {
     int fd;                /* -1 for anonymous memory */
     bool file_existed;     /* the image file was not empty when opened */
     uint64_t file_bytes;   /* its size then (an existing image is never resized) */
+    bool file_created;     /* nand_init() created it (removed again if it cannot be sized) */
+    bool file_sized;       /* nand_init() grew it from empty (emptied again on failure) */
+    char *path;            /* the image file's name, or NULL */
+    uint64_t *backed_bytes; /* image: per stripe, bytes from its start with blocks allocated */
+    int backing_errno; /* a page could not be backed by the file: writes refused (nand_back_page())
+                        */
+    char backing_err[512]; /* then the sentence saying so, printed once to stderr */
 
     uint64_t *die_busy_ns;
     uint64_t *chan_busy_ns;
 
     uint64_t pages_read;
     uint64_t pages_programmed;
-    uint64_t blocks_erased;  /* physical blocks (dies per stripe erase) */
+    uint64_t blocks_erased; /* physical blocks (dies per stripe erase) */
 
     /* power-loss harness */
-    uint64_t cut_countdown;   /* programs left before the cut; valid when cut_armed */
+    uint64_t cut_countdown; /* programs left before the cut; valid when cut_armed */
     bool cut_armed;
     bool power_lost;
-    uint64_t torn_ppn;        /* page whose program was torn, or UINT64_MAX */
+    uint64_t torn_ppn; /* page whose program was torn, or UINT64_MAX */
 };
 
 /* is_pow2() - is @v a power of two (the geometry's masks, the tunables' checks)? */
@@ -231,11 +238,47 @@ void nand_geometry_derive(struct nand_geometry *geo);
  * else the file @path (created sparse if missing or empty), locked against
  * every other opener. An existing file is mapped at the size the geometry
  * needs but not resized: the caller checks file_bytes before touching it.
- * Returns 0 or -1 with a sentence in @err.
+ * The header and spare areas (never punched) get their blocks allocated
+ * here; a NAND page gets its own before it is written (nand_back_page()).
+ * A file this call created and could not size or allocate is removed; a
+ * file that existed empty is left empty. Returns 0 or -1 with a sentence
+ * in @err.
  */
 int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand_timing *tm,
               const char *path, char *err, size_t err_len);
 void nand_fini(struct nand *n);
+
+/*
+ * nand_back_page() - make the image file hold blocks for page @ppn before
+ * anything is stored into its mapped memory: a store to a page the file
+ * system cannot back raises SIGBUS, fallocate() reports ENOSPC (EDQUOT,
+ * EFBIG, a file shrunk under the device). On the first failure the store
+ * latches: backing_errno and backing_err are set, the sentence goes to
+ * stderr once, and this and every later call (and nand_program()) fail,
+ * so that the device acknowledges no write it could not persist.
+ * Anonymous memory needs nothing. Returns 0 or -1.
+ */
+int nand_back_page(struct nand *n, uint64_t ppn);
+
+/* nand_writable() - false once a page could not be backed (nand_back_page()). */
+static inline bool nand_writable(const struct nand *n)
+{
+    return !n->backing_errno;
+}
+
+/*
+ * nand_check_file() - latch as nand_back_page() does if the image file is
+ * now shorter than its mapping (shrunk under the device: its cut-off pages
+ * would raise SIGBUS). 0, or -1 (latched, now or before).
+ */
+int nand_check_file(struct nand *n);
+
+/*
+ * nand_pwrite() - pwrite() @len bytes at @off of the image file, refused
+ * with EFBIG (instead of SIGXFSZ) when the end passes the process's
+ * file-size limit (RLIMIT_FSIZE). Returns 0, or -1 with errno set.
+ */
+int nand_pwrite(struct nand *n, const void *buf, size_t len, uint64_t off);
 
 /* Byte offset in the image file where the checkpoint area starts. */
 uint64_t nand_checkpoint_offset(const struct nand *n);
@@ -358,6 +401,15 @@ static inline void nand_prefetch_entry(const struct nand *n, uint64_t ppn)
     }
 }
 
+/*
+ * nand_page_hole() - true if page @ppn of an image file has no blocks
+ * (never written since its erase: it reads as zeros). A mount asks this
+ * before reading a page that may be erased: on tmpfs a read fault on a
+ * hole allocates a page, which on a full file system raises SIGBUS.
+ * Always false for anonymous memory.
+ */
+bool nand_page_hole(const struct nand *n, uint64_t ppn);
+
 /* nand_byte() - the byte at device address @addr. */
 static inline uint8_t nand_byte(const struct nand *n, uint64_t addr)
 {
@@ -408,7 +460,8 @@ uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
 /*
  * nand_program() - program page @ppn with @data (page size bytes) and @oob.
  * Returns 0 and the completion time in *@done_ns, or -1 if power is lost
- * (the program is torn or dropped; see kvftl_power_cut_after()).
+ * (the program is torn or dropped; see kvftl_power_cut_after()) or the
+ * image file cannot back pages (nand_back_page()).
  * @plp_dump: the capacitor-powered dump after a cut, which completes a torn
  * program and is not subject to the cut.
  */

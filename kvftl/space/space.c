@@ -165,6 +165,9 @@ uint8_t *stream_open_page(struct space *sp, uint32_t idx, uint64_t *now_ns)
             continue;
         }
         uint64_t ppn = ds->base_ppn + ds->open_idx;
+        if (nand_back_page(sp->nand, ppn) != 0) {
+            return NULL; /* the image cannot hold it: nothing may be stored there */
+        }
         buffer_open_page(&ds->buf, ppn, now_ns);
         if (sp->plp) {
             /*

@@ -161,7 +161,8 @@ void stream_close_stripe(struct space *sp);
 
 /*
  * stream_open_page() - memory of page @idx of the open stripe, opening it
- * (and the pages before it) in the buffer if needed; NULL on power loss.
+ * (and the pages before it) in the buffer if needed; NULL on power loss
+ * or when the image file cannot back the page (nand_back_page()).
  */
 uint8_t *stream_open_page(struct space *sp, uint32_t idx, uint64_t *now_ns);
 

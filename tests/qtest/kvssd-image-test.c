@@ -14,6 +14,9 @@
  */
 #include "kvssd-common.h"
 
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -142,6 +145,189 @@ static int img_run_direct(ImgDir *t, char **out)
                           G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, out,
                           &status, &err));
     return status;
+}
+
+/* Run QEMU with the device directly, as img_run_direct(), with @setup run in the child first. */
+static int img_run_direct_setup(ImgDir *t, GSpawnChildSetupFunc setup, char **out)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    const char *bios = g_getenv("KVSSD_BIOS_DIR") ? g_getenv("KVSSD_BIOS_DIR")
+                                                  : "/usr/share/seabios";
+    g_autofree char *dev = g_strdup_printf("kvssd,serial=QT02,%s", t->props);
+    const char *argv[] = {
+        "timeout",  "60", qemu,     "-L",    bios,       "-L",   "/usr/share/qemu",
+        "-machine", "pc", "-accel", "qtest", "-display", "none", "-nodefaults",
+        "-device",  dev,  NULL};
+    int status = -1;
+    g_autoptr(GError) err = NULL;
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, (char **)argv, NULL,
+                          G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, setup, NULL, NULL, out,
+                          &status, &err));
+    return status;
+}
+
+static void fsize_limit_16m(gpointer unused)
+{
+    struct rlimit rl = {.rlim_cur = 16 << 20, .rlim_max = 16 << 20};
+    (void)unused;
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) {
+        _exit(127);
+    }
+}
+
+/*
+ * A new image under a 16 MiB file-size limit (RLIMIT_FSIZE; the image is
+ * 23,691,264 bytes): QEMU used to die of SIGXFSZ (exit 153, nothing on
+ * stderr) and leave a 0-byte file. Now realize fails with the sentence
+ * naming the file, its size and the limit, QEMU exits 1, and the file it
+ * created is gone.
+ */
+static void test_fsize_limit_refused(void)
+{
+    ImgDir *t = img_new();
+    g_autofree char *out = NULL;
+    int status = img_run_direct_setup(t, fsize_limit_16m, &out);
+    g_autofree char *want = g_strdup_printf(
+        "image_path %s cannot grow to %llu bytes: the process's file-size "
+        "limit (RLIMIT_FSIZE, ulimit -f) is 16777216 bytes",
+        t->img, (unsigned long long)IMG_CKPT_OFF);
+    if (!strstr(out, want)) {
+        g_printerr("QEMU's output: %s (status %d)\n", out, status);
+    }
+    g_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    g_assert(strstr(out, want));
+    struct stat st;
+    g_assert(stat(t->img, &st) != 0 && errno == ENOENT);
+    img_free(t);
+}
+
+#define FULL_VALUE_BYTES 16384
+#define FULL_MAX_STORES 2000
+
+static void full_value(uint8_t *v, int i)
+{
+    for (int j = 0; j < FULL_VALUE_BYTES; j++) {
+        v[j] = (uint8_t)(i * 31 + j * 7 + 3);
+    }
+}
+
+static uint16_t full_flush(KvDev *d)
+{
+    struct kvssd_sqe s = kv_sqe(KVSSD_OPC_FLUSH, 1);
+    return kv_cmd(d, 1, &s).status;
+}
+
+/* Count the occurrences of @needle in @hay. */
+static int count_in(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/*
+ * The image on a 2 MiB tmpfs (a private mount namespace; skipped where
+ * mount(2) is not allowed), 16 KiB Stores with a Flush after every 4:
+ * QEMU used to die of SIGBUS once the file system was full. Now the
+ * Store that needs a page the file system cannot give fails with
+ * Internal Error (0006h), stderr says why in one sentence naming the
+ * file and ENOSPC, later Stores and Flushes fail the same way, reads and
+ * admin commands are served (key 0 exact, Identify, CSTS.RDY). After a
+ * restart with 64 MiB every flushed value reads back exact, the refused
+ * key does not exist, and Stores succeed again.
+ */
+static void test_full_file_system(void)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        g_autofree char *why = g_strdup_printf("needs a private mount namespace (root): %s",
+                                               g_strerror(errno));
+        g_test_skip(why);
+        return;
+    }
+    ImgDir *t = img_new();
+    g_autofree char *fs = g_build_filename(t->dir, "fs", NULL);
+    g_assert(mkdir(fs, 0755) == 0);
+    if (mount("tmpfs", fs, "tmpfs", 0, "size=2M") != 0) {
+        g_autofree char *why = g_strdup_printf("mount -t tmpfs: %s", g_strerror(errno));
+        rmdir(fs);
+        img_free(t);
+        g_test_skip(why);
+        return;
+    }
+    g_free(t->img);
+    t->img = g_build_filename(fs, "nand.img", NULL);
+    g_free(t->props);
+    t->props = g_strdup_printf(IMG_PROPS ",image=%s", t->img);
+
+    KvDev *d = img_start_logged(t); /* the log stays outside the tmpfs */
+    static uint8_t v[FULL_VALUE_BYTES], back[FULL_VALUE_BYTES];
+    char key[16];
+    int acked = 0, flushed = 0, i;
+    uint16_t st = 0;
+    for (i = 0; i < FULL_MAX_STORES; i++) {
+        img_key(key, i);
+        full_value(v, i);
+        st = kv_store(d, key, v, sizeof(v), 0);
+        if (st != 0) {
+            break;
+        }
+        acked = i + 1;
+        if (acked % 4 == 0) {
+            st = full_flush(d);
+            if (st != 0) {
+                break;
+            }
+            flushed = acked;
+        }
+    }
+    g_test_message("%d Stores acknowledged, %d flushed", acked, flushed);
+    /* 2 MiB less the header and spare areas (96 KiB) holds fewer than 128 such values */
+    g_assert_cmpint(acked, >, 64);
+    g_assert_cmpint(acked, <, 128);
+    g_assert_cmpint(flushed, >, acked - 4);
+    g_assert_cmphex(st, ==, KVSSD_SC_INTERNAL_ERROR);
+    /* the device now refuses writes and serves everything else */
+    g_assert_cmphex(kv_store(d, "small", v, 8, 0), ==, KVSSD_SC_INTERNAL_ERROR);
+    g_assert_cmphex(full_flush(d), ==, KVSSD_SC_INTERNAL_ERROR);
+    img_key(key, 0);
+    full_value(v, 0);
+    KvCqe c = kv_retrieve(d, key, back, sizeof(back));
+    g_assert_cmphex(c.status, ==, 0);
+    g_assert(memcmp(v, back, sizeof(v)) == 0);
+    static uint8_t id[KVSSD_IDENTIFY_BYTES];
+    g_assert_cmphex(kv_identify(d, KVSSD_CNS_CTRL, 0, 0, id), ==, 0);
+    g_assert_cmphex(kv_rd32(d, KVSSD_REG_CSTS) & KVSSD_CSTS_RDY, ==, KVSSD_CSTS_RDY);
+    kv_stop(d);
+    g_autofree char *log = img_read_log(t);
+    g_autofree char *want = g_strdup_printf("kvssd: image_path %s cannot allocate NAND page ",
+                                            t->img);
+    if (count_in(log, want) != 1 || !strstr(log, g_strerror(ENOSPC))) {
+        g_printerr("QEMU's stderr: %s\n", log);
+    }
+    g_assert_cmpint(count_in(log, want), ==, 1);
+    g_assert(strstr(log, g_strerror(ENOSPC)));
+
+    g_assert(mount("tmpfs", fs, NULL, MS_REMOUNT, "size=64M") == 0);
+    d = img_start_logged(t);
+    for (i = 0; i < flushed; i++) {
+        img_key(key, i);
+        full_value(v, i);
+        c = kv_retrieve(d, key, back, sizeof(back));
+        g_assert_cmphex(c.status, ==, 0);
+        g_assert_cmpuint(c.dw0, ==, sizeof(v));
+        g_assert(memcmp(v, back, sizeof(v)) == 0);
+    }
+    img_key(key, acked);
+    g_assert_cmphex(kv_keyop(d, KVSSD_OPC_EXIST, key), ==, KVSSD_SC_KEY_DOES_NOT_EXIST);
+    g_assert_cmphex(kv_store(d, "after", v, 8, 0), ==, 0);
+    kv_stop(d);
+    unlink(t->img);
+    umount(fs);
+    rmdir(fs);
+    img_free(t);
 }
 
 /*
@@ -292,5 +478,7 @@ int main(int argc, char **argv)
     qtest_add_func("/kvssd/image/damaged-checkpoint", test_damaged_checkpoint);
     qtest_add_func("/kvssd/image/truncated", test_truncated_image);
     qtest_add_func("/kvssd/image/locked", test_image_locked);
+    qtest_add_func("/kvssd/image/fsize-limit", test_fsize_limit_refused);
+    qtest_add_func("/kvssd/image/full-file-system", test_full_file_system);
     return g_test_run();
 }
