@@ -187,6 +187,7 @@ static const struct {
 /* The command line as given: preset and config first, then the flags in order. */
 struct cmdline {
     char *preset, *config;
+    char *preset_help; /* --preset's help: the presets' names (kb_preset_summary()) */
     bool list_presets, version;
     GPtrArray *set; /* pairs: const struct flag *, value (owned) */
 };
@@ -200,6 +201,7 @@ static void cmdline_free(struct cmdline *cl)
     g_ptr_array_free(cl->set, TRUE);
     g_free(cl->preset);
     g_free(cl->config);
+    g_free(cl->preset_help);
 }
 
 static const struct flag *flag_named(const char *opt)
@@ -283,15 +285,12 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
                             "calibrate, rocksdb, rawhash), applied after --preset; flags override "
                             "it. Default: none",
                             "FILE"};
+    g_autofree char *presets = kb_preset_summary();
+    cl->preset_help = g_strdup_printf(
+        "start from a named workload (--list-presets): %s. Default: none", presets);
     e[n++] = (GOptionEntry){
-        "preset",
-        'p',
-        G_OPTION_FLAG_FILENAME,
-        G_OPTION_ARG_CALLBACK,
-        (gpointer)on_preset,
-        "start from a named workload (--list-presets): ycsb-a..ycsb-f, "
-        "fillseq, readrandom, bandslim-a, char-update-zipfian ... Default: none",
-        "NAME"};
+        "preset",        'p',   G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, (gpointer)on_preset,
+        cl->preset_help, "NAME"};
     e[n++] = (GOptionEntry){"list-presets",
                             0,
                             0,
@@ -350,8 +349,8 @@ int main(int argc, char **argv)
     }
     g_option_context_free(ctx);
     if (cl.list_presets) {
-        for (int i = 0; kb_preset_names[i]; i++) {
-            printf("%-22s %s\n", kb_preset_names[i], kb_preset_help[i]);
+        for (size_t i = 0; i < kb_preset_count; i++) {
+            printf("%-22s %s\n", kb_presets[i].name, kb_presets[i].help);
         }
         cmdline_free(&cl);
         return 0;

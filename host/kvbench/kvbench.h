@@ -268,13 +268,23 @@ struct kb_config {
 };
 
 void kb_config_default(struct kb_config *c);
+/* A preset: a named workload that sets every field it depends on. */
+struct kb_preset {
+    const char *name; /* "ycsb-a" */
+    const char *help; /* what it sets, one line (--list-presets) */
+    void (*apply)(struct kb_config *c, int arg);
+    int arg;          /* which workload of @apply's family */
+};
+/* The presets, in --list-presets order; kb_preset_count of them. */
+extern const struct kb_preset kb_presets[];
+extern const size_t kb_preset_count;
 /*
- * kb_preset_apply() - one of kb_preset_names (or an old name of one, with a
+ * kb_preset_apply() - one of kb_presets (or an old name of one, with a
  * one-line notice on stderr); -1 + sentence if unknown.
  */
 int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t errlen);
-extern const char *const kb_preset_names[];
-extern const char *const kb_preset_help[];
+/* kb_preset_summary() - the preset names for --help, runs of a family as first..last (g_free). */
+char *kb_preset_summary(void);
 /* kb_preset_canonical() - the current name of preset @name (an old one renamed), else @name. */
 const char *kb_preset_canonical(const char *name);
 /* kb_percentiles_parse() - "50,99,99.9": 1-KB_PCT_MAX values in (0, 100], ascending. */

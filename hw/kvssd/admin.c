@@ -148,8 +148,8 @@ void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_
         }
     } else if (opcode & 1) {
         a->write_cmds++;
-    } else if (opcode == KVSSD_OPC_RETRIEVE || opcode == KVSSD_OPC_ITER_READ ||
-               opcode == KVSSD_OPC_LIST) {
+    } else if (kvssd_kv_opcode_info(opcode) &&
+               kvssd_kv_opcode_info(opcode)->dir == KVSSD_DATA_D2H) {
         a->read_cmds++;
     }
     a->bytes_read += bytes_read;
@@ -484,9 +484,9 @@ static void effects_admin(uint8_t *log)
 }
 
 /*
- * The I/O commands of @csi's command set, when the namespace speaks it:
- * CSUPP, and for the NVM commands that change blocks LBCC (logical block
- * content change).
+ * The I/O commands of @csi's command set, when the namespace speaks it: KV,
+ * each row's effects (<kvssd/kv_opcodes.def>); NVM, CSUPP, and for the
+ * commands that change blocks LBCC (logical block content change).
  */
 static void build_effects_log(const struct kvssd_admin *a, uint8_t csi, uint8_t *log)
 {
@@ -495,8 +495,8 @@ static void build_effects_log(const struct kvssd_admin *a, uint8_t csi, uint8_t 
         return; /* no namespace of that command set: no I/O commands */
     }
     for (unsigned op = 0; op < 256; op++) {
-        if (csi == KVSSD_CSI_KV && kvssd_kv_opcode_supported(op)) {
-            put32(log + 1024 + 4 * op, 1u << 0); /* CSUPP */
+        if (csi == KVSSD_CSI_KV && kvssd_kv_opcode_info(op)) {
+            put32(log + 1024 + 4 * op, kvssd_kv_opcode_info(op)->effects);
         }
         if (csi == KVSSD_CSI_NVM && kvssd_nvm_opcode_supported(op)) {
             bool lbcc = op == KVSSD_NVM_OPC_WRITE || op == KVSSD_NVM_OPC_WRITE_ZEROES ||

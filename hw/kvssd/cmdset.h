@@ -145,8 +145,27 @@ void kvssd_ns_expire(struct kvssd_ns *ns, uint64_t now_ns);
 /* kvssd_ns_reset() - controller reset: drop every open stream, staged key and iterator. */
 void kvssd_ns_reset(struct kvssd_ns *ns);
 
-/* The command-supported bitmap for the Commands Supported and Effects log (KV CSI). */
+/* One row of <kvssd/kv_opcodes.def>, as data. */
+struct kvssd_kv_opcode_info {
+    uint8_t opcode;
+    const char *name;       /* "Store" */
+    enum kvssd_data_dir dir;
+    uint32_t effects;       /* Commands Supported and Effects entry (KVSSD_CSE_*) */
+    const char *trace;      /* trace event: "kvssd_" + this */
+    const char *counter;    /* struct kvssd_xfer_counters field counted besides "commands" */
+};
+
+/*
+ * kvssd_kv_opcode_info() - @opcode's row of the KV command set and our
+ * extensions, or NULL when there is no such command (Invalid Command Opcode).
+ */
+const struct kvssd_kv_opcode_info *kvssd_kv_opcode_info(uint8_t opcode);
+
+/* kvssd_kv_opcode_supported() - whether @opcode has a row (Commands Supported and Effects). */
 bool kvssd_kv_opcode_supported(uint8_t opcode);
+
+/* kvssd_kv_opcodes() - every row, in the table's order; *@count of them. */
+const struct kvssd_kv_opcode_info *kvssd_kv_opcodes(size_t *count);
 
 /* ---- The NVM command set (nvm.c): the nvm personality's namespace -------- */
 

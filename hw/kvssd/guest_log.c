@@ -27,7 +27,10 @@
 
 #define SECOND_NS 1000000000ll
 
-/* Command names, by queue (admin or I/O) and the namespace's command set. */
+/*
+ * Command names, by queue (admin or I/O) and the namespace's command set;
+ * the KV set's are its rows' (<kvssd/kv_opcodes.def>).
+ */
 struct opcode_info {
     uint8_t opc;
     const char *name;
@@ -57,38 +60,21 @@ static const struct opcode_info nvm_opcodes[] = {
     {KVSSD_NVM_OPC_DSM, "Dataset Management"},
 };
 
-static const struct opcode_info kv_opcodes[] = {
-    {KVSSD_OPC_FLUSH, "Flush"},
-    {KVSSD_OPC_STORE, "Store"},
-    {KVSSD_OPC_RETRIEVE, "Retrieve"},
-    {KVSSD_OPC_LIST, "List"},
-    {KVSSD_OPC_DELETE, "Delete"},
-    {KVSSD_OPC_EXIST, "Exist"},
-    {KVSSD_OPC_INLINE_HEAD, "Inline Head"},
-    {KVSSD_OPC_INLINE_XFER, "Inline Transfer"},
-    {KVSSD_OPC_INLINE_HEAD_FULL, "Inline Head (full layout)"},
-    {KVSSD_OPC_INLINE_XFER_FULL, "Inline Transfer (full layout)"},
-    {KVSSD_OPC_KEY_STAGE, "Key Stage"},
-    {KVSSD_OPC_ITER_OPEN, "Iterator Open"},
-    {KVSSD_OPC_ITER_READ, "Iterator Read"},
-    {KVSSD_OPC_ITER_CLOSE, "Iterator Close"},
-};
-
 static const char *opcode_name(KvssdState *n, uint16_t sqid, uint8_t opc)
 {
-    const struct opcode_info *t = sqid == 0 ? admin_opcodes : n->nvm ? nvm_opcodes : kv_opcodes;
-    size_t count = sqid == 0 ? ARRAY_SIZE(admin_opcodes)
-                   : n->nvm  ? ARRAY_SIZE(nvm_opcodes)
-                             : ARRAY_SIZE(kv_opcodes);
+    const struct opcode_info *t = sqid == 0 ? admin_opcodes : nvm_opcodes;
+    size_t count = sqid == 0 ? ARRAY_SIZE(admin_opcodes) : ARRAY_SIZE(nvm_opcodes);
 
+    if (sqid != 0 && !n->nvm) {
+        const struct kvssd_kv_opcode_info *row = kvssd_kv_opcode_info(opc);
+        return row ? row->name : "unknown KV command";
+    }
     for (size_t i = 0; i < count; i++) {
         if (t[i].opc == opc) {
             return t[i].name;
         }
     }
-    return sqid == 0 ? "unknown admin command"
-           : n->nvm  ? "unknown NVM command"
-                     : "unknown KV command";
+    return sqid == 0 ? "unknown admin command" : "unknown NVM command";
 }
 
 /* ---- the guest-error log ------------------------------------------------- */
@@ -150,66 +136,110 @@ static int staged_tag(const struct kvssd_sqe *sqe, uint32_t key_len)
     return key_len > KVSSD_KEY_INLINE_MAX ? (int)(sqe->cdw[2] & KVSSD_TAG_MASK) : -1;
 }
 
-/* The trace point of a KV-personality command, decoded from its SQE. */
-static void trace_kv_command(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+/*
+ * The trace points of the KV personality's commands, each decoded from the
+ * SQE: trace_row_<trace>() for each trace event a row of
+ * <kvssd/kv_opcodes.def> names.
+ */
+static void trace_row_kv_flush(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
 {
-    uint16_t cid = kvssd_sqe_cid(sqe);
+    trace_kvssd_kv_flush(sqid, kvssd_sqe_cid(sqe), status);
+}
+
+static void trace_row_kv_store(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
     const uint32_t *d = sqe->cdw;
     uint32_t klen = d[11] & KVSSD_CDW11_KEY_LEN_MASK;
 
+    trace_kvssd_kv_store(sqid, kvssd_sqe_cid(sqe), klen, staged_tag(sqe, klen), d[10],
+                         (d[11] >> KVSSD_CDW11_OPTIONS_SHIFT) & KVSSD_CDW11_OPTIONS_MASK, status);
+}
+
+static void trace_row_kv_retrieve(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    uint32_t klen = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+
+    trace_kvssd_kv_retrieve(sqid, kvssd_sqe_cid(sqe), klen, staged_tag(sqe, klen), sqe->cdw[10],
+                            status);
+}
+
+static void trace_row_kv_delete(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    uint32_t klen = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+
+    trace_kvssd_kv_delete(sqid, kvssd_sqe_cid(sqe), klen, staged_tag(sqe, klen), status);
+}
+
+static void trace_row_kv_exist(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    uint32_t klen = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+
+    trace_kvssd_kv_exist(sqid, kvssd_sqe_cid(sqe), klen, staged_tag(sqe, klen), status);
+}
+
+static void trace_row_kv_list(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    uint32_t klen = sqe->cdw[11] & KVSSD_CDW11_KEY_LEN_MASK;
+
+    trace_kvssd_kv_list(sqid, kvssd_sqe_cid(sqe), klen, staged_tag(sqe, klen), sqe->cdw[10],
+                        status);
+}
+
+static void trace_row_inline_head(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    const uint32_t *d = sqe->cdw;
+    bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_HEAD_FULL;
+    uint32_t hklen = d[10] >> KVSSD_INLINE_KLEN_SHIFT;
+    uint32_t tag = full ? d[11] & KVSSD_INLINE_FULL_MAX_TAG : d[11] & KVSSD_TAG_MASK;
+
+    trace_kvssd_inline_head(sqid, kvssd_sqe_cid(sqe), tag, full ? "full" : "stock", hklen,
+                            full ? -1 : staged_tag(sqe, hklen), d[10] & KVSSD_INLINE_VSIZE_MASK,
+                            !full && (d[11] & KVSSD_INLINE_HYBRID),
+                            !full && (d[11] & KVSSD_INLINE_FULL_TAIL), status);
+}
+
+static void trace_row_inline_xfer(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_XFER_FULL;
+    uint32_t ts = full ? sqe->cdw[1] : sqe->cdw[10]; /* the full layout has no NSID: CDW1 */
+
+    trace_kvssd_inline_xfer(sqid, kvssd_sqe_cid(sqe), ts & KVSSD_TAG_MASK, full ? "full" : "stock",
+                            ts >> KVSSD_INLINE_SEQ_SHIFT, status);
+}
+
+static void trace_row_key_stage(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    trace_kvssd_key_stage(sqid, kvssd_sqe_cid(sqe), sqe->cdw[11] & KVSSD_TAG_MASK,
+                          sqe->cdw[10] & 0xffu, status);
+}
+
+static void trace_row_iter_open(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    const uint32_t *d = sqe->cdw;
+
+    trace_kvssd_iter_open(sqid, kvssd_sqe_cid(sqe), d[10], d[11],
+                          (d[12] & KVSSD_ITER_FLAG_KEY_VALUE) != 0, status);
+}
+
+static void trace_row_iter_read(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    trace_kvssd_iter_read(sqid, kvssd_sqe_cid(sqe), sqe->cdw[11] & 0xffu, sqe->cdw[10], status);
+}
+
+static void trace_row_iter_close(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
+    trace_kvssd_iter_close(sqid, kvssd_sqe_cid(sqe), sqe->cdw[10] & 0xffu, status);
+}
+
+/* The trace point of a KV-personality command: its row's. */
+static void trace_kv_command(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
+{
     switch (kvssd_sqe_opcode(sqe)) {
-    case KVSSD_OPC_FLUSH:
-        trace_kvssd_kv_flush(sqid, cid, status);
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    case KVSSD_OPC_##sym:                                                           \
+        trace_row_##trace(sqid, sqe, status);                                       \
         break;
-    case KVSSD_OPC_STORE:
-        trace_kvssd_kv_store(sqid, cid, klen, staged_tag(sqe, klen), d[10],
-                             (d[11] >> KVSSD_CDW11_OPTIONS_SHIFT) & KVSSD_CDW11_OPTIONS_MASK,
-                             status);
-        break;
-    case KVSSD_OPC_RETRIEVE:
-        trace_kvssd_kv_retrieve(sqid, cid, klen, staged_tag(sqe, klen), d[10], status);
-        break;
-    case KVSSD_OPC_DELETE:
-        trace_kvssd_kv_delete(sqid, cid, klen, staged_tag(sqe, klen), status);
-        break;
-    case KVSSD_OPC_EXIST:
-        trace_kvssd_kv_exist(sqid, cid, klen, staged_tag(sqe, klen), status);
-        break;
-    case KVSSD_OPC_LIST:
-        trace_kvssd_kv_list(sqid, cid, klen, staged_tag(sqe, klen), d[10], status);
-        break;
-    case KVSSD_OPC_INLINE_HEAD:
-    case KVSSD_OPC_INLINE_HEAD_FULL: {
-        bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_HEAD_FULL;
-        uint32_t hklen = d[10] >> KVSSD_INLINE_KLEN_SHIFT;
-        uint32_t tag = full ? d[11] & KVSSD_INLINE_FULL_MAX_TAG : d[11] & KVSSD_TAG_MASK;
-        trace_kvssd_inline_head(sqid, cid, tag, full ? "full" : "stock", hklen,
-                                full ? -1 : staged_tag(sqe, hklen), d[10] & KVSSD_INLINE_VSIZE_MASK,
-                                !full && (d[11] & KVSSD_INLINE_HYBRID),
-                                !full && (d[11] & KVSSD_INLINE_FULL_TAIL), status);
-        break;
-    }
-    case KVSSD_OPC_INLINE_XFER:
-    case KVSSD_OPC_INLINE_XFER_FULL: {
-        bool full = kvssd_sqe_opcode(sqe) == KVSSD_OPC_INLINE_XFER_FULL;
-        uint32_t ts = full ? d[1] : d[10];    /* the full layout has no NSID: CDW1 */
-        trace_kvssd_inline_xfer(sqid, cid, ts & KVSSD_TAG_MASK, full ? "full" : "stock",
-                                ts >> KVSSD_INLINE_SEQ_SHIFT, status);
-        break;
-    }
-    case KVSSD_OPC_KEY_STAGE:
-        trace_kvssd_key_stage(sqid, cid, d[11] & KVSSD_TAG_MASK, d[10] & 0xffu, status);
-        break;
-    case KVSSD_OPC_ITER_OPEN:
-        trace_kvssd_iter_open(sqid, cid, d[10], d[11], (d[12] & KVSSD_ITER_FLAG_KEY_VALUE) != 0,
-                              status);
-        break;
-    case KVSSD_OPC_ITER_READ:
-        trace_kvssd_iter_read(sqid, cid, d[11] & 0xffu, d[10], status);
-        break;
-    case KVSSD_OPC_ITER_CLOSE:
-        trace_kvssd_iter_close(sqid, cid, d[10] & 0xffu, status);
-        break;
+#include "kvssd/kv_opcodes.def"
     default:
         break;
     }

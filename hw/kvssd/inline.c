@@ -503,7 +503,6 @@ uint16_t kvssd_inline_head(struct kvssd_ns *ns, struct kvssd_req *req)
     uint16_t idx, st;
     uint8_t *buf;
 
-    ns->xfer->inline_commands++;
     st = head_decode(ns, sqe, layout, &h);
     if (st == KVSSD_SC_SUCCESS) {
         st = head_claim_tag(ns, h.tag, req->now_ns);
@@ -558,7 +557,6 @@ uint16_t kvssd_inline_xfer(struct kvssd_ns *ns, struct kvssd_req *req)
     uint32_t offset, len;
     uint16_t st;
 
-    ns->xfer->inline_commands++;
     if (idx == KVSSD_SLOT_NONE || ns->slots[idx].stream.layout != layout) {
         return expired_find(ns, tag) >= 0 ? KVSSD_SC_INLINE_EXPIRED : KVSSD_SC_INLINE_UNKNOWN_TAG;
     }

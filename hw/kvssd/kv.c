@@ -705,7 +705,6 @@ static uint16_t kv_key_stage(struct kvssd_ns *ns, struct kvssd_req *req)
     uint8_t key[KVFTL_KEY_MAX_BYTES];
     uint16_t st;
 
-    ns->xfer->key_stage_commands++;
     if (sqe->cdw[2] || sqe->cdw[3] || KVSSD_RESERVED(sqe->cdw[10], 0xffu) ||
         KVSSD_RESERVED(sqe->cdw[11], KVSSD_TAG_MASK) || sqe->cdw[12] || sqe->cdw[13] ||
         sqe->cdw[14] || sqe->cdw[15]) {
@@ -960,41 +959,61 @@ static void kv_close_host_iterators(struct kvssd_ns *ns)
 /* A command's handler: its status; DW0, DW1, done_ns and parking in @req. */
 typedef uint16_t kv_handler(struct kvssd_ns *ns, struct kvssd_req *req);
 
-/* The handler of each opcode of the KV command set and our extensions; NULL for any other. */
+/* The handler of each row of <kvssd/kv_opcodes.def>; NULL for any other opcode. */
 static kv_handler *kv_handler_of(uint8_t opcode)
 {
     switch (opcode) {
-    case KVSSD_OPC_FLUSH:
-        return kv_flush;
-    case KVSSD_OPC_STORE:
-        return kv_store;
-    case KVSSD_OPC_RETRIEVE:
-        return kv_retrieve;
-    case KVSSD_OPC_LIST:
-        return kv_list;
-    case KVSSD_OPC_DELETE:
-        return kv_delete;
-    case KVSSD_OPC_EXIST:
-        return kv_exist;
-    case KVSSD_OPC_INLINE_HEAD:
-        return kvssd_inline_head;
-    case KVSSD_OPC_INLINE_XFER:
-        return kvssd_inline_xfer;
-    case KVSSD_OPC_INLINE_HEAD_FULL:
-        return kvssd_inline_head;
-    case KVSSD_OPC_INLINE_XFER_FULL:
-        return kvssd_inline_xfer;
-    case KVSSD_OPC_KEY_STAGE:
-        return kv_key_stage;
-    case KVSSD_OPC_ITER_OPEN:
-        return kv_iter_open;
-    case KVSSD_OPC_ITER_READ:
-        return kv_iter_read;
-    case KVSSD_OPC_ITER_CLOSE:
-        return kv_iter_close;
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    case KVSSD_OPC_##sym:                                                           \
+        return handler;
+#include "kvssd/kv_opcodes.def"
     default:
         return NULL;
     }
+}
+
+/* The transfer counter a command counts in besides "commands" (its row's); NULL for none. */
+static uint64_t *kv_class_counter(struct kvssd_xfer_counters *x, uint8_t opcode)
+{
+    uint64_t *c;
+
+    switch (opcode) {
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    case KVSSD_OPC_##sym:                                                           \
+        c = &x->counter;                                                            \
+        break;
+#include "kvssd/kv_opcodes.def"
+    default:
+        return NULL;
+    }
+    return c == &x->commands ? NULL : c;
+}
+
+static const struct kvssd_kv_opcode_info kv_opcode_rows[] = {
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    {KVSSD_OPC_##sym, name, KVSSD_DATA_##dir, effects, #trace, #counter},
+#include "kvssd/kv_opcodes.def"
+};
+
+const struct kvssd_kv_opcode_info *kvssd_kv_opcodes(size_t *count)
+{
+    *count = sizeof(kv_opcode_rows) / sizeof(kv_opcode_rows[0]);
+    return kv_opcode_rows;
+}
+
+const struct kvssd_kv_opcode_info *kvssd_kv_opcode_info(uint8_t opcode)
+{
+    for (size_t i = 0; i < sizeof(kv_opcode_rows) / sizeof(kv_opcode_rows[0]); i++) {
+        if (kv_opcode_rows[i].opcode == opcode) {
+            return &kv_opcode_rows[i];
+        }
+    }
+    return NULL;
+}
+
+bool kvssd_kv_opcode_supported(uint8_t opcode)
+{
+    return kvssd_kv_opcode_info(opcode) != NULL;
 }
 
 void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
@@ -1006,7 +1025,12 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
     req->done_ns = req->now_ns;
     req->in_progress = false;
     if (!req->cont) {
+        uint64_t *counter = kv_class_counter(ns->xfer, kvssd_sqe_opcode(req->sqe));
+
         ns->xfer->commands++; /* once per command, not per slice */
+        if (counter) {
+            (*counter)++;
+        }
     }
 
     if (req->cont && ((struct kv_cont *)req->cont)->opcode != kvssd_sqe_opcode(req->sqe)) {
@@ -1020,11 +1044,6 @@ void kvssd_kv_execute(struct kvssd_ns *ns, struct kvssd_req *req)
     if (req->done_ns < req->now_ns) {
         req->done_ns = req->now_ns;
     }
-}
-
-bool kvssd_kv_opcode_supported(uint8_t opcode)
-{
-    return kv_handler_of(opcode) != NULL;
 }
 
 /* ---- Namespace life cycle ----------------------------------------------- */

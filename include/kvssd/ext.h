@@ -34,16 +34,16 @@ extern "C" {
 #define KVSSD_PCI_VENDOR_ID 0x144d
 #define KVSSD_PCI_DEVICE_ID 0xa8ff
 
+/* Vendor I/O opcodes: the VENDOR rows of <kvssd/kv_opcodes.def>. */
+#define KVSSD_KV_OPCODE_STD(sym, opc)
+#define KVSSD_KV_OPCODE_VENDOR(sym, opc) KVSSD_OPC_##sym = (opc),
 enum kvssd_ext_opcode {
-    KVSSD_OPC_INLINE_HEAD = 0x81,      /* stock layout head (may carry PRP data: hybrid) */
-    KVSSD_OPC_INLINE_XFER = 0x85,      /* stock layout transfer */
-    KVSSD_OPC_INLINE_HEAD_FULL = 0x89, /* BandSlim full layout head (35 inline bytes) */
-    KVSSD_OPC_INLINE_XFER_FULL = 0x8d, /* BandSlim full layout transfer (56 inline bytes) */
-    KVSSD_OPC_KEY_STAGE = 0x91,        /* long key by data pointer */
-    KVSSD_OPC_ITER_OPEN = 0x90,
-    KVSSD_OPC_ITER_READ = 0x92,        /* batch to data pointer */
-    KVSSD_OPC_ITER_CLOSE = 0x94,
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    KVSSD_KV_OPCODE_##set(sym, opc)
+#include "kv_opcodes.def"
 };
+#undef KVSSD_KV_OPCODE_STD
+#undef KVSSD_KV_OPCODE_VENDOR
 
 /* ---- 1. Long keys ---------------------------------------------------- */
 /*

@@ -347,6 +347,18 @@ enum kvssd_lid {
     KVSSD_LID_EFFECTS = 0x05, /* Commands Supported and Effects */
 };
 
+/* Commands Supported and Effects log entry bits (one 32-bit entry per opcode). */
+#define KVSSD_CSE_CSUPP (1u << 0) /* command supported */
+#define KVSSD_CSE_LBCC (1u << 1)  /* logical block content change */
+
+/* An opcode's data transfer direction, which is its bits 1:0. */
+enum kvssd_data_dir {
+    KVSSD_DATA_NONE = 0,
+    KVSSD_DATA_H2D = 1, /* host to device */
+    KVSSD_DATA_D2H = 2, /* device to host */
+    KVSSD_DATA_BIDIR = 3,
+};
+
 static inline uint32_t kvssd_get_log_cdw10(uint8_t lid, uint32_t numd)
 {
     return (uint32_t)lid | (numd & 0xffffu) << 16;

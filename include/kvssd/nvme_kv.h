@@ -26,15 +26,31 @@ extern "C" {
 #define KVSSD_CSI_NVM 0x00
 #define KVSSD_CSI_KV 0x01
 
-/* I/O opcodes of the KV command set. Bit 0 set = host-to-device data. */
+/*
+ * I/O opcodes of the KV command set: the STD rows of <kvssd/kv_opcodes.def>
+ * (Flush 00h, Store 01h, Retrieve 02h, List 06h, Delete 10h, Exist 14h).
+ * Bits 1:0 are the data direction (enum kvssd_data_dir).
+ */
+#define KVSSD_KV_OPCODE_STD(sym, opc) KVSSD_OPC_##sym = (opc),
+#define KVSSD_KV_OPCODE_VENDOR(sym, opc)
 enum kvssd_kv_opcode {
-    KVSSD_OPC_FLUSH = 0x00,
-    KVSSD_OPC_STORE = 0x01,    /* value by data pointer (PRP/SGL) */
-    KVSSD_OPC_RETRIEVE = 0x02, /* value to data pointer */
-    KVSSD_OPC_LIST = 0x06,     /* keys from a start key, to data pointer */
-    KVSSD_OPC_DELETE = 0x10,
-    KVSSD_OPC_EXIST = 0x14,
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+    KVSSD_KV_OPCODE_##set(sym, opc)
+#include "kv_opcodes.def"
 };
+#undef KVSSD_KV_OPCODE_STD
+#undef KVSSD_KV_OPCODE_VENDOR
+
+/* Each row's direction is its opcode's bits 1:0, and STD rows are 00h-7Fh. */
+#define KVSSD_KV_OPCODE_IS_VENDOR_STD 0
+#define KVSSD_KV_OPCODE_IS_VENDOR_VENDOR 1
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter)             \
+    _Static_assert(((opc) & 3) == KVSSD_DATA_##dir, name ": the direction is opcode bits 1:0"); \
+    _Static_assert(((opc) >= 0x80) == KVSSD_KV_OPCODE_IS_VENDOR_##set,                          \
+                   name ": STD opcodes are 00h-7Fh, VENDOR 80h-FFh");
+#include "kv_opcodes.def"
+#undef KVSSD_KV_OPCODE_IS_VENDOR_STD
+#undef KVSSD_KV_OPCODE_IS_VENDOR_VENDOR
 
 /*
  * Key field: up to 16 bytes, bytes 0-7 in CDW2-CDW3 and bytes 8-15 in

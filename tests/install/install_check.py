@@ -69,6 +69,7 @@ def body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvb
                 os.path.join(root, 'include/kvssd/libkvssd.h'),
                 os.path.join(root, 'include/kvssd/nvme_kv.h'),
                 os.path.join(root, 'include/kvssd/ext.h'),
+                os.path.join(root, 'include/kvssd/kv_opcodes.def'),
                 os.path.join(root, 'include/kvssd/nvme.h'), os.path.join(man1, 'kvssd.1')]
     if kvbench:
         expected += [os.path.join(bin_, 'kvbench'), os.path.join(man1, 'kvbench.1')]
