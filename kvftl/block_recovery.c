@@ -166,7 +166,7 @@ int block_recovery_before_erase(struct kvftl *ftl, uint32_t victim, uint64_t *no
 GByteArray *block_recovery_checkpoint(struct kvftl *ftl)
 {
     uint64_t now = ftl->now_max_ns;
-    if (blockftl_flush(ftl, &now) != 0) {
+    if (ftl->recovery_owner.flush(ftl, &now) != 0) {
         return NULL;
     }
     if (now > ftl->now_max_ns) {
@@ -1009,7 +1009,7 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
         .max_seq = pm->write_seq, /* never give a number twice, even if its slot is lost */
     };
 
-    ftl_reset_state(ftl);
+    ftl->recovery_owner.reset_state(ftl);
     scan_report_reset(&ftl->mount);
     m.dirty = g_new0(bool, geo->stripes);
     m.kind = g_new0(uint32_t, geo->stripes);

@@ -181,6 +181,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         .relocate = kv_relocate,
         .page_relocate = kv_page_relocate,
     };
+    ftl->recovery_owner = (struct recovery_owner){.reset_state = ftl_reset_state};
     /*
      * An nvm device has an empty value log and index too (cheap, and the
      * shared code that looks at them finds them consistent); its own state

@@ -1066,7 +1066,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     const struct nand_geometry *geo = &ftl->nand.geo;
     struct recovery_report *r = &ftl->mount;
     uint64_t now = ftl->now_max_ns;
-    ftl_reset_state(ftl);
+    ftl->recovery_owner.reset_state(ftl);
     resolve_buffered(ftl);
     r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
     r->cut_stripes = r->bad_spares = 0;

@@ -116,6 +116,18 @@ struct recovery_report {
     char note[1024]; /* the sentence kvftl_mount_note() returns */
 };
 
+/*
+ * What recovery asks of the personality on top, which registers it
+ * (kvftl_open(), blockftl_open()) as it registers struct gc_owner: the
+ * personalities call recovery, never the reverse.
+ */
+struct recovery_owner {
+    /* empty the DRAM state over a device about to be scanned (kvftl.c: ftl_reset_state()) */
+    void (*reset_state)(struct kvftl *ftl);
+    /* nvm, orderly close: program the buffered data and the dirty map (blockftl.c) */
+    int (*flush)(struct kvftl *ftl, uint64_t *now_ns);
+};
+
 /* recovery_format_image() - write a fresh image header (new device). */
 void recovery_format_image(struct kvftl *ftl);
 
