@@ -243,6 +243,7 @@ void blockftl_open(struct kvftl *ftl)
         .page_relocate = blk_page_relocate,
         .collect_data = blk_collect_data,
     };
+    ftl->recovery_owner.flush = blockftl_flush;
 }
 
 void blockftl_free(struct kvftl *ftl)

@@ -191,29 +191,24 @@ static bool nvm_page_holds_slots(const struct kvftl *ftl, uint64_t ppn)
     return ftl->nand.oob[ppn].kind == NAND_PAGE_DATA;
 }
 
-static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
-                          char *err, size_t err_len)
+/*
+ * Phase 0: each page's spare areas; the newest write of each unit in
+ * w->newest. Phases 0-2 return 1 when the step's budget (@max_bytes, of
+ * which *@spent is used) ends before them, -1 with a sentence, 0 when done.
+ */
+static int nvm_check_slots(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                           uint64_t *spent, char *err, size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
     const struct page_map *pm = &ftl->pmap;
-    uint64_t spent = 0;
-    uint64_t slots = geo->total_bytes >> PAGE_MAP_UNIT_SHIFT;
-
-    /*
-     * A step's budget counts the memory it reads: each page's spare area
-     * (16 bytes) and, for a page of slots, its unit spare areas; a cache
-     * line (64 bytes) per mapped unit, whose slot's spare area is a random
-     * access; whole translation pages (C4h's 256 KiB: under 0.1 ms of CPU
-     * a slice, docs/kvftl.md).
-     */
     uint64_t spares_bytes = (uint64_t)geo->unit_spares_per_page * sizeof(struct nand_unit_spare);
     for (; w->phase == 0 && w->ppn < geo->total_pages; w->ppn++) {
         bool holds_slots = nvm_page_holds_slots(ftl, w->ppn);
         uint64_t cost = sizeof(struct nand_oob) + (holds_slots ? spares_bytes : 0);
-        if (spent && spent + cost > max_bytes) {
+        if (*spent && *spent + cost > max_bytes) {
             return 1;
         }
-        spent += cost;
+        *spent += cost;
         if (!holds_slots) {
             continue;
         }
@@ -236,16 +231,25 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
             }
         }
     }
-    w->phase = w->phase ? w->phase : 1;
+    return 0;
+}
+
+/* Phase 1: each mapped unit's slot names the unit, as its newest write. */
+static int nvm_check_units(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                           uint64_t *spent, char *err, size_t err_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
+    uint64_t slots = geo->total_bytes >> PAGE_MAP_UNIT_SHIFT;
     for (; w->phase == 1 && w->unit < pm->units; w->unit++) {
         uint32_t slot = pm->map[w->unit];
         if (slot == PAGE_MAP_UNMAPPED) {
             continue;
         }
-        if (spent && spent + NVM_CHECK_UNIT_COST > max_bytes) {
+        if (*spent && *spent + NVM_CHECK_UNIT_COST > max_bytes) {
             return 1;
         }
-        spent += NVM_CHECK_UNIT_COST;
+        *spent += NVM_CHECK_UNIT_COST;
         w->blobs_seen++;
         w->bytes_seen += sizeof(struct nand_unit_spare);
         uint64_t addr = (uint64_t)slot << PAGE_MAP_UNIT_SHIFT;
@@ -264,16 +268,24 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
         w->valid[addr / geo->stripe_bytes] += PAGE_MAP_UNIT_BYTES;
         w->mapped++;
     }
-    w->phase = w->phase > 2 ? w->phase : 2;
+    return 0;
+}
+
+/* Phase 2: each translation page's live copy, and the map where DRAM holds it clean. */
+static int nvm_check_tpages(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                            uint64_t *spent, char *err, size_t err_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
     for (; w->phase == 2 && w->tpage < pm->tpages; w->tpage++) {
         uint32_t t = w->tpage, ppn = pm->tpage_ppn[t];
         uint64_t first = (uint64_t)t * pm->per;
         uint64_t n = pm->units - first < pm->per ? pm->units - first : pm->per;
         bool dirty = pm->tstate[t] & TPAGE_DIRTY;
-        if (spent && spent + geo->page_size > max_bytes) {
+        if (*spent && *spent + geo->page_size > max_bytes) {
             return 1;
         }
-        spent += geo->page_size;
+        *spent += geo->page_size;
         w->pages_seen++;
         w->bytes_seen += geo->page_size;
         if (ppn == PAGE_MAP_NO_PAGE) {
@@ -319,7 +331,15 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
         w->valid[s] += geo->page_size;
         w->tpage_bytes += geo->page_size;
     }
-    w->phase = 3;
+    return 0;
+}
+
+/* Phase 3: valid bytes per stripe, the free count, the mapped count. */
+static int nvm_check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err,
+                            size_t err_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
     uint32_t free_count = 0;
     for (uint32_t s = 0; s < geo->stripes; s++) {
         free_count += ftl->space.stripes[s].state == STRIPE_FREE;
@@ -339,6 +359,35 @@ static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_
             (unsigned long long)w->mapped, (unsigned long long)w->tpage_bytes);
     }
     return 0;
+}
+
+static int nvm_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes,
+                          char *err, size_t err_len)
+{
+    uint64_t spent = 0;
+    /*
+     * A step's budget counts the memory it reads: each page's spare area
+     * (16 bytes) and, for a page of slots, its unit spare areas; a cache
+     * line (64 bytes) per mapped unit, whose slot's spare area is a random
+     * access; whole translation pages (C4h's 256 KiB: under 0.1 ms of CPU
+     * a slice, docs/kvftl.md).
+     */
+    int rc = nvm_check_slots(ftl, w, max_bytes, &spent, err, err_len);
+    if (rc != 0) {
+        return rc;
+    }
+    w->phase = w->phase ? w->phase : 1;
+    rc = nvm_check_units(ftl, w, max_bytes, &spent, err, err_len);
+    if (rc != 0) {
+        return rc;
+    }
+    w->phase = w->phase > 2 ? w->phase : 2;
+    rc = nvm_check_tpages(ftl, w, max_bytes, &spent, err, err_len);
+    if (rc != 0) {
+        return rc;
+    }
+    w->phase = 3;
+    return nvm_check_totals(ftl, w, err, err_len);
 }
 
 int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max_bytes, char *err,

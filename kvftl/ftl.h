@@ -38,6 +38,7 @@ struct kvftl {
     bool gc_active;
     struct gc_owner gc_owner;     /* GC asks it what is live (kvftl.c: the index) */
     struct index_pos gc_pos;      /* the entry of the blob GC found live last */
+    struct recovery_owner recovery_owner; /* what a mount asks of the personality */
 
     /* the live-data gauges are the value log's (vl.live) and the index's (idx.nand_bytes) */
     uint64_t capacity_bytes;      /* limit on live data + tombstones + index pages */

@@ -181,6 +181,7 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         .relocate = kv_relocate,
         .page_relocate = kv_page_relocate,
     };
+    ftl->recovery_owner = (struct recovery_owner){.reset_state = ftl_reset_state};
     /*
      * An nvm device has an empty value log and index too (cheap, and the
      * shared code that looks at them finds them consistent); its own state
@@ -343,6 +344,32 @@ static uint64_t store_hint(struct kvftl *ftl, const struct kvftl_store_req *req)
     return hash;
 }
 
+/*
+ * Store's conditions on the key's state (@live: it has a value; @oldloc:
+ * its blob or tombstone, 0 if none) and the room its blob needs:
+ * KVFTL_OK, or the status that refuses the Store.
+ */
+static enum kvftl_status store_admit(const struct kvftl *ftl, const struct kvftl_store_req *req,
+                                     bool live, uint64_t oldloc)
+{
+    if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
+        return KVFTL_KEY_DOES_NOT_EXIST;
+    }
+    if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
+        return KVFTL_KEY_EXISTS;
+    }
+    uint32_t len = BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes;
+    uint64_t occ = vlog_occupied(&ftl->vl, len);
+    uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
+    /* tombstones are not user data: they live in the reserve until GC drops them */
+    uint64_t used = ftl->vl.live.nand_bytes + ftl->idx.nand_bytes;
+    if (used + occ - old_occ > ftl->capacity_bytes ||
+        (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
+        return KVFTL_CAPACITY_EXCEEDED;
+    }
+    return KVFTL_OK;
+}
+
 /* kvftl_store() with the key's hash already computed and its loads hinted (or 0: both here). */
 static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t hash,
                   struct kvftl_cpl *cpl)
@@ -382,25 +409,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
     if (!found) {
         oldloc = 0;
     }
-    if ((req->options & KVFTL_STORE_ONLY_IF_EXISTS) && !live) {
-        cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
-        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
-        return;
-    }
-    if ((req->options & KVFTL_STORE_ONLY_IF_ABSENT) && live) {
-        cpl->status = KVFTL_KEY_EXISTS;
-        fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
-        return;
-    }
-
-    uint32_t len = BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes;
-    uint64_t occ = vlog_occupied(&ftl->vl, len);
-    uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
-    /* tombstones are not user data: they live in the reserve until GC drops them */
-    uint64_t used = ftl->vl.live.nand_bytes + ftl->idx.nand_bytes;
-    if (used + occ - old_occ > ftl->capacity_bytes ||
-        (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
-        cpl->status = KVFTL_CAPACITY_EXCEEDED;
+    cpl->status = store_admit(ftl, req, live, oldloc);
+    if (cpl->status != KVFTL_OK) {
         fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
@@ -433,7 +443,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
         fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
         return;
     }
-    uint64_t newloc = loc_make(pl.addr, len, false);
+    uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes,
+                               false);
     if (found) {
         index_set(&ftl->idx, &pos, newloc, &now);
     } else {

@@ -22,11 +22,13 @@
 #include <glib.h>
 #include <xxhash.h>
 
+#include "checkpoint.h"
 #include "ftl.h"
 #include "gc.h"
 #include "nand.h"
 #include "page_map.h"
 #include "recovery.h"
+#include "refuse.h"
 #include "space.h"
 
 #define UNIT PAGE_MAP_UNIT_BYTES
@@ -164,7 +166,7 @@ int block_recovery_before_erase(struct kvftl *ftl, uint32_t victim, uint64_t *no
 GByteArray *block_recovery_checkpoint(struct kvftl *ftl)
 {
     uint64_t now = ftl->now_max_ns;
-    if (blockftl_flush(ftl, &now) != 0) {
+    if (ftl->recovery_owner.flush(ftl, &now) != 0) {
         return NULL;
     }
     if (now > ftl->now_max_ns) {
@@ -199,30 +201,21 @@ GByteArray *block_recovery_checkpoint(struct kvftl *ftl)
 
 /* ---- clean mount ---- */
 
-#define WHY(...)                             \
-    do {                                     \
-        snprintf(why, why_len, __VA_ARGS__); \
-        goto out;                            \
-    } while (0)
-
-/* First page of stripe @s from @from on that is not erased (spare area or unit spares), or -1. */
-static int64_t first_used_page(const struct nand *n, uint32_t s, uint32_t from)
-{
-    const struct nand_geometry *geo = &n->geo;
-    uint64_t base = (uint64_t)s * geo->pages_per_stripe;
-    for (uint32_t i = from; i < geo->pages_per_stripe; i++) {
-        if (n->oob[base + i].kind != NAND_PAGE_ERASED) {
-            return i;
-        }
-        const struct nand_unit_spare *us = nand_unit_spares(n, base + i);
-        for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
-            if (us[j].seq || us[j].unit) {
-                return i;
-            }
-        }
-    }
-    return -1;
-}
+/*
+ * An nvm checkpoint being checked (block_recovery_load()): its head, and
+ * what the checks derive. Each step returns 0, or -1 with a sentence
+ * fragment in (why, why_len): the first problem found.
+ */
+struct block_checkpoint {
+    struct block_checkpoint_head ch;
+    struct checkpoint_streams cs;
+    struct stripe_info *st; /* the stripe table */
+    const uint8_t *ppn;     /* tpage_ppn[tpages], after it */
+    uint64_t *newest;       /* [units]: the newest slot's seq naming each unit */
+    uint32_t *map;          /* [units]: the map the translation pages hold */
+    uint64_t *valid;        /* [stripes]: the valid bytes the map references */
+    uint64_t mapped, tbytes;
+};
 
 /*
  * Is device slot @slot the stored copy of @unit written no later than @seq,
@@ -256,113 +249,103 @@ static bool slot_valid(const struct kvftl *ftl, const struct stripe_info *st, ui
     return true;
 }
 
-int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char *why,
-                        size_t why_len)
+/* The head's identity and counts: the device's, and the checkpoint's length @len. */
+static int head_check(const struct kvftl *ftl, struct block_checkpoint *c, const uint8_t *b,
+                      uint64_t len, char *why, size_t why_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
-    struct page_map *pm = &ftl->pmap;
-    struct stripe_info *st = NULL;
-    uint64_t *valid = NULL, *newest = NULL;
-    uint32_t *map = NULL;
-    int rc = -1;
-    struct block_checkpoint_head ch;
+    const struct page_map *pm = &ftl->pmap;
+    const struct block_checkpoint_head *ch = &c->ch;
+    if (len < sizeof(c->ch)) {
+        return refuse(why, why_len, "the checkpoint is %llu bytes, shorter than its %zu-byte head",
+                      (unsigned long long)len, sizeof(c->ch));
+    }
+    memcpy(&c->ch, b, sizeof(c->ch));
+    if (ch->magic != BLOCK_CHECKPOINT_MAGIC) {
+        return refuse(why, why_len,
+                      "the checkpoint has a bad magic number (it is not an nvm checkpoint)");
+    }
+    if (ch->layout != BLOCK_CHECKPOINT_LAYOUT) {
+        return refuse(why, why_len,
+                      "the checkpoint was written by another kvftl (nvm layout %u; this one reads "
+                      "layout %u)",
+                      ch->layout, BLOCK_CHECKPOINT_LAYOUT);
+    }
+    if (ch->stripes != geo->stripes || ch->units != pm->units || ch->tpages != pm->tpages ||
+        ch->per != pm->per) {
+        return refuse(why, why_len,
+                      "it describes %u stripes, %llu units and %u translation pages of %u "
+                      "entries; the device has %u, %llu, %u and %u",
+                      ch->stripes, (unsigned long long)ch->units, ch->tpages, ch->per, geo->stripes,
+                      (unsigned long long)pm->units, pm->tpages, pm->per);
+    }
+    uint64_t want = block_checkpoint_length(ch->stripes, ch->tpages);
+    if (len != want) {
+        return refuse(why, why_len, "the checkpoint is %llu bytes; its counts make %llu",
+                      (unsigned long long)len, (unsigned long long)want);
+    }
+    return 0;
+}
 
-    if (len < sizeof(ch)) {
-        WHY("the checkpoint is %llu bytes, shorter than its %zu-byte head", (unsigned long long)len,
-            sizeof(ch));
+/* The write sequence number, the open streams, the cursor, and an empty unmap log. */
+static int streams_check(const struct kvftl *ftl, struct block_checkpoint *c, char *why,
+                         size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct block_checkpoint_head *ch = &c->ch;
+    if (ch->write_seq > BLOCK_SEQ_LIMIT) {
+        return refuse(why, why_len,
+                      "its write sequence number %llu is from the future (above %llu)",
+                      (unsigned long long)ch->write_seq, (unsigned long long)BLOCK_SEQ_LIMIT);
     }
-    memcpy(&ch, b, sizeof(ch));
-    if (ch.magic != BLOCK_CHECKPOINT_MAGIC) {
-        WHY("the checkpoint has a bad magic number (it is not an nvm checkpoint)");
+    if (ch->data_stripe != UINT32_MAX &&
+        (ch->data_stripe >= geo->stripes || ch->data_wp % geo->page_size ||
+         ch->data_wp >= geo->stripe_bytes)) {
+        return refuse(why, why_len,
+                      "the open data stripe %u with write pointer %llu is not a stripe with a page "
+                      "boundary inside it",
+                      ch->data_stripe, (unsigned long long)ch->data_wp);
     }
-    if (ch.layout != BLOCK_CHECKPOINT_LAYOUT) {
-        WHY("the checkpoint was written by another kvftl (nvm layout %u; this one reads layout %u)",
-            ch.layout, BLOCK_CHECKPOINT_LAYOUT);
+    if (ch->index_stripe != UINT32_MAX &&
+        (ch->index_stripe >= geo->stripes || ch->index_idx > geo->pages_per_stripe)) {
+        return refuse(why, why_len,
+                      "the index stream's stripe %u and next page %u are not in the geometry",
+                      ch->index_stripe, ch->index_idx);
     }
-    if (ch.stripes != geo->stripes || ch.units != pm->units || ch.tpages != pm->tpages ||
-        ch.per != pm->per) {
-        WHY("it describes %u stripes, %llu units and %u translation pages of %u entries; the "
-            "device has %u, %llu, %u and %u",
-            ch.stripes, (unsigned long long)ch.units, ch.tpages, ch.per, geo->stripes,
-            (unsigned long long)pm->units, pm->tpages, pm->per);
-    }
-    if (len != block_checkpoint_length(ch.stripes, ch.tpages)) {
-        WHY("the checkpoint is %llu bytes; its counts make %llu", (unsigned long long)len,
-            (unsigned long long)block_checkpoint_length(ch.stripes, ch.tpages));
-    }
-    if (ch.write_seq > BLOCK_SEQ_LIMIT) {
-        WHY("its write sequence number %llu is from the future (above %llu)",
-            (unsigned long long)ch.write_seq, (unsigned long long)BLOCK_SEQ_LIMIT);
-    }
-    if (ch.data_stripe != UINT32_MAX &&
-        (ch.data_stripe >= geo->stripes || ch.data_wp % geo->page_size ||
-         ch.data_wp >= geo->stripe_bytes)) {
-        WHY("the open data stripe %u with write pointer %llu is not a stripe with a page "
-            "boundary inside it",
-            ch.data_stripe, (unsigned long long)ch.data_wp);
-    }
-    if (ch.index_stripe != UINT32_MAX &&
-        (ch.index_stripe >= geo->stripes || ch.index_idx > geo->pages_per_stripe)) {
-        WHY("the index stream's stripe %u and next page %u are not in the geometry",
-            ch.index_stripe, ch.index_idx);
-    }
-    if (ch.alloc_cursor >= geo->stripes) {
-        WHY("the allocation cursor is %u; it must be below %u", ch.alloc_cursor, geo->stripes);
+    if (ch->alloc_cursor >= geo->stripes) {
+        return refuse(why, why_len, "the allocation cursor is %u; it must be below %u",
+                      ch->alloc_cursor, geo->stripes);
     }
     const struct nand_unmap_log *log = ftl->nand.unmap_log;
     if (log->magic == NAND_UNMAP_LOG_MAGIC && log->used) {
-        WHY("the unmap log holds %u entries, which an orderly close empties", log->used);
+        return refuse(why, why_len,
+                      "the unmap log holds %u entries, which an orderly close empties", log->used);
     }
+    c->cs = (struct checkpoint_streams){
+        .data_stripe = ch->data_stripe,
+        .data_wp = ch->data_wp,
+        .index_stripe = ch->index_stripe,
+        .index_idx = ch->index_idx,
+        .stripe_seq = ch->stripe_seq,
+    };
+    return 0;
+}
 
-    /* the stripe table, and the erased pages later programs need */
-    const uint8_t *p = b + sizeof(ch);
-    st = g_new(struct stripe_info, geo->stripes);
-    for (uint32_t s = 0; s < geo->stripes; s++, p += sizeof(struct stripe_info)) {
-        if (!recovery_stripe_info_parse(p, s, &st[s], why, why_len)) {
-            goto out;
-        }
-        struct stripe_info *si = &st[s];
-        bool open_data = si->state == STRIPE_OPEN_DATA, open_index = si->state == STRIPE_OPEN_INDEX;
-        if (open_data != (s == ch.data_stripe) || open_index != (s == ch.index_stripe)) {
-            WHY("stripe %u has state %u, which disagrees with the open streams (data %d, index %d)",
-                s, si->state, ch.data_stripe == UINT32_MAX ? -1 : (int)ch.data_stripe,
-                ch.index_stripe == UINT32_MAX ? -1 : (int)ch.index_stripe);
-        }
-        if (si->valid_bytes > geo->stripe_bytes) {
-            WHY("stripe %u has %llu valid bytes; a stripe holds %llu", s,
-                (unsigned long long)si->valid_bytes, (unsigned long long)geo->stripe_bytes);
-        }
-        int64_t from = -1;
-        const char *what = NULL;
-        if (open_data) {
-            from = (int64_t)(ch.data_wp / geo->page_size);
-            what = "after the write pointer of the open data stripe";
-        } else if (open_index) {
-            from = ch.index_idx;
-            what = "after the index stream's last page";
-        } else if (si->state == STRIPE_FREE && si->erased) {
-            from = 0;
-            what = "of a stripe marked erased";
-        }
-        int64_t w = from < 0 ? -1 : first_used_page(&ftl->nand, s, (uint32_t)from);
-        if (w >= 0) {
-            WHY("page %lld of stripe %u, %s, is already written", (long long)w, s, what);
-        }
-        if (si->state != STRIPE_FREE && si->open_seq >= ch.stripe_seq) {
-            WHY("stripe %u was opened at sequence %llu, not before the next one (%llu)", s,
-                (unsigned long long)si->open_seq, (unsigned long long)ch.stripe_seq);
-        }
-    }
-
-    /*
-     * Every written slot of the data stripes: a unit of the namespace and a
-     * write not after the checkpoint's last, and no mapped unit has a newer
-     * slot than its mapped one (a later crash mount would take that one for
-     * the unit's newest copy). Host memory reads only.
-     */
-    newest = g_new0(uint64_t, pm->units ? pm->units : 1);
+/*
+ * Every written slot of the data stripes: a unit of the namespace and a
+ * write not after the checkpoint's last; the newest slot of each unit in
+ * c->newest (no mapped unit may have a newer slot than its mapped one: a
+ * later crash mount would take that one for the unit's newest copy). Host
+ * memory reads only.
+ */
+static int slots_check(const struct kvftl *ftl, struct block_checkpoint *c, char *why,
+                       size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
+    c->newest = g_new0(uint64_t, pm->units ? pm->units : 1);
     for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
-        uint8_t state = st[ppn / geo->pages_per_stripe].state;
+        uint8_t state = c->st[ppn / geo->pages_per_stripe].state;
         if ((state != STRIPE_DATA && state != STRIPE_OPEN_DATA) ||
             ftl->nand.oob[ppn].kind == NAND_PAGE_ERASED) {
             continue;
@@ -372,131 +355,178 @@ int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char 
             if (!us[j].seq) {
                 continue;
             }
-            if (us[j].unit >= pm->units || us[j].seq > ch.write_seq) {
-                WHY("slot %llu's spare area names unit %llu written at %llu; the namespace has "
+            if (us[j].unit >= pm->units || us[j].seq > c->ch.write_seq) {
+                return refuse(
+                    why, why_len,
+                    "slot %llu's spare area names unit %llu written at %llu; the namespace has "
                     "%llu units and the last write was %llu",
                     (unsigned long long)((ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j),
                     (unsigned long long)us[j].unit, (unsigned long long)us[j].seq,
-                    (unsigned long long)pm->units, (unsigned long long)ch.write_seq);
+                    (unsigned long long)pm->units, (unsigned long long)c->ch.write_seq);
             }
-            newest[us[j].unit] = us[j].seq > newest[us[j].unit] ? us[j].seq : newest[us[j].unit];
+            uint64_t *n = &c->newest[us[j].unit];
+            *n = us[j].seq > *n ? us[j].seq : *n;
         }
     }
+    return 0;
+}
 
-    /* the translation pages, each entry checked against its slot's unit spare area */
-    const uint8_t *ppnp = p;
-    valid = g_new0(uint64_t, geo->stripes);
-    map = g_new(uint32_t, pm->units ? pm->units : 1);
-    uint64_t mapped = 0, tbytes = 0;
-    for (uint32_t t = 0; t < ch.tpages; t++) {
-        uint32_t ppn;
-        memcpy(&ppn, ppnp + 4ull * t, 4);
-        uint64_t first = (uint64_t)t * pm->per;
-        uint64_t n = pm->units - first < pm->per ? pm->units - first : pm->per;
-        if (ppn == PAGE_MAP_NO_PAGE) {
-            for (uint64_t i = 0; i < n; i++) {
-                map[first + i] = PAGE_MAP_UNMAPPED;
+/*
+ * The entries of translation page @t (bytes @mem, header @h) for units
+ * [@first, @first + @n): each unit's slot holds it, written no later than
+ * the page and as its newest slot; the entries past the namespace are
+ * unmapped. The map, valid bytes and count go to @c.
+ */
+static int tpage_entries_check(const struct kvftl *ftl, struct block_checkpoint *c, uint32_t t,
+                               const uint8_t *mem, const struct tpage_header *h, uint64_t first,
+                               uint64_t n, char *why, size_t why_len)
+{
+    const struct page_map *pm = &ftl->pmap;
+    for (uint32_t i = 0; i < pm->per; i++) {
+        uint32_t e = tpage_entry(mem, i);
+        uint64_t u = first + i;
+        if (i >= n) {
+            if (e != PAGE_MAP_UNMAPPED) {
+                return refuse(why, why_len,
+                              "translation page %u maps unit %llu, past the namespace (%llu units)",
+                              t, (unsigned long long)u, (unsigned long long)pm->units);
             }
             continue;
         }
-        enum index_page_at at = recovery_index_page_at(ftl, st, ch.index_idx, ppn, t);
-        if (at == INDEX_PAGE_PAST_END) {
-            WHY("translation page %u is at NAND page %u, past the last page (%llu)", t, ppn,
-                (unsigned long long)geo->total_pages - 1);
+        c->map[u] = e;
+        if (e == PAGE_MAP_UNMAPPED) {
+            continue;
         }
-        if (at == INDEX_PAGE_NOT_HELD) {
-            WHY("translation page %u is at NAND page %u, which does not hold it (spare area kind "
-                "%#x, tag %u)",
-                t, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
+        uint64_t got;
+        if (!slot_valid(ftl, c->st, c->ch.data_stripe, c->ch.data_wp, e, u, h->write_seq, &got)) {
+            return refuse(why, why_len,
+                          "translation page %u maps unit %llu to slot %u, which does not hold it",
+                          t, (unsigned long long)u, e);
         }
-        const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
-        struct tpage_header h;
-        const char *bad = tpage_bad(pm, mem, t, &h);
-        if (bad) {
-            WHY("translation page %u (NAND page %u): %s", t, ppn, bad);
+        if (got != c->newest[u]) {
+            return refuse(why, why_len,
+                          "unit %llu maps to slot %u written at %llu, but a slot written at %llu "
+                          "names it",
+                          (unsigned long long)u, e, (unsigned long long)got,
+                          (unsigned long long)c->newest[u]);
         }
-        if (h.write_seq > ch.write_seq) {
-            WHY("translation page %u reflects write %llu, after the checkpoint's last (%llu)", t,
-                (unsigned long long)h.write_seq, (unsigned long long)ch.write_seq);
-        }
-        for (uint32_t i = 0; i < pm->per; i++) {
-            uint32_t e = tpage_entry(mem, i);
-            if (i >= n) {
-                if (e != PAGE_MAP_UNMAPPED) {
-                    WHY("translation page %u maps unit %llu, past the namespace (%llu units)", t,
-                        (unsigned long long)(first + i), (unsigned long long)pm->units);
-                }
-                continue;
-            }
-            map[first + i] = e;
-            if (e == PAGE_MAP_UNMAPPED) {
-                continue;
-            }
-            uint64_t got;
-            if (!slot_valid(ftl, st, ch.data_stripe, ch.data_wp, e, first + i, h.write_seq, &got)) {
-                WHY("translation page %u maps unit %llu to slot %u, which does not hold it", t,
-                    (unsigned long long)(first + i), e);
-            }
-            if (got != newest[first + i]) {
-                WHY("unit %llu maps to slot %u written at %llu, but a slot written at %llu names "
-                    "it",
-                    (unsigned long long)(first + i), e, (unsigned long long)got,
-                    (unsigned long long)newest[first + i]);
-            }
-            valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / geo->stripe_bytes] += UNIT;
-            mapped++;
-        }
-        valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
-        tbytes += geo->page_size;
+        c->valid[((uint64_t)e << PAGE_MAP_UNIT_SHIFT) / ftl->nand.geo.stripe_bytes] += UNIT;
+        c->mapped++;
     }
-    for (uint32_t s = 0; s < geo->stripes; s++) {
-        if (valid[s] != st[s].valid_bytes) {
-            WHY("stripe %u has %llu valid bytes but the map references %llu", s,
-                (unsigned long long)st[s].valid_bytes, (unsigned long long)valid[s]);
-        }
-    }
-    if (mapped != ch.mapped || tbytes != ch.tpage_bytes) {
-        WHY("the checkpoint counts %llu mapped units and %llu translation page bytes; the map "
-            "holds %llu and %llu",
-            (unsigned long long)ch.mapped, (unsigned long long)ch.tpage_bytes,
-            (unsigned long long)mapped, (unsigned long long)tbytes);
-    }
+    return 0;
+}
 
-    /* all checked: load it */
+/* Translation page @t's live copy: where it is, its header and checksum, its entries. */
+static int tpage_check(const struct kvftl *ftl, struct block_checkpoint *c, uint32_t t, char *why,
+                       size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct page_map *pm = &ftl->pmap;
+    uint32_t ppn;
+    memcpy(&ppn, c->ppn + 4ull * t, 4);
+    uint64_t first = (uint64_t)t * pm->per;
+    uint64_t n = pm->units - first < pm->per ? pm->units - first : pm->per;
+    if (ppn == PAGE_MAP_NO_PAGE) {
+        for (uint64_t i = 0; i < n; i++) {
+            c->map[first + i] = PAGE_MAP_UNMAPPED;
+        }
+        return 0;
+    }
+    enum index_page_at at = checkpoint_index_page_at(ftl, c->st, c->ch.index_idx, ppn, t);
+    if (at == INDEX_PAGE_PAST_END) {
+        return refuse(why, why_len,
+                      "translation page %u is at NAND page %u, past the last page (%llu)", t, ppn,
+                      (unsigned long long)geo->total_pages - 1);
+    }
+    if (at == INDEX_PAGE_NOT_HELD) {
+        return refuse(why, why_len,
+                      "translation page %u is at NAND page %u, which does not hold it (spare area "
+                      "kind %#x, tag %u)",
+                      t, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
+    }
+    const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
+    struct tpage_header h;
+    const char *bad = tpage_bad(pm, mem, t, &h);
+    if (bad) {
+        return refuse(why, why_len, "translation page %u (NAND page %u): %s", t, ppn, bad);
+    }
+    if (h.write_seq > c->ch.write_seq) {
+        return refuse(why, why_len,
+                      "translation page %u reflects write %llu, after the checkpoint's last (%llu)",
+                      t, (unsigned long long)h.write_seq, (unsigned long long)c->ch.write_seq);
+    }
+    if (tpage_entries_check(ftl, c, t, mem, &h, first, n, why, why_len) != 0) {
+        return -1;
+    }
+    c->valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
+    c->tbytes += geo->page_size;
+    return 0;
+}
+
+/* Every translation page (tpage_check()), then the accounting the map implies. */
+static int map_check(const struct kvftl *ftl, struct block_checkpoint *c, char *why, size_t why_len)
+{
+    const struct page_map *pm = &ftl->pmap;
+    c->valid = g_new0(uint64_t, ftl->nand.geo.stripes);
+    c->map = g_new(uint32_t, pm->units ? pm->units : 1);
+    for (uint32_t t = 0; t < c->ch.tpages; t++) {
+        if (tpage_check(ftl, c, t, why, why_len) != 0) {
+            return -1;
+        }
+    }
+    if (checkpoint_valid_match(ftl, c->st, c->valid, "the map", why, why_len) != 0) {
+        return -1;
+    }
+    if (c->mapped != c->ch.mapped || c->tbytes != c->ch.tpage_bytes) {
+        return refuse(why, why_len,
+                      "the checkpoint counts %llu mapped units and %llu translation page bytes; "
+                      "the map holds %llu and %llu",
+                      (unsigned long long)c->ch.mapped, (unsigned long long)c->ch.tpage_bytes,
+                      (unsigned long long)c->mapped, (unsigned long long)c->tbytes);
+    }
+    return 0;
+}
+
+/* All checked: the checkpoint becomes the space's state and the page map. */
+static void checkpoint_install(struct kvftl *ftl, const struct block_checkpoint *c)
+{
     struct space *sp = &ftl->space;
-    memcpy(sp->stripes, st, geo->stripes * sizeof(*st));
-    sp->free_stripes = 0;
-    for (uint32_t s = 0; s < geo->stripes; s++) {
-        sp->free_stripes += st[s].state == STRIPE_FREE;
-    }
-    sp->alloc_cursor = ch.alloc_cursor;
-    sp->stripe_seq = ch.stripe_seq;
-    sp->index.stripe = ch.index_stripe;
-    sp->index.idx = ch.index_stripe == UINT32_MAX ? 0 : ch.index_idx;
+    struct page_map *pm = &ftl->pmap;
     stream_forget(sp);
-    if (ch.data_stripe != UINT32_MAX) {
-        struct data_stream *ds = &sp->data;
-        ds->stripe = ch.data_stripe;
-        ds->base_ppn = (uint64_t)ch.data_stripe * geo->pages_per_stripe;
-        ds->wp = ds->frontier = ch.data_wp;
-        ds->prog_idx = ds->open_idx = (uint32_t)(ch.data_wp / geo->page_size);
-    }
-    memcpy(pm->map, map, pm->units * sizeof(uint32_t));
-    memcpy(pm->tpage_ppn, ppnp, pm->tpages * sizeof(uint32_t));
-    pm->mapped = mapped;
-    pm->nand_bytes = tbytes;
-    pm->write_seq = ch.write_seq;
+    checkpoint_install_space(ftl, c->st, &c->cs, c->ch.alloc_cursor);
+    sp->index.idx = c->ch.index_stripe == UINT32_MAX ? 0 : c->ch.index_idx;
+    memcpy(pm->map, c->map, pm->units * sizeof(uint32_t));
+    memcpy(pm->tpage_ppn, c->ppn, pm->tpages * sizeof(uint32_t));
+    pm->mapped = c->mapped;
+    pm->nand_bytes = c->tbytes;
+    pm->write_seq = c->ch.write_seq;
     /* DRAM holds no translation page yet: a lookup's miss reads it (DFTL) */
     page_map_drop_cache(pm);
-    rc = 0;
-out:
-    g_free(st);
-    g_free(valid);
-    g_free(newest);
-    g_free(map);
+}
+
+int block_recovery_load(struct kvftl *ftl, const uint8_t *b, uint64_t len, char *why,
+                        size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct block_checkpoint c = {0};
+    int rc = -1;
+    if (head_check(ftl, &c, b, len, why, why_len) == 0 &&
+        streams_check(ftl, &c, why, why_len) == 0) {
+        /* the stripe table, and the erased pages later programs need */
+        c.st = g_new(struct stripe_info, geo->stripes);
+        c.ppn = b + sizeof(c.ch) + (uint64_t)geo->stripes * sizeof(struct stripe_info);
+        if (checkpoint_stripes_parse(ftl, b + sizeof(c.ch), &c.cs, c.st, why, why_len) == 0 &&
+            slots_check(ftl, &c, why, why_len) == 0 && map_check(ftl, &c, why, why_len) == 0) {
+            checkpoint_install(ftl, &c);
+            rc = 0;
+        }
+    }
+    g_free(c.st);
+    g_free(c.valid);
+    g_free(c.newest);
+    g_free(c.map);
     return rc;
 }
-#undef WHY
 
 /* ---- crash mount ---- */
 
@@ -569,7 +599,7 @@ static int64_t resume_point(const struct nand *n, uint32_t s)
         last = nand_page_programmed(n, base + i) ? i : last;
     }
     if (last < 0 || last + 1 >= (int64_t)geo->pages_per_stripe ||
-        first_used_page(n, s, (uint32_t)last + 1) >= 0) {
+        checkpoint_first_used_page(n, s, (uint32_t)last + 1) >= 0) {
         return -1;
     }
     return last;
@@ -678,35 +708,32 @@ static void replay_unmaps(struct kvftl *ftl, uint32_t *nslot, uint64_t *nseq, ui
     g_free(cut);
 }
 
-int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
+/*
+ * A crash mount in progress (block_recovery_scan()). Host memory: stripes
+ * x (1 + 4 + 8) bytes, units x 12 bytes (the newest slot of each unit and
+ * its seq), 24 bytes per translation page copy (at most the pages of the
+ * index stripes) and tpages x 1 byte.
+ */
+struct map_scan {
+    uint64_t now;
+    uint64_t max_seq;        /* the largest write sequence number seen */
+    uint64_t max_stripe_seq; /* the next stripe open sequence number */
+    bool *dirty;             /* [stripes]: leftovers of the page buffer (resolve_buffered()) */
+    uint32_t *kind;          /* [stripes]: NAND_PAGE_DATA, _INDEX or _ERASED, by vote */
+    uint64_t *open_seq;      /* [stripes] */
+    GArray *copies;          /* struct tpage_copy: every intact one, sorted by copy_cmp() */
+    uint64_t *nseq;          /* [units]: the seq of the newest slot naming the unit, */
+    uint32_t *nslot;         /* and that slot; then the rebuilt map's */
+    uint8_t *changed;        /* [tpages]: the rebuilt map differs from the newest copy */
+};
+
+/* What each stripe holds, by a vote of its pages' spare areas (as the KV scan). */
+static void scan_classify_stripes(struct kvftl *ftl, struct map_scan *m)
 {
     struct nand *n = &ftl->nand;
     const struct nand_geometry *geo = &n->geo;
-    struct page_map *pm = &ftl->pmap;
     struct space *sp = &ftl->space;
     struct recovery_report *r = &ftl->mount;
-    uint64_t now = ftl->now_max_ns;
-    uint64_t max_seq = pm->write_seq; /* never give a number twice, even if its slot is lost */
-
-    ftl_reset_state(ftl);
-    r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
-    r->cut_stripes = r->bad_spares = 0;
-    r->units_mapped = r->units_replayed = r->units_unmapped = 0;
-    r->tpages_used = r->bad_tpages = r->bad_unmaps = 0;
-    r->bad_unit_slots = r->future_slots = r->bad_entries = 0;
-
-    /*
-     * Host memory: stripes x (1 + 4 + 8) bytes, units x 12 bytes (the newest
-     * slot of each unit and its seq), 24 bytes per translation page copy
-     * (at most the pages of the index stripes) and tpages x 1 byte.
-     */
-    bool *dirty = g_new0(bool, geo->stripes);
-    uint32_t *kind = g_new0(uint32_t, geo->stripes);
-    uint64_t *open_seq = g_new0(uint64_t, geo->stripes);
-    resolve_buffered(ftl, dirty);
-
-    /* what each stripe holds, by a vote of its pages' spare areas (as the KV scan) */
-    uint64_t max_stripe_seq = sp->stripe_seq;
     for (uint32_t s = 0; s < geo->stripes; s++) {
         uint64_t first = (uint64_t)s * geo->pages_per_stripe;
         uint32_t nd = 0, ni = 0, fd = 0, fi = 0;
@@ -720,40 +747,48 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
                 fi = ni++ ? fi : i;
             }
         }
-        kind[s] = nd >= ni ? (nd ? NAND_PAGE_DATA : NAND_PAGE_ERASED) : NAND_PAGE_INDEX;
+        uint32_t kind = nd >= ni ? (nd ? NAND_PAGE_DATA : NAND_PAGE_ERASED) : NAND_PAGE_INDEX;
+        m->kind[s] = kind;
         for (uint32_t i = 0; i < geo->pages_per_stripe; i++) {
             uint32_t k = n->oob[first + i].kind;
-            if (k != NAND_PAGE_ERASED && k != kind[s] && !r->bad_spares++) {
+            if (k != NAND_PAGE_ERASED && k != kind && !r->bad_spares++) {
                 r->bad_spare_page = first + i;
                 r->bad_spare_kind = k;
             }
         }
         struct stripe_info *si = &sp->stripes[s];
         /* a hole is erased: not read (on a full tmpfs the read fault raises SIGBUS) */
-        si->erased = !any && !dirty[s] &&
+        si->erased = !any && !m->dirty[s] &&
                      (nand_page_hole(n, first) || nand_byte(n, first * geo->page_size) == 0);
         si->state = STRIPE_FREE;
-        if (kind[s] != NAND_PAGE_ERASED) {
-            open_seq[s] = n->oob[first + (kind[s] == NAND_PAGE_DATA ? fd : fi)].seq;
-            uint64_t next = open_seq[s] == UINT64_MAX ? UINT64_MAX : open_seq[s] + 1;
-            max_stripe_seq = next > max_stripe_seq ? next : max_stripe_seq;
-            si->state = kind[s] == NAND_PAGE_DATA ? STRIPE_DATA : STRIPE_INDEX;
-            si->open_seq = open_seq[s];
-            si->last_write_ns = now;
+        if (kind != NAND_PAGE_ERASED) {
+            m->open_seq[s] = n->oob[first + (kind == NAND_PAGE_DATA ? fd : fi)].seq;
+            uint64_t next = m->open_seq[s] == UINT64_MAX ? UINT64_MAX : m->open_seq[s] + 1;
+            m->max_stripe_seq = next > m->max_stripe_seq ? next : m->max_stripe_seq;
+            si->state = kind == NAND_PAGE_DATA ? STRIPE_DATA : STRIPE_INDEX;
+            si->open_seq = m->open_seq[s];
+            si->last_write_ns = m->now;
             sp->free_stripes--;
         }
     }
+}
 
-    /* every intact copy of every translation page (the controller reads them all) */
-    GArray *copies = g_array_new(FALSE, FALSE, sizeof(struct tpage_copy));
-    uint64_t issue = now;
+/* Every intact copy of every translation page (the controller reads them all). */
+static void scan_collect_copies(struct kvftl *ftl, struct map_scan *m)
+{
+    struct nand *n = &ftl->nand;
+    const struct nand_geometry *geo = &n->geo;
+    const struct page_map *pm = &ftl->pmap;
+    struct recovery_report *r = &ftl->mount;
+    m->copies = g_array_new(FALSE, FALSE, sizeof(struct tpage_copy));
+    uint64_t issue = m->now;
     for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
         uint32_t s = (uint32_t)(ppn / geo->pages_per_stripe);
-        if (kind[s] != NAND_PAGE_INDEX || n->oob[ppn].kind != NAND_PAGE_INDEX) {
+        if (m->kind[s] != NAND_PAGE_INDEX || n->oob[ppn].kind != NAND_PAGE_INDEX) {
             continue;
         }
         uint64_t d = nand_read(n, ppn, geo->page_size, issue);
-        now = d > now ? d : now;
+        m->now = d > m->now ? d : m->now;
         struct tpage_header h;
         uint32_t t = n->oob[ppn].tag;
         const char *bad = t >= pm->tpages ? "its tag names no translation page"
@@ -766,129 +801,155 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             continue;
         }
         struct tpage_copy c = {
-            .tpage = t, .ppn = (uint32_t)ppn, .seq = h.write_seq, .stripe_seq = open_seq[s]};
-        g_array_append_val(copies, c);
-        max_seq = h.write_seq > max_seq ? h.write_seq : max_seq;
+            .tpage = t, .ppn = (uint32_t)ppn, .seq = h.write_seq, .stripe_seq = m->open_seq[s]};
+        g_array_append_val(m->copies, c);
+        m->max_seq = h.write_seq > m->max_seq ? h.write_seq : m->max_seq;
     }
-    g_array_sort(copies, copy_cmp);
+    g_array_sort(m->copies, copy_cmp);
+}
 
-    /* the newest slot of every unit (the unit spare areas of every programmed data page) */
-    uint64_t *nseq = g_new0(uint64_t, pm->units ? pm->units : 1);
-    uint32_t *nslot = g_new(uint32_t, pm->units ? pm->units : 1);
-    for (uint64_t u = 0; u < pm->units; u++) {
-        nslot[u] = PAGE_MAP_UNMAPPED;
+/* One unit spare area @us of slot @slot: a unit of the namespace, a seq not from the future. */
+static void scan_slot(struct kvftl *ftl, struct map_scan *m, uint64_t slot,
+                      const struct nand_unit_spare *us)
+{
+    struct recovery_report *r = &ftl->mount;
+    if (!us->seq) {
+        return; /* never written (padding of a Flush, or the end of the log) */
     }
-    issue = now;
+    if (us->unit >= ftl->pmap.units) {
+        if (!r->bad_unit_slots++) {
+            r->bad_unit_slot = slot;
+            r->bad_unit = us->unit;
+        }
+        return;
+    }
+    if (us->seq > BLOCK_SEQ_LIMIT) {
+        if (!r->future_slots++) {
+            r->future_slot = slot;
+            r->future_seq = us->seq;
+        }
+        return;
+    }
+    uint64_t u = us->unit;
+    /* equal numbers cannot happen (each write takes a new one): the first found stays */
+    if (us->seq > m->nseq[u]) {
+        m->nseq[u] = us->seq;
+        m->nslot[u] = (uint32_t)slot;
+    }
+    m->max_seq = us->seq > m->max_seq ? us->seq : m->max_seq;
+}
+
+/* The newest slot of every unit (the unit spare areas of every programmed data page). */
+static void scan_newest_slots(struct kvftl *ftl, struct map_scan *m)
+{
+    struct nand *n = &ftl->nand;
+    const struct nand_geometry *geo = &n->geo;
+    const struct page_map *pm = &ftl->pmap;
+    m->nseq = g_new0(uint64_t, pm->units ? pm->units : 1);
+    m->nslot = g_new(uint32_t, pm->units ? pm->units : 1);
+    for (uint64_t u = 0; u < pm->units; u++) {
+        m->nslot[u] = PAGE_MAP_UNMAPPED;
+    }
+    uint64_t issue = m->now;
     for (uint64_t ppn = 0; ppn < geo->total_pages; ppn++) {
         uint32_t s = (uint32_t)(ppn / geo->pages_per_stripe);
-        if (kind[s] != NAND_PAGE_DATA || n->oob[ppn].kind != NAND_PAGE_DATA) {
+        if (m->kind[s] != NAND_PAGE_DATA || n->oob[ppn].kind != NAND_PAGE_DATA) {
             continue;
         }
         /* the spare areas only: the controller reads each page's, dies in parallel */
         uint64_t d = nand_read(n, ppn, geo->unit_spares_per_page * sizeof(struct nand_unit_spare),
                                issue);
-        now = d > now ? d : now;
+        m->now = d > m->now ? d : m->now;
         const struct nand_unit_spare *us = nand_unit_spares(n, ppn);
         for (uint32_t j = 0; j < geo->unit_spares_per_page; j++) {
-            uint64_t slot = (ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j;
-            if (!us[j].seq) {
-                continue; /* never written (padding of a Flush, or the end of the log) */
-            }
-            if (us[j].unit >= pm->units) {
-                if (!r->bad_unit_slots++) {
-                    r->bad_unit_slot = slot;
-                    r->bad_unit = us[j].unit;
-                }
-                continue;
-            }
-            if (us[j].seq > BLOCK_SEQ_LIMIT) {
-                if (!r->future_slots++) {
-                    r->future_slot = slot;
-                    r->future_seq = us[j].seq;
-                }
-                continue;
-            }
-            uint64_t u = us[j].unit;
-            /* equal numbers cannot happen (each write takes a new one): the first found stays */
-            if (us[j].seq > nseq[u]) {
-                nseq[u] = us[j].seq;
-                nslot[u] = (uint32_t)slot;
-            }
-            max_seq = us[j].seq > max_seq ? us[j].seq : max_seq;
+            scan_slot(ftl, m, (ppn * geo->page_size >> PAGE_MAP_UNIT_SHIFT) + j, &us[j]);
         }
     }
+}
 
-    /*
-     * Each unit: the newest copy of its translation page whose entry is
-     * usable (unmapped, or a slot that holds the unit written no later than
-     * the copy) is its base; an entry naming a slot that no longer holds the
-     * unit (erased by GC after the map moved on, or without PLP a slot that
-     * never reached NAND) sends it to the next older copy. A slot newer than
-     * the base's copy replaces it.
-     */
-    uint8_t *changed = g_new0(uint8_t, pm->tpages ? pm->tpages : 1);
+/*
+ * Unit @u (entry @i of translation page @t, whose copies are [@c0, @c1)):
+ * the newest copy whose entry is usable (unmapped, or a slot that holds
+ * the unit written no later than the copy) is its base; an entry naming a
+ * slot that no longer holds the unit (erased by GC after the map moved on,
+ * or without PLP a slot that never reached NAND) sends it to the next older
+ * copy. A slot newer than the base's copy replaces it.
+ */
+static void scan_unit_base(struct kvftl *ftl, struct map_scan *m, uint32_t t, uint64_t u,
+                           uint32_t i, uint32_t c0, uint32_t c1)
+{
+    struct recovery_report *r = &ftl->mount;
+    uint32_t slot = PAGE_MAP_UNMAPPED, newest_entry = PAGE_MAP_UNMAPPED;
+    uint64_t seq = 0, base_seq = 0;
+    bool bad = false;
+    for (uint32_t c = c0; c < c1; c++) {
+        const struct tpage_copy *cp = &g_array_index(m->copies, struct tpage_copy, c);
+        uint32_t e = tpage_entry(nand_page_ptr(&ftl->nand, cp->ppn), i);
+        uint64_t got;
+        if (c == c0) {
+            newest_entry = e;
+        }
+        if (e == PAGE_MAP_UNMAPPED) {
+            base_seq = cp->seq;
+            break;
+        }
+        if (slot_valid(ftl, ftl->space.stripes, UINT32_MAX, 0, e, u, cp->seq, &got)) {
+            slot = e;
+            seq = got;
+            base_seq = cp->seq;
+            break;
+        }
+        if (!bad && !r->bad_entries++) {
+            r->bad_entry_unit = u;
+            r->bad_entry_slot = e;
+        }
+        bad = true;
+    }
+    if (m->nseq[u] > base_seq) {
+        slot = m->nslot[u];
+        seq = m->nseq[u];
+        r->units_replayed++;
+    }
+    if (slot != newest_entry) {
+        m->changed[t] = 1;
+    }
+    m->nslot[u] = slot;
+    m->nseq[u] = slot == PAGE_MAP_UNMAPPED ? 0 : seq;
+}
+
+/* Each unit's state from its translation page's copies and its newest slot (scan_unit_base()). */
+static void scan_choose_bases(struct kvftl *ftl, struct map_scan *m)
+{
+    const struct page_map *pm = &ftl->pmap;
+    m->changed = g_new0(uint8_t, pm->tpages ? pm->tpages : 1);
     uint32_t ci = 0;
-    const struct stripe_info *st = sp->stripes;
     for (uint32_t t = 0; t < pm->tpages; t++) {
         uint32_t c0 = ci;
-        while (ci < copies->len && g_array_index(copies, struct tpage_copy, ci).tpage == t) {
+        while (ci < m->copies->len && g_array_index(m->copies, struct tpage_copy, ci).tpage == t) {
             ci++;
         }
-        uint32_t c1 = ci;
-        r->tpages_used += c0 < c1; /* without a copy its units start unmapped */
+        ftl->mount.tpages_used += c0 < ci; /* without a copy its units start unmapped */
         uint64_t first = (uint64_t)t * pm->per;
         uint64_t cnt = pm->units - first < pm->per ? pm->units - first : pm->per;
         for (uint64_t i = 0; i < cnt; i++) {
-            uint64_t u = first + i;
-            uint32_t slot = PAGE_MAP_UNMAPPED, newest_entry = PAGE_MAP_UNMAPPED;
-            uint64_t seq = 0, base_seq = 0;
-            bool bad = false;
-            for (uint32_t c = c0; c < c1; c++) {
-                const struct tpage_copy *cp = &g_array_index(copies, struct tpage_copy, c);
-                uint32_t e = tpage_entry(nand_page_ptr(n, cp->ppn), (uint32_t)i);
-                uint64_t got;
-                if (c == c0) {
-                    newest_entry = e;
-                }
-                if (e == PAGE_MAP_UNMAPPED) {
-                    base_seq = cp->seq;
-                    break;
-                }
-                if (slot_valid(ftl, st, UINT32_MAX, 0, e, u, cp->seq, &got)) {
-                    slot = e;
-                    seq = got;
-                    base_seq = cp->seq;
-                    break;
-                }
-                if (!bad && !r->bad_entries++) {
-                    r->bad_entry_unit = u;
-                    r->bad_entry_slot = e;
-                }
-                bad = true;
-            }
-            if (nseq[u] > base_seq) {
-                slot = nslot[u];
-                seq = nseq[u];
-                r->units_replayed++;
-            }
-            if (slot != newest_entry) {
-                changed[t] = 1;
-            }
-            nslot[u] = slot;
-            nseq[u] = slot == PAGE_MAP_UNMAPPED ? 0 : seq;
+            scan_unit_base(ftl, m, t, first + i, (uint32_t)i, c0, ci);
         }
     }
+}
 
-    /* the unmap log: completed unmaps whose translation pages were not programmed yet */
-    replay_unmaps(ftl, nslot, nseq, changed, &max_seq);
-
-    /* install: the map and its valid bytes, the translation pages' live copies */
+/* Install: the map and its valid bytes, the translation pages' live copies. */
+static void scan_install(struct kvftl *ftl, struct map_scan *m)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct page_map *pm = &ftl->pmap;
+    struct space *sp = &ftl->space;
     for (uint64_t u = 0; u < pm->units; u++) {
-        if (nslot[u] != PAGE_MAP_UNMAPPED) {
-            page_map_assign(pm, u, nslot[u]);
+        if (m->nslot[u] != PAGE_MAP_UNMAPPED) {
+            page_map_assign(pm, u, m->nslot[u]);
         }
     }
-    ci = 0;
+    const GArray *copies = m->copies;
+    uint32_t ci = 0;
     for (uint32_t t = 0; t < pm->tpages; t++) {
         if (ci < copies->len && g_array_index(copies, struct tpage_copy, ci).tpage == t) {
             uint32_t ppn = g_array_index(copies, struct tpage_copy, ci).ppn;
@@ -899,23 +960,28 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
                 ci++;
             }
         }
-        if (changed[t]) {
+        if (m->changed[t]) {
             pm->tstate[t] |= TPAGE_DIRTY;
         }
     }
-    pm->write_seq = max_seq;
-    sp->stripe_seq = max_stripe_seq;
-    r->units_mapped = pm->mapped;
-    /*
-     * The streams go on where they stopped: the newest data stripe and the
-     * newest index stripe are open again after their last programmed page
-     * (a crash must not cost two stripes each time, or repeated cuts would
-     * eat GC's reserve). A stripe nothing live is left in is free now
-     * (erased before reuse), and GC restores the low watermark of free
-     * stripes before the rebuilt map is programmed.
-     */
+    pm->write_seq = m->max_seq;
+    sp->stripe_seq = m->max_stripe_seq;
+    ftl->mount.units_mapped = pm->mapped;
+}
+
+/*
+ * The streams go on where they stopped: the newest data stripe and the
+ * newest index stripe are open again after their last programmed page (a
+ * crash must not cost two stripes each time, or repeated cuts would eat
+ * GC's reserve). A stripe nothing live is left in is free now (erased
+ * before reuse), and GC restores the low watermark of free stripes before
+ * the rebuilt map is programmed.
+ */
+static void scan_reopen(struct kvftl *ftl, struct map_scan *m)
+{
+    struct space *sp = &ftl->space;
     resume_streams(ftl);
-    for (uint32_t s = 0; s < geo->stripes; s++) {
+    for (uint32_t s = 0; s < ftl->nand.geo.stripes; s++) {
         struct stripe_info *si = &sp->stripes[s];
         if ((si->state == STRIPE_DATA || si->state == STRIPE_INDEX) && !si->valid_bytes) {
             si->state = STRIPE_FREE;
@@ -923,15 +989,50 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
             sp->free_stripes++;
         }
     }
-    gc_before_write(ftl, &now);
+    gc_before_write(ftl, &m->now);
+}
 
-    g_array_free(copies, TRUE);
-    g_free(nseq);
-    g_free(nslot);
-    g_free(changed);
-    g_free(dirty);
-    g_free(kind);
-    g_free(open_seq);
+/* What a crash mount reports, zeroed before it (a clean mount leaves the report zero). */
+static void scan_report_reset(struct recovery_report *r)
+{
+    r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
+    r->cut_stripes = r->bad_spares = 0;
+    r->units_mapped = r->units_replayed = r->units_unmapped = 0;
+    r->tpages_used = r->bad_tpages = r->bad_unmaps = 0;
+    r->bad_unit_slots = r->future_slots = r->bad_entries = 0;
+}
+
+int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    struct page_map *pm = &ftl->pmap;
+    struct map_scan m = {
+        .now = ftl->now_max_ns,
+        .max_seq = pm->write_seq, /* never give a number twice, even if its slot is lost */
+    };
+
+    ftl->recovery_owner.reset_state(ftl);
+    scan_report_reset(&ftl->mount);
+    m.dirty = g_new0(bool, geo->stripes);
+    m.kind = g_new0(uint32_t, geo->stripes);
+    m.open_seq = g_new0(uint64_t, geo->stripes);
+    m.max_stripe_seq = ftl->space.stripe_seq;
+    resolve_buffered(ftl, m.dirty);
+    scan_classify_stripes(ftl, &m);
+    scan_collect_copies(ftl, &m);
+    scan_newest_slots(ftl, &m);
+    scan_choose_bases(ftl, &m);
+    /* the unmap log: completed unmaps whose translation pages were not programmed yet */
+    replay_unmaps(ftl, m.nslot, m.nseq, m.changed, &m.max_seq);
+    scan_install(ftl, &m);
+    scan_reopen(ftl, &m);
+    g_array_free(m.copies, TRUE);
+    g_free(m.nseq);
+    g_free(m.nslot);
+    g_free(m.changed);
+    g_free(m.dirty);
+    g_free(m.kind);
+    g_free(m.open_seq);
 
     /*
      * The map now differs from flash where slots were replayed, unmaps
@@ -939,20 +1040,19 @@ int block_recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
      * now, so the next crash mount starts from them and the log is empty.
      */
     int rc = 0;
-    if (page_map_write_back(pm, &now) != 0) {
-        snprintf(err, err_len,
-                 "image_path %s: the rebuilt map's translation pages cannot be programmed: %s",
-                 ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)",
-                 nand_writable(&ftl->nand) ? "no stripe is free"
-                                           : "the image file has no room for them");
-        rc = -1;
+    if (page_map_write_back(pm, &m.now) != 0) {
+        rc = refuse(err, err_len,
+                    "image_path %s: the rebuilt map's translation pages cannot be programmed: %s",
+                    ftl->cfg.image_path ? ftl->cfg.image_path : "(memory)",
+                    nand_writable(&ftl->nand) ? "no stripe is free"
+                                              : "the image file has no room for them");
     } else {
         block_recovery_log_clear(ftl);
     }
     /* DRAM holds no translation page after the power cycle: a lookup's miss reads it (DFTL) */
     page_map_drop_cache(pm);
-    if (now > ftl->now_max_ns) {
-        ftl->now_max_ns = now;
+    if (m.now > ftl->now_max_ns) {
+        ftl->now_max_ns = m.now;
     }
     return rc;
 }

@@ -132,6 +132,123 @@ void kvftl_iter_next(struct kvftl *ftl, uint32_t handle, uint32_t max_entries,
     kvftl_iter_step(ftl, handle, max_entries, UINT32_MAX, emit, opaque, arrival_ns, cpl);
 }
 
+/* What one step of an iteration emits to, and how much (kvftl_iter_step()). */
+struct iter_sink {
+    kvftl_iter_emit_fn emit;
+    void *opaque;
+    uint32_t max_entries;
+    uint32_t emitted;
+    bool refused;     /* emit() refused, or damage after something was emitted */
+    bool unrecovered; /* damage with nothing emitted: Unrecovered Error */
+};
+
+/*
+ * The live entries of index page @pid at or after the cursor, sorted by
+ * hash, in ftl->idx.scratch (*@n of them); returns the first one not yet
+ * handled (those with the cursor's hash already done are skipped).
+ */
+static uint32_t iter_candidates(struct kvftl *ftl, const struct iterator *it, uint32_t pid,
+                                uint32_t *n, uint64_t *now)
+{
+    const struct index *ix = &ftl->idx;
+    const uint8_t *mem = index_cache_get(&ftl->idx, pid, now);
+    const struct index_entry *e = index_page_entries(mem);
+    struct index_entry *cand = ftl->idx.scratch;
+    *n = 0;
+    for (uint32_t i = 0; i < ix->slots; i++) {
+        if (e[i].loc && !loc_tombstone(e[i].loc) && e[i].hash >= it->next_hash) {
+            cand[(*n)++] = e[i];
+        }
+    }
+    qsort(cand, *n, sizeof(*cand), entry_cmp);
+    uint32_t i = 0, same = 0;
+    while (i < *n && cand[i].hash == it->next_hash && same < it->same_done) {
+        i++;
+        same++;
+    }
+    return i;
+}
+
+/*
+ * Candidate entry @c: read its key (and value), emit it if it matches, and
+ * move the cursor past it. true when the step stops here: emit() refused,
+ * or damage after something was emitted (both leave the cursor on the
+ * entry), a full batch, or damage with nothing emitted.
+ */
+static bool iter_visit(struct kvftl *ftl, struct iterator *it, const struct index_entry *c,
+                       struct iter_sink *k, uint64_t *now)
+{
+    const struct index *ix = &ftl->idx;
+    uint64_t loc = c->loc;
+    uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
+                           ? loc_len(loc)
+                           : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
+    uint64_t last_ppn;
+    /* in place: a stripe is contiguous in the backing store, buffered pages included */
+    const uint8_t *p = vlog_bytes(&ftl->vl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn, now);
+    uint32_t kb = p[1];
+    const uint8_t *key = p + BLOB_HEADER_BYTES;
+    /*
+     * A blob damaged in the image after its index entry was made: its
+     * key no longer hashes to the entry (a cheap check of the key
+     * alone), or, when the value is returned too, the record fails
+     * its checksum. Reported as Unrecovered Error, never skipped.
+     */
+    bool damaged = !kb || BLOB_HEADER_BYTES + kb > hdr_len || p[0] != REC_PAIR ||
+                   index_hash(ix, key, kb) != c->hash;
+    bool match = !damaged && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask);
+    const uint8_t *blob = NULL;
+    if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
+        blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, kb,
+                                loc_addr(loc) / ftl->nand.geo.page_size, NULL, now);
+        damaged = !blob;
+    }
+    if (damaged) {
+        if (k->emitted) {
+            /* deliver what was emitted; the next step starts at this entry */
+            k->refused = true;
+            return true;
+        }
+        k->unrecovered = true;
+        ftl->st.media_errors++;
+    } else if (match) {
+        const uint8_t *value = NULL;
+        uint32_t vbytes = 0;
+        if (it->kind == KVFTL_ITER_KEY_VALUES) {
+            vbytes = loc_len(loc) - BLOB_HEADER_BYTES - kb;
+            if (!ftl->iter_value) {
+                ftl->iter_value = g_malloc(KVFTL_VALUE_MAX_BYTES);
+            }
+            memcpy(ftl->iter_value, blob + BLOB_HEADER_BYTES + kb, vbytes);
+            value = ftl->iter_value;
+        }
+        if (k->emit(k->opaque, key, kb, value, vbytes) != 0) {
+            k->refused = true;
+            return true;
+        }
+        k->emitted++;
+        ftl->st.host_bytes_out += vbytes;
+    }
+    if (c->hash == it->next_hash) {
+        it->same_done++;
+    } else {
+        it->next_hash = c->hash;
+        it->same_done = 1;
+    }
+    return k->emitted == k->max_entries || k->unrecovered;
+}
+
+/* The cursor moves past an index page whose hashes end at @last. */
+static void iter_past_page(struct iterator *it, uint64_t last)
+{
+    if (last == UINT64_MAX) {
+        it->done = true;
+    } else {
+        it->next_hash = last + 1;
+        it->same_done = 0;
+    }
+}
+
 /*
  * The walk behind both calls. A step ends after @max_pages index pages
  * (at least one) even if nothing matched: each page costs a bounded amount
@@ -156,7 +273,6 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
     /* firmware time per call: a device that runs one command in slices pays it per slice */
     struct fw_cmd fc;
     fw_cmd_begin(ftl, &fc, 0, &now);
-    struct index *ix = &ftl->idx;
     ftl->st.iterates++;
     if (it->done) {
         cpl->status = KVFTL_ITERATOR_END;
@@ -164,115 +280,35 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
         return;
     }
 
-    uint32_t emitted = 0, pages = 0;
-    bool refused = false, unrecovered = false;
+    struct iter_sink k = {.emit = emit, .opaque = opaque, .max_entries = max_entries};
+    uint32_t pages = 0;
     if (max_pages == 0) {
         max_pages = 1;
     }
-    while (emitted < max_entries && !refused && !it->done && pages < max_pages) {
+    while (k.emitted < max_entries && !k.refused && !it->done && pages < max_pages) {
         uint64_t first, last;
         pages++;
-        uint32_t pid = index_page_of(ix, it->next_hash, &first, &last);
-        const uint8_t *mem = index_cache_get(&ftl->idx, pid, &now);
-        const struct index_entry *e = index_page_entries(mem);
-        struct index_entry *cand = ftl->idx.scratch;
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < ix->slots; i++) {
-            if (e[i].loc && !loc_tombstone(e[i].loc) && e[i].hash >= it->next_hash) {
-                cand[n++] = e[i];
-            }
-        }
-        qsort(cand, n, sizeof(*cand), entry_cmp);
-        uint32_t i = 0, same = 0;
-        while (i < n && cand[i].hash == it->next_hash && same < it->same_done) {
-            i++;
-            same++;
-        }
+        uint32_t pid = index_page_of(&ftl->idx, it->next_hash, &first, &last);
+        uint32_t n;
+        uint32_t i = iter_candidates(ftl, it, pid, &n, &now);
+        const struct index_entry *cand = ftl->idx.scratch;
         for (; i < n; i++) {
-            uint64_t loc = cand[i].loc;
-            uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
-                                   ? loc_len(loc)
-                                   : BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES;
-            uint64_t last_ppn;
-            /* in place: a stripe is contiguous in the backing store, buffered pages included */
-            const uint8_t *p = vlog_bytes(&ftl->vl, loc_addr(loc), hdr_len, UINT64_MAX, &last_ppn,
-                                          &now);
-            uint32_t kb = p[1];
-            const uint8_t *key = p + BLOB_HEADER_BYTES;
-            /*
-             * A blob damaged in the image after its index entry was made: its
-             * key no longer hashes to the entry (a cheap check of the key
-             * alone), or, when the value is returned too, the record fails
-             * its checksum. Reported as Unrecovered Error, never skipped.
-             */
-            bool damaged = !kb || BLOB_HEADER_BYTES + kb > hdr_len || p[0] != REC_PAIR ||
-                           index_hash(ix, key, kb) != cand[i].hash;
-            bool match = !damaged && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask);
-            const uint8_t *blob = NULL;
-            if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
-                blob = vlog_read_record(&ftl->vl, loc, REC_PAIR, kb,
-                                        loc_addr(loc) / ftl->nand.geo.page_size, NULL, &now);
-                damaged = !blob;
-            }
-            if (damaged) {
-                if (emitted) {
-                    /* deliver what was emitted; the next step starts at this entry */
-                    refused = true;
-                    break;
-                }
-                unrecovered = true;
-                ftl->st.media_errors++;
-            } else if (match) {
-                const uint8_t *value = NULL;
-                uint32_t vbytes = 0;
-                if (it->kind == KVFTL_ITER_KEY_VALUES) {
-                    vbytes = loc_len(loc) - BLOB_HEADER_BYTES - kb;
-                    if (!ftl->iter_value) {
-                        ftl->iter_value = g_malloc(KVFTL_VALUE_MAX_BYTES);
-                    }
-                    memcpy(ftl->iter_value, blob + BLOB_HEADER_BYTES + kb, vbytes);
-                    value = ftl->iter_value;
-                }
-                if (emit(opaque, key, kb, value, vbytes) != 0) {
-                    refused = true;
-                    break;
-                }
-                emitted++;
-                ftl->st.host_bytes_out += vbytes;
-            }
-            if (cand[i].hash == it->next_hash) {
-                it->same_done++;
-            } else {
-                it->next_hash = cand[i].hash;
-                it->same_done = 1;
-            }
-            if (emitted == max_entries || unrecovered) {
+            if (iter_visit(ftl, it, &cand[i], &k, &now)) {
                 break;
             }
         }
-        if (refused || emitted == max_entries || unrecovered) {
-            if (i + 1 >= n && !refused) {
-                /* the page is exhausted too */
-                if (last == UINT64_MAX) {
-                    it->done = true;
-                } else {
-                    it->next_hash = last + 1;
-                    it->same_done = 0;
-                }
+        if (k.refused || k.emitted == max_entries || k.unrecovered) {
+            if (i + 1 >= n && !k.refused) {
+                iter_past_page(it, last); /* the page is exhausted too */
             }
             break;
         }
-        if (last == UINT64_MAX) {
-            it->done = true;
-        } else {
-            it->next_hash = last + 1;
-            it->same_done = 0;
-        }
+        iter_past_page(it, last);
     }
-    cpl->value_bytes = emitted;
-    if (unrecovered) {
+    cpl->value_bytes = k.emitted;
+    if (k.unrecovered) {
         cpl->status = KVFTL_UNRECOVERED_ERROR; /* the cursor is past the damaged entry */
-    } else if (emitted == 0 && it->done && !refused) {
+    } else if (k.emitted == 0 && it->done && !k.refused) {
         cpl->status = KVFTL_ITERATOR_END;
     }
     iter_done(ftl, &fc, arrival_ns, now, cpl);

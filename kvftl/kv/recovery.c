@@ -2,22 +2,21 @@
 /* Durability: checkpoint on orderly close, crash mount by scanning the value log. */
 #include "recovery.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <glib.h>
 #include <xxhash.h>
 
 #include "block_recovery.h"
 #include "bloom.h"
+#include "checkpoint.h"
 #include "ftl.h"
 #include "index.h"
 #include "index_cache.h"
 #include "nand.h"
+#include "refuse.h"
 #include "space.h"
 #include "value_log.h"
 
@@ -33,24 +32,12 @@ const char *kvftl_mount_note(const struct kvftl *ftl)
     return ftl->mount.note[0] ? ftl->mount.note : NULL;
 }
 
-static struct image_header *image_header(struct kvftl *ftl)
-{
-    return (struct image_header *)ftl->nand.map;
-}
-
-static void header_sync(struct kvftl *ftl)
-{
-    if (ftl->nand.fd >= 0) {
-        msync(ftl->nand.map, NAND_IMAGE_HEADER_BYTES, MS_SYNC);
-    }
-}
-
 void recovery_format_image(struct kvftl *ftl)
 {
     if (ftl->nand.fd < 0) {
         return;
     }
-    struct image_header *h = image_header(ftl);
+    struct image_header *h = checkpoint_image_header(ftl);
     memset(h, 0, sizeof(*h));
     h->magic = IMAGE_MAGIC;
     h->version = IMAGE_VERSION;
@@ -67,14 +54,14 @@ void recovery_format_image(struct kvftl *ftl)
     h->command_set = ftl->cfg.command_set;
     h->lba_bytes = ftl->cfg.command_set == KVFTL_CMDSET_NVM ? ftl->cfg.lba_bytes : 0;
     h->units = ftl->nvm ? ftl->pmap.units : 0;
-    header_sync(ftl);
+    checkpoint_header_sync(ftl);
 }
 
 void recovery_mark_dirty(struct kvftl *ftl)
 {
     if (ftl->nand.fd >= 0) {
-        image_header(ftl)->clean = 0;
-        header_sync(ftl);
+        checkpoint_image_header(ftl)->clean = 0;
+        checkpoint_header_sync(ftl);
     }
 }
 
@@ -97,25 +84,6 @@ static void bloom_rebuild(struct kvftl *ftl)
             }
         }
     }
-}
-
-/* Write checkpoint bytes @b after the image's NAND and spare areas and mark the image clean. */
-static int checkpoint_write(struct kvftl *ftl, GByteArray *b)
-{
-    int rc = 0;
-    off_t off = (off_t)nand_checkpoint_offset(&ftl->nand);
-    if (nand_pwrite(&ftl->nand, b->data, b->len, (uint64_t)off) != 0) {
-        rc = -1;
-    } else {
-        nand_sync(&ftl->nand);
-        struct image_header *h = image_header(ftl);
-        h->checkpoint_bytes = b->len;
-        h->checkpoint_checksum = XXH3_64bits(b->data, b->len);
-        h->clean = 1;
-        header_sync(ftl);
-    }
-    g_byte_array_free(b, TRUE);
-    return rc;
 }
 
 int recovery_checkpoint(struct kvftl *ftl)
@@ -168,17 +136,6 @@ int recovery_checkpoint(struct kvftl *ftl)
     return checkpoint_write(ftl, b);
 }
 
-/*
- * Why a checkpoint is not used: the first problem found, as a sentence
- * fragment the mount note quotes. Everything below is read from the image
- * file and checked before any of it is used.
- */
-#define WHY(...)                             \
-    do {                                     \
-        snprintf(why, why_len, __VA_ARGS__); \
-        goto out;                            \
-    } while (0)
-
 /* The largest checkpoint this geometry can have (directory at its depth limit, an index page per
  * NAND page). */
 static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
@@ -187,99 +144,154 @@ static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
     return checkpoint_length(geo->stripes, index_depth_limit(pages), pages);
 }
 
-/* A stripe_info as stored (host layout), its enum and bool bytes checked before being loaded. */
-bool recovery_stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
-                                size_t why_len)
-{
-    uint8_t state = p[offsetof(struct stripe_info, state)];
-    uint8_t erased = p[offsetof(struct stripe_info, erased)];
-    if (state > STRIPE_INDEX) {
-        snprintf(why, why_len, "stripe %u has state %u; it must be from 0 to %u", s, state,
-                 STRIPE_INDEX);
-        return false;
-    }
-    if (erased > 1) {
-        snprintf(why, why_len, "stripe %u has erased flag %u; it must be 0 or 1", s, erased);
-        return false;
-    }
-    memset(si, 0, sizeof(*si));
-    si->state = state;
-    si->erased = erased;
-    memcpy(&si->valid_bytes, p + offsetof(struct stripe_info, valid_bytes),
-           sizeof(si->valid_bytes));
-    memcpy(&si->open_seq, p + offsetof(struct stripe_info, open_seq), sizeof(si->open_seq));
-    memcpy(&si->min_blob_seq, p + offsetof(struct stripe_info, min_blob_seq),
-           sizeof(si->min_blob_seq));
-    memcpy(&si->last_write_ns, p + offsetof(struct stripe_info, last_write_ns),
-           sizeof(si->last_write_ns));
-    return true;
-}
+/*
+ * A KV checkpoint being checked (load_checkpoint()): its bytes, read from
+ * the image file and hostile until checked, and what the checks derive.
+ * Each step returns 0, or -1 with a sentence fragment in (why, why_len)
+ * that the mount note quotes: the first problem found.
+ */
+struct kv_checkpoint {
+    uint8_t *b;
+    uint64_t len;
+    struct checkpoint_head ch;
+    struct checkpoint_streams cs;
+    struct stripe_info *st; /* the stripe table */
+    /* the arrays after it: directory, index page ppn, local depth, checksum */
+    const uint8_t *dir, *ppn, *depth, *sum;
+    uint8_t *seen;        /* [npages]: the directory names the page */
+    uint32_t *prefix;     /* [npages]: its hash prefix (local depth bits) */
+    uint64_t *valid;      /* [stripes]: the valid bytes the index references */
+    struct live_gauges t; /* the gauges its entries add up to */
+    uint64_t index_bytes; /* NAND bytes of its index pages */
+};
 
-enum index_page_at recovery_index_page_at(const struct kvftl *ftl, const struct stripe_info *st,
-                                          uint32_t open_idx, uint32_t ppn, uint32_t tag)
+/* One blob of an index page is read back: its header must match entry @e and its key hash. */
+static int index_blob_sample(const struct kvftl *ftl, const struct kv_checkpoint *c, uint32_t p,
+                             uint32_t i, const struct index_entry *e, char *why, size_t why_len)
 {
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    if (ppn >= geo->total_pages) {
-        return INDEX_PAGE_PAST_END;
+    /*
+     * Its key must hash to the entry under the checkpoint's seed (a wrong
+     * seed would lose every key without a word). A clean mount reads no
+     * other blob; the FTL check (C4h) reads them all.
+     */
+    uint64_t addr = loc_addr(e->loc);
+    uint32_t len = loc_len(e->loc);
+    bool tomb = loc_tombstone(e->loc);
+    uint8_t head[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES]; /* key_bytes is 8 bits */
+    const uint8_t *blob = nand_view(&ftl->nand, addr, len < sizeof(head) ? len : sizeof(head),
+                                    head);
+    struct blob_header bh;
+    memcpy(&bh, blob, sizeof(bh));
+    uint64_t h2 = 0;
+    if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
+        BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
+        h2 = ftl->idx.hash
+                 ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
+                 : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, c->ch.hash_seed);
+        h2 = h2 ? h2 : 1;
     }
-    uint32_t s = nand_stripe_of(&ftl->nand, ppn);
-    const struct nand_oob *oob = &ftl->nand.oob[ppn];
-    bool in_stream = st[s].state == STRIPE_INDEX ||
-                     (st[s].state == STRIPE_OPEN_INDEX && ppn % geo->pages_per_stripe < open_idx);
-    return in_stream && oob->kind == NAND_PAGE_INDEX && oob->tag == tag ? INDEX_PAGE_HELD
-                                                                        : INDEX_PAGE_NOT_HELD;
-}
-
-/* First page of stripe @s from @from on whose spare area is not erased, or UINT32_MAX. */
-static uint32_t first_written_page(const struct kvftl *ftl, uint32_t s, uint32_t from)
-{
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    uint64_t base = (uint64_t)s * geo->pages_per_stripe;
-    for (uint32_t i = from; i < geo->pages_per_stripe; i++) {
-        if (ftl->nand.oob[base + i].kind != NAND_PAGE_ERASED) {
-            return i;
-        }
+    if (h2 != e->hash) {
+        return refuse(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p, i,
+                      (unsigned long long)addr,
+                      h2 ? "holds another key (or the hash seed is wrong)"
+                         : "does not match the entry");
     }
-    return UINT32_MAX;
+    return 0;
 }
 
 /*
- * The entries of index page @p (bytes @mem, local depth @ld, hash prefix
- * @prefix) are checked one by one: a hash that belongs to the page, a
- * location inside a data stripe (before the write pointer of the open
- * one) with a possible blob length, reachable from its home slot by the
- * linear probe. Their live bytes are added to @valid and the gauges.
+ * Entry @e in slot @i of index page @p (local depth @ld, hash prefix
+ * @prefix; @n slots walked from the empty slot @empty, the current probe
+ * run starting at @run_start): a hash that belongs to the page, reachable
+ * from its home slot by the linear probe, a location inside a data stripe
+ * (before the write pointer of the open one) with a possible blob length.
  */
-static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *st,
-                             uint32_t vl_stripe, uint64_t vl_wp, uint64_t seed, uint32_t p,
-                             const uint8_t *mem, uint32_t ld, uint32_t prefix, uint64_t *valid,
-                             struct live_gauges *t, char *why, size_t why_len)
+static int index_entry_check(const struct kvftl *ftl, const struct kv_checkpoint *c, uint32_t p,
+                             uint32_t ld, uint32_t i, uint32_t n, uint32_t empty,
+                             uint32_t run_start, const struct index_entry *e, char *why,
+                             size_t why_len)
 {
-    bool sampled = false;
     const struct nand_geometry *geo = &ftl->nand.geo;
     const struct index *ix = &ftl->idx;
-    struct index_page_header h;
-    memcpy(&h, mem, sizeof(h));
-    if (h.magic != INDEX_PAGE_MAGIC || h.page_id != p || h.local_depth != ld ||
-        h.count > ix->slots - 1) {
-        snprintf(why, why_len,
-                 "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
-                 "entries)",
-                 p, h.magic, h.page_id, h.local_depth, h.count);
-        return false;
+    if (!e->hash || (ld && (uint32_t)(e->hash >> (64 - ld)) != c->prefix[p])) {
+        return refuse(why, why_len,
+                      "index page %u slot %u holds hash %#llx, which belongs to another page", p, i,
+                      (unsigned long long)e->hash);
+    }
+    uint32_t home = index_home_slot(ix, e->hash);
+    uint32_t home_n = (home + ix->slots - empty) % ix->slots; /* its position in this walk */
+    if (home_n == 0 || home_n < run_start || home_n > n) {
+        return refuse(why, why_len, "index page %u slot %u cannot be reached from its home slot %u",
+                      p, i, home);
+    }
+    uint64_t addr = loc_addr(e->loc);
+    uint32_t len = loc_len(e->loc);
+    bool tomb = loc_tombstone(e->loc);
+    uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + (tomb ? 0 : KVFTL_VALUE_MAX_BYTES);
+    if (len < BLOB_HEADER_BYTES + 1 || len > max) {
+        return refuse(why, why_len, "index page %u slot %u names a blob of %u bytes", p, i, len);
+    }
+    uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
+    const struct stripe_info *st = c->st;
+    bool inside = addr + len <= geo->total_bytes && (addr + len - 1) / geo->stripe_bytes == s &&
+                  (st[s].state == STRIPE_DATA ||
+                   (st[s].state == STRIPE_OPEN_DATA && s == c->ch.vl_stripe &&
+                    addr % geo->stripe_bytes + len <= c->ch.vl_wp));
+    if (!inside) {
+        return refuse(why, why_len,
+                      "index page %u slot %u points outside the value log (address %llu, %u bytes)",
+                      p, i, (unsigned long long)addr, len);
+    }
+    return 0;
+}
+
+/*
+ * The header of index page @p (bytes @mem, local depth @ld) and its first
+ * empty slot, in *@empty: the probe runs start after one.
+ */
+static int index_page_head_check(const struct kvftl *ftl, uint32_t p, const uint8_t *mem,
+                                 uint32_t ld, struct index_page_header *h, uint32_t *empty,
+                                 char *why, size_t why_len)
+{
+    const struct index *ix = &ftl->idx;
+    memcpy(h, mem, sizeof(*h));
+    if (h->magic != INDEX_PAGE_MAGIC || h->page_id != p || h->local_depth != ld ||
+        h->count > ix->slots - 1) {
+        return refuse(why, why_len,
+                      "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
+                      "entries)",
+                      p, h->magic, h->page_id, h->local_depth, h->count);
     }
     const uint8_t *ents = mem + sizeof(struct index_page_header);
-    /* the probe runs start after an empty slot; there is one (count <= slots - 1), checked below */
-    uint32_t empty = UINT32_MAX, count = 0;
-    for (uint32_t i = 0; i < ix->slots && empty == UINT32_MAX; i++) {
+    *empty = UINT32_MAX;
+    for (uint32_t i = 0; i < ix->slots && *empty == UINT32_MAX; i++) {
         uint64_t loc;
         memcpy(&loc, ents + (size_t)i * sizeof(struct index_entry) + 8, 8);
-        empty = loc ? UINT32_MAX : i;
+        *empty = loc ? UINT32_MAX : i;
     }
-    if (empty == UINT32_MAX) {
-        snprintf(why, why_len, "index page %u has no empty slot", p);
-        return false;
+    if (*empty == UINT32_MAX) {
+        return refuse(why, why_len, "index page %u has no empty slot", p);
     }
+    return 0;
+}
+
+/*
+ * The entries of index page @p (bytes @mem) are checked one by one
+ * (index_entry_check()), one blob read back (index_blob_sample()); their
+ * live bytes are added to c->valid and the gauges c->t.
+ */
+static int index_page_check(const struct kvftl *ftl, struct kv_checkpoint *c, uint32_t p,
+                            const uint8_t *mem, char *why, size_t why_len)
+{
+    const struct index *ix = &ftl->idx;
+    uint32_t ld = c->depth[p];
+    struct index_page_header h;
+    uint32_t empty, count = 0;
+    if (index_page_head_check(ftl, p, mem, ld, &h, &empty, why, why_len) != 0) {
+        return -1;
+    }
+    const uint8_t *ents = mem + sizeof(struct index_page_header);
+    bool sampled = false;
     uint32_t run_start = 0; /* slots walked since the last empty one */
     for (uint32_t n = 1; n <= ix->slots; n++) {
         uint32_t i = (empty + n) % ix->slots;
@@ -288,345 +300,268 @@ static bool index_page_check(const struct kvftl *ftl, const struct stripe_info *
         if (!e.loc) {
             run_start = n + 1;
             if (e.hash) {
-                snprintf(why, why_len, "index page %u slot %u is empty but holds a hash", p, i);
-                return false;
+                return refuse(why, why_len, "index page %u slot %u is empty but holds a hash", p,
+                              i);
             }
             continue;
         }
         count++;
-        if (!e.hash || (ld && (uint32_t)(e.hash >> (64 - ld)) != prefix)) {
-            snprintf(why, why_len,
-                     "index page %u slot %u holds hash %#llx, which belongs to another "
-                     "page",
-                     p, i, (unsigned long long)e.hash);
-            return false;
+        if (index_entry_check(ftl, c, p, ld, i, n, empty, run_start, &e, why, why_len) != 0 ||
+            (!sampled && index_blob_sample(ftl, c, p, i, &e, why, why_len) != 0)) {
+            return -1;
         }
-        uint32_t home = index_home_slot(ix, e.hash);
-        uint32_t home_n = (home + ix->slots - empty) % ix->slots; /* its position in this walk */
-        if (home_n == 0 || home_n < run_start || home_n > n) {
-            snprintf(why, why_len, "index page %u slot %u cannot be reached from its home slot %u",
-                     p, i, home);
-            return false;
-        }
-        uint64_t addr = loc_addr(e.loc);
-        uint32_t len = loc_len(e.loc);
-        bool tomb = loc_tombstone(e.loc);
-        uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + (tomb ? 0 : KVFTL_VALUE_MAX_BYTES);
-        if (len < BLOB_HEADER_BYTES + 1 || len > max) {
-            snprintf(why, why_len, "index page %u slot %u names a blob of %u bytes", p, i, len);
-            return false;
-        }
-        uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
-        bool inside = addr + len <= geo->total_bytes && (addr + len - 1) / geo->stripe_bytes == s &&
-                      (st[s].state == STRIPE_DATA ||
-                       (st[s].state == STRIPE_OPEN_DATA && s == vl_stripe &&
-                        addr % geo->stripe_bytes + len <= vl_wp));
-        if (!inside) {
-            snprintf(why, why_len,
-                     "index page %u slot %u points outside the value log (address %llu, "
-                     "%u bytes)",
-                     p, i, (unsigned long long)addr, len);
-            return false;
-        }
-        if (!sampled) {
-            /*
-             * One blob per page is read back: its header must match the entry
-             * and its key must hash to it under the checkpoint's seed (a wrong
-             * seed would lose every key without a word). A clean mount reads
-             * no other blob; the FTL check (C4h) reads them all.
-             */
-            uint8_t head[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES]; /* key_bytes is 8 bits */
-            const uint8_t *blob = nand_view(&ftl->nand, addr,
-                                            len < sizeof(head) ? len : sizeof(head), head);
-            struct blob_header bh;
-            memcpy(&bh, blob, sizeof(bh));
-            uint64_t h2 = 0;
-            if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
-                BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
-                h2 = ftl->idx.hash
-                         ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
-                         : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, seed);
-                h2 = h2 ? h2 : 1;
-            }
-            if (h2 != e.hash) {
-                snprintf(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p,
-                         i, (unsigned long long)addr,
-                         h2 ? "holds another key (or the hash seed is "
-                              "wrong)"
-                            : "does not match the entry");
-                return false;
-            }
-            sampled = true;
-        }
-        valid[s] += vlog_live_count(&ftl->vl, t, e.loc);
+        sampled = true;
+        uint32_t s = (uint32_t)(loc_addr(e.loc) / ftl->nand.geo.stripe_bytes);
+        c->valid[s] += vlog_live_count(&ftl->vl, &c->t, e.loc);
     }
     if (count != h.count) {
-        snprintf(why, why_len, "index page %u counts %u entries but holds %u", p, h.count, count);
-        return false;
+        return refuse(why, why_len, "index page %u counts %u entries but holds %u", p, h.count,
+                      count);
     }
-    return true;
+    return 0;
 }
 
-/*
- * Mount from the checkpoint. Every field is checked against the geometry
- * and against the others (the directory's structure, each index page's
- * checksum and entries, the accounting the entries imply, the open stripes
- * against the spare areas) before anything is loaded; on the first problem
- * nothing is changed and a sentence fragment in @why says what it was.
- */
-static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
+/* Read the checkpoint's bytes and its head. */
+static int kv_checkpoint_read(struct kvftl *ftl, struct kv_checkpoint *c, char *why, size_t why_len)
 {
-    struct image_header *hd = image_header(ftl);
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    struct index *ix = &ftl->idx;
-    uint64_t off = nand_checkpoint_offset(&ftl->nand);
-    uint64_t len = hd->checkpoint_bytes;
-    uint64_t file = ftl->nand.file_bytes;
-    uint8_t *b = NULL, *seen = NULL;
-    uint64_t *valid = NULL;
-    uint32_t *prefix = NULL;
-    struct stripe_info *st = NULL;
-    int rc = -1;
-
-    if (ftl->nvm) {
-        /* the nvm checkpoint: read and checked here, its fields in block_recovery.c */
-        uint64_t max = block_checkpoint_length(geo->stripes, ftl->pmap.tpages);
-        if (file < off || len > file - off) {
-            WHY("the checkpoint (%llu bytes at offset %llu) is past the end of the file (%llu "
-                "bytes)",
-                (unsigned long long)len, (unsigned long long)off, (unsigned long long)file);
-        }
-        if (len != max) {
-            WHY("the checkpoint is %llu bytes; one of this device is %llu", (unsigned long long)len,
-                (unsigned long long)max);
-        }
-        b = g_malloc(len);
-        if (pread(ftl->nand.fd, b, len, (off_t)off) != (ssize_t)len) {
-            WHY("the checkpoint cannot be read: %s", strerror(errno));
-        }
-        if (XXH3_64bits(b, len) != hd->checkpoint_checksum) {
-            WHY("the checkpoint does not match its checksum");
-        }
-        rc = block_recovery_load(ftl, b, len, why, why_len);
-        goto out;
-    }
+    uint64_t len = checkpoint_image_header(ftl)->checkpoint_bytes;
     if (len < sizeof(struct checkpoint_head)) {
-        WHY("the checkpoint is %llu bytes, shorter than its %zu-byte head", (unsigned long long)len,
-            sizeof(struct checkpoint_head));
+        return refuse(why, why_len, "the checkpoint is %llu bytes, shorter than its %zu-byte head",
+                      (unsigned long long)len, sizeof(struct checkpoint_head));
     }
-    if (file < off || len > file - off) {
-        WHY("the checkpoint (%llu bytes at offset %llu) is past the end of the file (%llu bytes)",
-            (unsigned long long)len, (unsigned long long)off, (unsigned long long)file);
+    c->b = checkpoint_read(ftl, checkpoint_max_length(&ftl->nand.geo), false, &c->len, why,
+                           why_len);
+    if (!c->b) {
+        return -1;
     }
-    if (len > checkpoint_max_length(geo)) {
-        WHY("the checkpoint is %llu bytes; one of this geometry is at most %llu",
-            (unsigned long long)len, (unsigned long long)checkpoint_max_length(geo));
-    }
-    b = g_malloc(len);
-    if (pread(ftl->nand.fd, b, len, (off_t)off) != (ssize_t)len) {
-        WHY("the checkpoint cannot be read: %s", strerror(errno));
-    }
-    if (XXH3_64bits(b, len) != hd->checkpoint_checksum) {
-        WHY("the checkpoint does not match its checksum");
-    }
-    struct checkpoint_head ch;
-    memcpy(&ch, b, sizeof(ch));
-    if (ch.magic != IMAGE_MAGIC) {
-        WHY("the checkpoint has a bad magic number");
-    }
-    if (ch.layout != CHECKPOINT_LAYOUT) {
-        WHY("the checkpoint was written by %s kvftl (layout %u; this one reads layout %u)",
-            ch.layout < CHECKPOINT_LAYOUT ? "an older" : "another", ch.layout, CHECKPOINT_LAYOUT);
-    }
-    if (ch.stripes != geo->stripes) {
-        WHY("it describes %u stripes; the image has %u", ch.stripes, geo->stripes);
-    }
-    if (ch.npages == 0 || ch.npages > geo->total_pages) {
-        WHY("it holds %u index pages; it must hold from 1 to %llu", ch.npages,
-            (unsigned long long)geo->total_pages);
-    }
-    if (ch.global_depth > index_depth_limit(ch.npages)) {
-        WHY("its global depth is %u; it must be at most %u for %u index pages", ch.global_depth,
-            index_depth_limit(ch.npages), ch.npages);
-    }
-    if (len != checkpoint_length(ch.stripes, ch.global_depth, ch.npages)) {
-        WHY("the checkpoint is %llu bytes; its counts make %llu", (unsigned long long)len,
-            (unsigned long long)checkpoint_length(ch.stripes, ch.global_depth, ch.npages));
-    }
-    if (ch.vl_stripe != UINT32_MAX && ch.vl_stripe >= geo->stripes) {
-        WHY("the open data stripe is %u; it must be below %u (or none)", ch.vl_stripe,
-            geo->stripes);
-    }
-    if (ch.vl_stripe != UINT32_MAX &&
-        (ch.vl_wp % geo->page_size || ch.vl_wp >= geo->stripe_bytes)) {
-        WHY("the write pointer %llu of the open data stripe is not a page boundary inside the "
-            "stripe (%llu bytes)",
-            (unsigned long long)ch.vl_wp, (unsigned long long)geo->stripe_bytes);
-    }
-    if (ch.stream_stripe != UINT32_MAX && ch.stream_stripe >= geo->stripes) {
-        WHY("the index stream's stripe is %u; it must be below %u (or none)", ch.stream_stripe,
-            geo->stripes);
-    }
-    if (ch.stream_stripe != UINT32_MAX && ch.stream_idx > geo->pages_per_stripe) {
-        WHY("the index stream's next page is %u; a stripe has %u pages", ch.stream_idx,
-            geo->pages_per_stripe);
-    }
-    if (ch.alloc_cursor >= geo->stripes) {
-        WHY("the allocation cursor is %u; it must be below %u", ch.alloc_cursor, geo->stripes);
-    }
+    memcpy(&c->ch, c->b, sizeof(c->ch));
+    return 0;
+}
 
-    /* the stripe table, and the spare areas it implies */
-    const uint8_t *p = b + sizeof(ch);
-    st = g_new(struct stripe_info, geo->stripes);
+/* The head's identity and counts: the geometry's, and the checkpoint's length. */
+static int kv_head_check(const struct kvftl *ftl, const struct kv_checkpoint *c, char *why,
+                         size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct checkpoint_head *ch = &c->ch;
+    if (ch->magic != IMAGE_MAGIC) {
+        return refuse(why, why_len, "the checkpoint has a bad magic number");
+    }
+    if (ch->layout != CHECKPOINT_LAYOUT) {
+        return refuse(why, why_len,
+                      "the checkpoint was written by %s kvftl (layout %u; this one reads layout "
+                      "%u)",
+                      ch->layout < CHECKPOINT_LAYOUT ? "an older" : "another", ch->layout,
+                      CHECKPOINT_LAYOUT);
+    }
+    if (ch->stripes != geo->stripes) {
+        return refuse(why, why_len, "it describes %u stripes; the image has %u", ch->stripes,
+                      geo->stripes);
+    }
+    if (ch->npages == 0 || ch->npages > geo->total_pages) {
+        return refuse(why, why_len, "it holds %u index pages; it must hold from 1 to %llu",
+                      ch->npages, (unsigned long long)geo->total_pages);
+    }
+    if (ch->global_depth > index_depth_limit(ch->npages)) {
+        return refuse(why, why_len,
+                      "its global depth is %u; it must be at most %u for %u index pages",
+                      ch->global_depth, index_depth_limit(ch->npages), ch->npages);
+    }
+    uint64_t want = checkpoint_length(ch->stripes, ch->global_depth, ch->npages);
+    if (c->len != want) {
+        return refuse(why, why_len, "the checkpoint is %llu bytes; its counts make %llu",
+                      (unsigned long long)c->len, (unsigned long long)want);
+    }
+    return 0;
+}
+
+/* The open streams and the allocation cursor inside the geometry. */
+static int kv_streams_check(const struct kvftl *ftl, struct kv_checkpoint *c, char *why,
+                            size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    const struct checkpoint_head *ch = &c->ch;
+    if (ch->vl_stripe != UINT32_MAX && ch->vl_stripe >= geo->stripes) {
+        return refuse(why, why_len, "the open data stripe is %u; it must be below %u (or none)",
+                      ch->vl_stripe, geo->stripes);
+    }
+    if (ch->vl_stripe != UINT32_MAX &&
+        (ch->vl_wp % geo->page_size || ch->vl_wp >= geo->stripe_bytes)) {
+        return refuse(why, why_len,
+                      "the write pointer %llu of the open data stripe is not a page boundary "
+                      "inside the stripe (%llu bytes)",
+                      (unsigned long long)ch->vl_wp, (unsigned long long)geo->stripe_bytes);
+    }
+    if (ch->stream_stripe != UINT32_MAX && ch->stream_stripe >= geo->stripes) {
+        return refuse(why, why_len,
+                      "the index stream's stripe is %u; it must be below %u (or none)",
+                      ch->stream_stripe, geo->stripes);
+    }
+    if (ch->stream_stripe != UINT32_MAX && ch->stream_idx > geo->pages_per_stripe) {
+        return refuse(why, why_len, "the index stream's next page is %u; a stripe has %u pages",
+                      ch->stream_idx, geo->pages_per_stripe);
+    }
+    if (ch->alloc_cursor >= geo->stripes) {
+        return refuse(why, why_len, "the allocation cursor is %u; it must be below %u",
+                      ch->alloc_cursor, geo->stripes);
+    }
+    c->cs = (struct checkpoint_streams){
+        .data_stripe = ch->vl_stripe,
+        .data_wp = ch->vl_wp,
+        .index_stripe = ch->stream_stripe,
+        .index_idx = ch->stream_idx,
+        .stripe_seq = ch->stripe_seq,
+    };
+    return 0;
+}
+
+/* The stripe table (checkpoint_stripes_parse()) and the blobs' sequence numbers it bounds. */
+static int kv_stripes_check(const struct kvftl *ftl, struct kv_checkpoint *c, char *why,
+                            size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    c->st = g_new(struct stripe_info, geo->stripes);
+    if (checkpoint_stripes_parse(ftl, c->b + sizeof(c->ch), &c->cs, c->st, why, why_len) != 0) {
+        return -1;
+    }
     uint64_t max_blob_seq = 0;
-    for (uint32_t s = 0; s < geo->stripes; s++, p += sizeof(struct stripe_info)) {
-        struct stripe_info *si = &st[s];
-        if (!recovery_stripe_info_parse(p, s, si, why, why_len)) {
-            goto out;
-        }
-        bool open_data = si->state == STRIPE_OPEN_DATA, open_index = si->state == STRIPE_OPEN_INDEX;
-        if (open_data != (s == ch.vl_stripe)) {
-            WHY("stripe %u has state %u but the open data stripe is %d", s, si->state,
-                ch.vl_stripe == UINT32_MAX ? -1 : (int)ch.vl_stripe);
-        }
-        if (open_index != (s == ch.stream_stripe)) {
-            WHY("stripe %u has state %u but the index stream's stripe is %d", s, si->state,
-                ch.stream_stripe == UINT32_MAX ? -1 : (int)ch.stream_stripe);
-        }
-        if (si->valid_bytes > geo->stripe_bytes) {
-            WHY("stripe %u has %llu valid bytes; a stripe holds %llu", s,
-                (unsigned long long)si->valid_bytes, (unsigned long long)geo->stripe_bytes);
-        }
-        /* later programs must find erased pages (the model asserts it, as NAND requires) */
-        uint32_t from = UINT32_MAX;
-        const char *what = NULL;
-        if (open_data) {
-            from = (uint32_t)(ch.vl_wp / geo->page_size);
-            what = "after the write pointer of the open data stripe";
-        } else if (open_index) {
-            from = ch.stream_idx;
-            what = "after the index stream's last page";
-        } else if (si->state == STRIPE_FREE && si->erased) {
-            from = 0;
-            what = "of a stripe marked erased";
-        }
-        uint32_t w = from == UINT32_MAX ? UINT32_MAX : first_written_page(ftl, s, from);
-        if (w != UINT32_MAX) {
-            WHY("page %u of stripe %u, %s, is already programmed", w, s, what);
-        }
-        if (si->state != STRIPE_FREE) {
-            if (si->open_seq >= ch.stripe_seq) {
-                WHY("stripe %u was opened at sequence %llu, not before the next one (%llu)", s,
-                    (unsigned long long)si->open_seq, (unsigned long long)ch.stripe_seq);
-            }
-            if (si->min_blob_seq != UINT64_MAX && si->min_blob_seq > max_blob_seq) {
-                max_blob_seq = si->min_blob_seq;
-            }
+    for (uint32_t s = 0; s < geo->stripes; s++) {
+        const struct stripe_info *si = &c->st[s];
+        if (si->state != STRIPE_FREE && si->min_blob_seq != UINT64_MAX &&
+            si->min_blob_seq > max_blob_seq) {
+            max_blob_seq = si->min_blob_seq;
         }
     }
-    if (max_blob_seq >= ch.next_seq) {
-        WHY("the next sequence number %llu is not above the blobs' (%llu)",
-            (unsigned long long)ch.next_seq, (unsigned long long)max_blob_seq);
+    if (max_blob_seq >= c->ch.next_seq) {
+        return refuse(why, why_len, "the next sequence number %llu is not above the blobs' (%llu)",
+                      (unsigned long long)c->ch.next_seq, (unsigned long long)max_blob_seq);
     }
+    c->dir = c->b + sizeof(c->ch) + (uint64_t)geo->stripes * sizeof(struct stripe_info);
+    c->ppn = c->dir + ((uint64_t)sizeof(uint32_t) << c->ch.global_depth);
+    c->depth = c->ppn + (uint64_t)c->ch.npages * sizeof(uint32_t);
+    c->sum = c->depth + c->ch.npages;
+    return 0;
+}
 
-    /* the directory: every page names one aligned run of 2^(global - local depth) slots */
-    uint32_t gd = ch.global_depth, np = ch.npages;
-    const uint8_t *dirp = p;
-    const uint8_t *ppnp = dirp + ((uint64_t)sizeof(uint32_t) << gd);
-    const uint8_t *depthp = ppnp + (uint64_t)np * sizeof(uint32_t);
-    const uint8_t *sump = depthp + np;
-    seen = g_new0(uint8_t, np);
-    prefix = g_new(uint32_t, np);
+/* The directory: every page names one aligned run of 2^(global - local depth) slots. */
+static int kv_directory_check(struct kv_checkpoint *c, char *why, size_t why_len)
+{
+    uint32_t gd = c->ch.global_depth, np = c->ch.npages;
+    c->seen = g_new0(uint8_t, np);
+    c->prefix = g_new(uint32_t, np);
     uint64_t nslots = 1ull << gd;
     for (uint64_t i = 0; i < nslots;) {
         uint32_t pid;
-        memcpy(&pid, dirp + 4 * i, 4);
+        memcpy(&pid, c->dir + 4 * i, 4);
         if (pid >= np) {
-            WHY("directory slot %llu names index page %u; there are %u", (unsigned long long)i, pid,
-                np);
+            return refuse(why, why_len, "directory slot %llu names index page %u; there are %u",
+                          (unsigned long long)i, pid, np);
         }
-        uint32_t ld = depthp[pid];
+        uint32_t ld = c->depth[pid];
         if (ld > gd) {
-            WHY("index page %u has local depth %u; the global depth is %u", pid, ld, gd);
+            return refuse(why, why_len, "index page %u has local depth %u; the global depth is %u",
+                          pid, ld, gd);
         }
         uint64_t span = 1ull << (gd - ld);
-        if (seen[pid] || i % span) {
-            WHY("index page %u is named by directory slots that do not form one run of %llu", pid,
-                (unsigned long long)span);
-        }
-        for (uint64_t j = i; j < i + span; j++) {
+        bool run = !c->seen[pid] && i % span == 0;
+        for (uint64_t j = i; run && j < i + span; j++) {
             uint32_t q;
-            memcpy(&q, dirp + 4 * j, 4);
-            if (q != pid) {
-                WHY("index page %u is named by directory slots that do not form one run of %llu",
-                    pid, (unsigned long long)span);
-            }
+            memcpy(&q, c->dir + 4 * j, 4);
+            run = q == pid;
         }
-        seen[pid] = 1;
-        prefix[pid] = (uint32_t)(i >> (gd - ld));
+        if (!run) {
+            return refuse(why, why_len,
+                          "index page %u is named by directory slots that do not form one run of "
+                          "%llu",
+                          pid, (unsigned long long)span);
+        }
+        c->seen[pid] = 1;
+        c->prefix[pid] = (uint32_t)(i >> (gd - ld));
         i += span;
     }
+    return 0;
+}
 
-    /* the index pages: where they are, their checksums, their entries */
-    valid = g_new0(uint64_t, geo->stripes);
-    struct live_gauges t = {0};
-    uint64_t index_bytes = 0;
-    for (uint32_t pg = 0; pg < np; pg++) {
+/* The index pages: where they are, their checksums, their entries (index_page_check()). */
+static int kv_index_pages_check(const struct kvftl *ftl, struct kv_checkpoint *c, char *why,
+                                size_t why_len)
+{
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    c->valid = g_new0(uint64_t, geo->stripes);
+    for (uint32_t pg = 0; pg < c->ch.npages; pg++) {
         uint32_t ppn;
         uint64_t sum;
-        memcpy(&ppn, ppnp + 4ull * pg, 4);
-        memcpy(&sum, sump + 8ull * pg, 8);
-        if (!seen[pg]) {
-            WHY("index page %u is not in the directory", pg);
+        memcpy(&ppn, c->ppn + 4ull * pg, 4);
+        memcpy(&sum, c->sum + 8ull * pg, 8);
+        if (!c->seen[pg]) {
+            return refuse(why, why_len, "index page %u is not in the directory", pg);
         }
-        enum index_page_at at = recovery_index_page_at(ftl, st, ch.stream_idx, ppn, pg);
+        enum index_page_at at = checkpoint_index_page_at(ftl, c->st, c->ch.stream_idx, ppn, pg);
         if (at == INDEX_PAGE_PAST_END) {
-            WHY("index page %u is at NAND page %u, past the last page (%llu)", pg, ppn,
-                (unsigned long long)geo->total_pages - 1);
+            return refuse(why, why_len,
+                          "index page %u is at NAND page %u, past the last page (%llu)", pg, ppn,
+                          (unsigned long long)geo->total_pages - 1);
         }
         if (at == INDEX_PAGE_NOT_HELD) {
-            WHY("index page %u is at NAND page %u, which is not an index page (spare area kind %#x, "
-                "page %u)",
-                pg, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
+            return refuse(why, why_len,
+                          "index page %u is at NAND page %u, which is not an index page (spare "
+                          "area kind %#x, page %u)",
+                          pg, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
         }
         const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
-        if (XXH3_64bits(mem, ix->page_bytes) != sum) {
-            WHY("index page %u (NAND page %u) does not match its checksum in the checkpoint", pg,
-                ppn);
+        if (XXH3_64bits(mem, ftl->idx.page_bytes) != sum) {
+            return refuse(why, why_len,
+                          "index page %u (NAND page %u) does not match its checksum in the "
+                          "checkpoint",
+                          pg, ppn);
         }
-        if (!index_page_check(ftl, st, ch.vl_stripe, ch.vl_wp, ch.hash_seed, pg, mem, depthp[pg],
-                              prefix[pg], valid, &t, why, why_len)) {
-            goto out;
+        if (index_page_check(ftl, c, pg, mem, why, why_len) != 0) {
+            return -1;
         }
-        valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
-        index_bytes += geo->page_size;
+        c->valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
+        c->index_bytes += geo->page_size;
     }
+    return 0;
+}
 
-    /* the accounting the entries imply */
-    for (uint32_t s = 0; s < geo->stripes; s++) {
-        if (valid[s] != st[s].valid_bytes) {
-            WHY("stripe %u has %llu valid bytes but its index references %llu", s,
-                (unsigned long long)st[s].valid_bytes, (unsigned long long)valid[s]);
+/* The accounting the entries imply: valid bytes per stripe, the live gauges. */
+static int kv_accounting_check(const struct kvftl *ftl, const struct kv_checkpoint *c, char *why,
+                               size_t why_len)
+{
+    if (checkpoint_valid_match(ftl, c->st, c->valid, "its index", why, why_len) != 0) {
+        return -1;
+    }
+    const struct checkpoint_head *ch = &c->ch;
+    const struct {
+        const char *name;
+        uint64_t said, counted;
+    } gauges[] = {
+        {"live keys", ch->live_keys, c->t.keys},
+        {"live user bytes", ch->live_user_bytes, c->t.user_bytes},
+        {"live NAND bytes", ch->live_nand_bytes, c->t.nand_bytes},
+        {"tombstone bytes", ch->tombstone_bytes, c->t.tombstone_bytes},
+        {"index NAND bytes", ch->index_nand_bytes, c->index_bytes},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(gauges); i++) {
+        if (gauges[i].said != gauges[i].counted) {
+            return refuse(why, why_len, "the checkpoint counts %s %llu but its index holds %llu",
+                          gauges[i].name, (unsigned long long)gauges[i].said,
+                          (unsigned long long)gauges[i].counted);
         }
     }
-#define GAUGE(name, field, counted)                                         \
-    if (ch.field != (counted)) {                                            \
-        WHY("the checkpoint counts " name " %llu but its index holds %llu", \
-            (unsigned long long)ch.field, (unsigned long long)(counted));   \
-    }
-    GAUGE("live keys", live_keys, t.keys)
-    GAUGE("live user bytes", live_user_bytes, t.user_bytes)
-    GAUGE("live NAND bytes", live_nand_bytes, t.nand_bytes)
-    GAUGE("tombstone bytes", tombstone_bytes, t.tombstone_bytes)
-    GAUGE("index NAND bytes", index_nand_bytes, index_bytes)
-#undef GAUGE
+    return 0;
+}
 
-    /* all checked: load it */
-    index_cache_drop(&ftl->idx);
-    memcpy(ftl->space.stripes, st, geo->stripes * sizeof(*st));
+/* All checked: the checkpoint becomes the index, the value log's state and the space's. */
+static void kv_checkpoint_install(struct kvftl *ftl, const struct kv_checkpoint *c)
+{
+    const struct checkpoint_head *ch = &c->ch;
+    struct index *ix = &ftl->idx;
+    uint32_t gd = ch->global_depth, np = ch->npages;
+    index_cache_drop(ix);
     g_free(ix->dir);
     ix->global_depth = gd;
-    ix->dir = g_memdup2(dirp, sizeof(uint32_t) << gd);
+    ix->dir = g_memdup2(c->dir, sizeof(uint32_t) << gd);
     g_free(ix->page_ppn);
     g_free(ix->page_frame);
     g_free(ix->page_depth);
@@ -639,49 +574,63 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
     ix->page_depth = g_new(uint8_t, cap);
     ix->pages_cap = cap;
     ix->npages = np;
-    memcpy(ix->page_ppn, ppnp, np * sizeof(uint32_t));
-    memcpy(ix->page_depth, depthp, np);
+    memcpy(ix->page_ppn, c->ppn, np * sizeof(uint32_t));
+    memcpy(ix->page_depth, c->depth, np);
     for (uint32_t i = 0; i < np; i++) {
         ix->page_frame[i] = UINT32_MAX;
     }
-    ftl->space.index.stripe = ch.stream_stripe;
-    ftl->space.index.idx = ch.stream_idx;
-    ix->hash_seed = ch.hash_seed;
+    ix->hash_seed = ch->hash_seed;
+    ix->nand_bytes = ch->index_nand_bytes;
 
-    ftl->vl.next_seq = ch.next_seq;
-    ftl->space.stripe_seq = ch.stripe_seq;
+    ftl->vl.next_seq = ch->next_seq;
     ftl->vl.live = (struct live_gauges){
-        .keys = ch.live_keys,
-        .user_bytes = ch.live_user_bytes,
-        .nand_bytes = ch.live_nand_bytes,
-        .tombstone_bytes = ch.tombstone_bytes,
+        .keys = ch->live_keys,
+        .user_bytes = ch->live_user_bytes,
+        .nand_bytes = ch->live_nand_bytes,
+        .tombstone_bytes = ch->tombstone_bytes,
     };
-    ftl->idx.nand_bytes = ch.index_nand_bytes;
-    ftl->space.alloc_cursor = ch.alloc_cursor;
-    ftl->space.free_stripes = 0;
-    for (uint32_t s = 0; s < geo->stripes; s++) {
-        ftl->space.free_stripes += ftl->space.stripes[s].state == STRIPE_FREE;
-    }
-
-    struct data_stream *ds = &ftl->space.data;
     vlog_forget(&ftl->vl);
-    if (ch.vl_stripe != UINT32_MAX) {
-        ds->stripe = ch.vl_stripe;
-        ds->base_ppn = (uint64_t)ch.vl_stripe * geo->pages_per_stripe;
-        ds->wp = ds->frontier = ch.vl_wp;
-        ds->prog_idx = ds->open_idx = (uint32_t)(ch.vl_wp / geo->page_size);
-    }
+    checkpoint_install_space(ftl, c->st, &c->cs, ch->alloc_cursor);
+    ftl->space.index.idx = ch->stream_idx;
     bloom_rebuild(ftl);
-    rc = 0;
-out:
-    g_free(b);
-    g_free(st);
-    g_free(seen);
-    g_free(prefix);
-    g_free(valid);
+}
+
+/*
+ * Mount from the checkpoint. Every field is checked against the geometry
+ * and against the others (the directory's structure, each index page's
+ * checksum and entries, the accounting the entries imply, the open stripes
+ * against the spare areas) before anything is loaded; on the first problem
+ * nothing is changed and a sentence fragment in @why says what it was.
+ */
+static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
+{
+    if (ftl->nvm) {
+        /* the nvm checkpoint: read and checked here, its fields in block_recovery.c */
+        uint64_t len;
+        uint8_t *b = checkpoint_read(
+            ftl, block_checkpoint_length(ftl->nand.geo.stripes, ftl->pmap.tpages), true, &len, why,
+            why_len);
+        int rc = b ? block_recovery_load(ftl, b, len, why, why_len) : -1;
+        g_free(b);
+        return rc;
+    }
+    struct kv_checkpoint c = {0};
+    int rc = -1;
+    if (kv_checkpoint_read(ftl, &c, why, why_len) == 0 &&
+        kv_head_check(ftl, &c, why, why_len) == 0 && kv_streams_check(ftl, &c, why, why_len) == 0 &&
+        kv_stripes_check(ftl, &c, why, why_len) == 0 && kv_directory_check(&c, why, why_len) == 0 &&
+        kv_index_pages_check(ftl, &c, why, why_len) == 0 &&
+        kv_accounting_check(ftl, &c, why, why_len) == 0) {
+        kv_checkpoint_install(ftl, &c);
+        rc = 0;
+    }
+    g_free(c.b);
+    g_free(c.st);
+    g_free(c.seen);
+    g_free(c.prefix);
+    g_free(c.valid);
     return rc;
 }
-#undef WHY
 
 /* The sentence kvftl_mount_note() gives after a mount that scanned the log. */
 static void mount_note(struct kvftl *ftl)
@@ -756,7 +705,7 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
                  c->image_path, (unsigned long long)file, NAND_IMAGE_HEADER_BYTES);
         return -1;
     }
-    struct image_header *h = image_header(ftl);
+    struct image_header *h = checkpoint_image_header(ftl);
     if (h->magic != IMAGE_MAGIC || h->version != IMAGE_VERSION) {
         snprintf(err, err_len, "image_path %s is not a kvftl image (bad magic or version)",
                  c->image_path);
@@ -1128,7 +1077,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
     const struct nand_geometry *geo = &ftl->nand.geo;
     struct recovery_report *r = &ftl->mount;
     uint64_t now = ftl->now_max_ns;
-    ftl_reset_state(ftl);
+    ftl->recovery_owner.reset_state(ftl);
     resolve_buffered(ftl);
     r->keys = r->bad_checksums = r->unindexed = r->unread_bytes = 0;
     r->cut_stripes = r->bad_spares = 0;

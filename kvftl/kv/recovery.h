@@ -116,31 +116,17 @@ struct recovery_report {
     char note[1024]; /* the sentence kvftl_mount_note() returns */
 };
 
-struct stripe_info;
-
 /*
- * recovery_stripe_info_parse() - stripe @s's record as a checkpoint stores
- * it (host layout) at @p, its enum and bool bytes checked, into @si; false
- * with a sentence fragment in @why.
+ * What recovery asks of the personality on top, which registers it
+ * (kvftl_open(), blockftl_open()) as it registers struct gc_owner: the
+ * personalities call recovery, never the reverse.
  */
-bool recovery_stripe_info_parse(const uint8_t *p, uint32_t s, struct stripe_info *si, char *why,
-                                size_t why_len);
-
-/* What recovery_index_page_at() found at a NAND page a checkpoint names. */
-enum index_page_at {
-    INDEX_PAGE_HELD,     /* the index stream's page with that tag */
-    INDEX_PAGE_PAST_END, /* a page number past the device's last page */
-    INDEX_PAGE_NOT_HELD, /* a page outside the programmed index stream, or another page */
+struct recovery_owner {
+    /* empty the DRAM state over a device about to be scanned (kvftl.c: ftl_reset_state()) */
+    void (*reset_state)(struct kvftl *ftl);
+    /* nvm, orderly close: program the buffered data and the dirty map (blockftl.c) */
+    int (*flush)(struct kvftl *ftl, uint64_t *now_ns);
 };
-
-/*
- * recovery_index_page_at() - does NAND page @ppn hold the index stream's
- * page @tag (a KV index page, an nvm translation page), as the
- * checkpoint's stripes @st (the open index stripe programmed up to its
- * page @open_idx) and the page's spare area say?
- */
-enum index_page_at recovery_index_page_at(const struct kvftl *ftl, const struct stripe_info *st,
-                                          uint32_t open_idx, uint32_t ppn, uint32_t tag);
 
 /* recovery_format_image() - write a fresh image header (new device). */
 void recovery_format_image(struct kvftl *ftl);

@@ -30,13 +30,7 @@ from layers import read_layers, source_files  # noqa: E402
 
 # (caller file, callee function): what the call is, and the change that removes it. One line each.
 # fmt: off
-K5 = "issue 33 item 5, recovery without calls up (the lead empties these lines when it lands)"
 ALLOWED = {
-    ("kvftl/kv/recovery.c", "ftl_reset_state"): f"6 -> 7 kvftl.c: a failed crash scan resets the instance; {K5}",  # noqa: E501
-    ("kvftl/block/block_recovery.c", "ftl_reset_state"): f"6 -> 7 kvftl.c: as kv/recovery.c's; {K5}",
-    ("kvftl/block/block_recovery.c", "blockftl_flush"): f"6 -> 7 blockftl.c: the nvm checkpoint flushes first; {K5}",  # noqa: E501
-    ("kvftl/block/block_recovery.c", "recovery_stripe_info_parse"): f"cycle kv/recovery <-> block/block_recovery: the mount dispatches to the nvm one, which reuses the KV one's parsers; {K5}",  # noqa: E501
-    ("kvftl/block/block_recovery.c", "recovery_index_page_at"): f"the same cycle; {K5}",
 }
 # fmt: on
 
