@@ -243,7 +243,7 @@ static void test_protocol_doc_lists_the_table(void)
         return;
     }
     g_autofree char *got = g_strdup(at + strlen("lists exactly:"));
-    char *end = strstr(got, " (`");
+    char *end = strstr(got, "(`"); /* the sentence ends with the function's name */
     if (end) {
         *end = '\0';
     }

@@ -8,8 +8,8 @@ the roff source (\\- unescaped, font escapes removed). TAP: one line per
 option, `not ok` naming the option the man page lacks.
 
 A tool with --list-presets (kvbench): the man page's --preset paragraph and
-each DOC's preset list (docs/kvbench.md's "Presets" table, docs/host.md's
-"Presets" paragraph) name exactly the presets `TOOL --list-presets` prints,
+each DOC's preset list (docs/kvbench.md's "Presets" section: its table's
+first column, else its bullet list, else its first paragraph) name exactly the presets `TOOL --list-presets` prints,
 which is the tool's preset table. A list may write a range `a` .. `f`
 (or …) in the table's order, `char-{insert,update,read}-{seq,uniform,zipfian}`
 and `char-insert-*`; one more TAP line per list.
@@ -57,8 +57,11 @@ def preset_lists(page_roff, docs):
         m = re.search(r'\n##+ Presets[^\n]*\n(.*?)(?=\n##|\Z)', text, re.S)
         section = m.group(1) if m else ''
         rows = [l.split('|')[1] for l in section.split('\n') if l.startswith('| `')]
-        # a table: its first column; else the section's first paragraph
-        body = '\n'.join(rows) if rows else section.strip().split('\n\n')[0]
+        # a table: its first column; else its bullet list (up to the first
+        # paragraph after it); else the section's first paragraph
+        bullets = re.search(r'(?:^|\n)(- .*?)(?=\n\n(?!  )|\Z)', section, re.S)
+        body = ('\n'.join(rows) if rows else bullets.group(1) if bullets
+                else section.strip().split('\n\n')[0])
         lists.append((doc + '\'s Presets', body))
     return lists
 
