@@ -866,6 +866,8 @@ static int cmd_simple(const char *what, int argc, char **argv)
             return EXIT_USAGE;
         }
         rc = kvssd_format(dev, &r);
+    } else if (!strcmp(what, "flush")) {
+        rc = kvssd_flush(dev, &r);
     } else {
         rc = kvssd_reset_stats(dev, &r);
     }
@@ -875,7 +877,9 @@ static int cmd_simple(const char *what, int argc, char **argv)
     if (opt.json) {
         emit_json(json_result(what));
     } else {
-        printf("%s\n", !strcmp(what, "format") ? "formatted" : "statistics reset");
+        printf("%s\n", !strcmp(what, "format")  ? "formatted"
+                       : !strcmp(what, "flush") ? "flushed"
+                                                : "statistics reset");
     }
     return 0;
 }
@@ -883,6 +887,11 @@ static int cmd_simple(const char *what, int argc, char **argv)
 static int cmd_reset_stats(int argc, char **argv)
 {
     return cmd_simple("reset-stats", argc, argv);
+}
+
+static int cmd_flush(int argc, char **argv)
+{
+    return cmd_simple("flush", argc, argv);
 }
 
 static int cmd_format(int argc, char **argv)
@@ -927,6 +936,8 @@ static const struct command commands[] = {
      "prefix values value-hex max-keys", cmd_iter},
     {"stats", "[DEVICE]", "print the device statistics log page", "", cmd_stats},
     {"reset-stats", "[DEVICE]", "zero the device statistics", "", cmd_reset_stats},
+    {"flush", "[DEVICE]", "make every completed Store and Delete durable (KV Flush)", "",
+     cmd_flush},
     {"format", "[DEVICE]", "erase every key (needs --yes)", "yes", cmd_format},
     {"help", "[COMMAND]", "the usage, or COMMAND's options", "", cmd_help},
     {"version", "", "print the version (as --version)", "", cmd_version},
@@ -1115,9 +1126,11 @@ int main(int argc, char **argv)
     }
     const struct command *cmd = find_command(argv[optind]);
     if (!cmd) {
-        die_usage("unknown command \"%s\"; commands: info put get del exist list iter stats "
-                  "reset-stats format help version",
-                  argv[optind]);
+        GString *msg = g_string_new("unknown command \"%s\"; commands:");
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+            g_string_append_printf(msg, " %s", commands[i].name);
+        }
+        die_usage(msg->str, argv[optind]);
     }
     if (opt.help) {
         command_help(stdout, cmd);

@@ -180,6 +180,13 @@ def reset_stats_format():
 
 
 @case
+def flush():
+    """flush: exit 0, its JSON object and its line of normal output"""
+    expect("flush", json_of("flush"), {"schema_version": 1, "ok": True, "operation": "flush"})
+    expect("flush -o normal", run("flush", DEV), (0, "flushed\n", ""))
+
+
+@case
 def device_forms():
     """the device after the command, -d and $KVSSD_DEVICE; -o json, --output-format, --json"""
     outs = [run("get", DEV, "alpha", "-o", "json"),
