@@ -235,9 +235,9 @@ static void trace_row_iter_close(uint16_t sqid, const struct kvssd_sqe *sqe, uin
 static void trace_kv_command(uint16_t sqid, const struct kvssd_sqe *sqe, uint16_t status)
 {
     switch (kvssd_sqe_opcode(sqe)) {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
-    case KVSSD_OPC_##sym:                                                           \
-        trace_row_##trace(sqid, sqe, status);                                       \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
+    case KVSSD_OPC_##sym:                                                                          \
+        trace_row_##trace(sqid, sqe, status);                                                      \
         break;
 #include "kvssd/kv_opcodes.def"
     default:

@@ -963,8 +963,8 @@ typedef uint16_t kv_handler(struct kvssd_ns *ns, struct kvssd_req *req);
 static kv_handler *kv_handler_of(uint8_t opcode)
 {
     switch (opcode) {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
-    case KVSSD_OPC_##sym:                                                           \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
+    case KVSSD_OPC_##sym:                                                                          \
         return handler;
 #include "kvssd/kv_opcodes.def"
     default:
@@ -978,9 +978,9 @@ static uint64_t *kv_class_counter(struct kvssd_xfer_counters *x, uint8_t opcode)
     uint64_t *c;
 
     switch (opcode) {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
-    case KVSSD_OPC_##sym:                                                           \
-        c = &x->counter;                                                            \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
+    case KVSSD_OPC_##sym:                                                                          \
+        c = &x->counter;                                                                           \
         break;
 #include "kvssd/kv_opcodes.def"
     default:
@@ -990,7 +990,7 @@ static uint64_t *kv_class_counter(struct kvssd_xfer_counters *x, uint8_t opcode)
 }
 
 static const struct kvssd_kv_opcode_info kv_opcode_rows[] = {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
     {KVSSD_OPC_##sym, name, KVSSD_DATA_##dir, effects, #trace, #counter},
 #include "kvssd/kv_opcodes.def"
 };

@@ -38,7 +38,7 @@ extern "C" {
 #define KVSSD_KV_OPCODE_STD(sym, opc)
 #define KVSSD_KV_OPCODE_VENDOR(sym, opc) KVSSD_OPC_##sym = (opc),
 enum kvssd_ext_opcode {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
     KVSSD_KV_OPCODE_##set(sym, opc)
 #include "kv_opcodes.def"
 };

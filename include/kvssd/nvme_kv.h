@@ -34,7 +34,7 @@ extern "C" {
 #define KVSSD_KV_OPCODE_STD(sym, opc) KVSSD_OPC_##sym = (opc),
 #define KVSSD_KV_OPCODE_VENDOR(sym, opc)
 enum kvssd_kv_opcode {
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter) \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
     KVSSD_KV_OPCODE_##set(sym, opc)
 #include "kv_opcodes.def"
 };
@@ -44,9 +44,9 @@ enum kvssd_kv_opcode {
 /* Each row's direction is its opcode's bits 1:0, and STD rows are 00h-7Fh. */
 #define KVSSD_KV_OPCODE_IS_VENDOR_STD 0
 #define KVSSD_KV_OPCODE_IS_VENDOR_VENDOR 1
-#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter)             \
-    _Static_assert(((opc) & 3) == KVSSD_DATA_##dir, name ": the direction is opcode bits 1:0"); \
-    _Static_assert(((opc) >= 0x80) == KVSSD_KV_OPCODE_IS_VENDOR_##set,                          \
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
+    _Static_assert(((opc) & 3) == KVSSD_DATA_##dir, name ": the direction is opcode bits 1:0");    \
+    _Static_assert(((opc) >= 0x80) == KVSSD_KV_OPCODE_IS_VENDOR_##set,                             \
                    name ": STD opcodes are 00h-7Fh, VENDOR 80h-FFh");
 #include "kv_opcodes.def"
 #undef KVSSD_KV_OPCODE_IS_VENDOR_STD

@@ -3,9 +3,11 @@
  * <kvssd/kv_opcodes.def> against its users: the dispatch and the transfer
  * counters of kvssd_kv_execute() on a real kvftl instance, and the files
  * that cannot be generated from it — hw/kvssd/trace-events (QEMU's tracetool
- * reads it), docs/protocol.md's list of supported opcodes and docs/device.md's
- * trace table. argv[1] is the source root. A row added without its trace
- * event, its doc entries or with the wrong counter fails here, naming it.
+ * reads it), docs/protocol.md's list of supported opcodes, docs/device.md's
+ * trace table, libkvssd's encoders (host/lib/cmd.c) and kvssd's commands.
+ * argv[1] is the source root. A row added without its trace event, its doc
+ * entries, its encoder or verb, or with the wrong counter fails here,
+ * naming it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,10 +283,105 @@ static void test_device_doc_names_the_trace_events(void)
     }
 }
 
+/* Each row's symbol, libkvssd encoder and kvssd verb, from the table itself. */
+static const struct {
+    const char *sym, *encoder, *verb;
+} lib_rows[] = {
+#define KVSSD_KV_OPCODE(sym, opc, set, name, dir, effects, handler, trace, counter, encoder, verb) \
+    {"KVSSD_OPC_" #sym, #encoder, verb},
+#include "kvssd/kv_opcodes.def"
+};
+
+/*
+ * The name of the function whose definition encloses offset @at of @text
+ * (a C file in the project's style: a definition's name starts a line after
+ * its return type, and its body ends at "\n}"); NULL at file scope.
+ */
+static char *enclosing_function(const char *text, size_t at)
+{
+    const char *best = NULL;
+
+    for (const char *p = strstr(text, "\n{"); p && (size_t)(p - text) < at;
+         p = strstr(p + 1, "\n{")) {
+        const char *end = strstr(p, "\n}");
+        if (end && (size_t)(end - text) > at) {
+            best = p;
+        }
+    }
+    if (!best) {
+        return NULL;
+    }
+    /* back to the line holding "name(" that starts the definition */
+    const char *line = best;
+    while (line > text && !(line[-1] == '\n' && line[0] != ' ' && strchr(line, '(') < best)) {
+        line--;
+    }
+    const char *paren = strchr(line, '(');
+    const char *name = paren;
+    while (name > line && (g_ascii_isalnum(name[-1]) || name[-1] == '_')) {
+        name--;
+    }
+    return g_strndup(name, (size_t)(paren - name));
+}
+
+/*
+ * libkvssd's host/lib/cmd.c uses each row's opcode in exactly one function,
+ * the row's encoder, which <kvssd/libkvssd.h> declares; no encoder sends
+ * another row's opcode. Each row's verb is one of kvssd's commands
+ * (host/cli/kvssd.c's table) and has its entry in kvssd(1).
+ */
+static void test_library_and_cli_are_the_table(void)
+{
+    g_autofree char *cmd = read_source("host/lib/cmd.c");
+    g_autofree char *api = read_source("host/include/kvssd/libkvssd.h");
+    g_autofree char *cli = read_source("host/cli/kvssd.c");
+    g_autofree char *man = read_source("docs/man/kvssd.1.in");
+
+    if (!cmd || !api || !cli || !man) {
+        return;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(lib_rows); i++) {
+        g_autofree char *decl = g_strdup_printf(" %s(struct kvssd_cmd *cmd", lib_rows[i].encoder);
+        g_autofree char *entry = g_strdup_printf("{\"%s\", \"", lib_rows[i].verb);
+        g_autofree char *verb_man = g_strdup_printf(".TP\n\\fB%s", lib_rows[i].verb);
+        size_t uses = 0;
+
+        for (const char *p = strstr(cmd, lib_rows[i].sym); p; p = strstr(p + 1, lib_rows[i].sym)) {
+            size_t len = strlen(lib_rows[i].sym);
+            if (g_ascii_isalnum(p[len]) || p[len] == '_') {
+                continue; /* KVSSD_OPC_INLINE_HEAD in KVSSD_OPC_INLINE_HEAD_FULL */
+            }
+            g_autofree char *fn = enclosing_function(cmd, (size_t)(p - cmd));
+            uses++;
+            if (!fn || strcmp(fn, lib_rows[i].encoder)) {
+                printf("# host/lib/cmd.c: %s used in %s, its row's encoder is %s\n",
+                       lib_rows[i].sym, fn ? fn : "file scope", lib_rows[i].encoder);
+                CU_FAIL("an opcode is encoded outside its row's encoder");
+            }
+        }
+        if (uses != 1 || !strstr(api, decl)) {
+            printf("# %s: %zu uses in host/lib/cmd.c, %s declared: %s\n", lib_rows[i].sym, uses,
+                   lib_rows[i].encoder, strstr(api, decl) ? "yes" : "no");
+            CU_FAIL("a row has no encoder in libkvssd");
+        }
+        const char *in_man = strstr(man, verb_man);
+        if (in_man) {
+            char next = in_man[strlen(verb_man)];
+            in_man = next == ' ' || next == '\\' ? in_man : NULL; /* "put KEY" or "flush\fR" */
+        }
+        if (!strstr(cli, entry) || !in_man) {
+            printf("# %s: verb \"%s\" in kvssd's table: %s, in kvssd(1): %s\n", lib_rows[i].sym,
+                   lib_rows[i].verb, strstr(cli, entry) ? "yes" : "no", in_man ? "yes" : "no");
+            CU_FAIL("a row's verb is not a kvssd command");
+        }
+    }
+}
+
 static const struct tap_test tests[] = {
-    TAP_TEST(dispatch_is_the_table),        TAP_TEST(rows_are_consistent),
-    TAP_TEST(counters_are_the_table),       TAP_TEST(trace_events_are_the_table),
-    TAP_TEST(protocol_doc_lists_the_table), TAP_TEST(device_doc_names_the_trace_events),
+    TAP_TEST(dispatch_is_the_table),         TAP_TEST(rows_are_consistent),
+    TAP_TEST(counters_are_the_table),        TAP_TEST(trace_events_are_the_table),
+    TAP_TEST(protocol_doc_lists_the_table),  TAP_TEST(device_doc_names_the_trace_events),
+    TAP_TEST(library_and_cli_are_the_table),
 };
 
 int main(int argc, char **argv)
