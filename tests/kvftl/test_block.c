@@ -848,6 +848,33 @@ static void wbuf_power_cut(bool plp, uint8_t unit1_block1)
     kvftl_close(f);
 }
 
+/*
+ * The capacitor dump opens a stripe: the open data stripe has 2 of its
+ * 576 slots left (units 0-5 flushed, 568 more written whole) when 4
+ * partial units are buffered and power is cut; with PLP all 4 come back,
+ * 2 of them from the next stripe.
+ */
+static void test_wbuf_plp_dump_opens_a_stripe(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    CU_ASSERT_EQUAL(blk_fill(f, 6 * 8, 568 * 8, 0x12), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->space.data.wp, 574 * 4096);
+    for (uint64_t u = 0; u < 4; u++) {
+        CU_ASSERT_EQUAL(blk_fill(f, u * 8 + 7, 1, 0x70 + (uint8_t)u), KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 4);
+    uint32_t stripe = f->space.data.stripe;
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    for (uint64_t u = 0; u < 4; u++) {
+        uint8_t e[8] = {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x70 + (uint8_t)u};
+        CU_ASSERT_EQUAL(blk_expect(f, u * 8, 8, e), KVFTL_OK);
+    }
+    CU_ASSERT_NOT_EQUAL(f->pmap.map[3] / 576, stripe);
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+}
+
 static void test_wbuf_power_cut_plp_keeps_buffered(void)
 {
     wbuf_power_cut(true, 0x32);
@@ -1118,6 +1145,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_wbuf_full_evicts_least_recently_written),
     TAP_TEST_FN(test_wbuf_superseded_by_write_and_unmap),
     TAP_TEST_FN(test_wbuf_fua_writes_unit_out),
+    TAP_TEST_FN(test_wbuf_plp_dump_opens_a_stripe),
     TAP_TEST_FN(test_wbuf_power_cut_plp_keeps_buffered),
     TAP_TEST_FN(test_wbuf_power_cut_no_plp_loses_unflushed),
     TAP_TEST_FN(test_read_batch_equals_single_reads),
