@@ -10,9 +10,11 @@
  * else is written to an nvm data stripe), records the slot's reverse map
  * {unit, write sequence number} in its unit spare area as the slot is
  * written, re-points the map and moves 4 KiB of valid bytes from the old
- * slot's stripe to the new one's. A unit that a write covers in part is
- * read (NAND read unless it is still in the buffer), merged by the
- * controller CPU and written whole. GC (gc.c) collects data stripes
+ * slot's stripe to the new one's. A unit that a write covers in part
+ * merges in the write buffer (write_buffer.h) and is written whole when
+ * it leaves it, read first from NAND only if sectors of it were never
+ * buffered (without a buffer: at once, a NAND read unless the old copy
+ * is still in the page buffer). GC (gc.c) collects data stripes
  * through collect_data() below: a slot is live iff the map still names
  * it, found through its unit spare area.
  */
@@ -236,6 +238,17 @@ void blockftl_open(struct kvftl *ftl)
                   frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames));
     ftl->blk_lbas = units * (UNIT / ftl->cfg.lba_bytes);
     ftl->blk_unit = g_malloc0(UNIT);
+    /*
+     * The write buffer: dies x write_buffer_pages_per_die pages. Off with
+     * PLP and an image: it lives in host memory only, and a killed process
+     * would lose what PLP promises.
+     */
+    uint64_t wb_units = (uint64_t)geo->dies * ftl->cfg.write_buffer_pages_per_die *
+                        (geo->page_size / UNIT);
+    if (ftl->cfg.plp && ftl->cfg.image_path) {
+        wb_units = 0;
+    }
+    write_buffer_init(&ftl->pmap.wb, (uint32_t)wb_units);
     ftl->gc_owner = (struct gc_owner){
         .ctx = ftl,
         .blob_live = blk_blob_live,
@@ -248,14 +261,18 @@ void blockftl_open(struct kvftl *ftl)
 
 void blockftl_free(struct kvftl *ftl)
 {
+    write_buffer_fini(&ftl->pmap.wb);
     page_map_fini(&ftl->pmap);
     g_free(ftl->blk_unit);
     ftl->blk_unit = NULL;
 }
 
+static int wbuf_drain(struct kvftl *ftl, bool dump, uint64_t *now_ns);
+
 int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns)
 {
-    if (data_flush(ftl, now_ns) != 0 || page_map_write_back(&ftl->pmap, now_ns) != 0) {
+    if (wbuf_drain(ftl, false, now_ns) != 0 || data_flush(ftl, now_ns) != 0 ||
+        page_map_write_back(&ftl->pmap, now_ns) != 0) {
         return -1;
     }
     return 0;
@@ -263,8 +280,9 @@ int blockftl_flush(struct kvftl *ftl, uint64_t *now_ns)
 
 void blockftl_plp_dump(struct kvftl *ftl, uint64_t now_ns)
 {
-    /* the capacitors program every buffered page, the partial last one too */
+    /* the capacitors write the write buffer out and program every buffered page */
     ftl->space.data.plp_dump = true;
+    wbuf_drain(ftl, true, &now_ns);
     data_flush(ftl, &now_ns);
     ftl->space.data.plp_dump = false;
 }
@@ -347,6 +365,117 @@ static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n,
     return unit_put(ftl, unit, u, now_ns);
 }
 
+/* ---- the write buffer (write_buffer.h) ---- */
+
+/*
+ * Write buffer entry @e out: a partial one merged over its unit's copy on
+ * NAND (read; zeroes if unmapped) by the controller CPU, then written as
+ * unit_put(); on success the entry leaves the buffer. @dump: the
+ * capacitor-powered dump after a cut (no map cache traffic, no GC: the
+ * crash mount rebuilds the map from the spare areas). 0, -1, -2 as
+ * unit_put().
+ */
+static int wbuf_write_out(struct kvftl *ftl, uint32_t e, bool dump, uint64_t *now_ns)
+{
+    struct write_buffer *wb = &ftl->pmap.wb;
+    uint64_t unit = wb->unit[e];
+    uint8_t mask = wb->mask[e];
+    const uint8_t *src = write_buffer_bytes(wb, e);
+    if (!dump) {
+        gc_before_write(ftl, now_ns);
+    }
+    uint32_t old = dump ? ftl->pmap.map[unit] : page_map_lookup(&ftl->pmap, unit, true, now_ns);
+    if (mask != WRITE_BUFFER_FULL) {
+        uint8_t *u = ftl->blk_unit;
+        if (old != PAGE_MAP_UNMAPPED) {
+            uint64_t last;
+            stream_read(&ftl->space, slot_addr(old), UNIT, UINT64_MAX, &last, now_ns);
+            nand_copy_out(&ftl->nand, slot_addr(old), u, UNIT);
+        } else {
+            memset(u, 0, UNIT);
+        }
+        for (uint32_t i = 0; i < UNIT / WRITE_BUFFER_SECTOR_BYTES; i++) {
+            if (mask & (1u << i)) {
+                size_t at = (size_t)i * WRITE_BUFFER_SECTOR_BYTES;
+                memcpy(u + at, src + at, WRITE_BUFFER_SECTOR_BYTES);
+            }
+        }
+        cpu_copy(ftl, UNIT - (uint64_t)__builtin_popcount(mask) * WRITE_BUFFER_SECTOR_BYTES,
+                 now_ns);
+        src = u;
+    }
+    int rc = unit_put(ftl, unit, src, now_ns);
+    if (rc == 0) {
+        write_buffer_remove(wb, e);
+    }
+    return rc;
+}
+
+/* Write every buffered unit out, least recently written first. 0, -1, -2 as unit_put(). */
+static int wbuf_drain(struct kvftl *ftl, bool dump, uint64_t *now_ns)
+{
+    struct write_buffer *wb = &ftl->pmap.wb;
+    while (wb->used) {
+        int rc = wbuf_write_out(ftl, write_buffer_oldest(wb), dump, now_ns);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Write bytes [@in, @in + @n) of @unit from @src (NULL: zeroes), the rest
+ * of the unit kept. With a write buffer the bytes merge into the unit's
+ * entry (a new one, the least recently written written out first if the
+ * buffer is full); no NAND read. Without: unit_merge(). 0, -1, -2 as
+ * unit_put().
+ */
+static int unit_write_part(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n,
+                           const void *src, uint64_t *now_ns)
+{
+    struct write_buffer *wb = &ftl->pmap.wb;
+    if (!wb->cap) {
+        return unit_merge(ftl, unit, in, n, src, now_ns);
+    }
+    uint32_t e = write_buffer_find(wb, unit);
+    if (e == WRITE_BUFFER_NONE) {
+        if (wb->used == wb->cap) {
+            int rc = wbuf_write_out(ftl, write_buffer_oldest(wb), false, now_ns);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        e = write_buffer_add(wb, unit);
+    }
+    write_buffer_put(wb, e, in, n, src);
+    return 0;
+}
+
+/* A whole-unit write or an unmap supersedes @unit's buffered bytes: they are dropped. */
+static void wbuf_drop(struct kvftl *ftl, uint64_t unit)
+{
+    uint32_t e = write_buffer_find(&ftl->pmap.wb, unit);
+    if (e != WRITE_BUFFER_NONE) {
+        write_buffer_remove(&ftl->pmap.wb, e);
+    }
+}
+
+/* FUA: the buffered units of [@first, @last] are written out. 0, -1, -2 as unit_put(). */
+static int wbuf_write_out_range(struct kvftl *ftl, uint64_t first, uint64_t last, uint64_t *now_ns)
+{
+    for (uint64_t u = first; u <= last && ftl->pmap.wb.used; u++) {
+        uint32_t e = write_buffer_find(&ftl->pmap.wb, u);
+        if (e != WRITE_BUFFER_NONE) {
+            int rc = wbuf_write_out(ftl, e, false, now_ns);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const void *buf, bool fua,
                        uint64_t arrival_ns, struct kvftl_cpl *cpl)
 {
@@ -376,10 +505,11 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         gc_before_write(ftl, &now);
         if (n == UNIT) {
             /* a whole unit: the host's DMA lands in its slot, nothing to merge */
+            wbuf_drop(ftl, unit);
             page_map_lookup(&ftl->pmap, unit, true, &now);
             rc = unit_put(ftl, unit, src, &now);
         } else {
-            rc = unit_merge(ftl, unit, in, n, src, &now);
+            rc = unit_write_part(ftl, unit, in, n, src, &now);
         }
         if (rc != 0) {
             cpl->status = put_status(ftl, rc);
@@ -390,8 +520,9 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
         pos += n;
     }
     if (fua) {
-        /* Force Unit Access: the pages holding the units are programmed first */
-        if (data_flush(ftl, &now) != 0) {
+        /* Force Unit Access: the units leave the write buffer, their pages are programmed */
+        if (wbuf_write_out_range(ftl, slba * lb / UNIT, (end - 1) / UNIT, &now) != 0 ||
+            data_flush(ftl, &now) != 0) {
             cpl->status = KVFTL_INTERNAL_ERROR;
         }
         now = dies_idle(ftl, now);
@@ -400,6 +531,70 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
     ftl->st.user_bytes_written += (uint64_t)nlb * lb;
     ftl->st.host_bytes_in_dma += (uint64_t)nlb * lb;
     fw_cmd_finish(ftl, KVFTL_OP_STORE, arrival_ns, now, &fc, dma, cpl);
+}
+
+/*
+ * Copy bytes [@pos, @end) of the namespace into @dst: a unit's buffered
+ * sectors from the write buffer, and unless they cover what is wanted of
+ * it, its slot's bytes (zeroes if unmapped) under them. The NAND reads are
+ * issued at @issue, together (dies work in parallel); units in consecutive
+ * slots (written by one command, in order) are one span: each NAND page of
+ * it is read once (one tR) and moves the bytes wanted from it, as a
+ * controller reads a page that holds several units. *@now_ns moves to the
+ * last read's end. Returns true if a slot does not hold its unit (damaged).
+ */
+static bool read_units(struct kvftl *ftl, uint64_t pos, uint64_t end, uint8_t *dst, uint64_t issue,
+                       uint64_t *now_ns)
+{
+    const struct write_buffer *wb = &ftl->pmap.wb;
+    uint64_t span_addr = 0, span_len = 0, lastp;
+    while (pos < end) {
+        uint64_t unit = pos / UNIT;
+        uint32_t in = (uint32_t)(pos % UNIT);
+        uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
+        uint32_t slot = ftl->pmap.map[unit];
+        uint32_t e = write_buffer_find(wb, unit);
+        uint8_t want = write_buffer_mask_of(in, n);
+        if (e != WRITE_BUFFER_NONE && (wb->mask[e] & want) == want) {
+            memcpy(dst, write_buffer_bytes(wb, e) + in, n);
+            dst += n;
+            pos += n;
+            continue;
+        }
+        if (slot == PAGE_MAP_UNMAPPED) {
+            memset(dst, 0, n);
+        } else if (!slot_holds(ftl, slot, unit)) {
+            return true;
+        } else {
+            uint64_t a = slot_addr(slot) + in;
+            if (span_len && a != span_addr + span_len) {
+                uint64_t t = issue;
+                stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
+                *now_ns = t > *now_ns ? t : *now_ns;
+                span_len = 0;
+            }
+            if (!span_len) {
+                span_addr = a;
+            }
+            span_len += n;
+            nand_copy_out(&ftl->nand, a, dst, n);
+        }
+        for (uint32_t i = in / WRITE_BUFFER_SECTOR_BYTES;
+             e != WRITE_BUFFER_NONE && i < (in + n) / WRITE_BUFFER_SECTOR_BYTES; i++) {
+            if (wb->mask[e] & (1u << i)) {
+                uint32_t at = i * WRITE_BUFFER_SECTOR_BYTES;
+                memcpy(dst + (at - in), write_buffer_bytes(wb, e) + at, WRITE_BUFFER_SECTOR_BYTES);
+            }
+        }
+        dst += n;
+        pos += n;
+    }
+    if (span_len) {
+        uint64_t t = issue;
+        stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
+        *now_ns = t > *now_ns ? t : *now_ns;
+    }
+    return false;
 }
 
 void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
@@ -425,54 +620,22 @@ void kvftl_block_read(struct kvftl *ftl, uint64_t slba, uint32_t nlb, void *buf,
      * following each other in the loop below.
      */
     for (uint64_t u = first; u <= last; u++) {
+        /* the write buffer answers first: a unit whose wanted sectors it holds needs no map */
+        uint64_t a = u * UNIT > pos ? u * UNIT : pos,
+                 b = (u + 1) * UNIT < end ? (u + 1) * UNIT : end;
+        uint8_t want = write_buffer_mask_of((uint32_t)(a % UNIT), (uint32_t)(b - a));
+        uint32_t e = write_buffer_find(&ftl->pmap.wb, u);
+        if (e != WRITE_BUFFER_NONE && (ftl->pmap.wb.mask[e] & want) == want) {
+            continue;
+        }
         uint32_t slot = page_map_lookup(&ftl->pmap, u, false, &now);
         if (slot != PAGE_MAP_UNMAPPED && slot_addr(slot) + UNIT <= ftl->nand.geo.total_bytes) {
             __builtin_prefetch(slot_spare(ftl, slot));
             nand_prefetch(&ftl->nand, slot_addr(slot), 256);
         }
     }
-    /*
-     * Then the units' NAND reads, issued together: dies work in parallel.
-     * Units in consecutive slots (written by one command, in order) are one
-     * span: each NAND page of it is read once (one tR) and moves the bytes
-     * wanted from it, as a controller reads a page that holds several units.
-     */
-    uint64_t issue = now;
-    uint64_t span_addr = 0, span_len = 0;
-    uint8_t *dst = buf;
-    bool damaged = false;
-    while (pos < end) {
-        uint64_t unit = pos / UNIT;
-        uint32_t in = (uint32_t)(pos % UNIT);
-        uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
-        uint32_t slot = ftl->pmap.map[unit];
-        if (slot == PAGE_MAP_UNMAPPED) {
-            memset(dst, 0, n);
-        } else if (!slot_holds(ftl, slot, unit)) {
-            damaged = true;
-            break;
-        } else {
-            uint64_t a = slot_addr(slot) + in;
-            if (span_len && a != span_addr + span_len) {
-                uint64_t t = issue, lastp;
-                stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
-                now = t > now ? t : now;
-                span_len = 0;
-            }
-            if (!span_len) {
-                span_addr = a;
-            }
-            span_len += n;
-            nand_copy_out(&ftl->nand, a, dst, n);
-        }
-        dst += n;
-        pos += n;
-    }
-    if (span_len && !damaged) {
-        uint64_t t = issue, lastp;
-        stream_read(&ftl->space, span_addr, (uint32_t)span_len, UINT64_MAX, &lastp, &t);
-        now = t > now ? t : now;
-    }
+    /* then the units' NAND reads, issued together */
+    bool damaged = read_units(ftl, pos, end, buf, now, &now);
     if (damaged) {
         /* a drive whose ECC fails returns no data: what was copied is not reported */
         cpl->status = KVFTL_UNRECOVERED_ERROR;
@@ -544,7 +707,7 @@ void kvftl_block_read_batch(struct kvftl *ftl, const struct kvftl_block_read_req
  * Unmap the whole units of [@slba, @slba + @nlb); @zero_partial: the
  * partial units at its ends are written with zeroes where the range covers
  * them (Write Zeroes), else left as they are (Deallocate). Returns 0 or
- * the failed unit_merge()'s code.
+ * the failed unit_write_part()'s code.
  */
 static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero_partial,
                        uint64_t *now_ns)
@@ -556,15 +719,17 @@ static int unmap_range(struct kvftl *ftl, uint64_t slba, uint32_t nlb, bool zero
         uint32_t in = (uint32_t)(pos % UNIT);
         uint32_t n = end - pos < UNIT - in ? (uint32_t)(end - pos) : UNIT - in;
         if (n == UNIT) {
+            wbuf_drop(ftl, unit);
             if (page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED) {
                 page_map_lookup(&ftl->pmap, unit, true, now_ns);
                 page_map_assign(&ftl->pmap, unit, PAGE_MAP_UNMAPPED);
             }
         } else if (zero_partial &&
-                   page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED) {
-            /* an unmapped unit already reads zeroes */
+                   (write_buffer_find(&ftl->pmap.wb, unit) != WRITE_BUFFER_NONE ||
+                    page_map_lookup(&ftl->pmap, unit, false, now_ns) != PAGE_MAP_UNMAPPED)) {
+            /* an unmapped unit with nothing buffered already reads zeroes */
             gc_before_write(ftl, now_ns);
-            int rc = unit_merge(ftl, unit, in, n, NULL, now_ns);
+            int rc = unit_write_part(ftl, unit, in, n, NULL, now_ns);
             if (rc != 0) {
                 return rc;
             }

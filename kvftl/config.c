@@ -368,6 +368,11 @@ int kvftl_config_check(const struct kvftl_config *c, char *err, size_t err_len)
                  c->page_data_bytes, (unsigned long long)need, (unsigned long long)stripe);
         }
     }
+    if (c->write_buffer_pages_per_die > c->pages_per_block) {
+        FAIL("write_buffer_pages_per_die is %u; it must be from 0 to pages_per_block (%u): the "
+             "power-loss dump of the write buffer must fit one erase stripe",
+             c->write_buffer_pages_per_die, c->pages_per_block);
+    }
     if (c->dlt_entries > c->buffer_entries) {
         FAIL("dlt_entries is %u; it must be from 1 to buffer_entries (%u), or 0 for buffer_entries",
              c->dlt_entries, c->buffer_entries);

@@ -98,8 +98,8 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
         st->index_cache_hits = pm->hits - ftl->base_hits;
         st->index_cache_misses = pm->misses - ftl->base_misses;
         st->index_pages_evicted_dirty = pm->evicted_dirty - ftl->base_evicted;
-        st->live_keys = pm->mapped;
-        st->live_user_bytes = pm->mapped * PAGE_MAP_UNIT_BYTES;
+        st->live_keys = page_map_live_units(pm);
+        st->live_user_bytes = st->live_keys * PAGE_MAP_UNIT_BYTES;
         st->live_nand_bytes = pm->mapped * PAGE_MAP_UNIT_BYTES;
         st->index_nand_bytes = pm->nand_bytes;
         st->capacity_bytes = ftl->blk_lbas * ftl->cfg.lba_bytes;

@@ -8,7 +8,9 @@
  *
  * Addressing: logical blocks of cfg->lba_bytes (512..4096); the FTL maps
  * 4 KiB units (KVFTL_BLOCK_UNIT_BYTES), so a write that covers part of a
- * unit reads the rest of it (read-modify-write). The map is held in the
+ * unit merges in the DRAM write buffer (cfg->write_buffer_pages_per_die),
+ * reading the rest of it from NAND when the unit leaves the buffer, or at
+ * once without a buffer (read-modify-write). The map is held in the
  * same DRAM budget as the KV index (index_dram_bytes): when the map is
  * larger than the budget its pages are cached DFTL-style (a miss reads a
  * translation page from flash; an evicted dirty one is programmed).
@@ -95,7 +97,7 @@ void kvftl_block_write(struct kvftl *ftl, uint64_t slba, uint32_t nlb, const voi
  * kvftl_block_write_zeroes() - the blocks read as zeroes afterwards, at the
  * cost of a map update only (no data programmed); @deallocate: they are
  * also unmapped (the same here: a zero unit holds no flash). A partial
- * unit is read-modify-written. Status: INVALID_FIELD when the range passes
+ * unit is written zeroes as by kvftl_block_write(). Status: INVALID_FIELD when the range passes
  * kvftl_block_lbas() or @nlb is 0 (no transfer limit: no data moves);
  * CAPACITY_EXCEEDED and INTERNAL_ERROR as for write.
  */
@@ -134,7 +136,8 @@ uint32_t kvftl_block_deallocate_units(struct kvftl *ftl, uint64_t slba, uint32_t
 
 /*
  * Flush is kvftl_flush() and Format is kvftl_format() for both
- * personalities: the page buffer and the map's dirty pages reach flash;
+ * personalities: the write buffer, the page buffer and the map's dirty
+ * pages reach flash;
  * Format unmaps every block.
  */
 

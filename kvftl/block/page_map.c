@@ -109,6 +109,7 @@ void page_map_reset(struct page_map *pm)
     pm->mapped = 0;
     pm->nand_bytes = 0;
     cache_fill_empty(pm);
+    write_buffer_clear(&pm->wb);
 }
 
 void page_map_build_tpage(const struct page_map *pm, uint32_t t, uint8_t *page)
@@ -249,4 +250,13 @@ void page_map_drop_cache(struct page_map *pm)
 uint64_t page_map_host_bytes(const struct page_map *pm)
 {
     return pm->units * sizeof(uint32_t) + (uint64_t)pm->tpages * 13 + pm->sp->nand->geo.page_size;
+}
+
+uint64_t page_map_live_units(const struct page_map *pm)
+{
+    uint64_t n = pm->mapped;
+    for (uint32_t e = pm->wb.head; e != WRITE_BUFFER_NONE; e = pm->wb.next[e]) {
+        n += pm->map[pm->wb.unit[e]] == PAGE_MAP_UNMAPPED;
+    }
+    return n;
 }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "space.h"
+#include "write_buffer.h"
 
 #define PAGE_MAP_UNIT_BYTES 4096u
 #define PAGE_MAP_UNIT_SHIFT 12
@@ -74,6 +75,9 @@ struct page_map {
 
     uint64_t nand_bytes;     /* translation pages in NAND (their latest copies) */
     uint64_t hits, misses, evicted_dirty, tpages_written; /* counters */
+
+    /* the write buffer of partial units (blockftl.c fills and drains it; a reset empties it) */
+    struct write_buffer wb;
 };
 
 #define TPAGE_CACHED 1u
@@ -99,7 +103,10 @@ uint64_t page_map_units_for(uint64_t capacity_bytes, uint32_t page_size);
 void page_map_init(struct page_map *pm, struct space *sp, uint64_t units, uint32_t frames_max);
 void page_map_fini(struct page_map *pm);
 
-/* page_map_reset() - every unit unmapped, no translation page in NAND (Format). */
+/*
+ * page_map_reset() - every unit unmapped, no translation page in NAND, the
+ * write buffer empty (Format, a crash scan).
+ */
 void page_map_reset(struct page_map *pm);
 
 /*
@@ -141,6 +148,12 @@ int page_map_tpage_relocate(struct page_map *pm, uint64_t ppn, uint32_t t, uint6
  * cached, nothing dirty; a mount re-caches.
  */
 void page_map_drop_cache(struct page_map *pm);
+
+/*
+ * page_map_live_units() - units holding data: the mapped ones and those
+ * whose only data is in the write buffer (their entry still unmapped).
+ */
+uint64_t page_map_live_units(const struct page_map *pm);
 
 /* page_map_host_bytes() - host memory of the map and its bookkeeping. */
 uint64_t page_map_host_bytes(const struct page_map *pm);

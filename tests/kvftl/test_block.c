@@ -660,6 +660,231 @@ static void test_write_zeroes_partial_unmapped_unit(void)
     kvftl_close(f);
 }
 
+/* ---- the write buffer of partial units (write_buffer_pages_per_die) ---- */
+
+/*
+ * 512-byte blocks and a write buffer of 4 units (one die x 4 pages of 4
+ * KiB); units 0-5 written whole (0x11) and flushed, so that their copies
+ * are on NAND and nothing has been read yet.
+ */
+static struct kvftl *open_wbuf(bool plp)
+{
+    struct kvftl_config c = nvm_config(512);
+    c.write_buffer_pages_per_die = 4;
+    c.plp = plp;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->pmap.wb.cap, 4);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 6 * 8, 0x11), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    return f;
+}
+
+/*
+ * A 512-byte write to a flushed unit lands in the write buffer: no NAND
+ * read, nothing merged; reading the block back is served from the buffer
+ * (still no NAND read); reading the whole unit reads its NAND copy once
+ * under the buffered block. Without the buffer the write alone read one
+ * page and merged 3584 bytes.
+ */
+static void test_wbuf_512_write_read_no_nand_read(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    CU_ASSERT_EQUAL(blk_fill(f, 3, 1, 0x22), KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 0);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 0);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 1);
+    static const uint8_t one[1] = {0x22};
+    CU_ASSERT_EQUAL(blk_expect(f, 3, 1, one), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    static const uint8_t all[8] = {0x11, 0x11, 0x11, 0x22, 0x11, 0x11, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 8, all), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 1);
+    kvftl_close(f);
+}
+
+/*
+ * Two 512-byte writes to one flushed unit cost no NAND read; Flush drains
+ * the buffer: one read-modify-write (one page read, 3072 bytes merged),
+ * one unit programmed, the buffer empty, the data as written.
+ */
+static void test_wbuf_two_partial_writes_then_flush(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    uint64_t programmed = stats_of(f).nand_data_pages_programmed;
+    CU_ASSERT_EQUAL(blk_fill(f, 3, 1, 0x22), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 5, 1, 0x33), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 1);
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 1);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 3072);
+    CU_ASSERT_EQUAL(st.nand_data_pages_programmed, programmed + 1);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 0);
+    static const uint8_t all[8] = {0x11, 0x11, 0x11, 0x22, 0x11, 0x33, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 8, all), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/*
+ * Partial writes that together cover a unit (blocks 0-2, then 3-7, as a
+ * 23 KiB write's tail and the next one's head would) leave it whole in the
+ * buffer: its write-out reads nothing and merges nothing.
+ */
+static void test_wbuf_partials_covering_unit_read_nothing(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    CU_ASSERT_EQUAL(blk_fill(f, 8, 3, 0x44), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 11, 5, 0x55), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    struct kvftl_stats st = stats_of(f);
+    CU_ASSERT_EQUAL(st.nand_pages_read, 0);
+    CU_ASSERT_EQUAL(st.memcpy_bytes, 0);
+    static const uint8_t all[8] = {0x44, 0x44, 0x44, 0x55, 0x55, 0x55, 0x55, 0x55};
+    CU_ASSERT_EQUAL(blk_expect(f, 8, 8, all), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/*
+ * A full buffer writes out its least recently written unit: units 0-3
+ * buffered, unit 0 written again, then unit 4 evicts unit 1 (one
+ * read-modify-write), and units 0, 2, 3, 4 stay buffered.
+ */
+static void test_wbuf_full_evicts_least_recently_written(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    for (uint64_t u = 0; u < 4; u++) {
+        CU_ASSERT_EQUAL(blk_fill(f, u * 8 + 1, 1, 0x60 + (uint8_t)u), KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(blk_fill(f, 2, 1, 0x6f), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    CU_ASSERT_EQUAL(blk_fill(f, 4 * 8 + 1, 1, 0x64), KVFTL_OK);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 1);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 4);
+    CU_ASSERT_EQUAL(write_buffer_find(&f->pmap.wb, 1), WRITE_BUFFER_NONE);
+    CU_ASSERT_NOT_EQUAL(write_buffer_find(&f->pmap.wb, 0), WRITE_BUFFER_NONE);
+    CU_ASSERT_NOT_EQUAL(write_buffer_find(&f->pmap.wb, 4), WRITE_BUFFER_NONE);
+    static const uint8_t u1[8] = {0x11, 0x61, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 8, 8, u1), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/*
+ * A whole-unit write, a Deallocate of the whole unit and Write Zeroes
+ * supersede buffered bytes: units 0 and 1 buffered; unit 0 written whole
+ * (0x77) and unit 1 deallocated drop their entries; Write Zeroes of block
+ * 2 of buffered unit 2 merges in the buffer. Flush then reads only unit
+ * 2's old copy.
+ */
+static void test_wbuf_superseded_by_write_and_unmap(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    CU_ASSERT_EQUAL(blk_fill(f, 1, 1, 0x21), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 9, 1, 0x22), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 17, 1, 0x23), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_fill(f, 0, 8, 0x77), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_block_deallocate(f, 8, 8, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    kvftl_block_write_zeroes(f, 18, 1, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 1);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 0);
+    kvftl_flush(f, 0, &cpl);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 1);
+    static const uint8_t u0[8] = {0x77, 0x77, 0x77, 0x77, 0x77, 0x77, 0x77, 0x77};
+    static const uint8_t u1[8] = {0};
+    static const uint8_t u2[8] = {0x11, 0x23, 0, 0x11, 0x11, 0x11, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 8, u0), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_expect(f, 8, 8, u1), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_expect(f, 16, 8, u2), KVFTL_OK);
+    kvftl_close(f);
+}
+
+/* A FUA write takes its units out of the buffer: programmed when it completes. */
+static void test_wbuf_fua_writes_unit_out(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    uint64_t programmed = stats_of(f).nand_data_pages_programmed;
+    uint8_t b[512];
+    memset(b, 0x5f, sizeof(b));
+    struct kvftl_cpl cpl;
+    kvftl_block_write(f, 3, 1, b, true, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 0);
+    CU_ASSERT_EQUAL(stats_of(f).nand_pages_read, 1);
+    CU_ASSERT_EQUAL(stats_of(f).nand_data_pages_programmed, programmed + 1);
+    kvftl_close(f);
+}
+
+/*
+ * A power cut: unit 0's 512-byte write was flushed, unit 1's is only in
+ * the buffer. With PLP the capacitors write it out (both survive);
+ * without, unit 1 comes back whole as flushed (0x11), never a mix.
+ */
+static void wbuf_power_cut(bool plp, uint8_t unit1_block1)
+{
+    struct kvftl *f = open_wbuf(plp);
+    CU_ASSERT_EQUAL(blk_fill(f, 1, 1, 0x31), KVFTL_OK);
+    struct kvftl_cpl cpl;
+    kvftl_flush(f, 0, &cpl);
+    CU_ASSERT_EQUAL(blk_fill(f, 9, 1, 0x32), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 1);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 0);
+    const uint8_t u0[8] = {0x11, 0x31, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11};
+    const uint8_t u1[8] = {0x11, unit1_block1, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11};
+    CU_ASSERT_EQUAL(blk_expect(f, 0, 8, u0), KVFTL_OK);
+    CU_ASSERT_EQUAL(blk_expect(f, 8, 8, u1), KVFTL_OK);
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+}
+
+/*
+ * The capacitor dump opens a stripe: the open data stripe has 2 of its
+ * 576 slots left (units 0-5 flushed, 568 more written whole) when 4
+ * partial units are buffered and power is cut; with PLP all 4 come back,
+ * 2 of them from the next stripe.
+ */
+static void test_wbuf_plp_dump_opens_a_stripe(void)
+{
+    struct kvftl *f = open_wbuf(true);
+    CU_ASSERT_EQUAL(blk_fill(f, 6 * 8, 568 * 8, 0x12), KVFTL_OK);
+    CU_ASSERT_EQUAL(f->space.data.wp, 574 * 4096);
+    for (uint64_t u = 0; u < 4; u++) {
+        CU_ASSERT_EQUAL(blk_fill(f, u * 8 + 7, 1, 0x70 + (uint8_t)u), KVFTL_OK);
+    }
+    CU_ASSERT_EQUAL(f->pmap.wb.used, 4);
+    uint32_t stripe = f->space.data.stripe;
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    for (uint64_t u = 0; u < 4; u++) {
+        uint8_t e[8] = {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x70 + (uint8_t)u};
+        CU_ASSERT_EQUAL(blk_expect(f, u * 8, 8, e), KVFTL_OK);
+    }
+    CU_ASSERT_NOT_EQUAL(f->pmap.map[3] / 576, stripe);
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+}
+
+static void test_wbuf_power_cut_plp_keeps_buffered(void)
+{
+    wbuf_power_cut(true, 0x32);
+}
+
+static void test_wbuf_power_cut_no_plp_loses_unflushed(void)
+{
+    wbuf_power_cut(false, 0x11);
+}
+
 /*
  * kvftl_block_read_batch() is kvftl_block_read() in order: two devices
  * given the same writes (512-byte blocks, a 2-page map budget so reads also
@@ -914,6 +1139,15 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_read_from_buffer_costs_no_nand_read),
     TAP_TEST_FN(test_512_write_spanning_units),
     TAP_TEST_FN(test_write_zeroes_partial_unmapped_unit),
+    TAP_TEST_FN(test_wbuf_512_write_read_no_nand_read),
+    TAP_TEST_FN(test_wbuf_two_partial_writes_then_flush),
+    TAP_TEST_FN(test_wbuf_partials_covering_unit_read_nothing),
+    TAP_TEST_FN(test_wbuf_full_evicts_least_recently_written),
+    TAP_TEST_FN(test_wbuf_superseded_by_write_and_unmap),
+    TAP_TEST_FN(test_wbuf_fua_writes_unit_out),
+    TAP_TEST_FN(test_wbuf_plp_dump_opens_a_stripe),
+    TAP_TEST_FN(test_wbuf_power_cut_plp_keeps_buffered),
+    TAP_TEST_FN(test_wbuf_power_cut_no_plp_loses_unflushed),
     TAP_TEST_FN(test_read_batch_equals_single_reads),
     TAP_TEST_FN(test_background_gc_in_idle_time),
     TAP_TEST_FN(test_long_write_over_full_device),

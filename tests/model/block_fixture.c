@@ -52,6 +52,7 @@ static void make_config(struct block_run *r)
     r->cfg.buffer_entries = 8;
     r->cfg.dlt_entries = 8;
     r->cfg.hash_seed = 1;
+    r->cfg.write_buffer_pages_per_die = sc->write_buffer_pages_per_die;
     r->cfg.image_path = NULL;
     if (sc->index_dram_bytes) {
         r->cfg.index_dram_bytes = sc->index_dram_bytes;

@@ -69,6 +69,7 @@ struct block_scenario {
     uint32_t blocks_per_die;
     uint32_t channels, dies_per_channel; /* 0: 1 channel x 2 dies */
     uint64_t index_dram_bytes;           /* the map's DRAM budget; 0 = the preset's */
+    uint32_t write_buffer_pages_per_die; /* the write buffer of partial units; 0 = none */
     enum kvftl_gc_policy gc_policy;
     uint32_t hot_pct;    /* share of writes that go to the first eighth of the namespace */
     uint32_t power_cuts; /* kvftl_power_cut_after cuts, each followed by a power cycle */

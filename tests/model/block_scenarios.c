@@ -288,6 +288,28 @@ static const struct block_scenario cut_scenarios[] = {
      .index_dram_bytes = 3 * 4096,
      .power_cuts = 8,
      SMALL_4K},
+    /*
+     * The write buffer (16 pages per die: 32 units) holding partial units:
+     * with PLP the capacitor dump keeps them, without it the cut loses the
+     * unflushed ones, whole; the DFTL map makes write-outs miss and evict.
+     */
+    {.name = "nvm_power_cuts_lba512_wbuf_plp",
+     .seed = 0xb10c0106,
+     .ops = OPS,
+     .lba_bytes = 512,
+     .plp = true,
+     .write_buffer_pages_per_die = 16,
+     .power_cuts = 8,
+     SMALL_4K},
+    {.name = "nvm_power_cuts_lba512_wbuf_plp_off_dftl",
+     .seed = 0xb10c0107,
+     .ops = OPS,
+     .lba_bytes = 512,
+     .plp = false,
+     .write_buffer_pages_per_die = 16,
+     .index_dram_bytes = 3 * 4096,
+     .power_cuts = 8,
+     SMALL_4K},
     /* In an image file: clean restarts (the checkpoint) between the cuts, without PLP. */
     {.name = "nvm_image_restarts_and_cuts_plp_off",
      .seed = 0xb10c0105,
@@ -323,6 +345,8 @@ CUT_SCENARIO_TEST(1)
 CUT_SCENARIO_TEST(2)
 CUT_SCENARIO_TEST(3)
 CUT_SCENARIO_TEST(4)
+CUT_SCENARIO_TEST(5)
+CUT_SCENARIO_TEST(6)
 
 /*
  * The suite's volume, counted from the plan, so that the test holds on its
@@ -350,8 +374,8 @@ int main(void)
         test_scenario_3, test_scenario_4, test_scenario_5,
     };
     static void (*const cut_fns[])(void) = {
-        test_cut_scenario_0, test_cut_scenario_1, test_cut_scenario_2,
-        test_cut_scenario_3, test_cut_scenario_4,
+        test_cut_scenario_0, test_cut_scenario_1, test_cut_scenario_2, test_cut_scenario_3,
+        test_cut_scenario_4, test_cut_scenario_5, test_cut_scenario_6,
     };
     G_STATIC_ASSERT(sizeof(fns) / sizeof(fns[0]) == N_SCENARIOS);
     G_STATIC_ASSERT(sizeof(cut_fns) / sizeof(cut_fns[0]) == N_CUT_SCENARIOS);
