@@ -182,7 +182,7 @@ static int open_sim(struct kvssd_dev *dev, const char *spec)
     (void)dev, (void)spec;
     fprintf(stderr, "libkvssd: sim: this libkvssd was built without the firmware "
                     "(meson -Dfirmware=enabled, which needs libxxhash-dev)\n");
-    return -KVSSD_ERR_NOT_SUPPORTED;
+    return -KVSSD_ERR_INVALID_ARGUMENT;
 #endif
 }
 
