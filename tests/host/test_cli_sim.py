@@ -62,7 +62,8 @@ def main():
         p = kvssd(tmp, "get", "sim:kv.img", "beta")
         want = ("libkvssd: sim: image_path kv.img is in use by process %d (another QEMU or "
                 "kvftl program has it open); an image can back only one device at a time\n"
-                "kvssd: cannot open sim:kv.img: not a KV namespace of a kvssd device\n" % put.pid)
+                "kvssd: cannot open sim:kv.img: not a KV namespace of a kvssd device, or (sim:) an "
+                "image the firmware refused\n" % put.pid)
         check(p.returncode == 1 and p.stderr == want,
               "a second process is refused, naming the first (%r)" % p.stderr)
         out, err = put.communicate("two", timeout=60)
