@@ -51,7 +51,7 @@ const char *kvssd_cli_json_string(json_object *o)
 
 bool kvssd_cli_is_device_arg(const char *arg)
 {
-    return !strncmp(arg, "/dev/", 5) || !strncmp(arg, "pci:", 4);
+    return !strncmp(arg, "/dev/", 5) || !strncmp(arg, "pci:", 4) || !strncmp(arg, "sim:", 4);
 }
 
 enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg)

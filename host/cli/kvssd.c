@@ -61,10 +61,11 @@ struct option_help {
 };
 
 static const struct option_help option_help[] = {
-    {"device",
-     "  -d, --device PATH         /dev/ngXnY, or pci:BDF / pci:nvmeN for the user-space\n"
-     "                            PCI transport; also the first argument after the\n"
-     "                            command (default: $KVSSD_DEVICE, else the first found)\n"},
+    {"device", "  -d, --device PATH         /dev/ngXnY, or pci:BDF / pci:nvmeN for the user-space\n"
+               "                            PCI transport, or sim:IMAGE[,prop=value...] for the\n"
+               "                            simulator in this process (no VM); also the first\n"
+               "                            argument after the command (default: $KVSSD_DEVICE,\n"
+               "                            else the first found)\n"},
     {"output-format",
      "  -o, --output-format FMT   normal (default) or json: one JSON object on stdout\n"},
     {"json", "  -j, --json                the same as --output-format json\n"},
@@ -967,7 +968,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof(option_help) / sizeof(option_help[0]); i++) {
         fputs(option_help[i].text, f);
     }
-    fprintf(f, "  DEVICE: an argument after the command that starts with /dev/ or pci:.\n"
+    fprintf(f, "  DEVICE: an argument after the command that starts with /dev/, pci: or sim:.\n"
                "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n");
 }
 

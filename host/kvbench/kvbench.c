@@ -43,7 +43,8 @@ struct flag {
 
 static const struct flag flags[] = {
     {"device", 'd', 1, "benchmark", "device", NULL, "PATH",
-     "the KV namespace: /dev/ngXnY, or pci:BDF / pci:nvmeN (user-space PCI transport). Default: "
+     "the KV namespace: /dev/ngXnY, pci:BDF / pci:nvmeN (user-space PCI transport), or "
+     "sim:IMAGE[,prop=value...] (the simulator in this process, no VM). Default: "
      "$KVSSD_DEVICE, else the first KV namespace found"},
     {"seed", 0, 1, "benchmark", "seed", NULL, "N",
      "seed of every key order, size draw and payload (0-2^64-1). Default: 1"},

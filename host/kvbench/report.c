@@ -115,6 +115,16 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+/*
+ * Whose arrivals the device's simulated clock follows: "sim" (a sim:
+ * device in this process, each command arriving when the previous one
+ * completed) or "vm" (a device in QEMU, commands arriving on its clock).
+ */
+static const char *device_clock(const struct kb_config *c)
+{
+    return !strncmp(c->device, "sim:", 4) ? "sim" : "vm";
+}
+
 void kb_report_table(const struct kb_config *c, const struct kb_result *r)
 {
     const struct kb_hist *h = &r->hist;
@@ -168,6 +178,10 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
            sim_s, ratio((double)r->ops, sim_s), r->after.latency[0][1] / 1e3,
            r->after.latency[0][2] / 1e3, r->after.latency[1][1] / 1e3,
            r->after.latency[1][2] / 1e3);
+    if (!strcmp(device_clock(c), "sim")) {
+        printf("   clock     sim: device time is the firmware's simulated clock, each command "
+               "arriving when the previous one completed (no VM)\n");
+    }
 }
 
 /* ---- JSON (json-c; schema in docs/kvbench.md "JSON") ----------------- */
@@ -278,7 +292,7 @@ static struct json_object *json_latency(const struct kb_config *c, const struct 
 }
 
 /* The "device" object: statistics log deltas over one phase (null without the log). */
-static struct json_object *json_device(const struct kb_result *r)
+static struct json_object *json_device(const struct kb_config *c, const struct kb_result *r)
 {
     if (!r->have_device) {
         return NULL;
@@ -309,6 +323,7 @@ static struct json_object *json_device(const struct kb_result *r)
     jadd(o, "waf", kb_json_double(r->after.waf_milli / 1e3, "%.3f"));
     jadd(o, "space_amp", kb_json_double(r->after.space_amp_milli / 1e3, "%.3f"));
     jadd(o, "taf", kb_json_double(ratio((double)pcie, (double)r->user_bytes), "%.4f"));
+    jadd(o, "clock", kb_json_str(device_clock(c)));
     jadd(o, "sim_time_s", kb_json_double(sim_s, "%.6f"));
     jadd(o, "sim_ops_per_s", kb_json_double(ratio((double)r->ops, sim_s), "%.1f"));
     static const char *const kv_ops[5] = {"store", "retrieve", "delete", "exist", "iterate"};
@@ -432,7 +447,7 @@ static struct json_object *json_phase(const struct kb_config *c, const struct kb
     jadd(o, "mismatches", ju(r->mismatches));
     jadd(o, "user_bytes", ju(r->user_bytes));
     json_engine_fields(c, r, o);
-    jadd(o, "device", json_device(r));
+    jadd(o, "device", json_device(c, r));
     jadd(o, "intervals", json_intervals(c, r));
     jadd(o, "intervals_dropped", ju(r->intervals_dropped));
     return o;
@@ -481,7 +496,7 @@ static struct json_object *json_head(const struct kb_config *c, const struct kb_
     if (last) {
         /* the headline "device" object is the last phase's deltas */
         jadd(o, "device_phase", kb_json_str(last->phase));
-        jadd(o, "device", json_device(last));
+        jadd(o, "device", json_device(c, last));
     }
     return o;
 }

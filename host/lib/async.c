@@ -9,6 +9,11 @@
  * transfers). Commands are issued in order as ring slots free up; a Key
  * Stage is a barrier (the KV command waits for it to complete). One queue
  * belongs to one thread.
+ *
+ * On a sim: handle (sim.c) there is no kernel: the same operations issue
+ * the same commands into a list of the queue's depth, which submit runs in
+ * order through the device in this process, and their completions wait in
+ * a second list to be reaped as CQEs are.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,9 +53,22 @@ struct aop {
  */
 #define KVSSD_ASYNC_HOLD(depth) (((depth) + 1) / 2)
 
+/* One completion: a CQE's user data, result (status or -errno) and 64-bit result. */
+struct completion {
+    uint64_t user_data;
+    int res;
+    uint64_t result;
+};
+
 struct kvssd_queue {
     struct kvssd_dev *dev;
-    struct io_uring ring;
+    struct io_uring ring; /* not on a sim: handle */
+    /* a sim: handle: commands prepared, then completions not yet reaped (depth each) */
+    struct kvssd_cmd *sim_cmds;
+    uint64_t *sim_user_data;
+    unsigned sim_ncmds;
+    struct completion *sim_done;
+    unsigned sim_done_head, sim_done_count;
     unsigned depth;
     unsigned inflight; /* commands in the ring */
     unsigned outstanding; /* operations not yet called back */
@@ -100,8 +118,18 @@ int kvssd_queue_create_flags(struct kvssd_dev *dev, unsigned depth, unsigned fla
         free(q);
         return -KVSSD_ERR_SYSTEM;
     }
-    rc = io_uring_queue_init(depth, &q->ring, setup);
+    if (dev->sim) {
+        q->sim_cmds = calloc(depth, sizeof(*q->sim_cmds));
+        q->sim_user_data = calloc(depth, sizeof(*q->sim_user_data));
+        q->sim_done = calloc(depth, sizeof(*q->sim_done));
+        rc = q->sim_cmds && q->sim_user_data && q->sim_done ? 0 : -ENOMEM;
+    } else {
+        rc = io_uring_queue_init(depth, &q->ring, setup);
+    }
     if (rc < 0) {
+        free(q->sim_cmds);
+        free(q->sim_user_data);
+        free(q->sim_done);
         free(q->ops);
         free(q);
         errno = -rc;
@@ -124,7 +152,13 @@ void kvssd_queue_destroy(struct kvssd_queue *q)
     /* let commands in flight finish so that no buffer is written after free */
     while (q->inflight && kvssd_queue_poll(q, 1) >= 0 && q->outstanding)
         ;
-    io_uring_queue_exit(&q->ring);
+    if (q->dev->sim) {
+        free(q->sim_cmds);
+        free(q->sim_user_data);
+        free(q->sim_done);
+    } else {
+        io_uring_queue_exit(&q->ring);
+    }
     free(q->ops);
     free(q);
 }
@@ -313,12 +347,18 @@ static void pump(struct kvssd_queue *q)
         struct kvssd_cmd cmd;
         while (q->inflight < q->depth && aop_ready(op)) {
             /* the SQ ring has depth slots, so inflight < depth leaves one free */
-            struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-            if (!sqe || !aop_next_cmd(q, op, &cmd)) {
+            struct io_uring_sqe *sqe = q->dev->sim ? NULL : io_uring_get_sqe(&q->ring);
+            if ((!sqe && !q->dev->sim) || !aop_next_cmd(q, op, &cmd)) {
                 return;
             }
             uint64_t ud = (uint64_t)(op - q->ops) << 32 | op->issued;
-            prep_uring_cmd(q, sqe, &cmd, ud);
+            if (sqe) {
+                prep_uring_cmd(q, sqe, &cmd, ud);
+            } else {
+                /* inflight < depth bounds the prepared commands */
+                q->sim_cmds[q->sim_ncmds] = cmd;
+                q->sim_user_data[q->sim_ncmds++] = ud;
+            }
             op->issued++;
             q->inflight++;
             q->to_submit++;
@@ -372,12 +412,12 @@ static void aop_finish(struct kvssd_queue *q, struct aop *op)
     }
 }
 
-static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *done)
+static void complete_one(struct kvssd_queue *q, const struct completion *cqe, int *done)
 {
-    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    uint64_t ud = cqe->user_data;
     struct aop *op = &q->ops[ud >> 32];
     uint32_t index = (uint32_t)ud;
-    uint64_t result = cqe->big_cqe[0];
+    uint64_t result = cqe->result;
 
     q->inflight--;
     op->completed++;
@@ -429,6 +469,44 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
     }
 }
 
+/* The sim: run the prepared commands in order; their completions wait to be reaped. */
+static void sim_run(struct kvssd_queue *q)
+{
+    for (unsigned i = 0; i < q->sim_ncmds; i++) {
+        struct kvssd_result r = {0};
+        int rc = kvssd_sim_submit(q->dev->sim, &q->sim_cmds[i], &r);
+        struct completion *c = &q->sim_done[(q->sim_done_head + q->sim_done_count++) % q->depth];
+        c->user_data = q->sim_user_data[i];
+        c->res = rc == -KVSSD_ERR_SYSTEM ? -(r.sys_errno ? r.sys_errno : EIO) : r.status;
+        c->result = (uint64_t)r.dw1 << 32 | r.dw0;
+    }
+    q->sim_ncmds = 0;
+}
+
+/* The next completion to reap, consumed; false when there is none yet. */
+static bool reap(struct kvssd_queue *q, struct completion *c)
+{
+    struct io_uring_cqe *cqe;
+
+    if (q->dev->sim) {
+        if (!q->sim_done_count) {
+            return false;
+        }
+        *c = q->sim_done[q->sim_done_head];
+        q->sim_done_head = (q->sim_done_head + 1) % q->depth;
+        q->sim_done_count--;
+        return true;
+    }
+    if (io_uring_peek_cqe(&q->ring, &cqe) != 0) {
+        return false;
+    }
+    c->user_data = io_uring_cqe_get_data64(cqe);
+    c->res = cqe->res;
+    c->result = cqe->big_cqe[0];
+    io_uring_cqe_seen(&q->ring, cqe);
+    return true;
+}
+
 /*
  * Hand what pump() queued to the kernel. Without @wait, only while fewer
  * than half the queue's depth are with the device: a caller that refills
@@ -437,12 +515,21 @@ static void complete_one(struct kvssd_queue *q, struct io_uring_cqe *cqe, int *d
  * io_uring_enter (which the kernel also issues under one plug: one doorbell
  * run), while a device running dry is fed at once. With @wait, everything
  * queued goes before the caller blocks, then one completion is waited for.
+ * On a sim: handle the same rule runs them (sim_run), with nothing to wait for.
  * Returns 0 or -errno.
  */
 static int submit(struct kvssd_queue *q, bool wait)
 {
     unsigned with_device = q->inflight - q->to_submit;
 
+    if (q->dev->sim) {
+        /* every command completes as it runs: nothing to wait for after */
+        if (q->to_submit && (wait || with_device < KVSSD_ASYNC_HOLD(q->depth))) {
+            sim_run(q);
+            q->to_submit = 0;
+        }
+        return 0;
+    }
     if (q->to_submit && (wait || with_device < KVSSD_ASYNC_HOLD(q->depth))) {
         int rc = io_uring_submit(&q->ring);
         if (rc < 0) {
@@ -462,14 +549,13 @@ int kvssd_queue_poll(struct kvssd_queue *q, unsigned min_ops)
     int done = 0;
 
     for (;;) {
-        struct io_uring_cqe *cqe;
+        struct completion cqe;
         unsigned seen = 0;
         int rc;
 
         pump(q);
-        while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
-            complete_one(q, cqe, &done);
-            io_uring_cqe_seen(&q->ring, cqe);
+        while (reap(q, &cqe)) {
+            complete_one(q, &cqe, &done);
             seen++;
         }
         if ((unsigned)done >= min_ops || q->outstanding == 0) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Opening a KV namespace by its generic char device (or, with a "pci:"
- * path, through the user-space PCI transport of pci.c), discovering KV
+ * path, through the user-space PCI transport of pci.c; with a "sim:" path,
+ * the device in this process, sim.c), discovering KV
  * namespaces with libnvme's topology scan, and the tag allocator shared by
  * inline streams and staged keys.
  */
@@ -156,6 +157,35 @@ static int open_pci(struct kvssd_dev *dev, const char *spec)
     return 0;
 }
 
+/*
+ * The sim transport: the device in this process, on the image of @spec
+ * ("IMAGE[,prop=value...]"); its one namespace, NSID 1, identifies as KV.
+ */
+static int open_sim(struct kvssd_dev *dev, const char *spec)
+{
+#ifdef KVSSD_HAVE_SIM
+    char err[512];
+    int rc = kvssd_sim_open(spec, &dev->sim, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "libkvssd: sim: %s\n", err);
+        return rc;
+    }
+    rc = identify_kv(dev, 1, &dev->info);
+    if (rc) {
+        return rc;
+    }
+    dev->info.nsid = 1;
+    snprintf(dev->info.path, sizeof(dev->info.path), "%s%s", KVSSD_SIM_PREFIX, spec);
+    snprintf(dev->info.ctrl_path, sizeof(dev->info.ctrl_path), "%s", dev->info.path);
+    return 0;
+#else
+    (void)dev, (void)spec;
+    fprintf(stderr, "libkvssd: sim: this libkvssd was built without the firmware "
+                    "(meson -Dfirmware=enabled, which needs libxxhash-dev)\n");
+    return -KVSSD_ERR_INVALID_ARGUMENT;
+#endif
+}
+
 int kvssd_open(const char *path, struct kvssd_dev **devp)
 {
     struct kvssd_dev *dev;
@@ -170,8 +200,10 @@ int kvssd_open(const char *path, struct kvssd_dev **devp)
     }
     dev->ctrl_fd = -1;
     dev->fd = -1;
-    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
-        rc = open_pci(dev, path + strlen(KVSSD_PCI_PREFIX));
+    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX)) ||
+        !strncmp(path, KVSSD_SIM_PREFIX, strlen(KVSSD_SIM_PREFIX))) {
+        rc = path[0] == 'p' ? open_pci(dev, path + strlen(KVSSD_PCI_PREFIX))
+                            : open_sim(dev, path + strlen(KVSSD_SIM_PREFIX));
         if (rc) {
             int e = errno;
             kvssd_close(dev);
@@ -220,8 +252,9 @@ int kvssd_open_passthru(const char *path, struct kvssd_dev **devp)
     if (!path || !devp) {
         return -KVSSD_ERR_INVALID_ARGUMENT;
     }
-    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX))) {
-        /* raw commands need a namespace: the pci transport finds the KV one */
+    if (!strncmp(path, KVSSD_PCI_PREFIX, strlen(KVSSD_PCI_PREFIX)) ||
+        !strncmp(path, KVSSD_SIM_PREFIX, strlen(KVSSD_SIM_PREFIX))) {
+        /* raw commands need a namespace: the pci and sim transports find the KV one */
         int rc = kvssd_open(path, devp);
         if (!rc) {
             (*devp)->mode = KVSSD_XFER_PRP;
@@ -262,6 +295,7 @@ void kvssd_close(struct kvssd_dev *dev)
         close(dev->fd);
     }
     kvssd_pci_detach(dev->pci);
+    kvssd_sim_close(dev->sim);
     if (dev->ctrl_fd >= 0) {
         close(dev->ctrl_fd);
     }

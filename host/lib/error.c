@@ -106,7 +106,8 @@ static const char *const messages[KVSSD_ERR_LAST] = {
     [KVSSD_ERR_ITERATOR_END] = "the iterator has no more entries",
     [KVSSD_ERR_NVME] = "the device returned an unexpected NVMe status",
     [KVSSD_ERR_SYSTEM] = "a system call failed",
-    [KVSSD_ERR_NO_DEVICE] = "not a KV namespace of a kvssd device",
+    [KVSSD_ERR_NO_DEVICE] = "not a KV namespace of a kvssd device, or (sim:) an image the "
+                            "firmware refused",
     [KVSSD_ERR_BUSY] = "the queue is full; poll for completions and retry",
     [KVSSD_ERR_CONFIG] = "the transfer config file ($KVSSD_TRANSFER_CONFIG, else "
                          "/etc/kvssd/transfer.conf) is missing, unreadable or malformed",

@@ -11,11 +11,13 @@
 #define KVSSD_IOCTL_TIMEOUT_MS 0 /* the kernel's default */
 
 struct kvssd_pci;
+struct kvssd_sim;
 
 struct kvssd_dev {
     int fd;      /* /dev/ngXnY: I/O and admin passthrough; -1 on the pci transport */
     int ctrl_fd; /* /dev/nvmeX for Format NVM; -1 = use fd */
     struct kvssd_pci *pci; /* the user-space PCI transport (pci.c), or NULL */
+    struct kvssd_sim *sim; /* the in-process device (sim.c), or NULL */
     struct kvssd_dev_info info;
     enum kvssd_xfer_mode mode;
     struct kvssd_xfer_config xfer;
@@ -89,6 +91,40 @@ int kvssd_prp_build(const uint64_t *page_phys, uint32_t npages, uint32_t len, ui
                     uint64_t list_phys, struct kvssd_prp *out);
 /* Physical address of @vaddr from its /proc/self/pagemap entry; -KVSSD_ERR_SYSTEM if absent. */
 int kvssd_pagemap_phys(uint64_t entry, uint64_t vaddr, uint64_t *phys);
+
+/* ---- the sim transport (sim.c; sim.h has its spec parser) ------------------- */
+#define KVSSD_SIM_PREFIX "sim:"
+#ifdef KVSSD_HAVE_SIM
+/*
+ * kvssd_sim_open() - parse @spec (without "sim:"), open or create the image
+ * (kvftl_open: its lock refuses a second opener, a damaged image is
+ * refused or recovered as the device does) and start the command sets.
+ * Return: 0, -KVSSD_ERR_INVALID_ARGUMENT (a bad spec or property),
+ * -KVSSD_ERR_NO_DEVICE (the firmware refused the image: locked, damaged,
+ * another geometry) or -KVSSD_ERR_SYSTEM; a sentence in @err.
+ */
+int kvssd_sim_open(const char *spec, struct kvssd_sim **simp, char *err, size_t err_len);
+/* kvssd_sim_close() - flush and checkpoint the image, release its lock. NULL is a no-op. */
+void kvssd_sim_close(struct kvssd_sim *sim);
+/*
+ * kvssd_sim_submit() - run one command to completion as the device runs it,
+ * on the firmware's simulated clock: it arrives when the previous one
+ * completed. Thread-safe (one lock per device). Returns as kvssd_submit_ioctl().
+ */
+int kvssd_sim_submit(struct kvssd_sim *sim, struct kvssd_cmd *cmd, struct kvssd_result *res);
+#else
+/* Built without the firmware (-Dfirmware=disabled): kvssd_open() refuses "sim:". */
+static inline void kvssd_sim_close(struct kvssd_sim *sim)
+{
+    (void)sim;
+}
+static inline int kvssd_sim_submit(struct kvssd_sim *sim, struct kvssd_cmd *cmd,
+                                   struct kvssd_result *res)
+{
+    (void)sim, (void)cmd, (void)res;
+    return -KVSSD_ERR_NOT_SUPPORTED;
+}
+#endif
 
 /* A free tag below @limit (the full layout's heads carry 8-bit tags). */
 int kvssd_tag_alloc_below(struct kvssd_dev *dev, uint32_t limit);

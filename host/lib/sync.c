@@ -8,6 +8,7 @@
  * handle the same commands go whole through the user-space driver (pci.c),
  * and inline Stores use the full layout; hybrid Stores a stock head (data
  * pointer) with the full-tail bit and 8Dh transfers (docs/protocol.md 7.3a).
+ * On a sim: handle they run whole in this process (sim.c), as on pci:.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,12 +64,15 @@ int kvssd_dev_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_
     if (dev->pci) {
         return kvssd_pci_submit(dev->pci, cmd, res);
     }
+    if (dev->sim) {
+        return kvssd_sim_submit(dev->sim, cmd, res);
+    }
     return kvssd_submit_ioctl(dev->fd, cmd, res);
 }
 
 enum kvssd_wire_layout kvssd_dev_wire(const struct kvssd_dev *dev)
 {
-    return dev->pci ? KVSSD_WIRE_FULL : KVSSD_WIRE_STOCK;
+    return dev->pci || dev->sim ? KVSSD_WIRE_FULL : KVSSD_WIRE_STOCK;
 }
 
 int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_result *res)
@@ -287,7 +291,7 @@ int kvssd_format(struct kvssd_dev *dev, struct kvssd_result *res)
 {
     struct kvssd_cmd cmd;
 
-    if (dev->pci) {
+    if (dev->pci || dev->sim) {
         struct kvssd_result r = {0};
         kvssd_cmd_format(&cmd, dev->info.nsid);
         return finish(res, &r, kvssd_dev_submit(dev, &cmd, &r));

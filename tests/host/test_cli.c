@@ -89,6 +89,7 @@ static void test_device_arg(void)
     CU_ASSERT_TRUE(kvssd_cli_is_device_arg("/dev/ng0n1"));
     CU_ASSERT_TRUE(kvssd_cli_is_device_arg("pci:0000:00:04.0"));
     CU_ASSERT_TRUE(kvssd_cli_is_device_arg("pci:nvme0"));
+    CU_ASSERT_TRUE(kvssd_cli_is_device_arg("sim:kv.img"));
     CU_ASSERT_FALSE(kvssd_cli_is_device_arg("alpha"));
     CU_ASSERT_FALSE(kvssd_cli_is_device_arg("dev/ng0n1"));
     CU_ASSERT_FALSE(kvssd_cli_is_device_arg("pci"));

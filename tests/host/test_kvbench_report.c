@@ -535,8 +535,9 @@ static void test_json_device_fields(void)
     CU_ASSERT_STRING_EQUAL(keys, "h2d_bytes d2h_bytes pcie_bytes commands inline_commands "
                                  "key_stage_commands nand_pages_programmed "
                                  "nand_data_pages_programmed nand_pages_read nand_blocks_erased "
-                                 "gc_runs waf space_amp taf sim_time_s sim_ops_per_s "
+                                 "gc_runs waf space_amp taf clock sim_time_s sim_ops_per_s "
                                  "sim_latency_us");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string(at(d, "clock")), "vm");
     keys_of(at(d, "h2d_bytes"), keys, sizeof(keys));
     CU_ASSERT_STRING_EQUAL(keys, "sqe doorbell mmio_other prp_list data inline_value");
     struct json_object *st = at(at(d, "sim_latency_us"), "store");
@@ -548,6 +549,11 @@ static void test_json_device_fields(void)
     CU_ASSERT_DOUBLE_EQUAL(json_object_get_double(at(st, "p99")), 30.0, 0);
     keys_of(at(d, "sim_latency_us"), keys, sizeof(keys));
     CU_ASSERT_STRING_EQUAL(keys, "store retrieve delete exist iterate");
+    json_object_put(o);
+    /* a sim: device: its device time follows the simulator's arrivals */
+    snprintf(c.device, sizeof(c.device), "sim:a.img");
+    o = kb_report_json_object(&c, &r, 1, 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string(at(at(o, "device"), "clock")), "sim");
     json_object_put(o);
     kb_result_free(&r);
 }

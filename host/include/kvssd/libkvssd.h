@@ -75,7 +75,8 @@ extern "C" {
  * @KVSSD_ERR_ITERATOR_END:     C9h: nothing left to read (kvssd_iter_next() returns 0 instead)
  * @KVSSD_ERR_NVME:             any other NVMe status (see struct kvssd_result)
  * @KVSSD_ERR_SYSTEM:           a system call failed (errno kept in struct kvssd_result)
- * @KVSSD_ERR_NO_DEVICE:        the path is not a KV namespace of this device
+ * @KVSSD_ERR_NO_DEVICE:        the path is not a KV namespace of this device, or a sim:
+ *   image the firmware refused (locked, damaged, another geometry)
  * @KVSSD_ERR_BUSY:             async queue full: poll completions, then retry
  * @KVSSD_ERR_CONFIG:           malformed transfer-threshold config file
  * @KVSSD_ERR_TIMEOUT:          the pci transport: no completion (or controller ready) in time
