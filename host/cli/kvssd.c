@@ -994,6 +994,68 @@ static void set_output_format(const char *fmt, const char *flag)
     opt.json = a == KVSSD_CLI_O_JSON;
 }
 
+/*
+ * kvssd --list-completions (not in --help): what host/completions/kvssd.bash
+ * offers, from the tables above. Lines of words: "options OPT..." (every
+ * spelling), "argument OPT..." (those taking a value), "command NAME
+ * OPT..." (a command and the options it reads), "first NAME ARG" (its
+ * first argument), "values OPT VALUE...".
+ */
+static void print_spellings(const struct option *longopts, const char *name, bool with_arg)
+{
+    for (const struct option *o = longopts; o->name; o++) {
+        if (strcmp(o->name, name) || (with_arg && o->has_arg == no_argument)) {
+            continue;
+        }
+        printf(" --%s", o->name);
+        if (o->val < 256 && isalpha(o->val)) {
+            printf(" -%c", o->val);
+        } else if (!strcmp(o->name, "output-format")) {
+            printf(" -o"); /* getopt's -o alone: it also takes the old output file */
+        }
+    }
+}
+
+static int list_completions(const struct option *longopts)
+{
+    printf("options");
+    for (const struct option *o = longopts; o->name; o++) {
+        print_spellings(longopts, o->name, false);
+    }
+    printf("\nargument");
+    for (const struct option *o = longopts; o->name; o++) {
+        print_spellings(longopts, o->name, true);
+    }
+    printf("\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        g_autofree char *names = g_strconcat(commands[i].options, " " COMMON_OPTIONS, NULL);
+        g_auto(GStrv) v = g_strsplit(names, " ", -1);
+        /* its first argument, DEVICE or COMMAND (the completion offers those) */
+        const char *first = commands[i].args[0] == '[' ? commands[i].args + 1 : commands[i].args;
+        if (first[0]) {
+            printf("first %s %.*s\n", commands[i].name, (int)strcspn(first, "] "), first);
+        }
+        printf("command %s", commands[i].name);
+        for (size_t j = 0; v[j]; j++) {
+            if (v[j][0]) {
+                print_spellings(longopts, v[j], false);
+            }
+        }
+        printf("\n");
+    }
+    for (const char *const *spelling = (const char *const[]){"--mode", "-m", NULL}; *spelling;
+         spelling++) {
+        printf("values %s", *spelling);
+        for (int m = 0; strcmp(kvssd_xfer_mode_name(m), "unknown"); m++) {
+            printf(" %s", kvssd_xfer_mode_name(m));
+        }
+        printf("\n");
+    }
+    /* set_output_format()'s words */
+    printf("values --output-format normal json\nvalues -o normal json\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     enum {
@@ -1036,6 +1098,10 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     int c;
+
+    if (argc == 2 && !strcmp(argv[1], "--list-completions")) {
+        return list_completions(longopts);
+    }
 
     while ((c = getopt_long(argc, argv, "d:jxf:o:m:c:h", longopts, NULL)) != -1) {
         switch (c) {

@@ -251,6 +251,106 @@ static gboolean on_config(const gchar *opt, const gchar *value, gpointer data, G
     return TRUE;
 }
 
+/* The words a flag's value is one of, named in C: a table's names up to "unknown". */
+static void print_names(const char *(*name)(int))
+{
+    for (int i = 0; strcmp(name(i), "unknown"); i++) {
+        printf(" %s", name(i));
+    }
+}
+
+static const char *mode_name(int i)
+{
+    return kvssd_xfer_mode_name(i);
+}
+static const char *order_name(int i)
+{
+    return kb_order_name(i);
+}
+static const char *store_name(int i)
+{
+    return i < KB_STORE_COUNT ? kb_store_names[i] : "unknown";
+}
+
+/*
+ * kvbench --list-completions (not in --help): what host/completions/kvssd.bash
+ * offers for kvbench, from its tables: make_context()'s entries and usage line
+ * (call it after make_context()), kb_presets[], the name tables. Lines of words: "command NAME",
+ * "options OPT..." (every spelling), "argument OPT..." (those taking a value), "values OPT
+ * VALUE..." and "list OPT VALUE..." (a comma-separated list).
+ */
+static void print_entries(const GOptionEntry *e, bool with_arg)
+{
+    for (; e->long_name; e++) {
+        if (!(e->flags & G_OPTION_FLAG_HIDDEN) &&
+            (!with_arg || (e->arg != G_OPTION_ARG_NONE && !(e->flags & G_OPTION_FLAG_NO_ARG)))) {
+            printf(e->short_name ? " --%s -%c" : " --%s", e->long_name, e->short_name);
+        }
+    }
+}
+
+/* The commands: the [a|b|...] of the usage line make_context() writes. */
+static void print_commands(GOptionContext *ctx)
+{
+    g_autofree char *help = g_option_context_get_help(ctx, TRUE, NULL);
+    char *end = strstr(help, " - ");
+    for (char *open = help; end && (open = strchr(open, '[')) && open < end; open++) {
+        size_t n = strcspn(open + 1, "]");
+        if (memchr(open + 1, '|', n)) {
+            g_autofree char *words = g_strndup(open + 1, n);
+            g_auto(GStrv) v = g_strsplit(words, "|", -1);
+            for (size_t i = 0; v[i]; i++) {
+                printf("command %s\n", v[i]);
+            }
+        }
+    }
+}
+
+static int list_completions(GOptionContext *ctx, const GOptionEntry *e)
+{
+    static const struct {
+        const char *flag, *kind;
+        const char *(*name)(int);
+    } named[] = {
+        {"mode", "values", mode_name},
+        {"order", "values", order_name},
+        {"load-order", "values", order_name},
+        {"rocksdb-compression", "values", kb_compression_name},
+        {"engine", "list", store_name},
+    };
+    print_commands(ctx);
+    printf("options --help -h");
+    print_entries(e, false);
+    printf("\nargument");
+    print_entries(e, true);
+    printf("\n");
+    for (const char *const *spelling = (const char *const[]){"--preset", "-p", NULL}; *spelling;
+         spelling++) {
+        printf("values %s", *spelling);
+        for (size_t i = 0; i < kb_preset_count; i++) {
+            printf(" %s", kb_presets[i].name);
+        }
+        printf("\n");
+    }
+    for (size_t i = 0; i < NFLAGS; i++) {
+        const char *arg = flags[i].arg;
+        if (arg && strchr(arg, '|')) { /* sync|async */
+            g_autofree char *words = g_strdelimit(g_strdup(arg), "|", ' ');
+            printf("values --%s %s\n", flags[i].name, words);
+        } else if (arg && !strcmp(arg, "BOOL")) {
+            printf("values --%s true false\n", flags[i].name);
+        }
+        for (size_t j = 0; j < sizeof(named) / sizeof(named[0]); j++) {
+            if (!strcmp(named[j].flag, flags[i].name)) {
+                printf("%s --%s", named[j].kind, flags[i].name);
+                print_names(named[j].name);
+                printf(named[j].name == store_name ? " all\n" : "\n");
+            }
+        }
+    }
+    return 0;
+}
+
 /*
  * The options of GOptionContext: the flag table, then --config, --preset,
  * --list-presets. Values are taken as bytes (G_OPTION_FLAG_FILENAME), as
@@ -340,6 +440,12 @@ int main(int argc, char **argv)
         argc--;
     }
     GOptionContext *ctx = make_context(&cl, entries);
+    if (argc == 2 && !strcmp(argv[1], "--list-completions")) {
+        int rc = list_completions(ctx, entries);
+        g_option_context_free(ctx);
+        cmdline_free(&cl);
+        return rc;
+    }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         fprintf(stderr, "kvbench: %s (kvbench --help lists the options)\n", gerr->message);

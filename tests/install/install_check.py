@@ -71,8 +71,12 @@ def body(tmp, build, src, prefix, libdir, bindir, mandir, version, firmware, kvb
                 os.path.join(root, 'include/kvssd/ext.h'),
                 os.path.join(root, 'include/kvssd/kv_opcodes.def'),
                 os.path.join(root, 'include/kvssd/nvme.h'), os.path.join(man1, 'kvssd.1')]
+    # bash-completion's completionsdir, without bash-completion's .pc as with it
+    completions = os.path.join(root, 'share/bash-completion/completions')
+    expected += [os.path.join(completions, 'kvssd')]
     if kvbench:
-        expected += [os.path.join(bin_, 'kvbench'), os.path.join(man1, 'kvbench.1')]
+        expected += [os.path.join(bin_, 'kvbench'), os.path.join(man1, 'kvbench.1'),
+                     os.path.join(completions, 'kvbench')]
     if firmware:
         expected += [os.path.join(bin_, 'kvftl-bench'), os.path.join(man1, 'kvftl-bench.1'),
                      os.path.join(lib, 'libkvftl.a'), os.path.join(lib, 'pkgconfig/kvftl.pc'),
