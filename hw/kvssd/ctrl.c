@@ -545,6 +545,8 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     a->mdts = n->mdts;
     a->max_ioqpairs = n->max_ioqpairs;
     a->vwc_present = !c.plp;
+    a->preset = (uint8_t)n->preset; /* checked against KVFTL_PRESETS above */
+    a->latency = n->latency;
     a->ftl = n->ftl;
     a->ns = n->ns;
     a->xfer = &n->xfer;
