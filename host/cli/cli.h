@@ -35,10 +35,14 @@ json_object *kvssd_cli_json_bytes(const uint8_t *p, uint32_t n, bool force_hex);
 json_object *kvssd_cli_json_text(const char *s);
 
 /*
- * kvssd_cli_json_new() - an object holding "schema_version" first; every
- * object the CLI prints starts here.
+ * kvssd_cli_json_new() - an object holding "schema_version" first, then
+ * "provenance" once kvssd_cli_json_provenance() set it; every object the
+ * CLI prints starts here.
  */
 json_object *kvssd_cli_json_new(void);
+
+/* kvssd_cli_json_provenance() - the "provenance" object of what follows (takes @p over). */
+void kvssd_cli_json_provenance(json_object *p);
 
 /* kvssd_cli_json_string() - one line: compact, '/' unescaped (the caller frees nothing). */
 const char *kvssd_cli_json_string(json_object *o);

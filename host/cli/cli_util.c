@@ -36,10 +36,21 @@ json_object *kvssd_cli_json_text(const char *s)
     return kvssd_cli_json_bytes((const uint8_t *)s, (uint32_t)strlen(s), false);
 }
 
+static json_object *cli_provenance; /* kvssd_cli_json_provenance() */
+
+void kvssd_cli_json_provenance(json_object *p)
+{
+    json_object_put(cli_provenance);
+    cli_provenance = p;
+}
+
 json_object *kvssd_cli_json_new(void)
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "schema_version", json_object_new_int(KVSSD_CLI_SCHEMA_VERSION));
+    if (cli_provenance) {
+        json_object_object_add(o, "provenance", json_object_get(cli_provenance));
+    }
     return o;
 }
 

@@ -27,6 +27,7 @@
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
 
+#include "bench/provenance.h"
 #include "cli.h"
 
 #define EXIT_REFUSED 1
@@ -316,6 +317,8 @@ static void say_config_error(void)
  * rebinds the kernel driver there); the commands' buffers are g_autofree.
  */
 static struct kvssd_dev *cli_dev;
+static int cli_argc;
+static char **cli_argv;
 
 static void close_device(void)
 {
@@ -353,6 +356,10 @@ static struct kvssd_dev *open_device(void)
         exit(EXIT_REFUSED);
     }
     cli_dev = dev;
+    struct kvssd_config_log cfg_log;
+    kvssd_cli_json_provenance(provenance_json(
+        "kvssd", cli_argc, cli_argv,
+        kvssd_get_config(dev, &cfg_log, NULL) == 0 ? provenance_device_json(&cfg_log) : NULL));
     if (opt.config) {
         struct kvssd_xfer_config cfg = *kvssd_get_xfer_config(dev);
         char err[400];
@@ -984,6 +991,9 @@ static void set_output_format(const char *fmt, const char *flag)
 
 int main(int argc, char **argv)
 {
+    cli_argc = argc;
+    cli_argv = g_strdupv(argv); /* before getopt permutes it */
+    kvssd_cli_json_provenance(provenance_json("kvssd", cli_argc, cli_argv, NULL));
     enum {
         O_VALUE_HEX = 256,
         O_IF_EXISTS,

@@ -53,22 +53,65 @@ def expect(what, got, want):
         raise AssertionError("%s: got %r, want %r" % (what, got, want))
 
 
-def validated(cmd, out):
-    """The one JSON line of @out, validated against @cmd's schema."""
+def validator(schema):
+    """A 2020-12 validator of @schema that resolves provenance.schema.json locally."""
+    with open(os.path.join(SCHEMAS, "provenance.schema.json"), encoding="utf-8") as f:
+        prov = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    try:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+        reg = Registry().with_resource(prov["$id"],
+                                       Resource.from_contents(prov, default_specification=DRAFT202012))
+        return jsonschema.Draft202012Validator(schema, registry=reg)
+    except ImportError:  # jsonschema < 4.18 (Debian bookworm's 4.10)
+        resolver = jsonschema.RefResolver.from_schema(schema, store={prov["$id"]: prov})
+        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+
+
+def validated(cmd, out, keep_provenance=False):
+    """The one JSON line of @out, validated against @cmd's schema; "provenance" checked, dropped."""
     lines = out.splitlines()
     expect("lines of JSON output", len(lines), 1)
     obj = json.loads(lines[0])
     with open(os.path.join(SCHEMAS, "kvssd-%s.schema.json" % cmd), encoding="utf-8") as f:
         schema = json.load(f)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.Draft202012Validator(schema).validate(obj)
-    return obj
+    validator(schema).validate(obj)
+    expect("provenance.tool", obj["provenance"]["tool"], "kvssd")
+    return obj if keep_provenance else {k: v for k, v in obj.items() if k != "provenance"}
 
 
 def json_of(cmd, *args, rc=0, env=None):
     code, out, err = run(cmd, DEV, *args, "-o", "json", env=env)
     expect("exit status of %s (stderr %r)" % (cmd, err), code, rc)
     return validated(cmd, out)
+
+
+@case
+def provenance():
+    """-o json names the tool, its version, the command line and the device's configuration"""
+    code, out, err = run("get", DEV, "alpha", "-o", "json")
+    expect("exit status (stderr %r)" % err, code, 0)
+    p = validated("get", out, keep_provenance=True)["provenance"]
+    expect("command_line", p["command_line"], [LOOP, "get", DEV, "alpha", "-o", "json"])
+    expect("version", p["version"], "0.1.0")
+    expect("host", p["host"], os.uname().nodename)
+    d = p["device"]
+    expect("device", (d["firmware"], d["preset"], d["command_set"], d["index"], d["latency"]),
+           ("loop", "default", "kv", "hash", False))
+    # without any one field the report is refused
+    with open(os.path.join(SCHEMAS, "kvssd-get.schema.json"), encoding="utf-8") as f:
+        v = validator(json.load(f))
+    for field in ("version", "time_utc", "command_line", "device"):
+        o = json.loads(out)
+        del o["provenance"][field]
+        expect("a report without provenance.%s validates" % field, v.is_valid(o), False)
+    o = json.loads(out)
+    del o["provenance"]["device"]["packing"]
+    expect("a report without device.packing validates", v.is_valid(o), False)
+    o = json.loads(out)
+    del o["provenance"]
+    expect("a report without provenance validates", v.is_valid(o), False)
 
 
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]
@@ -187,8 +230,8 @@ def device_forms():
             run("get", "alpha", "--output-format=json", env={"KVSSD_DEVICE": DEV}),
             run("--output-format", "json", "get", "-d", DEV, "alpha")]
     for o in outs:
-        expect("same output", o, outs[0])
-    expect("exit status", outs[0][0], 0)
+        expect("exit status", o[0], 0)
+        expect("same output", validated("get", o[1]), validated("get", outs[0][1]))
 
 
 @case
