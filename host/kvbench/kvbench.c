@@ -323,6 +323,8 @@ int main(int argc, char **argv)
     static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
     kb_config_default(&c);
+    /* the command line as typed, for the reports (GOption removes what it parses) */
+    kb_report_provenance(argc, g_strdupv(argv));
     /* --version anywhere before "--" (kvbench --version, kvbench run --version) */
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
         if (!strcmp(argv[i], "--version")) {
@@ -438,6 +440,7 @@ int main(int argc, char **argv)
             break;
         }
         e.stats = e.ops->stats_dev(e.st);
+        kb_provenance_read(e.stats);
         if (kb_live_init(&live, &c)) {
             fprintf(stderr, "kvbench: out of memory for the live-key table\n");
             e.ops->close(e.st);

@@ -8,6 +8,9 @@
  *    "time_utc": "2026-12-02T07:00:00Z", "command_line": ["kvbench", ...],
  *    "host": "guest", "device": {...} or null}
  *
+ * The command line's arguments and the host name are strings when valid
+ * UTF-8, else {"hex": "..."} (their bytes), as the tools write paths.
+ *
  * "device" is the device's configuration log page (LID C1h, struct
  * kvssd_config_log in <kvssd/ext.h>) as the device reported it, or null
  * when the tool measured no device (it could not open one, or an engine
@@ -18,13 +21,70 @@
 #define BENCH_PROVENANCE_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <kvssd/ext.h>
 #include <kvssd_version.h>
+
+/* Whether @s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
+static inline bool provenance_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t len = c < 0x80             ? 1
+                     : (c & 0xe0) == 0xc0 ? 2
+                     : (c & 0xf0) == 0xe0 ? 3
+                     : (c & 0xf8) == 0xf0 ? 4
+                                          : 0;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+        if (len == 0 || n - i < len) {
+            return false;
+        }
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return false;
+            }
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+            return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+/* @s as the tools write text: a string when valid UTF-8, else {"hex": its bytes}. */
+static inline json_object *provenance_text(const char *s)
+{
+    size_t n = strlen(s);
+    json_object *o;
+    char *hex;
+
+    if (provenance_utf8((const unsigned char *)s, n)) {
+        return json_object_new_string(s);
+    }
+    hex = (char *)malloc(2 * n + 1);
+    if (!hex) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+    }
+    o = json_object_new_object();
+    json_object_object_add(o, "hex", json_object_new_string_len(hex, (int)(2 * n)));
+    free(hex);
+    return o;
+}
 
 /* A name field of the log page as JSON text: up to @n bytes, NUL ended, non-ASCII as '?'. */
 static inline json_object *provenance_name(const char *field, size_t n)
@@ -106,14 +166,14 @@ static inline json_object *provenance_json(const char *tool, int argc, char *con
         host[0] = '\0';
     }
     for (int i = 0; i < argc && argv[i]; i++) {
-        json_object_array_add(cmd, json_object_new_string(argv[i]));
+        json_object_array_add(cmd, provenance_text(argv[i]));
     }
     json_object_object_add(o, "tool", json_object_new_string(tool));
     json_object_object_add(o, "version", json_object_new_string(KVSSD_VERSION));
     json_object_object_add(o, "git_describe", json_object_new_string(KVSSD_GIT_DESCRIBE));
     json_object_object_add(o, "time_utc", json_object_new_string(when));
     json_object_object_add(o, "command_line", cmd);
-    json_object_object_add(o, "host", json_object_new_string(host));
+    json_object_object_add(o, "host", provenance_text(host));
     json_object_object_add(o, "device", device);
     return o;
 }

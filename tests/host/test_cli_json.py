@@ -27,6 +27,8 @@ except ImportError:
     sys.exit(1)
 
 LOOP, SCHEMAS = sys.argv[1], sys.argv[2]
+sys.path.insert(0, SCHEMAS)
+import provenance_schema  # noqa: E402  (beside the schemas)
 DEV = "/dev/null"  # LOOPDEV_PATH
 CASES = []
 
@@ -55,18 +57,7 @@ def expect(what, got, want):
 
 def validator(schema):
     """A 2020-12 validator of @schema that resolves provenance.schema.json locally."""
-    with open(os.path.join(SCHEMAS, "provenance.schema.json"), encoding="utf-8") as f:
-        prov = json.load(f)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    try:
-        from referencing import Registry, Resource
-        from referencing.jsonschema import DRAFT202012
-        reg = Registry().with_resource(prov["$id"],
-                                       Resource.from_contents(prov, default_specification=DRAFT202012))
-        return jsonschema.Draft202012Validator(schema, registry=reg)
-    except ImportError:  # jsonschema < 4.18 (Debian bookworm's 4.10)
-        resolver = jsonschema.RefResolver.from_schema(schema, store={prov["$id"]: prov})
-        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+    return provenance_schema.validator(jsonschema.Draft202012Validator, schema)
 
 
 def validated(cmd, out, keep_provenance=False):
@@ -102,16 +93,10 @@ def provenance():
     # without any one field the report is refused
     with open(os.path.join(SCHEMAS, "kvssd-get.schema.json"), encoding="utf-8") as f:
         v = validator(json.load(f))
-    for field in ("version", "time_utc", "command_line", "device"):
-        o = json.loads(out)
-        del o["provenance"][field]
-        expect("a report without provenance.%s validates" % field, v.is_valid(o), False)
+    expect("fields whose absence validates", provenance_schema.missing_fields_refused(v, json.loads(out)), [])
     o = json.loads(out)
     del o["provenance"]["device"]["packing"]
     expect("a report without device.packing validates", v.is_valid(o), False)
-    o = json.loads(out)
-    del o["provenance"]
-    expect("a report without provenance validates", v.is_valid(o), False)
 
 
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]

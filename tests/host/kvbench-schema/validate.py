@@ -32,6 +32,8 @@ except ImportError:
     sys.exit(1)
 
 KVBENCH, SCHEMA = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(SCHEMA)), "..", "schemas"))
+import provenance_schema  # noqa: E402  (tests/host/schemas)
 KVBENCH_LOOP = sys.argv[3] if len(sys.argv) > 3 else None
 results = []
 
@@ -82,6 +84,15 @@ def loop(validator):
           (d["sim_latency_us"]["store"]["count"], d["sim_latency_us"]["retrieve"]["count"]))
     check(r["device"] == d and r["device_phase"] == "run" and d["commands"] >= 600,
           "the top-level device object is the run phase's")
+    p = r["provenance"]
+    dev = p["device"] or {}
+    check(p["tool"] == "kvbench" and p["command_line"][1:] ==
+          ["--device", "/dev/null", "--json", "--progress", "off", "--keys", "300", "--ops", "600"]
+          and (dev.get("preset"), dev.get("index"), dev.get("firmware")) == ("default", "hash", "loop"),
+          "provenance: the command line and the device's configuration log (%s)" % p)
+    missing = provenance_schema.missing_fields_refused(validator, r)
+    check(not missing, "a report without provenance or any of its fields fails validation (%s)" %
+          missing)
     rc, r = loop_run("--keys", "300", "--ops", "600", "--qd", "4")
     ph = r.get("phases", [{}])[-1]
     check(rc == 0 and r["io"] == "async" and r["queue_depth"] == 4 and ph["ops"] == 600 and
@@ -109,7 +120,7 @@ def loop(validator):
 
 def main():
     schema = json.load(open(SCHEMA))
-    validator = jsonschema.Draft7Validator(schema)
+    validator = provenance_schema.validator(jsonschema.Draft7Validator, schema)
     with tempfile.TemporaryDirectory() as tmp:
         # 1. a load and a mixed run: schema and exact values
         p = run(tmp, "--keys", "500", "--ops", "2000", "--value-size", "200",
@@ -138,6 +149,8 @@ def main():
                   for k in by), "p50 <= p99 <= max for every op type")
         check(run_ph["errors"] == 0 and run_ph["mismatches"] == 0 and run_ph["device"] is None,
               "no errors, no mismatches, device null without a statistics log")
+        check(r["provenance"]["tool"] == "kvbench" and r["provenance"]["device"] is None,
+              "rawhash on a file: provenance names kvbench, device null (%s)" % r["provenance"])
         check(run_ph["intervals"] == [] and r["report_interval_s"] == 0,
               "no --report-interval: an empty intervals array")
 
