@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #ifdef KVFTL_BENCH_HAVE_JSONC
+#include <bench/provenance.h>
 #include <json-c/json.h>
 #endif
 
@@ -708,11 +709,30 @@ static void j_bool(json_object *o, const char *k, bool v)
     json_object_object_add(o, k, json_object_new_boolean(v));
 }
 
-/* The fields every object starts with: which schema, which tool, which build. */
-static json_object *j_begin(const char *command_set)
+static int bench_argc; /* main()'s, for the provenance */
+static char **bench_argv;
+
+/*
+ * The fields every object starts with: which schema, which tool, which
+ * build, and the provenance (include/bench/provenance.h) whose device is
+ * the firmware this run configured (@used, preset @preset), as the device
+ * would report it in its configuration log page.
+ */
+static json_object *j_begin(const char *command_set, const char *preset,
+                            const struct kvftl_config *used, uint64_t capacity_bytes)
 {
     json_object *o = json_object_new_object();
+    struct kvssd_config_log l;
+    unsigned p = 0;
+
+    while (p < KVFTL_PRESETS && strcmp(kvftl_preset_names[p], preset) != 0) {
+        p++;
+    }
+    kvssd_config_log_fill(&l, used, KVSSD_FIRMWARE_REVISION, p, false, capacity_bytes);
     j_u64(o, "schema_version", KVFTL_BENCH_SCHEMA_VERSION);
+    json_object_object_add(
+        o, "provenance",
+        provenance_json("kvftl-bench", bench_argc, bench_argv, provenance_device_json(&l)));
     j_str(o, "tool", "kvftl-bench");
     j_str(o, "version", KVSSD_VERSION);
     j_str(o, "command_set", command_set);
@@ -1123,7 +1143,8 @@ static void block_report_json(const struct block_run *r, const struct opts *o,
 {
     const struct phase *wr = &res->wr, *rd = &res->rd;
     const struct kvftl_stats *s2 = &res->s2;
-    json_object *j = j_begin("nvm");
+    json_object *j = j_begin("nvm", o->preset, kvftl_get_config(r->ftl),
+                             kvftl_block_lbas(r->ftl) * r->lb);
     j_u64(j, "units", r->units);
     j_u64(j, "lba_bytes", r->lb);
     j_str(j, "preset", o->preset);
@@ -1586,7 +1607,7 @@ static void kv_report_json(const struct opts *o, const struct kv_result *res)
     const struct phase *st = &res->st, *rt = &res->rt;
     const struct kvftl_stats *s2 = &res->s2;
     const struct kvftl_config *used = &res->used;
-    json_object *j = j_begin("kv");
+    json_object *j = j_begin("kv", o->preset, used, s2->capacity_bytes);
     j_u64(j, "keys", o->keys);
     j_u64(j, "key_bytes", o->key_bytes);
     j_u64(j, "value_bytes", o->value_bytes);
@@ -1772,6 +1793,14 @@ static int kv_main(struct kvftl_config *cfg, const struct opts *o, bool auto_ind
 int main(int argc, char **argv)
 {
     struct opts o;
+#ifdef KVFTL_BENCH_HAVE_JSONC
+    /* the command line as typed: getopt_long permutes argv */
+    bench_argv = calloc((size_t)argc + 1, sizeof(*bench_argv));
+    if (bench_argv) {
+        memcpy(bench_argv, argv, (size_t)argc * sizeof(*argv));
+        bench_argc = argc;
+    }
+#endif
     parse(argc, argv, &o);
 
     struct kvftl_config cfg;

@@ -26,6 +26,7 @@
 #define KVSSD_ADMIN_MAX_EVENTS 8       /* queued asynchronous events */
 #define KVSSD_ERROR_LOG_ENTRIES 64   /* Identify ELPE + 1 */
 #define KVSSD_PE_CYCLES 3000         /* rated erase cycles per block (SMART percentage used) */
+#define KVSSD_FIRMWARE_REVISION "kvftl1.0" /* Identify FR, the firmware slot log, config log */
 
 /* Queue management, implemented by the transport. Each returns an NVMe status. */
 struct kvssd_admin_ops {

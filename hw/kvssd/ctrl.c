@@ -539,7 +539,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     pstrcpy(a->serial, sizeof(a->serial), n->serial);
     pstrcpy(a->model, sizeof(a->model),
             n->nvm ? "QEMU KVSSD NVMe Block SSD" : "QEMU KVSSD NVMe Key-Value SSD");
-    pstrcpy(a->firmware, sizeof(a->firmware), "kvftl1.0");
+    pstrcpy(a->firmware, sizeof(a->firmware), KVSSD_FIRMWARE_REVISION);
     a->vid = KVSSD_PCI_VENDOR_ID;
     a->ssvid = KVSSD_PCI_VENDOR_ID;
     a->mdts = n->mdts;
