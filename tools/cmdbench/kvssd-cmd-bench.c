@@ -36,10 +36,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <bench/provenance.h>
+#include <json-c/json.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
 
+#include "admin.h"  /* hw/kvssd: kvssd_config_log_fill(), for the provenance */
 #include "cmdset.h" /* hw/kvssd: the command set's seam */
 
 #define TOOL "kvssd-cmd-bench"
@@ -831,11 +834,40 @@ static void json_summary(const char *name, const struct summary *s, bool comma)
            name, s->median, s->best, s->worst, s->spread_pct, comma ? ", " : "");
 }
 
-static void print_json(const struct opts *o, const struct kvftl_config *cfg, struct prepared *p,
-                       const struct result *r, size_t n, uint64_t errors, uint64_t mismatches,
-                       uint32_t warmup_rounds)
+static int bench_argc; /* main()'s, as typed, for the provenance */
+static char **bench_argv;
+
+/*
+ * The "provenance" object (include/bench/provenance.h), json-c escaping
+ * its strings: the device is the configuration log page the device with
+ * @ftl (configured as @cfg from preset @o->preset) would report.
+ */
+static void print_provenance(const struct opts *o, const struct kvftl_config *cfg,
+                             struct kvftl *ftl)
 {
-    printf("{\"tool\": \"" TOOL "\", \"version\": \"%s\", \"keys\": %u, \"reps\": %u, "
+    struct kvssd_config_log l;
+    struct kvftl_stats st;
+    unsigned preset = 0;
+
+    while (preset < KVFTL_PRESETS && strcmp(kvftl_preset_names[preset], o->preset) != 0) {
+        preset++;
+    }
+    kvftl_stats_get(ftl, &st);
+    kvssd_config_log_fill(&l, cfg, KVSSD_FIRMWARE_REVISION, preset, false, st.capacity_bytes);
+    json_object *prov = provenance_json(TOOL, bench_argc, bench_argv, provenance_device_json(&l));
+    printf("\"provenance\": %s, ",
+           json_object_to_json_string_ext(prov, JSON_C_TO_STRING_SPACED |
+                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(prov);
+}
+
+static void print_json(const struct opts *o, const struct kvftl_config *cfg, struct kvftl *ftl,
+                       struct prepared *p, const struct result *r, size_t n, uint64_t errors,
+                       uint64_t mismatches, uint32_t warmup_rounds)
+{
+    printf("{");
+    print_provenance(o, cfg, ftl);
+    printf("\"tool\": \"" TOOL "\", \"version\": \"%s\", \"keys\": %u, \"reps\": %u, "
            "\"warmup_rounds\": %u, \"batch\": %u, "
            "\"key_bytes\": %u, \"preset\": \"%s\", \"channels\": %u, \"dies_per_channel\": %u, "
            "\"blocks_per_die\": %u, \"pages_per_block\": %u, \"page_size_bytes\": %u, "
@@ -889,6 +921,12 @@ int main(int argc, char **argv)
     uint32_t warmup_rounds = 0;
     size_t n = 0;
 
+    /* the command line as typed: getopt_long permutes argv */
+    bench_argv = calloc((size_t)argc + 1, sizeof(*bench_argv));
+    if (bench_argv) {
+        memcpy(bench_argv, argv, (size_t)argc * sizeof(*argv));
+        bench_argc = argc;
+    }
     parse_opts(argc, argv, &o);
     build_config(&o, &cfg);
     key_set_init(&sets[0], 'a', 64, o.keys);
@@ -976,7 +1014,7 @@ int main(int argc, char **argv)
         errors += p[i].errors;
     }
     if (o.json) {
-        print_json(&o, &cfg, p, r, n, errors, mismatches, warmup_rounds);
+        print_json(&o, &cfg, dev.ftl, p, r, n, errors, mismatches, warmup_rounds);
     } else {
         print_table(&o, &cfg, p, r, n, errors, mismatches, warmup_rounds);
     }
