@@ -431,12 +431,14 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     unsigned ran = 0;
+    bool setup_failed = false;
     for (unsigned i = 0; i < c.nstores && !rc; i++) {
         struct kb_engine e = {.ops = kb_engine_ops_of(c.stores[i])};
         struct kb_live live;
         if (e.ops->open(&c, &e.st, err, sizeof(err))) {
             fprintf(stderr, "kvbench: %s: %s\n", e.ops->name, err);
             rc = 1;
+            setup_failed = true;
             break;
         }
         e.stats = e.ops->stats_dev(e.st);
@@ -445,6 +447,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kvbench: out of memory for the live-key table\n");
             e.ops->close(e.st);
             rc = 1;
+            setup_failed = true;
             break;
         }
         int n = 0;
@@ -458,6 +461,14 @@ int main(int argc, char **argv)
         kb_live_free(&live);
         e.ops->close(e.st);
         ran++;
+    }
+    if (setup_failed) {
+        /* an engine that never ran has no numbers: no report, not an empty one */
+        for (unsigned i = 0; i < ran * (unsigned)nph; i++) {
+            kb_result_free(&res[i]);
+        }
+        free(res);
+        return 1;
     }
     bool legacy = c.nstores == 1 && c.stores[0] == KB_STORE_KVSSD;
     if (c.json) {

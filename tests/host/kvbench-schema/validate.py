@@ -93,6 +93,17 @@ def loop(validator):
     missing = provenance_schema.missing_fields_refused(validator, r)
     check(not missing, "a report without provenance or any of its fields fails validation (%s)" %
           missing)
+    # a device that cannot be opened: the sentence, no report (not an empty one), exit 1
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/nonexistent", "--json", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check((p.returncode, p.stdout, p.stderr) ==
+          (1, "", "kvbench: kvssd: cannot open /nonexistent: No such file or directory\n"),
+          "an unopenable device: exit 1, nothing on stdout, one sentence (%r)" %
+          ((p.returncode, p.stdout[:80], p.stderr),))
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/nonexistent", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 1 and p.stdout == "",
+          "an unopenable device, no --json: no table (%r)" % p.stdout[:80])
     rc, r = loop_run("--keys", "300", "--ops", "600", "--qd", "4")
     ph = r.get("phases", [{}])[-1]
     check(rc == 0 and r["io"] == "async" and r["queue_depth"] == 4 and ph["ops"] == 600 and
