@@ -50,18 +50,13 @@ const char *kvssd_cli_json_string(json_object *o);
 /* How a subcommand argument that names a device is recognized. */
 bool kvssd_cli_is_device_arg(const char *arg);
 
-/* What `-o ARG` means (nvme-cli's -o is the output format; ours was a file). */
+/* What `-o ARG` / `--output-format ARG` means: the output format, as in nvme-cli. */
 enum kvssd_cli_o_arg {
-    KVSSD_CLI_O_JSON,   /* -o json */
-    KVSSD_CLI_O_NORMAL, /* -o normal */
-    KVSSD_CLI_O_FILE,   /* anything else: the old output file, with a notice */
+    KVSSD_CLI_O_JSON,    /* json */
+    KVSSD_CLI_O_NORMAL,  /* normal */
+    KVSSD_CLI_O_UNKNOWN, /* anything else: a usage error (a file goes with --output) */
 };
 enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg);
-
-/* The one-line notice `-o FILE` prints on stderr. */
-#define KVSSD_CLI_O_FILE_NOTICE                                                            \
-    "kvssd: -o FILE is deprecated: -o now takes the output format (json or normal, as in " \
-    "nvme-cli); use --output FILE\n"
 
 /*
  * kvssd_cli_access_hint() - why a device cannot be opened and what to do

@@ -73,7 +73,7 @@ enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg)
     if (!strcmp(arg, "normal")) {
         return KVSSD_CLI_O_NORMAL;
     }
-    return KVSSD_CLI_O_FILE;
+    return KVSSD_CLI_O_UNKNOWN;
 }
 
 /* ls -l's ten characters for a device's mode */

@@ -77,8 +77,8 @@ static const struct option_help option_help[] = {
     {"value-hex", "      --value-hex           VALUE is a hex string; get prints hex (JSON: the\n"
                   "                            hex form)\n"},
     {"file", "  -f, --file F              put: read the value from file F ('-' = stdin)\n"},
-    {"output", "      --output F            get: write the value to file F (--out F is the same;\n"
-               "                            -o F still works, with a deprecation notice)\n"},
+    {"output",
+     "      --output F            get: write the value to file F (--out F is the same)\n"},
     {"if-exists", "      --if-exists           put: only replace an existing key\n"},
     {"if-absent", "      --if-absent           put: only create a new key\n"},
     {"size-only", "      --size-only           get: print only the value's size\n"},
@@ -982,8 +982,11 @@ static long parse_count(const char *s, const char *flag, long max)
 static void set_output_format(const char *fmt, const char *flag)
 {
     enum kvssd_cli_o_arg a = kvssd_cli_classify_o(fmt);
-    if (a == KVSSD_CLI_O_FILE) {
-        fprintf(stderr, "kvssd: %s \"%s\" is unknown; use json or normal\n", flag, fmt);
+    if (a == KVSSD_CLI_O_UNKNOWN) {
+        fprintf(stderr,
+                "kvssd: %s \"%s\" is unknown; use json or normal (a file goes with --output "
+                "FILE)\n",
+                flag, fmt);
         exit(EXIT_USAGE);
     }
     opt.json = a == KVSSD_CLI_O_JSON;
@@ -1052,14 +1055,8 @@ int main(int argc, char **argv)
         case 'f':
             opt.file = optarg;
             break;
-        case 'o':
-            /* nvme-cli's -o is the output format; any other word is the old output file */
-            if (kvssd_cli_classify_o(optarg) == KVSSD_CLI_O_FILE) {
-                fputs(KVSSD_CLI_O_FILE_NOTICE, stderr);
-                opt.out = optarg;
-            } else {
-                set_output_format(optarg, "-o");
-            }
+        case 'o': /* nvme-cli's -o: the output format */
+            set_output_format(optarg, "-o");
             break;
         case O_OUTPUT:
             opt.out = optarg;

@@ -74,13 +74,13 @@ static void test_json_new(void)
     json_object_put(o);
 }
 
-/* -o json / -o normal are formats; any other word is the old output file. */
+/* -o json / -o normal are formats; any other word is unknown (a file goes with --output). */
 static void test_classify_o(void)
 {
     CU_ASSERT_EQUAL(kvssd_cli_classify_o("json"), KVSSD_CLI_O_JSON);
     CU_ASSERT_EQUAL(kvssd_cli_classify_o("normal"), KVSSD_CLI_O_NORMAL);
-    CU_ASSERT_EQUAL(kvssd_cli_classify_o("/tmp/value"), KVSSD_CLI_O_FILE);
-    CU_ASSERT_EQUAL(kvssd_cli_classify_o("JSON"), KVSSD_CLI_O_FILE);
+    CU_ASSERT_EQUAL(kvssd_cli_classify_o("/tmp/value"), KVSSD_CLI_O_UNKNOWN);
+    CU_ASSERT_EQUAL(kvssd_cli_classify_o("JSON"), KVSSD_CLI_O_UNKNOWN);
 }
 
 /* A positional device starts with /dev/ or pci:; keys do not. */

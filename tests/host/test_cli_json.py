@@ -227,23 +227,28 @@ def output_normal():
 
 @case
 def output_file():
-    """--output FILE writes the value; -o FILE still does, with the one-line notice"""
+    """--output FILE writes the value; -o takes a format only: a mistyped one writes no file"""
     with tempfile.TemporaryDirectory() as d:
         f = os.path.join(d, "v")
         expect("--output", run("get", DEV, "alpha", "--output", f), (0, "", ""))
         expect("file", open(f).read(), "one")
         os.unlink(f)
         expect("-o FILE", run("get", DEV, "alpha", "-o", f),
-               (0, "", "kvssd: -o FILE is deprecated: -o now takes the output format (json or "
-                       "normal, as in nvme-cli); use --output FILE\n"))
-        expect("file", open(f).read(), "one")
+               (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+                       '--output FILE)\n' % f))
+        expect("no file written", os.path.exists(f), False)
+        for word in ("jsno", "xml"):
+            expect("-o " + word, run("get", DEV, "alpha", "-o", word),
+                   (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+                           '--output FILE)\n' % word))
 
 
 @case
 def output_format_unknown():
     """--output-format yaml is a usage error"""
     expect("yaml", run("get", DEV, "alpha", "--output-format", "yaml"),
-           (2, "", 'kvssd: --output-format "yaml" is unknown; use json or normal\n'))
+           (2, "", 'kvssd: --output-format "yaml" is unknown; use json or normal (a file goes '
+                   'with --output FILE)\n'))
 
 
 @case
