@@ -99,6 +99,25 @@ def provenance():
     expect("a report without device.packing validates", v.is_valid(o), False)
 
 
+@case
+def json_on_failure():
+    """-o json prints one failure object also when the device cannot be opened or the usage is wrong"""
+    code, out, err = run("info", "/dev/nonexistent", "-o", "json")
+    expect("missing device", (code, validated("info", out)),
+           (1, {"schema_version": 1, "ok": False, "operation": "info",
+                "error": "cannot open /dev/nonexistent: No such file or directory", "status": 0,
+                "status_name": ""}))
+    expect("stderr", err, "kvssd: cannot open /dev/nonexistent: No such file or directory\n")
+    code, out, err = run("get", DEV, "k" * 300, "-o", "json")
+    expect("300-byte key", (code, validated("get", out)),
+           (2, {"schema_version": 1, "ok": False, "operation": "get",
+                "error": "key is 300 bytes; this device accepts 1-255", "status": 0,
+                "status_name": ""}))
+    code, out, err = run("--json", "put", DEV, "k", "--max-bytes", "x")
+    expect("bad number before the command is known", (code, validated("put", out)["error"]),
+           (2, '--max-bytes "x" is not a number in 0-2097152'))
+
+
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]
 
 
