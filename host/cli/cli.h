@@ -47,6 +47,14 @@ void kvssd_cli_json_provenance(json_object *p);
 /* kvssd_cli_json_string() - one line: compact, '/' unescaped (the caller frees nothing). */
 const char *kvssd_cli_json_string(json_object *o);
 
+/*
+ * kvssd_cli_key_is_text() - whether a key prints as itself: printable UTF-8
+ * that does not start with "0x". Every other key prints as 0x and its hex,
+ * so that the two forms never meet (the bytes 00 ff are 0x00ff, the text
+ * key "0x41" is 0x30783431).
+ */
+bool kvssd_cli_key_is_text(const uint8_t *k, uint32_t n);
+
 /* How a subcommand argument that names a device is recognized. */
 bool kvssd_cli_is_device_arg(const char *arg);
 

@@ -60,6 +60,22 @@ const char *kvssd_cli_json_string(json_object *o)
                                           JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+bool kvssd_cli_key_is_text(const uint8_t *k, uint32_t n)
+{
+    const gchar *end = (const gchar *)k + n;
+
+    if (n == 0 || (n >= 2 && k[0] == '0' && k[1] == 'x') ||
+        !g_utf8_validate_len((const gchar *)k, n, NULL)) {
+        return false;
+    }
+    for (const gchar *p = (const gchar *)k; p < end; p = g_utf8_next_char(p)) {
+        if (!g_unichar_isprint(g_utf8_get_char(p))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool kvssd_cli_is_device_arg(const char *arg)
 {
     return !strncmp(arg, "/dev/", 5) || !strncmp(arg, "pci:", 4);

@@ -239,10 +239,10 @@ static bool printable(const uint8_t *p, uint32_t n)
     return true;
 }
 
-/* A key for humans: as text when printable, else 0x-hex. */
+/* A key for humans: as text when it is printable UTF-8 (not "0x..."), else 0x-hex; -x: hex. */
 static void print_key(FILE *f, const uint8_t *k, uint32_t n)
 {
-    if (!opt.key_hex && printable(k, n)) {
+    if (!opt.key_hex && kvssd_cli_key_is_text(k, n)) {
         fwrite(k, 1, n, f);
     } else {
         fputs("0x", f);

@@ -239,6 +239,15 @@ def device_forms():
 
 
 @case
+def key_display():
+    """list: printable UTF-8 keys as text, every other key (and text starting 0x) as 0x-hex; -x all hex"""
+    expect("list", run("list", DEV),
+           (0, "0x00ff\n0x30783431\nalpha\n0x626164c328\nclé\n", ""))
+    expect("list -x", run("list", DEV, "-x"),
+           (0, "0x00ff\n0x30783431\n0x616c706861\n0x626164c328\n0x636cc3a9\n", ""))
+
+
+@case
 def output_normal():
     """-o normal prints the raw value"""
     expect("get -o normal", run("get", DEV, "alpha", "-o", "normal"), (0, "one", ""))
