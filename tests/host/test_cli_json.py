@@ -239,6 +239,21 @@ def device_forms():
 
 
 @case
+def threshold_file_documented():
+    """the threshold file of docs/host.md, inline comments and all, is read as documented"""
+    doc = open(os.path.join(SCHEMAS, "..", "..", "..", "docs", "host.md"), encoding="utf-8").read()
+    block = doc.split("### Threshold file", 1)[1].split("```\n", 2)[1]
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write(block.replace("threshold1_bytes=128", "threshold1_bytes=200"))
+        f.flush()
+        code, out, err = run("info", DEV, "-o", "json", env={"KVSSD_TRANSFER_CONFIG": f.name})
+        expect("exit status (stderr %r)" % err, code, 0)
+        expect("transfer", validated("info", out)["transfer"],
+               {"mode": "adaptive", "threshold1_bytes": 200, "threshold2_bytes": 64,
+                "alpha": 1, "beta": 1})
+
+
+@case
 def key_display():
     """list: printable UTF-8 keys as text, every other key (and text starting 0x) as 0x-hex; -x all hex"""
     expect("list", run("list", DEV),

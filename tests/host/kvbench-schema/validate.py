@@ -104,6 +104,17 @@ def loop(validator):
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 1 and p.stdout == "",
           "an unopenable device, no --json: no table (%r)" % p.stdout[:80])
+    # a bad threshold file: its own sentence, file and line, not the device's
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write("[transfer]\ngamma=1\n")
+        f.flush()
+        p = subprocess.run([KVBENCH_LOOP, "--device", "/dev/null", "--json", "--progress", "off"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, KVSSD_TRANSFER_CONFIG=f.name))
+        want = ('kvbench: kvssd: %s:2: unknown key "gamma" in [transfer] (named by '
+                '$KVSSD_TRANSFER_CONFIG)\n' % f.name)
+        check((p.returncode, p.stdout, p.stderr) == (1, "", want),
+              "a bad $KVSSD_TRANSFER_CONFIG: the file's line named, exit 1 (%r)" % p.stderr)
     rc, r = loop_run("--keys", "300", "--ops", "600", "--qd", "4")
     ph = r.get("phases", [{}])[-1]
     check(rc == 0 and r["io"] == "async" and r["queue_depth"] == 4 and ph["ops"] == 600 and
