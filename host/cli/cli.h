@@ -66,6 +66,10 @@ enum kvssd_cli_o_arg {
 };
 enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg);
 
+/* What kvssd says of a path that is no NVMe namespace (NVME_IOCTL_ID fails with ENOTTY). */
+#define KVSSD_CLI_NOT_NVME \
+    "not an NVMe namespace; give a KV namespace's generic char device (/dev/ngXnY) or pci:BDF"
+
 /*
  * kvssd_cli_access_hint() - why a device cannot be opened and what to do
  * @buf, @len: the sentence (no "kvssd: " prefix, no newline)

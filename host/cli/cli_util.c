@@ -108,6 +108,10 @@ void kvssd_cli_access_hint(char *buf, size_t len, const char *path, int err, mod
 {
     char m[11], o[32], g[32];
 
+    if (err == ENOTTY) { /* NVME_IOCTL_ID refused: a file, a tty, a block device's partition */
+        snprintf(buf, len, "cannot open %s: %s", path, KVSSD_CLI_NOT_NVME);
+        return;
+    }
     if (err != EACCES && err != EPERM) {
         snprintf(buf, len, "cannot open %s: %s", path, strerror(err));
         return;

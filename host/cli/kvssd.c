@@ -147,11 +147,11 @@ static json_object *json_result(const char *operation);
  */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+static bool json_emitted; /* one JSON object a run: a failure after a result prints none */
+
 static void json_failure(const char *msg)
 {
-    static bool said_json;
-
-    if (opt.json && !said_json) {
+    if (opt.json && !json_emitted) {
         json_object *o = json_result(cli_operation);
         json_object_object_add(o, "ok", json_object_new_boolean(false));
         json_object_object_add(o, "error", json_object_new_string(msg));
@@ -159,7 +159,7 @@ static void json_failure(const char *msg)
         json_object_object_add(o, "status_name", json_object_new_string(""));
         puts(kvssd_cli_json_string(o));
         json_object_put(o);
-        said_json = true;
+        json_emitted = true;
     }
 }
 
@@ -253,6 +253,7 @@ static void print_key(FILE *f, const uint8_t *k, uint32_t n)
 /* Print one JSON object as a line and free it. */
 static void emit_json(json_object *o)
 {
+    json_emitted = true;
     puts(kvssd_cli_json_string(o));
     json_object_put(o);
 }
@@ -481,15 +482,14 @@ static int cmd_info(int argc, char **argv)
             }
             json_object_object_add(o, "namespaces", a);
             emit_json(o);
-        } else if (n == 0) {
-            printf("no KV namespace found\n");
         } else {
             for (int i = 0; i < n && i < 32; i++) {
                 printf("%s\n", found[i]);
             }
         }
-        if (n == 0) {
-            say_denied_devices();
+        if (n == 0 && !say_denied_devices()) {
+            say("no KV namespace found; name one after the command (kvssd info /dev/ngXnY) or "
+                "with -d");
         }
         return n ? 0 : EXIT_REFUSED;
     }

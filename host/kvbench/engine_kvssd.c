@@ -39,6 +39,14 @@ static int kv_open(const struct kb_config *c, void **stp, char *err, size_t errl
             return -1;
         }
     }
+    if (rc == -KVSSD_ERR_SYSTEM && errno == ENOTTY) { /* NVME_IOCTL_ID refused */
+        snprintf(err, errlen,
+                 "cannot open %s: not an NVMe namespace; give a KV namespace's generic char "
+                 "device with --device /dev/ngXnY (or pci:BDF)",
+                 c->device);
+        free(e);
+        return -1;
+    }
     if (rc) {
         snprintf(err, errlen, "cannot open %s: %s", c->device,
                  rc == -KVSSD_ERR_SYSTEM ? strerror(errno) : kvssd_strerror(rc));

@@ -150,6 +150,10 @@ static void test_access_other(void)
     char msg[300];
     kvssd_cli_access_hint(msg, sizeof(msg), "/dev/ng9n1", ENOENT, 0, 0, 0, NULL, NULL);
     CU_ASSERT_STRING_EQUAL(msg, "cannot open /dev/ng9n1: No such file or directory");
+    /* NVME_IOCTL_ID on a file that is no namespace: what to give instead */
+    kvssd_cli_access_hint(msg, sizeof(msg), "/dev/null", ENOTTY, 0, 0, 0, NULL, NULL);
+    CU_ASSERT_STRING_EQUAL(msg, "cannot open /dev/null: not an NVMe namespace; give a KV "
+                                "namespace's generic char device (/dev/ngXnY) or pci:BDF");
 }
 
 static char *write_tmp(const char *text)

@@ -139,6 +139,17 @@ def info_discovery():
     code, out, _ = run("info", "-o", "json")
     expect("exit status", code, 1)
     expect("namespaces", validated("info", out), {"schema_version": 1, "namespaces": []})
+    expect("without -o json", run("info"),
+           (1, "", "kvssd: no KV namespace found; name one after the command "
+                   "(kvssd info /dev/ngXnY) or with -d\n"))
+
+
+@case
+def info_not_nvme():
+    """info on a file that is no NVMe namespace says so and what to give instead"""
+    expect("/dev/zero", run("info", "/dev/zero"),
+           (1, "", "kvssd: cannot open /dev/zero: not an NVMe namespace; give a KV namespace's "
+                   "generic char device (/dev/ngXnY) or pci:BDF\n"))
 
 
 @case

@@ -104,6 +104,13 @@ def loop(validator):
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 1 and p.stdout == "",
           "an unopenable device, no --json: no table (%r)" % p.stdout[:80])
+    # a file that is no NVMe namespace: what to give instead
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/dev/zero", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check((p.returncode, p.stderr) ==
+          (1, "kvbench: kvssd: cannot open /dev/zero: not an NVMe namespace; give a KV "
+              "namespace's generic char device with --device /dev/ngXnY (or pci:BDF)\n"),
+          "--device /dev/zero: not an NVMe namespace, and what to give (%r)" % p.stderr)
     # a bad threshold file: its own sentence, file and line, not the device's
     with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
         f.write("[transfer]\ngamma=1\n")
