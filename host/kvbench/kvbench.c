@@ -172,7 +172,8 @@ static const struct flag flags[] = {
     {"samples", 0, 1, "calibrate", "samples", NULL, "N",
      "kvbench calibrate: stores per measured size (1-1000000). Default: 200"},
     {"output", 0, 1, "calibrate", "output", NULL, "FILE",
-     "kvbench calibrate: where the thresholds are written. Default: " KVSSD_DEFAULT_CONFIG_PATH},
+     "run and baseline: write the report (the table, or --json's object) to FILE instead of "
+     "stdout; kvbench calibrate: where the thresholds are written. Default: stdout; calibrate: " KVSSD_DEFAULT_CONFIG_PATH},
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -314,6 +315,16 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
     return ctx;
 }
 
+/* From here on stdout is @report (--output FILE), when there is one. */
+static void report_to(FILE *report)
+{
+    if (report) {
+        fflush(stdout);
+        dup2(fileno(report), STDOUT_FILENO);
+        fclose(report);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct kb_config c;
@@ -369,8 +380,22 @@ int main(int argc, char **argv)
         cmdline_free(&cl);
         return 2;
     }
+    FILE *report = NULL; /* --output outside calibrate: the report goes there */
     for (guint i = 0; i + 1 < cl.set->len; i += 2) {
         const struct flag *f = g_ptr_array_index(cl.set, i);
+        if (!calibrate && !strcmp(f->name, "output")) {
+            const char *path = g_ptr_array_index(cl.set, i + 1);
+            if (report) {
+                fclose(report);
+            }
+            report = fopen(path, "w");
+            if (!report) {
+                fprintf(stderr, "kvbench: cannot write the report to %s (--output): %s\n", path,
+                        strerror(errno));
+                cmdline_free(&cl);
+                return 2;
+            }
+        }
         int rc = kb_config_set(&c, f->group, f->key, g_ptr_array_index(cl.set, i + 1), err,
                                sizeof(err));
         if (rc) {
@@ -388,6 +413,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kvbench: baseline needs --device /dev/ngXnY (an NVM namespace)\n");
             return 2;
         }
+        report_to(report);
         return kb_baseline(&c);
     }
     if (kb_config_check(&c, err, sizeof(err))) {
@@ -470,6 +496,7 @@ int main(int argc, char **argv)
         free(res);
         return 1;
     }
+    report_to(report);
     bool legacy = c.nstores == 1 && c.stores[0] == KB_STORE_KVSSD;
     if (c.json) {
         kb_report_json_engines(&c, res, (int)ran, nph);

@@ -204,6 +204,20 @@ def main():
         check(list(ph["latency_by_op_us"]["update"]["percentiles"]) == ["50", "99", "99.9"],
               "phase per-op percentiles follow --percentiles")
 
+        # --output FILE: the report goes to FILE, stdout stays empty (as fio's --output)
+        out = os.path.join(tmp, "report.json")
+        p = run(tmp, "--keys", "100", "--ops", "100", "--output", out)
+        got = json.load(open(out)) if os.path.exists(out) else {}
+        check(p.returncode == 0 and p.stdout == "" and not list(validator.iter_errors(got)) and
+              got.get("phases", [{}])[-1].get("ops") == 100,
+              "--output FILE: the JSON report in FILE, nothing on stdout (rc %d, stdout %r)" %
+              (p.returncode, p.stdout[:80]))
+        p = run(tmp, "--keys", "100", "--ops", "100", "--output", os.path.join(tmp, "no", "r"))
+        check(p.returncode == 2 and p.stdout == "" and
+              p.stderr.startswith("kvbench: cannot write the report to %s (--output): " %
+                                  os.path.join(tmp, "no", "r")),
+              "--output in a missing directory: refused before the run (%r)" % p.stderr)
+
         # 3. an old preset name
         p = run(tmp, "--preset", "A", "--keys", "300", "--value-size", "32")
         notice = [l for l in p.stderr.splitlines() if "preset" in l]
