@@ -42,6 +42,7 @@
 #endif
 
 #include <bench/key_order.h>
+#include <bench/units.h>
 #include <kvftl/block.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
@@ -117,43 +118,13 @@ static void bad(const char *flag, const char *val, const char *range)
     exit(2);
 }
 
-/* Parse an unsigned number with an optional K/M/G (binary) suffix. */
+/*
+ * A number as every tool reads one (<bench/units.h>): with @suffixes a byte
+ * count (64M, 4Ki), else a count (1e6, 100k); 0x for hexadecimal.
+ */
 static bool parse_u64(const char *s, bool suffixes, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-') {
-        return false;
-    }
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s) {
-        return false;
-    }
-    uint64_t mul = 1;
-    if (suffixes && *end) {
-        switch (*end) {
-        case 'k':
-        case 'K':
-            mul = 1ull << 10;
-            break;
-        case 'm':
-        case 'M':
-            mul = 1ull << 20;
-            break;
-        case 'g':
-        case 'G':
-            mul = 1ull << 30;
-            break;
-        default:
-            return false;
-        }
-        end++;
-    }
-    if (*end || (mul > 1 && v > UINT64_MAX / mul)) {
-        return false;
-    }
-    *out = v * mul;
-    return true;
+    return units_u64(s, suffixes ? UNITS_BYTES : UNITS_COUNT, out);
 }
 
 static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t hi, bool suffixes,

@@ -29,6 +29,7 @@
 #include <kvssd_version.h>
 
 #include "bench/provenance.h"
+#include "bench/units.h"
 #include "cli.h"
 
 #define EXIT_REFUSED 1
@@ -1006,16 +1007,16 @@ static void usage(FILE *f)
                "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n");
 }
 
+/* A count or, for --max-bytes, a byte count, as every tool reads one (<bench/units.h>). */
 static long parse_count(const char *s, const char *flag, long max)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > max) {
+    uint64_t v;
+    if (!units_u64(s, strcmp(flag, "--max-bytes") ? UNITS_COUNT : UNITS_BYTES, &v) ||
+        v > (uint64_t)max) {
         say("%s \"%s\" is not a number in 0-%ld", flag, s, max);
         exit(EXIT_USAGE);
     }
-    return v;
+    return (long)v;
 }
 
 static void set_output_format(const char *fmt, const char *flag)

@@ -265,6 +265,17 @@ def threshold_file_documented():
 
 
 @case
+def count_units():
+    """--max-keys and --max-bytes take the units every tool takes (1k, 1e1, 2Ki)"""
+    expect("list --max-keys 1e1", json_of("list", "--max-keys", "1e1")["count"], 5)
+    expect("get --max-bytes 2Ki", json_of("get", "alpha", "--max-bytes", "2Ki")["returned_bytes"],
+           3)
+    code, out, err = run("list", DEV, "--max-keys", "1.5")
+    expect("--max-keys 1.5", (code, err),
+           (2, 'kvssd: --max-keys "1.5" is not a number in 0-1099511627776\n'))
+
+
+@case
 def key_display():
     """list: printable UTF-8 keys as text, every other key (and text starting 0x) as 0x-hex; -x all hex"""
     expect("list", run("list", DEV),

@@ -126,7 +126,7 @@ static void test_percentiles_parse(void)
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "0.05", err, sizeof(err)),
                     -1);
     CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"0.05\" is out of range; allowed are 0 (off) "
-                                "and 0.1 to 86400 seconds");
+                                "and 0.1 to 86400 seconds (suffixes s, ms, us)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "2.5", err, sizeof(err)),
                     0);
     CU_ASSERT_DOUBLE_EQUAL(c.report_interval_s, 2.5, 0);

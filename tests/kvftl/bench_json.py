@@ -148,6 +148,11 @@ else:
     check('a changed object is refused (field missing, unknown field, wrong type)', all(refused),
           f'refused: {refused}')
 
+# numbers as every tool reads them (<bench/units.h>): --keys 2e3 is 2000
+nvm_units = run(['--json', '--command-set', 'nvm', '--keys', '2e3'])
+check('--keys 2e3 is 2000 units', nvm_units.get('units') == 2000,
+      f"units {nvm_units.get('units')!r}")
+
 # provenance: the command line as typed, the firmware this run configured
 for name, obj, args, geometry in (
         ('kv', kv, ['--json', '--keys', '3000', '--placement-unit', '64', '--hash-seed', '7'], 64),
