@@ -37,10 +37,12 @@
 #include <unistd.h>
 
 #ifdef KVFTL_BENCH_HAVE_JSONC
+#include <bench/provenance.h>
 #include <json-c/json.h>
 #endif
 
 #include <bench/key_order.h>
+#include <bench/units.h>
 #include <kvftl/block.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
@@ -116,43 +118,13 @@ static void bad(const char *flag, const char *val, const char *range)
     exit(2);
 }
 
-/* Parse an unsigned number with an optional K/M/G (binary) suffix. */
+/*
+ * A number as every tool reads one (<bench/units.h>): with @suffixes a byte
+ * count (64M, 4Ki), else a count (1e6, 100k); 0x for hexadecimal.
+ */
 static bool parse_u64(const char *s, bool suffixes, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-') {
-        return false;
-    }
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s) {
-        return false;
-    }
-    uint64_t mul = 1;
-    if (suffixes && *end) {
-        switch (*end) {
-        case 'k':
-        case 'K':
-            mul = 1ull << 10;
-            break;
-        case 'm':
-        case 'M':
-            mul = 1ull << 20;
-            break;
-        case 'g':
-        case 'G':
-            mul = 1ull << 30;
-            break;
-        default:
-            return false;
-        }
-        end++;
-    }
-    if (*end || (mul > 1 && v > UINT64_MAX / mul)) {
-        return false;
-    }
-    *out = v * mul;
-    return true;
+    return units_u64(s, suffixes ? UNITS_BYTES : UNITS_COUNT, out);
 }
 
 static uint64_t num_arg(const char *flag, const char *val, uint64_t lo, uint64_t hi, bool suffixes,
@@ -708,11 +680,30 @@ static void j_bool(json_object *o, const char *k, bool v)
     json_object_object_add(o, k, json_object_new_boolean(v));
 }
 
-/* The fields every object starts with: which schema, which tool, which build. */
-static json_object *j_begin(const char *command_set)
+static int bench_argc; /* main()'s, for the provenance */
+static char **bench_argv;
+
+/*
+ * The fields every object starts with: which schema, which tool, which
+ * build, and the provenance (include/bench/provenance.h) whose device is
+ * the firmware this run configured (@used, preset @preset), as the device
+ * would report it in its configuration log page.
+ */
+static json_object *j_begin(const char *command_set, const char *preset,
+                            const struct kvftl_config *used, uint64_t capacity_bytes)
 {
     json_object *o = json_object_new_object();
+    struct kvssd_config_log l;
+    unsigned p = 0;
+
+    while (p < KVFTL_PRESETS && strcmp(kvftl_preset_names[p], preset) != 0) {
+        p++;
+    }
+    kvssd_config_log_fill(&l, used, KVSSD_FIRMWARE_REVISION, p, false, capacity_bytes);
     j_u64(o, "schema_version", KVFTL_BENCH_SCHEMA_VERSION);
+    json_object_object_add(
+        o, "provenance",
+        provenance_json("kvftl-bench", bench_argc, bench_argv, provenance_device_json(&l)));
     j_str(o, "tool", "kvftl-bench");
     j_str(o, "version", KVSSD_VERSION);
     j_str(o, "command_set", command_set);
@@ -1123,7 +1114,8 @@ static void block_report_json(const struct block_run *r, const struct opts *o,
 {
     const struct phase *wr = &res->wr, *rd = &res->rd;
     const struct kvftl_stats *s2 = &res->s2;
-    json_object *j = j_begin("nvm");
+    json_object *j = j_begin("nvm", o->preset, kvftl_get_config(r->ftl),
+                             kvftl_block_lbas(r->ftl) * r->lb);
     j_u64(j, "units", r->units);
     j_u64(j, "lba_bytes", r->lb);
     j_str(j, "preset", o->preset);
@@ -1586,7 +1578,7 @@ static void kv_report_json(const struct opts *o, const struct kv_result *res)
     const struct phase *st = &res->st, *rt = &res->rt;
     const struct kvftl_stats *s2 = &res->s2;
     const struct kvftl_config *used = &res->used;
-    json_object *j = j_begin("kv");
+    json_object *j = j_begin("kv", o->preset, used, s2->capacity_bytes);
     j_u64(j, "keys", o->keys);
     j_u64(j, "key_bytes", o->key_bytes);
     j_u64(j, "value_bytes", o->value_bytes);
@@ -1772,6 +1764,14 @@ static int kv_main(struct kvftl_config *cfg, const struct opts *o, bool auto_ind
 int main(int argc, char **argv)
 {
     struct opts o;
+#ifdef KVFTL_BENCH_HAVE_JSONC
+    /* the command line as typed: getopt_long permutes argv */
+    bench_argv = calloc((size_t)argc + 1, sizeof(*bench_argv));
+    if (bench_argv) {
+        memcpy(bench_argv, argv, (size_t)argc * sizeof(*argv));
+        bench_argc = argc;
+    }
+#endif
     parse(argc, argv, &o);
 
     struct kvftl_config cfg;

@@ -35,29 +35,40 @@ json_object *kvssd_cli_json_bytes(const uint8_t *p, uint32_t n, bool force_hex);
 json_object *kvssd_cli_json_text(const char *s);
 
 /*
- * kvssd_cli_json_new() - an object holding "schema_version" first; every
- * object the CLI prints starts here.
+ * kvssd_cli_json_new() - an object holding "schema_version" first, then
+ * "provenance" once kvssd_cli_json_provenance() set it; every object the
+ * CLI prints starts here.
  */
 json_object *kvssd_cli_json_new(void);
+
+/* kvssd_cli_json_provenance() - the "provenance" object of what follows (takes @p over). */
+void kvssd_cli_json_provenance(json_object *p);
 
 /* kvssd_cli_json_string() - one line: compact, '/' unescaped (the caller frees nothing). */
 const char *kvssd_cli_json_string(json_object *o);
 
+/*
+ * kvssd_cli_key_is_text() - whether a key prints as itself: printable UTF-8
+ * that does not start with "0x". Every other key prints as 0x and its hex,
+ * so that the two forms never meet (the bytes 00 ff are 0x00ff, the text
+ * key "0x41" is 0x30783431).
+ */
+bool kvssd_cli_key_is_text(const uint8_t *k, uint32_t n);
+
 /* How a subcommand argument that names a device is recognized. */
 bool kvssd_cli_is_device_arg(const char *arg);
 
-/* What `-o ARG` means (nvme-cli's -o is the output format; ours was a file). */
+/* What `-o ARG` / `--output-format ARG` means: the output format, as in nvme-cli. */
 enum kvssd_cli_o_arg {
-    KVSSD_CLI_O_JSON,   /* -o json */
-    KVSSD_CLI_O_NORMAL, /* -o normal */
-    KVSSD_CLI_O_FILE,   /* anything else: the old output file, with a notice */
+    KVSSD_CLI_O_JSON,    /* json */
+    KVSSD_CLI_O_NORMAL,  /* normal */
+    KVSSD_CLI_O_UNKNOWN, /* anything else: a usage error (a file goes with --output) */
 };
 enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg);
 
-/* The one-line notice `-o FILE` prints on stderr. */
-#define KVSSD_CLI_O_FILE_NOTICE                                                            \
-    "kvssd: -o FILE is deprecated: -o now takes the output format (json or normal, as in " \
-    "nvme-cli); use --output FILE\n"
+/* What kvssd says of a path that is no NVMe namespace (NVME_IOCTL_ID fails with ENOTTY). */
+#define KVSSD_CLI_NOT_NVME \
+    "not an NVMe namespace; give a KV namespace's generic char device (/dev/ngXnY) or pci:BDF"
 
 /*
  * kvssd_cli_access_hint() - why a device cannot be opened and what to do

@@ -36,10 +36,21 @@ json_object *kvssd_cli_json_text(const char *s)
     return kvssd_cli_json_bytes((const uint8_t *)s, (uint32_t)strlen(s), false);
 }
 
+static json_object *cli_provenance; /* kvssd_cli_json_provenance() */
+
+void kvssd_cli_json_provenance(json_object *p)
+{
+    json_object_put(cli_provenance);
+    cli_provenance = p;
+}
+
 json_object *kvssd_cli_json_new(void)
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "schema_version", json_object_new_int(KVSSD_CLI_SCHEMA_VERSION));
+    if (cli_provenance) {
+        json_object_object_add(o, "provenance", json_object_get(cli_provenance));
+    }
     return o;
 }
 
@@ -47,6 +58,22 @@ const char *kvssd_cli_json_string(json_object *o)
 {
     return json_object_to_json_string_ext(o,
                                           JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+bool kvssd_cli_key_is_text(const uint8_t *k, uint32_t n)
+{
+    const gchar *end = (const gchar *)k + n;
+
+    if (n == 0 || (n >= 2 && k[0] == '0' && k[1] == 'x') ||
+        !g_utf8_validate_len((const gchar *)k, n, NULL)) {
+        return false;
+    }
+    for (const gchar *p = (const gchar *)k; p < end; p = g_utf8_next_char(p)) {
+        if (!g_unichar_isprint(g_utf8_get_char(p))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool kvssd_cli_is_device_arg(const char *arg)
@@ -62,7 +89,7 @@ enum kvssd_cli_o_arg kvssd_cli_classify_o(const char *arg)
     if (!strcmp(arg, "normal")) {
         return KVSSD_CLI_O_NORMAL;
     }
-    return KVSSD_CLI_O_FILE;
+    return KVSSD_CLI_O_UNKNOWN;
 }
 
 /* ls -l's ten characters for a device's mode */
@@ -81,6 +108,10 @@ void kvssd_cli_access_hint(char *buf, size_t len, const char *path, int err, mod
 {
     char m[11], o[32], g[32];
 
+    if (err == ENOTTY) { /* NVME_IOCTL_ID refused: a file, a tty, a block device's partition */
+        snprintf(buf, len, "cannot open %s: %s", path, KVSSD_CLI_NOT_NVME);
+        return;
+    }
     if (err != EACCES && err != EPERM) {
         snprintf(buf, len, "cannot open %s: %s", path, strerror(err));
         return;

@@ -17,6 +17,7 @@
 #include <glob.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
 
+#include "bench/provenance.h"
+#include "bench/units.h"
 #include "cli.h"
 
 #define EXIT_REFUSED 1
@@ -77,8 +80,8 @@ static const struct option_help option_help[] = {
     {"value-hex", "      --value-hex           VALUE is a hex string; get prints hex (JSON: the\n"
                   "                            hex form)\n"},
     {"file", "  -f, --file F              put: read the value from file F ('-' = stdin)\n"},
-    {"output", "      --output F            get: write the value to file F (--out F is the same;\n"
-               "                            -o F still works, with a deprecation notice)\n"},
+    {"output",
+     "      --output F            get: write the value to file F (--out F is the same)\n"},
     {"if-exists", "      --if-exists           put: only replace an existing key\n"},
     {"if-absent", "      --if-absent           put: only create a new key\n"},
     {"size-only", "      --size-only           get: print only the value's size\n"},
@@ -134,11 +137,53 @@ static void command_help(FILE *f, const struct command *c)
     print_options(f, COMMON_OPTIONS);
 }
 
+/* The command being run, the "operation" of a failure's JSON ("kvssd" before one is known). */
+static const char *cli_operation = "kvssd";
+
+static json_object *json_result(const char *operation);
+
+/*
+ * A failure that is not the device's: "kvssd: SENTENCE" on stderr (say())
+ * and, with -o json, the failure object on stdout (json_failure(); status
+ * 0: no NVMe status), so that every failure prints JSON, once.
+ */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static bool json_emitted; /* one JSON object a run: a failure after a result prints none */
+
+static void json_failure(const char *msg)
+{
+    if (opt.json && !json_emitted) {
+        json_object *o = json_result(cli_operation);
+        json_object_object_add(o, "ok", json_object_new_boolean(false));
+        json_object_object_add(o, "error", json_object_new_string(msg));
+        json_object_object_add(o, "status", json_object_new_int(0));
+        json_object_object_add(o, "status_name", json_object_new_string(""));
+        puts(kvssd_cli_json_string(o));
+        json_object_put(o);
+        json_emitted = true;
+    }
+}
+
+static void say(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kvssd: %s\n", msg);
+    json_failure(msg);
+}
+
 static void die_usage(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "kvssd: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run kvssd --help for usage)\n");
+    char msg[768];
+
+    snprintf(msg, sizeof(msg), fmt, arg);
+    say("%s", msg);
+    fprintf(stderr, "(run kvssd --help for usage)\n");
     exit(EXIT_USAGE);
 }
 
@@ -196,10 +241,10 @@ static bool printable(const uint8_t *p, uint32_t n)
     return true;
 }
 
-/* A key for humans: as text when printable, else 0x-hex. */
+/* A key for humans: as text when it is printable UTF-8 (not "0x..."), else 0x-hex; -x: hex. */
 static void print_key(FILE *f, const uint8_t *k, uint32_t n)
 {
-    if (!opt.key_hex && printable(k, n)) {
+    if (!opt.key_hex && kvssd_cli_key_is_text(k, n)) {
         fwrite(k, 1, n, f);
     } else {
         fputs("0x", f);
@@ -210,6 +255,7 @@ static void print_key(FILE *f, const uint8_t *k, uint32_t n)
 /* Print one JSON object as a line and free it. */
 static void emit_json(json_object *o)
 {
+    json_emitted = true;
     puts(kvssd_cli_json_string(o));
     json_object_put(o);
 }
@@ -249,7 +295,7 @@ static int report(const char *what, int rc, const struct kvssd_result *r)
 }
 
 /* "cannot open PATH: ..." with what to do when it is a permission problem. */
-static void say_open_error(const char *path, int err)
+static void say_open_error(const char *prefix, const char *path, int err)
 {
     char msg[600];
     struct stat st;
@@ -264,7 +310,7 @@ static void say_open_error(const char *path, int err)
     } else {
         kvssd_cli_access_hint(msg, sizeof(msg), path, err, 0, 0, 0, NULL, NULL);
     }
-    fprintf(stderr, "kvssd: %s\n", msg);
+    say("%s%s", prefix, msg);
 }
 
 /*
@@ -284,9 +330,7 @@ static bool say_denied_devices(void)
         if (fd >= 0) {
             close(fd);
         } else if (errno == EACCES || errno == EPERM) {
-            fprintf(stderr, "kvssd: no KV namespace found: ");
-            fflush(stderr);
-            say_open_error(g.gl_pathv[i], errno);
+            say_open_error("no KV namespace found: ", g.gl_pathv[i], errno);
             said = true;
         }
     }
@@ -309,7 +353,7 @@ static void say_config_error(void)
                  kvssd_strerror(-KVSSD_ERR_CONFIG));
     }
     kvssd_cli_config_hint(msg, sizeof(msg), path, from_env, detail);
-    fprintf(stderr, "kvssd: %s\n", msg);
+    say("%s", msg);
 }
 
 /*
@@ -317,6 +361,8 @@ static void say_config_error(void)
  * rebinds the kernel driver there); the commands' buffers are g_autofree.
  */
 static struct kvssd_dev *cli_dev;
+static int cli_argc;
+static char **cli_argv;
 
 static void close_device(void)
 {
@@ -334,8 +380,8 @@ static struct kvssd_dev *open_device(void)
         int n = kvssd_discover(found, 8);
         if (n <= 0) {
             if (!say_denied_devices()) {
-                fprintf(stderr, "kvssd: no KV namespace found; name one after the command "
-                                "(kvssd info /dev/ngXnY) or with -d\n");
+                say("no KV namespace found; name one after the command "
+                    "(kvssd info /dev/ngXnY) or with -d");
             }
             exit(EXIT_REFUSED);
         }
@@ -347,18 +393,22 @@ static struct kvssd_dev *open_device(void)
         if (rc == -KVSSD_ERR_CONFIG) {
             say_config_error();
         } else if (rc == -KVSSD_ERR_SYSTEM) {
-            say_open_error(path, errno);
+            say_open_error("", path, errno);
         } else {
-            fprintf(stderr, "kvssd: cannot open %s: %s\n", path, kvssd_strerror(rc));
+            say("cannot open %s: %s", path, kvssd_strerror(rc));
         }
         exit(EXIT_REFUSED);
     }
     cli_dev = dev;
+    struct kvssd_config_log cfg_log;
+    kvssd_cli_json_provenance(provenance_json(
+        "kvssd", cli_argc, cli_argv,
+        kvssd_get_config(dev, &cfg_log, NULL) == 0 ? provenance_device_json(&cfg_log) : NULL));
     if (opt.config) {
         struct kvssd_xfer_config cfg = *kvssd_get_xfer_config(dev);
         char err[400];
         if (kvssd_xfer_config_load(opt.config, &cfg, err, sizeof(err))) {
-            fprintf(stderr, "kvssd: %s (given with --config)\n", err);
+            say("%s (given with --config)", err);
             exit(EXIT_USAGE);
         }
         kvssd_set_xfer_config(dev, &cfg);
@@ -378,7 +428,7 @@ static void check_key(struct kvssd_dev *dev, uint32_t len)
         max = KVSSD_KEY_MAX;
     }
     if (len < 1 || len > max) {
-        fprintf(stderr, "kvssd: key is %u bytes; this device accepts 1-%u\n", len, max);
+        say("key is %u bytes; this device accepts 1-%u", len, max);
         exit(EXIT_USAGE);
     }
 }
@@ -402,7 +452,7 @@ static uint8_t *read_all(FILE *f, uint32_t *len, const char *name)
         }
     }
     if (ferror(f)) {
-        fprintf(stderr, "kvssd: cannot read %s: %s\n", name, strerror(errno));
+        say("cannot read %s: %s", name, strerror(errno));
         exit(EXIT_USAGE);
     }
     *len = (uint32_t)(n > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX + 1 : n);
@@ -412,8 +462,7 @@ static uint8_t *read_all(FILE *f, uint32_t *len, const char *name)
 static void no_args(const char *cmd, int argc, char **argv)
 {
     if (argc > 0) {
-        fprintf(stderr, "kvssd: %s takes no argument besides the device; \"%s\" is one too many\n",
-                cmd, argv[0]);
+        say("%s takes no argument besides the device; \"%s\" is one too many", cmd, argv[0]);
         fprintf(stderr, "(run kvssd help %s for usage)\n", cmd);
         exit(EXIT_USAGE);
     }
@@ -435,15 +484,14 @@ static int cmd_info(int argc, char **argv)
             }
             json_object_object_add(o, "namespaces", a);
             emit_json(o);
-        } else if (n == 0) {
-            printf("no KV namespace found\n");
         } else {
             for (int i = 0; i < n && i < 32; i++) {
                 printf("%s\n", found[i]);
             }
         }
-        if (n == 0) {
-            say_denied_devices();
+        if (n == 0 && !say_denied_devices()) {
+            say("no KV namespace found; name one after the command (kvssd info /dev/ngXnY) or "
+                "with -d");
         }
         return n ? 0 : EXIT_REFUSED;
     }
@@ -518,7 +566,7 @@ static int cmd_put(int argc, char **argv)
     } else if (opt.file && strcmp(opt.file, "-")) {
         FILE *f = fopen(opt.file, "rb");
         if (!f) {
-            fprintf(stderr, "kvssd: cannot open %s: %s\n", opt.file, strerror(errno));
+            say("cannot open %s: %s", opt.file, strerror(errno));
             return EXIT_USAGE;
         }
         value = read_all(f, &vlen, opt.file);
@@ -531,9 +579,9 @@ static int cmd_put(int argc, char **argv)
         vmax = KVSSD_VALUE_MAX;
     }
     if (vlen > vmax) {
-        fprintf(stderr, "kvssd: value is %s%u bytes; this device accepts 0-%u\n",
-                vlen > KVSSD_VALUE_MAX ? "more than " : "",
-                vlen > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX : vlen, vmax);
+        say("value is %s%u bytes; this device accepts 0-%u",
+            vlen > KVSSD_VALUE_MAX ? "more than " : "",
+            vlen > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX : vlen, vmax);
         return EXIT_USAGE;
     }
     uint32_t options = opt.if_exists   ? KVSSD_STORE_OPT_ONLY_IF_EXISTS
@@ -585,7 +633,7 @@ static int cmd_get(int argc, char **argv)
     if (opt.out) {
         FILE *f = fopen(opt.out, "wb");
         if (!f || fwrite(buf, 1, got, f) != got || fclose(f)) {
-            fprintf(stderr, "kvssd: cannot write %s: %s\n", opt.out, strerror(errno));
+            say("cannot write %s: %s", opt.out, strerror(errno));
             return EXIT_USAGE;
         }
     }
@@ -862,8 +910,7 @@ static int cmd_simple(const char *what, int argc, char **argv)
     struct kvssd_dev *dev = open_device();
     if (!strcmp(what, "format")) {
         if (!opt.yes) {
-            fprintf(stderr, "kvssd: format erases every key of %s; add --yes to do it\n",
-                    kvssd_dev_info(dev)->path);
+            say("format erases every key of %s; add --yes to do it", kvssd_dev_info(dev)->path);
             return EXIT_USAGE;
         }
         rc = kvssd_format(dev, &r);
@@ -972,23 +1019,26 @@ static void usage(FILE *f)
                "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n");
 }
 
+/* A count or, for --max-bytes, a byte count, as every tool reads one (<bench/units.h>). */
 static long parse_count(const char *s, const char *flag, long max)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > max) {
-        fprintf(stderr, "kvssd: %s \"%s\" is not a number in 0-%ld\n", flag, s, max);
+    uint64_t v;
+    if (!units_u64(s, strcmp(flag, "--max-bytes") ? UNITS_COUNT : UNITS_BYTES, &v) ||
+        v > (uint64_t)max) {
+        say("%s \"%s\" is not a number in 0-%ld", flag, s, max);
         exit(EXIT_USAGE);
     }
-    return v;
+    return (long)v;
 }
 
 static void set_output_format(const char *fmt, const char *flag)
 {
     enum kvssd_cli_o_arg a = kvssd_cli_classify_o(fmt);
-    if (a == KVSSD_CLI_O_FILE) {
-        fprintf(stderr, "kvssd: %s \"%s\" is unknown; use json or normal\n", flag, fmt);
+    if (a == KVSSD_CLI_O_UNKNOWN) {
+        fprintf(stderr,
+                "kvssd: %s \"%s\" is unknown; use json or normal (a file goes with --output "
+                "FILE)\n",
+                flag, fmt);
         exit(EXIT_USAGE);
     }
     opt.json = a == KVSSD_CLI_O_JSON;
@@ -1058,6 +1108,16 @@ static int list_completions(const struct option *longopts)
 
 int main(int argc, char **argv)
 {
+    cli_argc = argc;
+    cli_argv = g_strdupv(argv); /* before getopt permutes it */
+    kvssd_cli_json_provenance(provenance_json("kvssd", cli_argc, cli_argv, NULL));
+    /* JSON asked for anywhere: a failure before getopt_long reaches it prints JSON too */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        bool next_json = i + 1 < argc && !strcmp(argv[i + 1], "json");
+        opt.json |= !strcmp(argv[i], "-j") || !strcmp(argv[i], "--json") ||
+                    !strcmp(argv[i], "-ojson") || !strcmp(argv[i], "--output-format=json") ||
+                    ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output-format")) && next_json);
+    }
     enum {
         O_VALUE_HEX = 256,
         O_IF_EXISTS,
@@ -1120,14 +1180,8 @@ int main(int argc, char **argv)
         case 'f':
             opt.file = optarg;
             break;
-        case 'o':
-            /* nvme-cli's -o is the output format; any other word is the old output file */
-            if (kvssd_cli_classify_o(optarg) == KVSSD_CLI_O_FILE) {
-                fputs(KVSSD_CLI_O_FILE_NOTICE, stderr);
-                opt.out = optarg;
-            } else {
-                set_output_format(optarg, "-o");
-            }
+        case 'o': /* nvme-cli's -o: the output format */
+            set_output_format(optarg, "-o");
             break;
         case O_OUTPUT:
             opt.out = optarg;
@@ -1178,7 +1232,8 @@ int main(int argc, char **argv)
         case O_VERSION:
             kvssd_print_version("kvssd");
             return 0;
-        default:
+        default: /* getopt_long said which option */
+            json_failure("invalid option; run kvssd --help for usage");
             fprintf(stderr, "(run kvssd --help for usage)\n");
             return EXIT_USAGE;
         }
@@ -1192,6 +1247,9 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const struct command *cmd = find_command(argv[optind]);
+    if (cmd) {
+        cli_operation = cmd->name;
+    }
     if (!cmd) {
         GString *msg = g_string_new("unknown command \"%s\"; commands:");
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

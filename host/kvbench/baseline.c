@@ -107,6 +107,7 @@ int kb_baseline(struct kb_config *c)
         return 1;
     }
     b.nsid = kvssd_dev_info(b.dev)->nsid;
+    kb_provenance_read(b.dev);
     rc = identify_nvm(&b);
     if (rc) {
         fprintf(stderr, "kvbench: %s is not an NVM namespace with 512 B-4 KiB blocks (%s)\n",

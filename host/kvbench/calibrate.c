@@ -62,6 +62,7 @@ int kb_calibrate(struct kb_config *c)
         free(value);
         return 1;
     }
+    kb_provenance_read(dev);
     kb_value_fill(0, 8192, c->seed, value);
     fprintf(stderr, "kvbench calibrate: %u stores per point on %s\n", c->calibrate_samples,
             c->device);
@@ -115,6 +116,7 @@ int kb_calibrate(struct kb_config *c)
         struct json_object *o = json_object_new_object(), *sz = json_object_new_array(),
                            *tl = json_object_new_array();
         json_object_object_add(o, "schema_version", json_object_new_int(KB_JSON_SCHEMA_VERSION));
+        json_object_object_add(o, "provenance", kb_report_provenance_json());
         json_object_object_add(o, "threshold1_bytes", json_object_new_uint64(cfg.threshold1_bytes));
         json_object_object_add(o, "threshold2_bytes", json_object_new_uint64(cfg.threshold2_bytes));
         json_object_object_add(o, "alpha", kb_json_double(cfg.alpha, "%g"));

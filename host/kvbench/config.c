@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bench/units.h>
 #include <glib.h>
 
 #include "kvbench.h"
@@ -488,20 +489,35 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
     return rc;
 }
 
+/*
+ * A number through <bench/units.h>, as every tool reads one: a byte count
+ * when @name says bytes (4k, 64Mi), else a count (1e6, 100k).
+ */
 static int parse_u64(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
                      char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    if (v[0] == '-' || v[0] == '\0') {
-        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu", name, v,
-                 (unsigned long long)lo, (unsigned long long)hi);
+    bool bytes = strstr(name, "bytes") != NULL;
+    uint64_t x;
+
+    if (!units_u64(v, bytes ? UNITS_BYTES : UNITS_COUNT, &x) || x < lo || x > hi) {
+        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu%s", name, v,
+                 (unsigned long long)lo, (unsigned long long)hi,
+                 bytes ? " bytes (suffixes K, M, G: KiB, MiB, GiB)" : "");
         return -1;
     }
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || x < lo || x > hi) {
-        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu", name, v,
-                 (unsigned long long)lo, (unsigned long long)hi);
+    *out = x;
+    return 0;
+}
+
+/* A time through <bench/units.h>: 10, 10s, 500ms, 250us; @range words what is allowed. */
+static int parse_seconds(const char *name, const char *v, double lo, double hi, double *out,
+                         const char *range, char *err, size_t errlen)
+{
+    double x;
+
+    if (!units_seconds(v, &x) || x < lo || x > hi) {
+        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %s (suffixes s, ms, us)",
+                 name, v, range);
         return -1;
     }
     *out = x;
@@ -554,7 +570,8 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
         return 0;
     }
     if (!strcmp(key, "duration_s")) {
-        return parse_double(name, v, 0, 86400 * 7, false, false, &p->duration_s, err, errlen);
+        return parse_seconds(name, v, 0, 86400 * 7, &p->duration_s, "0 to 604800 seconds", err,
+                             errlen);
     }
     if (!strcmp(key, "order")) {
         if (kb_order_parse(v, &p->order)) {
@@ -891,17 +908,14 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
     } else if (!strcmp(key, "percentiles")) {
         return kb_percentiles_parse(v, c->percentiles, &c->npercentiles, err, errlen);
     } else if (!strcmp(key, "report_interval_s")) {
-        if (parse_double("report_interval_s", v, 0, 86400, false, false, &c->report_interval_s, err,
-                         errlen)) {
+        static const char range[] = "0 (off) and 0.1 to 86400 seconds";
+        double s;
+        if (parse_seconds("report_interval_s", v, 0, 86400, &s, range, err, errlen) ||
+            (s > 0 && s < 0.1 &&
+             parse_seconds("report_interval_s", v, 0.1, 86400, &s, range, err, errlen))) {
             return -1;
         }
-        if (c->report_interval_s > 0 && c->report_interval_s < 0.1) {
-            snprintf(err, errlen,
-                     "report_interval_s \"%s\" is out of range; allowed are 0 (off) and 0.1 to "
-                     "86400 seconds",
-                     v);
-            return -1;
-        }
+        c->report_interval_s = s;
     } else if (!strcmp(key, "progress")) {
         if (!strcmp(v, "auto")) {
             c->progress = -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <bench/key_order.h>
+#include <bench/units.h>
 
 #include "kvbench.h"
 
@@ -303,7 +304,6 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
                       uint32_t *out, char *err, size_t errlen)
 {
     char buf[32];
-    char *end;
     if (len == 0 || len >= sizeof(buf)) {
         snprintf(err, errlen, "%s \"%.*s\" is not a number of bytes", what, (int)len, s);
         return -1;
@@ -314,9 +314,10 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
         size_err(err, errlen, what, buf, lo, hi);
         return -1;
     }
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (*end) {
-        snprintf(err, errlen, "%s \"%s\" is not a number of bytes", what, buf);
+    uint64_t v; /* 4096, 4k, 4Ki: <bench/units.h> */
+    if (!units_u64(buf, UNITS_BYTES, &v)) {
+        snprintf(err, errlen,
+                 "%s \"%s\" is not a number of bytes (suffixes K, M, G: KiB, MiB, GiB)", what, buf);
         return -1;
     }
     if (v < lo || v > hi) {

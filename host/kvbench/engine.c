@@ -143,3 +143,12 @@ struct kvssd_dev *kb_nvm_stats_open(const char *explicit_dev, const char *path, 
     }
     return h;
 }
+
+void kb_provenance_read(struct kvssd_dev *dev)
+{
+    struct kvssd_config_log l;
+
+    if (dev && kvssd_get_config(dev, &l, NULL) == 0) {
+        kb_report_provenance_device(&l);
+    }
+}

@@ -26,6 +26,27 @@ static int kv_open(const struct kb_config *c, void **stp, char *err, size_t errl
         return -1;
     }
     int rc = kvssd_open(c->device, &e->dev);
+    if (rc == -KVSSD_ERR_CONFIG) {
+        /* the threshold file, not the device: reload it for its sentence (file and line) */
+        const char *env = getenv(KVSSD_CONFIG_ENV);
+        struct kvssd_xfer_config x;
+        kvssd_xfer_config_default(&x);
+        if (kvssd_xfer_config_load(env && *env ? env : KVSSD_DEFAULT_CONFIG_PATH, &x, xerr,
+                                   sizeof(xerr)) != 0) {
+            snprintf(err, errlen, "%s%s", xerr,
+                     env && *env ? " (named by $" KVSSD_CONFIG_ENV ")" : "");
+            free(e);
+            return -1;
+        }
+    }
+    if (rc == -KVSSD_ERR_SYSTEM && errno == ENOTTY) { /* NVME_IOCTL_ID refused */
+        snprintf(err, errlen,
+                 "cannot open %s: not an NVMe namespace; give a KV namespace's generic char "
+                 "device with --device /dev/ngXnY (or pci:BDF)",
+                 c->device);
+        free(e);
+        return -1;
+    }
     if (rc) {
         snprintf(err, errlen, "cannot open %s: %s", c->device,
                  rc == -KVSSD_ERR_SYSTEM ? strerror(errno) : kvssd_strerror(rc));

@@ -173,7 +173,8 @@ static const struct flag flags[] = {
     {"samples", 0, 1, "calibrate", "samples", NULL, "N",
      "kvbench calibrate: stores per measured size (1-1000000). Default: 200"},
     {"output", 0, 1, "calibrate", "output", NULL, "FILE",
-     "kvbench calibrate: where the thresholds are written. Default: " KVSSD_DEFAULT_CONFIG_PATH},
+     "run and baseline: write the report (the table, or --json's object) to FILE instead of "
+     "stdout; kvbench calibrate: where the thresholds are written. Default: stdout; calibrate: " KVSSD_DEFAULT_CONFIG_PATH},
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -415,6 +416,16 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
     return ctx;
 }
 
+/* From here on stdout is @report (--output FILE), when there is one. */
+static void report_to(FILE *report)
+{
+    if (report) {
+        fflush(stdout);
+        dup2(fileno(report), STDOUT_FILENO);
+        fclose(report);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct kb_config c;
@@ -424,6 +435,8 @@ int main(int argc, char **argv)
     static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
     kb_config_default(&c);
+    /* the command line as typed, for the reports (GOption removes what it parses) */
+    kb_report_provenance(argc, g_strdupv(argv));
     /* --version anywhere before "--" (kvbench --version, kvbench run --version) */
     for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
         if (!strcmp(argv[i], "--version")) {
@@ -474,8 +487,22 @@ int main(int argc, char **argv)
         cmdline_free(&cl);
         return 2;
     }
+    FILE *report = NULL; /* --output outside calibrate: the report goes there */
     for (guint i = 0; i + 1 < cl.set->len; i += 2) {
         const struct flag *f = g_ptr_array_index(cl.set, i);
+        if (!calibrate && !strcmp(f->name, "output")) {
+            const char *path = g_ptr_array_index(cl.set, i + 1);
+            if (report) {
+                fclose(report);
+            }
+            report = fopen(path, "w");
+            if (!report) {
+                fprintf(stderr, "kvbench: cannot write the report to %s (--output): %s\n", path,
+                        strerror(errno));
+                cmdline_free(&cl);
+                return 2;
+            }
+        }
         int rc = kb_config_set(&c, f->group, f->key, g_ptr_array_index(cl.set, i + 1), err,
                                sizeof(err));
         if (rc) {
@@ -493,6 +520,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kvbench: baseline needs --device /dev/ngXnY (an NVM namespace)\n");
             return 2;
         }
+        report_to(report);
         return kb_baseline(&c);
     }
     if (kb_config_check(&c, err, sizeof(err))) {
@@ -536,19 +564,23 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     unsigned ran = 0;
+    bool setup_failed = false;
     for (unsigned i = 0; i < c.nstores && !rc; i++) {
         struct kb_engine e = {.ops = kb_engine_ops_of(c.stores[i])};
         struct kb_live live;
         if (e.ops->open(&c, &e.st, err, sizeof(err))) {
             fprintf(stderr, "kvbench: %s: %s\n", e.ops->name, err);
             rc = 1;
+            setup_failed = true;
             break;
         }
         e.stats = e.ops->stats_dev(e.st);
+        kb_provenance_read(e.stats);
         if (kb_live_init(&live, &c)) {
             fprintf(stderr, "kvbench: out of memory for the live-key table\n");
             e.ops->close(e.st);
             rc = 1;
+            setup_failed = true;
             break;
         }
         int n = 0;
@@ -563,6 +595,15 @@ int main(int argc, char **argv)
         e.ops->close(e.st);
         ran++;
     }
+    if (setup_failed) {
+        /* an engine that never ran has no numbers: no report, not an empty one */
+        for (unsigned i = 0; i < ran * (unsigned)nph; i++) {
+            kb_result_free(&res[i]);
+        }
+        free(res);
+        return 1;
+    }
+    report_to(report);
     bool legacy = c.nstores == 1 && c.stores[0] == KB_STORE_KVSSD;
     if (c.json) {
         kb_report_json_engines(&c, res, (int)ran, nph);

@@ -510,6 +510,23 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
 struct json_object *kb_json_double(double v, const char *fmt);
 /* kb_json_str() - a string when @s is valid UTF-8, else {"hex": "..."}. */
 struct json_object *kb_json_str(const char *s);
+/*
+ * kb_report_provenance() - the command line every --json report names in
+ * its "provenance" (include/bench/provenance.h); @argv must outlive the reports.
+ */
+void kb_report_provenance(int argc, char **argv);
+/*
+ * kb_report_provenance_device() - the device the reports describe: its
+ * configuration log page (C1h); the first one given stays.
+ */
+void kb_report_provenance_device(const struct kvssd_config_log *l);
+/*
+ * kb_provenance_read() - kb_report_provenance_device() of @dev's log page,
+ * when @dev is not NULL and has one (the reports say null otherwise).
+ */
+void kb_provenance_read(struct kvssd_dev *dev);
+/* kb_report_provenance_json() - the "provenance" object (a new reference). */
+struct json_object *kb_report_provenance_json(void);
 /* kb_json_print() - @o on stdout, one line, then drops the reference. */
 void kb_json_print(struct json_object *o);
 /* kb_pct_key() - a percentile's JSON key: 50 -> "50", 99.9 -> "99.9" (%g). */

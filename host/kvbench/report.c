@@ -12,6 +12,7 @@
 #include <glib.h>
 #include <json-c/json.h>
 
+#include "bench/provenance.h"
 #include "kvbench.h"
 
 static unsigned hist_index(uint64_t ns)
@@ -453,6 +454,33 @@ static struct json_object *json_phase(const struct kb_config *c, const struct kb
     return o;
 }
 
+static struct {
+    int argc;
+    char **argv;
+    bool have_device;
+    struct kvssd_config_log device;
+} prov;
+
+void kb_report_provenance(int argc, char **argv)
+{
+    prov.argc = argc;
+    prov.argv = argv;
+}
+
+void kb_report_provenance_device(const struct kvssd_config_log *l)
+{
+    if (!prov.have_device) {
+        prov.device = *l;
+        prov.have_device = true;
+    }
+}
+
+struct json_object *kb_report_provenance_json(void)
+{
+    return provenance_json("kvbench", prov.argc, prov.argv,
+                           prov.have_device ? provenance_device_json(&prov.device) : NULL);
+}
+
 /* The configuration and, for one engine, the headline numbers of its last phase. */
 static struct json_object *json_head(const struct kb_config *c, const struct kb_result *res, int n)
 {
@@ -461,6 +489,7 @@ static struct json_object *json_head(const struct kb_config *c, const struct kb_
     kb_size_format(&c->key_size, ks, sizeof(ks));
     kb_size_format(&c->value_size, vs, sizeof(vs));
     jadd(o, "schema_version", json_object_new_int(KB_JSON_SCHEMA_VERSION));
+    jadd(o, "provenance", kb_report_provenance_json());
     jadd(o, "preset", kb_json_str(c->preset));
     jadd(o, "device_path", kb_json_str(c->device));
     jadd(o, "seed", ju(c->seed));

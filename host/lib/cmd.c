@@ -297,6 +297,18 @@ void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
     cmd->data_len = sizeof(*log);
 }
 
+void kvssd_cmd_get_config_log(struct kvssd_cmd *cmd, struct kvssd_config_log *log)
+{
+    uint32_t numd = sizeof(*log) / 4 - 1; /* zero-based dword count */
+
+    cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
+    cmd->admin = true;
+    cmd->sqe.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_CONFIG, numd);
+    cmd->sqe.cdw[11] = kvssd_get_log_cdw11(numd);
+    cmd->data = log;
+    cmd->data_len = sizeof(*log);
+}
+
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd)
 {
     cmd_init(cmd, KVSSD_ADM_SET_FEATURES, 0);

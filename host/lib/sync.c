@@ -313,6 +313,23 @@ int kvssd_get_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log, struct k
     return kvssd_submit(dev, &cmd, res);
 }
 
+int kvssd_get_config(struct kvssd_dev *dev, struct kvssd_config_log *log, struct kvssd_result *res)
+{
+    struct kvssd_cmd cmd;
+    kvssd_cmd_get_config_log(&cmd, log);
+    int rc = kvssd_submit(dev, &cmd, res);
+    if (rc == 0 && log->version != KVSSD_CONFIG_LOG_VERSION) {
+        return -KVSSD_ERR_TRANSFER; /* not the layout of <kvssd/ext.h> */
+    }
+    /* names are NUL padded on the wire; a hostile device may not pad them */
+    log->preset[sizeof(log->preset) - 1] = '\0';
+    log->command_set[sizeof(log->command_set) - 1] = '\0';
+    log->packing[sizeof(log->packing) - 1] = '\0';
+    log->index[sizeof(log->index) - 1] = '\0';
+    log->gc_policy[sizeof(log->gc_policy) - 1] = '\0';
+    return rc;
+}
+
 int kvssd_reset_stats(struct kvssd_dev *dev, struct kvssd_result *res)
 {
     struct kvssd_cmd cmd;

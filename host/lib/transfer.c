@@ -56,7 +56,9 @@ static void set_value_err(char *errbuf, size_t errlen, const char *path, int lin
 
 /*
  * The config is an INI file with one [transfer] group; keys of other groups
- * are ignored so that kvbench can keep its own notes beside them.
+ * are ignored so that kvbench can keep its own notes beside them. Comments
+ * are lines starting with '#' or ';', or the rest of a value line from a
+ * '#' or ';' after white space.
  */
 int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char *errbuf,
                            size_t errlen)
@@ -108,6 +110,14 @@ int kvssd_xfer_config_load(const char *path, struct kvssd_xfer_config *cfg, char
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1), *end;
+        /* an inline comment, as docs/host.md's example has: '#' or ';' after white space */
+        for (char *p = val; *p; p++) {
+            if ((*p == '#' || *p == ';') && p > val && isspace((unsigned char)p[-1])) {
+                *p = '\0';
+                val = trim(val);
+                break;
+            }
+        }
         if (strcmp(group, "transfer") != 0) {
             continue;
         }

@@ -364,7 +364,7 @@ kvs_result snia_async_submit(kvs_key_space_handle ks, kvs_context kind, kvs_key 
     case KVS_CMD_EXIST:
         op->key_cnt = key_cnt;
         op->keys = key;
-        op->ctx.key = NULL;
+        op->ctx.key = key; /* the array submitted, as OpenMPDK's adapters hand it back */
         op->ctx.result_buffer.list = list;
         list->keys = key;
         list->num_keys = key_cnt;

@@ -564,6 +564,63 @@ static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
     }
 }
 
+/*
+ * The index design the configuration log reports: the hash index is the only
+ * one the firmware has (docs/kvftl.md); a second design would be a tunable
+ * of struct kvftl_config, read here instead.
+ */
+#define KVSSD_INDEX_DESIGN_HASH "hash"
+
+/* @names[@v] into a NUL-padded name field, "?" for a value past @count. */
+static void put_name(char *field, const char *const *names, size_t count, unsigned v)
+{
+    const char *s = v < count && names[v] ? names[v] : "?";
+
+    memset(field, 0, KVSSD_CONFIG_NAME_BYTES);
+    memcpy(field, s, strnlen(s, KVSSD_CONFIG_NAME_BYTES - 1));
+}
+
+#define NAMES(a) (a), sizeof(a) / sizeof((a)[0])
+
+void kvssd_config_log_fill(struct kvssd_config_log *l, const struct kvftl_config *c,
+                           const char *firmware, unsigned preset, bool latency,
+                           uint64_t capacity_bytes)
+{
+    static const char *const index_designs[] = {KVSSD_INDEX_DESIGN_HASH};
+
+    memset(l, 0, sizeof(*l));
+    l->version = KVSSD_CONFIG_LOG_VERSION;
+    memcpy(l->firmware, firmware, strnlen(firmware, sizeof(l->firmware)));
+    put_name(l->preset, NAMES(kvftl_preset_names), preset);
+    put_name(l->command_set, NAMES(kvftl_command_set_names), c->command_set);
+    put_name(l->packing, NAMES(kvftl_packing_names), c->packing);
+    put_name(l->index, NAMES(index_designs), 0);
+    put_name(l->gc_policy, NAMES(kvftl_gc_policy_names), c->gc_policy);
+    l->channels = c->channels;
+    l->dies_per_channel = c->dies_per_channel;
+    l->blocks_per_die = c->blocks_per_die;
+    l->pages_per_block = c->pages_per_block;
+    l->page_size_bytes = c->page_size_bytes;
+    l->placement_unit_bytes = c->placement_unit_bytes;
+    l->index_page_bytes = c->index_page_bytes ? c->index_page_bytes : c->page_size_bytes;
+    l->overprovision_percent = c->overprovision_percent;
+    l->capacity_bytes = capacity_bytes;
+    l->index_dram_bytes = c->index_dram_bytes;
+    l->read_latency_ns = c->read_latency_ns;
+    l->program_latency_ns = c->program_latency_ns;
+    l->erase_latency_ns = c->erase_latency_ns;
+    l->channel_bytes_per_us = c->channel_bytes_per_us;
+    l->dram_copy_bytes_per_us = c->dram_copy_bytes_per_us;
+    l->fw_fetch_decode_ns = c->fw_fetch_decode_ns;
+    l->fw_index_probe_ns = c->fw_index_probe_ns;
+    l->fw_inline_fragment_ns = c->fw_inline_fragment_ns;
+    l->fw_dma_setup_ns = c->fw_dma_setup_ns;
+    l->fw_completion_ns = c->fw_completion_ns;
+    l->latency = latency;
+    l->plp = c->plp;
+    l->bloom = c->bloom;
+}
+
 static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req *req)
 {
     const struct kvssd_sqe *sqe = req->sqe;
@@ -611,6 +668,11 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
     case KVSSD_LID_STATS:
         size = sizeof(struct kvssd_stats_log);
         build_stats_log(a, log);
+        break;
+    case KVSSD_LID_CONFIG:
+        size = sizeof(struct kvssd_config_log);
+        kvssd_config_log_fill((struct kvssd_config_log *)log, kvftl_get_config(a->ftl), a->firmware,
+                              a->preset, a->latency, kvssd_admin_capacity_bytes(a));
         break;
     default:
         return KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR;

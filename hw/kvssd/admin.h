@@ -26,6 +26,7 @@
 #define KVSSD_ADMIN_MAX_EVENTS 8       /* queued asynchronous events */
 #define KVSSD_ERROR_LOG_ENTRIES 64   /* Identify ELPE + 1 */
 #define KVSSD_PE_CYCLES 3000         /* rated erase cycles per block (SMART percentage used) */
+#define KVSSD_FIRMWARE_REVISION "kvftl1.0" /* Identify FR, the firmware slot log, config log */
 
 /* Queue management, implemented by the transport. Each returns an NVMe status. */
 struct kvssd_admin_ops {
@@ -60,6 +61,8 @@ struct kvssd_admin {
     uint8_t mdts;                /* MDTS: transfers up to 4 KiB << mdts; 0 = no limit */
     uint32_t max_ioqpairs;       /* 1..64; also the interrupt vectors - 1 */
     bool vwc_present;            /* plp off: the page buffer is a volatile cache */
+    uint8_t preset;              /* the index in kvftl_preset_names[] (config log) */
+    bool latency;                /* completions held to simulated time (config log) */
     struct kvftl *ftl;
     struct kvssd_ns *ns;         /* the KV namespace; NULL for the nvm personality */
     struct kvssd_xfer_counters *xfer;
@@ -135,6 +138,17 @@ void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_
  * for the nvm personality NSZE x lba-bytes).
  */
 uint64_t kvssd_admin_capacity_bytes(const struct kvssd_admin *a);
+
+/*
+ * kvssd_config_log_fill() - the configuration log page (LID C1h) of a device
+ * whose firmware runs @cfg: @firmware (Identify FR), @preset (the index in
+ * kvftl_preset_names[]), @latency (the latency property) and
+ * @capacity_bytes (the user capacity). For tools that run the firmware in
+ * process (kvftl-bench, kvssd-cmd-bench) and report the same fields.
+ */
+void kvssd_config_log_fill(struct kvssd_config_log *l, const struct kvftl_config *cfg,
+                           const char *firmware, unsigned preset, bool latency,
+                           uint64_t capacity_bytes);
 
 /* Does the firmware run the nvm personality (an NVM namespace, CSI 00h)? */
 bool kvssd_admin_nvm(const struct kvssd_admin *a);

@@ -539,12 +539,14 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     pstrcpy(a->serial, sizeof(a->serial), n->serial);
     pstrcpy(a->model, sizeof(a->model),
             n->nvm ? "QEMU KVSSD NVMe Block SSD" : "QEMU KVSSD NVMe Key-Value SSD");
-    pstrcpy(a->firmware, sizeof(a->firmware), "kvftl1.0");
+    pstrcpy(a->firmware, sizeof(a->firmware), KVSSD_FIRMWARE_REVISION);
     a->vid = KVSSD_PCI_VENDOR_ID;
     a->ssvid = KVSSD_PCI_VENDOR_ID;
     a->mdts = n->mdts;
     a->max_ioqpairs = n->max_ioqpairs;
     a->vwc_present = !c.plp;
+    a->preset = (uint8_t)n->preset; /* checked against KVFTL_PRESETS above */
+    a->latency = n->latency;
     a->ftl = n->ftl;
     a->ns = n->ns;
     a->xfer = &n->xfer;

@@ -292,6 +292,45 @@ struct kvssd_stats_log {
 
 _Static_assert(sizeof(struct kvssd_stats_log) == 4096, "stats log is 4096 bytes");
 
+/* ---- 5. Device configuration -------------------------------------------- */
+/*
+ * Get Log Page, vendor LID C1h: struct kvssd_config_log (512 bytes), what
+ * the device is and how it was set up (its properties after the preset),
+ * so that a report made in a guest names the device it measured. Offsets
+ * and lengths are checked as for every log page. Names are NUL padded;
+ * numbers little endian.
+ */
+#define KVSSD_LID_CONFIG 0xc1
+#define KVSSD_CONFIG_LOG_VERSION 1
+#define KVSSD_CONFIG_NAME_BYTES 16
+
+struct kvssd_config_log {
+    uint32_t version;                          /* 0: KVSSD_CONFIG_LOG_VERSION */
+    uint32_t rsvd4;
+    char firmware[8];                          /* 8: Identify Controller FR */
+    char preset[KVSSD_CONFIG_NAME_BYTES];      /* 16: "default", "pm983", "cosmos" */
+    char command_set[KVSSD_CONFIG_NAME_BYTES]; /* 32: "kv" or "nvm" */
+    char packing[KVSSD_CONFIG_NAME_BYTES];     /* 48: "block" .. "backfill" */
+    char index[KVSSD_CONFIG_NAME_BYTES];       /* 64: index design: "hash" */
+    char gc_policy[KVSSD_CONFIG_NAME_BYTES];   /* 80: "greedy", "cost-benefit" */
+    /* 96: geometry */
+    uint32_t channels, dies_per_channel, blocks_per_die, pages_per_block;
+    uint32_t page_size_bytes, placement_unit_bytes, index_page_bytes, overprovision_percent;
+    uint64_t capacity_bytes;                   /* 128: user capacity (NSZE in bytes) */
+    uint64_t index_dram_bytes;                 /* 136 */
+    /* 144: timing */
+    uint64_t read_latency_ns, program_latency_ns, erase_latency_ns;
+    uint64_t channel_bytes_per_us, dram_copy_bytes_per_us;
+    uint64_t fw_fetch_decode_ns, fw_index_probe_ns, fw_inline_fragment_ns, fw_dma_setup_ns,
+        fw_completion_ns;
+    uint8_t latency;                           /* 224: completions held to simulated time */
+    uint8_t plp;                               /* 225: power-loss protected page buffer */
+    uint8_t bloom;                             /* 226 */
+    uint8_t rsvd227[512 - 227];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct kvssd_config_log) == 512, "config log is 512 bytes");
+
 #ifdef __cplusplus
 }
 #endif

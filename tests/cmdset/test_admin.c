@@ -44,7 +44,8 @@ static void admin_setup(void)
  * Get Log Page @lid of NUMD @numd (0's based, split into NUMDL and NUMDU)
  * into the 8 KiB host page (0xa5 first); the status, *@h its transfers.
  */
-static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_host *h)
+static uint16_t get_log_at(uint8_t lid, uint8_t csi, uint32_t numd, uint64_t offset,
+                           struct fake_host *h)
 {
     struct kvssd_sqe s = sqe_new(KVSSD_ADM_GET_LOG_PAGE);
     struct kvssd_req io = {0};
@@ -52,6 +53,8 @@ static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_hos
     s.cdw[1] = KVSSD_NSID_ALL;
     s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
     s.cdw[11] = kvssd_get_log_cdw11(numd);
+    s.cdw[12] = (uint32_t)offset;
+    s.cdw[13] = (uint32_t)(offset >> 32);
     s.cdw[14] = (uint32_t)csi << 24;
     memset(page, 0xa5, sizeof(page));
     *h = fake_host_over(page, sizeof(page));
@@ -64,6 +67,11 @@ static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_hos
     return req.status;
 }
 
+static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_host *h)
+{
+    return get_log_at(lid, csi, numd, 0, h);
+}
+
 /* Each log page the device has, and the CSI its Get Log Page names. */
 static const struct {
     uint8_t lid, csi;
@@ -74,6 +82,7 @@ static const struct {
     {KVSSD_LID_FW_SLOT, 0, 512},
     {KVSSD_LID_EFFECTS, KVSSD_CSI_KV, 4096},
     {KVSSD_LID_STATS, 0, sizeof(struct kvssd_stats_log)},
+    {KVSSD_LID_CONFIG, 0, 512},
 };
 
 /*
@@ -129,10 +138,105 @@ static void test_get_log_mdts_16mib(void)
     CU_ASSERT_EQUAL(h.to_calls, 0);
 }
 
+static uint32_t le32_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64_at(const uint8_t *p)
+{
+    return le32_at(p) | (uint64_t)le32_at(p + 4) << 32;
+}
+
+/*
+ * The configuration log (C1h) of the fixture's device: the "default"
+ * preset on 2 channels x 2 dies x 32 blocks x 64 pages of 16 KiB, firmware
+ * "1.0", latency=on. Every byte of the 512 is as the layout in
+ * <kvssd/ext.h> says: names NUL padded, numbers little endian at their
+ * offsets, the reserved tail zero.
+ */
+static void test_config_log_bytes(void)
+{
+    struct fake_host h;
+    uint8_t want[512] = {0};
+
+    adm.latency = true;
+    CU_ASSERT_EQUAL(get_log(KVSSD_LID_CONFIG, 0, 512 / 4 - 1, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(h.to_bytes, 512);
+    CU_ASSERT_EQUAL(page[512], 0xa5); /* nothing past the log */
+
+    want[0] = 1; /* version */
+    memcpy(want + 8, "1.0", 3);
+    memcpy(want + 16, "default", 7);
+    memcpy(want + 32, "kv", 2);
+    memcpy(want + 48, "all", 3);
+    memcpy(want + 64, "hash", 4);
+    memcpy(want + 80, "greedy", 6);
+    CU_ASSERT_EQUAL(memcmp(page, want, 96), 0);
+    CU_ASSERT_EQUAL(le32_at(page + 96), 2);      /* channels */
+    CU_ASSERT_EQUAL(le32_at(page + 100), 2);     /* dies per channel */
+    CU_ASSERT_EQUAL(le32_at(page + 104), 32);    /* blocks per die */
+    CU_ASSERT_EQUAL(le32_at(page + 108), 64);    /* pages per block */
+    CU_ASSERT_EQUAL(le32_at(page + 112), 16384); /* page size */
+    CU_ASSERT_EQUAL(le32_at(page + 116), 1024);  /* placement unit */
+    CU_ASSERT_EQUAL(le32_at(page + 120), 16384); /* index page: 0 = the NAND page */
+    CU_ASSERT_EQUAL(le32_at(page + 124), 7);     /* over-provisioning percent */
+    /* user capacity: what Identify reports as NSZE */
+    CU_ASSERT_EQUAL(le64_at(page + 128), kvssd_admin_capacity_bytes(&adm));
+    CU_ASSERT_EQUAL(le64_at(page + 136), 64ull << 20); /* index DRAM */
+    CU_ASSERT_EQUAL(le64_at(page + 144), 50000);       /* tR */
+    CU_ASSERT_EQUAL(le64_at(page + 152), 500000);      /* tPROG */
+    CU_ASSERT_EQUAL(le64_at(page + 160), 3000000);     /* tBERS */
+    CU_ASSERT_EQUAL(le64_at(page + 168), 800);         /* channel bytes/us */
+    CU_ASSERT_EQUAL(le64_at(page + 176), 2000);        /* DRAM copy bytes/us */
+    for (uint32_t off = 184; off < 224; off += 8) {
+        CU_ASSERT_EQUAL(le64_at(page + off), 0); /* firmware time: none in "default" */
+    }
+    CU_ASSERT_EQUAL(page[224], 1); /* latency */
+    CU_ASSERT_EQUAL(page[225], 1); /* plp */
+    CU_ASSERT_EQUAL(page[226], 1); /* bloom */
+    CU_ASSERT_EQUAL(memcmp(page + 227, want + 227, 512 - 227), 0);
+}
+
+/* The preset the transport names is the one reported: "pm983" at byte 16. */
+static void test_config_log_preset(void)
+{
+    struct fake_host h;
+
+    adm.preset = 1;
+    CU_ASSERT_EQUAL(get_log(KVSSD_LID_CONFIG, 0, 512 / 4 - 1, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(memcmp(page + 16, "pm983\0\0\0\0\0\0\0\0\0\0\0", 16), 0);
+}
+
+/*
+ * Offsets into the configuration log are checked as for the statistics
+ * log: offset 2 (not a dword) and offset 516 (past the 512 bytes) are
+ * 0002h with DNR and move nothing; offset 508 moves the last dword only
+ * (a 4 KiB request capped at the log's end); offset 512 succeeds with
+ * nothing to move.
+ */
+static void test_config_log_offsets(void)
+{
+    static const uint8_t lids[] = {KVSSD_LID_CONFIG, KVSSD_LID_STATS};
+    const uint32_t size[] = {512, sizeof(struct kvssd_stats_log)};
+    struct fake_host h;
+
+    for (size_t i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(get_log_at(lids[i], 0, 1023, 2, &h), KVSSD_SC_INVALID_FIELD | DNR);
+        CU_ASSERT_EQUAL(h.to_calls, 0);
+        CU_ASSERT_EQUAL(get_log_at(lids[i], 0, 1023, size[i] + 4, &h),
+                        KVSSD_SC_INVALID_FIELD | DNR);
+        CU_ASSERT_EQUAL(h.to_calls, 0);
+        CU_ASSERT_EQUAL(get_log_at(lids[i], 0, 1023, size[i] - 4, &h), KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(h.to_bytes, 4);
+        CU_ASSERT_EQUAL(get_log_at(lids[i], 0, 1023, size[i], &h), KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(h.to_bytes, 0);
+    }
+}
+
 static const struct tap_test tests[] = {
-    TAP_TEST(get_log_mdts),
-    TAP_TEST(get_log_mdts_before_lid),
-    TAP_TEST(get_log_mdts_16mib),
+    TAP_TEST(config_log_bytes), TAP_TEST(config_log_preset),       TAP_TEST(config_log_offsets),
+    TAP_TEST(get_log_mdts),     TAP_TEST(get_log_mdts_before_lid), TAP_TEST(get_log_mdts_16mib),
 };
 
 int main(void)

@@ -74,13 +74,30 @@ static void test_json_new(void)
     json_object_put(o);
 }
 
-/* -o json / -o normal are formats; any other word is the old output file. */
+/* -o json / -o normal are formats; any other word is unknown (a file goes with --output). */
 static void test_classify_o(void)
 {
     CU_ASSERT_EQUAL(kvssd_cli_classify_o("json"), KVSSD_CLI_O_JSON);
     CU_ASSERT_EQUAL(kvssd_cli_classify_o("normal"), KVSSD_CLI_O_NORMAL);
-    CU_ASSERT_EQUAL(kvssd_cli_classify_o("/tmp/value"), KVSSD_CLI_O_FILE);
-    CU_ASSERT_EQUAL(kvssd_cli_classify_o("JSON"), KVSSD_CLI_O_FILE);
+    CU_ASSERT_EQUAL(kvssd_cli_classify_o("/tmp/value"), KVSSD_CLI_O_UNKNOWN);
+    CU_ASSERT_EQUAL(kvssd_cli_classify_o("JSON"), KVSSD_CLI_O_UNKNOWN);
+}
+
+/*
+ * Keys print as text when printable UTF-8 not starting with "0x": "alpha"
+ * and "clé" do; the bytes 00 ff, a tab, invalid UTF-8 (62 61 64 c3 28), an
+ * empty key and the text "0x41" (which would read as the byte 41h) do not.
+ */
+static void test_key_is_text(void)
+{
+    CU_ASSERT_TRUE(kvssd_cli_key_is_text((const uint8_t *)"alpha", 5));
+    CU_ASSERT_TRUE(kvssd_cli_key_is_text((const uint8_t *)"cl\xc3\xa9", 4));
+    CU_ASSERT_TRUE(kvssd_cli_key_is_text((const uint8_t *)"x0", 2));
+    CU_ASSERT_FALSE(kvssd_cli_key_is_text((const uint8_t *)"\x00\xff", 2));
+    CU_ASSERT_FALSE(kvssd_cli_key_is_text((const uint8_t *)"a\tb", 3));
+    CU_ASSERT_FALSE(kvssd_cli_key_is_text((const uint8_t *)"bad\xc3(", 5));
+    CU_ASSERT_FALSE(kvssd_cli_key_is_text((const uint8_t *)"", 0));
+    CU_ASSERT_FALSE(kvssd_cli_key_is_text((const uint8_t *)"0x41", 4));
 }
 
 /* A positional device starts with /dev/ or pci:; keys do not. */
@@ -134,6 +151,10 @@ static void test_access_other(void)
     char msg[300];
     kvssd_cli_access_hint(msg, sizeof(msg), "/dev/ng9n1", ENOENT, 0, 0, 0, NULL, NULL);
     CU_ASSERT_STRING_EQUAL(msg, "cannot open /dev/ng9n1: No such file or directory");
+    /* NVME_IOCTL_ID on a file that is no namespace: what to give instead */
+    kvssd_cli_access_hint(msg, sizeof(msg), "/dev/null", ENOTTY, 0, 0, 0, NULL, NULL);
+    CU_ASSERT_STRING_EQUAL(msg, "cannot open /dev/null: not an NVMe namespace; give a KV "
+                                "namespace's generic char device (/dev/ngXnY) or pci:BDF");
 }
 
 static char *write_tmp(const char *text)
@@ -211,11 +232,11 @@ static void test_config_long_line(void)
 }
 
 static const struct tap_test host_cli_tests[] = {
-    TAP_TEST(bytes_text),       TAP_TEST(bytes_0x_text),    TAP_TEST(bytes_hex),
-    TAP_TEST(bytes_forced),     TAP_TEST(json_new),         TAP_TEST(classify_o),
-    TAP_TEST(device_arg),       TAP_TEST(access_root_only), TAP_TEST(access_group),
-    TAP_TEST(access_owner),     TAP_TEST(access_other),     TAP_TEST(config_missing_env),
-    TAP_TEST(config_malformed), TAP_TEST(config_long_line),
+    TAP_TEST(bytes_text),         TAP_TEST(bytes_0x_text),    TAP_TEST(bytes_hex),
+    TAP_TEST(bytes_forced),       TAP_TEST(json_new),         TAP_TEST(classify_o),
+    TAP_TEST(key_is_text),        TAP_TEST(device_arg),       TAP_TEST(access_root_only),
+    TAP_TEST(access_group),       TAP_TEST(access_owner),     TAP_TEST(access_other),
+    TAP_TEST(config_missing_env), TAP_TEST(config_malformed), TAP_TEST(config_long_line),
 };
 
 int main(void)

@@ -27,6 +27,8 @@ except ImportError:
     sys.exit(1)
 
 LOOP, SCHEMAS = sys.argv[1], sys.argv[2]
+sys.path.insert(0, SCHEMAS)
+import provenance_schema  # noqa: E402  (beside the schemas)
 DEV = "/dev/null"  # LOOPDEV_PATH
 CASES = []
 
@@ -53,22 +55,67 @@ def expect(what, got, want):
         raise AssertionError("%s: got %r, want %r" % (what, got, want))
 
 
-def validated(cmd, out):
-    """The one JSON line of @out, validated against @cmd's schema."""
+def validator(schema):
+    """A 2020-12 validator of @schema that resolves provenance.schema.json locally."""
+    return provenance_schema.validator(jsonschema.Draft202012Validator, schema)
+
+
+def validated(cmd, out, keep_provenance=False):
+    """The one JSON line of @out, validated against @cmd's schema; "provenance" checked, dropped."""
     lines = out.splitlines()
     expect("lines of JSON output", len(lines), 1)
     obj = json.loads(lines[0])
     with open(os.path.join(SCHEMAS, "kvssd-%s.schema.json" % cmd), encoding="utf-8") as f:
         schema = json.load(f)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    jsonschema.Draft202012Validator(schema).validate(obj)
-    return obj
+    validator(schema).validate(obj)
+    expect("provenance.tool", obj["provenance"]["tool"], "kvssd")
+    return obj if keep_provenance else {k: v for k, v in obj.items() if k != "provenance"}
 
 
 def json_of(cmd, *args, rc=0, env=None):
     code, out, err = run(cmd, DEV, *args, "-o", "json", env=env)
     expect("exit status of %s (stderr %r)" % (cmd, err), code, rc)
     return validated(cmd, out)
+
+
+@case
+def provenance():
+    """-o json names the tool, its version, the command line and the device's configuration"""
+    code, out, err = run("get", DEV, "alpha", "-o", "json")
+    expect("exit status (stderr %r)" % err, code, 0)
+    p = validated("get", out, keep_provenance=True)["provenance"]
+    expect("command_line", p["command_line"], [LOOP, "get", DEV, "alpha", "-o", "json"])
+    expect("version", p["version"], "0.1.0")
+    expect("host", p["host"], os.uname().nodename)
+    d = p["device"]
+    expect("device", (d["firmware"], d["preset"], d["command_set"], d["index"], d["latency"]),
+           ("loop", "default", "kv", "hash", False))
+    # without any one field the report is refused
+    with open(os.path.join(SCHEMAS, "kvssd-get.schema.json"), encoding="utf-8") as f:
+        v = validator(json.load(f))
+    expect("fields whose absence validates", provenance_schema.missing_fields_refused(v, json.loads(out)), [])
+    o = json.loads(out)
+    del o["provenance"]["device"]["packing"]
+    expect("a report without device.packing validates", v.is_valid(o), False)
+
+
+@case
+def json_on_failure():
+    """-o json prints one failure object also when the device cannot be opened or the usage is wrong"""
+    code, out, err = run("info", "/dev/nonexistent", "-o", "json")
+    expect("missing device", (code, validated("info", out)),
+           (1, {"schema_version": 1, "ok": False, "operation": "info",
+                "error": "cannot open /dev/nonexistent: No such file or directory", "status": 0,
+                "status_name": ""}))
+    expect("stderr", err, "kvssd: cannot open /dev/nonexistent: No such file or directory\n")
+    code, out, err = run("get", DEV, "k" * 300, "-o", "json")
+    expect("300-byte key", (code, validated("get", out)),
+           (2, {"schema_version": 1, "ok": False, "operation": "get",
+                "error": "key is 300 bytes; this device accepts 1-255", "status": 0,
+                "status_name": ""}))
+    code, out, err = run("--json", "put", DEV, "k", "--max-bytes", "x")
+    expect("bad number before the command is known", (code, validated("put", out)["error"]),
+           (2, '--max-bytes "x" is not a number in 0-2097152'))
 
 
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]
@@ -92,6 +139,17 @@ def info_discovery():
     code, out, _ = run("info", "-o", "json")
     expect("exit status", code, 1)
     expect("namespaces", validated("info", out), {"schema_version": 1, "namespaces": []})
+    expect("without -o json", run("info"),
+           (1, "", "kvssd: no KV namespace found; name one after the command "
+                   "(kvssd info /dev/ngXnY) or with -d\n"))
+
+
+@case
+def info_not_nvme():
+    """info on a file that is no NVMe namespace says so and what to give instead"""
+    expect("/dev/zero", run("info", "/dev/zero"),
+           (1, "", "kvssd: cannot open /dev/zero: not an NVMe namespace; give a KV namespace's "
+                   "generic char device (/dev/ngXnY) or pci:BDF\n"))
 
 
 @case
@@ -194,8 +252,43 @@ def device_forms():
             run("get", "alpha", "--output-format=json", env={"KVSSD_DEVICE": DEV}),
             run("--output-format", "json", "get", "-d", DEV, "alpha")]
     for o in outs:
-        expect("same output", o, outs[0])
-    expect("exit status", outs[0][0], 0)
+        expect("exit status", o[0], 0)
+        expect("same output", validated("get", o[1]), validated("get", outs[0][1]))
+
+
+@case
+def threshold_file_documented():
+    """the threshold file of docs/host.md, inline comments and all, is read as documented"""
+    doc = open(os.path.join(SCHEMAS, "..", "..", "..", "docs", "host.md"), encoding="utf-8").read()
+    block = doc.split("### Threshold file", 1)[1].split("```\n", 2)[1]
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write(block.replace("threshold1_bytes=128", "threshold1_bytes=200"))
+        f.flush()
+        code, out, err = run("info", DEV, "-o", "json", env={"KVSSD_TRANSFER_CONFIG": f.name})
+        expect("exit status (stderr %r)" % err, code, 0)
+        expect("transfer", validated("info", out)["transfer"],
+               {"mode": "adaptive", "threshold1_bytes": 200, "threshold2_bytes": 64,
+                "alpha": 1, "beta": 1})
+
+
+@case
+def count_units():
+    """--max-keys and --max-bytes take the units every tool takes (1k, 1e1, 2Ki)"""
+    expect("list --max-keys 1e1", json_of("list", "--max-keys", "1e1")["count"], 5)
+    expect("get --max-bytes 2Ki", json_of("get", "alpha", "--max-bytes", "2Ki")["returned_bytes"],
+           3)
+    code, out, err = run("list", DEV, "--max-keys", "1.5")
+    expect("--max-keys 1.5", (code, err),
+           (2, 'kvssd: --max-keys "1.5" is not a number in 0-1099511627776\n'))
+
+
+@case
+def key_display():
+    """list: printable UTF-8 keys as text, every other key (and text starting 0x) as 0x-hex; -x all hex"""
+    expect("list", run("list", DEV),
+           (0, "0x00ff\n0x30783431\nalpha\n0x626164c328\nclé\n", ""))
+    expect("list -x", run("list", DEV, "-x"),
+           (0, "0x00ff\n0x30783431\n0x616c706861\n0x626164c328\n0x636cc3a9\n", ""))
 
 
 @case
@@ -206,23 +299,28 @@ def output_normal():
 
 @case
 def output_file():
-    """--output FILE writes the value; -o FILE still does, with the one-line notice"""
+    """--output FILE writes the value; -o takes a format only: a mistyped one writes no file"""
     with tempfile.TemporaryDirectory() as d:
         f = os.path.join(d, "v")
         expect("--output", run("get", DEV, "alpha", "--output", f), (0, "", ""))
         expect("file", open(f).read(), "one")
         os.unlink(f)
         expect("-o FILE", run("get", DEV, "alpha", "-o", f),
-               (0, "", "kvssd: -o FILE is deprecated: -o now takes the output format (json or "
-                       "normal, as in nvme-cli); use --output FILE\n"))
-        expect("file", open(f).read(), "one")
+               (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+                       '--output FILE)\n' % f))
+        expect("no file written", os.path.exists(f), False)
+        for word in ("jsno", "xml"):
+            expect("-o " + word, run("get", DEV, "alpha", "-o", word),
+                   (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+                           '--output FILE)\n' % word))
 
 
 @case
 def output_format_unknown():
     """--output-format yaml is a usage error"""
     expect("yaml", run("get", DEV, "alpha", "--output-format", "yaml"),
-           (2, "", 'kvssd: --output-format "yaml" is unknown; use json or normal\n'))
+           (2, "", 'kvssd: --output-format "yaml" is unknown; use json or normal (a file goes '
+                   'with --output FILE)\n'))
 
 
 @case

@@ -290,6 +290,51 @@ static void test_config_set_ranges(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown group [nope]"));
 }
 
+/*
+ * Units, as every tool reads them (<bench/units.h>): --value-size 4k is
+ * 4096 bytes, 1Mi is 1048576; --rawhash-size 64M is 64 MiB; --duration 10s,
+ * 1500ms and 250us; --keys 1e6 and 100k (decimal); "two", "1.5" bytes and a
+ * negative interval are refused with the range and the suffixes.
+ */
+static void test_config_units(void)
+{
+    struct kb_config c;
+    char err[256];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "values", "size", "4k", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.value_size.min, 4096);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "values", "size", "uniform:1Ki-1Mi", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.value_size.min, 1024);
+    CU_ASSERT_EQUAL(c.value_size.max, 1048576);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "size_bytes", "64M", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.rawhash.size_bytes, 64ull << 20);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "duration_s", "10s", err, sizeof(err)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.duration_s, 10.0, 1e-12);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "duration_s", "1500ms", err, sizeof(err)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(c.run.duration_s, 1.5, 1e-12);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "250ms", err, sizeof(err)),
+                    0);
+    CU_ASSERT_DOUBLE_EQUAL(c.report_interval_s, 0.25, 1e-12);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "key_count", "1e6", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.key_count, 1000000);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "key_count", "100k", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c.key_count, 100000);
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "threads", "two", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "threads \"two\" is out of range; allowed are 1-64");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "values", "size", "1.5", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "value size \"1.5\" is not a number of bytes (suffixes K, M, G: "
+                                "KiB, MiB, GiB)");
+    /* -1 and 0.02: one range, one sentence */
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "-1", err, sizeof(err)),
+                    -1);
+    CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"-1\" is out of range; allowed are 0 (off) "
+                                "and 0.1 to 86400 seconds (suffixes s, ms, us)");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "0.02", err, sizeof(err)),
+                    -1);
+    CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"0.02\" is out of range; allowed are 0 (off) "
+                                "and 0.1 to 86400 seconds (suffixes s, ms, us)");
+}
+
 /* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random
  * PUTs. */
 static void test_presets_bandslim(void)
@@ -473,7 +518,8 @@ static void test_engines_config(void)
     CU_ASSERT_STRING_EQUAL(err, "rocksdb.sync \"maybe\" is not a boolean; use true or false");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "65536", err, 512), -1);
     CU_ASSERT_STRING_EQUAL(
-        err, "rawhash.write_block_bytes \"65536\" is out of range; allowed are 131072-8388608");
+        err, "rawhash.write_block_bytes \"65536\" is out of range; allowed are 131072-8388608 "
+             "bytes (suffixes K, M, G: KiB, MiB, GiB)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "393216", err, 512), -1);
     CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes \"393216\" must be a power of two "
                                 "from 131072 to 8388608");
@@ -563,6 +609,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(payload_check),
     TAP_TEST(mix_parse),
     TAP_TEST(config_set_ranges),
+    TAP_TEST(config_units),
     TAP_TEST(presets_bandslim),
     TAP_TEST(presets_characterization),
     TAP_TEST(config_file),

@@ -126,7 +126,7 @@ static void test_percentiles_parse(void)
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "0.05", err, sizeof(err)),
                     -1);
     CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"0.05\" is out of range; allowed are 0 (off) "
-                                "and 0.1 to 86400 seconds");
+                                "and 0.1 to 86400 seconds (suffixes s, ms, us)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "2.5", err, sizeof(err)),
                     0);
     CU_ASSERT_DOUBLE_EQUAL(c.report_interval_s, 2.5, 0);
@@ -451,10 +451,11 @@ static void test_json_object_fields(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(o);
     keys_of(o, keys, sizeof(keys));
     CU_ASSERT_STRING_EQUAL(
-        keys, "schema_version preset device_path seed threads queue_depth engine io poll "
-              "transfer_mode key_count key_size value_size report_interval_s "
-              "percentiles ops_per_s latency_us commands_per_op mismatches phases "
-              "device_phase device rocksdb rawhash engines");
+        keys,
+        "schema_version provenance preset device_path seed threads queue_depth engine io poll "
+        "transfer_mode key_count key_size value_size report_interval_s "
+        "percentiles ops_per_s latency_us commands_per_op mismatches phases "
+        "device_phase device rocksdb rawhash engines");
     CU_ASSERT_EQUAL(json_object_get_int(at(o, "schema_version")), 1);
     CU_ASSERT_EQUAL(json_object_get_int64(at(o, "key_count")), 100000);
     CU_ASSERT_PTR_NULL(at(o, "device")); /* no statistics log: null */

@@ -384,6 +384,37 @@ static void test_config_load_save(void)
     unlink(path);
 }
 
+/*
+ * The example of docs/host.md ("Threshold file"), inline comments and all,
+ * loads: threshold1 128, threshold2 64, alpha and beta 1 (here with other
+ * values, so that the defaults cannot pass for them). A '#' inside a value
+ * without white space before it stays part of the value, and is refused.
+ */
+static void test_config_inline_comments(void)
+{
+    struct kvssd_xfer_config cfg;
+    char err[300];
+    kvssd_xfer_config_default(&cfg);
+    char *path = write_tmp(
+        "[transfer]\n"
+        "threshold1_bytes=200   # inline up to alpha * this; default 128 (BandSlim's switch "
+        "point)\n"
+        "threshold2_bytes=32    # hybrid for tails up to beta * this past a 4 KiB multiple; "
+        "default 64\n"
+        "alpha=2                # default 1.0; > 1 favours inline, 0..1000000\n"
+        "beta=0.5               ; default 1.0; > 1 favours hybrid; 0 disables hybrid\n");
+    CU_ASSERT_EQUAL(kvssd_xfer_config_load(path, &cfg, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(cfg.threshold1_bytes, 200);
+    CU_ASSERT_EQUAL(cfg.threshold2_bytes, 32);
+    CU_ASSERT_DOUBLE_EQUAL(cfg.alpha, 2.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(cfg.beta, 0.5, 1e-12);
+    unlink(path);
+    path = write_tmp("[transfer]\nthreshold1_bytes=12#3\n");
+    CU_ASSERT_EQUAL(kvssd_xfer_config_load(path, &cfg, err, sizeof(err)), -KVSSD_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: threshold1_bytes must be 0..2097152 bytes"));
+    unlink(path);
+}
+
 /* A bad value is refused with a sentence naming file, line and range; cfg is left unchanged. */
 static void test_config_errors(void)
 {
@@ -485,6 +516,7 @@ static const struct tap_test host_transfer_tests[] = {
     TAP_TEST(adaptive_alpha_beta),
     TAP_TEST(fixed_modes),
     TAP_TEST(config_load_save),
+    TAP_TEST(config_inline_comments),
     TAP_TEST(config_errors),
 };
 

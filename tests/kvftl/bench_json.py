@@ -13,6 +13,7 @@ field tables of docs/kvftl-bench.md ("JSON output") name exactly the
 schema's fields.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,6 +26,10 @@ except ImportError:  # python3-jsonschema
 bench, schema_path, docs_path = sys.argv[1:4]
 with open(schema_path, encoding='utf-8') as f:
     schema = json.load(f)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'host', 'schemas'))
+if jsonschema is not None:
+    import provenance_schema  # noqa: E402  (tests/host/schemas)
+    validator = provenance_schema.validator(jsonschema.Draft202012Validator, schema)
 
 results = []
 
@@ -50,14 +55,15 @@ def run(args):
 def validate(obj):
     """None if @obj is valid, else the validator's sentence."""
     try:
-        jsonschema.validate(obj, schema, cls=jsonschema.Draft202012Validator)
+        validator.validate(obj)
         return None
     except jsonschema.ValidationError as e:
         # oneOf names no reason: ask the mode's own definition for one
         mode = obj.get('command_set') if isinstance(obj, dict) else None
         if mode in schema['$defs']:
             sub = dict(schema['$defs'][mode])
-            errors = list(jsonschema.Draft202012Validator(sub).iter_errors(obj))
+            errors = list(provenance_schema.validator(jsonschema.Draft202012Validator,
+                                                      sub).iter_errors(obj))
             if errors:
                 return '; '.join(f'{"/".join(map(str, x.path)) or "object"}: {x.message}'
                                  for x in errors[:3])
@@ -141,6 +147,27 @@ else:
     refused = [validate(o) is not None for o in (missing, extra, wrong)]
     check('a changed object is refused (field missing, unknown field, wrong type)', all(refused),
           f'refused: {refused}')
+
+# numbers as every tool reads them (<bench/units.h>): --keys 2e3 is 2000
+nvm_units = run(['--json', '--command-set', 'nvm', '--keys', '2e3'])
+check('--keys 2e3 is 2000 units', nvm_units.get('units') == 2000,
+      f"units {nvm_units.get('units')!r}")
+
+# provenance: the command line as typed, the firmware this run configured
+for name, obj, args, geometry in (
+        ('kv', kv, ['--json', '--keys', '3000', '--placement-unit', '64', '--hash-seed', '7'], 64),
+        ('nvm', nvm, ['--json', '--command-set', 'nvm', '--keys', '2000'], 1024)):
+    p = obj.get('provenance', {})
+    d = p.get('device') or {}
+    got = (p.get('tool'), p.get('command_line', [None])[1:], d.get('preset'), d.get('command_set'),
+           d.get('placement_unit_bytes'), d.get('index'), d.get('firmware'))
+    want = ('kvftl-bench', args, 'default', name, geometry, 'hash', 'kvftl1.0')
+    check(f'{name} provenance names the command line and the firmware configuration',
+          got == want, f'got {got}, want {want}')
+    if jsonschema is not None:
+        missing = provenance_schema.missing_fields_refused(validator, obj)
+        check(f'{name}: without provenance or any of its fields the object is refused',
+              not missing, f'accepted without {missing}')
 
 # docs/kvftl-bench.md, section "JSON output": each table row's first cell names a field
 with open(docs_path, encoding='utf-8') as f:

@@ -10,8 +10,17 @@ per Store that libkvssd's plan gives, and numbers where the times go.
 TAP, one line per check.
 """
 import json
+import os
 import subprocess
 import sys
+
+try:
+    import jsonschema
+except ImportError:  # python3-jsonschema: the provenance check is then by fields only
+    jsonschema = None
+
+PROVENANCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'host',
+                          'schemas', 'provenance.schema.json')
 
 # scenario -> (kind, value bytes, commands per op) for 16-byte keys:
 # stock head 24 - 16 = 8 bytes, full head 35, stock transfer 28, full 56.
@@ -51,6 +60,18 @@ def main():
     check(doc.get('verify_mismatches') == 0,
           'every value reads back (mismatches %r)' % doc.get('verify_mismatches'))
     check(doc.get('keys') == 8 and doc.get('reps') == 2, 'keys 8 and reps 2 are echoed')
+    prov = doc.get('provenance', {})
+    dev = prov.get('device') or {}
+    got = (prov.get('tool'), prov.get('command_line', [None])[1:], dev.get('preset'),
+           dev.get('index'), dev.get('firmware'))
+    want = ('kvssd-cmd-bench', ['--keys', '8', '--reps', '2', '--json'], 'default', 'hash',
+            'kvftl1.0')
+    check(got == want, 'provenance: tool, command line, device configuration %r' % (got,))
+    if jsonschema is not None:
+        with open(PROVENANCE, encoding='utf-8') as f:
+            errs = list(jsonschema.Draft202012Validator(json.load(f)).iter_errors(prov))
+        check(not errs, 'provenance validates against provenance.schema.json %s' %
+              [e.message for e in errs[:2]])
     names = [s.get('name') for s in doc.get('scenarios', [])]
     check(sorted(names) == sorted(EXPECTED), 'every scenario once (got %r)' % names)
     for s in doc.get('scenarios', []):

@@ -36,10 +36,13 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <bench/provenance.h>
+#include <json-c/json.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/libkvssd.h>
 #include <kvssd_version.h>
 
+#include "admin.h"  /* hw/kvssd: kvssd_config_log_fill(), for the provenance */
 #include "cmdset.h" /* hw/kvssd: the command set's seam */
 
 #define TOOL "kvssd-cmd-bench"
@@ -816,62 +819,136 @@ static void print_table(const struct opts *o, const struct kvftl_config *cfg, st
     }
 }
 
-static void json_samples(const char *name, const double *v, uint32_t n)
+static int bench_argc; /* main()'s, as typed, for the provenance */
+static char **bench_argv;
+
+/* A number printed as printf's @fmt prints it (the digits the report always had). */
+static void j_num(json_object *o, const char *k, double v, const char *fmt)
 {
-    printf("\"%s\": [", name);
+    char text[64];
+
+    snprintf(text, sizeof(text), fmt, v);
+    json_object_object_add(o, k, json_object_new_double_s(v, text));
+}
+
+static void j_u64(json_object *o, const char *k, uint64_t v)
+{
+    json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void j_str(json_object *o, const char *k, const char *v)
+{
+    json_object_object_add(o, k, json_object_new_string(v));
+}
+
+static void json_samples(json_object *o, const char *name, const double *v, uint32_t n)
+{
+    json_object *a = json_object_new_array();
+
     for (uint32_t i = 0; i < n; i++) {
-        printf("%s%.1f", i ? ", " : "", v[i]);
+        char text[64];
+        snprintf(text, sizeof(text), "%.1f", v[i]);
+        json_object_array_add(a, json_object_new_double_s(v[i], text));
     }
-    printf("], ");
+    json_object_object_add(o, name, a);
 }
 
-static void json_summary(const char *name, const struct summary *s, bool comma)
+static void json_summary(json_object *o, const char *name, const struct summary *s)
 {
-    printf("\"%s\": {\"median\": %.1f, \"best\": %.1f, \"worst\": %.1f, \"spread_pct\": %.2f}%s",
-           name, s->median, s->best, s->worst, s->spread_pct, comma ? ", " : "");
+    json_object *m = json_object_new_object();
+
+    j_num(m, "median", s->median, "%.1f");
+    j_num(m, "best", s->best, "%.1f");
+    j_num(m, "worst", s->worst, "%.1f");
+    j_num(m, "spread_pct", s->spread_pct, "%.2f");
+    json_object_object_add(o, name, m);
 }
 
-static void print_json(const struct opts *o, const struct kvftl_config *cfg, struct prepared *p,
-                       const struct result *r, size_t n, uint64_t errors, uint64_t mismatches,
-                       uint32_t warmup_rounds)
+/*
+ * The provenance object (include/bench/provenance.h): the device is the
+ * configuration log page the device with @ftl (configured as @cfg from
+ * preset @o->preset) would report.
+ */
+static json_object *json_provenance(const struct opts *o, const struct kvftl_config *cfg,
+                                    struct kvftl *ftl)
 {
-    printf("{\"tool\": \"" TOOL "\", \"version\": \"%s\", \"keys\": %u, \"reps\": %u, "
-           "\"warmup_rounds\": %u, \"batch\": %u, "
-           "\"key_bytes\": %u, \"preset\": \"%s\", \"channels\": %u, \"dies_per_channel\": %u, "
-           "\"blocks_per_die\": %u, \"pages_per_block\": %u, \"page_size_bytes\": %u, "
-           "\"target_ns\": %.0f, \"scenarios\": [",
-           KVSSD_VERSION, o->keys, o->reps, warmup_rounds, o->batch, KEY_BYTES, o->preset,
-           cfg->channels, cfg->dies_per_channel, cfg->blocks_per_die, cfg->pages_per_block,
-           cfg->page_size_bytes, TARGET_NS);
+    struct kvssd_config_log l;
+    struct kvftl_stats st;
+    unsigned preset = 0;
+
+    while (preset < KVFTL_PRESETS && strcmp(kvftl_preset_names[preset], o->preset) != 0) {
+        preset++;
+    }
+    kvftl_stats_get(ftl, &st);
+    kvssd_config_log_fill(&l, cfg, KVSSD_FIRMWARE_REVISION, preset, false, st.capacity_bytes);
+    return provenance_json(TOOL, bench_argc, bench_argv, provenance_device_json(&l));
+}
+
+/* --json: one object built with json-c, which escapes every string. */
+static void print_json(const struct opts *o, const struct kvftl_config *cfg, struct kvftl *ftl,
+                       struct prepared *p, const struct result *r, size_t n, uint64_t errors,
+                       uint64_t mismatches, uint32_t warmup_rounds)
+{
+    json_object *j = json_object_new_object(), *scenarios = json_object_new_array();
+
+    json_object_object_add(j, "provenance", json_provenance(o, cfg, ftl));
+    j_str(j, "tool", TOOL);
+    j_str(j, "version", KVSSD_VERSION);
+    j_u64(j, "keys", o->keys);
+    j_u64(j, "reps", o->reps);
+    j_u64(j, "warmup_rounds", warmup_rounds);
+    j_u64(j, "batch", o->batch);
+    j_u64(j, "key_bytes", KEY_BYTES);
+    j_str(j, "preset", o->preset);
+    j_u64(j, "channels", cfg->channels);
+    j_u64(j, "dies_per_channel", cfg->dies_per_channel);
+    j_u64(j, "blocks_per_die", cfg->blocks_per_die);
+    j_u64(j, "pages_per_block", cfg->pages_per_block);
+    j_u64(j, "page_size_bytes", cfg->page_size_bytes);
+    j_num(j, "target_ns", TARGET_NS, "%.0f");
     for (size_t i = 0; i < n; i++) {
         const struct scenario *sc = p[i].sc;
-
-        printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"method\": \"%s\", \"layout\": \"%s\", "
-               "\"value_bytes\": %u, \"commands_per_op\": %u, \"inline_bytes\": %u, "
-               "\"inline_transfers\": %u, \"ops\": %u, ",
-               i ? ", " : "", sc->name, kind_name(sc->kind),
-               sc->kind == OP_STORE ? kvssd_xfer_mode_name(sc->method) : "none", layout_name(sc),
-               sc->value_bytes, p[i].cmds_per_op, p[i].inline_bytes, p[i].inline_xfers, o->keys);
-        json_summary("ns_per_command", &r[i].cmd, true);
-        json_summary("ns_per_op", &r[i].op, true);
-        json_summary("firmware_ns_per_op", &r[i].fw, true);
-        json_summary("cmdset_ns_per_op", &r[i].cmdset, true);
-        json_summary("wall_ns_per_op", &r[i].wall, true);
-        json_samples("ns_per_op_samples", p[i].cmd_ns, o->reps);
-        json_samples("firmware_ns_per_op_samples", p[i].fw_ns, o->reps);
-        printf("\"cmdset_best_ns_per_op\": %.1f, ", r[i].cmdset_best);
-        printf("\"cmdset_ns_per_command\": %.1f, \"firmware_share\": %.4f, "
-               "\"page_faults_per_op\": %.3f, \"firmware_page_faults_per_op\": %.3f, ",
-               r[i].cmdset_per_cmd, r[i].fw_share, r[i].faults_per_op, r[i].fw_faults_per_op);
+        json_object *e = json_object_new_object();
         double v;
         const char *what = target_of(sc, &r[i], &v);
+
+        j_str(e, "name", sc->name);
+        j_str(e, "kind", kind_name(sc->kind));
+        j_str(e, "method", sc->kind == OP_STORE ? kvssd_xfer_mode_name(sc->method) : "none");
+        j_str(e, "layout", layout_name(sc));
+        j_u64(e, "value_bytes", sc->value_bytes);
+        j_u64(e, "commands_per_op", p[i].cmds_per_op);
+        j_u64(e, "inline_bytes", p[i].inline_bytes);
+        j_u64(e, "inline_transfers", p[i].inline_xfers);
+        j_u64(e, "ops", o->keys);
+        json_summary(e, "ns_per_command", &r[i].cmd);
+        json_summary(e, "ns_per_op", &r[i].op);
+        json_summary(e, "firmware_ns_per_op", &r[i].fw);
+        json_summary(e, "cmdset_ns_per_op", &r[i].cmdset);
+        json_summary(e, "wall_ns_per_op", &r[i].wall);
+        json_samples(e, "ns_per_op_samples", p[i].cmd_ns, o->reps);
+        json_samples(e, "firmware_ns_per_op_samples", p[i].fw_ns, o->reps);
+        j_num(e, "cmdset_best_ns_per_op", r[i].cmdset_best, "%.1f");
+        j_num(e, "cmdset_ns_per_command", r[i].cmdset_per_cmd, "%.1f");
+        j_num(e, "firmware_share", r[i].fw_share, "%.4f");
+        j_num(e, "page_faults_per_op", r[i].faults_per_op, "%.3f");
+        j_num(e, "firmware_page_faults_per_op", r[i].fw_faults_per_op, "%.3f");
         if (what) {
-            printf("\"target\": {\"what\": \"%s\", \"ns\": %.1f, \"met\": %s}, ", what, v,
-                   v <= TARGET_NS ? "true" : "false");
+            json_object *t = json_object_new_object();
+            j_str(t, "what", what);
+            j_num(t, "ns", v, "%.1f");
+            json_object_object_add(t, "met", json_object_new_boolean(v <= TARGET_NS));
+            json_object_object_add(e, "target", t);
         }
-        printf("\"errors\": %" PRIu64 "}", p[i].errors);
+        j_u64(e, "errors", p[i].errors);
+        json_object_array_add(scenarios, e);
     }
-    printf("], \"errors\": %" PRIu64 ", \"verify_mismatches\": %" PRIu64 "}\n", errors, mismatches);
+    json_object_object_add(j, "scenarios", scenarios);
+    j_u64(j, "errors", errors);
+    j_u64(j, "verify_mismatches", mismatches);
+    printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(j);
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -889,6 +966,12 @@ int main(int argc, char **argv)
     uint32_t warmup_rounds = 0;
     size_t n = 0;
 
+    /* the command line as typed: getopt_long permutes argv */
+    bench_argv = calloc((size_t)argc + 1, sizeof(*bench_argv));
+    if (bench_argv) {
+        memcpy(bench_argv, argv, (size_t)argc * sizeof(*argv));
+        bench_argc = argc;
+    }
     parse_opts(argc, argv, &o);
     build_config(&o, &cfg);
     key_set_init(&sets[0], 'a', 64, o.keys);
@@ -976,7 +1059,7 @@ int main(int argc, char **argv)
         errors += p[i].errors;
     }
     if (o.json) {
-        print_json(&o, &cfg, p, r, n, errors, mismatches, warmup_rounds);
+        print_json(&o, &cfg, dev.ftl, p, r, n, errors, mismatches, warmup_rounds);
     } else {
         print_table(&o, &cfg, p, r, n, errors, mismatches, warmup_rounds);
     }

@@ -299,6 +299,8 @@ uint32_t kvssd_cmd_inline_xfer_full(struct kvssd_cmd *cmd, uint32_t stream_tag, 
 void kvssd_cmd_identify(struct kvssd_cmd *cmd, uint32_t nsid, uint8_t cns, uint8_t csi, void *buf);
 /** kvssd_cmd_get_stats_log() - admin Get Log Page (02h), LID C0h, 4096 bytes into @log. */
 void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log);
+/** kvssd_cmd_get_config_log() - admin Get Log Page (02h), LID C1h, 512 bytes into @log. */
+void kvssd_cmd_get_config_log(struct kvssd_cmd *cmd, struct kvssd_config_log *log);
 /** kvssd_cmd_reset_stats() - admin Set Features (09h), FID C0h. */
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd);
 /** kvssd_cmd_format() - admin Format NVM (80h) of @nsid (LBAF 0, no secure erase). */
@@ -648,6 +650,16 @@ int kvssd_flush(struct kvssd_dev *dev, struct kvssd_result *res);
 int kvssd_format(struct kvssd_dev *dev, struct kvssd_result *res);
 /** kvssd_get_stats() - read the statistics log page (LID C0h). */
 int kvssd_get_stats(struct kvssd_dev *dev, struct kvssd_stats_log *log, struct kvssd_result *res);
+/**
+ * kvssd_get_config() - read the device's configuration log page (LID C1h):
+ * its preset, packing, index design, geometry, timing and firmware version.
+ * The name fields come back NUL terminated.
+ *
+ * Return: 0; -KVSSD_ERR_TRANSFER when the page is not of version
+ * KVSSD_CONFIG_LOG_VERSION; or the command's error (a device without the
+ * page: Invalid Log Page).
+ */
+int kvssd_get_config(struct kvssd_dev *dev, struct kvssd_config_log *log, struct kvssd_result *res);
 /** kvssd_reset_stats() - Set Features C0h: zero every counter. */
 int kvssd_reset_stats(struct kvssd_dev *dev, struct kvssd_result *res);
 

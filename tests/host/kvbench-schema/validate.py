@@ -35,6 +35,8 @@ except ImportError:
     sys.exit(1)
 
 KVBENCH, SCHEMA = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(SCHEMA)), "..", "schemas"))
+import provenance_schema  # noqa: E402  (tests/host/schemas)
 KVBENCH_LOOP = sys.argv[3] if len(sys.argv) > 3 else None
 results = []
 
@@ -121,6 +123,44 @@ def loop(validator):
           (d["sim_latency_us"]["store"]["count"], d["sim_latency_us"]["retrieve"]["count"]))
     check(r["device"] == d and r["device_phase"] == "run" and d["commands"] >= 600,
           "the top-level device object is the run phase's")
+    p = r["provenance"]
+    dev = p["device"] or {}
+    check(p["tool"] == "kvbench" and p["command_line"][1:] ==
+          ["--device", "/dev/null", "--json", "--progress", "off", "--keys", "300", "--ops", "600"]
+          and (dev.get("preset"), dev.get("index"), dev.get("firmware")) == ("default", "hash", "loop"),
+          "provenance: the command line and the device's configuration log (%s)" % p)
+    missing = provenance_schema.missing_fields_refused(validator, r)
+    check(not missing, "a report without provenance or any of its fields fails validation (%s)" %
+          missing)
+    # a device that cannot be opened: the sentence, no report (not an empty one), exit 1
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/nonexistent", "--json", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check((p.returncode, p.stdout, p.stderr) ==
+          (1, "", "kvbench: kvssd: cannot open /nonexistent: No such file or directory\n"),
+          "an unopenable device: exit 1, nothing on stdout, one sentence (%r)" %
+          ((p.returncode, p.stdout[:80], p.stderr),))
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/nonexistent", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 1 and p.stdout == "",
+          "an unopenable device, no --json: no table (%r)" % p.stdout[:80])
+    # a file that is no NVMe namespace: what to give instead
+    p = subprocess.run([KVBENCH_LOOP, "--device", "/dev/zero", "--progress", "off"],
+                       capture_output=True, text=True, timeout=120)
+    check((p.returncode, p.stderr) ==
+          (1, "kvbench: kvssd: cannot open /dev/zero: not an NVMe namespace; give a KV "
+              "namespace's generic char device with --device /dev/ngXnY (or pci:BDF)\n"),
+          "--device /dev/zero: not an NVMe namespace, and what to give (%r)" % p.stderr)
+    # a bad threshold file: its own sentence, file and line, not the device's
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write("[transfer]\ngamma=1\n")
+        f.flush()
+        p = subprocess.run([KVBENCH_LOOP, "--device", "/dev/null", "--json", "--progress", "off"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, KVSSD_TRANSFER_CONFIG=f.name))
+        want = ('kvbench: kvssd: %s:2: unknown key "gamma" in [transfer] (named by '
+                '$KVSSD_TRANSFER_CONFIG)\n' % f.name)
+        check((p.returncode, p.stdout, p.stderr) == (1, "", want),
+              "a bad $KVSSD_TRANSFER_CONFIG: the file's line named, exit 1 (%r)" % p.stderr)
     rc, r = loop_run("--keys", "300", "--ops", "600", "--qd", "4")
     ph = r.get("phases", [{}])[-1]
     check(rc == 0 and r["io"] == "async" and r["queue_depth"] == 4 and ph["ops"] == 600 and
@@ -148,7 +188,7 @@ def loop(validator):
 
 def main():
     schema = json.load(open(SCHEMA))
-    validator = jsonschema.Draft7Validator(schema)
+    validator = provenance_schema.validator(jsonschema.Draft7Validator, schema)
     with tempfile.TemporaryDirectory() as tmp:
         # 1. a load and a mixed run: schema and exact values
         p = run(tmp, "--keys", "500", "--ops", "2000", "--value-size", "200",
@@ -177,6 +217,8 @@ def main():
                   for k in by), "p50 <= p99 <= max for every op type")
         check(run_ph["errors"] == 0 and run_ph["mismatches"] == 0 and run_ph["device"] is None,
               "no errors, no mismatches, device null without a statistics log")
+        check(r["provenance"]["tool"] == "kvbench" and r["provenance"]["device"] is None,
+              "rawhash on a file: provenance names kvbench, device null (%s)" % r["provenance"])
         check(run_ph["intervals"] == [] and r["report_interval_s"] == 0,
               "no --report-interval: an empty intervals array")
 
@@ -200,6 +242,20 @@ def main():
               "intervals are contiguous")
         check(list(ph["latency_by_op_us"]["update"]["percentiles"]) == ["50", "99", "99.9"],
               "phase per-op percentiles follow --percentiles")
+
+        # --output FILE: the report goes to FILE, stdout stays empty (as fio's --output)
+        out = os.path.join(tmp, "report.json")
+        p = run(tmp, "--keys", "100", "--ops", "100", "--output", out)
+        got = json.load(open(out)) if os.path.exists(out) else {}
+        check(p.returncode == 0 and p.stdout == "" and not list(validator.iter_errors(got)) and
+              got.get("phases", [{}])[-1].get("ops") == 100,
+              "--output FILE: the JSON report in FILE, nothing on stdout (rc %d, stdout %r)" %
+              (p.returncode, p.stdout[:80]))
+        p = run(tmp, "--keys", "100", "--ops", "100", "--output", os.path.join(tmp, "no", "r"))
+        check(p.returncode == 2 and p.stdout == "" and
+              p.stderr.startswith("kvbench: cannot write the report to %s (--output): " %
+                                  os.path.join(tmp, "no", "r")),
+              "--output in a missing directory: refused before the run (%r)" % p.stderr)
 
         # 3. an old preset name
         p = run(tmp, "--preset", "A", "--keys", "300", "--value-size", "32")
