@@ -426,18 +426,11 @@ static uint64_t run_admin(struct kvssd_sim *sim, const struct kvssd_sqe *sqe, st
 static uint64_t run_io(struct kvssd_sim *sim, const struct kvssd_sqe *sqe, struct sim_buf *b,
                        uint16_t *status, uint32_t *dw0, uint32_t *dw1)
 {
-    uint8_t opc = kvssd_sqe_opcode(sqe);
-    uint32_t nsid = sqe->cdw[1];
     uint64_t now = sim->now_ns;
     struct kvssd_req req = {.sqe = sqe, .now_ns = now};
 
-    if (kvssd_sqe_fuse(sqe)) {
-        *status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR;
-        return now;
-    }
-    if (opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
-        !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
-        *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+    *status = kvssd_admin_io_check(&sim->admin, sqe); /* fused; the NSID */
+    if (*status != KVSSD_SC_SUCCESS) {
         return now;
     }
     if (now - sim->expired_ns >= SIM_EXPIRE_PERIOD_NS) {
@@ -449,16 +442,9 @@ static uint64_t run_io(struct kvssd_sim *sim, const struct kvssd_sqe *sqe, struc
         req.dptr = (struct kvssd_dptr){b, sim_from_host, sim_to_host};
     }
     kvssd_kv_execute(sim->ns, &req);
-    /* a volatile write cache the host disabled: write through */
-    if (req.status == KVSSD_SC_SUCCESS && sim->admin.vwc_present && !sim->admin.feat.wce &&
-        (opc & 1)) {
-        struct kvftl_cpl cpl;
-        kvftl_flush(sim->ftl, req.done_ns, &cpl);
-        req.done_ns = cpl.done_ns > req.done_ns ? cpl.done_ns : req.done_ns;
-    }
-    kvssd_admin_count_io(&sim->admin, opc, b->d2h,
-                         b->h2d + (sim->xfer.inline_bytes - inline_before),
-                         req.done_ns > now ? req.done_ns - now : 0);
+    /* write-through with the write cache disabled, SMART */
+    kvssd_admin_io_done(&sim->admin, &req, b->d2h,
+                        b->h2d + (sim->xfer.inline_bytes - inline_before));
     sim->xfer.data_h2d_bytes += dma_units(sim, b->h2d);
     sim->xfer.data_d2h_bytes += dma_units(sim, b->d2h);
     *status = req.status;

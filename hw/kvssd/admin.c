@@ -157,6 +157,40 @@ void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_
     a->busy_ns += busy_ns;
 }
 
+uint16_t kvssd_admin_io_check(const struct kvssd_admin *a, const struct kvssd_sqe *sqe)
+{
+    uint8_t opc = kvssd_sqe_opcode(sqe);
+    uint32_t nsid = sqe->cdw[1];
+
+    if (kvssd_sqe_fuse(sqe)) {
+        return KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR; /* fused: not supported */
+    }
+    if (!kvssd_admin_nvm(a) && opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
+        !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
+        return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+    }
+    return KVSSD_SC_SUCCESS;
+}
+
+void kvssd_admin_io_done(struct kvssd_admin *a, struct kvssd_req *req, uint64_t bytes_read,
+                         uint64_t bytes_written)
+{
+    uint8_t opc = kvssd_sqe_opcode(req->sqe);
+    bool writes = kvssd_admin_nvm(a)
+                      ? opc == KVSSD_NVM_OPC_WRITE || opc == KVSSD_NVM_OPC_WRITE_ZEROES ||
+                            opc == KVSSD_NVM_OPC_DSM
+                      : (opc & 1);
+
+    if (req->status == KVSSD_SC_SUCCESS && a->vwc_present && !a->feat.wce && writes) {
+        struct kvftl_cpl cpl;
+
+        kvftl_flush(a->ftl, req->done_ns, &cpl);
+        req->done_ns = cpl.done_ns > req->done_ns ? cpl.done_ns : req->done_ns;
+    }
+    kvssd_admin_count_io(a, opc, bytes_read, bytes_written,
+                         req->done_ns > req->now_ns ? req->done_ns - req->now_ns : 0);
+}
+
 /* ---- Identify ------------------------------------------------------------ */
 
 static void build_id_ctrl(const struct kvssd_admin *a, uint8_t *id)

@@ -134,6 +134,32 @@ void kvssd_admin_count_io(struct kvssd_admin *a, uint8_t opcode, uint64_t bytes_
                           uint64_t bytes_written, uint64_t busy_ns);
 
 /*
+ * I/O commands: what the controller does around the command set, the same
+ * in every transport (queues.c, host/lib/sim.c).
+ *
+ * kvssd_admin_io_check() - before the command set: KVSSD_SC_SUCCESS to run
+ * @sqe, else its status. A fused command (not supported) is Invalid Field
+ * (DNR). On the KV namespace an NSID other than 1 is Invalid Namespace or
+ * Format (DNR), except FFFFFFFFh for Flush and any value for the
+ * full-layout inline transfer (its CDW1 carries tag and sequence); the NVM
+ * command set checks its own NSID (nvm.c).
+ */
+uint16_t kvssd_admin_io_check(const struct kvssd_admin *a, const struct kvssd_sqe *sqe);
+
+/*
+ * kvssd_admin_io_done() - after the command set completed @req (not parked):
+ * with a volatile write cache the host disabled (vwc_present, WCE 0), a
+ * successful command that writes (KV: opcode bit 0; NVM: Write, Write
+ * Zeroes, Dataset Management) is written through, kvftl_flush() at
+ * req->done_ns, and req->done_ns becomes the flush's completion if later.
+ * Then SMART counts it (kvssd_admin_count_io(), busy from req->now_ns to
+ * req->done_ns), whatever its status. @bytes_read / @bytes_written: the
+ * data the transport moved to / from the host (inline payload included).
+ */
+void kvssd_admin_io_done(struct kvssd_admin *a, struct kvssd_req *req, uint64_t bytes_read,
+                         uint64_t bytes_written);
+
+/*
  * Size of the namespace in bytes (user capacity after over-provisioning;
  * for the nvm personality NSZE x lba-bytes).
  */

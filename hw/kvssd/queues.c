@@ -892,24 +892,12 @@ static void execute_admin(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
 static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t now, uint16_t *status,
                           uint32_t *dw0, uint32_t *dw1, void **cont)
 {
-    uint8_t opc = kvssd_sqe_opcode(sqe);
-    uint32_t nsid = sqe->cdw[1];
     KvssdDptr d;
     struct kvssd_req req = {.sqe = sqe, .now_ns = now, .may_park = true, .cont = *cont};
 
     *dw0 = *dw1 = 0;
-    if (kvssd_sqe_fuse(sqe)) {
-        *status = KVSSD_SC_INVALID_FIELD | KVSSD_SC_DNR; /* fused: not supported */
-        return now;
-    }
-    /*
-     * The KV namespace's NSID is checked here (the full-layout inline
-     * transfer carries tag and sequence in CDW1); the NVM command set checks
-     * its own (nvm.c).
-     */
-    if (!n->nvm && opc != KVSSD_OPC_INLINE_XFER_FULL && nsid != 1 &&
-        !(opc == KVSSD_OPC_FLUSH && nsid == KVSSD_NSID_ALL)) {
-        *status = KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+    *status = kvssd_admin_io_check(&n->admin, sqe); /* fused; the KV namespace's NSID */
+    if (*status != KVSSD_SC_SUCCESS) {
         return now;
     }
     uint64_t inline_before = n->xfer.inline_bytes;
@@ -931,21 +919,9 @@ static int64_t execute_io(KvssdState *n, const struct kvssd_sqe *sqe, int64_t no
         kvssd_dptr_finish(&d);
         return (int64_t)req.done_ns;
     }
-    /*
-     * A volatile write cache that the host disabled: write through (KV: the
-     * opcodes that carry data in, bit 0; NVM: every command that changes blocks).
-     */
-    bool writes = n->nvm ? opc == KVSSD_NVM_OPC_WRITE || opc == KVSSD_NVM_OPC_WRITE_ZEROES ||
-                               opc == KVSSD_NVM_OPC_DSM
-                         : (opc & 1);
-    if (req.status == KVSSD_SC_SUCCESS && n->admin.vwc_present && !n->admin.feat.wce && writes) {
-        struct kvftl_cpl cpl;
-        kvftl_flush(n->ftl, req.done_ns, &cpl);
-        req.done_ns = MAX(req.done_ns, cpl.done_ns);
-    }
-    kvssd_admin_count_io(&n->admin, opc, d.moved_d2h,
-                         d.moved_h2d + (n->xfer.inline_bytes - inline_before),
-                         req.done_ns > (uint64_t)now ? req.done_ns - now : 0);
+    /* write-through with the write cache disabled, SMART */
+    kvssd_admin_io_done(&n->admin, &req, d.moved_d2h,
+                        d.moved_h2d + (n->xfer.inline_bytes - inline_before));
     n->batch_bytes += d.moved_h2d + d.moved_d2h;
     kvssd_dptr_finish(&d);
     *status = req.status;

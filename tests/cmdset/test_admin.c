@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The admin command set (hw/kvssd/admin.c) on the real firmware: Get Log
+ * The admin command set (hw/kvssd/admin.c) on the real firmware: the
+ * controller's checks and accounting around an I/O command, and Get Log
  * Page against MDTS. NUMDU:NUMDL (0's based dwords) name the transfer;
  * one longer than MDTS is Invalid Field in Command with DNR whatever the
  * log's size, as QEMU's hw/nvme does, and nothing is transferred; one of
@@ -234,9 +235,74 @@ static void test_config_log_offsets(void)
     }
 }
 
+/*
+ * The controller's part of an I/O command, which queues.c and the sim:
+ * transport both run (kvssd_admin_io_check, kvssd_admin_io_done).
+ * Check: a Store with FUSE 01b is 4002h (Invalid Field, DNR); a Store to
+ * NSID 0, 2 or FFFFFFFFh is 400Bh (Invalid Namespace or Format, DNR); a
+ * Flush to FFFFFFFFh, and the full-layout inline transfer whatever its
+ * CDW1, run. Done: a 100-byte Store with WCE set keeps its done_ns; with
+ * a volatile cache and WCE cleared it is written through (done_ns moves
+ * to the flush's end); a Store that fails (Only If Exists, absent key) is
+ * not. SMART counts all three: 3 write commands, 300 bytes, their busy
+ * time.
+ */
+static void test_io_check_and_done(void)
+{
+    static const uint32_t bad_nsid[] = {0, 2, KVSSD_NSID_ALL};
+    struct kvssd_sqe s = sqe_store("k", 1, 100, 0);
+    uint8_t value[100] = {0};
+    uint64_t busy = 0;
+
+    CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &s), KVSSD_SC_SUCCESS);
+    s.cdw[0] |= 1u << 8;
+    CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &s), 0x4002);
+    s.cdw[0] &= ~(3u << 8);
+    for (size_t i = 0; i < sizeof(bad_nsid) / sizeof(bad_nsid[0]); i++) {
+        s.cdw[1] = bad_nsid[i];
+        CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &s), 0x400b);
+    }
+    struct kvssd_sqe flush = sqe_new(KVSSD_OPC_FLUSH);
+    flush.cdw[1] = KVSSD_NSID_ALL;
+    CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &flush), KVSSD_SC_SUCCESS);
+    flush.cdw[1] = 2;
+    CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &flush), 0x400b);
+    struct kvssd_sqe xfer = sqe_new(KVSSD_OPC_INLINE_XFER_FULL);
+    xfer.cdw[1] = 0x12345678;
+    CU_ASSERT_EQUAL(kvssd_admin_io_check(&adm, &xfer), KVSSD_SC_SUCCESS);
+
+    adm.vwc_present = true;
+    for (int i = 0; i < 3; i++) {
+        struct kvssd_sqe st = sqe_store("k", 1, sizeof(value), 0);
+        struct fake_host h = fake_host_over(value, sizeof(value));
+
+        if (i == 2) {
+            st = sqe_store("absent", 6, sizeof(value), KVSSD_STORE_OPT_ONLY_IF_EXISTS);
+        }
+        adm.feat.wce = i == 0;
+        struct kvssd_req r = fx_exec(&st, &h);
+        uint64_t executed = r.done_ns;
+
+        CU_ASSERT_EQUAL(r.status, i == 2 ? KVSSD_SC_KEY_DOES_NOT_EXIST : KVSSD_SC_SUCCESS);
+        kvssd_admin_io_done(&adm, &r, 0, sizeof(value));
+        if (i == 1) {
+            CU_ASSERT(r.done_ns > executed);
+        } else {
+            CU_ASSERT_EQUAL(r.done_ns, executed);
+        }
+        busy += r.done_ns - r.now_ns;
+    }
+    CU_ASSERT_EQUAL(adm.write_cmds, 3);
+    CU_ASSERT_EQUAL(adm.read_cmds, 0);
+    CU_ASSERT_EQUAL(adm.bytes_written, 300);
+    CU_ASSERT_EQUAL(adm.bytes_read, 0);
+    CU_ASSERT_EQUAL(adm.busy_ns, busy);
+}
+
 static const struct tap_test tests[] = {
-    TAP_TEST(config_log_bytes), TAP_TEST(config_log_preset),       TAP_TEST(config_log_offsets),
-    TAP_TEST(get_log_mdts),     TAP_TEST(get_log_mdts_before_lid), TAP_TEST(get_log_mdts_16mib),
+    TAP_TEST(config_log_bytes),   TAP_TEST(config_log_preset), TAP_TEST(config_log_offsets),
+    TAP_TEST(io_check_and_done),  TAP_TEST(get_log_mdts),      TAP_TEST(get_log_mdts_before_lid),
+    TAP_TEST(get_log_mdts_16mib),
 };
 
 int main(void)
