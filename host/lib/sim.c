@@ -346,6 +346,8 @@ int kvssd_sim_open(const char *spec, struct kvssd_sim **simp, char *err, size_t 
     a->ops = &sim_queue_ops;
     a->opaque = sim;
     a->power_cycles = 1;
+    a->preset = (uint8_t)p->preset; /* checked by kvssd_sim_parse() */
+    a->latency = p->latency;
     kvssd_admin_init(a);
     pthread_mutex_init(&sim->lock, NULL);
     *simp = sim;

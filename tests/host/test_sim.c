@@ -327,6 +327,26 @@ static void test_image_mounts_in_firmware(void)
     free(cfg);
 }
 
+/*
+ * The configuration log (C1h) of a sim: device names the preset and the
+ * latency property it was opened with, as a QEMU device's does.
+ */
+static void test_config_log_names_the_properties(void)
+{
+    char cosmos[sizeof(spec) + 32];
+    struct kvssd_dev *dev = NULL;
+    struct kvssd_config_log log;
+
+    unlink(image);
+    snprintf(cosmos, sizeof(cosmos), "%s,preset=cosmos,latency=on", spec);
+    CU_ASSERT_EQUAL_FATAL(kvssd_open(cosmos, &dev), 0);
+    CU_ASSERT_EQUAL(kvssd_get_config(dev, &log, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(log.preset, "cosmos");
+    CU_ASSERT_STRING_EQUAL(log.index, "hash");
+    CU_ASSERT_EQUAL(log.latency, 1);
+    kvssd_close(dev);
+}
+
 static const struct tap_test host_sim_tests[] = {
     TAP_TEST(put_get_exist_delete),
     TAP_TEST(transfer_methods),
@@ -337,6 +357,7 @@ static const struct tap_test host_sim_tests[] = {
     TAP_TEST(bad_property),
     TAP_TEST(properties_applied),
     TAP_TEST(image_mounts_in_firmware),
+    TAP_TEST(config_log_names_the_properties),
 };
 
 int main(void)
