@@ -52,6 +52,7 @@ EXPERIMENTS = [
     "exp_char_fig7_block",
     "exp_char_cpu",
     "exp_char_traffic",
+    "exp_char_direct",
     "exp_bandslim_wm",
 ]
 
