@@ -53,6 +53,7 @@ EXPERIMENTS = [
     "exp_char_cpu",
     "exp_char_traffic",
     "exp_char_direct",
+    "exp_sdc_scaleup",
     "exp_bandslim_wm",
 ]
 
