@@ -944,11 +944,11 @@ class YesCouldBeNo(unittest.TestCase):
                     "piggy+pack": {"32": {"us_per_store": pp, "device_bound": True},
                                    "128": {"us_per_store": 8.65, "device_bound": True}}}
         cl = F11.rejudge({"series": pages, "response": rt(2.73)})
-        self.assertEqual([c["holds"] for c in cl], [True, False, None, None])
+        self.assertEqual([c["holds"] for c in cl], [True, False, None, None, None])
         self.assertTrue(cl[2]["note"].startswith("not judged: Piggy+Pack's 2.73 us per Store "
                                                  "at 32 B is below the firmware model's floor"))
         cl = F11.rejudge({"series": pages, "response": rt(4.5)})
-        self.assertEqual([c["holds"] for c in cl], [True, False, False, True])
+        self.assertEqual([c["holds"] for c in cl], [True, False, False, True, None])
 
     def test_fig10_and_fig12_two_sided_criteria(self):
         """Adaptive 1.032x Piggyback on W(M): no (1.09-1.15; partly 1.06-1.24), was yes;
