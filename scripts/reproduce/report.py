@@ -187,7 +187,8 @@ def seed_pinned(rec):
 
 def seed_line(order, ex):
     """The page's sentence on the key-hash seed: which records ran with it pinned."""
-    names = [n for n in order if n in ex]
+    host = [n for n in order if n in ex and ex[n].get("host")]
+    names = [n for n in order if n in ex and n not in host]
     pinned = [n for n in names if seed_pinned(ex[n])]
     line = ("Key-hash seed: %d of %d experiments ran with it pinned (hash-seed=%d on every "
             "device), so their index layouts and index cache hits and misses repeat from run "
@@ -197,6 +198,8 @@ def seed_line(order, ex):
         line += ("; %s ran with a secret seed drawn at every Format (the device's default), "
                  "whose index cache misses differ between runs (docs/reproduce.md, \"Same "
                  "answer twice\")" % ", ".join(rest))
+    if host:
+        line += "; %s ran on the host, with no device" % ", ".join(host)
     return line + "."
 
 

@@ -217,6 +217,8 @@ def main():
             raw = run_boots(boots, rawdir, extra, icount, a.jobs)
             run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), run_scale
         rec = m.analyze(raw, scale)
+        if host:
+            rec["host"] = True
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),
                    setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + (

@@ -831,6 +831,31 @@ class KVBlockCommands(unittest.TestCase):
                          "every device), so their index layouts and index cache hits and misses "
                          "repeat from run to run.")
 
+    def test_seed_line_leaves_out_host_experiments(self):
+        """A record that ran on the host (run.py sets "host" for a module with host_run)
+        is neither pinned nor secret: the sentence counts the others and names it apart."""
+        import report
+        ex = {"a": {"boots": [{"props": {"hash-seed": 7}}]}, "h": {"host": True, "boots": []}}
+        self.assertEqual(report.seed_line(["a", "h"], ex),
+                         "Key-hash seed: 1 of 1 experiments ran with it pinned (hash-seed=7 on "
+                         "every device), so their index layouts and index cache hits and misses "
+                         "repeat from run to run; h ran on the host, with no device.")
+
+    def test_bandslim_wm_counts_the_share_under_35_bytes(self):
+        """kvbench sizes' counts [[10, 5], [34, 2], [35, 1], [1021, 2]]: 7 of 10 under 35 B
+        (70.0 %, yes), 8 at most 35 B, the largest 1021 B (by construction)."""
+        import exp_bandslim_wm as WM
+        raw = {WM.NAME: {"parts": {"sizes/counts": {"rc": 0, "json": {
+            "draws": 10, "value_size": "mixgraph:max=1024",
+            "counts": [[10, 5], [34, 2], [35, 1], [1021, 2]]}}}}}
+        m = WM.measure(raw)
+        self.assertEqual((m["under35_pct"], m["at_most35_pct"], m["max"], m["median"]),
+                         (70.0, 80.0, 1021, 10))
+        cl = WM.judge(m)
+        self.assertEqual([c["holds"] for c in cl], [True, VD.BY_CONSTRUCTION])
+        self.assertTrue(cl[0]["can_fail"])
+        self.assertEqual(WM.judge(WM.measure({}))[0]["holds"], None)
+
     def test_fig3_halves_hold_completions(self):
         """char-fig3's KV half and its block half both run latency=on (a completion at its
         simulated time: QD-1 latencies without the backlog of a guest faster than the
