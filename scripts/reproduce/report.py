@@ -148,6 +148,14 @@ def summary_counts(ex, order):
     out = ["", "Claims: " + V.counts_text(V.counts(claims), "claims") + ".", "",
            "Experiments: " + V.counts_text(V.counts(r.get("met") for r in rs), "experiments") +
            "."]
+    yes = [c for r in rs for c in r.get("claims", []) if c["holds"] is True]
+    if yes:
+        spanned = sum(1 for c in yes if c.get("can_fail") is True)
+        out += ["", "Yes verdicts that could have come out otherwise: %d of %d (the others rest "
+                "on a counting rule or layout that fixes their number); %d of them record the "
+                "span of values their measurement can take, which their criterion does not "
+                "wholly accept." % (sum(1 for c in yes if c.get("can_fail") is not False),
+                                    len(yes), spanned)]
     bare = [n for n in order if n in ex and not ex[n].get("claims")]
     if bare:
         out += ["", "Without a claims table (their verdict is the experiment's own rule, not "

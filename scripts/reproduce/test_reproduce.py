@@ -1019,6 +1019,20 @@ class YesCouldBeNo(unittest.TestCase):
         self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged) "
                          "(guest wall clock)")
 
+    def test_summary_counts_the_yes_that_could_be_no(self):
+        """Three yes claims: one records a span its criterion rejects part of, one records
+        none, one is fixed by a rule (can_fail false): 2 of 3 could have come out otherwise,
+        1 records its span."""
+        import report
+        ex = {"a": {"met": True, "claims": [
+            dict(VD.claim("x", "1", "1", "c", True), can_fail=True),
+            VD.claim("y", "1", "1", "c", True),
+            dict(VD.claim("z", "1", "1", "c", True), can_fail=False)]}}
+        self.assertIn("Yes verdicts that could have come out otherwise: 2 of 3 (the others rest "
+                      "on a counting rule or layout that fixes their number); 1 of them record "
+                      "the span of values their measurement can take, which their criterion "
+                      "does not wholly accept.", report.summary_counts(ex, ["a"]))
+
     def test_page_has_no_yes_that_could_not_be_no(self):
         """Every yes on docs/results.json could have come out otherwise: the record's claim
         does not say can_fail = false, and the experiment's code today, judging the same
