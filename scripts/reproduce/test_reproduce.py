@@ -1033,6 +1033,39 @@ class YesCouldBeNo(unittest.TestCase):
                       "the span of values their measurement can take, which their criterion "
                       "does not wholly accept.", report.summary_counts(ex, ["a"]))
 
+    def test_char_direct_ratios_and_bands(self):
+        """KV Store 25 / Retrieve 100 us against block random 10 / 60 us: insert 2.50x (yes,
+        2-3.12x), retrieve 1.67x (yes, 1.36-2.12x); block sequential reads 59 of 60 us is
+        0.98x (partly: faster, outside 0.727-0.88x), sequential writes 12 of 10 us 1.2x (no:
+        slower)."""
+        import exp_char_direct as XD
+        m = {"kv_write_us": 25.0, "kv_read_us": 100.0, "blk_random_write_us": 10.0,
+             "blk_random_read_us": 60.0, "blk_sequential_write_us": 12.0,
+             "blk_sequential_read_us": 59.0}
+        cl = XD.judge(m)
+        self.assertEqual([c["ours"] for c in cl], ["1.67x", "2.50x", "0.98x", "1.20x"])
+        self.assertEqual([c["holds"] for c in cl], [True, True, "partly", False])
+        self.assertTrue(all(c["can_fail"] for c in cl))
+        self.assertEqual([c["holds"] for c in XD.judge({})], [None] * 4)
+
+    def test_sdc_scaleup_per_round_ratios(self):
+        """KV 1000 PUTs/s and 10 us CPU per PUT against RocksDB 100 and 60 PUTs/s, 200 and
+        300 us: random-key ratios 10x and 16.7x (yes in both rounds, 7.5-30x), CPU 20x and
+        30x (yes, 14.8-59.2x); sequential PUTs 5x then 1.5x: yes then partly, a flip, so
+        not measured; sequential CPU 5x in both (partly: below 7-28x, KV still cheaper)."""
+        import exp_sdc_scaleup as SU
+        kv = [{"wall_ops_per_s": 1000.0, "cpu_us_per_op": 10.0}] * 2
+        pts = {"kvssd": {"random": kv, "sequential": kv},
+               "rocksdb": {"random": [{"wall_ops_per_s": 100.0, "cpu_us_per_op": 200.0},
+                                      {"wall_ops_per_s": 60.0, "cpu_us_per_op": 300.0}],
+                           "sequential": [{"wall_ops_per_s": 200.0, "cpu_us_per_op": 50.0},
+                                          {"wall_ops_per_s": 666.7, "cpu_us_per_op": 50.0}]}}
+        cl = SU.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], [True, None, True, "partly"])
+        self.assertIn("verdict flips between rounds (yes, partly)", cl[1]["note"])
+        self.assertEqual(round(SU.CPU_RANDOM, 1), 29.6)
+        self.assertEqual(round(SU.CPU_SEQUENTIAL, 1), 14.0)
+
     def test_page_has_no_yes_that_could_not_be_no(self):
         """Every yes on docs/results.json could have come out otherwise: the record's claim
         does not say can_fail = false, and the experiment's code today, judging the same
