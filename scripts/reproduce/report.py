@@ -151,11 +151,13 @@ def summary_counts(ex, order):
     yes = [c for r in rs for c in r.get("claims", []) if c["holds"] is True]
     if yes:
         spanned = sum(1 for c in yes if c.get("can_fail") is True)
-        out += ["", "Yes verdicts that could have come out otherwise: %d of %d (the others rest "
-                "on a counting rule or layout that fixes their number); %d of them record the "
-                "span of values their measurement can take, which their criterion does not "
-                "wholly accept." % (sum(1 for c in yes if c.get("can_fail") is not False),
-                                    len(yes), spanned)]
+        could = sum(1 for c in yes if c.get("can_fail") is not False)
+        out += ["", "Yes verdicts that could have come out otherwise: %d of %d%s; %d of them "
+                "record%s the span of values their measurement can take, which their criterion "
+                "does not wholly accept." % (
+                    could, len(yes), "" if could == len(yes) else " (the others rest on a "
+                    "counting rule or layout that fixes their number)", spanned,
+                    "s" if spanned == 1 else "")]
     bare = [n for n in order if n in ex and not ex[n].get("claims")]
     if bare:
         out += ["", "Without a claims table (their verdict is the experiment's own rule, not "

@@ -1029,7 +1029,7 @@ class YesCouldBeNo(unittest.TestCase):
             VD.claim("y", "1", "1", "c", True),
             dict(VD.claim("z", "1", "1", "c", True), can_fail=False)]}}
         self.assertIn("Yes verdicts that could have come out otherwise: 2 of 3 (the others rest "
-                      "on a counting rule or layout that fixes their number); 1 of them record "
+                      "on a counting rule or layout that fixes their number); 1 of them records "
                       "the span of values their measurement can take, which their criterion "
                       "does not wholly accept.", report.summary_counts(ex, ["a"]))
 
