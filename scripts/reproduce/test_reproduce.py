@@ -469,6 +469,25 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertEqual(cl[0]["holds"], False)
         self.assertEqual(cl[0]["ours"], "4 stalls (8.0 % of device time)")
 
+    def test_fig6a_chunks_from_report_intervals(self):
+        """kvbench --report-interval 0.1: five whole intervals and a cut last one (0.04 s)
+        -> five chunks, the cut one left out; the slowest (200 ops/s) is 0.2x the median
+        1000: no, a measured claim (samples 5)."""
+        ivs = [{"start_s": 0.1 * i, "end_s": 0.1 * (i + 1), "ops": 100.0, "ops_per_s": 1000.0}
+               for i in range(5)]
+        ivs[2].update(ops=20.0, ops_per_s=200.0)
+        ivs.append({"start_s": 0.5, "end_s": 0.54, "ops": 4.0, "ops_per_s": 100.0})
+        bench = {"phases": [{"phase": "run", "ops": 424, "ops_per_s": 800.0, "elapsed_s": 0.54,
+                             "errors": 0, "mismatches": 0, "intervals": ivs}]}
+        raw = {X6A.NAME: {"parts": {"gc/update": {"rc": 0, "json": bench}}}}
+        m = X6A.measure(raw)
+        self.assertEqual([c["ops_per_s"] for c in m["chunks"]],
+                         [1000.0, 1000.0, 200.0, 1000.0, 1000.0])
+        self.assertEqual(m["samples"], 5)
+        cl = X6A.judge(m)
+        self.assertEqual((cl[1]["holds"], cl[1]["ours"]), (False, "slowest chunk 0.20x the median"))
+        self.assertNotIn("construction", cl[1])
+
     def test_fig5a(self):
         """A 25 % dip at 25 KiB: no; KV/block 4 KiB 0.5x reads: yes, 0.6x writes: partly."""
         curve = {str(k): {"mb_per_s": 100.0} for k in X5A.SIZES_KIB}
