@@ -527,6 +527,21 @@ uint32_t kb_size_draw(const struct kb_size_dist *d, struct kb_rng *r)
     }
 }
 
+int kb_size_counts(const struct kb_size_dist *d, uint64_t seed, uint64_t draws, uint64_t *counts,
+                   size_t ncounts)
+{
+    struct kb_rng r;
+    if (draws > KB_SIZE_DRAWS_MAX || ncounts <= kb_size_max(d)) {
+        return -1;
+    }
+    memset(counts, 0, ncounts * sizeof(*counts));
+    kb_rng_seed(&r, seed);
+    for (uint64_t i = 0; i < draws; i++) {
+        counts[kb_size_draw(d, &r)]++;
+    }
+    return 0;
+}
+
 uint32_t kb_size_max(const struct kb_size_dist *d)
 {
     return d->max;

@@ -404,15 +404,17 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
         "version", 0, 0, G_OPTION_ARG_NONE, &cl->version, "print the version and exit", NULL};
     e[n] = (GOptionEntry){NULL, 0, 0, 0, NULL, NULL, NULL};
 
-    GOptionContext *ctx = g_option_context_new("[run|calibrate|baseline] - KV workloads against a "
-                                               "kvssd namespace, RocksDB or a raw hash store");
+    GOptionContext *ctx = g_option_context_new(
+        "[run|calibrate|baseline|sizes] - KV workloads against a kvssd "
+        "namespace, RocksDB or a raw hash store");
     GOptionGroup *g = g_option_group_new("kvbench", "kvbench options", "kvbench options", cl, NULL);
     g_option_group_add_entries(g, e);
     g_option_context_set_main_group(ctx, g);
     g_option_context_set_description(
         ctx, "Every flag is also an INI key of --config FILE. run (the default) loads and runs the "
              "workload; calibrate measures the adaptive mode's thresholds; baseline runs 4 KiB "
-             "reads on an NVM namespace.\nSee docs/kvbench.md and kvbench(1).");
+             "reads on an NVM namespace; sizes counts the value sizes the load phase would "
+             "draw (one per --keys, no device).\nSee docs/kvbench.md and kvbench(1).");
     return ctx;
 }
 
@@ -426,11 +428,56 @@ static void report_to(FILE *report)
     }
 }
 
+/*
+ * kvbench sizes: the value sizes of the workload's load phase without a device: one draw
+ * of its --value-size per key (--keys), seeded as the load phase's first thread, counted
+ * per size; as "SIZE COUNT CUMULATIVE%" lines or, with --json, one object.
+ */
+static int print_sizes(const struct kb_config *c)
+{
+    char spec[256];
+    size_t n = (size_t)kb_size_max(&c->value_size) + 1;
+    uint64_t *counts = calloc(n, sizeof(*counts));
+    if (!counts) {
+        fprintf(stderr, "kvbench: out of memory for %zu size counts\n", n);
+        return 1;
+    }
+    if (kb_size_counts(&c->value_size, c->seed * 1000003u, c->key_count, counts, n)) {
+        fprintf(stderr, "kvbench: sizes draws at most %llu values; --keys is %llu\n",
+                (unsigned long long)KB_SIZE_DRAWS_MAX, (unsigned long long)c->key_count);
+        free(counts);
+        return 2;
+    }
+    kb_size_format(&c->value_size, spec, sizeof(spec));
+    uint64_t cum = 0;
+    if (c->json) {
+        printf("{\"value_size\":\"%s\",\"seed\":%llu,\"draws\":%llu,\"counts\":[", spec,
+               (unsigned long long)c->seed, (unsigned long long)c->key_count);
+    }
+    for (size_t v = 0; v < n; v++) {
+        if (!counts[v]) {
+            continue;
+        }
+        cum += counts[v];
+        if (c->json) {
+            printf("%s[%zu,%llu]", cum == counts[v] ? "" : ",", v, (unsigned long long)counts[v]);
+        } else {
+            printf("%zu %llu %.3f\n", v, (unsigned long long)counts[v],
+                   100.0 * (double)cum / (double)c->key_count);
+        }
+    }
+    if (c->json) {
+        printf("]}\n");
+    }
+    free(counts);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct kb_config c;
     char err[512];
-    bool calibrate = false, baseline = false;
+    bool calibrate = false, baseline = false, sizes = false;
     struct cmdline cl = {.set = g_ptr_array_new()};
     static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
@@ -445,9 +492,10 @@ int main(int argc, char **argv)
         }
     }
     if (argc > 1 && (!strcmp(argv[1], "calibrate") || !strcmp(argv[1], "run") ||
-                     !strcmp(argv[1], "baseline"))) {
+                     !strcmp(argv[1], "baseline") || !strcmp(argv[1], "sizes"))) {
         calibrate = argv[1][0] == 'c';
         baseline = argv[1][0] == 'b';
+        sizes = argv[1][0] == 's';
         argv[1] = argv[0];
         argv++;
         argc--;
@@ -514,6 +562,9 @@ int main(int argc, char **argv)
     cmdline_free(&cl);
     if (c.queue_depth > 1 && !c.engine_explicit) {
         c.engine = KB_ENGINE_ASYNC;
+    }
+    if (sizes) {
+        return print_sizes(&c);
     }
     if (baseline) {
         if (!c.device[0]) {

@@ -148,6 +148,14 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
                   struct kb_size_dist *d, char *err, size_t errlen);
 uint32_t kb_size_draw(const struct kb_size_dist *d, struct kb_rng *r);
 uint32_t kb_size_max(const struct kb_size_dist *d);
+/*
+ * kb_size_counts() - draw @draws sizes from @d with a generator seeded by @seed and count
+ * each size into @counts[size] (@ncounts entries, zeroed first: more than kb_size_max(@d)).
+ * Returns 0, or -1 when @ncounts is too small or @draws exceeds KB_SIZE_DRAWS_MAX.
+ */
+#define KB_SIZE_DRAWS_MAX 100000000ull
+int kb_size_counts(const struct kb_size_dist *d, uint64_t seed, uint64_t draws, uint64_t *counts,
+                   size_t ncounts);
 /* db_bench mixgraph: Pareto inversion of @u, clamped: < 10 -> 10, > max -> % max. */
 uint32_t kb_mixgraph_size(const struct kb_size_dist *d, double u);
 void kb_size_format(const struct kb_size_dist *d, char *buf, size_t len);

@@ -76,6 +76,36 @@ def dilated_cosmos(factor=DILATION, **extra):
     return props
 
 
+# A device-bound phase's clock is the statistics log's sim_now_ns, the latest completion the
+# device has scheduled, NAND programs included: when the phase begins, a page program may
+# already be scheduled up to a tPROG or two ahead, and the phase's own work hides behind
+# it. A phase of 120 Stores of ~4 us (0.48 ms) is shorter than one tPROG (1 ms): its time
+# per Store came out below the firmware's floor (bandslim-fig11's Piggy+Pack, 2.73 us) or
+# in steps of tPROG / Stores (bandslim-fig4, 4 and 8 KiB both 20.0 us). A measured phase
+# spans at least RT_PROGS tPROG of device time, so that error stays within 2 / RT_PROGS.
+RT_PROGS = 40
+
+
+def device_bound_ops(floor_us, progs=RT_PROGS):
+    """Stores for a device-bound phase to span at least progs tPROG of device time, each
+    Store taking at least floor_us (its firmware time, undilated)."""
+    tprog_us = C.COSMOS_TIMING["program-latency-ns"] / 1000.0
+    return int(-(-progs * tprog_us // floor_us))
+
+
+def store_floor_us(value_bytes, inline_cmds=1):
+    """A Store's firmware time on the cosmos preset, lower bound (us): fetch and decode,
+    one index probe, completion, and per extra inline command one transfer (inline), or
+    one DMA setup per 4 KiB unit (prp, inline_cmds=0)."""
+    t = sum(COSMOS_FW[k] for k in ("fw-fetch-decode-ns", "fw-index-probe-ns",
+                                   "fw-completion-ns"))
+    if inline_cmds:
+        t += (inline_cmds - 1) * COSMOS_FW["fw-inline-fragment-ns"]
+    else:
+        t += -(-max(1, value_bytes) // 4096) * COSMOS_FW["fw-dma-setup-ns"]
+    return t / 1000.0
+
+
 def store_latency_us(ph):
     """A phase's mean simulated Store latency (us), None without one."""
     try:

@@ -13,8 +13,8 @@ ext4 and RocksDB fit: preset pm983, one channel, two dies, 64 blocks of 64
 pages per die, 256 MiB of NAND; latency=on), ext4 on it, kvbench's rocksdb
 engine loads FILL of the file system's free space with 4 KiB values in
 sequential key order, then REWRITES times as many uniform random updates
-(one kvbench run on the same database); the throughput of each eighth of the updates (guest
-wall clock, from kvbench's progress lines) and the block device's GC
+(one kvbench run on the same database); the throughput of each REPORT_S of the updates
+(guest wall clock, kvbench --report-interval) and the block device's GC
 counters over the updates (statistics log before and after). RocksDB needs
 headroom for compaction (it may hold a level twice while merging), so the
 fill is FILL of the free space, not the paper's 80 % of the device.
@@ -34,6 +34,11 @@ FILL = 30           # percent of ext4's free space, in key + value bytes
 # one rewrite of 30 % the device may never need GC: the page says so.
 REWRITES = 1
 CHUNKS = 8
+# kvbench --report-interval: one interval of the update phase's throughput every REPORT_S
+# of the guest's clock, in its JSON (the phase lasts ~1.5 s: ~15 intervals). Earlier runs
+# sampled kvbench's progress lines (one every 2 s), which gave one sample: those records
+# are read by chunks_of() below
+REPORT_S = 0.1
 PAIR = 4096 + 16
 GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 64, "pages-per-block": 64}
 CRITERIA = {
@@ -48,8 +53,8 @@ TARGET = ("no foreground GC and no drastic drop for RocksDB on the block SSD und
 SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=64, "
          "pages-per-block=64 (256 MiB), command-set=nvm, latency=on; ext4; kvbench rocksdb "
          "engine, 16-byte keys, 4 KiB values: fill %d %% of the free space, then one uniform "
-         "update per key, %d time(s) over, throughput per eighth of the updates (%d chunks). "
-         % (FILL, REWRITES, CHUNKS))
+         "update per key, %d time(s) over, throughput per %g s of the updates (kvbench "
+         "--report-interval; whole intervals). " % (FILL, REWRITES, REPORT_S))
 SETUP += V.ROCKSDB_NOTE
 SCALE = ("paper: 80 %% of a 3.84 TB drive, rewritten once; here %d %% of ext4's free space on "
          "a 256 MiB device, rewritten %d time(s)" % (FILL, REWRITES))
@@ -67,11 +72,10 @@ def boots(scale):
         no_run=True))
     upd = ("K=$(sed 's/[^0-9]//g' /tmp/rp-keys.json); U=$((K * %d)); " % REWRITES + _sub(V.kb(
         "rocksdb", keep=True, no_load=True, keys="$K", ops="$U", key_size=16, value_size=4096,
-        mix="update=1", order="uniform")).replace("--progress off", "--progress on") +
-        " 2>/tmp/rp-progress.txt")
+        mix="update=1", order="uniform", report_interval=REPORT_S)) +
+        " 2>/tmp/rp-intervals.txt")
     cmds = [("mkfs", V.MKFS), ("load", load), ("keys", "cat /tmp/rp-keys.json"),
-            ("s0", V.BLK_STATS), ("update", upd), ("s1", V.BLK_STATS),
-            ("series", PROGRESS_JSON), ("umount", V.UMOUNT)]
+            ("s0", V.BLK_STATS), ("update", upd), ("s1", V.BLK_STATS), ("umount", V.UMOUNT)]
     props = {"preset": "pm983"}
     props.update(GEOMETRY)
     return [C.Boot(NAME, [C.Step("gc", cmds, fresh=False, meta={"chunks": CHUNKS})],
@@ -112,9 +116,18 @@ def chunks_of(samples, total, n):
 def measure(raw):
     keys = C.part(raw, NAME, "gc", "keys")
     x = V.engine_phase(C.part(raw, NAME, "gc", "update"), "run")
-    p = (raw.get(NAME) or {}).get("parts", {}).get("gc/series") or {}
-    samples = [(j["done"], j["rate"]) for j in p.get("jsons", []) if "done" in j]
-    ch = chunks_of(samples, x["ops"], CHUNKS) if x else []
+    ivs = (C.phase(C.part(raw, NAME, "gc", "update"), "run") or {}).get("intervals")
+    if ivs:
+        # whole intervals only: the phase's last one is cut short
+        full = [iv for iv in ivs if iv.get("ops") and
+                iv["end_s"] - iv["start_s"] >= 0.9 * REPORT_S]
+        ch = [{"chunk": i, "ops": iv["ops"], "ops_per_s": iv["ops_per_s"]}
+              for i, iv in enumerate(full)]
+        samples = [None] * len(full)
+    else:
+        p = (raw.get(NAME) or {}).get("parts", {}).get("gc/series") or {}
+        samples = [(j["done"], j["rate"]) for j in p.get("jsons", []) if "done" in j]
+        ch = chunks_of(samples, x["ops"], CHUNKS) if x else []
     a, b = V.blk_stats(raw, NAME, "gc", "s0"), V.blk_stats(raw, NAME, "gc", "s1")
     # a run with failed updates (kvbench's errors: e.g. ext4 out of space) is no
     # measurement of GC either
@@ -237,7 +250,8 @@ def plot(rec, figdir):
     ax.plot([c["chunk"] for c in ch], [c["ops_per_s"] for c in ch], marker="o",
             label="RocksDB updates (ours)")
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("update chunk (1/%d of the keys each)" % CHUNKS)
+    ax.set_xlabel("update chunk (kvbench --report-interval %g s; before: 1/%d of the keys)" % (
+        REPORT_S, CHUNKS))
     ax.set_ylabel("updates/s (guest wall clock)")
     ax.set_title("Fig. 6a: RocksDB on the block SSD (paper: no drastic drop, no GC)")
     C.legend_outside(ax)

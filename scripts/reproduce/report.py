@@ -148,6 +148,16 @@ def summary_counts(ex, order):
     out = ["", "Claims: " + V.counts_text(V.counts(claims), "claims") + ".", "",
            "Experiments: " + V.counts_text(V.counts(r.get("met") for r in rs), "experiments") +
            "."]
+    yes = [c for r in rs for c in r.get("claims", []) if c["holds"] is True]
+    if yes:
+        spanned = sum(1 for c in yes if c.get("can_fail") is True)
+        could = sum(1 for c in yes if c.get("can_fail") is not False)
+        out += ["", "Yes verdicts that could have come out otherwise: %d of %d%s; %d of them "
+                "record%s the span of values their measurement can take, which their criterion "
+                "does not wholly accept." % (
+                    could, len(yes), "" if could == len(yes) else " (the others rest on a "
+                    "counting rule or layout that fixes their number)", spanned,
+                    "s" if spanned == 1 else "")]
     bare = [n for n in order if n in ex and not ex[n].get("claims")]
     if bare:
         out += ["", "Without a claims table (their verdict is the experiment's own rule, not "
@@ -187,7 +197,8 @@ def seed_pinned(rec):
 
 def seed_line(order, ex):
     """The page's sentence on the key-hash seed: which records ran with it pinned."""
-    names = [n for n in order if n in ex]
+    host = [n for n in order if n in ex and ex[n].get("host")]
+    names = [n for n in order if n in ex and n not in host]
     pinned = [n for n in names if seed_pinned(ex[n])]
     line = ("Key-hash seed: %d of %d experiments ran with it pinned (hash-seed=%d on every "
             "device), so their index layouts and index cache hits and misses repeat from run "
@@ -197,6 +208,8 @@ def seed_line(order, ex):
         line += ("; %s ran with a secret seed drawn at every Format (the device's default), "
                  "whose index cache misses differ between runs (docs/reproduce.md, \"Same "
                  "answer twice\")" % ", ".join(rest))
+    if host:
+        line += "; %s ran on the host, with no device" % ", ".join(host)
     return line + "."
 
 

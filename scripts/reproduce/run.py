@@ -52,6 +52,9 @@ EXPERIMENTS = [
     "exp_char_fig7_block",
     "exp_char_cpu",
     "exp_char_traffic",
+    "exp_char_direct",
+    "exp_sdc_scaleup",
+    "exp_bandslim_wm",
 ]
 
 
@@ -181,12 +184,16 @@ def main():
         print("== [%d/%d] %s (%s): %d boot(s), %d step(s); started %s UTC" % (
             i + 1, len(names), n, m.FIGURE, len(boots), sum(len(b.steps) for b in boots),
             time.strftime("%H:%M:%S", time.gmtime(t0))), file=sys.stderr, flush=True)
+        host = getattr(m, "host_run", None)
         if a.dry_run:
+            if host:
+                host(rawdir, dry_run=True, log=sys.stdout)
             for b in boots:
                 C.run_boot(b, rawdir, dry_run=True, extra=extra, log=sys.stdout, icount=icount)
             continue
         if a.report_only:
-            raw = C.load_raw(rawdir, boots)
+            # an experiment without a guest (host_run) saves its raw record as a boot's
+            raw = m.load_host_raw(rawdir) if host else C.load_raw(rawdir, boots)
             if not raw:
                 rec = results["experiments"].get(n)
                 if rec:
@@ -203,14 +210,19 @@ def main():
             newest = max(os.path.getmtime(os.path.join(rawdir, b + ".json")) for b in raw)
             run_at = datetime.datetime.utcfromtimestamp(newest).strftime("%Y-%m-%d %H:%M")
             scale = run_scale if scale_given else prev.get("scale", run_scale)
+        elif host:
+            raw = host(rawdir)
+            run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), run_scale
         else:
             raw = run_boots(boots, rawdir, extra, icount, a.jobs)
             run_at, scale = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), run_scale
         rec = m.analyze(raw, scale)
+        if host:
+            rec["host"] = True
         rec.update(name=n, figure=m.FIGURE, paper=m.PAPER, target=m.TARGET, scale=scale,
                    run_at=run_at, commit=git_head(),
-                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + qemu_note() +
-                   icount_note(raw),
+                   setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + (
+                       "" if host else qemu_note() + icount_note(raw)),
                    scale_note=getattr(m, "SCALE", ""),
                    boots=[{"name": b.name, "props": b.props, "block_props": b.block_props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),

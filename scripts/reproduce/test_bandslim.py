@@ -263,6 +263,22 @@ class Dilation(unittest.TestCase):
             "fw-completion-ns": 200000, "preset": "cosmos", "packing": "all"})
 
 
+class MeasuredPhaseLength(unittest.TestCase):
+    def test_phase_spans_forty_programs(self):
+        """A 32 B Store's firmware floor is 4 us inline (fetch 2 + probe 1 + completion 1)
+        and 4.6 us by PRP (one DMA setup); 40 tPROG of 1 ms is then 10 000 and 8 696 Stores;
+        fig11's Piggy+Pack at 32 B measures 10 000 at the page's scale 0.1 (120 before, a
+        phase shorter than one program), fig4's 4 KiB point 8 696 (80 before)."""
+        import exp_bandslim_fig11 as F11
+        self.assertEqual((B.store_floor_us(32, 1), B.store_floor_us(32, 0)), (4.0, 4.6))
+        self.assertEqual(B.store_floor_us(8192, 0), 5.2)
+        self.assertEqual(B.store_floor_us(64, 2), 7.0)
+        self.assertEqual((B.device_bound_ops(4.0), B.device_bound_ops(4.6)), (10000, 8696))
+        self.assertEqual(F11.rt_step("piggy+pack", "inline", 32, 0.1).meta["ops"], 10000)
+        w = {s.name: s.meta["ops"] for s in F4.boots(0.1)[1].steps}
+        self.assertEqual((w["w-4096"], w["w-8192"]), (8696, 7693))
+
+
 class Fig4(unittest.TestCase):
     def test_waf_mirrors_taf(self):
         """Block packing: 4 values per 16 KiB page below 4 KiB, 2 per page at 4 KiB (the header

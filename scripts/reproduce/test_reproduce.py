@@ -469,6 +469,25 @@ class KVBlockVerdicts(unittest.TestCase):
         self.assertEqual(cl[0]["holds"], False)
         self.assertEqual(cl[0]["ours"], "4 stalls (8.0 % of device time)")
 
+    def test_fig6a_chunks_from_report_intervals(self):
+        """kvbench --report-interval 0.1: five whole intervals and a cut last one (0.04 s)
+        -> five chunks, the cut one left out; the slowest (200 ops/s) is 0.2x the median
+        1000: no, a measured claim (samples 5)."""
+        ivs = [{"start_s": 0.1 * i, "end_s": 0.1 * (i + 1), "ops": 100.0, "ops_per_s": 1000.0}
+               for i in range(5)]
+        ivs[2].update(ops=20.0, ops_per_s=200.0)
+        ivs.append({"start_s": 0.5, "end_s": 0.54, "ops": 4.0, "ops_per_s": 100.0})
+        bench = {"phases": [{"phase": "run", "ops": 424, "ops_per_s": 800.0, "elapsed_s": 0.54,
+                             "errors": 0, "mismatches": 0, "intervals": ivs}]}
+        raw = {X6A.NAME: {"parts": {"gc/update": {"rc": 0, "json": bench}}}}
+        m = X6A.measure(raw)
+        self.assertEqual([c["ops_per_s"] for c in m["chunks"]],
+                         [1000.0, 1000.0, 200.0, 1000.0, 1000.0])
+        self.assertEqual(m["samples"], 5)
+        cl = X6A.judge(m)
+        self.assertEqual((cl[1]["holds"], cl[1]["ours"]), (False, "slowest chunk 0.20x the median"))
+        self.assertNotIn("construction", cl[1])
+
     def test_fig5a(self):
         """A 25 % dip at 25 KiB: no; KV/block 4 KiB 0.5x reads: yes, 0.6x writes: partly."""
         curve = {str(k): {"mb_per_s": 100.0} for k in X5A.SIZES_KIB}
@@ -831,6 +850,31 @@ class KVBlockCommands(unittest.TestCase):
                          "every device), so their index layouts and index cache hits and misses "
                          "repeat from run to run.")
 
+    def test_seed_line_leaves_out_host_experiments(self):
+        """A record that ran on the host (run.py sets "host" for a module with host_run)
+        is neither pinned nor secret: the sentence counts the others and names it apart."""
+        import report
+        ex = {"a": {"boots": [{"props": {"hash-seed": 7}}]}, "h": {"host": True, "boots": []}}
+        self.assertEqual(report.seed_line(["a", "h"], ex),
+                         "Key-hash seed: 1 of 1 experiments ran with it pinned (hash-seed=7 on "
+                         "every device), so their index layouts and index cache hits and misses "
+                         "repeat from run to run; h ran on the host, with no device.")
+
+    def test_bandslim_wm_counts_the_share_under_35_bytes(self):
+        """kvbench sizes' counts [[10, 5], [34, 2], [35, 1], [1021, 2]]: 7 of 10 under 35 B
+        (70.0 %, yes), 8 at most 35 B, the largest 1021 B (by construction)."""
+        import exp_bandslim_wm as WM
+        raw = {WM.NAME: {"parts": {"sizes/counts": {"rc": 0, "json": {
+            "draws": 10, "value_size": "mixgraph:max=1024",
+            "counts": [[10, 5], [34, 2], [35, 1], [1021, 2]]}}}}}
+        m = WM.measure(raw)
+        self.assertEqual((m["under35_pct"], m["at_most35_pct"], m["max"], m["median"]),
+                         (70.0, 80.0, 1021, 10))
+        cl = WM.judge(m)
+        self.assertEqual([c["holds"] for c in cl], [True, VD.BY_CONSTRUCTION])
+        self.assertTrue(cl[0]["can_fail"])
+        self.assertEqual(WM.judge(WM.measure({}))[0]["holds"], None)
+
     def test_fig3_halves_hold_completions(self):
         """char-fig3's KV half and its block half both run latency=on (a completion at its
         simulated time: QD-1 latencies without the backlog of a guest faster than the
@@ -944,11 +988,11 @@ class YesCouldBeNo(unittest.TestCase):
                     "piggy+pack": {"32": {"us_per_store": pp, "device_bound": True},
                                    "128": {"us_per_store": 8.65, "device_bound": True}}}
         cl = F11.rejudge({"series": pages, "response": rt(2.73)})
-        self.assertEqual([c["holds"] for c in cl], [True, False, None, None])
+        self.assertEqual([c["holds"] for c in cl], [True, False, None, None, None])
         self.assertTrue(cl[2]["note"].startswith("not judged: Piggy+Pack's 2.73 us per Store "
                                                  "at 32 B is below the firmware model's floor"))
         cl = F11.rejudge({"series": pages, "response": rt(4.5)})
-        self.assertEqual([c["holds"] for c in cl], [True, False, False, True])
+        self.assertEqual([c["holds"] for c in cl], [True, False, False, True, None])
 
     def test_fig10_and_fig12_two_sided_criteria(self):
         """Adaptive 1.032x Piggyback on W(M): no (1.09-1.15; partly 1.06-1.24), was yes;
@@ -993,6 +1037,53 @@ class YesCouldBeNo(unittest.TestCase):
         run.rejudge(M, rec)
         self.assertEqual(rec["ours"], "0 of 1 measured claims hold, 1 partly (re-judged) "
                          "(guest wall clock)")
+
+    def test_summary_counts_the_yes_that_could_be_no(self):
+        """Three yes claims: one records a span its criterion rejects part of, one records
+        none, one is fixed by a rule (can_fail false): 2 of 3 could have come out otherwise,
+        1 records its span."""
+        import report
+        ex = {"a": {"met": True, "claims": [
+            dict(VD.claim("x", "1", "1", "c", True), can_fail=True),
+            VD.claim("y", "1", "1", "c", True),
+            dict(VD.claim("z", "1", "1", "c", True), can_fail=False)]}}
+        self.assertIn("Yes verdicts that could have come out otherwise: 2 of 3 (the others rest "
+                      "on a counting rule or layout that fixes their number); 1 of them records "
+                      "the span of values their measurement can take, which their criterion "
+                      "does not wholly accept.", report.summary_counts(ex, ["a"]))
+
+    def test_char_direct_ratios_and_bands(self):
+        """KV Store 25 / Retrieve 100 us against block random 10 / 60 us: insert 2.50x (yes,
+        2-3.12x), retrieve 1.67x (yes, 1.36-2.12x); block sequential reads 59 of 60 us is
+        0.98x (partly: faster, outside 0.727-0.88x), sequential writes 12 of 10 us 1.2x (no:
+        slower)."""
+        import exp_char_direct as XD
+        m = {"kv_write_us": 25.0, "kv_read_us": 100.0, "blk_random_write_us": 10.0,
+             "blk_random_read_us": 60.0, "blk_sequential_write_us": 12.0,
+             "blk_sequential_read_us": 59.0}
+        cl = XD.judge(m)
+        self.assertEqual([c["ours"] for c in cl], ["1.67x", "2.50x", "0.98x", "1.20x"])
+        self.assertEqual([c["holds"] for c in cl], [True, True, "partly", False])
+        self.assertTrue(all(c["can_fail"] for c in cl))
+        self.assertEqual([c["holds"] for c in XD.judge({})], [None] * 4)
+
+    def test_sdc_scaleup_per_round_ratios(self):
+        """KV 1000 PUTs/s and 10 us CPU per PUT against RocksDB 100 and 60 PUTs/s, 200 and
+        300 us: random-key ratios 10x and 16.7x (yes in both rounds, 7.5-30x), CPU 20x and
+        30x (yes, 14.8-59.2x); sequential PUTs 5x then 1.5x: yes then partly, a flip, so
+        not measured; sequential CPU 5x in both (partly: below 7-28x, KV still cheaper)."""
+        import exp_sdc_scaleup as SU
+        kv = [{"wall_ops_per_s": 1000.0, "cpu_us_per_op": 10.0}] * 2
+        pts = {"kvssd": {"random": kv, "sequential": kv},
+               "rocksdb": {"random": [{"wall_ops_per_s": 100.0, "cpu_us_per_op": 200.0},
+                                      {"wall_ops_per_s": 60.0, "cpu_us_per_op": 300.0}],
+                           "sequential": [{"wall_ops_per_s": 200.0, "cpu_us_per_op": 50.0},
+                                          {"wall_ops_per_s": 666.7, "cpu_us_per_op": 50.0}]}}
+        cl = SU.judge(pts)
+        self.assertEqual([c["holds"] for c in cl], [True, None, True, "partly"])
+        self.assertIn("verdict flips between rounds (yes, partly)", cl[1]["note"])
+        self.assertEqual(round(SU.CPU_RANDOM, 1), 29.6)
+        self.assertEqual(round(SU.CPU_SEQUENTIAL, 1), 14.0)
 
     def test_page_has_no_yes_that_could_not_be_no(self):
         """Every yes on docs/results.json could have come out otherwise: the record's claim

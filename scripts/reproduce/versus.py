@@ -207,17 +207,19 @@ def fio(rw, bs, qd, size, io_size=None, offset=0, rwmix=None, repeats=False, nam
         "'--filename=$KVSSD_BLOCK_DEVICE'", '"--filename=$KVSSD_BLOCK_DEVICE"')
 
 
-def fio_write_read(bs, qd, size, offset=0):
+def fio_write_read(bs, qd, size, offset=0, seq=False):
     """One fio run of two jobs, one after the other (stonewall): bs-sized
     writes at random offsets covering [offset, offset + size) once, then
-    reads of the same blocks in another random order. One fio start instead
+    reads of the same blocks in another random order (seq: both in LBA
+    order). One fio start instead
     of two (a fio start costs seconds of emulated loading under TCG); the
     statistics log keeps writes and reads apart (its store and retrieve
     rows), so one reset before and one read after serve both."""
     g = ["fio", "--filename=" + BLK, "--direct=1", "--ioengine=io_uring", "--bs=%d" % bs,
          "--iodepth=%d" % qd, "--size=%d" % size, "--offset=%d" % offset, "--randrepeat=1",
          "--output-format=json"]
-    a = g + ["--name=w", "--rw=randwrite", "--name=r", "--stonewall", "--rw=randread"]
+    w, r = ("write", "read") if seq else ("randwrite", "randread")
+    a = g + ["--name=w", "--rw=" + w, "--name=r", "--stonewall", "--rw=" + r]
     return _unquote_vars(" ".join(shlex.quote(x) for x in a)).replace(
         "'--filename=$KVSSD_BLOCK_DEVICE'", '"--filename=$KVSSD_BLOCK_DEVICE"')
 

@@ -160,6 +160,35 @@ static void test_mixgraph(void)
     CU_ASSERT_TRUE(under35 > 67000 && under35 < 71000);
 }
 
+/*
+ * kb_size_counts (kvbench sizes): fixed:32 puts all 1000 draws at 32; weighted 8:1,16:1
+ * splits 1000 draws between 8 and 16 only, as the same seed's kb_size_draw stream does;
+ * a count array no longer than the largest size, or more than KB_SIZE_DRAWS_MAX draws,
+ * is refused.
+ */
+static void test_size_counts(void)
+{
+    struct kb_size_dist d;
+    struct kb_rng r;
+    static uint64_t counts[33];
+    size_dist("32", 0, KVSSD_VALUE_MAX, "value size", &d);
+    CU_ASSERT_EQUAL(kb_size_counts(&d, 7, 1000, counts, 33), 0);
+    CU_ASSERT_EQUAL(counts[32], 1000);
+    CU_ASSERT_EQUAL(counts[31], 0);
+    CU_ASSERT_EQUAL(kb_size_counts(&d, 7, 1000, counts, 32), -1);
+    CU_ASSERT_EQUAL(kb_size_counts(&d, 7, KB_SIZE_DRAWS_MAX + 1, counts, 33), -1);
+    size_dist("weighted:8:1,16:1", 0, KVSSD_VALUE_MAX, "value size", &d);
+    CU_ASSERT_EQUAL(kb_size_counts(&d, 7, 1000, counts, 33), 0);
+    uint64_t eights = 0;
+    kb_rng_seed(&r, 7);
+    for (int i = 0; i < 1000; i++) {
+        eights += kb_size_draw(&d, &r) == 8;
+    }
+    CU_ASSERT_EQUAL(counts[8], eights);
+    CU_ASSERT_EQUAL(counts[8] + counts[16], 1000);
+    CU_ASSERT_TRUE(counts[8] > 400 && counts[8] < 600);
+}
+
 /* Zipfian(0.99) over 1000 items: item 0 takes ~1/zeta(1000) of the draws, and rank order holds. */
 static void test_zipfian(void)
 {
@@ -602,6 +631,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(size_uniform_draws),
     TAP_TEST(size_weighted_draws),
     TAP_TEST(mixgraph),
+    TAP_TEST(size_counts),
     TAP_TEST(zipfian),
     TAP_TEST(permutation),
     TAP_TEST(key_encode),
