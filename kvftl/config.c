@@ -37,6 +37,10 @@ const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1] = {
     [KVFTL_CMDSET_NVM] = "nvm",
 };
 
+const char *const kvftl_index_names[KVFTL_INDEX_HASH + 1] = {
+    [KVFTL_INDEX_HASH] = "hash",
+};
+
 /* ---- the table, as data ---- */
 
 #define TUNABLE_VALUE_U32(v) ((uint64_t)(v))

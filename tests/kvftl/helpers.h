@@ -161,10 +161,10 @@ static inline struct kvftl_stats stats(struct kvftl *f)
 static inline uint64_t addr_of(struct kvftl *f, const char *key)
 {
     uint64_t loc, now = 0;
-    struct index_pos pos;
+    struct kv_index_pos pos;
     uint32_t kb = (uint32_t)strlen(key);
-    uint64_t h = index_hash(&f->idx, key, kb);
-    if (!index_find(&f->idx, h, key, kb, &loc, &pos, &now) || loc_tombstone(loc)) {
+    uint64_t h = kv_index_hash(&f->index, key, kb);
+    if (!kv_index_find(&f->index, h, key, kb, &loc, &pos, &now) || loc_tombstone(loc)) {
         return UINT64_MAX;
     }
     return loc_addr(loc);
@@ -318,7 +318,7 @@ static inline void store_colliding_keys(struct kvftl *f, char (*keys)[17], uint3
                                         uint8_t refused_fill)
 {
     colliding_keys(KNOWN_SEED, 10, 218, keys);
-    index_set_seed_for_test(&f->idx, KNOWN_SEED);
+    index_set_seed_for_test(&f->index.hash.idx, KNOWN_SEED);
     for (int i = 0; i < 217; i++) {
         CU_ASSERT_EQUAL_FATAL(put(f, keys[i], value_bytes, (uint8_t)i, false), 0);
     }
