@@ -22,6 +22,7 @@
 #include "block_recovery.h"
 #include "index.h"
 #include "index_cache.h"
+#include "kv_index.h"
 #include "nand.h"
 #include "page_map.h"
 #include "refuse.h"
@@ -62,6 +63,9 @@ struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl)
     w->valid = g_new0(uint64_t, ftl->nand.geo.stripes);
     if (ftl->nvm) {
         w->newest = g_new0(uint64_t, ftl->pmap.units ? ftl->pmap.units : 1);
+    } else {
+        uint64_t now = ftl->now_max_ns; /* the walk reads the index pages: nothing may be pending */
+        kv_index_settle(&ftl->index, &now);
     }
     return w;
 }

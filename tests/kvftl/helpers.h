@@ -23,6 +23,23 @@
 #include "kvftl_small.h"
 #include "tap_cunit.h"
 
+/*
+ * test_index_design() - the index design KVFTL_TEST_INDEX names (hash if
+ * unset): meson runs the suites that are not about one design's internals
+ * once per design (tests/kvftl/meson.build). A test about the hash design's
+ * internals sets .index = KVFTL_INDEX_HASH itself.
+ */
+static inline enum kvftl_index test_index_design(void)
+{
+    const char *design = getenv("KVFTL_TEST_INDEX");
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+        if (strcmp(design, kvftl_index_names[d]) == 0) {
+            return (enum kvftl_index)d;
+        }
+    }
+    return KVFTL_INDEX_HASH;
+}
+
 static inline struct kvftl_config small_config(void)
 {
     struct kvftl_config c;
@@ -36,6 +53,7 @@ static inline struct kvftl_config small_config(void)
     c.index_dram_bytes = 1 << 20;
     c.gc_high_watermark_blocks = 3;
     c.gc_low_watermark_blocks = 2;
+    c.index = test_index_design();
     return c;
 }
 

@@ -89,6 +89,7 @@ static uint64_t three_pages_hash(uint64_t n)
 static struct kvftl *three_pages(bool bloom)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the hash design's pages and filter */
     c.index_page_bytes = 4096;
     c.bloom = bloom;
     c.max_keys = 1000;

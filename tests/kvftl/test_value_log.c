@@ -146,6 +146,7 @@ static void test_page_spanning_blob(void)
 static void test_record_view_on_key_check(void)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the hash design's find_record() */
     c.hash_seed = 7;
     struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
     struct kvftl *dev[2] = {a, b};

@@ -23,6 +23,7 @@
 #include <kvftl/kvftl.h>
 
 #include "hash_index.h"
+#include "pm983_index.h"
 
 struct kv_index;
 struct space;
@@ -96,6 +97,8 @@ struct kv_index_ops {
                  uint32_t *n, uint64_t *last, uint64_t *now_ns);
     /* Before a checkpoint: write every dirty index page back. 0, or -1. */
     int (*write_back)(struct kv_index *ix, uint64_t *now_ns);
+    /* Before a walk of the whole index (kvftl_check()): apply what is pending in DRAM. */
+    void (*settle)(struct kv_index *ix, uint64_t *now_ns);
     /* After a checkpoint's install or a crash scan: rebuild what DRAM derives (filters). */
     void (*rebuilt)(struct kv_index *ix);
     uint64_t (*nand_bytes)(const struct kv_index *ix); /* NAND bytes of its live pages */
@@ -107,7 +110,8 @@ struct kv_index_ops {
 struct kv_index {
     enum kvftl_index design;
     const struct kv_index_ops *ops;
-    struct hash_index hash; /* KVFTL_INDEX_HASH */
+    struct hash_index hash; /* KVFTL_INDEX_HASH; pm983's global index */
+    struct pm983_local pm983; /* KVFTL_INDEX_PM983: the local index */
 };
 
 /* kv_index_init() - the design @cfg->index names (checked by kvftl_config_check()). */
@@ -197,6 +201,11 @@ static inline void kv_index_walk(struct kv_index *ix, uint64_t from,
 static inline int kv_index_write_back(struct kv_index *ix, uint64_t *now_ns)
 {
     return ix->ops->write_back(ix, now_ns);
+}
+
+static inline void kv_index_settle(struct kv_index *ix, uint64_t *now_ns)
+{
+    ix->ops->settle(ix, now_ns);
 }
 
 static inline void kv_index_rebuilt(struct kv_index *ix)

@@ -190,6 +190,12 @@ static int hash_write_back(struct kv_index *ix, uint64_t *now_ns)
     return index_cache_write_back(idx_of(ix), now_ns);
 }
 
+static void hash_settle(struct kv_index *ix, uint64_t *now_ns)
+{
+    (void)ix; /* nothing pending: every change is in the index pages */
+    (void)now_ns;
+}
+
 /* The Bloom filter again from every live key of every index page (a mount). */
 static void hash_rebuilt(struct kv_index *ix)
 {
@@ -246,6 +252,7 @@ const struct kv_index_ops hash_index_ops = {
     .page_relocate = hash_page_relocate,
     .walk = hash_walk,
     .write_back = hash_write_back,
+    .settle = hash_settle,
     .rebuilt = hash_rebuilt,
     .nand_bytes = hash_nand_bytes,
     .host_bytes = hash_host_bytes,
