@@ -22,6 +22,7 @@
 #include "block_recovery.h"
 #include "index.h"
 #include "index_cache.h"
+#include "kv_index.h"
 #include "nand.h"
 #include "page_map.h"
 #include "refuse.h"
@@ -62,6 +63,9 @@ struct kvftl_check_walk *kvftl_check_begin(struct kvftl *ftl)
     w->valid = g_new0(uint64_t, ftl->nand.geo.stripes);
     if (ftl->nvm) {
         w->newest = g_new0(uint64_t, ftl->pmap.units ? ftl->pmap.units : 1);
+    } else {
+        uint64_t now = ftl->now_max_ns; /* the walk reads the index pages: nothing may be pending */
+        kv_index_settle(&ftl->index, &now);
     }
     return w;
 }
@@ -90,7 +94,7 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
                        const struct index_entry *e, char *err, size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->idx;
+    const struct index *ix = &ftl->index.hash.idx;
     uint64_t first, last;
 
     if (index_page_of(ix, e->hash, &first, &last) != p) {
@@ -153,14 +157,14 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     const struct live_gauges *g = &ftl->vl.live;
     if (w->live.keys != g->keys || w->live.user_bytes != g->user_bytes ||
         w->live.nand_bytes != g->nand_bytes || w->live.tombstone_bytes != g->tombstone_bytes ||
-        w->index_bytes != ftl->idx.nand_bytes) {
+        w->index_bytes != ftl->index.hash.idx.nand_bytes) {
         BAD("gauges disagree with the index: keys %llu/%llu, user bytes %llu/%llu, nand bytes "
             "%llu/%llu, tombstone bytes %llu/%llu, index bytes %llu/%llu",
             (unsigned long long)g->keys, (unsigned long long)w->live.keys,
             (unsigned long long)g->user_bytes, (unsigned long long)w->live.user_bytes,
             (unsigned long long)g->nand_bytes, (unsigned long long)w->live.nand_bytes,
             (unsigned long long)g->tombstone_bytes, (unsigned long long)w->live.tombstone_bytes,
-            (unsigned long long)ftl->idx.nand_bytes, (unsigned long long)w->index_bytes);
+            (unsigned long long)ftl->index.hash.idx.nand_bytes, (unsigned long long)w->index_bytes);
     }
     return 0;
 }
@@ -397,12 +401,12 @@ int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max
         return nvm_check_step(ftl, w, max_bytes, err, err_len);
     }
     const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->idx;
+    const struct index *ix = &ftl->index.hash.idx;
     uint64_t spent = 0;
 
     while (w->page < ix->npages) {
         uint32_t p = w->page;
-        const uint8_t *mem = index_page_peek(&ftl->idx, p);
+        const uint8_t *mem = index_page_peek(&ftl->index.hash.idx, p);
         if (!mem) {
             BAD("index page %u is neither cached nor in NAND", p);
         }

@@ -37,6 +37,11 @@ const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1] = {
     [KVFTL_CMDSET_NVM] = "nvm",
 };
 
+const char *const kvftl_index_names[KVFTL_INDEX_PM983 + 1] = {
+    [KVFTL_INDEX_HASH] = "hash",
+    [KVFTL_INDEX_PM983] = "pm983",
+};
+
 /* ---- the table, as data ---- */
 
 #define TUNABLE_VALUE_U32(v) ((uint64_t)(v))

@@ -3,14 +3,19 @@
 #include "fw_time.h"
 
 #include "ftl.h"
-#include "index.h"
+#include "kv_index.h"
 #include "page_map.h"
 #include "value_log.h"
 
 /* Index pages searched (kv) or map entries looked up (nvm) so far, GC's included. */
 static uint64_t probes_so_far(const struct kvftl *ftl)
 {
-    return ftl->nvm ? ftl->pmap.hits + ftl->pmap.misses : ftl->idx.hits + ftl->idx.misses;
+    if (ftl->nvm) {
+        return ftl->pmap.hits + ftl->pmap.misses;
+    }
+    struct kv_index_counters ic;
+    kv_index_counters(&ftl->index, &ic);
+    return ic.cache_hits + ic.cache_misses;
 }
 
 void fw_cmd_begin_work(struct kvftl *ftl, struct fw_cmd *c, uint32_t inline_xfers, uint64_t *now_ns)

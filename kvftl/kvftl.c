@@ -9,11 +9,9 @@
 
 #include <kvftl/block.h>
 
-#include "bloom.h"
 #include "fw_time.h"
 #include "gc.h"
-#include "index.h"
-#include "index_cache.h"
+#include "kv_index.h"
 #include "nand.h"
 #include "page_map.h"
 #include "recovery.h"
@@ -69,7 +67,7 @@ static void config_derive(struct kvftl_config *c, uint64_t capacity_bytes)
 
 void kvftl_set_hash_for_test(struct kvftl *ftl, index_hash_fn fn)
 {
-    ftl->idx.hash = fn; /* NULL: the seeded XXH3 again */
+    ftl->index.hash.idx.hash = fn; /* NULL: the seeded XXH3 again */
 }
 
 void ftl_reset_state(struct kvftl *ftl)
@@ -81,10 +79,7 @@ void ftl_reset_state(struct kvftl *ftl)
     }
     ftl->vl.live = (struct live_gauges){0};
     memset(ftl->iters, 0, sizeof(ftl->iters));
-    index_reset(&ftl->idx);
-    if (ftl->bloom_on) {
-        bloom_clear(&ftl->bloom);
-    }
+    kv_index_reset(&ftl->index);
 }
 
 /*
@@ -96,8 +91,8 @@ static bool kv_blob_live(void *ctx, const struct blob_header *h, const uint8_t *
                          uint64_t *now_ns)
 {
     struct kvftl *ftl = ctx;
-    uint64_t hash = index_hash(&ftl->idx, key, h->key_bytes);
-    return index_find_loc(&ftl->idx, hash, loc, &ftl->gc_pos, now_ns);
+    uint64_t hash = kv_index_hash(&ftl->index, key, h->key_bytes);
+    return kv_index_find_loc(&ftl->index, hash, loc, &ftl->gc_pos, now_ns);
 }
 
 static void kv_relocate(void *ctx, uint64_t old_loc, uint64_t new_loc, uint64_t *now_ns)
@@ -105,21 +100,16 @@ static void kv_relocate(void *ctx, uint64_t old_loc, uint64_t new_loc, uint64_t 
     struct kvftl *ftl = ctx;
     (void)old_loc; /* gc_pos holds its entry, found by kv_blob_live() */
     if (new_loc) {
-        index_set(&ftl->idx, &ftl->gc_pos, new_loc, now_ns);
+        kv_index_set(&ftl->index, &ftl->gc_pos, new_loc, now_ns);
     } else {
-        index_remove(&ftl->idx, &ftl->gc_pos, now_ns);
+        kv_index_remove(&ftl->index, &ftl->gc_pos, now_ns);
     }
 }
 
 static int kv_page_relocate(void *ctx, uint64_t ppn, uint32_t tag, uint64_t *now_ns)
 {
     struct kvftl *ftl = ctx;
-    struct index *ix = &ftl->idx;
-    if (tag >= ix->npages || ix->page_ppn[tag] != ppn) {
-        return 0; /* an older copy of the page */
-    }
-    *now_ns = nand_read(&ftl->nand, ppn, ix->page_bytes, *now_ns);
-    return index_page_write(ix, tag, nand_page_ptr(&ftl->nand, ppn), now_ns) == 0 ? 1 : -1;
+    return kv_index_page_relocate(&ftl->index, ppn, tag, now_ns);
 }
 
 static void ftl_free(struct kvftl *ftl);
@@ -164,16 +154,6 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
         return NULL;
     }
 
-    /* DRAM budget: the Bloom filter first (at most 1/8 of it), index pages in the rest */
-    uint64_t bloom_b = 0;
-    ftl->bloom_on = ftl->cfg.bloom && !ftl->nvm; /* no keys to filter on nvm */
-    if (ftl->bloom_on) {
-        bloom_b = ftl->cfg.max_keys * ftl->cfg.bloom_bits_per_key / 8;
-        uint64_t cap = ftl->cfg.index_dram_bytes / 8;
-        bloom_b = bloom_b > cap ? cap : bloom_b;
-        bloom_b = bloom_b < 64 ? 64 : bloom_b & ~63ull;
-        bloom_init(&ftl->bloom, bloom_b, ftl->cfg.bloom_bits_per_key);
-    }
     space_init(&ftl->space, &ftl->nand, ftl->cfg.buffer_entries, ftl->cfg.plp);
     ftl->gc_owner = (struct gc_owner){
         .ctx = ftl,
@@ -188,12 +168,10 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
      * is the page map, and it registers itself as GC's owner instead.
      */
     vlog_init(&ftl->vl, &ftl->space, &ftl->cfg);
-    index_init(&ftl->idx, &ftl->space, &ftl->vl, &ftl->cfg);
+    kv_index_init(&ftl->index, &ftl->space, &ftl->vl, &ftl->cfg);
     if (ftl->nvm) {
         blockftl_open(ftl);
     }
-    uint64_t frames = (ftl->cfg.index_dram_bytes - bloom_b) / ftl->cfg.index_page_bytes;
-    ftl->idx.frames_max = frames > UINT32_MAX ? UINT32_MAX : (uint32_t)(frames < 2 ? 2 : frames);
     ftl_reset_state(ftl);
 
     if (ftl->cfg.image_path && ftl->nand.file_existed) {
@@ -213,12 +191,9 @@ static void ftl_free(struct kvftl *ftl)
     if (ftl->nvm) {
         blockftl_free(ftl);
     }
-    index_fini(&ftl->idx);
+    kv_index_fini(&ftl->index);
     vlog_fini(&ftl->vl);
     space_fini(&ftl->space);
-    if (ftl->bloom_on) {
-        bloom_fini(&ftl->bloom);
-    }
     nand_fini(&ftl->nand);
     g_free(ftl->iter_value);
     g_free((char *)ftl->cfg.image_path);
@@ -336,11 +311,8 @@ static uint64_t store_hint(struct kvftl *ftl, const struct kvftl_store_req *req)
     if (ftl->nvm || !ftl_powered(ftl) || !key_ok(req->key, req->key_bytes)) {
         return 0;
     }
-    uint64_t hash = index_hash(&ftl->idx, req->key, req->key_bytes);
-    index_prefetch_for_update(&ftl->idx, hash);
-    if (ftl->bloom_on) {
-        bloom_prefetch(&ftl->bloom, hash);
-    }
+    uint64_t hash = kv_index_hash(&ftl->index, req->key, req->key_bytes);
+    kv_index_prefetch(&ftl->index, hash, true);
     return hash;
 }
 
@@ -362,7 +334,7 @@ static enum kvftl_status store_admit(const struct kvftl *ftl, const struct kvftl
     uint64_t occ = vlog_occupied(&ftl->vl, len);
     uint64_t old_occ = oldloc ? vlog_occupied(&ftl->vl, loc_len(oldloc)) : 0;
     /* tombstones are not user data: they live in the reserve until GC drops them */
-    uint64_t used = ftl->vl.live.nand_bytes + ftl->idx.nand_bytes;
+    uint64_t used = ftl->vl.live.nand_bytes + kv_index_nand_bytes(&ftl->index);
     if (used + occ - old_occ > ftl->capacity_bytes ||
         (!live && ftl->vl.live.keys >= ftl->cfg.max_keys)) {
         return KVFTL_CAPACITY_EXCEEDED;
@@ -403,8 +375,8 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
     gc_before_write(ftl, &now);
 
     uint64_t oldloc = 0;
-    struct index_pos pos;
-    bool found = index_find(&ftl->idx, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
+    struct kv_index_pos pos;
+    bool found = kv_index_find(&ftl->index, hash, req->key, req->key_bytes, &oldloc, &pos, &now);
     bool live = found && !loc_tombstone(oldloc);
     if (!found) {
         oldloc = 0;
@@ -420,7 +392,7 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
      * log. A refused Store must leave nothing there, or a crash scan would
      * find the blob and bring back a key whose Store failed.
      */
-    if (!found && index_reserve(&ftl->idx, hash, &now) != 0) {
+    if (!found && kv_index_reserve(&ftl->index, hash, &now) != 0) {
         /* an index page that could not be written back (the image is full) is no capacity limit */
         cpl->status = nand_writable(&ftl->nand) ? KVFTL_CAPACITY_EXCEEDED : KVFTL_INTERNAL_ERROR;
         fw_cmd_finish(ftl, KVFTL_OP_STORE, req->arrival_ns, now, &fc, dma, cpl);
@@ -446,14 +418,11 @@ static void store(struct kvftl *ftl, const struct kvftl_store_req *req, uint64_t
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + req->key_bytes + req->value_bytes,
                                false);
     if (found) {
-        index_set(&ftl->idx, &pos, newloc, &now);
+        kv_index_set(&ftl->index, &pos, newloc, &now);
     } else {
-        index_add(&ftl->idx, hash, newloc, &now); /* room reserved before the append */
+        kv_index_add(&ftl->index, hash, newloc, &now); /* room reserved before the append */
     }
     vlog_account_replace(&ftl->vl, oldloc, newloc, h.seq);
-    if (ftl->bloom_on) {
-        bloom_add(&ftl->bloom, hash);
-    }
     ftl->st.stores++;
     ftl->st.user_bytes_written += req->key_bytes + req->value_bytes;
     ftl->st.host_bytes_in_inline += req->inline_bytes;
@@ -507,30 +476,27 @@ void kvftl_store_batch(struct kvftl *ftl, const struct kvftl_store_req *reqs,
 }
 
 /*
- * Find a live key; false = absent (Bloom or index or tombstone). @record:
- * NULL, or where index_find_record() returns the found blob's bytes.
+ * Find a live key; false = absent (filter or index or tombstone). @record:
+ * NULL, or where kv_index_lookup() returns the found blob's bytes.
  */
 static bool lookup_live_hashed(struct kvftl *ftl, uint64_t hash, const void *key,
-                               uint32_t key_bytes, uint64_t *loc, struct index_pos *pos,
+                               uint32_t key_bytes, uint64_t *loc, struct kv_index_pos *pos,
                                uint64_t *now, const uint8_t **record)
 {
-    /*
-     * A cached index page answers absence without flash reads by itself; the
-     * Bloom filter is consulted when the page would have to be read from NAND.
-     */
-    if (ftl->bloom_on && !index_page_cached(&ftl->idx, hash) && !bloom_maybe(&ftl->bloom, hash)) {
+    bool filtered = false;
+    bool found = kv_index_lookup(&ftl->index, hash, key, key_bytes, loc, pos, now, record,
+                                 &filtered);
+    if (filtered) {
         ftl->st.bloom_negatives++;
-        return false;
     }
-    return index_find_record(&ftl->idx, hash, key, key_bytes, loc, pos, now, record) &&
-           !loc_tombstone(*loc);
+    return found && !loc_tombstone(*loc);
 }
 
 static bool lookup_live(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_t *loc,
-                        struct index_pos *pos, uint64_t *now)
+                        struct kv_index_pos *pos, uint64_t *now)
 {
-    return lookup_live_hashed(ftl, index_hash(&ftl->idx, key, key_bytes), key, key_bytes, loc, pos,
-                              now, NULL);
+    return lookup_live_hashed(ftl, kv_index_hash(&ftl->index, key, key_bytes), key, key_bytes, loc,
+                              pos, now, NULL);
 }
 
 /* kvftl_retrieve() with the key's hash already computed (or 0: compute it). */
@@ -549,11 +515,11 @@ static void retrieve(struct kvftl *ftl, const void *key, uint32_t key_bytes, uin
         return;
     }
     if (!hash) {
-        hash = index_hash(&ftl->idx, key, key_bytes);
-        index_prefetch(&ftl->idx, hash); /* a batch hinted it a window ago */
+        hash = kv_index_hash(&ftl->index, key, key_bytes);
+        kv_index_prefetch(&ftl->index, hash, false); /* a batch hinted it a window ago */
     }
     uint64_t loc;
-    struct index_pos pos;
+    struct kv_index_pos pos;
     const uint8_t *record;
     if (!lookup_live_hashed(ftl, hash, key, key_bytes, &loc, &pos, &now, &record)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
@@ -625,8 +591,8 @@ static void batch_hash(struct kvftl *ftl, const struct kvftl_retrieve_req *r, si
     for (size_t i = 0; i < w; i++) {
         hash[i] = 0;
         if (key_ok(r[i].key, r[i].key_bytes)) {
-            hash[i] = index_hash(&ftl->idx, r[i].key, r[i].key_bytes);
-            index_prefetch(&ftl->idx, hash[i]);
+            hash[i] = kv_index_hash(&ftl->index, r[i].key, r[i].key_bytes);
+            kv_index_prefetch(&ftl->index, hash[i], false);
         }
     }
 }
@@ -634,7 +600,7 @@ static void batch_hash(struct kvftl *ftl, const struct kvftl_retrieve_req *r, si
 static void batch_peek(struct kvftl *ftl, size_t w, const uint64_t *hash, uint64_t *loc)
 {
     for (size_t i = 0; i < w; i++) {
-        loc[i] = hash[i] ? index_peek(&ftl->idx, hash[i]) : 0;
+        loc[i] = hash[i] ? kv_index_peek(&ftl->index, hash[i]) : 0;
         if (loc[i] && loc_tombstone(loc[i])) {
             loc[i] = 0;
         }
@@ -703,7 +669,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
     gc_background(ftl, arrival_ns);
     gc_before_write(ftl, &now);
     uint64_t loc;
-    struct index_pos pos;
+    struct kv_index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
         fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
@@ -726,7 +692,7 @@ void kvftl_delete(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64
         return;
     }
     uint64_t newloc = loc_make(pl.addr, BLOB_HEADER_BYTES + key_bytes, true);
-    index_set(&ftl->idx, &pos, newloc, &now);
+    kv_index_set(&ftl->index, &pos, newloc, &now);
     vlog_account_replace(&ftl->vl, loc, newloc, h.seq);
     ftl->st.deletes++;
     fw_cmd_finish(ftl, KVFTL_OP_DELETE, arrival_ns, now, &fc, 0, cpl);
@@ -741,7 +707,7 @@ void kvftl_exist(struct kvftl *ftl, const void *key, uint32_t key_bytes, uint64_
         return;
     }
     uint64_t loc;
-    struct index_pos pos;
+    struct kv_index_pos pos;
     if (!lookup_live(ftl, key, key_bytes, &loc, &pos, &now)) {
         cpl->status = KVFTL_KEY_DOES_NOT_EXIST;
     }

@@ -4,9 +4,8 @@
 
 #include <string.h>
 
-#include "bloom.h"
 #include "ftl.h"
-#include "index.h"
+#include "kv_index.h"
 #include "nand.h"
 #include "page_map.h"
 #include "space.h"
@@ -70,16 +69,17 @@ void kvftl_stats_get(struct kvftl *ftl, struct kvftl_stats *st)
     st->memcpy_bytes = ftl->vl.memcpy_bytes - ftl->base_memcpy;
     st->padding_bytes = ftl->vl.pk.padding_bytes - ftl->base_padding;
     st->dlt_backfills = ftl->vl.pk.dlt_backfills - ftl->base_backfills;
-    st->index_cache_hits = ftl->idx.hits - ftl->base_hits;
-    st->index_cache_misses = ftl->idx.misses - ftl->base_misses;
-    st->index_pages_evicted_dirty = ftl->idx.evicted_dirty - ftl->base_evicted;
+    struct kv_index_counters ic;
+    kv_index_counters(&ftl->index, &ic);
+    st->index_cache_hits = ic.cache_hits - ftl->base_hits;
+    st->index_cache_misses = ic.cache_misses - ftl->base_misses;
+    st->index_pages_evicted_dirty = ic.pages_evicted_dirty - ftl->base_evicted;
     st->live_keys = ftl->vl.live.keys;
     st->live_user_bytes = ftl->vl.live.user_bytes;
     st->live_nand_bytes = ftl->vl.live.nand_bytes;
-    st->index_nand_bytes = ftl->idx.nand_bytes;
+    st->index_nand_bytes = kv_index_nand_bytes(&ftl->index);
     st->capacity_bytes = ftl->capacity_bytes;
-    st->index_host_bytes = index_host_bytes(&ftl->idx) +
-                           (ftl->bloom_on ? bloom_bytes(&ftl->bloom) : 0);
+    st->index_host_bytes = kv_index_host_bytes(&ftl->index);
     st->free_stripes = ftl->space.free_stripes;
     st->total_stripes = ftl->nand.geo.stripes;
     st->write_amplification = st->user_bytes_written
@@ -133,9 +133,11 @@ void kvftl_stats_reset(struct kvftl *ftl)
     ftl->base_memcpy = ftl->vl.memcpy_bytes;
     ftl->base_padding = ftl->vl.pk.padding_bytes;
     ftl->base_backfills = ftl->vl.pk.dlt_backfills;
-    ftl->base_hits = ftl->idx.hits;
-    ftl->base_misses = ftl->idx.misses;
-    ftl->base_evicted = ftl->idx.evicted_dirty;
+    struct kv_index_counters ic;
+    kv_index_counters(&ftl->index, &ic);
+    ftl->base_hits = ic.cache_hits;
+    ftl->base_misses = ic.cache_misses;
+    ftl->base_evicted = ic.pages_evicted_dirty;
     ftl->base_cpu_work_ns = ftl->vl.cpu_work_ns;
     if (ftl->nvm) {
         ftl->base_memcpy = ftl->blk_memcpy_bytes;

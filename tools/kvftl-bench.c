@@ -1584,6 +1584,7 @@ static void kv_report_json(const struct opts *o, const struct kv_result *res)
     j_u64(j, "value_bytes", o->value_bytes);
     j_str(j, "preset", o->preset);
     j_str(j, "packing", kvftl_packing_names[used->packing]);
+    j_str(j, "index", kvftl_index_names[used->index]);
     j_u64(j, "placement_unit_bytes", used->placement_unit_bytes);
     j_u64(j, "index_dram_bytes", used->index_dram_bytes);
     j_u64(j, "queue_depth", o->queue_depth);
@@ -1646,11 +1647,11 @@ static void kv_report_phases(const struct opts *o, const struct kv_result *res)
     char dev[32], budget[32];
     fmt_bytes(dev, sizeof(dev), (double)res->nand_bytes);
     fmt_bytes(budget, sizeof(budget), (double)used->index_dram_bytes);
-    printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, packing %s, "
-           "placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
-           o->keys, o->key_bytes, o->value_bytes, o->preset, kvftl_packing_names[used->packing],
-           used->placement_unit_bytes, o->inline_values ? "inline" : "DMA", o->queue_depth,
-           o->batch, o->seed);
+    printf("kvftl-bench: %" PRIu64 " keys, %u B keys, %u B values, preset %s, index %s, "
+           "packing %s, placement %u B, %s arrival, queue depth %u, batch %u, seed %" PRIu64 "\n",
+           o->keys, o->key_bytes, o->value_bytes, o->preset, kvftl_index_names[used->index],
+           kvftl_packing_names[used->packing], used->placement_unit_bytes,
+           o->inline_values ? "inline" : "DMA", o->queue_depth, o->batch, o->seed);
     printf("device %s (%u x %u dies, %u blocks/die, %u pages/block, %u B pages), "
            "index DRAM budget %s\n\n",
            dev, used->channels, used->dies_per_channel, used->blocks_per_die, used->pages_per_block,

@@ -55,6 +55,12 @@ enum kvftl_command_set {
     KVFTL_CMDSET_NVM = 1, /* page-mapping block FTL: the NVM command set (include/kvftl/block.h) */
 };
 
+/* The KV personality's index design (docs/kvftl.md, "Index designs"). */
+enum kvftl_index {
+    KVFTL_INDEX_HASH = 0, /* extendible hash over flash index pages, DRAM cache, Bloom filter */
+    KVFTL_INDEX_PM983 = 1, /* DRAM local index merged in batches into the hash as global index */
+};
+
 enum kvftl_gc_policy {
     KVFTL_GC_GREEDY = 0, /* victim = fewest valid bytes */
     KVFTL_GC_COST_BENEFIT = 1, /* victim = max (1-u)*age / (1+u) */
@@ -64,6 +70,7 @@ enum kvftl_gc_policy {
 extern const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1];
 extern const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1];
 extern const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1];
+extern const char *const kvftl_index_names[KVFTL_INDEX_PM983 + 1];
 
 /* The presets, in the order of tunables.def's columns: "default", "pm983", "cosmos". */
 #define KVFTL_PRESETS 3

@@ -22,8 +22,7 @@
 
 #include "ftl.h"
 #include "fw_time.h"
-#include "index.h"
-#include "index_cache.h"
+#include "kv_index.h"
 #include "stats.h"
 #include "value_log.h"
 
@@ -32,15 +31,6 @@ uint32_t iter_first4(const void *key, uint32_t key_bytes)
     uint8_t b[4] = {0};
     memcpy(b, key, key_bytes < 4 ? key_bytes : 4);
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-    const struct index_entry *x = a, *y = b;
-    if (x->hash != y->hash) {
-        return x->hash < y->hash ? -1 : 1;
-    }
-    return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
 static void iter_done(struct kvftl *ftl, const struct fw_cmd *fc, uint64_t arrival_ns, uint64_t now,
@@ -143,26 +133,18 @@ struct iter_sink {
 };
 
 /*
- * The live entries of index page @pid at or after the cursor, sorted by
- * hash, in ftl->idx.scratch (*@n of them); returns the first one not yet
- * handled (those with the cursor's hash already done are skipped).
+ * The live entries of the index's chunk holding the cursor, from the
+ * cursor on, sorted by hash (*@n of them in *@cand; *@last ends the
+ * chunk); returns the first one not yet handled (those with the cursor's
+ * hash already done are skipped).
  */
-static uint32_t iter_candidates(struct kvftl *ftl, const struct iterator *it, uint32_t pid,
-                                uint32_t *n, uint64_t *now)
+static uint32_t iter_candidates(struct kvftl *ftl, const struct iterator *it,
+                                const struct kv_index_entry **cand, uint32_t *n, uint64_t *last,
+                                uint64_t *now)
 {
-    const struct index *ix = &ftl->idx;
-    const uint8_t *mem = index_cache_get(&ftl->idx, pid, now);
-    const struct index_entry *e = index_page_entries(mem);
-    struct index_entry *cand = ftl->idx.scratch;
-    *n = 0;
-    for (uint32_t i = 0; i < ix->slots; i++) {
-        if (e[i].loc && !loc_tombstone(e[i].loc) && e[i].hash >= it->next_hash) {
-            cand[(*n)++] = e[i];
-        }
-    }
-    qsort(cand, *n, sizeof(*cand), entry_cmp);
+    kv_index_walk(&ftl->index, it->next_hash, cand, n, last, now);
     uint32_t i = 0, same = 0;
-    while (i < *n && cand[i].hash == it->next_hash && same < it->same_done) {
+    while (i < *n && (*cand)[i].hash == it->next_hash && same < it->same_done) {
         i++;
         same++;
     }
@@ -175,10 +157,9 @@ static uint32_t iter_candidates(struct kvftl *ftl, const struct iterator *it, ui
  * or damage after something was emitted (both leave the cursor on the
  * entry), a full batch, or damage with nothing emitted.
  */
-static bool iter_visit(struct kvftl *ftl, struct iterator *it, const struct index_entry *c,
+static bool iter_visit(struct kvftl *ftl, struct iterator *it, const struct kv_index_entry *c,
                        struct iter_sink *k, uint64_t *now)
 {
-    const struct index *ix = &ftl->idx;
     uint64_t loc = c->loc;
     uint32_t hdr_len = loc_len(loc) < BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES
                            ? loc_len(loc)
@@ -195,7 +176,7 @@ static bool iter_visit(struct kvftl *ftl, struct iterator *it, const struct inde
      * its checksum. Reported as Unrecovered Error, never skipped.
      */
     bool damaged = !kb || BLOB_HEADER_BYTES + kb > hdr_len || p[0] != REC_PAIR ||
-                   index_hash(ix, key, kb) != c->hash;
+                   kv_index_hash(&ftl->index, key, kb) != c->hash;
     bool match = !damaged && (iter_first4(key, kb) & it->mask) == (it->prefix & it->mask);
     const uint8_t *blob = NULL;
     if (match && it->kind == KVFTL_ITER_KEY_VALUES) {
@@ -286,12 +267,11 @@ void kvftl_iter_step(struct kvftl *ftl, uint32_t handle, uint32_t max_entries, u
         max_pages = 1;
     }
     while (k.emitted < max_entries && !k.refused && !it->done && pages < max_pages) {
-        uint64_t first, last;
+        uint64_t last;
         pages++;
-        uint32_t pid = index_page_of(&ftl->idx, it->next_hash, &first, &last);
         uint32_t n;
-        uint32_t i = iter_candidates(ftl, it, pid, &n, &now);
-        const struct index_entry *cand = ftl->idx.scratch;
+        const struct kv_index_entry *cand;
+        uint32_t i = iter_candidates(ftl, it, &cand, &n, &last, &now);
         for (; i < n; i++) {
             if (iter_visit(ftl, it, &cand[i], &k, &now)) {
                 break;

@@ -10,7 +10,6 @@
 #include <xxhash.h>
 
 #include "block_recovery.h"
-#include "bloom.h"
 #include "checkpoint.h"
 #include "ftl.h"
 #include "index.h"
@@ -54,6 +53,7 @@ void recovery_format_image(struct kvftl *ftl)
     h->command_set = ftl->cfg.command_set;
     h->lba_bytes = ftl->cfg.command_set == KVFTL_CMDSET_NVM ? ftl->cfg.lba_bytes : 0;
     h->units = ftl->nvm ? ftl->pmap.units : 0;
+    h->index_design = ftl->nvm ? 0 : ftl->cfg.index;
     checkpoint_header_sync(ftl);
 }
 
@@ -65,27 +65,6 @@ void recovery_mark_dirty(struct kvftl *ftl)
     }
 }
 
-/* Add every live key of the index to the Bloom filter (mount). */
-static void bloom_rebuild(struct kvftl *ftl)
-{
-    if (!ftl->bloom_on) {
-        return;
-    }
-    bloom_clear(&ftl->bloom);
-    for (uint32_t p = 0; p < ftl->idx.npages; p++) {
-        const uint8_t *mem = index_page_peek(&ftl->idx, p);
-        if (!mem) {
-            continue;
-        }
-        const struct index_entry *e = index_page_entries(mem);
-        for (uint32_t i = 0; i < ftl->idx.slots; i++) {
-            if (e[i].loc && !loc_tombstone(e[i].loc)) {
-                bloom_add(&ftl->bloom, e[i].hash);
-            }
-        }
-    }
-}
-
 int recovery_checkpoint(struct kvftl *ftl)
 {
     if (ftl->nvm) {
@@ -93,10 +72,10 @@ int recovery_checkpoint(struct kvftl *ftl)
         return b ? checkpoint_write(ftl, b) : -1;
     }
     uint64_t now = ftl->now_max_ns;
-    if (vlog_flush(&ftl->vl, &now) != 0 || index_cache_write_back(&ftl->idx, &now) != 0) {
+    if (vlog_flush(&ftl->vl, &now) != 0 || kv_index_write_back(&ftl->index, &now) != 0) {
         return -1;
     }
-    struct index *ix = &ftl->idx;
+    struct index *ix = &ftl->index.hash.idx;
     struct checkpoint_head ch = {
         .magic = IMAGE_MAGIC,
         .next_seq = ftl->vl.next_seq,
@@ -105,7 +84,7 @@ int recovery_checkpoint(struct kvftl *ftl)
         .live_user_bytes = ftl->vl.live.user_bytes,
         .live_nand_bytes = ftl->vl.live.nand_bytes,
         .tombstone_bytes = ftl->vl.live.tombstone_bytes,
-        .index_nand_bytes = ftl->idx.nand_bytes,
+        .index_nand_bytes = ftl->index.hash.idx.nand_bytes,
         .vl_wp = ftl->space.data.wp,
         .global_depth = ix->global_depth,
         .npages = ix->npages,
@@ -185,8 +164,8 @@ static int index_blob_sample(const struct kvftl *ftl, const struct kv_checkpoint
     uint64_t h2 = 0;
     if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
         BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
-        h2 = ftl->idx.hash
-                 ? ftl->idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
+        h2 = ftl->index.hash.idx.hash
+                 ? ftl->index.hash.idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
                  : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, c->ch.hash_seed);
         h2 = h2 ? h2 : 1;
     }
@@ -212,7 +191,7 @@ static int index_entry_check(const struct kvftl *ftl, const struct kv_checkpoint
                              size_t why_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->idx;
+    const struct index *ix = &ftl->index.hash.idx;
     if (!e->hash || (ld && (uint32_t)(e->hash >> (64 - ld)) != c->prefix[p])) {
         return refuse(why, why_len,
                       "index page %u slot %u holds hash %#llx, which belongs to another page", p, i,
@@ -253,7 +232,7 @@ static int index_page_head_check(const struct kvftl *ftl, uint32_t p, const uint
                                  uint32_t ld, struct index_page_header *h, uint32_t *empty,
                                  char *why, size_t why_len)
 {
-    const struct index *ix = &ftl->idx;
+    const struct index *ix = &ftl->index.hash.idx;
     memcpy(h, mem, sizeof(*h));
     if (h->magic != INDEX_PAGE_MAGIC || h->page_id != p || h->local_depth != ld ||
         h->count > ix->slots - 1) {
@@ -283,7 +262,7 @@ static int index_page_head_check(const struct kvftl *ftl, uint32_t p, const uint
 static int index_page_check(const struct kvftl *ftl, struct kv_checkpoint *c, uint32_t p,
                             const uint8_t *mem, char *why, size_t why_len)
 {
-    const struct index *ix = &ftl->idx;
+    const struct index *ix = &ftl->index.hash.idx;
     uint32_t ld = c->depth[p];
     struct index_page_header h;
     uint32_t empty, count = 0;
@@ -509,7 +488,7 @@ static int kv_index_pages_check(const struct kvftl *ftl, struct kv_checkpoint *c
                           pg, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
         }
         const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
-        if (XXH3_64bits(mem, ftl->idx.page_bytes) != sum) {
+        if (XXH3_64bits(mem, ftl->index.hash.idx.page_bytes) != sum) {
             return refuse(why, why_len,
                           "index page %u (NAND page %u) does not match its checksum in the "
                           "checkpoint",
@@ -556,7 +535,7 @@ static int kv_accounting_check(const struct kvftl *ftl, const struct kv_checkpoi
 static void kv_checkpoint_install(struct kvftl *ftl, const struct kv_checkpoint *c)
 {
     const struct checkpoint_head *ch = &c->ch;
-    struct index *ix = &ftl->idx;
+    struct index *ix = &ftl->index.hash.idx;
     uint32_t gd = ch->global_depth, np = ch->npages;
     index_cache_drop(ix);
     g_free(ix->dir);
@@ -592,7 +571,7 @@ static void kv_checkpoint_install(struct kvftl *ftl, const struct kv_checkpoint 
     vlog_forget(&ftl->vl);
     checkpoint_install_space(ftl, c->st, &c->cs, ch->alloc_cursor);
     ftl->space.index.idx = ch->stream_idx;
-    bloom_rebuild(ftl);
+    kv_index_rebuilt(&ftl->index);
 }
 
 /*
@@ -691,6 +670,43 @@ static const char *personality_words(uint32_t command_set)
     return command_set == KVFTL_CMDSET_NVM ? "block (NVM command set)" : "key-value";
 }
 
+/*
+ * An image keeps the personality it was made with (checked first: a kv
+ * image asked to be nvm would fail a later check obscurely) and, for kv,
+ * its index design: another cannot read its index pages or checkpoint.
+ */
+static int personality_check(const struct kvftl_config *c, const struct image_header *h, char *err,
+                             size_t err_len)
+{
+    if (h->command_set != c->command_set) {
+        if (h->command_set > KVFTL_CMDSET_NVM) {
+            snprintf(err, err_len,
+                     "image_path %s names command_set %u, which is neither kv (0) nor nvm (1): "
+                     "the header is damaged or the image is not a kvftl image",
+                     c->image_path, h->command_set);
+        } else {
+            snprintf(err, err_len,
+                     "image_path %s holds a %s device (command_set %s); the configuration asks "
+                     "for command_set %s, and an image keeps the personality it was made with",
+                     c->image_path, personality_words(h->command_set),
+                     kvftl_command_set_names[h->command_set],
+                     kvftl_command_set_names[c->command_set]);
+        }
+        return -1;
+    }
+    if (c->command_set != KVFTL_CMDSET_KV || h->index_design == c->index) {
+        return 0;
+    }
+    snprintf(err, err_len,
+             "image_path %s holds a key-value device made with index %s; the configuration "
+             "asks for index %s, and an image keeps the index design it was made with",
+             c->image_path,
+             h->index_design <= KVFTL_INDEX_PM983 ? kvftl_index_names[h->index_design]
+                                                  : "(unknown: the header is damaged)",
+             kvftl_index_names[c->index]);
+    return -1;
+}
+
 int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
 {
     const struct kvftl_config *c = &ftl->cfg;
@@ -711,21 +727,7 @@ int recovery_mount(struct kvftl *ftl, char *err, size_t err_len)
                  c->image_path);
         return -1;
     }
-    if (h->command_set != c->command_set) {
-        /* first: a kv image asked to be nvm (or the reverse) would fail a later check obscurely */
-        if (h->command_set > KVFTL_CMDSET_NVM) {
-            snprintf(err, err_len,
-                     "image_path %s names command_set %u, which is neither kv (0) nor nvm (1): "
-                     "the header is damaged or the image is not a kvftl image",
-                     c->image_path, h->command_set);
-        } else {
-            snprintf(err, err_len,
-                     "image_path %s holds a %s device (command_set %s); the configuration asks "
-                     "for command_set %s, and an image keeps the personality it was made with",
-                     c->image_path, personality_words(h->command_set),
-                     kvftl_command_set_names[h->command_set],
-                     kvftl_command_set_names[c->command_set]);
-        }
+    if (personality_check(c, h, err, err_len) != 0) {
         return -1;
     }
 #define SAME(field, cfgfield)                                         \
@@ -809,21 +811,22 @@ static bool scan_apply(struct kvftl *ftl, const struct blob_header *h, const uin
     uint32_t len = BLOB_HEADER_BYTES + h->key_bytes + h->value_bytes;
     bool tomb = h->type == REC_TOMBSTONE;
     uint64_t newloc = loc_make(addr, len, tomb);
-    uint64_t hash = index_hash(&ftl->idx, key, h->key_bytes);
+    uint64_t hash = kv_index_hash(&ftl->index, key, h->key_bytes);
     uint64_t oldloc = 0;
-    struct index_pos pos;
-    if (index_find(&ftl->idx, hash, key, h->key_bytes, &oldloc, &pos, now)) {
+    struct kv_index_pos pos;
+    if (kv_index_find(&ftl->index, hash, key, h->key_bytes, &oldloc, &pos, now)) {
         struct blob_header old;
         nand_copy_out(&ftl->nand, loc_addr(oldloc), &old, sizeof(old));
         if (old.seq > h->seq) {
             return true; /* a newer record of this key was already seen */
         }
-        index_set(&ftl->idx, &pos, newloc, now);
+        kv_index_set(&ftl->index, &pos, newloc, now);
     } else {
         oldloc = 0;
-        if (index_insert(&ftl->idx, hash, newloc, now) != 0) {
+        if (kv_index_reserve(&ftl->index, hash, now) != 0) {
             return false;
         }
+        kv_index_add(&ftl->index, hash, newloc, now);
     }
     vlog_account_replace(&ftl->vl, oldloc, newloc, h->seq);
     return true;
@@ -1157,7 +1160,7 @@ int recovery_scan(struct kvftl *ftl, char *err, size_t err_len)
         ftl->space.stripe_seq = max_stripe_seq;
     }
     r->keys = ftl->vl.live.keys;
-    bloom_rebuild(ftl);
+    kv_index_rebuilt(&ftl->index);
     if (now > ftl->now_max_ns) {
         ftl->now_max_ns = now;
     }

@@ -47,6 +47,12 @@ struct image_header {
      * map's translation pages and cut or grow the namespace. 0 for kv.
      */
     uint64_t units;
+    /*
+     * kv: the index design the image was made with (enum kvftl_index; 0 =
+     * hash, also in images made before the field existed): another design
+     * cannot read its index pages or checkpoint. 0 for nvm.
+     */
+    uint32_t index_design;
 };
 
 /*

@@ -10,6 +10,7 @@
 #define KVSSD_TESTS_FUZZ_KV_DECODE_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <kvftl/kvftl.h>
@@ -165,6 +166,13 @@ static inline void fuzz_kv_config(struct kvftl_config *cfg, uint8_t cb)
     cfg->image_path = NULL;
     /* one index layout per input: a finding replays (the default is a random secret) */
     cfg->hash_seed = 1;
+    /* KVFTL_FUZZ_INDEX=<design>: the same inputs against another index design */
+    const char *design = getenv("KVFTL_FUZZ_INDEX");
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+        if (strcmp(design, kvftl_index_names[d]) == 0) {
+            cfg->index = (enum kvftl_index)d;
+        }
+    }
 }
 
 #endif

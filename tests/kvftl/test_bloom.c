@@ -89,19 +89,20 @@ static uint64_t three_pages_hash(uint64_t n)
 static struct kvftl *three_pages(bool bloom)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the hash design's pages and filter */
     c.index_page_bytes = 4096;
     c.bloom = bloom;
     c.max_keys = 1000;
     c.index_dram_bytes = bloom ? 10240 : 8192; /* Bloom: 1216 bytes, then two pages */
     c.placement_unit_bytes = 64;
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->idx.frames_max, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.frames_max, 2);
     kvftl_set_hash_for_test(f, key_is_hash);
     for (uint64_t n = 0; n < 318; n++) {
         CU_ASSERT_EQUAL(put_h(f, three_pages_hash(n), 16), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.npages, 3);
-    CU_ASSERT_EQUAL(f->idx.page_frame[0], UINT32_MAX);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 3);
+    CU_ASSERT_EQUAL(f->index.hash.idx.page_frame[0], UINT32_MAX);
     return f;
 }
 

@@ -216,6 +216,7 @@ static void test_parse(void)
 static struct kvftl_config fw_config(void)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the sums count the hash design's index probes */
     c.hash_seed = 1;
     c.dram_copy_bytes_per_us = 0;
     c.fw_fetch_decode_ns = 2000;
@@ -332,6 +333,7 @@ static void test_fw_nvm_read(void)
     uint64_t fw[2][3];
     for (int run = 0; run < 2; run++) {
         struct kvftl_config c = run ? fw_config() : small_config();
+        c.index = KVFTL_INDEX_HASH;
         c.hash_seed = 1;
         c.dram_copy_bytes_per_us = 0;
         c.command_set = KVFTL_CMDSET_NVM;
@@ -380,6 +382,7 @@ static void test_fw_cpu_free_during_nand(void)
     uint64_t first[2], second[2];
     for (int run = 0; run < 2; run++) {
         struct kvftl_config c = run ? fw_config() : small_config();
+        c.index = KVFTL_INDEX_HASH;
         c.hash_seed = 1;
         c.dram_copy_bytes_per_us = 0;
         struct kvftl *f = open_or_die(&c);

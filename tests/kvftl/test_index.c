@@ -31,10 +31,10 @@ static void test_page_geometry(void)
 {
     struct kvftl_config c = index_config();
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->idx.slots, 255);
-    CU_ASSERT_EQUAL(f->idx.split_at, 217);
-    CU_ASSERT_EQUAL(f->idx.npages, 1);
-    CU_ASSERT_EQUAL(f->idx.global_depth, 0);
+    CU_ASSERT_EQUAL(f->index.hash.idx.slots, 255);
+    CU_ASSERT_EQUAL(f->index.hash.idx.split_at, 217);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 0);
     kvftl_close(f);
 }
 
@@ -51,14 +51,14 @@ static void test_split_on_top_bit(void)
     for (uint64_t i = 0; i < 217; i++) {
         CU_ASSERT_EQUAL(put_h(f, hq(i % 2 ? 2 : 0, i), 8), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.npages, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 1);
     CU_ASSERT_EQUAL(put_h(f, hq(2, 217), 8), 0);
-    CU_ASSERT_EQUAL(f->idx.npages, 2);
-    CU_ASSERT_EQUAL(f->idx.global_depth, 1);
-    CU_ASSERT_EQUAL(f->idx.dir[0], 0);
-    CU_ASSERT_EQUAL(f->idx.dir[1], 1);
-    const struct index_page_header *p0 = (const void *)index_page_peek(&f->idx, 0);
-    const struct index_page_header *p1 = (const void *)index_page_peek(&f->idx, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.dir[0], 0);
+    CU_ASSERT_EQUAL(f->index.hash.idx.dir[1], 1);
+    const struct index_page_header *p0 = (const void *)index_page_peek(&f->index.hash.idx, 0);
+    const struct index_page_header *p1 = (const void *)index_page_peek(&f->index.hash.idx, 1);
     CU_ASSERT_EQUAL(p0->count, 109);
     CU_ASSERT_EQUAL(p1->count, 109);
     CU_ASSERT_EQUAL(p1->local_depth, 1);
@@ -116,17 +116,17 @@ static void test_remove_shifts_back(void)
     uint64_t loc, now = 0;
     struct index_pos pos;
     be64(k, h[1]);
-    CU_ASSERT_TRUE(index_find(&f->idx, h[1], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->index.hash.idx, h[1], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 1);
-    index_remove(&f->idx, &pos, &now);
+    index_remove(&f->index.hash.idx, &pos, &now);
     be64(k, h[2]);
-    CU_ASSERT_TRUE(index_find(&f->idx, h[2], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->index.hash.idx, h[2], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 1);
     be64(k, h[0]);
-    CU_ASSERT_TRUE(index_find(&f->idx, h[0], k, 8, &loc, &pos, &now));
+    CU_ASSERT_TRUE(index_find(&f->index.hash.idx, h[0], k, 8, &loc, &pos, &now));
     CU_ASSERT_EQUAL(pos.slot, 0);
     be64(k, h[1]);
-    CU_ASSERT_FALSE(index_find(&f->idx, h[1], k, 8, &loc, &pos, &now));
+    CU_ASSERT_FALSE(index_find(&f->index.hash.idx, h[1], k, 8, &loc, &pos, &now));
     kvftl_close(f);
 }
 
@@ -148,7 +148,7 @@ static void test_cache_eviction_tiny_budget(void)
     c.index_dram_bytes = 8192;
     c.placement_unit_bytes = 4096;
     struct kvftl *f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->idx.frames_max, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.frames_max, 2);
     kvftl_set_hash_for_test(f, key_is_hash);
     uint64_t n = 0;
     for (uint64_t i = 0; i < 100; i++) {
@@ -157,14 +157,14 @@ static void test_cache_eviction_tiny_budget(void)
     for (uint64_t i = 0; i < 118; i++) {
         CU_ASSERT_EQUAL(put_h(f, hq(2 + i % 2, n++), 4064), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.npages, 2);
-    CU_ASSERT_EQUAL(f->idx.pages_written, 0);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.pages_written, 0);
     for (uint64_t i = 0; i < 100; i++) {
         CU_ASSERT_EQUAL(put_h(f, hq(2 + i % 2, n++), 4064), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.npages, 3);
-    CU_ASSERT_EQUAL(f->idx.pages_written, 1);
-    CU_ASSERT_EQUAL(f->idx.page_frame[0], UINT32_MAX);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 3);
+    CU_ASSERT_EQUAL(f->index.hash.idx.pages_written, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.page_frame[0], UINT32_MAX);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.index_cache_misses, 0);
     CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 1);
@@ -174,10 +174,10 @@ static void test_cache_eviction_tiny_budget(void)
     st = stats(f);
     CU_ASSERT_EQUAL(st.index_cache_misses, 1);
     CU_ASSERT_EQUAL(st.index_pages_evicted_dirty, 2);
-    CU_ASSERT_EQUAL(f->idx.pages_written, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.pages_written, 2);
     CU_ASSERT_EQUAL(st.nand_pages_read - reads, 2);
-    CU_ASSERT_EQUAL(f->idx.chunk_bytes, 8192);
-    CU_ASSERT_EQUAL(f->idx.nframes, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.chunk_bytes, 8192);
+    CU_ASSERT_EQUAL(f->index.hash.idx.nframes, 2);
     assert_consistent(f);
     kvftl_close(f);
 }
@@ -201,7 +201,7 @@ static void test_many_keys_small_budget(void)
         bad += get_check(f, key, 20, (uint8_t)i) != 0;
     }
     CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT_EQUAL(f->idx.nframes, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.nframes, 2);
     CU_ASSERT(stats(f).index_cache_misses > 0);
     assert_consistent(f);
     kvftl_close(f);
@@ -260,17 +260,17 @@ static void test_host_bytes_per_key(void)
 static void test_frames_populated_ahead(void)
 {
     struct kvftl *f = open_many_keys(200000);
-    CU_ASSERT_EQUAL_FATAL(f->idx.page_bytes, 4096);
-    CU_ASSERT_EQUAL(f->idx.prefault_from_chunk, INDEX_PREFAULT_FROM_CHUNK);
-    f->idx.prefault_from_chunk = 2;
-    for (uint32_t i = 0; i < 200000 && f->idx.nframes <= 512; i++) {
+    CU_ASSERT_EQUAL_FATAL(f->index.hash.idx.page_bytes, 4096);
+    CU_ASSERT_EQUAL(f->index.hash.idx.prefault_from_chunk, INDEX_PREFAULT_FROM_CHUNK);
+    f->index.hash.idx.prefault_from_chunk = 2;
+    for (uint32_t i = 0; i < 200000 && f->index.hash.idx.nframes <= 512; i++) {
         store_numbered(f, i);
     }
-    CU_ASSERT_EQUAL_FATAL(f->idx.nframes, 513);
-    CU_ASSERT_EQUAL(f->idx.chunk_bytes, 3u << 21);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f->idx.chunks[2]);
+    CU_ASSERT_EQUAL_FATAL(f->index.hash.idx.nframes, 513);
+    CU_ASSERT_EQUAL(f->index.hash.idx.chunk_bytes, 3u << 21);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f->index.hash.idx.chunks[2]);
     prefault_drain(&f->nand.prefault);
-    CU_ASSERT_EQUAL(resident_pages(f->idx.chunks[2], 2u << 20), 512);
+    CU_ASSERT_EQUAL(resident_pages(f->index.hash.idx.chunks[2], 2u << 20), 512);
     kvftl_close(f);
 }
 
@@ -341,7 +341,8 @@ static void open_batch_pair(uint64_t index_dram_bytes, int fillers, struct kvftl
     c.index_dram_bytes = index_dram_bytes;
     *fb = open_or_die(&c);
     *fs = open_or_die(&c);
-    index_set_seed_for_test(&(*fs)->idx, (*fb)->idx.hash_seed); /* the same index layout on both */
+    index_set_seed_for_test(&(*fs)->index.hash.idx,
+                            (*fb)->index.hash.idx.hash_seed); /* the same index layout on both */
     fill_batch_device(*fb, fillers);
     fill_batch_device(*fs, fillers);
     kvftl_stats_reset(*fb);
@@ -597,7 +598,7 @@ static void test_store_batch_under_gc(void)
 {
     struct kvftl_config c = arena_config(8);
     struct kvftl *fb = open_or_die(&c), *fs = open_or_die(&c);
-    index_set_seed_for_test(&fs->idx, fb->idx.hash_seed);
+    index_set_seed_for_test(&fs->index.hash.idx, fb->index.hash.idx.hash_seed);
     static char keys[50][8];
     static uint8_t vals[GC_BATCH_VALUES][1000];
     static struct kvftl_store_req rq[GC_BATCH_N];
@@ -722,21 +723,23 @@ static void test_directory_bound_chosen_hashes(void)
     for (uint64_t i = 0; i < 217; i++) {
         CU_ASSERT_EQUAL(put_h(f, prefix | (i + 1) * 2654435761u, 8), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.npages, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 1);
     uint64_t wp = f->space.data.wp;
     CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
     CU_ASSERT_EQUAL(f->space.data.wp, wp);
-    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
-    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 9);
     CU_ASSERT_EQUAL(index_depth_limit(10), 8);
     /* the 217 keys sit in the last page split off, at local depth 8 */
-    CU_ASSERT_EQUAL(f->idx.page_depth[f->idx.dir[0xab]], 8);
-    CU_ASSERT_EQUAL(
-        ((const struct index_page_header *)index_page_peek(&f->idx, f->idx.dir[0xab]))->count, 217);
+    CU_ASSERT_EQUAL(f->index.hash.idx.page_depth[f->index.hash.idx.dir[0xab]], 8);
+    CU_ASSERT_EQUAL(((const struct index_page_header *)index_page_peek(&f->index.hash.idx,
+                                                                       f->index.hash.idx.dir[0xab]))
+                        ->count,
+                    217);
     /* and again: nothing changes */
     CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
-    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
-    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 9);
     CU_ASSERT_EQUAL(get_h(f, prefix | 218 * 2654435761u, 8), KVFTL_KEY_DOES_NOT_EXIST);
     struct kvftl_stats st = stats(f);
     CU_ASSERT_EQUAL(st.live_keys, 217);
@@ -768,20 +771,20 @@ static void test_directory_bound_seeded_brute_force(void)
     c.placement_unit_bytes = 64;
     struct kvftl *f = open_or_die(&c);
     store_colliding_keys(f, keys, 8, 217);
-    CU_ASSERT_EQUAL(f->idx.global_depth, 8);
-    CU_ASSERT_EQUAL(f->idx.npages, 9);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 8);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 9);
     CU_ASSERT_EQUAL(get_check(f, keys[217], 8, 217), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(count_bad_colliding(f, keys, 8), 0);
     assert_consistent(f);
     kvftl_close(f);
 
     f = open_or_die(&c);
-    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, KNOWN_SEED);
+    CU_ASSERT_NOT_EQUAL(f->index.hash.idx.hash_seed, KNOWN_SEED);
     for (int i = 0; i < 218; i++) {
         CU_ASSERT_EQUAL(put(f, keys[i], 8, (uint8_t)i, false), 0);
     }
-    CU_ASSERT_EQUAL(f->idx.global_depth, 1);
-    CU_ASSERT_EQUAL(f->idx.npages, 2);
+    CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, 1);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 2);
     assert_consistent(f);
     kvftl_close(f);
 }
@@ -803,9 +806,9 @@ static void test_directory_bound_ordinary_keys(void)
     }
     CU_ASSERT_EQUAL(refused, 0);
     CU_ASSERT_EQUAL(stats(f).live_keys, 30000);
-    printf("# 30000 keys: %u index pages, global depth %u (bound %u)\n", f->idx.npages,
-           f->idx.global_depth, index_depth_limit(f->idx.npages));
-    CU_ASSERT(f->idx.global_depth <= index_depth_limit(f->idx.npages));
+    printf("# 30000 keys: %u index pages, global depth %u (bound %u)\n", f->index.hash.idx.npages,
+           f->index.hash.idx.global_depth, index_depth_limit(f->index.hash.idx.npages));
+    CU_ASSERT(f->index.hash.idx.global_depth <= index_depth_limit(f->index.hash.idx.npages));
     kvftl_close(f);
 }
 
@@ -817,12 +820,12 @@ static void test_seed_fresh_per_device(void)
 {
     struct kvftl_config c = index_config();
     struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
-    CU_ASSERT_NOT_EQUAL(a->idx.hash_seed, b->idx.hash_seed);
-    uint64_t before = a->idx.hash_seed;
+    CU_ASSERT_NOT_EQUAL(a->index.hash.idx.hash_seed, b->index.hash.idx.hash_seed);
+    uint64_t before = a->index.hash.idx.hash_seed;
     struct kvftl_cpl cpl;
     kvftl_format(a, 0, &cpl);
     CU_ASSERT_EQUAL(cpl.status, 0);
-    CU_ASSERT_NOT_EQUAL(a->idx.hash_seed, before);
+    CU_ASSERT_NOT_EQUAL(a->index.hash.idx.hash_seed, before);
     kvftl_close(a);
     kvftl_close(b);
 }
@@ -837,22 +840,24 @@ static void test_seed_pinned_by_config(void)
     struct kvftl_config c = index_config();
     c.hash_seed = 42;
     struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
-    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    CU_ASSERT_EQUAL(a->index.hash.idx.hash_seed, 42);
     char key[32];
     for (int i = 0; i < 1000; i++) {
         snprintf(key, sizeof(key), "pin-%d", i);
         CU_ASSERT_EQUAL(put(a, key, 8, 1, false), 0);
         CU_ASSERT_EQUAL(put(b, key, 8, 1, false), 0);
     }
-    CU_ASSERT_EQUAL(a->idx.npages, b->idx.npages);
-    CU_ASSERT_EQUAL(a->idx.global_depth, b->idx.global_depth);
-    CU_ASSERT_EQUAL(memcmp(a->idx.dir, b->idx.dir, sizeof(uint32_t) << a->idx.global_depth), 0);
+    CU_ASSERT_EQUAL(a->index.hash.idx.npages, b->index.hash.idx.npages);
+    CU_ASSERT_EQUAL(a->index.hash.idx.global_depth, b->index.hash.idx.global_depth);
+    CU_ASSERT_EQUAL(memcmp(a->index.hash.idx.dir, b->index.hash.idx.dir,
+                           sizeof(uint32_t) << a->index.hash.idx.global_depth),
+                    0);
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(a, err, sizeof(err)), 0);
-    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    CU_ASSERT_EQUAL(a->index.hash.idx.hash_seed, 42);
     struct kvftl_cpl cpl;
     kvftl_format(a, 0, &cpl);
-    CU_ASSERT_EQUAL(a->idx.hash_seed, 42);
+    CU_ASSERT_EQUAL(a->index.hash.idx.hash_seed, 42);
     kvftl_close(a);
     kvftl_close(b);
 }
@@ -935,18 +940,18 @@ static void test_seed_persists_in_image(void)
     struct kvftl_config c = index_config();
     c.image_path = image;
     struct kvftl *f = open_or_die(&c);
-    uint64_t seed = f->idx.hash_seed;
+    uint64_t seed = f->index.hash.idx.hash_seed;
     char key[32];
     for (int i = 0; i < 500; i++) {
         snprintf(key, sizeof(key), "seed-%d", i);
         CU_ASSERT_EQUAL(put(f, key, 30, (uint8_t)i, false), 0);
     }
-    uint32_t pages = f->idx.npages;
+    uint32_t pages = f->index.hash.idx.npages;
     kvftl_close(f);
 
     f = open_or_die(&c);
-    CU_ASSERT_EQUAL(f->idx.hash_seed, seed);
-    CU_ASSERT_EQUAL(f->idx.npages, pages);
+    CU_ASSERT_EQUAL(f->index.hash.idx.hash_seed, seed);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, pages);
     CU_ASSERT_EQUAL(stats(f).nand_pages_read, 0); /* mounted from the checkpoint */
     int bad = 0;
     for (int i = 0; i < 500; i++) {
@@ -958,7 +963,7 @@ static void test_seed_persists_in_image(void)
 
     char err[256];
     CU_ASSERT_EQUAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
-    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, seed);
+    CU_ASSERT_NOT_EQUAL(f->index.hash.idx.hash_seed, seed);
     bad = 0;
     for (int i = 0; i < 500; i++) {
         snprintf(key, sizeof(key), "seed-%d", i);

@@ -274,6 +274,41 @@ static void test_image_geometry_mismatch(void)
 }
 
 /*
+ * The image header keeps the index design: a header naming a design this
+ * firmware does not have (index_design 1, as a damaged header or a newer
+ * firmware's image would) is refused with a sentence, not mounted by the
+ * hash design; a header naming hash (0, also images made before the
+ * field) mounts.
+ */
+static void test_image_index_design_kept(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    kvftl_close(open_or_die(&c));
+    int fd = open(image, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    uint32_t design = G_N_ELEMENTS(kvftl_index_names); /* past the last design */
+    off_t at = (off_t)offsetof(struct image_header, index_design);
+    CU_ASSERT_FATAL(pwrite(fd, &design, sizeof(design), at) == (ssize_t)sizeof(design));
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s holds a key-value device made with index (unknown: the header is "
+             "damaged); the configuration asks for index %s, and an image keeps the index "
+             "design it was made with",
+             image, kvftl_index_names[c.index]);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    design = c.index;
+    CU_ASSERT_FATAL(pwrite(fd, &design, sizeof(design), at) == (ssize_t)sizeof(design));
+    close(fd);
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->index.design, c.index);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
  * A crash mount scans a log written with large_blob_unit_bytes 1 and
  * page_fit_blobs (the pm983 preset's placement): small blobs padded to
  * 1 KiB, larger ones byte-granular and not 1 KiB-aligned, pads before
@@ -703,7 +738,7 @@ static struct kvftl_config damaged_setup(void)
     c.hash_seed = 0x0123456789abcdefull;
     struct kvftl *f = open_or_die(&c);
     fill(f, 0, DMG_KEYS, 7);
-    CU_ASSERT_EQUAL(f->idx.npages, 4);
+    CU_ASSERT_EQUAL(f->index.hash.idx.npages, 4);
     kvftl_close(f);
     return c;
 }
@@ -1461,13 +1496,14 @@ static void test_refused_store_not_resurrected(void)
 {
     static char keys[218][17];
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the hash design refuses at the Store (pm983: at its merge) */
     c.index_page_bytes = 4096;
     struct kvftl *f = open_or_die(&c);
     store_colliding_keys(f, keys, 50, 0xaa);
     fill(f, 0, 40, 7);
     CU_ASSERT_EQUAL(stats(f).live_keys, 257);
     cycle(f);
-    CU_ASSERT_NOT_EQUAL(f->idx.hash_seed, KNOWN_SEED);
+    CU_ASSERT_NOT_EQUAL(f->index.hash.idx.hash_seed, KNOWN_SEED);
     CU_ASSERT_EQUAL(get_check(f, keys[217], 50, 0xaa), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(count_bad_colliding(f, keys, 50), 0);
     CU_ASSERT_EQUAL(count_bad(f, 0, 40, 7), 0);
@@ -1487,6 +1523,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_latest_version_wins),
     TAP_TEST_FN(test_recovery_after_gc),
     TAP_TEST_FN(test_image_geometry_mismatch),
+    TAP_TEST_FN(test_image_index_design_kept),
     TAP_TEST_FN(test_crash_scan_fine_units_and_page_fit),
     TAP_TEST_FN(test_crash_scan_data_area),
     TAP_TEST_FN(test_format),

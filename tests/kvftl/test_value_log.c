@@ -146,6 +146,7 @@ static void test_page_spanning_blob(void)
 static void test_record_view_on_key_check(void)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the hash design's find_record() */
     c.hash_seed = 7;
     struct kvftl *a = open_or_die(&c), *b = open_or_die(&c);
     struct kvftl *dev[2] = {a, b};
@@ -158,10 +159,10 @@ static void test_record_view_on_key_check(void)
     const uint8_t *rec[2] = {NULL, NULL}, *blob[2];
     for (int d = 0; d < 2; d++) {
         struct index_pos pos;
-        uint64_t h = index_hash(&dev[d]->idx, "key1", 4);
+        uint64_t h = index_hash(&dev[d]->index.hash.idx, "key1", 4);
         t[d] = 1000;
-        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, h, "key1", 4, &loc[d], &pos, &t[d],
-                                         d ? &rec[d] : NULL));
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->index.hash.idx, h, "key1", 4, &loc[d], &pos,
+                                         &t[d], d ? &rec[d] : NULL));
         blob[d] = vlog_read_record(&dev[d]->vl, loc[d], REC_PAIR, 4,
                                    loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift, rec[d], &t[d]);
     }
@@ -182,7 +183,8 @@ static void test_record_view_on_key_check(void)
         uint64_t tb = 0, bigloc;
         struct index_pos pos;
         const uint8_t *r = (const uint8_t *)"not cleared";
-        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, index_hash(&dev[d]->idx, "big", 3), "big", 3,
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->index.hash.idx,
+                                         index_hash(&dev[d]->index.hash.idx, "big", 3), "big", 3,
                                          &bigloc, &pos, &tb, &r));
         CU_ASSERT_PTR_NULL(r);
         CU_ASSERT_EQUAL(loc_len(bigloc), 24 + 3 + 10000);
@@ -197,8 +199,9 @@ static void test_record_view_on_key_check(void)
         nand_page_ptr(&dev[d]->nand, loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift)[40] ^= 1;
         t[d] = 0;
         struct index_pos p2;
-        CU_ASSERT_TRUE(index_find_record(&dev[d]->idx, index_hash(&dev[d]->idx, "key1", 4), "key1",
-                                         4, &loc[d], &p2, &t[d], d ? &rec[d] : NULL));
+        CU_ASSERT_TRUE(index_find_record(&dev[d]->index.hash.idx,
+                                         index_hash(&dev[d]->index.hash.idx, "key1", 4), "key1", 4,
+                                         &loc[d], &p2, &t[d], d ? &rec[d] : NULL));
         CU_ASSERT_PTR_NULL(vlog_read_record(&dev[d]->vl, loc[d], REC_PAIR, 4,
                                             loc_addr(loc[d]) >> dev[d]->nand.geo.page_shift, rec[d],
                                             &t[d]));

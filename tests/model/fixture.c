@@ -137,6 +137,14 @@ static void make_config(struct run *r)
     if (sc->index_dram_bytes) {
         r->cfg.index_dram_bytes = sc->index_dram_bytes;
     }
+    /* KVFTL_MODEL_INDEX=<design>: the scenarios with another index design (meson: model-<design>)
+     */
+    const char *design = getenv("KVFTL_MODEL_INDEX");
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+        if (strcmp(design, kvftl_index_names[d]) == 0) {
+            r->cfg.index = (enum kvftl_index)d;
+        }
+    }
     if (sc->file_backed) {
         snprintf(r->image, sizeof(r->image), "/tmp/kvftl-model-%d-%s.img", (int)getpid(), sc->name);
         unlink(r->image);
@@ -258,11 +266,11 @@ uint64_t next_arrival(struct run *r, const struct kvftl_cpl *c)
 {
     uint64_t x = rng_below(&r->rng, 8);
     if (x == 0) {
-        r->now = c->done_ns > r->now ? c->done_ns : r->now;     /* QD1: wait for it */
+        r->now = c->done_ns > r->now ? c->done_ns : r->now; /* QD1: wait for it */
     } else if (x == 1) {
-        r->now += rng_below(&r->rng, 2000000);                  /* idle up to 2 ms */
+        r->now += rng_below(&r->rng, 2000000); /* idle up to 2 ms */
     } else {
-        r->now += rng_below(&r->rng, 5000);                     /* queued */
+        r->now += rng_below(&r->rng, 5000); /* queued */
     }
     return r->now;
 }

@@ -102,6 +102,8 @@ struct run {
     /* accounting for the GC bound */
     uint64_t user_bytes_since_format;
     uint64_t gc_runs_at_format, erased_at_format;
+    /* GC runs and erases since the format in instances closed since (clean restarts) */
+    uint64_t gc_runs_carried, erased_carried;
     uint64_t stores_ok, cap_exceeded, retrieves, deletes, iterations, cuts;
     uint64_t batch_reads;    /* keys read back by verify_all_batched() */
     char image[128];

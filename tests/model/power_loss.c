@@ -42,12 +42,20 @@ void power_cycle(struct run *r, const char *why)
 void clean_restart(struct run *r)
 {
     oplog_add(r, "close + open %s", r->image);
+    /* a new instance counts from zero: carry this one's counts since the format */
+    struct kvftl_stats st;
+    kvftl_stats_get(r->ftl, &st);
+    r->gc_runs_carried += st.gc_runs - r->gc_runs_at_format;
+    r->erased_carried += st.nand_blocks_erased - r->erased_at_format;
     kvftl_close(r->ftl);
     r->ftl = NULL;
     kv_model_durable(&r->m); /* close is a durable point even without PLP */
     if (!open_device(r)) {
         return;
     }
+    kvftl_stats_get(r->ftl, &st);
+    r->gc_runs_at_format = st.gc_runs;
+    r->erased_at_format = st.nand_blocks_erased;
     r->cuts++;
     kv_model_remounted(&r->m);
     verify_after_recovery(r, "clean restart", false);
@@ -67,6 +75,7 @@ void format_device(struct run *r)
     kvftl_stats_get(r->ftl, &st);
     r->gc_runs_at_format = st.gc_runs;
     r->erased_at_format = st.nand_blocks_erased;
+    r->gc_runs_carried = r->erased_carried = 0;
     r->user_bytes_since_format = 0;
     verify_after_recovery(r, "after format", false);
 }

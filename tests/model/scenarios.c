@@ -189,8 +189,8 @@ static void run_scenario(const struct scenario *sc_in)
     struct kvftl_stats st;
     kvftl_stats_get(r->ftl, &st);
     uint64_t lb = gc_erase_lower_bound(r);
-    uint64_t erased = st.nand_blocks_erased - r->erased_at_format;
-    uint64_t gc_runs = st.gc_runs - r->gc_runs_at_format;
+    uint64_t erased = st.nand_blocks_erased - r->erased_at_format + r->erased_carried;
+    uint64_t gc_runs = st.gc_runs - r->gc_runs_at_format + r->gc_runs_carried;
     printf("# scenario %s: %" PRIu64 " ops, %" PRIu64 " stores ok, %" PRIu64 " capacity exceeded, "
            "%" PRIu64 " retrieves, %" PRIu64 " deletes, %" PRIu64 " iterations, %" PRIu64
            " power cycles (%" PRIu64 " cuts fired); gc_runs %" PRIu64 ", blocks erased %" PRIu64

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pm983 design's answers to the index seam (pm983_index.h): a local
+ * index in DRAM over the hash design's global index (ix->hash).
+ */
+#include "pm983_index.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "index_cache.h"
+#include "kv_index.h"
+#include "value_log.h"
+
+/*
+ * The local index holds the keys of the page buffer: "Once the indexing
+ * information for a key is merged in the global/main index, the KVP is
+ * programmed on NAND flash pages" (characterization paper, Sec. II), so
+ * it covers the pairs of buffer_entries pages at the PM983's smallest pair
+ * of 1 KiB ("KVPs are internally limited to a 1KB minimum size", Sec. III).
+ */
+#define PM983_MIN_PAIR_BYTES 1024u
+
+static struct pm983_local *local_of(struct kv_index *ix)
+{
+    return &ix->pm983;
+}
+
+static uint32_t local_home(const struct pm983_local *l, uint64_t hash)
+{
+    return (uint32_t)(hash ^ (hash >> 29)) & (l->cap - 1);
+}
+
+/* The slot of @hash in the local index, or UINT32_MAX. DRAM only. */
+static uint32_t local_find(const struct pm983_local *l, uint64_t hash)
+{
+    uint32_t i = local_home(l, hash);
+    for (uint32_t n = 0; n < l->cap && l->op[i] != PM983_EMPTY; n++) {
+        if (l->hash[i] == hash) {
+            return i;
+        }
+        i = (i + 1) & (l->cap - 1);
+    }
+    return UINT32_MAX;
+}
+
+static void local_put(struct pm983_local *l, uint64_t hash, uint64_t loc, enum pm983_op op)
+{
+    uint32_t i = local_home(l, hash);
+    while (l->op[i] != PM983_EMPTY && l->hash[i] != hash) {
+        i = (i + 1) & (l->cap - 1);
+    }
+    if (l->op[i] == PM983_EMPTY) {
+        l->count++;
+    }
+    l->hash[i] = hash;
+    l->loc[i] = loc;
+    l->op[i] = (uint8_t)op;
+}
+
+/* The global entry whose signature is @hash (no key read): true with its position. */
+static bool global_find(struct index *x, uint64_t hash, struct index_pos *pos, uint64_t *loc,
+                        uint64_t *now_ns)
+{
+    uint64_t first, last;
+    uint32_t pid = index_page_of(x, hash, &first, &last);
+    const struct index_entry *e = index_page_entries(index_cache_get(x, pid, now_ns));
+    uint32_t i = index_home_slot(x, hash);
+    for (uint32_t n = 0; n < x->slots && e[i].loc; n++) {
+        if (e[i].hash == hash) {
+            *pos = (struct index_pos){pid, i};
+            *loc = e[i].loc;
+            return true;
+        }
+        i = i + 1 == x->slots ? 0 : i + 1;
+    }
+    return false;
+}
+
+/* The same look-up in the page's bytes as they are, without the cache, its clock or time. */
+static bool global_peek(const struct index *x, uint64_t hash, uint64_t *loc)
+{
+    uint64_t first, last;
+    const uint8_t *mem = index_page_peek(x, index_page_of(x, hash, &first, &last));
+    if (!mem) {
+        return false;
+    }
+    const struct index_entry *e = index_page_entries(mem);
+    uint32_t i = index_home_slot(x, hash);
+    for (uint32_t n = 0; n < x->slots && e[i].loc; n++) {
+        if (e[i].hash == hash) {
+            *loc = e[i].loc;
+            return true;
+        }
+        i = i + 1 == x->slots ? 0 : i + 1;
+    }
+    return false;
+}
+
+/* One local entry into the global index: false if its page could not take it. */
+static bool merge_one(struct index *x, uint64_t hash, uint64_t loc, enum pm983_op op,
+                      uint64_t *now_ns)
+{
+    struct index_pos pos;
+    uint64_t old;
+    bool found = global_find(x, hash, &pos, &old, now_ns);
+    if (op == PM983_REMOVE) {
+        if (found) {
+            index_remove(x, &pos, now_ns);
+        }
+        return true;
+    }
+    if (found) {
+        index_set(x, &pos, loc, now_ns);
+        return true;
+    }
+    if (index_reserve(x, hash, now_ns) != 0) {
+        return false;
+    }
+    index_add(x, hash, loc, now_ns);
+    return true;
+}
+
+/*
+ * Merge every local entry into the global index: its index pages are read
+ * (a miss costs tR) and dirtied, evictions program them, all on *@now_ns.
+ * An entry a page refused (a split past the directory bound) stays local.
+ */
+static void merge(struct kv_index *ix, uint64_t *now_ns)
+{
+    struct pm983_local *l = local_of(ix);
+    if (!l->count) {
+        return;
+    }
+    struct index *x = &ix->hash.idx;
+    uint32_t kept = 0;
+    uint64_t *kh = g_new(uint64_t, l->count), *kl = g_new(uint64_t, l->count);
+    uint8_t *ko = g_new(uint8_t, l->count);
+    for (uint32_t i = 0; i < l->cap; i++) {
+        if (l->op[i] == PM983_EMPTY) {
+            continue;
+        }
+        if (!merge_one(x, l->hash[i], l->loc[i], l->op[i], now_ns)) {
+            kh[kept] = l->hash[i];
+            kl[kept] = l->loc[i];
+            ko[kept++] = l->op[i];
+        } else {
+            l->merged++;
+        }
+    }
+    memset(l->op, 0, l->cap);
+    l->count = 0;
+    for (uint32_t k = 0; k < kept; k++) {
+        local_put(l, kh[k], kl[k], ko[k]);
+    }
+    g_free(kh);
+    g_free(kl);
+    g_free(ko);
+    l->merges++;
+}
+
+static void pm983_init(struct kv_index *ix, struct space *sp, struct value_log *vl,
+                       const struct kvftl_config *cfg)
+{
+    hash_index_ops.init(ix, sp, vl, cfg);
+    struct pm983_local *l = local_of(ix);
+    uint32_t per_page = cfg->page_size_bytes / PM983_MIN_PAIR_BYTES;
+    l->max = cfg->buffer_entries * (per_page ? per_page : 1);
+    l->cap = 16;
+    while (l->cap < 2 * l->max) {
+        l->cap *= 2;
+    }
+    l->hash = g_new0(uint64_t, l->cap);
+    l->loc = g_new0(uint64_t, l->cap);
+    l->op = g_new0(uint8_t, l->cap);
+}
+
+static void pm983_fini(struct kv_index *ix)
+{
+    struct pm983_local *l = local_of(ix);
+    g_free(l->hash);
+    g_free(l->loc);
+    g_free(l->op);
+    hash_index_ops.fini(ix);
+}
+
+static void pm983_reset(struct kv_index *ix)
+{
+    struct pm983_local *l = local_of(ix);
+    memset(l->op, 0, l->cap);
+    l->count = 0;
+    hash_index_ops.reset(ix);
+}
+
+static uint64_t pm983_hash(const struct kv_index *ix, const void *key, uint32_t key_bytes)
+{
+    return hash_index_ops.hash(ix, key, key_bytes);
+}
+
+static void pm983_prefetch(const struct kv_index *ix, uint64_t hash, bool for_update)
+{
+    const struct pm983_local *l = &ix->pm983;
+    __builtin_prefetch(&l->op[local_home(l, hash)]);
+    if (!for_update) {
+        hash_index_ops.prefetch(ix, hash, false);
+    }
+}
+
+static uint64_t pm983_peek(const struct kv_index *ix, uint64_t hash)
+{
+    const struct pm983_local *l = &ix->pm983;
+    uint32_t i = local_find(l, hash);
+    if (i != UINT32_MAX) {
+        return l->op[i] == PM983_SET ? l->loc[i] : 0;
+    }
+    return hash_index_ops.peek(ix, hash);
+}
+
+static struct kv_index_pos pos_of(uint64_t hash)
+{
+    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash};
+}
+
+static uint64_t hash_of(const struct kv_index_pos *pos)
+{
+    return (uint64_t)pos->a << 32 | pos->b;
+}
+
+/*
+ * A Store's membership check by signature ("key hashing, membership
+ * checking, and merging of the local and global index have to be executed
+ * for each key"): the local index in DRAM, then the global entry's bytes as
+ * they stand. No flash read is charged: the global page is read, and paid
+ * for, by the merge that applies the Store.
+ */
+static bool pm983_find(struct kv_index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
+                       uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns)
+{
+    const struct pm983_local *l = local_of(ix);
+    *pos = pos_of(hash);
+    uint32_t i = local_find(l, hash);
+    if (i != UINT32_MAX) {
+        *loc = l->loc[i];
+        return l->op[i] == PM983_SET;
+    }
+    return global_peek(&ix->hash.idx, hash, loc);
+}
+
+/*
+ * A read's: the local index, the key confirmed in its blob (which is in
+ * the page buffer or flash), then the hash design's look-up in the global
+ * index (Bloom filter, index page, key check).
+ */
+static bool pm983_lookup(struct kv_index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
+                         uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns,
+                         const uint8_t **record, bool *filtered)
+{
+    struct pm983_local *l = local_of(ix);
+    uint32_t i = local_find(l, hash);
+    if (i == UINT32_MAX) {
+        bool found = hash_index_ops.lookup(ix, hash, key, key_bytes, loc, pos, now_ns, record,
+                                           filtered);
+        *pos = pos_of(hash);
+        return found;
+    }
+    *pos = pos_of(hash);
+    if (l->op[i] != PM983_SET) {
+        return false;
+    }
+    *loc = l->loc[i];
+    const uint8_t *view = NULL;
+    bool match = vlog_key_matches(ix->hash.idx.vl, *loc, key, key_bytes, now_ns, &view);
+    if (record) {
+        *record = match ? view : NULL;
+    }
+    return match;
+}
+
+/* Room in the local index: a full one is merged first, on this Store's time. */
+static int pm983_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
+{
+    struct pm983_local *l = local_of(ix);
+    if (local_find(l, hash) != UINT32_MAX) {
+        return 0;
+    }
+    if (l->count >= l->max) {
+        merge(ix, now_ns);
+    }
+    return l->count < l->max ? 0 : -1;
+}
+
+static void pm983_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+{
+    local_put(local_of(ix), hash, loc, PM983_SET);
+    if (ix->hash.bloom_on && !loc_tombstone(loc)) {
+        bloom_add(&ix->hash.bloom, hash);
+    }
+}
+
+static void pm983_set(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t loc,
+                      uint64_t *now_ns)
+{
+    uint64_t hash = hash_of(pos);
+    struct pm983_local *l = local_of(ix);
+    if (local_find(l, hash) == UINT32_MAX && l->count >= l->max) {
+        merge(ix, now_ns);
+    }
+    pm983_add(ix, hash, loc, now_ns);
+}
+
+static void pm983_remove(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t *now_ns)
+{
+    uint64_t hash = hash_of(pos);
+    struct pm983_local *l = local_of(ix);
+    if (local_find(l, hash) == UINT32_MAX && l->count >= l->max) {
+        merge(ix, now_ns);
+    }
+    local_put(l, hash, 0, PM983_REMOVE);
+}
+
+/* GC validity: the local index decides a key it holds; the global index the others. */
+static bool pm983_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
+                           struct kv_index_pos *pos, uint64_t *now_ns)
+{
+    const struct pm983_local *l = local_of(ix);
+    *pos = pos_of(hash);
+    uint32_t i = local_find(l, hash);
+    if (i != UINT32_MAX) {
+        return l->op[i] == PM983_SET && l->loc[i] == loc;
+    }
+    struct index_pos p;
+    return index_find_loc(&ix->hash.idx, hash, loc, &p, now_ns);
+}
+
+static int pm983_page_relocate(struct kv_index *ix, uint64_t ppn, uint32_t tag, uint64_t *now_ns)
+{
+    return hash_index_ops.page_relocate(ix, ppn, tag, now_ns);
+}
+
+/* The prefix walk reads the global index: the local one is merged first. */
+static void pm983_walk(struct kv_index *ix, uint64_t from, const struct kv_index_entry **ents,
+                       uint32_t *n, uint64_t *last, uint64_t *now_ns)
+{
+    merge(ix, now_ns);
+    hash_index_ops.walk(ix, from, ents, n, last, now_ns);
+}
+
+static int pm983_write_back(struct kv_index *ix, uint64_t *now_ns)
+{
+    merge(ix, now_ns);
+    return local_of(ix)->count ? -1 : hash_index_ops.write_back(ix, now_ns);
+}
+
+static void pm983_settle(struct kv_index *ix, uint64_t *now_ns)
+{
+    merge(ix, now_ns);
+}
+
+static void pm983_rebuilt(struct kv_index *ix)
+{
+    uint64_t now = 0; /* a mount's work: no command waits on it */
+    merge(ix, &now);
+    hash_index_ops.rebuilt(ix);
+}
+
+static uint64_t pm983_nand_bytes(const struct kv_index *ix)
+{
+    return hash_index_ops.nand_bytes(ix);
+}
+
+static uint64_t pm983_host_bytes(const struct kv_index *ix)
+{
+    return hash_index_ops.host_bytes(ix) + (uint64_t)ix->pm983.cap * (2 * sizeof(uint64_t) + 1);
+}
+
+static void pm983_counters(const struct kv_index *ix, struct kv_index_counters *c)
+{
+    hash_index_ops.counters(ix, c);
+}
+
+const struct kv_index_ops pm983_index_ops = {
+    .init = pm983_init,
+    .fini = pm983_fini,
+    .reset = pm983_reset,
+    .hash = pm983_hash,
+    .prefetch = pm983_prefetch,
+    .peek = pm983_peek,
+    .find = pm983_find,
+    .lookup = pm983_lookup,
+    .reserve = pm983_reserve,
+    .add = pm983_add,
+    .set = pm983_set,
+    .remove = pm983_remove,
+    .find_loc = pm983_find_loc,
+    .page_relocate = pm983_page_relocate,
+    .walk = pm983_walk,
+    .write_back = pm983_write_back,
+    .settle = pm983_settle,
+    .rebuilt = pm983_rebuilt,
+    .nand_bytes = pm983_nand_bytes,
+    .host_bytes = pm983_host_bytes,
+    .counters = pm983_counters,
+};
