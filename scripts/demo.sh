@@ -122,6 +122,15 @@ for r in rows:
     print(line(r))
 print("ops/s and latencies: guest wall clock (under TCG emulation they measure the emulator);")
 print("WAF, TAF (PCIe bytes / user bytes) and cmds/op: the device's statistics log page.")
+for name, r in runs:
+    unit = get(r, "provenance", "device", "placement_unit_bytes")
+    phase = (get(r, "phases") or [{}])[-1]
+    if name == "M" and unit and phase.get("ops") and phase.get("user_bytes"):
+        mean = phase["user_bytes"] / phase["ops"]
+        print("workload M's WAF: each Store's blob takes at least one %d-byte placement unit "
+              "(preset %s, as the PM983 pads a pair to 1 KiB) and its values average %.1f B: "
+              "%d / %.1f = %.2f (placement-unit-bytes=1 packs them back to back)"
+              % (unit, get(r, "provenance", "device", "preset"), mean, unit, mean, unit / mean))
 sys.exit(0 if len(runs) == 2 else 1)
 PY
 prc=$?
