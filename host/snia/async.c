@@ -338,7 +338,7 @@ kvs_result snia_async_submit(kvs_key_space_handle ks, kvs_context kind, kvs_key 
     op->ctx.ks_hd = ks;
     op->ctx.key = key;
     op->ctx.value = value;
-    op->ctx.option = option;
+    /* option stays NULL: OpenMPDK's adapters take options by value and never set it */
     op->ctx.private1 = private1;
     op->ctx.private2 = private2;
     op->ctx.iter_hd = iter_hd;

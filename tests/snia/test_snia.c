@@ -602,6 +602,7 @@ struct tally {
     void *private2[NOPS];
     kvs_key *key[NOPS];     /* the context's key: the kvs_key (exist: array) submitted */
     kvs_value *value[NOPS]; /* the context's value: the kvs_value submitted, or NULL */
+    kvs_postprocess_context ctx[NOPS]; /* the whole context, as the callback saw it */
     int total;
 };
 
@@ -624,6 +625,7 @@ static void on_done(kvs_postprocess_context *ctx)
         tally.private2[i] = ctx->private2;
         tally.key[i] = ctx->key;
         tally.value[i] = ctx->value;
+        tally.ctx[i] = *ctx;
     }
     tally.total++;
     pthread_cond_broadcast(&tally.cond);
@@ -854,6 +856,89 @@ static void test_async_iterator_group(void)
     CU_ASSERT_EQUAL(bits, 0x04);
 }
 
+/*
+ * The context of call @i (private1 = i) holds what OpenMPDK's adapters
+ * (kvkdd.cpp, kvemuldriver.cpp: prep_io_context()) put there: the
+ * kvs_key (exist: the array) and kvs_value submitted or NULL, no option,
+ * the result buffer of exist and iterate-next, the iterator handle of
+ * iterate-next, 0 for the others.
+ */
+static void check_ctx(int i, kvs_context kind, kvs_result result, const kvs_key *key,
+                      const kvs_value *value, kvs_iterator_handle it, const void *result_buffer)
+{
+    const kvs_postprocess_context *c = &tally.ctx[i];
+    CU_ASSERT_EQUAL(tally.calls[i], 1);
+    CU_ASSERT_EQUAL(c->context, kind);
+    CU_ASSERT_PTR_EQUAL(c->ks_hd, ks);
+    CU_ASSERT_PTR_EQUAL(c->key, key);
+    CU_ASSERT_PTR_EQUAL(c->value, value);
+    CU_ASSERT_PTR_NULL(c->option);
+    CU_ASSERT_PTR_EQUAL(c->private1, (void *)(intptr_t)i);
+    CU_ASSERT_PTR_EQUAL(c->private2, &tally.calls[i]);
+    CU_ASSERT_EQUAL(c->result, result);
+    CU_ASSERT_EQUAL(c->iter_hd, it);
+    CU_ASSERT_PTR_EQUAL((void *)c->result_buffer.list, result_buffer);
+}
+
+/* Every field of the post-process context, for every _async call, on success and failure. */
+static void test_async_context(void)
+{
+    kvs_key key = {(void *)"ctx0aaaa", 8}, absent = {(void *)"ctx0zzzz", 8};
+    kvs_key pair[2] = {{(void *)"ctx0aaaa", 8}, {(void *)"ctx0zzzz", 8}};
+    kvs_value one = {(void *)"one", 3, 0, 0};
+    uint8_t buf[4096];
+    kvs_value back = {buf, sizeof(buf), 0, 0};
+    kvs_option_store post = {KVS_STORE_POST, NULL}, noover = {KVS_STORE_NOOVERWRITE, NULL};
+    kvs_option_retrieve plain = {false};
+    kvs_option_delete strict = {true};
+    int n = 0;
+
+    tally_reset();
+#define ASYNC(call)                         \
+    do {                                    \
+        CU_ASSERT_EQUAL(call, KVS_SUCCESS); \
+        CU_ASSERT(wait_for(++n));           \
+    } while (0)
+    ASYNC(kvs_store_kvp_async(ks, &key, &one, &post, (void *)0, &tally.calls[0], on_done));
+    check_ctx(0, KVS_CMD_STORE, KVS_SUCCESS, &key, &one, 0, NULL);
+    ASYNC(kvs_store_kvp_async(ks, &key, &one, &noover, (void *)1, &tally.calls[1], on_done));
+    check_ctx(1, KVS_CMD_STORE, KVS_ERR_VALUE_UPDATE_NOT_ALLOWED, &key, &one, 0, NULL);
+
+    ASYNC(kvs_retrieve_kvp_async(ks, &key, &plain, (void *)2, &tally.calls[2], &back, on_done));
+    check_ctx(2, KVS_CMD_RETRIEVE, KVS_SUCCESS, &key, &back, 0, NULL);
+    CU_ASSERT_EQUAL(back.length, 3);
+    ASYNC(kvs_retrieve_kvp_async(ks, &absent, &plain, (void *)3, &tally.calls[3], &back, on_done));
+    check_ctx(3, KVS_CMD_RETRIEVE, KVS_ERR_KEY_NOT_EXIST, &absent, &back, 0, NULL);
+
+    uint8_t bits = 0xff;
+    kvs_exist_list list = {0, NULL, 1, &bits};
+    ASYNC(kvs_exist_kv_pairs_async(ks, 2, pair, &list, (void *)4, &tally.calls[4], on_done));
+    check_ctx(4, KVS_CMD_EXIST, KVS_SUCCESS, pair, NULL, 0, &list);
+    CU_ASSERT_EQUAL(bits, 0x01);
+
+    kvs_key_group_filter ctx0 = {{0xff, 0xff, 0xff, 0xff}, {'c', 't', 'x', '0'}};
+    kvs_option_iterator keys_only = {KVS_ITERATOR_KEY};
+    kvs_iterator_handle it;
+    uint8_t ibuf[KVS_ITERATOR_BUFFER_SIZE];
+    kvs_iterator_list ilist = {0, false, sizeof(ibuf), ibuf};
+    CU_ASSERT_EQUAL(kvs_create_iterator(ks, &keys_only, &ctx0, &it), KVS_SUCCESS);
+    ASYNC(kvs_iterate_next_async(ks, it, &ilist, (void *)5, &tally.calls[5], on_done));
+    check_ctx(5, KVS_CMD_ITER_NEXT, KVS_SUCCESS, NULL, NULL, it, &ilist);
+    CU_ASSERT_EQUAL(ilist.num_entries, 1);
+    CU_ASSERT_EQUAL(kvs_delete_iterator(ks, it), KVS_SUCCESS);
+    ASYNC(kvs_iterate_next_async(ks, it, &ilist, (void *)6, &tally.calls[6], on_done));
+    check_ctx(6, KVS_CMD_ITER_NEXT, KVS_ERR_ITERATOR_NOT_EXIST, NULL, NULL, it, &ilist);
+
+    ASYNC(kvs_delete_kvp_async(ks, &key, &strict, (void *)7, &tally.calls[7], on_done));
+    check_ctx(7, KVS_CMD_DELETE, KVS_SUCCESS, &key, NULL, 0, NULL);
+    ASYNC(kvs_delete_kvp_async(ks, &key, &strict, (void *)8, &tally.calls[8], on_done));
+    check_ctx(8, KVS_CMD_DELETE, KVS_ERR_KEY_NOT_EXIST, &key, NULL, 0, NULL);
+
+    ASYNC(kvs_delete_key_group_async(ks, &ctx0, (void *)9, &tally.calls[9], on_done));
+    check_ctx(9, KVS_CMD_DELETE_GROUP, KVS_SUCCESS, NULL, NULL, 0, NULL);
+#undef ASYNC
+}
+
 /* Closing the device waits for the async calls in flight: every callback has run. */
 static void test_async_close_drains(void)
 {
@@ -952,6 +1037,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(async_roundtrip),
     TAP_TEST(async_results),
     TAP_TEST(async_iterator_group),
+    TAP_TEST(async_context),
     TAP_TEST(async_close_drains),
     TAP_TEST(hostile),
     TAP_TEST(memory),
