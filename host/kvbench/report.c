@@ -36,9 +36,9 @@ static uint64_t hist_value(unsigned idx)
     return lo + (1ull << (e - 6)) / 2;
 }
 
-unsigned kb_hist_bucket(uint64_t ns, uint64_t *lo, uint64_t *hi)
+/* Bucket @i's bounds [*lo, *hi] in ns (inclusive); @i below hist_index(UINT64_MAX). */
+static void hist_bounds(unsigned i, uint64_t *lo, uint64_t *hi)
 {
-    unsigned i = hist_index(ns);
     if (i < KB_HIST_SUB) {
         *lo = *hi = i;
     } else {
@@ -46,6 +46,12 @@ unsigned kb_hist_bucket(uint64_t ns, uint64_t *lo, uint64_t *hi)
         *lo = (1ull << e) + ((uint64_t)sub << (e - 6));
         *hi = *lo + (1ull << (e - 6)) - 1;
     }
+}
+
+unsigned kb_hist_bucket(uint64_t ns, uint64_t *lo, uint64_t *hi)
+{
+    unsigned i = hist_index(ns);
+    hist_bounds(i, lo, hi);
     return i;
 }
 
@@ -292,6 +298,36 @@ static struct json_object *json_latency(const struct kb_config *c, const struct 
     return o;
 }
 
+/*
+ * The histogram itself (docs/kvbench.md "JSON"): {"unit": "ns", "count",
+ * "sum", "max", "buckets": [[lower, upper, count], ...]}, the non-empty
+ * buckets in ascending order, bounds inclusive. The bounds follow from the
+ * layout alone, the same in every report, so reports merge by adding the
+ * counts of equal buckets (and the sums; the max of the maxima).
+ */
+static struct json_object *json_histogram(const struct kb_hist *h)
+{
+    struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+    jadd(o, "unit", json_object_new_string("ns"));
+    jadd(o, "count", ju(h->count));
+    jadd(o, "sum", ju(h->sum_ns));
+    jadd(o, "max", ju(h->max_ns));
+    for (unsigned i = 0; i < KB_HIST_BUCKETS; i++) {
+        if (!h->b[i]) {
+            continue;
+        }
+        uint64_t lo, hi;
+        hist_bounds(i, &lo, &hi);
+        struct json_object *b = json_object_new_array();
+        json_object_array_add(b, ju(lo));
+        json_object_array_add(b, ju(hi));
+        json_object_array_add(b, ju(h->b[i]));
+        json_object_array_add(a, b);
+    }
+    jadd(o, "buckets", a);
+    return o;
+}
+
 /* The "device" object: statistics log deltas over one phase (null without the log). */
 static struct json_object *json_device(const struct kb_config *c, const struct kb_result *r)
 {
@@ -406,6 +442,13 @@ static void json_engine_fields(const struct kb_config *c, const struct kb_result
         }
     }
     jadd(o, "latency_by_op_us", by);
+    struct json_object *hist = json_object_new_object();
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        if (r->hist_op[i].count) {
+            jadd(hist, kb_op_names[i], json_histogram(&r->hist_op[i]));
+        }
+    }
+    jadd(o, "latency_histogram", hist);
     struct json_object *nf = json_object_new_object();
     for (int i = 0; i < KB_OP_COUNT; i++) {
         jadd(nf, kb_op_names[i], ju(r->not_found_op[i]));

@@ -5,7 +5,8 @@
  * (YCSB a-f, db_bench's names, BandSlim's renamed ones and their old
  * names), the sliding-window key order's exact sequences, and the --json
  * object walked field by field (schema_version, every field the scripts
- * read, escaping by json-c, per-op percentiles and intervals).
+ * read, escaping by json-c, per-op percentiles and intervals), and its
+ * latency_histogram: exact buckets, percentiles recomputed from them, merging.
  */
 #include <math.h>
 #include <stdio.h>
@@ -479,7 +480,8 @@ static void test_json_object_fields(void)
     CU_ASSERT_STRING_EQUAL(keys, "phase ops elapsed_s ops_per_s op_counts latency_us commands "
                                  "commands_per_op errors not_found mismatches user_bytes engine "
                                  "cpu_s sync_s written_bytes live_user_bytes footprint_bytes "
-                                 "latency_by_op_us not_found_by_op metrics device intervals "
+                                 "latency_by_op_us latency_histogram not_found_by_op metrics "
+                                 "device intervals "
                                  "intervals_dropped");
     keys_of(at(ph, "op_counts"), keys, sizeof(keys));
     CU_ASSERT_STRING_EQUAL(keys, "insert update read delete exist iterate rmw");
@@ -513,6 +515,189 @@ static void test_json_object_fields(void)
     CU_ASSERT_STRING_EQUAL(keys, "engine target phases");
     json_object_put(o);
     kb_result_free(&r);
+}
+
+/* The buckets of histogram object @h as "[lo,hi,n] ...", and their counts' sum in *@total. */
+static void buckets_of(struct json_object *h, char *buf, size_t len, uint64_t *total)
+{
+    struct json_object *a = at(h, "buckets");
+    size_t n = 0;
+    buf[0] = '\0';
+    *total = 0;
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        struct json_object *b = json_object_array_get_idx(a, i);
+        CU_ASSERT_EQUAL_FATAL(json_object_array_length(b), 3);
+        uint64_t lo = json_object_get_uint64(json_object_array_get_idx(b, 0));
+        uint64_t hi = json_object_get_uint64(json_object_array_get_idx(b, 1));
+        uint64_t c = json_object_get_uint64(json_object_array_get_idx(b, 2));
+        n += (size_t)snprintf(buf + n, len - n, "%s[%llu,%llu,%llu]", n ? " " : "",
+                              (unsigned long long)lo, (unsigned long long)hi,
+                              (unsigned long long)c);
+        *total += c;
+    }
+}
+
+/* Percentile @p in ns from histogram object @h alone, by docs/kvbench.md "JSON"'s rule. */
+static uint64_t pct_from_buckets(struct json_object *h, double p)
+{
+    uint64_t count = json_object_get_uint64(at(h, "count"));
+    uint64_t max = json_object_get_uint64(at(h, "max"));
+    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)count), seen = 0;
+    rank = rank < 1 ? 1 : rank;
+    if (rank >= count) {
+        return max;
+    }
+    struct json_object *a = at(h, "buckets");
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        struct json_object *b = json_object_array_get_idx(a, i);
+        uint64_t lo = json_object_get_uint64(json_object_array_get_idx(b, 0));
+        uint64_t hi = json_object_get_uint64(json_object_array_get_idx(b, 1));
+        seen += json_object_get_uint64(json_object_array_get_idx(b, 2));
+        if (seen >= rank) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            return mid < max ? mid : max;
+        }
+    }
+    return max;
+}
+
+/* The run phase of a report on @r with @c, as the JSON object of its latency_histogram. */
+static struct json_object *phase_histograms(const struct kb_config *c, const struct kb_result *r,
+                                            struct json_object **report)
+{
+    *report = kb_report_json_object(c, r, 1, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*report);
+    return at(json_object_array_get_idx(at(*report, "phases"), 0), "latency_histogram");
+}
+
+/* Ten reads of known latencies and one update: latency_histogram holds exactly their
+ * buckets (exact below 128 ns, [1000, 1007] for 1000..1007, [999424, 1007615] for 1 ms),
+ * per type that ran, the counts adding up to the phase's op count for the type. */
+static void test_json_histogram_buckets(void)
+{
+    static const uint64_t reads[] = {0, 5, 63, 64, 65, 1000, 1003, 1007, 1008, 1000000};
+    static struct kb_config c;
+    static struct kb_result r;
+    struct json_object *o;
+    char keys[4096];
+    uint64_t total;
+    kb_config_default(&c);
+    memset(&r, 0, sizeof(r));
+    r.phase = "run";
+    r.engine = "kvssd";
+    r.ops = 11;
+    r.op_count[KB_OP_READ] = 10;
+    r.op_count[KB_OP_UPDATE] = 1;
+    r.live_user_bytes = r.footprint_bytes = -1;
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        kb_hist_add(&r.hist, reads[i]);
+        kb_hist_add(&r.hist_op[KB_OP_READ], reads[i]);
+    }
+    kb_hist_add(&r.hist, 5000);
+    kb_hist_add(&r.hist_op[KB_OP_UPDATE], 5000);
+    struct json_object *hs = phase_histograms(&c, &r, &o);
+    keys_of(hs, keys, sizeof(keys));
+    CU_ASSERT_STRING_EQUAL(keys, "update read");
+    struct json_object *rd = at(hs, "read");
+    keys_of(rd, keys, sizeof(keys));
+    CU_ASSERT_STRING_EQUAL(keys, "unit count sum max buckets");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string(at(rd, "unit")), "ns");
+    CU_ASSERT_EQUAL(json_object_get_uint64(at(rd, "count")), 10);
+    CU_ASSERT_EQUAL(json_object_get_uint64(at(rd, "sum")), 1004215);
+    CU_ASSERT_EQUAL(json_object_get_uint64(at(rd, "max")), 1000000);
+    buckets_of(rd, keys, sizeof(keys), &total);
+    CU_ASSERT_STRING_EQUAL(keys, "[0,0,1] [5,5,1] [63,63,1] [64,64,1] [65,65,1] [1000,1007,3] "
+                                 "[1008,1015,1] [999424,1007615,1]");
+    CU_ASSERT_EQUAL(total, r.op_count[KB_OP_READ]);
+    buckets_of(at(hs, "update"), keys, sizeof(keys), &total);
+    CU_ASSERT_STRING_EQUAL(keys, "[4992,5055,1]");
+    CU_ASSERT_EQUAL(total, r.op_count[KB_OP_UPDATE]);
+    json_object_put(o);
+}
+
+/* The percentiles kvbench prints for the ten reads above, recomputed from the buckets,
+ * count and max alone: p50 65 ns (rank 5), p90 1012 ns (rank 9: [1008, 1015]'s middle),
+ * p99 and up the max, every field of latency_by_op_us.read equal. */
+static void test_json_histogram_percentiles(void)
+{
+    static const uint64_t reads[] = {1000000, 1008, 1007, 1003, 1000, 65, 64, 63, 5, 0};
+    static const struct {
+        const char *field;
+        double p;
+        double us;
+    } want[] = {{"p50", 50, 0.065},
+                {"p90", 90, 1.012},
+                {"p99", 99, 1000.0},
+                {"p999", 99.9, 1000.0},
+                {"p9999", 99.99, 1000.0}};
+    static struct kb_config c;
+    static struct kb_result r;
+    struct json_object *o;
+    char err[256];
+    kb_config_default(&c);
+    CU_ASSERT_EQUAL(
+        kb_percentiles_parse("10,25,50,75,90", c.percentiles, &c.npercentiles, err, sizeof(err)),
+        0);
+    memset(&r, 0, sizeof(r));
+    r.phase = "run";
+    r.ops = r.op_count[KB_OP_READ] = 10;
+    r.live_user_bytes = r.footprint_bytes = -1;
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        kb_hist_add(&r.hist, reads[i]);
+        kb_hist_add(&r.hist_op[KB_OP_READ], reads[i]);
+    }
+    struct json_object *h = at(phase_histograms(&c, &r, &o), "read");
+    struct json_object *lat = at(
+        at(json_object_array_get_idx(at(o, "phases"), 0), "latency_by_op_us"), "read");
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        CU_ASSERT_DOUBLE_EQUAL(json_object_get_double(at(lat, want[i].field)), want[i].us, 0);
+        CU_ASSERT_DOUBLE_EQUAL((double)pct_from_buckets(h, want[i].p) / 1e3, want[i].us, 0);
+    }
+    CU_ASSERT_DOUBLE_EQUAL((double)json_object_get_uint64(at(h, "max")) / 1e3,
+                           json_object_get_double(at(lat, "max")), 0);
+    /* --percentiles 10,25,50,75,90: ranks 1, 3, 5, 8, 9 */
+    static const double pcts[] = {10, 25, 50, 75, 90}, us[] = {0, 0.063, 0.065, 1.004, 1.012};
+    for (size_t i = 0; i < 5; i++) {
+        char key[32];
+        kb_pct_key(pcts[i], key, sizeof(key));
+        CU_ASSERT_DOUBLE_EQUAL(json_object_get_double(at(at(lat, "percentiles"), key)), us[i], 0);
+        CU_ASSERT_DOUBLE_EQUAL((double)pct_from_buckets(h, pcts[i]) / 1e3, us[i], 0);
+    }
+    json_object_put(o);
+}
+
+/* Two reports merged by adding equal buckets' counts give exactly the buckets of one
+ * report over both sample sets (kb_hist_merge): the bounds are the same in every report. */
+static void test_json_histogram_merge(void)
+{
+    static struct kb_config c;
+    static struct kb_result a, b, ab;
+    struct json_object *oa, *ob, *oab;
+    char ka[1024], kb[1024], kab[1024];
+    uint64_t ta, tb, tab;
+    kb_config_default(&c);
+    struct kb_result *rs[3] = {&a, &b, &ab};
+    for (int i = 0; i < 3; i++) {
+        memset(rs[i], 0, sizeof(*rs[i]));
+        rs[i]->phase = "run";
+        rs[i]->live_user_bytes = rs[i]->footprint_bytes = -1;
+    }
+    kb_hist_add(&a.hist_op[KB_OP_READ], 1003);
+    kb_hist_add(&a.hist_op[KB_OP_READ], 5000);
+    kb_hist_add(&b.hist_op[KB_OP_READ], 1007);
+    kb_hist_add(&b.hist_op[KB_OP_READ], 2000000);
+    kb_hist_merge(&ab.hist_op[KB_OP_READ], &a.hist_op[KB_OP_READ]);
+    kb_hist_merge(&ab.hist_op[KB_OP_READ], &b.hist_op[KB_OP_READ]);
+    buckets_of(at(phase_histograms(&c, &a, &oa), "read"), ka, sizeof(ka), &ta);
+    buckets_of(at(phase_histograms(&c, &b, &ob), "read"), kb, sizeof(kb), &tb);
+    buckets_of(at(phase_histograms(&c, &ab, &oab), "read"), kab, sizeof(kab), &tab);
+    CU_ASSERT_STRING_EQUAL(ka, "[1000,1007,1] [4992,5055,1]");
+    CU_ASSERT_STRING_EQUAL(kb, "[1000,1007,1] [1998848,2015231,1]");
+    CU_ASSERT_STRING_EQUAL(kab, "[1000,1007,2] [4992,5055,1] [1998848,2015231,1]");
+    CU_ASSERT_EQUAL(tab, ta + tb);
+    json_object_put(oa);
+    json_object_put(ob);
+    json_object_put(oab);
 }
 
 /* With the statistics log: the "device" object keeps every field reproduce reads, and
@@ -620,6 +805,9 @@ static const struct tap_test tests[] = {
     TAP_TEST(window_pass_covers),
     TAP_TEST(window_config),
     TAP_TEST(json_object_fields),
+    TAP_TEST(json_histogram_buckets),
+    TAP_TEST(json_histogram_percentiles),
+    TAP_TEST(json_histogram_merge),
     TAP_TEST(json_device_fields),
     TAP_TEST(table_latency_lines),
     TAP_TEST(interval_line),

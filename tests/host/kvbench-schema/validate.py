@@ -8,6 +8,8 @@ Runs the built kvbench on the rawhash engine over a temporary file (the
 engine that needs no device) and checks, as TAP:
   - the report validates against SCHEMA (kvbench.schema.json, schema_version 1);
   - exact values: op counts, the default and the chosen --percentiles keys;
+  - latency_histogram: per type that ran, the counts add up to its op count
+    and every percentile printed is recomputed from the buckets;
   - --report-interval: stdout is the JSON alone, one stderr line per interval,
     the intervals' ops add up to the phase's;
   - an old preset name: one notice line on stderr, "preset" the new name;
@@ -22,6 +24,7 @@ engine that needs no device) and checks, as TAP:
 Needs Debian's python3-jsonschema.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -97,6 +100,51 @@ def sim(tmp, validator):
            "arriving when the previous one completed (no VM)"
     check(p.returncode == 0 and p.stdout.splitlines().count(line) == 2,
           "sim: the text report says so under each phase (%r)" % p.stdout[-300:])
+
+
+def pct_from_buckets(h, p):
+    """Percentile p in ns from a latency_histogram entry alone (docs/kvbench.md "JSON")."""
+    rank = max(1, math.ceil(p / 100.0 * h["count"]))
+    if rank >= h["count"]:
+        return h["max"]
+    seen = 0
+    for lo, hi, n in h["buckets"]:
+        seen += n
+        if seen >= rank:
+            return min(lo + (hi - lo + 1) // 2, h["max"])
+    return h["max"]
+
+
+def histograms(r, validator):
+    """latency_histogram: per type that ran, counts adding up to its op count, buckets
+    ascending and disjoint, and every percentile latency_by_op_us prints recomputed."""
+    fixed = {"p50": 50, "p90": 90, "p99": 99, "p999": 99.9, "p9999": 99.99}
+    bad = []
+    for ph in r["phases"]:
+        hs, by, oc = ph.get("latency_histogram", {}), ph["latency_by_op_us"], ph["op_counts"]
+        if sorted(hs) != sorted(k for k in oc if oc[k]) or sorted(hs) != sorted(by):
+            bad.append("%s: types %s" % (ph["phase"], sorted(hs)))
+        for op, h in hs.items():
+            b = h["buckets"]
+            if sum(n for _, _, n in b) != oc[op] or h["count"] != oc[op] or \
+                    any(n == 0 or lo > hi for lo, hi, n in b) or \
+                    any(b[i][1] >= b[i + 1][0] for i in range(len(b) - 1)):
+                bad.append("%s %s: counts %s" % (ph["phase"], op, [n for _, _, n in b]))
+            want = dict((f, by[op][f]) for f in fixed)
+            want.update(("percentiles." + k, v) for k, v in by[op]["percentiles"].items())
+            got = dict((f, float("%.3f" % (pct_from_buckets(h, p) / 1e3)))
+                       for f, p in fixed.items())
+            got.update(("percentiles." + k, float("%.3f" % (pct_from_buckets(h, float(k)) / 1e3)))
+                       for k in by[op]["percentiles"])
+            if got != want or float("%.3f" % (h["max"] / 1e3)) != by[op]["max"]:
+                bad.append("%s %s: %s != %s" % (ph["phase"], op, got, want))
+    check(not bad and len(r["phases"]) == 2,
+          "latency_histogram: counts = op_counts per type, every printed percentile "
+          "recomputed from the buckets (%s)" % bad[:2])
+    stripped = json.loads(json.dumps(r))
+    stripped["phases"][0].pop("latency_histogram", None)
+    check(list(validator.iter_errors(stripped)),
+          "a report without a phase's latency_histogram fails validation")
 
 
 def loop(validator):
@@ -221,6 +269,7 @@ def main():
               "rawhash on a file: provenance names kvbench, device null (%s)" % r["provenance"])
         check(run_ph["intervals"] == [] and r["report_interval_s"] == 0,
               "no --report-interval: an empty intervals array")
+        histograms(r, validator)
 
         # 2. intervals and chosen percentiles, a run by duration
         p = run(tmp, "--keys", "300", "--no-load", "--duration", "0.6", "--mix", "update=1",
