@@ -304,7 +304,9 @@ static void parse(int argc, char **argv, struct opts *o)
     }
     free(lo);
     if (optind < argc) {
-        fprintf(stderr, "kvftl-bench: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr,
+                "kvftl-bench: unexpected argument '%s'\n(run kvftl-bench --help for usage)\n",
+                argv[optind]);
         exit(2);
     }
     if (o->batch > o->queue_depth) {

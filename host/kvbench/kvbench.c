@@ -567,7 +567,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1) {
-        fprintf(stderr, "kvbench: unexpected argument \"%s\"\n", argv[1]);
+        fprintf(stderr, "kvbench: unexpected argument \"%s\"\n(run kvbench --help for usage)\n",
+                argv[1]);
         cmdline_free(&cl);
         return 2;
     }

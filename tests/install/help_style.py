@@ -9,7 +9,7 @@ For each TOOL, one TAP line per rule:
   <command> or [a|b]); every option's text starts at column 28, or on the
   next line there when the option is longer; "default" only as a last
   "Default: X." of an option's text; the last line "See [... and ]REF.".
-  `TOOL --no-such-option`: exit 2, stdout empty, stderr "NAME: sentence"
+  `TOOL --no-such-option` and `TOOL no-such-argument`: exit 2, stdout empty, stderr "NAME: sentence"
   then "(run NAME --help for usage)" as its last line.
 """
 import os
@@ -81,15 +81,15 @@ def help_rules(tool, name, ref):
           '%s --help: last line "See %s." (got %r)' % (name, ref, lines[-1]))
 
 
-def usage_error_rules(tool, name):
-    p = subprocess.run([tool, '--no-such-option'], capture_output=True, text=True)
+def usage_error_rules(tool, name, arg):
+    p = subprocess.run([tool, arg], capture_output=True, text=True)
     err = p.stderr.rstrip('\n').split('\n')
     check(p.returncode == 2 and p.stdout == '',
-          '%s --no-such-option exits 2 (got %d), stdout empty' % (name, p.returncode))
+          '%s %s exits 2 (got %d), stdout empty' % (name, arg, p.returncode))
     check(len(err) >= 2 and re.fullmatch(r'%s: \S.*' % re.escape(name), err[0]) is not None
           and err[-1] == '(run %s --help for usage)' % name,
-          '%s --no-such-option: stderr "%s: ..." then "(run %s --help for usage)" (got %r)'
-          % (name, name, name, p.stderr[:160]))
+          '%s %s: stderr "%s: ..." then "(run %s --help for usage)" (got %r)'
+          % (name, arg, name, name, p.stderr[:160]))
 
 
 def main():
@@ -97,7 +97,8 @@ def main():
         tool, ref = arg.rsplit('=', 1)
         name = os.path.basename(tool)
         help_rules(tool, name, ref)
-        usage_error_rules(tool, name)
+        usage_error_rules(tool, name, '--no-such-option')
+        usage_error_rules(tool, name, 'no-such-argument')
     print('1..%d' % n)
     return 1 if failed or not n else 0
 

@@ -726,7 +726,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, TOOL ": unexpected argument '%s' (see --help)\n", argv[optind]);
+        fprintf(stderr, TOOL ": unexpected argument '%s'\n(run " TOOL " --help for usage)\n",
+                argv[optind]);
         exit(2);
     }
 }
