@@ -79,37 +79,49 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: kvftl-bench [options]\n"
-        "  --keys N               distinct keys stored then retrieved (default 10000000; 1..1000000000);\n"
-        "                         with --command-set nvm: 4 KiB units written then read (default 500000)\n"
-        "  --key-bytes N          key size in bytes (default 16; 1..255)\n"
-        "  --value-bytes N        value size in bytes (default 64; 0..2097152)\n"
-        "  --preset NAME          device preset: default, pm983, cosmos (default: default)\n"
-        "  --queue-depth N        requests in flight in simulated time (default 64; 1..65536)\n"
-        "  --batch N              stores per kvftl_store_batch() and retrieves per\n"
-        "                         kvftl_retrieve_batch() call (nvm: reads per\n"
-        "                         kvftl_block_read_batch() call), at most the queue depth;\n"
-        "                         1 calls kvftl_store() and kvftl_retrieve() (default 16; 1..256)\n"
-        "  --arrival KIND         how values arrive: dma or inline (default dma; inline: in a\n"
-        "                         head and transfer commands of the device's full layout)\n"
-        "  --slices               after the stores, run List, an Iter Read matching nothing and the\n"
-        "                         FTL check in device slices; print each one's worst slice\n"
-        "  --memory-floor         after the run, measure this host's memory floor of a Retrieve:\n"
-        "                         two dependent random loads per request, overlapped as the batch\n"
-        "                         overlaps them, over the run's index and store sizes; and what\n"
-        "                         a dependent load costs in few 4 KiB pages and in many\n"
-        "  --seed N               seed of the retrieve order and value bytes (default 1)\n"
-        "  --json                 print one JSON object instead of the table\n"
-        "  --version              print the version (and the git describe of the build)\n"
-        "  --help                 this text\n"
+        "options:\n"
+        "  --keys N                  distinct keys stored then retrieved (1..1000000000); with\n"
+        "                            --command-set nvm: 4 KiB units written then read.\n"
+        "                            Default: 10000000 (nvm: 500000).\n"
+        "  --key-bytes N             key size in bytes (1..255). Default: 16.\n"
+        "  --value-bytes N           value size in bytes (0..2097152). Default: 64.\n"
+        "  --preset NAME             device preset: default, pm983, cosmos. Default: default.\n"
+        "  --queue-depth N           requests in flight in simulated time (1..65536).\n"
+        "                            Default: 64.\n"
+        "  --batch N                 stores per kvftl_store_batch() and retrieves per\n"
+        "                            kvftl_retrieve_batch() call (nvm: reads per\n"
+        "                            kvftl_block_read_batch() call), at most the queue depth;\n"
+        "                            1 calls kvftl_store() and kvftl_retrieve() (1..256).\n"
+        "                            Default: 16.\n"
+        "  --arrival KIND            how values arrive: dma or inline (inline: in a head and\n"
+        "                            transfer commands of the device's full layout).\n"
+        "                            Default: dma.\n"
+        "  --slices                  after the stores, run List, an Iter Read matching nothing\n"
+        "                            and the FTL check in device slices; print each one's\n"
+        "                            worst slice\n"
+        "  --memory-floor            after the run, measure this host's memory floor of a\n"
+        "                            Retrieve: two dependent random loads per request,\n"
+        "                            overlapped as the batch overlaps them, over the run's\n"
+        "                            index and store sizes; and what a dependent load costs\n"
+        "                            in few 4 KiB pages and in many\n"
+        "  --seed N                  seed of the retrieve order and value bytes. Default: 1.\n"
+        "  --json                    print one JSON object instead of the table\n"
+        "  --version                 print the version (and the git describe of the build)\n"
+        "  --help                    this text\n"
         "firmware tunables (include/kvftl/tunables.def; numbers take suffixes K, M, G; default:\n"
         "the preset's, except --index-dram-bytes: enough to cache the whole index):\n");
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
         const struct kvftl_tunable *t = &kvftl_tunables[i];
         char range[256];
         kvftl_tunable_range(t, range, sizeof(range));
-        fprintf(f, "  --%-28s %s; %s\n", t->prop, t->help, range);
+        if (strlen(t->prop) <= 23) {
+            fprintf(f, "  --%-23s %s; %s\n", t->prop, t->help, range);
+        } else {
+            fprintf(f, "  --%s\n%28s%s; %s\n", t->prop, "", t->help, range);
+        }
     }
-    fprintf(f, "  --placement-unit N     the same as --placement-unit-bytes\n");
+    fprintf(f, "  --placement-unit N        the same as --placement-unit-bytes\n"
+               "See kvftl-bench(1).\n");
 }
 
 static void bad(const char *flag, const char *val, const char *range)
@@ -286,13 +298,15 @@ static void parse(int argc, char **argv, struct opts *o)
                 break;
             }
             fprintf(stderr, "kvftl-bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            usage(stderr);
+            fprintf(stderr, "(run kvftl-bench --help for usage)\n");
             exit(2);
         }
     }
     free(lo);
     if (optind < argc) {
-        fprintf(stderr, "kvftl-bench: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr,
+                "kvftl-bench: unexpected argument '%s'\n(run kvftl-bench --help for usage)\n",
+                argv[optind]);
         exit(2);
     }
     if (o->batch > o->queue_depth) {

@@ -67,10 +67,11 @@ static const struct option_help option_help[] = {
     {"device", "  -d, --device PATH         /dev/ngXnY, or pci:BDF / pci:nvmeN for the user-space\n"
                "                            PCI transport, or sim:IMAGE[,prop=value...] for the\n"
                "                            simulator in this process (no VM); also the first\n"
-               "                            argument after the command (default: $KVSSD_DEVICE,\n"
-               "                            else the first found)\n"},
+               "                            argument after the command. Default: $KVSSD_DEVICE,\n"
+               "                            else the first found.\n"},
     {"output-format",
-     "  -o, --output-format FMT   normal (default) or json: one JSON object on stdout\n"},
+     "  -o, --output-format FMT   normal or json: one JSON object on stdout. Default:\n"
+     "                            normal.\n"},
     {"json", "  -j, --json                the same as --output-format json\n"},
     {"key-hex", "  -x, --key-hex             KEY (and --start/--prefix) are hex strings; JSON\n"
                 "                            shows keys in the hex form\n"},
@@ -1016,7 +1017,8 @@ static void usage(FILE *f)
         fputs(option_help[i].text, f);
     }
     fprintf(f, "  DEVICE: an argument after the command that starts with /dev/, pci: or sim:.\n"
-               "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n");
+               "  kvssd help COMMAND (or kvssd COMMAND --help): that command's options.\n"
+               "See kvssd(1).\n");
 }
 
 /* A count or, for --max-bytes, a byte count, as every tool reads one (<bench/units.h>). */
@@ -1163,6 +1165,7 @@ int main(int argc, char **argv)
         return list_completions(longopts);
     }
 
+    argv[0] = (char *)"kvssd"; /* getopt_long's messages start "kvssd: " */
     while ((c = getopt_long(argc, argv, "d:jxf:o:m:c:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':

@@ -114,7 +114,7 @@ static const struct flag flags[] = {
     {"scan-length-distribution", 0, 1, "benchmark", "scan_length_distribution", NULL,
      "uniform|zipfian|fixed",
      "each scan's length: YCSB's scanlengthdistribution, uniform or zipfian from "
-     "min_scan_length (INI, default 1) to --iterate-entries, or fixed (always --iterate-entries). "
+     "min_scan_length (an INI key, 1 unless set) to --iterate-entries, or fixed (always --iterate-entries). "
      "Default: fixed (ycsb-e: uniform)"},
     {"write-rate-limit", 0, 1, "benchmark", "write_rate_limit_bytes_per_s", NULL, "BYTES/S",
      "key + value bytes per second the --writer thread writes at most, through db_bench's rate "
@@ -410,12 +410,48 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
     GOptionGroup *g = g_option_group_new("kvbench", "kvbench options", "kvbench options", cl, NULL);
     g_option_group_add_entries(g, e);
     g_option_context_set_main_group(ctx, g);
-    g_option_context_set_description(
-        ctx, "Every flag is also an INI key of --config FILE. run (the default) loads and runs the "
-             "workload; calibrate measures the adaptive mode's thresholds; baseline runs 4 KiB "
-             "reads on an NVM namespace; sizes counts the value sizes the load phase would "
-             "draw (one per --keys, no device).\nSee docs/kvbench.md and kvbench(1).");
+    g_option_context_set_help_enabled(ctx, FALSE); /* print_help() is --help */
     return ctx;
+}
+
+/*
+ * kvbench --help, in the help style of every tool (CONTRIBUTING.md "Help style"):
+ * the usage line, the commands, the options of @e at column 28 (a longer option's
+ * text on the next line), "Default: X." last, the man page.
+ */
+static void print_help(const GOptionEntry *e)
+{
+    printf("usage: kvbench [run|calibrate|baseline|sizes] [options]\n"
+           "KV workloads against a kvssd namespace, RocksDB or a raw hash store.\n"
+           "commands:\n"
+           "  run                       load and run the workload (the default)\n"
+           "  calibrate                 measure the adaptive mode's thresholds\n"
+           "  baseline                  run 4 KiB reads on an NVM namespace\n"
+           "  sizes                     count the value sizes the load phase would draw (one\n"
+           "                            per --keys, no device)\n"
+           "options:\n"
+           "  -h, --help                this text\n");
+    for (; e->long_name; e++) {
+        if (e->flags & G_OPTION_FLAG_HIDDEN) {
+            continue;
+        }
+        g_autofree char *spec = g_strdup_printf(
+            "%s%c%s--%s%s%s", e->short_name ? "-" : " ", e->short_name ? e->short_name : ' ',
+            e->short_name ? ", " : "  ", e->long_name, e->arg_description ? " " : "",
+            e->arg_description ? e->arg_description : "");
+        size_t len = strlen(e->description);
+        const char *dot = len && e->description[len - 1] != '.' &&
+                                  strstr(e->description, "Default: ")
+                              ? "."
+                              : "";
+        if (strlen(spec) <= 25) {
+            printf("  %-25s %s%s\n", spec, e->description, dot);
+        } else {
+            printf("  %s\n%28s%s%s\n", spec, "", e->description, dot);
+        }
+    }
+    printf("Every flag is also an INI key of --config FILE.\n"
+           "See docs/kvbench.md and kvbench(1).\n");
 }
 
 /* From here on stdout is @report (--output FILE), when there is one. */
@@ -477,7 +513,7 @@ int main(int argc, char **argv)
 {
     struct kb_config c;
     char err[512];
-    bool calibrate = false, baseline = false, sizes = false;
+    bool calibrate = false, baseline = false, sizes = false, help = false;
     struct cmdline cl = {.set = g_ptr_array_new()};
     static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
@@ -490,6 +526,7 @@ int main(int argc, char **argv)
             kvssd_print_version("kvbench");
             return 0;
         }
+        help = help || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
     }
     if (argc > 1 && (!strcmp(argv[1], "calibrate") || !strcmp(argv[1], "run") ||
                      !strcmp(argv[1], "baseline") || !strcmp(argv[1], "sizes"))) {
@@ -507,9 +544,15 @@ int main(int argc, char **argv)
         cmdline_free(&cl);
         return rc;
     }
+    if (help) {
+        print_help(entries);
+        g_option_context_free(ctx);
+        cmdline_free(&cl);
+        return 0;
+    }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, "kvbench: %s (kvbench --help lists the options)\n", gerr->message);
+        fprintf(stderr, "kvbench: %s\n(run kvbench --help for usage)\n", gerr->message);
         g_error_free(gerr);
         g_option_context_free(ctx);
         cmdline_free(&cl);
@@ -524,7 +567,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1) {
-        fprintf(stderr, "kvbench: unexpected argument \"%s\"\n", argv[1]);
+        fprintf(stderr, "kvbench: unexpected argument \"%s\"\n(run kvbench --help for usage)\n",
+                argv[1]);
         cmdline_free(&cl);
         return 2;
     }

@@ -78,7 +78,7 @@ expect "$kvssd get -d sim:kv2" "kv2.img"
 expect "$kvssd get --device=sim:kv2" "kv2.img"
 expect "$kvssd get sim:kv.img " ""
 expect "$kvssd put -f kv2" "kv2.img"
-commands=$("$kvssd" --help | sed -n '/^commands:/,/^options:/s/^  \([a-z-]*\) .*/\1/p' |
+commands=$("$kvssd" --help | sed -n '/^commands:/,/^options:/s/^  \([a-z][a-z-]*\) .*/\1/p' |
     LC_ALL=C sort | paste -sd' ')
 [[ -n $commands ]] || commands="(none: kvssd --help lists no command)"
 expect "$kvssd " "$commands"
@@ -86,10 +86,9 @@ for c in $(completions "$kvssd "); do
     same_options "kvssd help $c" "$("$kvssd" help "$c")" "$kvssd $c -"
 done
 if [[ -n $kvbench ]]; then
-    # the commands of its usage line, "kvbench [OPTION…] [run|calibrate|baseline] - ..."
-    commands=$("$kvbench" --help | sed -n 's/.*\] \[\([a-z|]*\)\] - .*/\1/p' | tr '|' '\n' |
+    commands=$("$kvbench" --help | sed -n '/^commands:/,/^options:/s/^  \([a-z][a-z-]*\) .*/\1/p' |
         LC_ALL=C sort | paste -sd' ')
-    [[ -n $commands ]] || commands="(none: kvbench --help's usage line names no command)"
+    [[ -n $commands ]] || commands="(none: kvbench --help lists no command)"
     expect "$kvbench " "$commands"
     expect "$kvbench c" "calibrate"
     expect "$kvbench --preset yc" "ycsb-a ycsb-b ycsb-c ycsb-d ycsb-e ycsb-f"

@@ -588,22 +588,28 @@ static void usage(FILE *f)
             "usage: " TOOL " [options]\n"
             "Host ns per command of the device's KV command set (hw/kvssd/kv.c, inline.c) and\n"
             "the kvftl firmware, driven natively with raw SQEs (docs/cmd-bench.md).\n"
-            "  --keys N          operations per scenario and repetition, on N distinct 16-byte\n"
-            "                    keys (default 2048; 1..%u)\n"
-            "  --reps N          timed repetitions after one warm-up (default 7; 1..%u)\n"
-            "  --batch N         commands per run of the transport's bottom half, each run\n"
-            "                    starting with the inline-stream expiry scan (default %u, the\n"
-            "                    transport's most: a deep queue; 1: one command per doorbell,\n"
-            "                    as a synchronous host at queue depth 1; 1..%u)\n"
-            "  --only LIST       comma-separated scenarios (default: all; --list names them)\n"
-            "  --list            print the scenarios and exit\n"
-            "  --preset NAME     firmware preset: default, pm983, cosmos (default: default, on a\n"
-            "                    256 MiB device: 2 channels x 2 dies x 64 blocks x 64 pages)\n"
-            "  --set NAME=VALUE  a firmware tunable (include/kvftl/tunables.def), by field or\n"
-            "                    property name, e.g. --set blocks-per-die=128; repeatable\n"
-            "  --json            print one JSON object instead of the table\n"
-            "  --version         print the version\n"
-            "  --help            this text\n",
+            "options:\n"
+            "  --keys N                  operations per scenario and repetition, on N distinct\n"
+            "                            16-byte keys (1..%u). Default: 2048.\n"
+            "  --reps N                  timed repetitions after one warm-up (1..%u). Default: 7.\n"
+            "  --batch N                 commands per run of the transport's bottom half, each\n"
+            "                            run starting with the inline-stream expiry scan (1: one\n"
+            "                            command per doorbell, as a synchronous host at queue\n"
+            "                            depth 1; 1..%u). Default: %u, the transport's most: a\n"
+            "                            deep queue.\n"
+            "  --only LIST               comma-separated scenarios (--list names them).\n"
+            "                            Default: all.\n"
+            "  --list                    print the scenarios and exit\n"
+            "  --preset NAME             firmware preset: default, pm983, cosmos. Default:\n"
+            "                            default, on a 256 MiB device: 2 channels x 2 dies x 64\n"
+            "                            blocks x 64 pages.\n"
+            "  --set NAME=VALUE          a firmware tunable (include/kvftl/tunables.def), by\n"
+            "                            field or property name, e.g. --set blocks-per-die=128;\n"
+            "                            repeatable\n"
+            "  --json                    print one JSON object instead of the table\n"
+            "  --version                 print the version\n"
+            "  --help                    this text\n"
+            "See docs/cmd-bench.md.\n",
             MAX_KEYS, MAX_REPS, KVSSD_BH_BATCH, KVSSD_BH_BATCH);
 }
 
@@ -673,6 +679,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     int c;
 
     *o = (struct opts){.keys = 2048, .reps = 7, .batch = KVSSD_BH_BATCH, .preset = "default"};
+    opterr = 0; /* the message below names the option */
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case O_KEYS:
@@ -712,12 +719,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
             usage(stdout);
             exit(0);
         default:
-            usage(stderr);
+            fprintf(stderr,
+                    TOOL ": unknown or incomplete option '%s'\n(run " TOOL " --help for usage)\n",
+                    argv[optind - 1]);
             exit(2);
         }
     }
     if (optind < argc) {
-        fprintf(stderr, TOOL ": unexpected argument '%s' (see --help)\n", argv[optind]);
+        fprintf(stderr, TOOL ": unexpected argument '%s'\n(run " TOOL " --help for usage)\n",
+                argv[optind]);
         exit(2);
     }
 }

@@ -362,14 +362,20 @@ def main():
 
     # 5. --help: a line per flag with its default
     h = subprocess.run([KVBENCH, "--help"], capture_output=True, text=True).stdout
-    flag_lines = [l.strip() for l in h.splitlines() if l.strip().startswith("-")]
+    # an option's text: its line and, for a long option, the indented line below
+    flag_lines = []
+    for l in h.splitlines():
+        if l.strip().startswith("-"):
+            flag_lines.append(l.strip())
+        elif flag_lines and l.startswith(" " * 28):
+            flag_lines[-1] += " " + l.strip()
     exempt = ("-h, --help", "--list-presets", "--version", "--queue-depth")
     missing = [l.split()[0] for l in flag_lines
                if not l.startswith(exempt) and "Default:" not in l]
     check(len(flag_lines) >= 55 and not missing,
           "--help: every flag's line names its default (%d lines; missing: %s)" %
           (len(flag_lines), missing))
-    qd = [l for l in flag_lines if l.startswith("--qd=N")]
+    qd = [l for l in flag_lines if l.startswith("--qd N")]
     check(qd and "commands in flight per thread" in qd[0] and "Default: 1" in qd[0],
           "--help explains --qd: meaning, unit and default (%s)" % qd)
 
