@@ -296,7 +296,7 @@ uint64_t kb_window_at(const struct kb_window *w, uint64_t i)
 static void size_err(char *err, size_t errlen, const char *what, const char *val, uint32_t lo,
                      uint32_t hi)
 {
-    snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %u-%u bytes", what, val, lo, hi);
+    snprintf(err, errlen, "%s is '%s'; it must be from %u to %u bytes", what, val, lo, hi);
 }
 
 /* Parse an unsigned size in [lo, hi]; the error names the value and the range. */
@@ -305,7 +305,7 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
 {
     char buf[32];
     if (len == 0 || len >= sizeof(buf)) {
-        snprintf(err, errlen, "%s \"%.*s\" is not a number of bytes", what, (int)len, s);
+        snprintf(err, errlen, "%s is '%.*s'; it must be a number of bytes", what, (int)len, s);
         return -1;
     }
     memcpy(buf, s, len);
@@ -317,7 +317,8 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
     uint64_t v; /* 4096, 4k, 4Ki: <bench/units.h> */
     if (!units_u64(buf, UNITS_BYTES, &v)) {
         snprintf(err, errlen,
-                 "%s \"%s\" is not a number of bytes (suffixes K, M, G: KiB, MiB, GiB)", what, buf);
+                 "%s is '%s'; it must be a number of bytes (suffixes K, M, G: KiB, MiB, GiB)", what,
+                 buf);
         return -1;
     }
     if (v < lo || v > hi) {
@@ -358,7 +359,8 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             return -1;
         }
         if (d->min > d->max) {
-            snprintf(err, errlen, "%s \"%s\": MIN %u is above MAX %u", what, spec, d->min, d->max);
+            snprintf(err, errlen, "%s is '%s'; it must be MIN-MAX with MIN at most MAX (%u > %u)",
+                     what, spec, d->min, d->max);
             return -1;
         }
         return 0;
@@ -448,7 +450,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             } else {
                 double v = strtod(eq, &end);
                 if (*end || end == eq || !isfinite(v)) {
-                    snprintf(err, errlen, "mixgraph %s \"%s\" is not a number", kv, eq);
+                    snprintf(err, errlen, "mixgraph %s is '%s'; it must be a number", kv, eq);
                     return -1;
                 }
                 if (!strcmp(kv, "k")) {
@@ -459,8 +461,8 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
                     d->theta = v;
                 } else {
                     snprintf(err, errlen,
-                             "mixgraph parameter \"%s=%s\" is unknown or out of range "
-                             "(k, sigma > 0, theta >= 0, max)",
+                             "mixgraph parameter is '%s=%s'; it must be k, sigma > 0, "
+                             "theta >= 0 or max",
                              kv, eq);
                     return -1;
                 }
@@ -473,7 +475,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
         return 0;
     }
     snprintf(err, errlen,
-             "%s \"%s\" is not a distribution; use N, fixed:N, uniform:MIN-MAX, "
+             "%s is '%s'; it must be N, fixed:N, uniform:MIN-MAX, "
              "weighted:SIZE:WEIGHT,... or mixgraph",
              what, spec);
     return -1;
