@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
+#include <bench/units.h>
 
 #include "kvbench.h"
 #include "tap_cunit.h"
+#include "units_cases.h"
 
 /* calibrate.c and report.c reference kb_now_ns() from kvbench.c */
 uint64_t kb_now_ns(void)
@@ -364,6 +366,68 @@ static void test_config_units(void)
                                 "and 0.1 to 86400 seconds (suffixes s, ms, us)");
 }
 
+/*
+ * Every number form (tests/common/units_cases.h, the table the firmware's
+ * tunables are tested with) through every kvbench entry point: units_u64()
+ * and units_seconds() themselves, a byte key (rawhash.size_bytes), a count
+ * (key_count), a size distribution (values.size, at most KVSSD_VALUE_MAX)
+ * and a time (run.duration_s); each refusal is the one sentence shape.
+ */
+static void test_config_units_table(void)
+{
+    struct kb_config c;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(units_cases) / sizeof(units_cases[0]); i++) {
+        const struct units_case *u = &units_cases[i];
+        uint64_t v = 0;
+        bool ok = units_u64(u->text, UNITS_BYTES, &v);
+        kb_config_default(&c);
+        int rc = kb_config_set(&c, "rawhash", "size_bytes", u->text, err, sizeof(err));
+        if (ok != u->bytes_ok || (ok && v != u->bytes) || rc != (u->bytes_ok ? 0 : -1) ||
+            (u->bytes_ok && c.rawhash.size_bytes != u->bytes)) {
+            printf("# bytes %s: units_u64 %d %llu, size_bytes rc %d %llu\n", u->text, ok,
+                   (unsigned long long)v, rc, (unsigned long long)c.rawhash.size_bytes);
+            CU_FAIL("bytes");
+        }
+        bool value_ok = u->bytes_ok && u->bytes <= KVSSD_VALUE_MAX;
+        rc = kb_config_set(&c, "values", "size", u->text, err, sizeof(err));
+        if (rc != (value_ok ? 0 : -1) || (value_ok && c.value_size.min != u->bytes)) {
+            printf("# values.size %s: rc %d %u\n", u->text, rc, c.value_size.min);
+            CU_FAIL("values.size");
+        }
+        ok = units_u64(u->text, UNITS_COUNT, &v);
+        rc = kb_config_set(&c, "benchmark", "key_count", u->text, err, sizeof(err));
+        if (ok != u->count_ok || (ok && v != u->count) || rc != (u->count_ok ? 0 : -1) ||
+            (u->count_ok && c.key_count != u->count)) {
+            printf("# count %s: units_u64 %d %llu, key_count rc %d %llu\n", u->text, ok,
+                   (unsigned long long)v, rc, (unsigned long long)c.key_count);
+            CU_FAIL("count");
+        }
+    }
+    for (size_t i = 0; i < sizeof(units_seconds_cases) / sizeof(units_seconds_cases[0]); i++) {
+        const struct units_seconds_case *u = &units_seconds_cases[i];
+        double s = -1;
+        bool ok = units_seconds(u->text, &s);
+        kb_config_default(&c);
+        int rc = kb_config_set(&c, "run", "duration_s", u->text, err, sizeof(err));
+        if (ok != u->ok || (ok && s != u->seconds) || rc != (u->ok ? 0 : -1) ||
+            (u->ok && c.run.duration_s != u->seconds)) {
+            printf("# seconds %s: units_seconds %d %g, duration_s rc %d %g\n", u->text, ok, s, rc,
+                   c.run.duration_s);
+            CU_FAIL("seconds");
+        }
+    }
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "size_bytes", "4kk", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.size_bytes is '4kk'; it must be from 0 to "
+                                "1125899906842624 bytes (suffixes K, M, G: KiB, MiB, GiB)");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "key_count", "1e20", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "key_count is '1e20'; it must be from 1 to 1099511627776");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "duration_s", "10m", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "run.duration_s is '10m'; it must be 0 to 604800 seconds (suffixes "
+                                "s, ms, us)");
+}
+
 /* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random
  * PUTs. */
 static void test_presets_bandslim(void)
@@ -625,29 +689,18 @@ static void test_pick_threshold(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(rng_reproducible),
-    TAP_TEST(size_parse_forms),
-    TAP_TEST(size_parse_errors),
-    TAP_TEST(size_uniform_draws),
-    TAP_TEST(size_weighted_draws),
-    TAP_TEST(mixgraph),
-    TAP_TEST(size_counts),
-    TAP_TEST(zipfian),
-    TAP_TEST(permutation),
-    TAP_TEST(key_encode),
-    TAP_TEST(key_size_stable),
-    TAP_TEST(payload_check),
-    TAP_TEST(mix_parse),
-    TAP_TEST(config_set_ranges),
-    TAP_TEST(config_units),
-    TAP_TEST(presets_bandslim),
-    TAP_TEST(presets_characterization),
-    TAP_TEST(config_file),
-    TAP_TEST(config_check),
-    TAP_TEST(poll_config),
-    TAP_TEST(engines_config),
-    TAP_TEST(histogram),
-    TAP_TEST(pick_threshold),
+    TAP_TEST(rng_reproducible),    TAP_TEST(size_parse_forms),
+    TAP_TEST(size_parse_errors),   TAP_TEST(size_uniform_draws),
+    TAP_TEST(size_weighted_draws), TAP_TEST(mixgraph),
+    TAP_TEST(size_counts),         TAP_TEST(zipfian),
+    TAP_TEST(permutation),         TAP_TEST(key_encode),
+    TAP_TEST(key_size_stable),     TAP_TEST(payload_check),
+    TAP_TEST(mix_parse),           TAP_TEST(config_set_ranges),
+    TAP_TEST(config_units),        TAP_TEST(config_units_table),
+    TAP_TEST(presets_bandslim),    TAP_TEST(presets_characterization),
+    TAP_TEST(config_file),         TAP_TEST(config_check),
+    TAP_TEST(poll_config),         TAP_TEST(engines_config),
+    TAP_TEST(histogram),           TAP_TEST(pick_threshold),
 };
 
 int main(void)
