@@ -410,8 +410,7 @@ int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, 
         const char *t = g_strstrip(tok[i]);
         double x = strtod(t, &end);
         if (k == KB_PCT_MAX) {
-            snprintf(err, errlen, "percentiles \"%s\" names more than %d; give 1-%d", spec,
-                     KB_PCT_MAX, KB_PCT_MAX);
+            snprintf(err, errlen, "percentiles is '%s'; it must name 1 to %d", spec, KB_PCT_MAX);
             rc = -1;
         } else if (!t[0] || *end || !(x > 0 && x <= 100)) {
             snprintf(err, errlen, "percentile is '%s'; it must be above 0 and at most 100", t);
@@ -427,7 +426,7 @@ int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, 
     }
     g_strfreev(tok);
     if (!rc && !k) {
-        snprintf(err, errlen, "percentiles \"%s\" names none; give e.g. 50,99,99.9", spec);
+        snprintf(err, errlen, "percentiles is '%s'; it must name 1 or more, e.g. 50,99,99.9", spec);
         rc = -1;
     }
     if (!rc) {
@@ -469,8 +468,8 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
         char *end;
         double w = strtod(eq + 1, &end);
         if (*end || end == eq + 1 || !(w >= 0) || w > 1e9) {
-            snprintf(err, errlen, "mix weight \"%s\" of %s must be a number 0-1000000000", eq + 1,
-                     kb_op_names[op]);
+            snprintf(err, errlen, "mix weight of %s is '%s'; it must be from 0 to 1000000000",
+                     kb_op_names[op], eq + 1);
             rc = -1;
             break;
         }
@@ -479,7 +478,7 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
     }
     g_free(dup);
     if (!rc && !(total > 0)) {
-        snprintf(err, errlen, "mix \"%s\" has no operation with a weight above 0", spec);
+        snprintf(err, errlen, "mix is '%s'; it must give an operation a weight above 0", spec);
         rc = -1;
     }
     if (!rc) {
@@ -642,7 +641,7 @@ int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char 
     }
     g_free(dup);
     if (!rc && !k) {
-        snprintf(err, errlen, "engine \"%s\" names no engine", spec);
+        snprintf(err, errlen, "engine is '%s'; it must name an engine", spec);
         rc = -1;
     }
     if (!rc) {
@@ -661,7 +660,7 @@ static int set_rocksdb(struct kb_rocksdb_opts *o, const char *key, const char *v
     uint64_t u;
     if (!strcmp(key, "dir")) {
         if (!v[0] || strlen(v) >= sizeof(o->dir)) {
-            snprintf(err, errlen, "rocksdb.dir \"%s\" must be a path of 1-%zu bytes", v,
+            snprintf(err, errlen, "rocksdb.dir is '%s'; it must be a path of 1 to %zu bytes", v,
                      sizeof(o->dir) - 1);
             return -1;
         }
@@ -722,7 +721,7 @@ static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v
     uint64_t u;
     if (!strcmp(key, "device")) {
         if (!v[0] || strlen(v) >= sizeof(o->dev)) {
-            snprintf(err, errlen, "rawhash.device \"%s\" must be a path of 1-%zu bytes", v,
+            snprintf(err, errlen, "rawhash.device is '%s'; it must be a path of 1 to %zu bytes", v,
                      sizeof(o->dev) - 1);
             return -1;
         }
@@ -738,7 +737,7 @@ static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v
         }
         if (u & (u - 1)) {
             snprintf(err, errlen,
-                     "rawhash.write_block_bytes \"%s\" must be a power of two from 131072 to "
+                     "rawhash.write_block_bytes is '%s'; it must be a power of two from 131072 to "
                      "8388608",
                      v);
             return -1;

@@ -351,7 +351,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
         const char *dash = strchr(arg, '-');
         d->kind = KB_SIZE_UNIFORM;
         if (!dash) {
-            snprintf(err, errlen, "%s \"%s\": a uniform range is written MIN-MAX", what, spec);
+            snprintf(err, errlen, "%s is '%s'; it must be uniform:MIN-MAX", what, spec);
             return -1;
         }
         if (parse_size(arg, (size_t)(dash - arg), lo, hi, what, &d->min, err, errlen) ||
@@ -374,11 +374,13 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             size_t n = comma ? (size_t)(comma - p) : strlen(p);
             const char *c2 = memchr(p, ':', n);
             if (!c2) {
-                snprintf(err, errlen, "%s \"%s\": each entry is SIZE:WEIGHT", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must be weighted:SIZE:WEIGHT,...", what,
+                         spec);
                 return -1;
             }
             if (d->n == KB_WEIGHTED_MAX) {
-                snprintf(err, errlen, "%s \"%s\": at most %d sizes", what, spec, KB_WEIGHTED_MAX);
+                snprintf(err, errlen, "%s is '%s'; it must give at most %d sizes", what, spec,
+                         KB_WEIGHTED_MAX);
                 return -1;
             }
             if (parse_size(p, (size_t)(c2 - p), lo, hi, what, &d->sizes[d->n], err, errlen)) {
@@ -387,14 +389,14 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             char wbuf[32], *end;
             size_t wl = n - (size_t)(c2 + 1 - p);
             if (wl == 0 || wl >= sizeof(wbuf)) {
-                snprintf(err, errlen, "%s \"%s\": weight missing", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must give each size a weight", what, spec);
                 return -1;
             }
             memcpy(wbuf, c2 + 1, wl);
             wbuf[wl] = '\0';
             double w = strtod(wbuf, &end);
             if (*end || !(w > 0) || w > 1e12) {
-                snprintf(err, errlen, "%s weight \"%s\" must be a number above 0", what, wbuf);
+                snprintf(err, errlen, "%s weight is '%s'; it must be a number above 0", what, wbuf);
                 return -1;
             }
             total += w;
@@ -402,7 +404,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             p = comma ? comma + 1 : p + n;
         }
         if (!d->n) {
-            snprintf(err, errlen, "%s \"%s\": no sizes given", what, spec);
+            snprintf(err, errlen, "%s is '%s'; it must give a size", what, spec);
             return -1;
         }
         d->min = d->max = d->sizes[0];
@@ -432,14 +434,15 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             size_t n = comma ? (size_t)(comma - p) : strlen(p);
             char kv[64], *eq, *end;
             if (n >= sizeof(kv)) {
-                snprintf(err, errlen, "%s \"%s\": parameter too long", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must have shorter parameters", what, spec);
                 return -1;
             }
             memcpy(kv, p, n);
             kv[n] = '\0';
             eq = strchr(kv, '=');
             if (!eq) {
-                snprintf(err, errlen, "%s \"%s\": mixgraph parameters are NAME=VALUE", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must give mixgraph parameters as NAME=VALUE",
+                         what, spec);
                 return -1;
             }
             *eq++ = '\0';

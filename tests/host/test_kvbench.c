@@ -95,7 +95,7 @@ static void test_size_parse_errors(void)
     CU_ASSERT_STRING_EQUAL(
         err, "key size is 'uniform:64-8'; it must be MIN-MAX with MIN at most MAX (64 > 8)");
     CU_ASSERT_EQUAL(kb_size_parse("weighted:8:0", 0, 100, "value size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "value size weight \"0\" must be a number above 0");
+    CU_ASSERT_STRING_EQUAL(err, "value size weight is '0'; it must be a number above 0");
     CU_ASSERT_EQUAL(kb_size_parse("gauss:5", 0, 100, "value size", &d, err, sizeof(err)), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "; it must be N, fixed:N, uniform:MIN-MAX"));
     CU_ASSERT_EQUAL(
@@ -292,9 +292,9 @@ static void test_mix_parse(void)
         err, "mix entry is 'seek'; it must be OP=WEIGHT with OP one of insert, update, "
              "read, delete, exist, iterate (or scan), rmw");
     CU_ASSERT_EQUAL(kb_mix_parse("read=0", mix, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "mix \"read=0\" has no operation with a weight above 0");
+    CU_ASSERT_STRING_EQUAL(err, "mix is 'read=0'; it must give an operation a weight above 0");
     CU_ASSERT_EQUAL(kb_mix_parse("read=-1", mix, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "mix weight \"-1\" of read must be a number 0-1000000000");
+    CU_ASSERT_STRING_EQUAL(err, "mix weight of read is '-1'; it must be from 0 to 1000000000");
 }
 
 /* Settings: ranges named in the refusal (threads 1-64, queue_depth 1-256, theta in (0,1)). */
@@ -614,7 +614,7 @@ static void test_engines_config(void)
         err, "rawhash.write_block_bytes is '65536'; it must be from 131072 to 8388608 "
              "bytes (suffixes K, M, G: KiB, MiB, GiB)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "393216", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes \"393216\" must be a power of two "
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes is '393216'; it must be a power of two "
                                 "from 131072 to 8388608");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "262144", err, 512), 0);
     CU_ASSERT_EQUAL(c.rawhash.write_block_bytes, 262144);
