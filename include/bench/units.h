@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The numbers every tool and config file takes (kvbench's flags and INI
- * file, kvftl-bench's flags, the kvssd CLI's counts, and the firmware's
- * tunables through kvftl_tunable_parse(): sim: properties, kvftl-bench's
- * tunable flags, kvssd-cmd-bench), parsed once:
+ * file, kvftl-bench's and kvssd-cmd-bench's flags, the kvssd CLI's counts,
+ * sim:'s device properties, and the firmware's tunables through
+ * kvftl_tunable_parse(): sim: properties, the tools' tunable flags),
+ * parsed once (the cases: tests/common/units_cases.h):
  *
  *   bytes    4096, 4k, 4K, 4Ki, 64M, 64Mi, 1G, 1Gi, 1T: K/M/G/T and
  *            Ki/Mi/Gi/Ti are binary (1K = 1024), as QEMU's sizes
