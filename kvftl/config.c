@@ -7,7 +7,8 @@
  */
 #include <kvftl/kvftl.h>
 
-#include <errno.h>
+#include <bench/units.h> /* header-only, libc only: the parser every tool shares */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,23 +251,13 @@ int kvftl_tunable_parse(struct kvftl_config *c, const struct kvftl_tunable *t, c
         }
         break;
     default: {
-        /* a whole number, with an optional binary K/M/G suffix */
-        char *end;
-        errno = 0;
-        unsigned long long v = *text && *text != '-' ? strtoull(text, &end, 0) : 0;
-        bool ok = *text && *text != '-' && errno == 0 && end != text;
-        uint64_t mul = 1;
-        if (ok && *end) {
-            mul = *end == 'K' || *end == 'k'   ? 1ull << 10
-                  : *end == 'M' || *end == 'm' ? 1ull << 20
-                  : *end == 'G' || *end == 'g' ? 1ull << 30
-                                               : 0;
-            ok = mul && end[1] == 0 && v <= UINT64_MAX / mul;
-        }
+        /* as every tool reads a number: a byte count (4k, 64Mi) or a count (1e6, 100k) */
+        enum units_kind kind = t->flags & KVFTL_TUNABLE_SIZE ? UNITS_BYTES : UNITS_COUNT;
+        uint64_t v;
         uint64_t type_max = t->kind == KVFTL_TUNABLE_U32 ? UINT32_MAX : UINT64_MAX;
-        if (ok && v * mul <= type_max &&
-            ((t->flags & KVFTL_TUNABLE_CROSS) || number_in_range(t, v * mul))) {
-            kvftl_tunable_put(c, t, v * mul);
+        if (units_u64(text, kind, &v) && v <= type_max &&
+            ((t->flags & KVFTL_TUNABLE_CROSS) || number_in_range(t, v))) {
+            kvftl_tunable_put(c, t, v);
             return 0;
         }
         break;

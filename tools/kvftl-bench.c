@@ -108,7 +108,7 @@ static void usage(FILE *f)
         "  --json                    print one JSON object instead of the table\n"
         "  --version                 print the version (and the git describe of the build)\n"
         "  --help                    this text\n"
-        "firmware tunables (include/kvftl/tunables.def; numbers take suffixes K, M, G; default:\n"
+        "firmware tunables (include/kvftl/tunables.def; numbers as kvbench's: 4Ki, 1e6; default:\n"
         "the preset's, except --index-dram-bytes: enough to cache the whole index):\n");
     for (size_t i = 0; i < kvftl_tunable_count; i++) {
         const struct kvftl_tunable *t = &kvftl_tunables[i];

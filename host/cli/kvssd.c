@@ -1027,7 +1027,7 @@ static long parse_count(const char *s, const char *flag, long max)
     uint64_t v;
     if (!units_u64(s, strcmp(flag, "--max-bytes") ? UNITS_COUNT : UNITS_BYTES, &v) ||
         v > (uint64_t)max) {
-        say("%s \"%s\" is not a number in 0-%ld", flag, s, max);
+        say("%s is '%s'; it must be from 0 to %ld", flag, s, max);
         exit(EXIT_USAGE);
     }
     return (long)v;
@@ -1038,7 +1038,7 @@ static void set_output_format(const char *fmt, const char *flag)
     enum kvssd_cli_o_arg a = kvssd_cli_classify_o(fmt);
     if (a == KVSSD_CLI_O_UNKNOWN) {
         fprintf(stderr,
-                "kvssd: %s \"%s\" is unknown; use json or normal (a file goes with --output "
+                "kvssd: %s is '%s'; it must be json or normal (a file goes with --output "
                 "FILE)\n",
                 flag, fmt);
         exit(EXIT_USAGE);
@@ -1194,7 +1194,7 @@ int main(int argc, char **argv)
             break;
         case 'm':
             if (kvssd_xfer_mode_parse(optarg) < 0) {
-                die_usage("transfer mode \"%s\" is unknown; use prp, inline, hybrid or adaptive",
+                die_usage("transfer mode is '%s'; it must be prp, inline, hybrid or adaptive",
                           optarg);
             }
             opt.mode = optarg;

@@ -359,7 +359,7 @@ int kb_preset_apply(struct kb_config *c, const char *name, char *err, size_t err
         }
     }
     if (!p) {
-        size_t o = (size_t)snprintf(err, errlen, "preset \"%s\" is unknown; presets are", name);
+        size_t o = (size_t)snprintf(err, errlen, "preset is '%s'; it must be one of", name);
         for (size_t i = 0; i < kb_preset_count && o < errlen; i++) {
             o += (size_t)snprintf(err + o, errlen - o, " %s", kb_presets[i].name);
         }
@@ -410,12 +410,10 @@ int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, 
         const char *t = g_strstrip(tok[i]);
         double x = strtod(t, &end);
         if (k == KB_PCT_MAX) {
-            snprintf(err, errlen, "percentiles \"%s\" names more than %d; give 1-%d", spec,
-                     KB_PCT_MAX, KB_PCT_MAX);
+            snprintf(err, errlen, "percentiles is '%s'; it must name 1 to %d", spec, KB_PCT_MAX);
             rc = -1;
         } else if (!t[0] || *end || !(x > 0 && x <= 100)) {
-            snprintf(err, errlen,
-                     "percentile \"%s\" is out of range; allowed are numbers above 0 up to 100", t);
+            snprintf(err, errlen, "percentile is '%s'; it must be above 0 and at most 100", t);
             rc = -1;
         } else if (k && x <= v[k - 1]) {
             snprintf(err, errlen,
@@ -428,7 +426,7 @@ int kb_percentiles_parse(const char *spec, double *out, unsigned *n, char *err, 
     }
     g_strfreev(tok);
     if (!rc && !k) {
-        snprintf(err, errlen, "percentiles \"%s\" names none; give e.g. 50,99,99.9", spec);
+        snprintf(err, errlen, "percentiles is '%s'; it must name 1 or more, e.g. 50,99,99.9", spec);
         rc = -1;
     }
     if (!rc) {
@@ -461,7 +459,7 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
         }
         if (op < 0 || !eq) {
             snprintf(err, errlen,
-                     "mix entry \"%s\" is not OP=WEIGHT with OP one of insert, "
+                     "mix entry is '%s'; it must be OP=WEIGHT with OP one of insert, "
                      "update, read, delete, exist, iterate (or scan), rmw",
                      tok);
             rc = -1;
@@ -470,8 +468,8 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
         char *end;
         double w = strtod(eq + 1, &end);
         if (*end || end == eq + 1 || !(w >= 0) || w > 1e9) {
-            snprintf(err, errlen, "mix weight \"%s\" of %s must be a number 0-1000000000", eq + 1,
-                     kb_op_names[op]);
+            snprintf(err, errlen, "mix weight of %s is '%s'; it must be from 0 to 1000000000",
+                     kb_op_names[op], eq + 1);
             rc = -1;
             break;
         }
@@ -480,7 +478,7 @@ int kb_mix_parse(const char *spec, double mix[KB_OP_COUNT], char *err, size_t er
     }
     g_free(dup);
     if (!rc && !(total > 0)) {
-        snprintf(err, errlen, "mix \"%s\" has no operation with a weight above 0", spec);
+        snprintf(err, errlen, "mix is '%s'; it must give an operation a weight above 0", spec);
         rc = -1;
     }
     if (!rc) {
@@ -500,7 +498,7 @@ static int parse_u64(const char *name, const char *v, uint64_t lo, uint64_t hi, 
     uint64_t x;
 
     if (!units_u64(v, bytes ? UNITS_BYTES : UNITS_COUNT, &x) || x < lo || x > hi) {
-        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %llu-%llu%s", name, v,
+        snprintf(err, errlen, "%s is '%s'; it must be from %llu to %llu%s", name, v,
                  (unsigned long long)lo, (unsigned long long)hi,
                  bytes ? " bytes (suffixes K, M, G: KiB, MiB, GiB)" : "");
         return -1;
@@ -516,8 +514,7 @@ static int parse_seconds(const char *name, const char *v, double lo, double hi, 
     double x;
 
     if (!units_seconds(v, &x) || x < lo || x > hi) {
-        snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %s (suffixes s, ms, us)",
-                 name, v, range);
+        snprintf(err, errlen, "%s is '%s'; it must be %s (suffixes s, ms, us)", name, v, range);
         return -1;
     }
     *out = x;
@@ -531,8 +528,8 @@ static int parse_double(const char *name, const char *v, double lo, double hi, b
     double x = strtod(v, &end);
     if (*end || end == v || !isfinite(x) || (open_lo ? x <= lo : x < lo) ||
         (open_hi ? x >= hi : x > hi)) {
-        snprintf(err, errlen, "%s \"%s\" is out of range; allowed is %s%g to %g%s", name, v,
-                 open_lo ? "above " : "", lo, hi, open_hi ? " (exclusive)" : "");
+        snprintf(err, errlen, "%s is '%s'; it must be %s%g to %g%s", name, v,
+                 open_lo ? "above " : "from ", lo, hi, open_hi ? " (exclusive)" : "");
         return -1;
     }
     *out = x;
@@ -546,7 +543,7 @@ static int parse_bool(const char *name, const char *v, bool *out, char *err, siz
     } else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "off")) {
         *out = false;
     } else {
-        snprintf(err, errlen, "%s \"%s\" is not a boolean; use true or false", name, v);
+        snprintf(err, errlen, "%s is '%s'; it must be true or false", name, v);
         return -1;
     }
     return 0;
@@ -576,7 +573,7 @@ static int set_phase(struct kb_phase *p, const char *group, const char *key, con
     if (!strcmp(key, "order")) {
         if (kb_order_parse(v, &p->order)) {
             snprintf(err, errlen,
-                     "%s \"%s\" is unknown; use sequential, uniform, zipfian, latest or "
+                     "%s is '%s'; it must be sequential, uniform, zipfian, latest or "
                      "window",
                      name, v);
             return -1;
@@ -634,9 +631,9 @@ int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char 
         }
         if (found < 0 || dup_entry) {
             snprintf(err, errlen,
-                     "engine \"%s\" is %s; use kvssd, rocksdb, rawhash, a comma-separated list "
+                     "engine is '%s'%s; it must be kvssd, rocksdb, rawhash, a comma-separated list "
                      "of them (each once), all, or sync/async for kvssd's I/O path",
-                     tok, found < 0 ? "unknown" : "listed twice");
+                     tok, found < 0 ? "" : " (listed twice)");
             rc = -1;
             break;
         }
@@ -644,7 +641,7 @@ int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char 
     }
     g_free(dup);
     if (!rc && !k) {
-        snprintf(err, errlen, "engine \"%s\" names no engine", spec);
+        snprintf(err, errlen, "engine is '%s'; it must name an engine", spec);
         rc = -1;
     }
     if (!rc) {
@@ -663,7 +660,7 @@ static int set_rocksdb(struct kb_rocksdb_opts *o, const char *key, const char *v
     uint64_t u;
     if (!strcmp(key, "dir")) {
         if (!v[0] || strlen(v) >= sizeof(o->dir)) {
-            snprintf(err, errlen, "rocksdb.dir \"%s\" must be a path of 1-%zu bytes", v,
+            snprintf(err, errlen, "rocksdb.dir is '%s'; it must be a path of 1 to %zu bytes", v,
                      sizeof(o->dir) - 1);
             return -1;
         }
@@ -701,7 +698,7 @@ static int set_rocksdb(struct kb_rocksdb_opts *o, const char *key, const char *v
             }
         }
         snprintf(err, errlen,
-                 "rocksdb.compression \"%s\" is unknown; use none, snappy, zlib, bzip2, lz4, "
+                 "rocksdb.compression is '%s'; it must be none, snappy, zlib, bzip2, lz4, "
                  "lz4hc, xpress or zstd",
                  v);
         return -1;
@@ -724,7 +721,7 @@ static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v
     uint64_t u;
     if (!strcmp(key, "device")) {
         if (!v[0] || strlen(v) >= sizeof(o->dev)) {
-            snprintf(err, errlen, "rawhash.device \"%s\" must be a path of 1-%zu bytes", v,
+            snprintf(err, errlen, "rawhash.device is '%s'; it must be a path of 1 to %zu bytes", v,
                      sizeof(o->dev) - 1);
             return -1;
         }
@@ -740,7 +737,7 @@ static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v
         }
         if (u & (u - 1)) {
             snprintf(err, errlen,
-                     "rawhash.write_block_bytes \"%s\" must be a power of two from 131072 to "
+                     "rawhash.write_block_bytes is '%s'; it must be a power of two from 131072 to "
                      "8388608",
                      v);
             return -1;
@@ -847,7 +844,7 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         } else if (!strcmp(v, "async")) {
             c->engine = KB_ENGINE_ASYNC;
         } else {
-            snprintf(err, errlen, "io \"%s\" is unknown; use sync or async", v);
+            snprintf(err, errlen, "io is '%s'; it must be sync or async", v);
             return -1;
         }
     } else if (!strcmp(key, "poll")) {
@@ -858,7 +855,7 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         int m = kvssd_xfer_mode_parse(v);
         if (m < 0) {
             snprintf(err, errlen,
-                     "transfer_mode \"%s\" is unknown; use prp, inline, hybrid or "
+                     "transfer_mode is '%s'; it must be prp, inline, hybrid or "
                      "adaptive",
                      v);
             return -1;
@@ -885,15 +882,14 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
     } else if (!strcmp(key, "scan_length_distribution")) {
         if (kb_scan_dist_parse(v, &c->scan_dist)) {
             snprintf(err, errlen,
-                     "scan_length_distribution \"%s\" is unknown; use uniform, zipfian or fixed",
-                     v);
+                     "scan_length_distribution is '%s'; it must be uniform, zipfian or fixed", v);
             return -1;
         }
     } else if (!strcmp(key, "write_rate_limit_bytes_per_s")) {
         /* a refill of rate / 10 bytes every 100 ms must carry at least one byte */
         if (parse_u64(key, v, 0, KB_WRITE_RATE_MAX, &u, err, errlen) || (u > 0 && u < 10)) {
             snprintf(err, errlen,
-                     "write_rate_limit_bytes_per_s \"%s\" is out of range; allowed are 0 "
+                     "write_rate_limit_bytes_per_s is '%s'; it must be 0 "
                      "(unlimited) or 10 to %llu bytes per second",
                      v, (unsigned long long)KB_WRITE_RATE_MAX);
             return -1;
@@ -998,15 +994,14 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
         const struct kb_phase *p = phs[i];
         uint64_t w = p->window_keys ? p->window_keys : 1024;
         if (p->enabled && p->order == KB_ORDER_WINDOW && p->window_keys > c->key_count) {
-            snprintf(err, errlen,
-                     "%s.window_keys %llu is out of range; allowed are 1 to key_count (%llu)",
+            snprintf(err, errlen, "%s.window_keys is %llu; it must be from 1 to key_count (%llu)",
                      i ? "run" : "load", (unsigned long long)p->window_keys,
                      (unsigned long long)c->key_count);
             return -1;
         }
         if (p->enabled && p->order == KB_ORDER_WINDOW && p->window_step > w) {
             snprintf(err, errlen,
-                     "%s.window_step %llu is out of range; allowed are 1 to window_keys (%llu): a "
+                     "%s.window_step is %llu; it must be from 1 to window_keys (%llu): a "
                      "longer step would skip keys",
                      i ? "run" : "load", (unsigned long long)p->window_step, (unsigned long long)w);
             return -1;
@@ -1014,8 +1009,8 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
     }
     if (c->scan_min > c->iterate_entries) {
         snprintf(err, errlen,
-                 "min_scan_length %u is above max_scan_length (iterate_entries) %u; allowed are 1 "
-                 "to max_scan_length",
+                 "min_scan_length is %u; it must be from 1 to max_scan_length "
+                 "(iterate_entries, %u)",
                  c->scan_min, c->iterate_entries);
         return -1;
     }

@@ -296,7 +296,7 @@ uint64_t kb_window_at(const struct kb_window *w, uint64_t i)
 static void size_err(char *err, size_t errlen, const char *what, const char *val, uint32_t lo,
                      uint32_t hi)
 {
-    snprintf(err, errlen, "%s \"%s\" is out of range; allowed are %u-%u bytes", what, val, lo, hi);
+    snprintf(err, errlen, "%s is '%s'; it must be from %u to %u bytes", what, val, lo, hi);
 }
 
 /* Parse an unsigned size in [lo, hi]; the error names the value and the range. */
@@ -305,7 +305,7 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
 {
     char buf[32];
     if (len == 0 || len >= sizeof(buf)) {
-        snprintf(err, errlen, "%s \"%.*s\" is not a number of bytes", what, (int)len, s);
+        snprintf(err, errlen, "%s is '%.*s'; it must be a number of bytes", what, (int)len, s);
         return -1;
     }
     memcpy(buf, s, len);
@@ -317,7 +317,8 @@ static int parse_size(const char *s, size_t len, uint32_t lo, uint32_t hi, const
     uint64_t v; /* 4096, 4k, 4Ki: <bench/units.h> */
     if (!units_u64(buf, UNITS_BYTES, &v)) {
         snprintf(err, errlen,
-                 "%s \"%s\" is not a number of bytes (suffixes K, M, G: KiB, MiB, GiB)", what, buf);
+                 "%s is '%s'; it must be a number of bytes (suffixes K, M, G: KiB, MiB, GiB)", what,
+                 buf);
         return -1;
     }
     if (v < lo || v > hi) {
@@ -350,7 +351,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
         const char *dash = strchr(arg, '-');
         d->kind = KB_SIZE_UNIFORM;
         if (!dash) {
-            snprintf(err, errlen, "%s \"%s\": a uniform range is written MIN-MAX", what, spec);
+            snprintf(err, errlen, "%s is '%s'; it must be uniform:MIN-MAX", what, spec);
             return -1;
         }
         if (parse_size(arg, (size_t)(dash - arg), lo, hi, what, &d->min, err, errlen) ||
@@ -358,7 +359,8 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             return -1;
         }
         if (d->min > d->max) {
-            snprintf(err, errlen, "%s \"%s\": MIN %u is above MAX %u", what, spec, d->min, d->max);
+            snprintf(err, errlen, "%s is '%s'; it must be MIN-MAX with MIN at most MAX (%u > %u)",
+                     what, spec, d->min, d->max);
             return -1;
         }
         return 0;
@@ -372,11 +374,13 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             size_t n = comma ? (size_t)(comma - p) : strlen(p);
             const char *c2 = memchr(p, ':', n);
             if (!c2) {
-                snprintf(err, errlen, "%s \"%s\": each entry is SIZE:WEIGHT", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must be weighted:SIZE:WEIGHT,...", what,
+                         spec);
                 return -1;
             }
             if (d->n == KB_WEIGHTED_MAX) {
-                snprintf(err, errlen, "%s \"%s\": at most %d sizes", what, spec, KB_WEIGHTED_MAX);
+                snprintf(err, errlen, "%s is '%s'; it must give at most %d sizes", what, spec,
+                         KB_WEIGHTED_MAX);
                 return -1;
             }
             if (parse_size(p, (size_t)(c2 - p), lo, hi, what, &d->sizes[d->n], err, errlen)) {
@@ -385,14 +389,14 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             char wbuf[32], *end;
             size_t wl = n - (size_t)(c2 + 1 - p);
             if (wl == 0 || wl >= sizeof(wbuf)) {
-                snprintf(err, errlen, "%s \"%s\": weight missing", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must give each size a weight", what, spec);
                 return -1;
             }
             memcpy(wbuf, c2 + 1, wl);
             wbuf[wl] = '\0';
             double w = strtod(wbuf, &end);
             if (*end || !(w > 0) || w > 1e12) {
-                snprintf(err, errlen, "%s weight \"%s\" must be a number above 0", what, wbuf);
+                snprintf(err, errlen, "%s weight is '%s'; it must be a number above 0", what, wbuf);
                 return -1;
             }
             total += w;
@@ -400,7 +404,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             p = comma ? comma + 1 : p + n;
         }
         if (!d->n) {
-            snprintf(err, errlen, "%s \"%s\": no sizes given", what, spec);
+            snprintf(err, errlen, "%s is '%s'; it must give a size", what, spec);
             return -1;
         }
         d->min = d->max = d->sizes[0];
@@ -430,14 +434,15 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             size_t n = comma ? (size_t)(comma - p) : strlen(p);
             char kv[64], *eq, *end;
             if (n >= sizeof(kv)) {
-                snprintf(err, errlen, "%s \"%s\": parameter too long", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must have shorter parameters", what, spec);
                 return -1;
             }
             memcpy(kv, p, n);
             kv[n] = '\0';
             eq = strchr(kv, '=');
             if (!eq) {
-                snprintf(err, errlen, "%s \"%s\": mixgraph parameters are NAME=VALUE", what, spec);
+                snprintf(err, errlen, "%s is '%s'; it must give mixgraph parameters as NAME=VALUE",
+                         what, spec);
                 return -1;
             }
             *eq++ = '\0';
@@ -448,7 +453,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
             } else {
                 double v = strtod(eq, &end);
                 if (*end || end == eq || !isfinite(v)) {
-                    snprintf(err, errlen, "mixgraph %s \"%s\" is not a number", kv, eq);
+                    snprintf(err, errlen, "mixgraph %s is '%s'; it must be a number", kv, eq);
                     return -1;
                 }
                 if (!strcmp(kv, "k")) {
@@ -459,8 +464,8 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
                     d->theta = v;
                 } else {
                     snprintf(err, errlen,
-                             "mixgraph parameter \"%s=%s\" is unknown or out of range "
-                             "(k, sigma > 0, theta >= 0, max)",
+                             "mixgraph parameter is '%s=%s'; it must be k, sigma > 0, "
+                             "theta >= 0 or max",
                              kv, eq);
                     return -1;
                 }
@@ -473,7 +478,7 @@ int kb_size_parse(const char *spec, uint32_t lo, uint32_t hi, const char *what,
         return 0;
     }
     snprintf(err, errlen,
-             "%s \"%s\" is not a distribution; use N, fixed:N, uniform:MIN-MAX, "
+             "%s is '%s'; it must be N, fixed:N, uniform:MIN-MAX, "
              "weighted:SIZE:WEIGHT,... or mixgraph",
              what, spec);
     return -1;

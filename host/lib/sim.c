@@ -11,6 +11,7 @@
  * the simulated time of a run is the device's busy time at queue depth 1,
  * and the host's wall clock measures the firmware's code at native speed.
  */
+#include <bench/units.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,33 +43,6 @@ static const size_t prop_offset[] = {
 #include "properties.def"
 };
 
-/* "64K", "4096", "0x10": a whole number with an optional binary K/M/G suffix. */
-static bool parse_number(const char *text, uint64_t *v)
-{
-    char *end;
-    uint64_t mul = 1;
-
-    if (!*text || *text == '-' || *text == '+') {
-        return false;
-    }
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 0);
-    if (errno || end == text) {
-        return false;
-    }
-    if (*end) {
-        mul = *end == 'K' || *end == 'k'   ? 1ull << 10
-              : *end == 'M' || *end == 'm' ? 1ull << 20
-              : *end == 'G' || *end == 'g' ? 1ull << 30
-                                           : 0;
-        if (!mul || end[1] || n > UINT64_MAX / mul) {
-            return false;
-        }
-    }
-    *v = n * mul;
-    return true;
-}
-
 /* One property of properties.def: its value from @text, or a sentence. */
 static int set_device_property(struct kvssd_sim_props *props, size_t row,
                                const struct kvssd_property *p, const char *text, char *err,
@@ -92,7 +66,9 @@ static int set_device_property(struct kvssd_sim_props *props, size_t row,
         }
         break;
     default:
-        ok = parse_number(text, &v) && kvssd_property_allows(p, v);
+        /* as every tool reads a number: bytes (64K, 64Ki) for a size, else a count (1e6) */
+        ok = units_u64(text, p->kind == KVSSD_PROPERTY_SIZE32 ? UNITS_BYTES : UNITS_COUNT, &v) &&
+             kvssd_property_allows(p, v);
         if (ok && p->kind == KVSSD_PROPERTY_U8) {
             *(uint8_t *)field = (uint8_t)v;
         } else if (ok) {

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The numbers every tool and config file takes (kvbench's flags and INI
- * file, kvftl-bench's flags, the kvssd CLI's counts), parsed once:
+ * file, kvftl-bench's and kvssd-cmd-bench's flags, the kvssd CLI's counts,
+ * sim:'s device properties, and the firmware's tunables through
+ * kvftl_tunable_parse(): sim: properties, the tools' tunable flags),
+ * parsed once (the cases: tests/common/units_cases.h):
  *
  *   bytes    4096, 4k, 4K, 4Ki, 64M, 64Mi, 1G, 1Gi, 1T: K/M/G/T and
  *            Ki/Mi/Gi/Ti are binary (1K = 1024), as QEMU's sizes
@@ -11,7 +14,9 @@
  *
  * A number must come out whole (1.5k bytes is 1536; 1.5 bytes is not a
  * number of bytes) and within 64 bits. The callers word the error, with
- * the range. Header-only, as key_order.h.
+ * the range, as "NAME is 'X'; it must be RANGE". Header-only and libc
+ * only, as key_order.h, so the firmware (kvftl/, also built inside QEMU
+ * with the whole include/) uses it as the host tools do.
  */
 #ifndef BENCH_UNITS_H
 #define BENCH_UNITS_H

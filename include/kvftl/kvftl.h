@@ -154,8 +154,10 @@ uint64_t kvftl_tunable_get(const struct kvftl_config *c, const struct kvftl_tuna
 void kvftl_tunable_put(struct kvftl_config *c, const struct kvftl_tunable *t, uint64_t v);
 
 /*
- * kvftl_tunable_parse() - set @t in @c from @text: a number (suffixes K, M, G
- * are binary), on/off, a value's name, or a string (which must outlive @c).
+ * kvftl_tunable_parse() - set @t in @c from @text: a number as every tool
+ * reads one (<bench/units.h>: a byte count 4k, 64Mi, 1G for a SIZE field,
+ * else a count 1e6, 100k; 0x10), on/off, a value's name, or a string
+ * (which must outlive @c).
  * A number is checked against the field's own range (not the cross-field
  * checks: kvftl_config_check() does those).
  * Returns 0, or -1 with "@name is '@text'; it must be <range>" in @err.

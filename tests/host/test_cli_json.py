@@ -115,7 +115,7 @@ def json_on_failure():
                 "status_name": ""}))
     code, out, err = run("--json", "put", DEV, "k", "--max-bytes", "x")
     expect("bad number before the command is known", (code, validated("put", out)["error"]),
-           (2, '--max-bytes "x" is not a number in 0-2097152'))
+           (2, "--max-bytes is 'x'; it must be from 0 to 2097152"))
 
 
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]
@@ -279,7 +279,7 @@ def count_units():
            3)
     code, out, err = run("list", DEV, "--max-keys", "1.5")
     expect("--max-keys 1.5", (code, err),
-           (2, 'kvssd: --max-keys "1.5" is not a number in 0-1099511627776\n'))
+           (2, "kvssd: --max-keys is '1.5'; it must be from 0 to 1099511627776\n"))
 
 
 @case
@@ -306,12 +306,12 @@ def output_file():
         expect("file", open(f).read(), "one")
         os.unlink(f)
         expect("-o FILE", run("get", DEV, "alpha", "-o", f),
-               (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+               (2, "", "kvssd: -o is '%s'; it must be json or normal (a file goes with "
                        '--output FILE)\n' % f))
         expect("no file written", os.path.exists(f), False)
         for word in ("jsno", "xml"):
             expect("-o " + word, run("get", DEV, "alpha", "-o", word),
-                   (2, "", 'kvssd: -o "%s" is unknown; use json or normal (a file goes with '
+                   (2, "", "kvssd: -o is '%s'; it must be json or normal (a file goes with "
                            '--output FILE)\n' % word))
 
 
@@ -319,7 +319,7 @@ def output_file():
 def output_format_unknown():
     """--output-format yaml is a usage error"""
     expect("yaml", run("get", DEV, "alpha", "--output-format", "yaml"),
-           (2, "", 'kvssd: --output-format "yaml" is unknown; use json or normal (a file goes '
+           (2, "", "kvssd: --output-format is 'yaml'; it must be json or normal (a file goes "
                    'with --output FILE)\n'))
 
 

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
+#include <bench/units.h>
 
 #include "kvbench.h"
 #include "tap_cunit.h"
+#include "units_cases.h"
 
 /* calibrate.c and report.c reference kb_now_ns() from kvbench.c */
 uint64_t kb_now_ns(void)
@@ -86,19 +88,19 @@ static void test_size_parse_errors(void)
     struct kb_size_dist d;
     char err[256];
     CU_ASSERT_EQUAL(kb_size_parse("300", 1, 255, "key size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "key size \"300\" is out of range; allowed are 1-255 bytes");
+    CU_ASSERT_STRING_EQUAL(err, "key size is '300'; it must be from 1 to 255 bytes");
     CU_ASSERT_EQUAL(kb_size_parse("0", 1, 255, "key size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "key size \"0\" is out of range; allowed are 1-255 bytes");
+    CU_ASSERT_STRING_EQUAL(err, "key size is '0'; it must be from 1 to 255 bytes");
     CU_ASSERT_EQUAL(kb_size_parse("uniform:64-8", 1, 255, "key size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "key size \"uniform:64-8\": MIN 64 is above MAX 8");
+    CU_ASSERT_STRING_EQUAL(
+        err, "key size is 'uniform:64-8'; it must be MIN-MAX with MIN at most MAX (64 > 8)");
     CU_ASSERT_EQUAL(kb_size_parse("weighted:8:0", 0, 100, "value size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "value size weight \"0\" must be a number above 0");
+    CU_ASSERT_STRING_EQUAL(err, "value size weight is '0'; it must be a number above 0");
     CU_ASSERT_EQUAL(kb_size_parse("gauss:5", 0, 100, "value size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "is not a distribution"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "; it must be N, fixed:N, uniform:MIN-MAX"));
     CU_ASSERT_EQUAL(
         kb_size_parse("2097153", 0, KVSSD_VALUE_MAX, "value size", &d, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err,
-                           "value size \"2097153\" is out of range; allowed are 0-2097152 bytes");
+    CU_ASSERT_STRING_EQUAL(err, "value size is '2097153'; it must be from 0 to 2097152 bytes");
 }
 
 /* Uniform 8-32: 100000 seeded draws stay in range and hit both ends. */
@@ -286,13 +288,13 @@ static void test_mix_parse(void)
     CU_ASSERT_DOUBLE_EQUAL(mix[KB_OP_UPDATE], 10, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(mix[KB_OP_INSERT], 0, 1e-12);
     CU_ASSERT_EQUAL(kb_mix_parse("seek=1", mix, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err,
-                           "mix entry \"seek\" is not OP=WEIGHT with OP one of insert, update, "
-                           "read, delete, exist, iterate (or scan), rmw");
+    CU_ASSERT_STRING_EQUAL(
+        err, "mix entry is 'seek'; it must be OP=WEIGHT with OP one of insert, update, "
+             "read, delete, exist, iterate (or scan), rmw");
     CU_ASSERT_EQUAL(kb_mix_parse("read=0", mix, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "mix \"read=0\" has no operation with a weight above 0");
+    CU_ASSERT_STRING_EQUAL(err, "mix is 'read=0'; it must give an operation a weight above 0");
     CU_ASSERT_EQUAL(kb_mix_parse("read=-1", mix, err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "mix weight \"-1\" of read must be a number 0-1000000000");
+    CU_ASSERT_STRING_EQUAL(err, "mix weight of read is '-1'; it must be from 0 to 1000000000");
 }
 
 /* Settings: ranges named in the refusal (threads 1-64, queue_depth 1-256, theta in (0,1)). */
@@ -302,17 +304,16 @@ static void test_config_set_ranges(void)
     char err[256];
     kb_config_default(&c);
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "threads", "65", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "threads \"65\" is out of range; allowed are 1-64");
+    CU_ASSERT_STRING_EQUAL(err, "threads is '65'; it must be from 1 to 64");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "queue_depth", "257", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "queue_depth \"257\" is out of range; allowed are 1-256");
+    CU_ASSERT_STRING_EQUAL(err, "queue_depth is '257'; it must be from 1 to 256");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "queue_depth", "32", err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(c.queue_depth, 32);
     CU_ASSERT_EQUAL(kb_config_set(&c, "run", "theta", "1", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err,
-                           "run.theta \"1\" is out of range; allowed is above 0 to 1 (exclusive)");
+    CU_ASSERT_STRING_EQUAL(err, "run.theta is '1'; it must be above 0 to 1 (exclusive)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "run", "order", "random", err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(
-        err, "run.order \"random\" is unknown; use sequential, uniform, zipfian, latest or window");
+        err, "run.order is 'random'; it must be sequential, uniform, zipfian, latest or window");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "transfer_mode", "inline", err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(c.mode, KVSSD_XFER_INLINE);
     CU_ASSERT_EQUAL(kb_config_set(&c, "nope", "x", "1", err, sizeof(err)), -1);
@@ -349,19 +350,82 @@ static void test_config_units(void)
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "key_count", "100k", err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(c.key_count, 100000);
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "threads", "two", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "threads \"two\" is out of range; allowed are 1-64");
+    CU_ASSERT_STRING_EQUAL(err, "threads is 'two'; it must be from 1 to 64");
     CU_ASSERT_EQUAL(kb_config_set(&c, "values", "size", "1.5", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "value size \"1.5\" is not a number of bytes (suffixes K, M, G: "
-                                "KiB, MiB, GiB)");
+    CU_ASSERT_STRING_EQUAL(err,
+                           "value size is '1.5'; it must be a number of bytes (suffixes K, M, G: "
+                           "KiB, MiB, GiB)");
     /* -1 and 0.02: one range, one sentence */
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "-1", err, sizeof(err)),
                     -1);
-    CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"-1\" is out of range; allowed are 0 (off) "
+    CU_ASSERT_STRING_EQUAL(err, "report_interval_s is '-1'; it must be 0 (off) "
                                 "and 0.1 to 86400 seconds (suffixes s, ms, us)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "report_interval_s", "0.02", err, sizeof(err)),
                     -1);
-    CU_ASSERT_STRING_EQUAL(err, "report_interval_s \"0.02\" is out of range; allowed are 0 (off) "
+    CU_ASSERT_STRING_EQUAL(err, "report_interval_s is '0.02'; it must be 0 (off) "
                                 "and 0.1 to 86400 seconds (suffixes s, ms, us)");
+}
+
+/*
+ * Every number form (tests/common/units_cases.h, the table the firmware's
+ * tunables are tested with) through every kvbench entry point: units_u64()
+ * and units_seconds() themselves, a byte key (rawhash.size_bytes), a count
+ * (key_count), a size distribution (values.size, at most KVSSD_VALUE_MAX)
+ * and a time (run.duration_s); each refusal is the one sentence shape.
+ */
+static void test_config_units_table(void)
+{
+    struct kb_config c;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(units_cases) / sizeof(units_cases[0]); i++) {
+        const struct units_case *u = &units_cases[i];
+        uint64_t v = 0;
+        bool ok = units_u64(u->text, UNITS_BYTES, &v);
+        kb_config_default(&c);
+        int rc = kb_config_set(&c, "rawhash", "size_bytes", u->text, err, sizeof(err));
+        if (ok != u->bytes_ok || (ok && v != u->bytes) || rc != (u->bytes_ok ? 0 : -1) ||
+            (u->bytes_ok && c.rawhash.size_bytes != u->bytes)) {
+            printf("# bytes %s: units_u64 %d %llu, size_bytes rc %d %llu\n", u->text, ok,
+                   (unsigned long long)v, rc, (unsigned long long)c.rawhash.size_bytes);
+            CU_FAIL("bytes");
+        }
+        bool value_ok = u->bytes_ok && u->bytes <= KVSSD_VALUE_MAX;
+        rc = kb_config_set(&c, "values", "size", u->text, err, sizeof(err));
+        if (rc != (value_ok ? 0 : -1) || (value_ok && c.value_size.min != u->bytes)) {
+            printf("# values.size %s: rc %d %u\n", u->text, rc, c.value_size.min);
+            CU_FAIL("values.size");
+        }
+        ok = units_u64(u->text, UNITS_COUNT, &v);
+        rc = kb_config_set(&c, "benchmark", "key_count", u->text, err, sizeof(err));
+        if (ok != u->count_ok || (ok && v != u->count) || rc != (u->count_ok ? 0 : -1) ||
+            (u->count_ok && c.key_count != u->count)) {
+            printf("# count %s: units_u64 %d %llu, key_count rc %d %llu\n", u->text, ok,
+                   (unsigned long long)v, rc, (unsigned long long)c.key_count);
+            CU_FAIL("count");
+        }
+    }
+    for (size_t i = 0; i < sizeof(units_seconds_cases) / sizeof(units_seconds_cases[0]); i++) {
+        const struct units_seconds_case *u = &units_seconds_cases[i];
+        double s = -1;
+        bool ok = units_seconds(u->text, &s);
+        kb_config_default(&c);
+        int rc = kb_config_set(&c, "run", "duration_s", u->text, err, sizeof(err));
+        if (ok != u->ok || (ok && s != u->seconds) || rc != (u->ok ? 0 : -1) ||
+            (u->ok && c.run.duration_s != u->seconds)) {
+            printf("# seconds %s: units_seconds %d %g, duration_s rc %d %g\n", u->text, ok, s, rc,
+                   c.run.duration_s);
+            CU_FAIL("seconds");
+        }
+    }
+    CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "size_bytes", "4kk", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.size_bytes is '4kk'; it must be from 0 to "
+                                "1125899906842624 bytes (suffixes K, M, G: KiB, MiB, GiB)");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "key_count", "1e20", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "key_count is '1e20'; it must be from 1 to 1099511627776");
+    CU_ASSERT_EQUAL(kb_config_set(&c, "run", "duration_s", "10m", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "run.duration_s is '10m'; it must be 0 to 604800 seconds (suffixes "
+                                "s, ms, us)");
 }
 
 /* Presets: BandSlim D is nine sizes 8 B..2 KiB in equal shares with 4-byte keys and 1 M random
@@ -391,7 +455,7 @@ static void test_presets_bandslim(void)
     CU_ASSERT_EQUAL(c.value_size.kind, KB_SIZE_MIXGRAPH);
     CU_ASSERT_EQUAL(c.value_size.max, 1024);
     CU_ASSERT_EQUAL(kb_preset_apply(&c, "Z", err, sizeof(err)), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "preset \"Z\" is unknown; presets are bandslim-a bandslim-b "
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "preset is 'Z'; it must be one of bandslim-a bandslim-b "
                                        "bandslim-c bandslim-d bandslim-m char-insert-seq"));
 }
 
@@ -452,7 +516,7 @@ static void test_config_file(void)
     CU_ASSERT_FATAL(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
     close(fd);
     CU_ASSERT_EQUAL(kb_config_load_file(&c, path, err, sizeof(err)), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, ": threads \"0\" is out of range; allowed are 1-64"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, ": threads is '0'; it must be from 1 to 64"));
     unlink(path);
 }
 
@@ -485,7 +549,7 @@ static void test_poll_config(void)
     kb_config_default(&c);
     CU_ASSERT_FALSE(c.poll);
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "poll", "maybe", err, sizeof(err)), -1);
-    CU_ASSERT_STRING_EQUAL(err, "poll \"maybe\" is not a boolean; use true or false");
+    CU_ASSERT_STRING_EQUAL(err, "poll is 'maybe'; it must be true or false");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "poll", "true", err, sizeof(err)), 0);
     CU_ASSERT_TRUE(c.poll);
     CU_ASSERT_EQUAL(kb_config_check(&c, err, sizeof(err)), -1);
@@ -530,13 +594,13 @@ static void test_engines_config(void)
     CU_ASSERT_EQUAL(c.engine, KB_ENGINE_ASYNC);
     CU_ASSERT_EQUAL(c.nstores, 3); /* the I/O path, not the engine list */
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "leveldb", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "engine \"leveldb\" is unknown; use kvssd, rocksdb, rawhash, a "
+    CU_ASSERT_STRING_EQUAL(err, "engine is 'leveldb'; it must be kvssd, rocksdb, rawhash, a "
                                 "comma-separated list of them (each once), all, or sync/async "
                                 "for kvssd's I/O path");
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "engine", "kvssd,kvssd", err, 512), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "engine \"kvssd\" is listed twice"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "engine is 'kvssd' (listed twice)"));
     CU_ASSERT_EQUAL(kb_config_set(&c, "benchmark", "io", "uring", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "io \"uring\" is unknown; use sync or async");
+    CU_ASSERT_STRING_EQUAL(err, "io is 'uring'; it must be sync or async");
 
     CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "compression", "zstd", err, 512), 0);
     CU_ASSERT_EQUAL(c.rocksdb.compression, 7);
@@ -544,18 +608,18 @@ static void test_engines_config(void)
     CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "compression", "lzma", err, 512), -1);
     CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "block_cache_bytes", "0", err, 512), 0);
     CU_ASSERT_EQUAL(kb_config_set(&c, "rocksdb", "sync", "maybe", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "rocksdb.sync \"maybe\" is not a boolean; use true or false");
+    CU_ASSERT_STRING_EQUAL(err, "rocksdb.sync is 'maybe'; it must be true or false");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "65536", err, 512), -1);
     CU_ASSERT_STRING_EQUAL(
-        err, "rawhash.write_block_bytes \"65536\" is out of range; allowed are 131072-8388608 "
+        err, "rawhash.write_block_bytes is '65536'; it must be from 131072 to 8388608 "
              "bytes (suffixes K, M, G: KiB, MiB, GiB)");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "393216", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes \"393216\" must be a power of two "
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.write_block_bytes is '393216'; it must be a power of two "
                                 "from 131072 to 8388608");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "write_block_bytes", "262144", err, 512), 0);
     CU_ASSERT_EQUAL(c.rawhash.write_block_bytes, 262144);
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "defrag_lwm_pct", "100", err, 512), -1);
-    CU_ASSERT_STRING_EQUAL(err, "rawhash.defrag_lwm_pct \"100\" is out of range; allowed are 1-99");
+    CU_ASSERT_STRING_EQUAL(err, "rawhash.defrag_lwm_pct is '100'; it must be from 1 to 99");
     CU_ASSERT_EQUAL(kb_config_set(&c, "rawhash", "size", "1", err, 512), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "[rawhash] has no key \"size\""));
 
@@ -625,29 +689,18 @@ static void test_pick_threshold(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(rng_reproducible),
-    TAP_TEST(size_parse_forms),
-    TAP_TEST(size_parse_errors),
-    TAP_TEST(size_uniform_draws),
-    TAP_TEST(size_weighted_draws),
-    TAP_TEST(mixgraph),
-    TAP_TEST(size_counts),
-    TAP_TEST(zipfian),
-    TAP_TEST(permutation),
-    TAP_TEST(key_encode),
-    TAP_TEST(key_size_stable),
-    TAP_TEST(payload_check),
-    TAP_TEST(mix_parse),
-    TAP_TEST(config_set_ranges),
-    TAP_TEST(config_units),
-    TAP_TEST(presets_bandslim),
-    TAP_TEST(presets_characterization),
-    TAP_TEST(config_file),
-    TAP_TEST(config_check),
-    TAP_TEST(poll_config),
-    TAP_TEST(engines_config),
-    TAP_TEST(histogram),
-    TAP_TEST(pick_threshold),
+    TAP_TEST(rng_reproducible),    TAP_TEST(size_parse_forms),
+    TAP_TEST(size_parse_errors),   TAP_TEST(size_uniform_draws),
+    TAP_TEST(size_weighted_draws), TAP_TEST(mixgraph),
+    TAP_TEST(size_counts),         TAP_TEST(zipfian),
+    TAP_TEST(permutation),         TAP_TEST(key_encode),
+    TAP_TEST(key_size_stable),     TAP_TEST(payload_check),
+    TAP_TEST(mix_parse),           TAP_TEST(config_set_ranges),
+    TAP_TEST(config_units),        TAP_TEST(config_units_table),
+    TAP_TEST(presets_bandslim),    TAP_TEST(presets_characterization),
+    TAP_TEST(config_file),         TAP_TEST(config_check),
+    TAP_TEST(poll_config),         TAP_TEST(engines_config),
+    TAP_TEST(histogram),           TAP_TEST(pick_threshold),
 };
 
 int main(void)

@@ -300,6 +300,32 @@ static void test_properties_applied(void)
 }
 
 /*
+ * Numbers in sim: properties as every tool reads them (<bench/units.h>):
+ * a size property or tunable takes 4Ki and 64Mi, a count 1e6 and 10k
+ * (decimal); "4kk" is refused with the property's range.
+ */
+static void test_property_units(void)
+{
+    struct kvssd_sim_config *cfg = malloc(sizeof(*cfg));
+    char err[512] = "";
+
+    CU_ASSERT_FATAL(cfg != NULL);
+    CU_ASSERT_EQUAL(kvssd_sim_parse("c.img,dma-unit=4Ki,completion-poll-ns=1e6,"
+                                    "index-dram-bytes=64Mi,max-keys=10k,tag-table-entries=0x10",
+                                    cfg, err, sizeof(err)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(err, "");
+    CU_ASSERT_EQUAL(cfg->props.dma_unit, 4096);
+    CU_ASSERT_EQUAL(cfg->props.completion_poll_ns, 1000000);
+    CU_ASSERT_EQUAL(cfg->ftl.index_dram_bytes, 64ull << 20);
+    CU_ASSERT_EQUAL(cfg->ftl.max_keys, 10000);
+    CU_ASSERT_EQUAL(cfg->props.tag_table_entries, 16);
+    CU_ASSERT_EQUAL(kvssd_sim_parse("c.img,dma-unit=4kk", cfg, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "dma-unit is '4kk'; it must be a power of two from 1 to 65536");
+    free(cfg);
+}
+
+/*
  * An image written through sim: is the device's image: the firmware's own
  * open path (kvftl_open, as -device kvssd,image= realizes) mounts it from
  * its checkpoint and returns the value.
@@ -356,6 +382,7 @@ static const struct tap_test host_sim_tests[] = {
     TAP_TEST(lock_refuses_second_opener),
     TAP_TEST(bad_property),
     TAP_TEST(properties_applied),
+    TAP_TEST(property_units),
     TAP_TEST(image_mounts_in_firmware),
     TAP_TEST(config_log_names_the_properties),
 };

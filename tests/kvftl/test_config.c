@@ -4,6 +4,8 @@
 
 #include <kvftl/block.h>
 
+#include "units_cases.h"
+
 /* Compare every field of two configs (strings by pointer: presets hold NULL). */
 static int config_differs(const struct kvftl_config *a, const struct kvftl_config *b,
                           const char *what)
@@ -212,6 +214,44 @@ static void test_parse(void)
     CU_ASSERT_EQUAL(c.channels, 4);
 }
 
+/*
+ * Numbers as every tool reads them (tests/common/units_cases.h): a byte
+ * tunable (index-dram-bytes) takes 4k = 4Ki = 4096, 64Mi, 1e6, 0x10; a count
+ * (max-keys) takes 4k = 4000, 1e6; both refuse -1, 4kk and past 64 bits.
+ * The sim: properties and the tunable flags of kvftl-bench and
+ * kvssd-cmd-bench go through kvftl_tunable_parse().
+ */
+static void test_parse_units(void)
+{
+    const struct kvftl_tunable *bytes = kvftl_tunable_find("index-dram-bytes");
+    const struct kvftl_tunable *count = kvftl_tunable_find("max-keys");
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(units_cases) / sizeof(units_cases[0]); i++) {
+        const struct units_case *u = &units_cases[i];
+        struct kvftl_config c;
+        kvftl_config_preset(&c, "default");
+        int rc = kvftl_tunable_parse(&c, bytes, "index-dram-bytes", u->text, err, sizeof(err));
+        if (rc != (u->bytes_ok ? 0 : -1) || (u->bytes_ok && c.index_dram_bytes != u->bytes)) {
+            printf("# index-dram-bytes=%s: rc %d, %llu; want %d, %llu\n", u->text, rc,
+                   (unsigned long long)c.index_dram_bytes, u->bytes_ok ? 0 : -1,
+                   (unsigned long long)u->bytes);
+            CU_FAIL("index-dram-bytes");
+        }
+        rc = kvftl_tunable_parse(&c, count, "max-keys", u->text, err, sizeof(err));
+        if (rc != (u->count_ok ? 0 : -1) || (u->count_ok && c.max_keys != u->count)) {
+            printf("# max-keys=%s: rc %d, %llu; want %d, %llu\n", u->text, rc,
+                   (unsigned long long)c.max_keys, u->count_ok ? 0 : -1,
+                   (unsigned long long)u->count);
+            CU_FAIL("max-keys");
+        }
+    }
+    struct kvftl_config c;
+    kvftl_config_preset(&c, "default");
+    CU_ASSERT_EQUAL(kvftl_tunable_parse(&c, count, "max-keys", "4kk", err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "max-keys is '4kk'; it must be any number");
+}
+
 /* A config with firmware time and no memcpy time, so each sum below is firmware time only. */
 static struct kvftl_config fw_config(void)
 {
@@ -416,8 +456,13 @@ static void test_fw_cpu_free_during_nand(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(presets_keep_their_values), TAP_TEST(each_field_sentence),      TAP_TEST(parse),
-    TAP_TEST(fw_store_inline_fragments), TAP_TEST(fw_commands_queue_on_cpu), TAP_TEST(fw_nvm_read),
+    TAP_TEST(presets_keep_their_values),
+    TAP_TEST(each_field_sentence),
+    TAP_TEST(parse),
+    TAP_TEST(parse_units),
+    TAP_TEST(fw_store_inline_fragments),
+    TAP_TEST(fw_commands_queue_on_cpu),
+    TAP_TEST(fw_nvm_read),
     TAP_TEST(fw_cpu_free_during_nand),
 };
 

@@ -72,6 +72,19 @@ def main():
             errs = list(jsonschema.Draft202012Validator(json.load(f)).iter_errors(prov))
         check(not errs, 'provenance validates against provenance.schema.json %s' %
               [e.message for e in errs[:2]])
+    # numbers as every tool reads them (include/bench/units.h): 1e1 is 10, 0x2 is 2;
+    # --batch 1k (1000) is past KVSSD_BH_BATCH, 128
+    run2 = subprocess.run([sys.argv[1], '--keys', '1e1', '--reps', '0x2', '--batch', '1k',
+                           '--json'], capture_output=True, text=True)
+    check(run2.returncode == 2 and run2.stderr ==
+          "kvssd-cmd-bench: --batch is '1k'; it must be a number from 1 to %d\n"
+          % 128, "--batch 1k: exit 2 and the sentence (%r)" % run2.stderr)
+    run2 = subprocess.run([sys.argv[1], '--keys', '1e1', '--reps', '0x2', '--json'],
+                          capture_output=True, text=True)
+    doc2 = json.loads(run2.stdout) if run2.returncode == 0 else {}
+    check((doc2.get('keys'), doc2.get('reps')) == (10, 2),
+          '--keys 1e1 --reps 0x2 are 10 and 2 (exit %d: %s)' % (run2.returncode,
+                                                               run2.stderr.strip()))
     names = [s.get('name') for s in doc.get('scenarios', [])]
     check(sorted(names) == sorted(EXPECTED), 'every scenario once (got %r)' % names)
     for s in doc.get('scenarios', []):

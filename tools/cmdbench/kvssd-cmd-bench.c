@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include <bench/provenance.h>
+#include <bench/units.h>
 #include <json-c/json.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/libkvssd.h>
@@ -613,14 +614,12 @@ static void usage(FILE *f)
             MAX_KEYS, MAX_REPS, KVSSD_BH_BATCH, KVSSD_BH_BATCH);
 }
 
+/* A count as every tool reads one (<bench/units.h>): 8, 1e3, 10k, 0x10. */
 static uint32_t num_arg(const char *flag, const char *val, uint32_t lo, uint32_t hi)
 {
-    char *end;
-    unsigned long long v;
+    uint64_t v;
 
-    errno = 0;
-    v = strtoull(val, &end, 10);
-    if (!*val || *val == '-' || errno || *end || v < lo || v > hi) {
+    if (!units_u64(val, UNITS_COUNT, &v) || v < lo || v > hi) {
         fprintf(stderr, TOOL ": %s is '%s'; it must be a number from %u to %u\n", flag, val, lo,
                 hi);
         exit(2);

@@ -347,7 +347,7 @@ def main():
               p.returncode)
         p = run(tmp, "--keys", "10", "--threads", "65")
         check(p.returncode == 2 and p.stderr.strip() ==
-              'kvbench: threads "65" is out of range; allowed are 1-64',
+              "kvbench: threads is '65'; it must be from 1 to 64",
               "a bad value: exit 2 and the sentence (%r)" % p.stderr.strip())
         p = run(tmp, "--no-such-flag")
         check(p.returncode == 2 and "Unknown option --no-such-flag" in p.stderr,
