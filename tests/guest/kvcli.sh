@@ -45,7 +45,8 @@ kv_roundtrip() {
     # CLI call is one more process under TCG in a group with a time budget)
     if [ "$4" = 4097 ]; then
         kv_size_json "$_key" >"$T/size.json" || fail "get --size-only -o json failed"
-        grep -q "^{\"schema_version\":1,\"ok\":true,\"operation\":\"get\",\"value_bytes\":$4," "$T/size.json" ||
+        # schema 1, the provenance object (docs/host.md), then the result
+        grep -q "^{\"schema_version\":1,\"provenance\":{\"tool\":\"kvssd\",.*},\"ok\":true,\"operation\":\"get\",\"value_bytes\":$4," "$T/size.json" ||
             fail "get -o json is not schema 1 with value_bytes $4: $(head -c 300 "$T/size.json")"
     fi
     cmp "$T/val" "$T/got" || fail "retrieved bytes differ from the stored ones"
