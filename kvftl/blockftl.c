@@ -339,15 +339,11 @@ static enum kvftl_status put_status(const struct kvftl *ftl, int rc)
 }
 
 /*
- * Write bytes [@in, @in + @n) of @unit from @src (NULL: zeroes), the rest
- * of the unit kept: the old copy is read (a NAND read unless it is in the
- * buffer) and merged by the controller CPU. A unit that was unmapped
- * merges with zeroes. 0, -1, -2 as unit_put().
+ * The unit at device slot @old read into the staging buffer ftl->blk_unit
+ * (zeroes when @old is PAGE_MAP_UNMAPPED), for a merge; returns the buffer.
  */
-static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n, const void *src,
-                      uint64_t *now_ns)
+static uint8_t *unit_read_old(struct kvftl *ftl, uint32_t old, uint64_t *now_ns)
 {
-    uint32_t old = page_map_lookup(&ftl->pmap, unit, true, now_ns);
     uint8_t *u = ftl->blk_unit;
     if (old != PAGE_MAP_UNMAPPED) {
         uint64_t last;
@@ -356,6 +352,19 @@ static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n,
     } else {
         memset(u, 0, UNIT);
     }
+    return u;
+}
+
+/*
+ * Write bytes [@in, @in + @n) of @unit from @src (NULL: zeroes), the rest
+ * of the unit kept: the old copy is read (a NAND read unless it is in the
+ * buffer) and merged by the controller CPU. A unit that was unmapped
+ * merges with zeroes. 0, -1, -2 as unit_put().
+ */
+static int unit_merge(struct kvftl *ftl, uint64_t unit, uint32_t in, uint32_t n, const void *src,
+                      uint64_t *now_ns)
+{
+    uint8_t *u = unit_read_old(ftl, page_map_lookup(&ftl->pmap, unit, true, now_ns), now_ns);
     cpu_copy(ftl, UNIT - n, now_ns);
     if (src) {
         memcpy(u + in, src, n);
@@ -386,14 +395,7 @@ static int wbuf_write_out(struct kvftl *ftl, uint32_t e, bool dump, uint64_t *no
     }
     uint32_t old = dump ? ftl->pmap.map[unit] : page_map_lookup(&ftl->pmap, unit, true, now_ns);
     if (mask != WRITE_BUFFER_FULL) {
-        uint8_t *u = ftl->blk_unit;
-        if (old != PAGE_MAP_UNMAPPED) {
-            uint64_t last;
-            stream_read(&ftl->space, slot_addr(old), UNIT, UINT64_MAX, &last, now_ns);
-            nand_copy_out(&ftl->nand, slot_addr(old), u, UNIT);
-        } else {
-            memset(u, 0, UNIT);
-        }
+        uint8_t *u = unit_read_old(ftl, old, now_ns);
         for (uint32_t i = 0; i < UNIT / WRITE_BUFFER_SECTOR_BYTES; i++) {
             if (mask & (1u << i)) {
                 size_t at = (size_t)i * WRITE_BUFFER_SECTOR_BYTES;
