@@ -58,6 +58,25 @@ static void local_put(struct pm983_local *l, uint64_t hash, uint64_t loc, enum p
     l->op[i] = (uint8_t)op;
 }
 
+/*
+ * The slot of the first entry of the index page entries @e whose signature
+ * is @hash, by the hash design's linear probe from the home slot: true with
+ * it in *@slot, false at an empty slot or after every slot.
+ */
+static bool page_probe(const struct index *x, const struct index_entry *e, uint64_t hash,
+                       uint32_t *slot)
+{
+    uint32_t i = index_home_slot(x, hash);
+    for (uint32_t n = 0; n < x->slots && e[i].loc; n++) {
+        if (e[i].hash == hash) {
+            *slot = i;
+            return true;
+        }
+        i = i + 1 == x->slots ? 0 : i + 1;
+    }
+    return false;
+}
+
 /* The global entry whose signature is @hash (no key read): true with its position. */
 static bool global_find(struct index *x, uint64_t hash, struct index_pos *pos, uint64_t *loc,
                         uint64_t *now_ns)
@@ -65,16 +84,13 @@ static bool global_find(struct index *x, uint64_t hash, struct index_pos *pos, u
     uint64_t first, last;
     uint32_t pid = index_page_of(x, hash, &first, &last);
     const struct index_entry *e = index_page_entries(index_cache_get(x, pid, now_ns));
-    uint32_t i = index_home_slot(x, hash);
-    for (uint32_t n = 0; n < x->slots && e[i].loc; n++) {
-        if (e[i].hash == hash) {
-            *pos = (struct index_pos){pid, i};
-            *loc = e[i].loc;
-            return true;
-        }
-        i = i + 1 == x->slots ? 0 : i + 1;
+    uint32_t i;
+    if (!page_probe(x, e, hash, &i)) {
+        return false;
     }
-    return false;
+    *pos = (struct index_pos){pid, i};
+    *loc = e[i].loc;
+    return true;
 }
 
 /* The same look-up in the page's bytes as they are, without the cache, its clock or time. */
@@ -86,15 +102,12 @@ static bool global_peek(const struct index *x, uint64_t hash, uint64_t *loc)
         return false;
     }
     const struct index_entry *e = index_page_entries(mem);
-    uint32_t i = index_home_slot(x, hash);
-    for (uint32_t n = 0; n < x->slots && e[i].loc; n++) {
-        if (e[i].hash == hash) {
-            *loc = e[i].loc;
-            return true;
-        }
-        i = i + 1 == x->slots ? 0 : i + 1;
+    uint32_t i;
+    if (!page_probe(x, e, hash, &i)) {
+        return false;
     }
-    return false;
+    *loc = e[i].loc;
+    return true;
 }
 
 /* One local entry into the global index: false if its page could not take it. */
