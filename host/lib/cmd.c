@@ -285,28 +285,27 @@ int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info)
     return 0;
 }
 
-void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
+/* Get Log Page of the whole log @lid into @buf of @len bytes (a multiple of 4). */
+static void cmd_get_log(struct kvssd_cmd *cmd, uint8_t lid, void *buf, uint32_t len)
 {
-    uint32_t numd = sizeof(*log) / 4 - 1; /* zero-based dword count */
+    uint32_t numd = len / 4 - 1; /* zero-based dword count */
 
     cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
     cmd->admin = true;
-    cmd->sqe.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_STATS, numd);
+    cmd->sqe.cdw[10] = kvssd_get_log_cdw10(lid, numd);
     cmd->sqe.cdw[11] = kvssd_get_log_cdw11(numd);
-    cmd->data = log;
-    cmd->data_len = sizeof(*log);
+    cmd->data = buf;
+    cmd->data_len = len;
+}
+
+void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
+{
+    cmd_get_log(cmd, KVSSD_LID_STATS, log, sizeof(*log));
 }
 
 void kvssd_cmd_get_config_log(struct kvssd_cmd *cmd, struct kvssd_config_log *log)
 {
-    uint32_t numd = sizeof(*log) / 4 - 1; /* zero-based dword count */
-
-    cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
-    cmd->admin = true;
-    cmd->sqe.cdw[10] = kvssd_get_log_cdw10(KVSSD_LID_CONFIG, numd);
-    cmd->sqe.cdw[11] = kvssd_get_log_cdw11(numd);
-    cmd->data = log;
-    cmd->data_len = sizeof(*log);
+    cmd_get_log(cmd, KVSSD_LID_CONFIG, log, sizeof(*log));
 }
 
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd)
