@@ -167,13 +167,55 @@ run_group() {
     report_group "$tag" "$out" "$rc" "$names"
 }
 
-# Persistence: three boots on one image (see cases/persist.sh).
+# Persistence: four boots on one image, the sim transport between the
+# third and the fourth (see cases/persist.sh).
 persist_group() {
     local img=$work/persist.img
     rm -f "$img"
     run_group persist "persist[boot 1]" --image "$img" -- PHASE=store
     KILL_MARKER=GUEST-READY-FOR-KILL run_group persist "persist[boot 2]" --image "$img" -- PHASE=reboot
     run_group persist "persist[boot 3]" --image "$img" -- PHASE=kill
+    sim_round_trip "$img"
+}
+
+# sim_round_trip IMAGE - the image the guests wrote, on the host's sim
+# transport and back (docs/host.md, "The sim transport"): the host's kvssd
+# reads a value boot 1 stored and stores a key; boot 4 (PHASE=sim) reads
+# that key and stores another, which the host's kvssd then reads.
+sim_round_trip() {
+    local img=$1 kvssd=${BUILD_DIR:-$KVSSD_TOP/build}/host/kvssd why=
+    local key_a=A100-A100.A100.A want_a="$work/sim-want-a" got="$work/sim-got"
+    tail -c +101 "$work/pool.bin" | head -c 33 >"$want_a"
+    if [ ! -x "$kvssd" ]; then
+        why="no host kvssd at $kvssd (build with meson first, or set BUILD_DIR)"
+    elif [ -n "$prereq" ]; then
+        why="prerequisite missing: $prereq"
+    fi
+    if [ -n "$why" ]; then
+        tap_not_ok "persist[sim]: the host's sim: reads the guest's value" "$why"
+    elif ! "$kvssd" get "sim:$img" "$key_a" --output "$got" 2>"$got.err"; then
+        tap_not_ok "persist[sim]: the host's sim: reads the guest's value" "$(cat "$got.err")"
+    elif ! cmp -s "$want_a" "$got"; then
+        tap_not_ok "persist[sim]: the host's sim: reads the guest's value" \
+            "sim:$img returned $(wc -c <"$got") bytes under $key_a; expected the 33 bytes boot 1 stored"
+    else
+        tap_ok "persist[sim]: the host's sim: reads the guest's value"
+    fi
+    if [ -z "$why" ] && printf 'written by sim:' >"$work/sim-v" &&
+        "$kvssd" put "sim:$img" sim-written-key --file "$work/sim-v" 2>"$got.err"; then
+        tap_ok "persist[sim]: the host's sim: stores a key in the guest's image"
+    else
+        tap_not_ok "persist[sim]: the host's sim: stores a key in the guest's image" \
+            "${why:-$(cat "$got.err")}"
+    fi
+    run_group persist "persist[boot 4]" --image "$img" -- PHASE=sim
+    if [ -z "$why" ] && "$kvssd" get "sim:$img" guest-written-key --output "$got" 2>"$got.err" &&
+        [ "$(cat "$got")" = "written by the guest" ]; then
+        tap_ok "persist[sim]: the host's sim: reads what boot 4 stored"
+    else
+        tap_not_ok "persist[sim]: the host's sim: reads what boot 4 stored" \
+            "${why:-got '$(cat "$got" 2>/dev/null)' $(cat "$got.err")}"
+    fi
 }
 
 # The block personality: four boots (see cases/block.sh). The nvm device is

@@ -5,6 +5,8 @@
 #   PHASE=reboot  set A is intact; store set B and flush; then the host
 #                 kills QEMU with SIGKILL (no shutdown, no checkpoint)
 #   PHASE=kill    set B (flushed) and set A are intact
+#   PHASE=sim     after the host's sim: stored sim-written-key in the
+#                 image: read it, store guest-written-key for the host
 . "${KVSSD_GUEST_LIB:-/root/lib.sh}"
 . "$(dirname "${KVSSD_GUEST_LIB:-/root/lib.sh}")/kvcli.sh"
 
@@ -38,6 +40,16 @@ flush_b() {
     kv_flush || fail "flush failed"
 }
 
+read_sim_key() {
+    rm -f "$T/got"
+    kv_get sim-written-key "$T/got" || fail "get of sim-written-key failed"
+    expect_eq "sim-written-key" "$(cat "$T/got")" "written by sim:"
+}
+store_for_sim() {
+    printf 'written by the guest' >"$T/v"
+    kv_put prp guest-written-key "$T/v" || fail "put failed"
+}
+
 case ${PHASE:-} in
 store)
     check "persist: store 5 values (0 B - 2 MiB, every mode) on a fresh image" store_set A "$SET_A" ;;
@@ -47,7 +59,10 @@ reboot)
 kill)
     check "persist: flushed values survive kill -9 of QEMU" check_set B "$SET_B"
     check "persist: values from before the reboot survive kill -9 as well" check_set A "$SET_A" ;;
-*) echo "persist.sh: PHASE must be store, reboot or kill" >&2; exit 2 ;;
+sim)
+    check "persist: a key the host's sim: stored reads back in the guest" read_sim_key
+    check "persist: store a key for the host's sim: to read" store_for_sim ;;
+*) echo "persist.sh: PHASE must be store, reboot, kill or sim" >&2; exit 2 ;;
 esac
 done_group
 if [ "${PHASE:-}" = reboot ] && [ -z "$KVSSD_LIST" ]; then
