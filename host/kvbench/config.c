@@ -768,6 +768,47 @@ static int set_rawhash(struct kb_rawhash_opts *o, const char *key, const char *v
     return -1;
 }
 
+int kb_config_add_device(struct kb_config *c, const char *v, char *err, size_t errlen)
+{
+    gchar **paths = g_strsplit(v, ";", -1);
+    int rc = 0;
+    for (guint i = 0; paths[i] && !rc; i++) {
+        const char *p = g_strstrip(paths[i]);
+        if (!p[0] && !paths[i + 1] && i) {
+            break; /* "a;b;": GKeyFile's lists may end with the separator */
+        }
+        if (!p[0] || strlen(p) >= KB_DEVICE_PATH_MAX) {
+            snprintf(err, errlen, "device is '%s'; it must be a path of 1 to %d bytes", p,
+                     KB_DEVICE_PATH_MAX - 1);
+            rc = -1;
+        } else if (c->ndevices >= KB_DEVICES_MAX) {
+            snprintf(err, errlen,
+                     "device is '%s'; it must be one of at most %d devices (--device given more "
+                     "than once, or a ';' list)",
+                     p, KB_DEVICES_MAX);
+            rc = -1;
+        } else {
+            for (unsigned d = 0; d < c->ndevices && !rc; d++) {
+                if (!strcmp(c->devices[d], p)) {
+                    snprintf(err, errlen,
+                             "device is '%s'; it must be given once (each device holds its own "
+                             "keys)",
+                             p);
+                    rc = -1;
+                }
+            }
+            if (!rc) {
+                snprintf(c->devices[c->ndevices++], KB_DEVICE_PATH_MAX, "%s", p);
+            }
+        }
+    }
+    g_strfreev(paths);
+    if (c->ndevices) {
+        snprintf(c->device, sizeof(c->device), "%s", c->devices[0]);
+    }
+    return rc;
+}
+
 int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *v, char *err,
                   size_t errlen)
 {
@@ -817,7 +858,9 @@ int kb_config_set(struct kb_config *c, const char *group, const char *key, const
         return -1;
     }
     if (!strcmp(key, "device")) {
-        snprintf(c->device, sizeof(c->device), "%s", v);
+        c->ndevices = 0;
+        c->device[0] = '\0';
+        return kb_config_add_device(c, v, err, errlen);
     } else if (!strcmp(key, "preset")) {
         return kb_preset_apply(c, v, err, errlen);
     } else if (!strcmp(key, "seed")) {
@@ -975,12 +1018,14 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
 {
     /* keys shorter than 8 bytes hold fewer distinct indexes */
     uint32_t kmin = c->key_size.min;
+    unsigned ndev = c->ndevices > 1 ? c->ndevices : 1;
     if (kmin < 8) {
         uint64_t distinct = 1ull << (8 * kmin);
         uint64_t need = c->key_count;
         if (c->run.enabled && c->run.mix[KB_OP_INSERT] > 0) {
             need += c->run.ops ? c->run.ops : (1ull << 40);
         }
+        need *= ndev; /* each device its own keys */
         if (need > distinct) {
             snprintf(err, errlen,
                      "key size %u bytes holds %llu distinct keys; the workload needs up to %llu "
@@ -1047,6 +1092,13 @@ int kb_config_check(const struct kb_config *c, char *err, size_t errlen)
         enum kb_store s = c->stores[i];
         if (s == KB_STORE_KVSSD) {
             continue;
+        }
+        if (ndev > 1) {
+            snprintf(err, errlen,
+                     "engine is '%s'; it must be kvssd alone with several devices (%u given): "
+                     "the other engines run on one file system or raw device",
+                     kb_store_names[s], ndev);
+            return -1;
         }
         if (c->queue_depth > 1) {
             snprintf(err, errlen,

@@ -44,8 +44,14 @@ struct flag {
 static const struct flag flags[] = {
     {"device", 'd', 1, "benchmark", "device", NULL, "PATH",
      "the KV namespace: /dev/ngXnY, pci:BDF / pci:nvmeN (user-space PCI transport), or "
-     "sim:IMAGE[,prop=value...] (the simulator in this process, no VM). Default: "
-     "$KVSSD_DEVICE, else the first KV namespace found"},
+     "sim:IMAGE[,prop=value...] (the simulator in this process, no VM). Given more than once "
+     "(up to 16; the INI: a ';' list), the kvssd engine runs the whole workload on each device "
+     "at once, --threads threads per device, on its own keys (device i of N holds key indexes "
+     "i, i+N, i+2N, ...): --keys and --ops are per device. The report has each device's "
+     "numbers and the aggregate: wall-clock ops/s (all ops over the time until the last "
+     "device finished) and aggregate device-time ops/s (all ops over the longest device time "
+     "of any device, each device's simulated clock its own). Default: $KVSSD_DEVICE, else the "
+     "first KV namespace found"},
     {"seed", 0, 1, "benchmark", "seed", NULL, "N",
      "seed of every key order, size draw and payload (0-2^64-1). Default: 1"},
     {"threads", 0, 1, "benchmark", "threads", NULL, "N",
@@ -509,6 +515,113 @@ static int print_sizes(const struct kb_config *c)
     return 0;
 }
 
+/*
+ * kvbench run on several devices (the kvssd engine alone, kb_config_check()):
+ * each device opened as --device alone would be, every phase on all of them
+ * at once (kb_run_phase_devices()), one report: each device's and the aggregate.
+ */
+static int run_devices(const struct kb_config *c, int nph, FILE *report)
+{
+    unsigned ndev = c->ndevices;
+    struct kb_engine e[KB_DEVICES_MAX];
+    struct kb_live live[KB_DEVICES_MAX];
+    struct kb_device_info info[KB_DEVICES_MAX];
+    struct kb_config *one = malloc(sizeof(*one));
+    struct kb_result *dev = calloc((size_t)ndev * (size_t)(nph ? nph : 1), sizeof(*dev));
+    struct kb_result *agg = calloc((size_t)(nph ? nph : 1), sizeof(*agg));
+    struct kb_result *col = calloc(ndev, sizeof(*col)); /* one phase, a device each */
+    char err[512];
+    unsigned opened = 0, lives = 0;
+    int rc = 0;
+
+    memset(e, 0, sizeof(e));
+    memset(info, 0, sizeof(info));
+    if (!one || !dev || !agg || !col) {
+        fprintf(stderr, "kvbench: out of memory for the results\n");
+        rc = 1;
+    }
+    for (unsigned d = 0; !rc && d < ndev; d++) {
+        *one = *c;
+        snprintf(one->device, sizeof(one->device), "%s", c->devices[d]);
+        e[d].ops = &kb_engine_kvssd;
+        if (e[d].ops->open(one, &e[d].st, err, sizeof(err))) {
+            fprintf(stderr, "kvbench: %s: %s\n", e[d].ops->name, err);
+            rc = 1;
+            break;
+        }
+        opened++;
+        e[d].stats = e[d].ops->stats_dev(e[d].st);
+        kb_provenance_read(e[d].stats);
+        info[d].path = c->devices[d];
+        info[d].have_config = e[d].stats &&
+                              kvssd_get_config(e[d].stats, &info[d].config, NULL) == 0;
+        if (kb_live_init(&live[d], c)) {
+            fprintf(stderr, "kvbench: out of memory for the live-key table\n");
+            rc = 1;
+            break;
+        }
+        lives++;
+    }
+    int n = 0;
+    bool setup_failed = rc != 0;
+    if (!rc && c->load.enabled) {
+        /* device d's result of phase p: dev[d * nph + p]; a phase fills a column */
+        rc |= kb_run_phase_devices(c, e, ndev, &c->load, "load", true, live, col, &agg[n]);
+        for (unsigned d = 0; d < ndev; d++) {
+            dev[d * (unsigned)nph + (unsigned)n] = col[d];
+        }
+        n++;
+    }
+    if (!rc && c->run.enabled) {
+        rc |= kb_run_phase_devices(c, e, ndev, &c->run, "run", false, live, col, &agg[n]);
+        for (unsigned d = 0; d < ndev; d++) {
+            dev[d * (unsigned)nph + (unsigned)n] = col[d];
+        }
+        n++;
+    }
+    for (unsigned d = 0; d < lives; d++) {
+        kb_live_free(&live[d]);
+    }
+    for (unsigned d = 0; d < opened; d++) {
+        e[d].ops->close(e[d].st);
+    }
+    uint64_t bad = 0;
+    if (!setup_failed) {
+        report_to(report);
+        report = NULL;
+        if (c->json) {
+            struct json_object *o = kb_report_json_object(c, agg, 1, nph);
+            if (o) {
+                kb_report_json_add_devices(o, c, info, dev, ndev, nph, agg);
+            }
+            kb_json_print(o);
+        } else {
+            for (int p = 0; p < nph; p++) {
+                for (unsigned d = 0; d < ndev; d++) {
+                    col[d] = dev[d * (unsigned)nph + (unsigned)p];
+                }
+                kb_report_devices(c, col, ndev, &agg[p]);
+            }
+        }
+        for (int p = 0; p < n; p++) {
+            bad += agg[p].errors + agg[p].mismatches;
+        }
+    }
+    if (report) {
+        fclose(report);
+    }
+    if (dev) {
+        for (unsigned i = 0; i < ndev * (unsigned)nph; i++) {
+            kb_result_free(&dev[i]);
+        }
+    }
+    free(dev);
+    free(agg);
+    free(col);
+    free(one);
+    return rc ? 1 : bad ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct kb_config c;
@@ -580,8 +693,18 @@ int main(int argc, char **argv)
         return 2;
     }
     FILE *report = NULL; /* --output outside calibrate: the report goes there */
+    bool device_flag = false; /* the first --device replaces the file's; the next ones add */
     for (guint i = 0; i + 1 < cl.set->len; i += 2) {
         const struct flag *f = g_ptr_array_index(cl.set, i);
+        if (!strcmp(f->name, "device") && device_flag) {
+            if (kb_config_add_device(&c, g_ptr_array_index(cl.set, i + 1), err, sizeof(err))) {
+                fprintf(stderr, "kvbench: %s\n", err);
+                cmdline_free(&cl);
+                return 2;
+            }
+            continue;
+        }
+        device_flag |= !strcmp(f->name, "device");
         if (!calibrate && !strcmp(f->name, "output")) {
             const char *path = g_ptr_array_index(cl.set, i + 1);
             if (report) {
@@ -609,6 +732,18 @@ int main(int argc, char **argv)
     }
     if (sizes) {
         return print_sizes(&c);
+    }
+    if ((baseline || calibrate) && c.ndevices > 1) {
+        GString *all = g_string_new(c.devices[0]);
+        for (unsigned d = 1; d < c.ndevices; d++) {
+            g_string_append_printf(all, ";%s", c.devices[d]);
+        }
+        fprintf(stderr,
+                "kvbench: device is '%s'; it must be one device for %s (several devices are for "
+                "run)\n",
+                all->str, baseline ? "baseline" : "calibrate");
+        g_string_free(all, TRUE);
+        return 2;
     }
     if (baseline) {
         if (!c.device[0]) {
@@ -647,11 +782,18 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (want_kv && !c.ndevices) {
+        snprintf(c.devices[0], sizeof(c.devices[0]), "%s", c.device);
+        c.ndevices = 1;
+    }
     if (calibrate) {
         return kb_calibrate(&c);
     }
 
     int nph = (c.load.enabled ? 1 : 0) + (c.run.enabled ? 1 : 0);
+    if (c.ndevices > 1) {
+        return run_devices(&c, nph, report);
+    }
     struct kb_result *res = calloc((size_t)(c.nstores * (nph ? nph : 1)), sizeof(*res));
     if (!res) {
         fprintf(stderr, "kvbench: out of memory for the results\n");

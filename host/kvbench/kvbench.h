@@ -238,8 +238,21 @@ struct kb_rawhash_opts {
     bool keep;                 /* rebuild the index from the device instead of formatting */
 };
 
+/*
+ * Several KV-SSDs at once (--device more than once, or the INI's device
+ * key as a ';' list, GKeyFile's list separator): the kvssd engine alone,
+ * --threads threads per device, each device the whole workload on its own
+ * keys (device i of N: the workload's key index k is key k * N + i).
+ */
+#define KB_DEVICES_MAX 16
+#define KB_DEVICE_PATH_MAX 128
+
 struct kb_config {
-    char device[128];
+    /* devices[0] (or the one found): what one-device code uses */
+    char device[KB_DEVICE_PATH_MAX];
+    /* ndevices of them; 0: none given (found at run time) */
+    char devices[KB_DEVICES_MAX][KB_DEVICE_PATH_MAX];
+    unsigned ndevices;
     char preset[32];
     uint64_t seed;
     unsigned threads;
@@ -302,6 +315,11 @@ int kb_config_load_file(struct kb_config *c, const char *path, char *err, size_t
 /* kb_config_set() - one setting by its INI group and key (flags go through here too). */
 int kb_config_set(struct kb_config *c, const char *group, const char *key, const char *value,
                   char *err, size_t errlen);
+/*
+ * kb_config_add_device() - append the devices of @v (one path, or a ';' list)
+ * to benchmark.device; kb_config_set()'s "device" replaces the list instead.
+ */
+int kb_config_add_device(struct kb_config *c, const char *v, char *err, size_t errlen);
 /* kb_engines_parse() - "kvssd", "rocksdb,rawhash", "all": the engines in order, each once. */
 int kb_engines_parse(const char *spec, enum kb_store *stores, unsigned *n, char *err,
                      size_t errlen);
@@ -447,6 +465,8 @@ struct kb_result {
     bool have_device;
     struct kvssd_stats_log before, after;
     /* per engine (docs/kvbench.md "Metrics") */
+    /* the kvssd engine's device path (NULL: the config's) */
+    const char *device;
     const char *engine;                   /* kb_store_names[] */
     const char *const *device_ops;        /* names of the device's latency rows */
     struct kb_hist hist_op[KB_OP_COUNT];  /* wall-clock latency per operation type */
@@ -489,7 +509,47 @@ uint64_t kb_szipf_itemcount(const struct kb_config *c, const struct kb_phase *ph
 int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
                  const char *name, bool is_load, struct kb_live *live, struct kb_result *out);
 
+/*
+ * kb_run_phase_devices() - the phase on @ndev engines at once (the kvssd
+ * engine on each of several devices: @e[d], @live[d] and @out[d] are device
+ * d's), c->threads threads each, every device the whole phase on its own keys
+ * (key index k of device d is key k * @ndev + d). @agg (may be NULL): every
+ * device's counts and histograms added, elapsed_s from the start to the last
+ * device's closing sync. kb_run_phase() is it with one device.
+ */
+int kb_run_phase_devices(const struct kb_config *c, struct kb_engine *e, unsigned ndev,
+                         const struct kb_phase *ph, const char *name, bool is_load,
+                         struct kb_live *live, struct kb_result *out, struct kb_result *agg);
+
 void kb_report_table(const struct kb_config *c, const struct kb_result *r);
+/*
+ * kb_report_devices() - the table of one phase on several devices: each
+ * device's table (kb_report_table()), then the aggregate @agg: wall-clock and
+ * aggregate device-time throughput (kb_aggregate_device_time()).
+ */
+void kb_report_devices(const struct kb_config *c, const struct kb_result *dev, unsigned ndev,
+                       const struct kb_result *agg);
+/*
+ * kb_aggregate_device_time() - the aggregate device time of one phase on
+ * @ndev devices: the longest device-time elapsed (statistics log sim_now_ns
+ * delta) over them, each device having its own simulated clock; NaN when a
+ * device has no statistics log. Aggregate device-time throughput is the
+ * phase's total ops over it.
+ */
+double kb_aggregate_device_time(const struct kb_result *dev, unsigned ndev);
+struct json_object;
+/*
+ * kb_report_json_add_devices() - "devices" (each device's path, configuration
+ * log and phases, @dev[d * @nphases + p]) and "aggregate" (@agg[p]) on @o.
+ */
+struct kb_device_info {
+    const char *path;
+    bool have_config;
+    struct kvssd_config_log config;
+};
+void kb_report_json_add_devices(struct json_object *o, const struct kb_config *c,
+                                const struct kb_device_info *info, const struct kb_result *dev,
+                                unsigned ndev, int nphases, const struct kb_result *agg);
 /* Phase @phase of every engine, a column each; @res[e * nphases + p]. */
 void kb_report_side_by_side(const struct kb_config *c, const struct kb_result *res, int nengines,
                             int nphases, int phase);

@@ -127,16 +127,18 @@ static double ratio(double a, double b)
  * device in this process, each command arriving when the previous one
  * completed) or "vm" (a device in QEMU, commands arriving on its clock).
  */
-static const char *device_clock(const struct kb_config *c)
+static const char *device_clock(const struct kb_config *c, const struct kb_result *r)
 {
-    return !strncmp(c->device, "sim:", 4) ? "sim" : "vm";
+    const char *path = r->device ? r->device : c->device;
+    return !strncmp(path, "sim:", 4) ? "sim" : "vm";
 }
 
-void kb_report_table(const struct kb_config *c, const struct kb_result *r)
+/* The table of @r, its first line naming it @label (the phase, or the phase on a device). */
+static void report_table(const struct kb_config *c, const struct kb_result *r, const char *label)
 {
     const struct kb_hist *h = &r->hist;
     double ops_s = ratio((double)r->ops, r->elapsed_s);
-    printf("== %s: %llu ops in %.3f s = %.0f ops/s\n", r->phase, (unsigned long long)r->ops,
+    printf("== %s: %llu ops in %.3f s = %.0f ops/s\n", label, (unsigned long long)r->ops,
            r->elapsed_s, ops_s);
     printf("   ops      ");
     for (int i = 0; i < KB_OP_COUNT; i++) {
@@ -185,10 +187,57 @@ void kb_report_table(const struct kb_config *c, const struct kb_result *r)
            sim_s, ratio((double)r->ops, sim_s), r->after.latency[0][1] / 1e3,
            r->after.latency[0][2] / 1e3, r->after.latency[1][1] / 1e3,
            r->after.latency[1][2] / 1e3);
-    if (!strcmp(device_clock(c), "sim")) {
+    if (!strcmp(device_clock(c, r), "sim")) {
         printf("   clock     sim: device time is the firmware's simulated clock, each command "
                "arriving when the previous one completed (no VM)\n");
     }
+}
+
+void kb_report_table(const struct kb_config *c, const struct kb_result *r)
+{
+    report_table(c, r, r->phase);
+}
+
+double kb_aggregate_device_time(const struct kb_result *dev, unsigned ndev)
+{
+    double longest = 0;
+    for (unsigned d = 0; d < ndev; d++) {
+        if (!dev[d].have_device) {
+            return NAN;
+        }
+        double s = (double)(dev[d].after.sim_now_ns - dev[d].before.sim_now_ns) / 1e9;
+        longest = s > longest ? s : longest;
+    }
+    return longest;
+}
+
+void kb_report_devices(const struct kb_config *c, const struct kb_result *dev, unsigned ndev,
+                       const struct kb_result *agg)
+{
+    for (unsigned d = 0; d < ndev; d++) {
+        g_autofree char *label = g_strdup_printf("%s on device %u of %u, %s", dev[d].phase, d + 1,
+                                                 ndev, dev[d].device ? dev[d].device : "?");
+        report_table(c, &dev[d], label);
+    }
+    double dt = kb_aggregate_device_time(dev, ndev);
+    printf("== %s on all %u devices: %llu ops in %.3f s = %.0f ops/s wall clock; ", agg->phase,
+           ndev, (unsigned long long)agg->ops, agg->elapsed_s,
+           ratio((double)agg->ops, agg->elapsed_s));
+    if (isnan(dt)) {
+        printf("device time not available (no statistics log)\n");
+    } else {
+        printf("%.3f s device time (the longest device's) = %.0f ops/s aggregate device time\n", dt,
+               ratio((double)agg->ops, dt));
+    }
+    printf("   ops      ");
+    for (int i = 0; i < KB_OP_COUNT; i++) {
+        if (agg->op_count[i]) {
+            printf(" %s=%llu", kb_op_names[i], (unsigned long long)agg->op_count[i]);
+        }
+    }
+    printf("\n   commands  %.3f per op   errors %llu   not found %llu   mismatches %llu\n",
+           ratio((double)agg->commands, (double)agg->ops), (unsigned long long)agg->errors,
+           (unsigned long long)agg->not_found, (unsigned long long)agg->mismatches);
 }
 
 /* ---- JSON (json-c; schema in docs/kvbench.md "JSON") ----------------- */
@@ -360,7 +409,7 @@ static struct json_object *json_device(const struct kb_config *c, const struct k
     jadd(o, "waf", kb_json_double(r->after.waf_milli / 1e3, "%.3f"));
     jadd(o, "space_amp", kb_json_double(r->after.space_amp_milli / 1e3, "%.3f"));
     jadd(o, "taf", kb_json_double(ratio((double)pcie, (double)r->user_bytes), "%.4f"));
-    jadd(o, "clock", kb_json_str(device_clock(c)));
+    jadd(o, "clock", kb_json_str(device_clock(c, r)));
     jadd(o, "sim_time_s", kb_json_double(sim_s, "%.6f"));
     jadd(o, "sim_ops_per_s", kb_json_double(ratio((double)r->ops, sim_s), "%.1f"));
     static const char *const kv_ops[5] = {"store", "retrieve", "delete", "exist", "iterate"};
@@ -635,6 +684,57 @@ struct json_object *kb_report_json_object(const struct kb_config *c, const struc
     }
     jadd(o, "engines", engines);
     return o;
+}
+
+void kb_report_json_add_devices(struct json_object *o, const struct kb_config *c,
+                                const struct kb_device_info *info, const struct kb_result *dev,
+                                unsigned ndev, int nphases, const struct kb_result *agg)
+{
+    struct json_object *devs = json_object_new_array(), *ag = json_object_new_object(),
+                       *aph = json_object_new_array();
+    for (unsigned d = 0; d < ndev; d++) {
+        struct json_object *dobj = json_object_new_object(), *ph = json_object_new_array();
+        jadd(dobj, "device_path", kb_json_str(info[d].path));
+        jadd(dobj, "config", info[d].have_config ? provenance_device_json(&info[d].config) : NULL);
+        for (int p = 0; p < nphases; p++) {
+            json_object_array_add(ph, json_phase(c, &dev[d * (unsigned)nphases + (unsigned)p]));
+        }
+        jadd(dobj, "phases", ph);
+        json_object_array_add(devs, dobj);
+    }
+    jadd(o, "devices", devs);
+    jadd(ag, "devices", ju(ndev));
+    for (int p = 0; p < nphases; p++) {
+        const struct kb_result *a = &agg[p];
+        struct json_object *po = json_object_new_object(), *counts = json_object_new_object();
+        /* device d's result of phase p, for the longest device time */
+        struct kb_result *col = calloc(ndev, sizeof(*col));
+        double dt = NAN;
+        if (col) {
+            for (unsigned d = 0; d < ndev; d++) {
+                col[d] = dev[d * (unsigned)nphases + (unsigned)p];
+            }
+            dt = kb_aggregate_device_time(col, ndev);
+            free(col);
+        }
+        jadd(po, "phase", kb_json_str(a->phase));
+        jadd(po, "ops", ju(a->ops));
+        for (int i = 0; i < KB_OP_COUNT; i++) {
+            jadd(counts, kb_op_names[i], ju(a->op_count[i]));
+        }
+        jadd(po, "op_counts", counts);
+        jadd(po, "errors", ju(a->errors));
+        jadd(po, "not_found", ju(a->not_found));
+        jadd(po, "mismatches", ju(a->mismatches));
+        jadd(po, "elapsed_s", kb_json_double(a->elapsed_s, "%.6f"));
+        jadd(po, "ops_per_s_wall", kb_json_double(ratio((double)a->ops, a->elapsed_s), "%.1f"));
+        jadd(po, "device_time_s", kb_json_double(dt, "%.6f"));
+        jadd(po, "ops_per_s_device_time",
+             kb_json_double(dt > 0 ? (double)a->ops / dt : NAN, "%.1f"));
+        json_object_array_add(aph, po);
+    }
+    jadd(ag, "phases", aph);
+    jadd(o, "aggregate", ag);
 }
 
 void kb_report_json_engines(const struct kb_config *c, const struct kb_result *res, int nengines,

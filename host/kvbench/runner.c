@@ -30,7 +30,8 @@ uint64_t kb_now_ns(void)
 struct kb_shared {
     const struct kb_config *cfg;
     struct kb_engine *eng;
-    struct kvssd_dev *dev; /* the kvssd engine's handle (async path), else NULL */
+    unsigned dev, ndev; /* device dev of ndev: key index k is key k * ndev + dev */
+    struct kvssd_dev *dev_async; /* the kvssd engine's handle (async path), else NULL */
     struct kb_live *live;
     const struct kb_phase *phase;
     bool is_load;
@@ -53,7 +54,8 @@ struct kb_shared {
 struct kb_slot {
     struct kb_thread *t;
     enum kb_op op;
-    uint64_t index;
+    uint64_t index;  /* in this device's key space */
+    uint64_t gindex; /* the key's index over all devices: its bytes, size and value */
     uint32_t key_len, value_len;
     uint32_t scan_len; /* an iterate: keys to read at most */
     uint64_t start_ns;
@@ -197,11 +199,12 @@ static void pick(struct kb_thread *t, struct kb_slot *s)
             s->scan_len = kb_scanlen_next(&sh->scan, &t->rng);
         }
     }
-    s->key_len = kb_key_size(&c->key_size, s->index, c->seed);
-    kb_key_encode(s->index, s->key_len, c->seed, s->key);
+    s->gindex = s->index * sh->ndev + sh->dev;
+    s->key_len = kb_key_size(&c->key_size, s->gindex, c->seed);
+    kb_key_encode(s->gindex, s->key_len, c->seed, s->key);
     if (s->op == KB_OP_INSERT || s->op == KB_OP_UPDATE || s->op == KB_OP_RMW) {
         s->value_len = kb_size_draw(&c->value_size, &t->rng);
-        kb_value_fill(s->index, s->value_len, c->seed, s->value);
+        kb_value_fill(s->gindex, s->value_len, c->seed, s->value);
     }
 }
 
@@ -248,7 +251,7 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
         if (res->errors <= 3) {
             const char *why = kb_engine_error();
             fprintf(stderr, "\nkvbench: %s: %s of key #%llu failed: %s%s%s\n",
-                    t->sh->eng->ops->name, kb_op_names[s->op], (unsigned long long)s->index,
+                    t->sh->eng->ops->name, kb_op_names[s->op], (unsigned long long)s->gindex,
                     kvssd_strerror(err), why[0] ? ": " : "", why);
         }
         return;
@@ -266,7 +269,8 @@ static void finish(struct kb_thread *t, struct kb_slot *s, int err, const struct
     } else if (s->op == KB_OP_READ) {
         uint32_t full = r->dw0, got = full < s->value_cap ? full : s->value_cap;
         res->user_bytes += got;
-        if (t->sh->cfg->verify && kb_value_check(s->index, full, t->sh->cfg->seed, s->value, got)) {
+        if (t->sh->cfg->verify &&
+            kb_value_check(s->gindex, full, t->sh->cfg->seed, s->value, got)) {
             res->mismatches++;
         }
     }
@@ -308,10 +312,10 @@ static int run_rmw(struct kb_thread *t, struct kb_slot *s, struct kvssd_result *
     }
     uint32_t got = full < s->value_cap ? full : s->value_cap;
     t->res.user_bytes += got;
-    if (c->verify && kb_value_check(s->index, full, c->seed, s->value, got)) {
+    if (c->verify && kb_value_check(s->gindex, full, c->seed, s->value, got)) {
         t->res.mismatches++;
     }
-    kb_value_fill(s->index, s->value_len, c->seed, s->value);
+    kb_value_fill(s->gindex, s->value_len, c->seed, s->value);
     rc = ops->put(t->sh->eng->st, s->key, s->key_len, s->value, s->value_len, &c2);
     r->commands += c2;
     return rc;
@@ -461,12 +465,17 @@ static void thread_body(struct kb_thread *t)
 
 /* ---- a phase --------------------------------------------------------- */
 
-static void progress_line(struct kb_shared *sh, const char *name, uint64_t t0, bool final, bool tty)
+static void progress_line(struct kb_shared *sh, unsigned ndev, const char *name, uint64_t t0,
+                          bool final, bool tty)
 {
-    uint64_t done = atomic_load(&sh->done_ops);
+    uint64_t done = 0, total = 0;
+    for (unsigned d = 0; d < ndev; d++) {
+        done += atomic_load(&sh[d].done_ops);
+        total += sh[d].total_ops;
+    }
     double el = (double)(kb_now_ns() - t0) / 1e9;
-    double frac = sh->total_ops ? (double)done / (double)sh->total_ops
-                                : (el / ((double)(sh->deadline_ns - t0) / 1e9));
+    double frac = total ? (double)done / (double)total
+                        : (el / ((double)(sh[0].deadline_ns - t0) / 1e9));
     if (frac > 1) {
         frac = 1;
     }
@@ -554,58 +563,106 @@ static void interval_take(const struct kb_config *c, struct kb_thread *th, unsig
     out->intervals[out->nintervals++] = iv;
 }
 
+/* Whether a device's threads still have operations to issue (the main loop's condition). */
+static bool phase_running(struct kb_shared *sh, unsigned ndev)
+{
+    for (unsigned d = 0; d < ndev; d++) {
+        if (atomic_load(&sh[d].done_ops) < sh[d].total_ops ||
+            (!sh[d].total_ops && !atomic_load(&sh[d].stop))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Add the counters and histograms of @from (a thread's, a device's) to @into. */
+static void result_add(struct kb_result *into, const struct kb_result *from)
+{
+    into->ops += from->ops;
+    for (int k = 0; k < KB_OP_COUNT; k++) {
+        into->op_count[k] += from->op_count[k];
+        into->not_found_op[k] += from->not_found_op[k];
+        kb_hist_merge(&into->hist_op[k], &from->hist_op[k]);
+    }
+    into->commands += from->commands;
+    into->errors += from->errors;
+    into->not_found += from->not_found;
+    into->mismatches += from->mismatches;
+    into->user_bytes += from->user_bytes;
+    into->written_bytes += from->written_bytes;
+    kb_hist_merge(&into->hist, &from->hist);
+}
+
 int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb_phase *ph,
                  const char *name, bool is_load, struct kb_live *live, struct kb_result *out)
 {
-    struct kb_shared sh;
-    memset(&sh, 0, sizeof(sh));
-    sh.cfg = c;
-    sh.eng = e;
-    sh.live = live;
-    bool async = c->engine == KB_ENGINE_ASYNC && e->ops == &kb_engine_kvssd;
-    sh.dev = async ? kb_engine_kvssd_dev(e->st) : NULL;
-    sh.phase = ph;
-    sh.is_load = is_load;
-    sh.key_count = c->key_count;
-    /* a duration without an explicit op count runs for the duration alone */
-    if (is_load) {
-        sh.total_ops = ph->ops ? ph->ops : c->key_count;
-    } else {
-        sh.total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
+    return kb_run_phase_devices(c, e, 1, ph, name, is_load, live, out, NULL);
+}
+
+int kb_run_phase_devices(const struct kb_config *c, struct kb_engine *e, unsigned ndev,
+                         const struct kb_phase *ph, const char *name, bool is_load,
+                         struct kb_live *live, struct kb_result *out, struct kb_result *agg)
+{
+    struct kb_shared *sh = calloc(ndev, sizeof(*sh));
+    if (!sh) {
+        fprintf(stderr, "kvbench: out of memory for %u devices\n", ndev);
+        return 1;
     }
-    kb_perm_init(&sh.perm, c->key_count, c->seed);
-    if ((ph->order == KB_ORDER_ZIPFIAN && !ph->zipfian_scrambled) ||
-        (ph->order == KB_ORDER_LATEST && !is_load)) {
-        kb_zipf_init(&sh.zipf, c->key_count, ph->theta);
-    }
-    if (ph->order == KB_ORDER_ZIPFIAN && ph->zipfian_scrambled) {
-        kb_szipf_init(&sh.szipf, kb_szipf_itemcount(c, ph, is_load), ph->theta);
-    }
-    kb_scanlen_init(&sh.scan, c->scan_dist, c->scan_min, c->iterate_entries);
-    kb_window_init(&sh.win, c->key_count, ph->window_keys, ph->window_step, c->seed);
     double total = 0, acc = 0;
     for (int i = 0; i < KB_OP_COUNT; i++) {
         total += ph->mix[i];
     }
-    for (int i = 0; i < KB_OP_COUNT; i++) {
-        acc += ph->mix[i];
-        sh.mix_cum[i] = acc / total;
+    bool async = c->engine == KB_ENGINE_ASYNC && e[0].ops == &kb_engine_kvssd;
+    for (unsigned d = 0; d < ndev; d++) {
+        struct kb_shared *s = &sh[d];
+        s->cfg = c;
+        s->eng = &e[d];
+        s->dev = d;
+        s->ndev = ndev;
+        s->live = live ? &live[d] : NULL;
+        s->dev_async = async ? kb_engine_kvssd_dev(e[d].st) : NULL;
+        s->phase = ph;
+        s->is_load = is_load;
+        s->key_count = c->key_count;
+        /* a duration without an explicit op count runs for the duration alone */
+        if (is_load) {
+            s->total_ops = ph->ops ? ph->ops : c->key_count;
+        } else {
+            s->total_ops = ph->duration_s > 0 && !ph->ops_set ? 0 : ph->ops;
+        }
+        kb_perm_init(&s->perm, c->key_count, c->seed);
+        if ((ph->order == KB_ORDER_ZIPFIAN && !ph->zipfian_scrambled) ||
+            (ph->order == KB_ORDER_LATEST && !is_load)) {
+            kb_zipf_init(&s->zipf, c->key_count, ph->theta);
+        }
+        if (ph->order == KB_ORDER_ZIPFIAN && ph->zipfian_scrambled) {
+            kb_szipf_init(&s->szipf, kb_szipf_itemcount(c, ph, is_load), ph->theta);
+        }
+        kb_scanlen_init(&s->scan, c->scan_dist, c->scan_min, c->iterate_entries);
+        kb_window_init(&s->win, c->key_count, ph->window_keys, ph->window_step, c->seed);
+        acc = 0;
+        for (int i = 0; i < KB_OP_COUNT; i++) {
+            acc += ph->mix[i];
+            s->mix_cum[i] = acc / total;
+        }
+        struct kb_result *o = &out[d];
+        memset(o, 0, sizeof(*o));
+        o->phase = name;
+        o->engine = e[d].ops->name;
+        o->device_ops = e[d].ops->device_ops;
+        o->device = ndev > 1 || c->ndevices ? c->devices[d] : c->device;
+        if (c->reset_stats && e[d].stats) {
+            kvssd_reset_stats(e[d].stats, NULL);
+        }
+        o->have_device = read_stats(e[d].stats, &o->before);
     }
-
-    memset(out, 0, sizeof(*out));
-    out->phase = name;
-    out->engine = e->ops->name;
-    out->device_ops = e->ops->device_ops;
-    if (c->reset_stats && e->stats) {
-        kvssd_reset_stats(e->stats, NULL);
-    }
-    out->have_device = read_stats(e->stats, &out->before);
 
     unsigned nslots = async ? c->queue_depth : 1;
     uint32_t cap = kb_size_max(&c->value_size);
     cap = cap < 4096 ? 4096 : (cap + 4095) & ~4095u;
-    /* run.writer: one more thread, after the readers, that only updates */
-    unsigned nthreads = c->threads + (!is_load && ph->writer ? 1 : 0);
+    /* run.writer: one more thread per device, after its readers, that only updates */
+    unsigned nper = c->threads + (!is_load && ph->writer ? 1 : 0);
+    unsigned nthreads = nper * ndev;
     bool intervals = c->report_interval_s > 0;
     struct kb_thread *th = calloc(nthreads, sizeof(*th));
     struct kb_hist *iv_acc = intervals ? calloc(KB_OP_COUNT, sizeof(*iv_acc)) : NULL;
@@ -613,41 +670,53 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
         fprintf(stderr, "kvbench: out of memory for %u threads\n", nthreads);
         free(th);
         free(iv_acc);
+        free(sh);
         return 1;
     }
     int rc = 0;
-    for (unsigned i = 0; i < nthreads; i++) {
-        th[i].sh = &sh;
-        th[i].id = i;
-        th[i].writer = i >= c->threads;
-        th[i].latest = sh.zipf;
-        kb_rng_seed(&th[i].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
-        th[i].nslots = nslots;
-        th[i].quota = sh.total_ops / c->threads + (i < sh.total_ops % c->threads ? 1 : 0);
-        th[i].slots = calloc(nslots, sizeof(struct kb_slot));
-        pthread_mutex_init(&th[i].iv_lock, NULL);
+    for (unsigned n = 0; n < nthreads; n++) {
+        unsigned d = n / nper, i = n % nper; /* thread i of device d */
+        struct kb_shared *s = &sh[d];
+        th[n].sh = s;
+        th[n].id = i;
+        th[n].writer = i >= c->threads;
+        th[n].latest = s->zipf;
+        /* thread i of every device draws the same stream: each device the same workload */
+        kb_rng_seed(&th[n].rng, c->seed * 1000003u + i + (is_load ? 0 : 0x5eed));
+        th[n].nslots = nslots;
+        th[n].quota = s->total_ops / c->threads + (i < s->total_ops % c->threads ? 1 : 0);
+        th[n].slots = calloc(nslots, sizeof(struct kb_slot));
+        pthread_mutex_init(&th[n].iv_lock, NULL);
         if (intervals) {
-            th[i].iv_hist = calloc(KB_OP_COUNT, sizeof(struct kb_hist));
+            th[n].iv_hist = calloc(KB_OP_COUNT, sizeof(struct kb_hist));
         }
-        if (!th[i].slots || (intervals && !th[i].iv_hist)) {
+        if (!th[n].slots || (intervals && !th[n].iv_hist)) {
             abort(); /* a few KiB per thread */
         }
         for (unsigned j = 0; j < nslots; j++) {
-            th[i].slots[j].t = &th[i];
-            th[i].slots[j].value_cap = cap;
-            if (posix_memalign((void **)&th[i].slots[j].value, 4096, cap)) {
+            th[n].slots[j].t = &th[n];
+            th[n].slots[j].value_cap = cap;
+            if (posix_memalign((void **)&th[n].slots[j].value, 4096, cap)) {
                 abort();
             }
         }
         if (async) {
-            int qrc = kvssd_queue_create_flags(sh.dev, c->queue_depth,
-                                               c->poll ? KVSSD_QUEUE_POLLED : 0, &th[i].q);
+            int qrc = kvssd_queue_create_flags(s->dev_async, c->queue_depth,
+                                               c->poll ? KVSSD_QUEUE_POLLED : 0, &th[n].q);
             if (qrc) {
                 fprintf(stderr, "kvbench: cannot create an io_uring of depth %u: %s (%s)\n",
                         c->queue_depth, kvssd_strerror(qrc), strerror(errno));
                 rc = 1;
             }
         }
+    }
+    /* an interval line per device names it: "run dev1" (the phase's name with one device) */
+    char(*iv_name)[32] = calloc(ndev, sizeof(*iv_name));
+    if (!iv_name) {
+        abort();
+    }
+    for (unsigned d = 0; d < ndev; d++) {
+        snprintf(iv_name[d], sizeof(iv_name[d]), ndev > 1 ? "%s dev%u" : "%s", name, d);
     }
     bool tty = isatty(2);
     bool progress = c->progress == 1 || (c->progress == -1 && tty);
@@ -656,29 +725,35 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
     uint64_t interval_ns = (uint64_t)(c->report_interval_s * 1e9);
     double cpu0 = cpu_seconds();
     uint64_t t0 = kb_now_ns();
-    if (ph->duration_s > 0 && !is_load) {
-        sh.deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
+    for (unsigned d = 0; d < ndev; d++) {
+        if (ph->duration_s > 0 && !is_load) {
+            sh[d].deadline_ns = t0 + (uint64_t)(ph->duration_s * 1e9);
+        }
     }
-    uint64_t t_end = t0;
-    for (unsigned i = 0; i < nthreads; i++) {
-        kb_rate_init(&th[i].rate, th[i].writer ? c->write_rate_bytes_per_s : 0, t0);
+    uint64_t *t_end = calloc(ndev, sizeof(*t_end));
+    if (!t_end) {
+        abort();
     }
-    for (unsigned i = 0; !rc && i < nthreads; i++) {
-        pthread_create(&th[i].tid, NULL, thread_main, &th[i]);
+    for (unsigned n = 0; n < nthreads; n++) {
+        kb_rate_init(&th[n].rate, th[n].writer ? c->write_rate_bytes_per_s : 0, t0);
+    }
+    for (unsigned n = 0; !rc && n < nthreads; n++) {
+        pthread_create(&th[n].tid, NULL, thread_main, &th[n]);
     }
     if (!rc) {
         uint64_t iv_start = t0, next_iv = t0 + interval_ns;
         uint64_t next_progress = tty ? t0 : t0 + progress_ns; /* a log: no 0% line */
-        while ((progress || intervals) && (atomic_load(&sh.done_ops) < sh.total_ops ||
-                                           (!sh.total_ops && !atomic_load(&sh.stop)))) {
+        while ((progress || intervals) && phase_running(sh, ndev)) {
             uint64_t now = kb_now_ns();
             if (progress && now >= next_progress) {
-                progress_line(&sh, name, t0, false, tty);
+                progress_line(sh, ndev, name, t0, false, tty);
                 next_progress = now + progress_ns;
             }
             if (intervals && now >= next_iv) {
-                interval_take(c, th, nthreads, iv_acc, name, t0, iv_start, now, progress && tty,
-                              out);
+                for (unsigned d = 0; d < ndev; d++) {
+                    interval_take(c, &th[d * nper], nper, iv_acc, iv_name[d], t0, iv_start, now,
+                                  progress && tty && !d, &out[d]);
+                }
                 iv_start = now;
                 next_iv += interval_ns;
                 if (next_iv <= now) {
@@ -696,76 +771,103 @@ int kb_run_phase(const struct kb_config *c, struct kb_engine *e, const struct kb
             }
             struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
             nanosleep(&ts, NULL);
-            if (atomic_load(&sh.stop)) {
+            bool stopped = true;
+            for (unsigned d = 0; d < ndev; d++) {
+                stopped &= atomic_load(&sh[d].stop);
+            }
+            if (stopped) {
                 break;
             }
         }
-        for (unsigned i = 0; i < c->threads; i++) {
-            pthread_join(th[i].tid, NULL);
+        for (unsigned n = 0; n < nthreads; n++) {
+            if (!th[n].writer) {
+                pthread_join(th[n].tid, NULL);
+            }
         }
-        /* the readers are done: the writer stops at its next operation */
-        atomic_store(&sh.stop, true);
-        for (unsigned i = c->threads; i < nthreads; i++) {
-            pthread_join(th[i].tid, NULL);
+        /* the readers are done: the writers stop at their next operation */
+        for (unsigned d = 0; d < ndev; d++) {
+            atomic_store(&sh[d].stop, true);
         }
-        for (unsigned i = 0; i < nthreads; i++) {
-            t_end = th[i].end_ns > t_end ? th[i].end_ns : t_end;
+        for (unsigned n = 0; n < nthreads; n++) {
+            if (th[n].writer) {
+                pthread_join(th[n].tid, NULL);
+            }
+        }
+        for (unsigned n = 0; n < nthreads; n++) {
+            unsigned d = n / nper;
+            t_end[d] = th[n].end_ns > t_end[d] ? th[n].end_ns : t_end[d];
         }
         if (progress) {
-            progress_line(&sh, name, t0, true, tty);
+            progress_line(sh, ndev, name, t0, true, tty);
         }
-        if (intervals && (t_end > iv_start || !out->nintervals)) {
-            interval_take(c, th, nthreads, iv_acc, name, t0, iv_start,
-                          t_end > iv_start ? t_end : iv_start, false, out);
+        for (unsigned d = 0; intervals && d < ndev; d++) {
+            uint64_t te = t_end[d] > t0 ? t_end[d] : t0;
+            if (te > iv_start || !out[d].nintervals) {
+                interval_take(c, &th[d * nper], nper, iv_acc, iv_name[d], t0, iv_start,
+                              te > iv_start ? te : iv_start, false, &out[d]);
+            }
         }
     }
     free(iv_acc);
+    free(iv_name);
     /* what the engine acknowledged reaches the device inside the phase (and its counters) */
-    uint64_t ts = kb_now_ns();
-    if (!rc && e->ops->sync && e->ops->sync(e->st)) {
-        const char *why = kb_engine_error();
-        fprintf(stderr, "kvbench: %s: the closing sync failed%s%s\n", e->ops->name,
-                why[0] ? ": " : "", why);
-        out->errors++;
+    for (unsigned d = 0; d < ndev; d++) {
+        uint64_t ts = kb_now_ns();
+        if (!rc && e[d].ops->sync && e[d].ops->sync(e[d].st)) {
+            const char *why = kb_engine_error();
+            fprintf(stderr, "kvbench: %s: the closing sync of %s failed%s%s\n", e[d].ops->name,
+                    out[d].device, why[0] ? ": " : "", why);
+            out[d].errors++;
+        }
+        uint64_t t1 = kb_now_ns();
+        out[d].sync_s = (double)(t1 - ts) / 1e9;
+        /* the operations (to the device's last thread's end) and its closing sync */
+        out[d].elapsed_s = (double)((rc || t_end[d] < t0 ? ts : t_end[d]) - t0) / 1e9 +
+                           out[d].sync_s;
     }
-    uint64_t t1 = kb_now_ns();
-    out->sync_s = (double)(t1 - ts) / 1e9;
-    /* the operations (to the last thread's end) and the closing sync */
-    out->elapsed_s = (double)((rc ? ts : t_end) - t0) / 1e9 + out->sync_s;
-    out->cpu_s = cpu_seconds() - cpu0;
-    for (unsigned i = 0; i < nthreads; i++) {
-        struct kb_result *r = &th[i].res;
-        out->ops += r->ops;
-        for (int k = 0; k < KB_OP_COUNT; k++) {
-            out->op_count[k] += r->op_count[k];
-        }
-        out->commands += r->commands;
-        out->errors += r->errors;
-        out->not_found += r->not_found;
-        for (int k = 0; k < KB_OP_COUNT; k++) {
-            out->not_found_op[k] += r->not_found_op[k];
-        }
-        out->mismatches += r->mismatches;
-        out->user_bytes += r->user_bytes;
-        out->written_bytes += r->written_bytes;
-        kb_hist_merge(&out->hist, &r->hist);
-        for (int k = 0; k < KB_OP_COUNT; k++) {
-            kb_hist_merge(&out->hist_op[k], &r->hist_op[k]);
-        }
-        kvssd_queue_destroy(th[i].q);
+    uint64_t t_all = kb_now_ns();
+    double cpu = cpu_seconds() - cpu0;
+    for (unsigned n = 0; n < nthreads; n++) {
+        unsigned d = n / nper;
+        result_add(&out[d], &th[n].res);
+        kvssd_queue_destroy(th[n].q);
         for (unsigned j = 0; j < nslots; j++) {
-            free(th[i].slots[j].value);
+            free(th[n].slots[j].value);
         }
-        free(th[i].slots);
-        free(th[i].iv_hist);
-        pthread_mutex_destroy(&th[i].iv_lock);
+        free(th[n].slots);
+        free(th[n].iv_hist);
+        pthread_mutex_destroy(&th[n].iv_lock);
     }
     free(th);
-    if (out->have_device) {
-        out->have_device = read_stats(e->stats, &out->after);
+    free(t_end);
+    for (unsigned d = 0; d < ndev; d++) {
+        /* the process's CPU: with several devices, every device's threads together */
+        out[d].cpu_s = cpu;
+        if (out[d].have_device) {
+            out[d].have_device = read_stats(e[d].stats, &out[d].after);
+        }
+        out[d].live_user_bytes = kb_live_bytes(live ? &live[d] : NULL);
+        out[d].footprint_bytes = e[d].ops->footprint ? e[d].ops->footprint(e[d].st) : -1;
     }
-    out->live_user_bytes = kb_live_bytes(live);
-    out->footprint_bytes = e->ops->footprint ? e->ops->footprint(e->st) : -1;
+    if (agg) {
+        /* all devices: their sums, from the phase's start to the last device's closing sync */
+        memset(agg, 0, sizeof(*agg));
+        agg->phase = name;
+        agg->engine = e[0].ops->name;
+        agg->device_ops = e[0].ops->device_ops;
+        agg->elapsed_s = (double)(t_all - t0) / 1e9;
+        agg->cpu_s = cpu;
+        agg->live_user_bytes = 0;
+        agg->footprint_bytes = -1;
+        for (unsigned d = 0; d < ndev; d++) {
+            result_add(agg, &out[d]);
+            agg->sync_s += out[d].sync_s;
+            agg->live_user_bytes = out[d].live_user_bytes < 0 || agg->live_user_bytes < 0
+                                       ? -1
+                                       : agg->live_user_bytes + out[d].live_user_bytes;
+        }
+    }
+    free(sh);
     return rc;
 }
 
