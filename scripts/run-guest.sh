@@ -26,7 +26,13 @@ options:
   --cpus N            vCPUs, 1-64 (default 2); each gets its own NVMe queue
   --image FILE        keep the KV-SSD's NAND and checkpoint in FILE
                       (device property image=); without it the device is in
-                      memory and starts empty
+                      memory and starts empty; with --devices N the others
+                      in FILE.2 ... FILE.N
+  --devices N         N KV-SSDs, 1-8 (default 1): serials kvssd0 ...
+                      kvssd<N-1>, each its own image, the same --prop and
+                      --latency; the guest exports their namespaces, in
+                      serial order, as $KVSSD_DEVICES (the first also as
+                      $KVSSD_DEVICE)
   --prop NAME=VALUE   a -device kvssd property, repeatable
                       (e.g. --prop packing=backfill); see
                       `QEMU -device kvssd,help`
@@ -51,7 +57,8 @@ options:
   --tools-disk        attach the tools disk (fio) without --block
   --second-device T   attach a second device after the KV-SSD: "nvme" (QEMU's
                       stock NVMe, 1 GiB null backend, /dev/nvme1n1) or
-                      "kvssd" (a second KV-SSD in memory, /dev/ng1n1)
+                      "kvssd" (a second KV-SSD in memory, /dev/ng1n1;
+                      not with --devices)
   --device T          the first device: kvssd (default), nvme (QEMU's stock
                       NVMe, for checking the guest without the KV-SSD) or none
   --script FILE       run FILE (a sh script) instead of COMMAND
@@ -105,6 +112,7 @@ number_in() {
 memory=1024
 cpus=2
 image=
+devices=1
 props=()
 latency=0
 poll_queues=
@@ -136,6 +144,7 @@ while [ $# -gt 0 ]; do
     --memory) need "$1" $#; memory=$2; shift ;;
     --cpus) need "$1" $#; cpus=$2; shift ;;
     --image) need "$1" $#; image=$2; shift ;;
+    --devices) need "$1" $#; devices=$2; shift ;;
     --prop) need "$1" $#; props+=("$2"); shift ;;
     --latency) latency=1 ;;
     --poll-queues) need "$1" $#; poll_queues=$2; shift ;;
@@ -173,6 +182,7 @@ done
 
 number_in --memory "$memory" 128 65536
 number_in --cpus "$cpus" 1 64
+number_in --devices "$devices" 1 8
 [ -z "$poll_queues" ] || number_in --poll-queues "$poll_queues" 1 64
 # kernel parameters for the guest's drivers, on either kind of guest
 kparams=
@@ -224,9 +234,18 @@ else
     [ -z "$script" ] || [ $# -eq 0 ] || die "give either a COMMAND or --script, not both"
 fi
 if [ "$first" != kvssd ]; then
-    [ -z "$image" ] && { [ $latency = 0 ] || [ $block = 1 ]; } && [ ${#props[@]} -eq 0 ] ||
-        die "--image, --latency and --prop apply to the KV-SSD; they cannot be used with --device $first"
+    [ -z "$image" ] && { [ $latency = 0 ] || [ $block = 1 ]; } && [ ${#props[@]} -eq 0 ] &&
+        [ "$devices" = 1 ] ||
+        die "--image, --latency, --prop and --devices apply to the KV-SSD; they cannot be used with --device $first"
 fi
+[ "$devices" = 1 ] || [ "$second" != kvssd ] ||
+    die "--second-device kvssd adds a second KV-SSD; with --devices $devices use --devices $((devices + 1)) instead"
+for p in "${props[@]}"; do
+    case $p in
+    serial=*|image=*) [ "$devices" = 1 ] ||
+        die "--prop '$p': with --devices $devices each KV-SSD has its own serial and image (--image FILE names them)" ;;
+    esac
+done
 if [ -n "$image" ]; then
     mkdir -p "$(dirname "$image")" || die "cannot create the directory of --image '$image'"
     image=$(realpath "$image")
@@ -237,6 +256,12 @@ if [ -n "$block_image" ]; then
     block_image=$(realpath "$block_image")
     [[ $block_image != *,* ]] || die "--block-image '$block_image' contains a comma, which QEMU's option syntax cannot carry"
     [ "$block_image" != "$image" ] || die "--block-image and --image name the same file '$image'; each device needs its own"
+    i=2
+    while [ -n "$image" ] && [ $i -le "$devices" ]; do
+        [ "$block_image" != "$image.$i" ] ||
+            die "--block-image '$block_image' is the image of KV-SSD $i (--image FILE.$i); each device needs its own"
+        i=$((i + 1))
+    done
 fi
 
 ensure_packages seabios qemu-system-data cpio gzip
@@ -321,15 +346,26 @@ kvssd)
     [ -z "$image" ] || extra+=("image=$image")
     [ $latency = 0 ] || extra+=("latency=on")
     devargs+=(-device "$(kv_opts kvssd0 "${extra[@]}" "${props[@]}")")
+    # KV-SSDs 2..N (--devices): the same properties, image FILE.i
+    for ((i = 2; i <= devices; i++)); do
+        extra=()
+        [ -z "$image" ] || extra+=("image=$image.$i")
+        [ $latency = 0 ] || extra+=("latency=on")
+        devargs+=(-device "$(kv_opts "kvssd$((i - 1))" "${extra[@]}" "${props[@]}")")
+    done
     # With two controllers the driver's asynchronous probe decides which is
-    # nvme0: the guest finds the KV-SSD by its serial instead (init).
-    if [ $block = 1 ]; then serials+=(kvssd0:kv); else wait_nodes+=(ng0n1); fi ;;
+    # nvme0: the guest finds the KV-SSDs by their serials instead (init).
+    if [ $block = 1 ] || [ "$devices" -gt 1 ]; then
+        for ((i = 0; i < devices; i++)); do serials+=("kvssd$i:kv"); done
+    else
+        wait_nodes+=(ng0n1)
+    fi ;;
 nvme)
     devargs+=(-blockdev "driver=null-co,node-name=stock0,size=1073741824,read-zeroes=on"
               -device "nvme,serial=stock0,drive=stock0")
     wait_nodes+=(nvme0n1) ;;
 esac
-ctrl=$([ "$first" = none ] && echo 0 || echo 1)
+ctrl=$([ "$first" = none ] && echo 0 || echo "$devices")
 if [ $block = 1 ]; then
     extra=(command-set=nvm)
     [ -z "$block_image" ] || extra+=("image=$block_image")
