@@ -170,9 +170,14 @@ fi
 # for by name (metadata_csum; no depends= link either). Dependencies come
 # from each module's depends= (.modinfo, read with strings); a module built
 # into the kernel (modules.builtin) is skipped. The virtio block driver is a
-# second list, loaded only when the tools disk is attached.
+# second list, loaded only when the tools disk is attached; NVMe over TCP
+# (the target nvmet-tcp with nvmet's configfs, the host nvme-tcp, and the
+# virtio NIC between the two guests) a third, loaded only by run-guest.sh
+# --fabrics-target/--fabrics-host. A module in both extra lists is in both
+# (the guest's init skips one already loaded).
 module_roots=(crct10dif_generic crc64_rocksoft_generic nvme crc32c_generic ext4)
 disk_module_roots=(virtio_pci virtio_blk)
+fabrics_module_roots=(configfs nvmet nvmet_tcp nvme_fabrics nvme_tcp virtio_pci virtio_net)
 
 module_file() { # module_file NAME - path of NAME's .ko[.xz|.zst|.gz], or nothing
     local n=$1 alt
@@ -209,6 +214,9 @@ visit_module() {
         ext4|virtio_blk|virtio_pci)
             log "warning: no $1 module in $module_dir and not built in: run-guest.sh --block needs it (ext4 on the block personality, virtio for the tools disk)"
             return 0 ;;
+        nvmet|nvmet_tcp|nvme_fabrics|nvme_tcp|virtio_net|configfs)
+            log "warning: no $1 module in $module_dir and not built in: run-guest.sh --fabrics-target/--fabrics-host need it"
+            return 0 ;;
         esac
         log "note: module $1 not found in $module_dir (built in or not needed)"
         return 0
@@ -220,13 +228,22 @@ visit_module() {
     module_path[$n]=$f
 }
 disk_load_order=()
+fabrics_load_order=()
 if [ -n "$module_dir" ]; then
     for r in "${module_roots[@]}"; do visit_module "$r"; done
-    # The disk's modules after the boot list (seen[] keeps a module shared
-    # with it, e.g. none today, in the boot list only).
+    # Each extra list after the boot list (seen[] keeps a module shared
+    # with the boot list, e.g. nvme-core for nvme-tcp, in the boot list
+    # only); seen[] is reset to the boot list's between the two.
     boot_count=${#load_order[@]}
+    declare -A boot_seen=()
+    for m in "${!seen[@]}"; do boot_seen[$m]=1; done
     for r in "${disk_module_roots[@]}"; do visit_module "$r"; done
     disk_load_order=("${load_order[@]:$boot_count}")
+    load_order=("${load_order[@]:0:$boot_count}")
+    seen=()
+    for m in "${!boot_seen[@]}"; do seen[$m]=1; done
+    for r in "${fabrics_module_roots[@]}"; do visit_module "$r"; done
+    fabrics_load_order=("${load_order[@]:$boot_count}")
     load_order=("${load_order[@]:0:$boot_count}")
 fi
 
@@ -286,7 +303,7 @@ mapfile -t me_inputs < <(find "$KVSSD_TOP/scripts/mkguest.sh" "$KVSSD_TOP/script
     LC_ALL=C sort)
 guest_hash=$( {
     echo "$kernel_id"
-    printf '%s\n' "${load_order[@]}" -- "${disk_load_order[@]}"
+    printf '%s\n' "${load_order[@]}" -- "${disk_load_order[@]}" -- "${fabrics_load_order[@]}"
     sha_files "$busybox" "$nvme" "${e2fs_tools[@]}" "$db_bench" "$fio" "${me_inputs[@]}"
     # Their libraries are not hashed one by one: the packages' versions are.
     dpkg-query -W e2fsprogs fio rocksdb-tools librocksdb7.8 2>/dev/null
@@ -311,9 +328,11 @@ for a in $("$busybox" --list); do
 done
 install -m 0755 "$KVSSD_TOP/scripts/guest/init" "$root/init"
 install -m 0755 "$KVSSD_TOP/scripts/guest/kvssd-dev" "$root/usr/bin/kvssd-dev"
+install -m 0755 "$KVSSD_TOP/scripts/guest/kvssd-fabrics" "$root/usr/bin/kvssd-fabrics"
 
 # Modules, decompressed (busybox insmod reads plain .ko only): load-order at
-# every boot, load-order.disk when the tools disk is attached.
+# every boot, load-order.disk when the tools disk is attached,
+# load-order.fabrics for NVMe over TCP.
 put_modules() { # put_modules LISTFILE NAME...
     local list=$1 n f out
     shift
@@ -332,6 +351,7 @@ put_modules() { # put_modules LISTFILE NAME...
 }
 put_modules "$root/lib/modules/load-order" "${load_order[@]}"
 put_modules "$root/lib/modules/load-order.disk" "${disk_load_order[@]}"
+put_modules "$root/lib/modules/load-order.fabrics" "${fabrics_load_order[@]}"
 
 # copy_libs FILE... - FILE's shared libraries (ldd), at their own paths.
 copy_libs() {
@@ -418,6 +438,7 @@ PATH=$sbin_path mke2fs -q -F -t ext4 -O ^has_journal -L kvssd-tools -E root_owne
     echo "kernel: $kernel_id ($(basename "$kernel_image"))"
     echo "modules: ${load_order[*]:-(none: built in)}"
     echo "tools disk modules: ${disk_load_order[*]:-(none: built in)}"
+    echo "NVMe/TCP modules: ${fabrics_load_order[*]:-(none: built in)}"
     echo "busybox: $("$busybox" 2>&1 | head -n1)"
     echo "nvme-cli: $("$nvme" version 2>/dev/null | head -n1)"
     echo "e2fsprogs: $(PATH=$sbin_path mke2fs -V 2>&1 | head -n1)"

@@ -61,6 +61,22 @@ options:
                       not with --devices)
   --device T          the first device: kvssd (default), nvme (QEMU's stock
                       NVMe, for checking the guest without the KV-SSD) or none
+  --fabrics-target SOCKET
+                      export the KV-SSD over NVMe/TCP with Linux's nvmet
+                      passthru target (needs --kernel trixie: Debian's 6.1
+                      has no CONFIG_NVME_TARGET_PASSTHRU) at 10.77.0.1:4420,
+                      NQN nqn.2026-01.org.kvssd:kvssd0, on a virtio NIC whose
+                      wire is the unix socket SOCKET (QEMU listens on it);
+                      the command runs once the export is set up, e.g.
+                      `kvssd-fabrics serve 600` to serve one host guest
+  --fabrics-host SOCKET
+                      a guest without a local device (--device none unless
+                      given) whose NIC connects to the target guest's
+                      SOCKET; it runs `nvme connect -t tcp -a 10.77.0.1 -s
+                      4420` and the command finds the fabrics namespace in
+                      $KVSSD_DEVICE. --icount is refused with either option:
+                      sleep=off jumps an idle guest's clock past the
+                      NVMe/TCP keep-alive and I/O timeouts
   --script FILE       run FILE (a sh script) instead of COMMAND
   --file SRC[:DST]    copy host file SRC into the guest at DST (default
                       /root/<name of SRC>), repeatable
@@ -137,6 +153,9 @@ disk=0
 disk_image=
 disk_writable=0
 ssh_mode=0
+fabrics_role=
+fabrics_socket=
+device_given=0
 
 need() { [ "$2" -ge 2 ] || die "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
@@ -153,7 +172,9 @@ while [ $# -gt 0 ]; do
     --block-prop) need "$1" $#; block_props+=("$2"); shift ;;
     --tools-disk) tools_disk=1 ;;
     --second-device) need "$1" $#; second=$2; shift ;;
-    --device) need "$1" $#; first=$2; shift ;;
+    --device) need "$1" $#; first=$2; device_given=1; shift ;;
+    --fabrics-target) need "$1" $#; fabrics_role=target; fabrics_socket=$2; shift ;;
+    --fabrics-host) need "$1" $#; fabrics_role=host; fabrics_socket=$2; shift ;;
     --script) need "$1" $#; script=$2; shift ;;
     --file) need "$1" $#; files+=("$2"); shift ;;
     --shell) shell=1 ;;
@@ -191,6 +212,26 @@ number_in --timeout "$timeout_s" 1 86400
 case $second in ''|nvme|kvssd) ;; *) die "--second-device '$second' is not valid: use nvme or kvssd" ;; esac
 case $first in kvssd|nvme|none) ;; *) die "--device '$first' is not valid: use kvssd, nvme or none" ;; esac
 case $accel in auto|kvm|tcg) ;; *) die "--accel '$accel' is not valid: use auto, kvm or tcg" ;; esac
+if [ -n "$fabrics_role" ]; then
+    [ -z "$icount" ] ||
+        die "--icount cannot be used with --fabrics-$fabrics_role: its sleep=off jumps an idle guest's clock to the next timer, which fires NVMe/TCP's keep-alive and I/O timeouts while the other guest is still answering"
+    [ $disk = 0 ] || die "--fabrics-$fabrics_role applies to the initramfs guest, not --disk"
+    [[ $fabrics_socket != *,* ]] ||
+        die "--fabrics-$fabrics_role '$fabrics_socket' contains a comma, which QEMU's option syntax cannot carry"
+    [ ${#fabrics_socket} -le 107 ] ||
+        die "--fabrics-$fabrics_role '$fabrics_socket' is ${#fabrics_socket} characters long; a unix socket path holds at most 107"
+    if [ $fabrics_role = target ]; then
+        [ "$first" = kvssd ] || die "--fabrics-target exports the KV-SSD: it cannot be used with --device $first"
+        [ "$kernel" != bookworm ] ||
+            die "--fabrics-target needs --kernel trixie: Debian's 6.1 kernel is built without CONFIG_NVME_TARGET_PASSTHRU (its nvmet has no passthru/ in configfs)"
+        mkdir -p "$(dirname "$fabrics_socket")" || die "cannot create the directory of --fabrics-target '$fabrics_socket'"
+        # QEMU's listener cannot bind over a stale socket of an earlier run.
+        [ ! -S "$fabrics_socket" ] || rm -f "$fabrics_socket"
+        [ ! -e "$fabrics_socket" ] || die "--fabrics-target '$fabrics_socket' exists and is not a socket"
+    else
+        [ $device_given = 1 ] || first=none
+    fi
+fi
 if [ -n "$icount" ]; then
     number_in --icount "$icount" 0 10
     [ "$accel" != kvm ] ||
@@ -389,7 +430,24 @@ esac
     devargs+=(-drive "file=$guest/tools.img,if=none,id=tools,format=raw,readonly=on"
               -device virtio-blk-pci,drive=tools)
 
+# The NVMe/TCP wire: a virtio NIC on a -netdev stream over a unix socket,
+# the target's QEMU listening, the host's connecting (and reconnecting
+# after the target restarts, or before it has started). Each NIC its own
+# MAC: both would default to 52:54:00:12:34:56. Last, so that the NVMe
+# controllers and the tools disk keep their PCI slots.
+netargs=(-net none)
+if [ -n "$fabrics_role" ]; then
+    if [ $fabrics_role = target ]; then
+        netargs=(-netdev "stream,id=fab0,server=on,addr.type=unix,addr.path=$fabrics_socket"
+                 -device virtio-net-pci,netdev=fab0,mac=52:54:00:4b:56:01,romfile=)
+    else
+        netargs=(-netdev "stream,id=fab0,server=off,addr.type=unix,addr.path=$fabrics_socket,reconnect-ms=1000"
+                 -device virtio-net-pci,netdev=fab0,mac=52:54:00:4b:56:02,romfile=)
+    fi
+fi
+
 append="console=ttyS0 quiet loglevel=3 panic=-1$kparams"
+[ -z "$fabrics_role" ] || append+=" kvssd.fabrics=$fabrics_role"
 [ ${#wait_nodes[@]} -eq 0 ] || append+=" kvssd.wait=$(IFS=,; echo "${wait_nodes[*]}")"
 [ ${#serials[@]} -eq 0 ] || append+=" kvssd.serial=$(IFS=,; echo "${serials[*]}")"
 [ $tools_disk = 0 ] || append+=" kvssd.disk=1"
@@ -437,10 +495,10 @@ fi
 # shellcheck source=guest/disk/run-disk.sh
 [ $disk = 0 ] || . "$KVSSD_TOP/scripts/guest/disk/run-disk.sh"
 
-qargs=("${accel_args[@]}" -m "$memory" -smp "$cpus" -no-reboot -net none
+qargs=("${accel_args[@]}" -m "$memory" -smp "$cpus" -no-reboot
        -L /usr/share/seabios -L /usr/share/qemu
        -kernel "$guest/vmlinuz" -initrd "$work/initrd.gz" -append "$append"
-       "${devargs[@]}")
+       "${devargs[@]}" "${netargs[@]}")
 [ -z "$pidfile" ] || qargs+=(-pidfile "$pidfile")
 
 if [ $shell = 1 ]; then
