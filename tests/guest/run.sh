@@ -18,6 +18,7 @@
 #                               the block group's 512 B boot runs 6.12 (default
 #                               "bookworm trixie": Linux 6.1 and 6.12)
 #   KVSSD_GUEST_GROUPS          subset of: nvme kv persist bench pci icount block disk
+#                               fabrics
 #                               (default all; disk boots the full VM of
 #                               scripts/mkguest.sh --disk, see docs/guest.md)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
@@ -30,7 +31,7 @@ bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
 [[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
     die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
 kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
-groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci icount block disk}
+groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci icount block disk fabrics}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
 if [ -n "${KVSSD_GUEST_KEEP:-}" ]; then
@@ -125,10 +126,11 @@ report_group() {
     done
 }
 
-# run_group GROUP TAG [run-guest options...] [-- ENV=VALUE...] - boot once,
-# run tests/guest/cases/GROUP.sh, report its cases. With KILL_MARKER set,
-# QEMU is killed with SIGKILL as soon as the guest prints that line.
-run_group() {
+# group_start GROUP TAG [run-guest options...] [-- ENV=VALUE...] - boot
+# once in the background, running tests/guest/cases/GROUP.sh; sets
+# group_pid (0 when a prerequisite is missing: its cases are reported
+# "not ok" at once). group_finish TAG waits for it and reports its cases.
+group_start() {
     local g=$1 tag=$2
     shift 2
     local opts=() envs=()
@@ -136,6 +138,7 @@ run_group() {
     [ $# -eq 0 ] || { shift; envs=("$@"); }
     local names=$work/$tag.names out=$work/$tag.out
     list_cases "$g" "${envs[@]}" >"$names"
+    group_pid=0
     if [ -n "$prereq" ]; then
         while IFS= read -r name; do tap_not_ok "$tag: $name" "prerequisite missing: $prereq"; done <"$names"
         return
@@ -146,25 +149,59 @@ run_group() {
         for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
         cat "$here/cases/$g.sh"
     } >"$work/$tag.sh"
-    local t0=$SECONDS rc
     : >"$out"
+    echo $SECONDS >"$work/$tag.t0"
     "$run_guest" --qemu "$qemu" --timeout "${GROUP_TIMEOUT:-900}" \
         --file "$here/lib.sh:/root/lib.sh" --file "$here/kvcli.sh:/root/kvcli.sh" \
         --file "$here/writer.sh:/root/writer.sh" \
         --file "$work/pool.bin:/root/pool.bin" --pidfile "$work/$tag.pid" \
         "${opts[@]}" --script "$work/$tag.sh" >"$out" 2>"$out.err" &
-    local bg=$!
+    group_pid=$!
+}
+
+group_finish() {
+    local tag=$1 rc
+    [ "$group_pid" != 0 ] || return 0
+    wait "$group_pid"
+    rc=$?
+    log "   group $tag: $((SECONDS - $(cat "$work/$tag.t0"))) s, run-guest exit $rc"
+    report_group "$tag" "$work/$tag.out" "$rc" "$work/$tag.names"
+}
+
+# run_group GROUP TAG [run-guest options...] [-- ENV=VALUE...] - boot once,
+# run tests/guest/cases/GROUP.sh, report its cases. With KILL_MARKER set,
+# QEMU is killed with SIGKILL as soon as the guest prints that line.
+run_group() {
+    local tag=$2
+    group_start "$@"
+    [ "$group_pid" != 0 ] || return 0
     if [ -n "${KILL_MARKER:-}" ]; then
-        while kill -0 $bg 2>/dev/null && ! grep -qx "$KILL_MARKER" "$out"; do sleep 0.5; done
+        local out=$work/$tag.out
+        while kill -0 "$group_pid" 2>/dev/null && ! grep -qx "$KILL_MARKER" "$out"; do sleep 0.5; done
         if grep -qx "$KILL_MARKER" "$out"; then
             log "   group $tag: the guest printed $KILL_MARKER; kill -9 QEMU ($(cat "$work/$tag.pid"))"
             kill -9 "$(cat "$work/$tag.pid")"
         fi
     fi
-    wait $bg
-    rc=$?
-    log "   group $tag: $((SECONDS - t0)) s, run-guest exit $rc"
-    report_group "$tag" "$out" "$rc" "$names"
+    group_finish "$tag"
+}
+
+# NVMe/TCP (cases/fabrics.sh): a target guest (Linux 6.12: Debian's 6.1
+# has no nvmet passthru) exports its KV-SSD with nvmet passthru over a
+# -netdev stream wire (a unix socket here) while host guests connect to it:
+# boot 1 (Linux 6.12) runs the CLI over TCP and is killed with SIGKILL
+# mid-run; boot 2 (Linux 6.1) reconnects, finds the data, disconnects and
+# connects again. The target then checks the hosts' keys on its own device.
+fabrics_group() {
+    local sock=$work/fabrics.sock t="fabrics[target, linux-6.12]"
+    GROUP_TIMEOUT=1800 group_start fabrics "$t" --kernel trixie --fabrics-target "$sock" -- ROLE=target
+    local tpid=$group_pid
+    KILL_MARKER=GUEST-READY-FOR-KILL run_group fabrics "fabrics[host boot 1, linux-6.12]" \
+        --kernel trixie --fabrics-host "$sock" -- ROLE=host PHASE=first
+    run_group fabrics "fabrics[host boot 2, linux-6.1]" --kernel bookworm --fabrics-host "$sock" \
+        -- ROLE=host PHASE=again
+    group_pid=$tpid
+    group_finish "$t"
 }
 
 # Persistence: four boots on one image, the sim transport between the
@@ -310,13 +347,14 @@ for g in $groups; do
     bench)
         GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 --poll-queues 1 ;;
     persist) persist_group ;;
+    fabrics) fabrics_group ;;
     icount) icount_group ;;
     block) block_group ;;
     disk)
         GROUP_TIMEOUT=1200 run_group disk disk --disk \
             --file "$KVSSD_TOP/tests/snia/e2e_snia.c:/root/e2e_snia.c" \
             --file "$KVSSD_TOP/tests/snia/test_snia_cpp.cpp:/root/test_snia_cpp.cpp" ;;
-    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, icount, block, disk" ;;
+    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, icount, block, disk, fabrics" ;;
     esac
 done
 
