@@ -260,6 +260,12 @@ static void build_id_ns_kv_as_nvm(const struct kvssd_admin *a, uint8_t *id)
     put32(id + KVSSD_ID_NS_LBAF, 12u << 16);  /* LBAF0: LBADS 12 (4096-byte units), no metadata */
 }
 
+static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16]);
+
+/*
+ * Identify Namespace CNS 05h, CSI 01h of NSID 1, which log C2h
+ * (KVSSD_LID_ID_NS_KV) also carries byte for byte.
+ */
 static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
 {
     struct kvssd_id_ns_kv *id = (struct kvssd_id_ns_kv *)buf;
@@ -289,9 +295,8 @@ static void build_id_ns_kv(const struct kvssd_admin *a, uint8_t *buf)
     memcpy(id->vs, KVSSD_ID_VS_SIGNATURE, KVSSD_ID_VS_SIGNATURE_BYTES);
     put16(id->vs + 8, KVSSD_ID_VS_VERSION);
     put16(id->vs + 10, KVSSD_LONG_KEY_MAX);
+    build_nguid(a, id->nguid);
 }
-
-static void build_nguid(const struct kvssd_admin *a, uint8_t nguid[16]);
 
 /*
  * The blocks NUSE counts: the mapped 4 KiB units (live_user_bytes is
@@ -416,7 +421,6 @@ static uint16_t admin_identify(struct kvssd_admin *a, struct kvssd_admin_req *re
         }
         if (csi == KVSSD_CSI_KV) {
             build_id_ns_kv(a, id);
-            build_nguid(a, ((struct kvssd_id_ns_kv *)id)->nguid);
         }
         /*
          * NVM: the NVM Command Set's own page (LBSTM, PIC, extended LBA
@@ -707,6 +711,17 @@ static uint16_t admin_get_log_page(struct kvssd_admin *a, struct kvssd_admin_req
         size = sizeof(struct kvssd_config_log);
         kvssd_config_log_fill((struct kvssd_config_log *)log, kvftl_get_config(a->ftl), a->firmware,
                               a->preset, a->latency, kvssd_admin_capacity_bytes(a));
+        break;
+    case KVSSD_LID_ID_NS_KV:
+        /* the nvm personality has no KV page: an unknown log, as for any LID */
+        if (kvssd_admin_nvm(a)) {
+            return KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR;
+        }
+        if (sqe->cdw[1] != 1) {
+            return KVSSD_SC_INVALID_NSID | KVSSD_SC_DNR;
+        }
+        size = ID_BYTES;
+        build_id_ns_kv(a, log);
         break;
     default:
         return KVSSD_SC_INVALID_LOG_PAGE | KVSSD_SC_DNR;

@@ -6,7 +6,8 @@
  *  2. prefix iterators (open / read / close);
  *  3. inline (piggybacked) Store, BandSlim §3.2: a head command and transfer
  *     commands, in two layouts, plus hybrid (whole pages by PRP, tail inline);
- *  4. a statistics log page and a feature that resets the counters.
+ *  4. a statistics log page and a feature that resets the counters;
+ *  5. a configuration log page; 6. KV Identify Namespace as a log page.
  *
  * Every number that crosses the PCIe boundary is defined here once; the
  * device and the host library include this header. docs/protocol.md
@@ -330,6 +331,18 @@ struct kvssd_config_log {
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct kvssd_config_log) == 512, "config log is 512 bytes");
+
+/* ---- 6. KV Identify Namespace as a log page ----------------------------- */
+/*
+ * Get Log Page, vendor LID C2h, NSID 1: the 4096 bytes of Identify
+ * Namespace CNS 05h, CSI 01h (struct kvssd_id_ns_kv), byte for byte. Linux's
+ * nvmet passthru target answers that Identify with Invalid Opcode for every
+ * CSI but ZNS and passes every Get Log Page; libkvssd reads this page when
+ * the Identify is refused. Offsets and lengths are checked as for every log
+ * page; another NSID is Invalid Namespace, the nvm personality has no such
+ * log (Invalid Log Page).
+ */
+#define KVSSD_LID_ID_NS_KV 0xc2
 
 #ifdef __cplusplus
 }

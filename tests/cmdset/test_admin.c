@@ -45,13 +45,13 @@ static void admin_setup(void)
  * Get Log Page @lid of NUMD @numd (0's based, split into NUMDL and NUMDU)
  * into the 8 KiB host page (0xa5 first); the status, *@h its transfers.
  */
-static uint16_t get_log_at(uint8_t lid, uint8_t csi, uint32_t numd, uint64_t offset,
+static uint16_t get_log_ns(uint8_t lid, uint32_t nsid, uint8_t csi, uint32_t numd, uint64_t offset,
                            struct fake_host *h)
 {
     struct kvssd_sqe s = sqe_new(KVSSD_ADM_GET_LOG_PAGE);
     struct kvssd_req io = {0};
 
-    s.cdw[1] = KVSSD_NSID_ALL;
+    s.cdw[1] = nsid;
     s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
     s.cdw[11] = kvssd_get_log_cdw11(numd);
     s.cdw[12] = (uint32_t)offset;
@@ -68,22 +68,30 @@ static uint16_t get_log_at(uint8_t lid, uint8_t csi, uint32_t numd, uint64_t off
     return req.status;
 }
 
+static uint16_t get_log_at(uint8_t lid, uint8_t csi, uint32_t numd, uint64_t offset,
+                           struct fake_host *h)
+{
+    return get_log_ns(lid, KVSSD_NSID_ALL, csi, numd, offset, h);
+}
+
 static uint16_t get_log(uint8_t lid, uint8_t csi, uint32_t numd, struct fake_host *h)
 {
     return get_log_at(lid, csi, numd, 0, h);
 }
 
-/* Each log page the device has, and the CSI its Get Log Page names. */
+/* Each log page the device has, the NSID and the CSI its Get Log Page names. */
 static const struct {
     uint8_t lid, csi;
+    uint32_t nsid;
     uint32_t bytes; /* what a transfer of MDTS moves: the whole log */
 } logs[] = {
-    {KVSSD_LID_ERROR, 0, KVSSD_ERROR_LOG_ENTRIES * 64},
-    {KVSSD_LID_SMART, 0, 512},
-    {KVSSD_LID_FW_SLOT, 0, 512},
-    {KVSSD_LID_EFFECTS, KVSSD_CSI_KV, 4096},
-    {KVSSD_LID_STATS, 0, sizeof(struct kvssd_stats_log)},
-    {KVSSD_LID_CONFIG, 0, 512},
+    {KVSSD_LID_ERROR, 0, KVSSD_NSID_ALL, KVSSD_ERROR_LOG_ENTRIES * 64},
+    {KVSSD_LID_SMART, 0, KVSSD_NSID_ALL, 512},
+    {KVSSD_LID_FW_SLOT, 0, KVSSD_NSID_ALL, 512},
+    {KVSSD_LID_EFFECTS, KVSSD_CSI_KV, KVSSD_NSID_ALL, 4096},
+    {KVSSD_LID_STATS, 0, KVSSD_NSID_ALL, sizeof(struct kvssd_stats_log)},
+    {KVSSD_LID_CONFIG, 0, KVSSD_NSID_ALL, 512},
+    {KVSSD_LID_ID_NS_KV, 0, 1, 4096},
 };
 
 /*
@@ -99,16 +107,17 @@ static void test_get_log_mdts(void)
 
     CU_ASSERT_EQUAL(at_mdts, 524287);
     for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, at_mdts, &h), KVSSD_SC_SUCCESS);
+        CU_ASSERT_EQUAL(get_log_ns(logs[i].lid, logs[i].nsid, logs[i].csi, at_mdts, 0, &h),
+                        KVSSD_SC_SUCCESS);
         CU_ASSERT_EQUAL(h.to_calls, 1);
         CU_ASSERT_EQUAL(h.to_bytes, logs[i].bytes);
 
-        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, at_mdts + 1, &h),
+        CU_ASSERT_EQUAL(get_log_ns(logs[i].lid, logs[i].nsid, logs[i].csi, at_mdts + 1, 0, &h),
                         KVSSD_SC_INVALID_FIELD | DNR);
         CU_ASSERT_EQUAL(h.to_calls, 0);
         CU_ASSERT_EQUAL(page[0], 0xa5);
 
-        CU_ASSERT_EQUAL(get_log(logs[i].lid, logs[i].csi, UINT32_MAX, &h),
+        CU_ASSERT_EQUAL(get_log_ns(logs[i].lid, logs[i].nsid, logs[i].csi, UINT32_MAX, 0, &h),
                         KVSSD_SC_INVALID_FIELD | DNR);
         CU_ASSERT_EQUAL(h.to_calls, 0);
     }
@@ -235,6 +244,96 @@ static void test_config_log_offsets(void)
     }
 }
 
+/* Identify CNS @cns, CSI @csi of @nsid into the host page (0xa5 first); the status. */
+static uint16_t identify(uint32_t nsid, uint8_t cns, uint8_t csi, struct fake_host *h)
+{
+    struct kvssd_sqe s = sqe_new(KVSSD_ADM_IDENTIFY);
+    struct kvssd_req io = {0};
+
+    s.cdw[1] = nsid;
+    s.cdw[10] = cns;
+    s.cdw[11] = kvssd_identify_cdw11(csi);
+    memset(page, 0xa5, sizeof(page));
+    *h = fake_host_over(page, sizeof(page));
+    fake_host_dptr(&io, h);
+
+    struct kvssd_admin_req req = {.sqe = &s, .now_ns = fx.now, .dptr = io.dptr};
+    req.status = 0xdead;
+    kvssd_admin_execute(&adm, &req);
+    fx.now += 1000;
+    return req.status;
+}
+
+/*
+ * Log C2h is Identify Namespace CNS 05h, CSI 01h of NSID 1, byte for byte:
+ * the 4096 bytes of each are equal (KVMKL 16, KVMVL 2097152, the vendor
+ * area's "KVSSDEXT" with long keys of 255 bytes), nothing is written past
+ * them; offset 4092 moves the page's last dword only.
+ */
+static void test_id_ns_kv_log_is_identify(void)
+{
+    static uint8_t want[4096];
+    struct fake_host h;
+
+    CU_ASSERT_EQUAL(identify(1, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(h.to_bytes, 4096);
+    memcpy(want, page, sizeof(want));
+    CU_ASSERT_EQUAL(le32_at(want + 72) & 0xffff, 16);          /* KVMKL */
+    CU_ASSERT_EQUAL(le32_at(want + 76), 2097152);              /* KVMVL */
+    CU_ASSERT_EQUAL(memcmp(want + 3840, "KVSSDEXT", 8), 0);    /* vendor area */
+    CU_ASSERT_EQUAL(le32_at(want + 3850) & 0xffff, 255);       /* long-key maximum */
+
+    CU_ASSERT_EQUAL(get_log_ns(KVSSD_LID_ID_NS_KV, 1, 0, 1023, 0, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(h.to_calls, 1);
+    CU_ASSERT_EQUAL(h.to_bytes, 4096);
+    CU_ASSERT_EQUAL(memcmp(page, want, sizeof(want)), 0);
+    CU_ASSERT_EQUAL(page[4096], 0xa5);
+
+    CU_ASSERT_EQUAL(get_log_ns(KVSSD_LID_ID_NS_KV, 1, 0, 1023, 4092, &h), KVSSD_SC_SUCCESS);
+    CU_ASSERT_EQUAL(h.to_bytes, 4);
+    CU_ASSERT_EQUAL(memcmp(page, want + 4092, 4), 0);
+}
+
+/*
+ * Log C2h names one namespace: NSID 0, 2 and FFFFFFFFh are 400Bh (Invalid
+ * Namespace or Format, DNR) and move nothing, as Identify CNS 05h does.
+ */
+static void test_id_ns_kv_log_bad_nsid(void)
+{
+    static const uint32_t bad_nsid[] = {0, 2, KVSSD_NSID_ALL};
+    struct fake_host h;
+
+    for (size_t i = 0; i < sizeof(bad_nsid) / sizeof(bad_nsid[0]); i++) {
+        CU_ASSERT_EQUAL(get_log_ns(KVSSD_LID_ID_NS_KV, bad_nsid[i], 0, 1023, 0, &h), 0x400b);
+        CU_ASSERT_EQUAL(h.to_calls, 0);
+        CU_ASSERT_EQUAL(page[0], 0xa5);
+    }
+}
+
+/*
+ * The nvm personality's namespace is not KV: log C2h of NSID 1 is 4109h
+ * (Invalid Log Page, DNR), as any log the device does not have, and moves
+ * nothing.
+ */
+static void test_id_ns_kv_log_nvm(void)
+{
+    struct kvftl_config c;
+    struct fake_host h;
+    char err[256];
+
+    fx_ftl_config(&c);
+    c.command_set = KVFTL_CMDSET_NVM;
+    struct kvftl *nvm = kvftl_open(&c, err, sizeof(err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nvm);
+    adm.ftl = nvm;
+    adm.ns = NULL;
+    CU_ASSERT_EQUAL(get_log_ns(KVSSD_LID_ID_NS_KV, 1, 0, 1023, 0, &h), 0x4109);
+    CU_ASSERT_EQUAL(h.to_calls, 0);
+    adm.ftl = fx.ftl;
+    adm.ns = fx.ns;
+    kvftl_close(nvm);
+}
+
 /*
  * The controller's part of an I/O command, which queues.c and the sim:
  * transport both run (kvssd_admin_io_check, kvssd_admin_io_done).
@@ -300,9 +399,11 @@ static void test_io_check_and_done(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(config_log_bytes),   TAP_TEST(config_log_preset), TAP_TEST(config_log_offsets),
-    TAP_TEST(io_check_and_done),  TAP_TEST(get_log_mdts),      TAP_TEST(get_log_mdts_before_lid),
-    TAP_TEST(get_log_mdts_16mib),
+    TAP_TEST(config_log_bytes),      TAP_TEST(config_log_preset),
+    TAP_TEST(config_log_offsets),    TAP_TEST(io_check_and_done),
+    TAP_TEST(get_log_mdts),          TAP_TEST(get_log_mdts_before_lid),
+    TAP_TEST(get_log_mdts_16mib),    TAP_TEST(id_ns_kv_log_is_identify),
+    TAP_TEST(id_ns_kv_log_bad_nsid), TAP_TEST(id_ns_kv_log_nvm),
 };
 
 int main(void)
