@@ -285,12 +285,12 @@ int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info)
     return 0;
 }
 
-/* Get Log Page of the whole log @lid into @buf of @len bytes (a multiple of 4). */
-static void cmd_get_log(struct kvssd_cmd *cmd, uint8_t lid, void *buf, uint32_t len)
+/* Get Log Page of the whole log @lid of @nsid into @buf of @len bytes (a multiple of 4). */
+static void cmd_get_log(struct kvssd_cmd *cmd, uint8_t lid, uint32_t nsid, void *buf, uint32_t len)
 {
     uint32_t numd = len / 4 - 1; /* zero-based dword count */
 
-    cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, KVSSD_NSID_ALL);
+    cmd_init(cmd, KVSSD_ADM_GET_LOG_PAGE, nsid);
     cmd->admin = true;
     cmd->sqe.cdw[10] = kvssd_get_log_cdw10(lid, numd);
     cmd->sqe.cdw[11] = kvssd_get_log_cdw11(numd);
@@ -300,12 +300,17 @@ static void cmd_get_log(struct kvssd_cmd *cmd, uint8_t lid, void *buf, uint32_t 
 
 void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log)
 {
-    cmd_get_log(cmd, KVSSD_LID_STATS, log, sizeof(*log));
+    cmd_get_log(cmd, KVSSD_LID_STATS, KVSSD_NSID_ALL, log, sizeof(*log));
 }
 
 void kvssd_cmd_get_config_log(struct kvssd_cmd *cmd, struct kvssd_config_log *log)
 {
-    cmd_get_log(cmd, KVSSD_LID_CONFIG, log, sizeof(*log));
+    cmd_get_log(cmd, KVSSD_LID_CONFIG, KVSSD_NSID_ALL, log, sizeof(*log));
+}
+
+void kvssd_cmd_get_id_ns_kv_log(struct kvssd_cmd *cmd, uint32_t nsid, struct kvssd_id_ns_kv *id)
+{
+    cmd_get_log(cmd, KVSSD_LID_ID_NS_KV, nsid, id, sizeof(*id));
 }
 
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd)

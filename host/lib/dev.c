@@ -43,7 +43,14 @@ static void ctrl_path_of(const char *path, char *out, size_t len)
     }
 }
 
-/* Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits. */
+/*
+ * Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits.
+ * Linux's nvmet passthru target (NVMe over fabrics) answers that Identify
+ * with Invalid Opcode for every CSI but ZNS (drivers/nvme/target/passthru.c)
+ * and passes every Get Log Page: on Invalid Opcode or Invalid Field the same
+ * page is read from log C2h, which only this device has (its vendor area
+ * must be ours).
+ */
 static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_info *info)
 {
     struct kvssd_id_ns_kv *id = NULL;
@@ -62,6 +69,14 @@ static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_in
     kvssd_cmd_identify(&cmd, nsid, KVSSD_CNS_CSI_NS, KVSSD_CSI_KV, id);
     memset(&res, 0, sizeof(res));
     rc = kvssd_dev_submit(dev, &cmd, &res);
+    if (rc == -KVSSD_ERR_INVALID_OPCODE || rc == -KVSSD_ERR_INVALID_FIELD) {
+        memset(id, 0, sizeof(*id));
+        kvssd_cmd_get_id_ns_kv_log(&cmd, nsid, id);
+        rc = kvssd_dev_submit(dev, &cmd, &res);
+        if (rc == 0 && kvssd_id_ns_kv_long_key_max(id) == 0) {
+            rc = -KVSSD_ERR_NO_DEVICE; /* another vendor's log C2h */
+        }
+    }
     if (rc == -KVSSD_ERR_SYSTEM || rc == -KVSSD_ERR_TIMEOUT) {
         goto out;
     }

@@ -403,8 +403,8 @@ static void test_id_ns_kv_decode(void)
     CU_ASSERT_EQUAL(kvssd_id_ns_kv_decode(id, &info), -KVSSD_ERR_NO_DEVICE);
 }
 
-/* Admin commands: Identify CNS 05h CSI 01h; Get Log Page C0h of 1024 dwords; Set Features C0h;
- * Format NVM. */
+/* Admin commands: Identify CNS 05h CSI 01h; Get Log Page C0h of 1024 dwords; Get Log Page C2h
+ * of NSID 3, 1024 dwords; Set Features C0h; Format NVM. */
 static void test_admin_commands(void)
 {
     struct kvssd_cmd c;
@@ -422,6 +422,14 @@ static void test_admin_commands(void)
     CU_ASSERT_EQUAL(c.sqe.cdw[1], KVSSD_NSID_ALL);
     CU_ASSERT_EQUAL(c.sqe.cdw[10], 0x03ff00c0); /* NUMDL 3FFh, LID C0h */
     CU_ASSERT_EQUAL(c.sqe.cdw[11], 0);
+    CU_ASSERT_EQUAL(c.data_len, 4096);
+    CU_ASSERT_TRUE(c.admin);
+    kvssd_cmd_get_id_ns_kv_log(&c, 3, (struct kvssd_id_ns_kv *)id);
+    CU_ASSERT_EQUAL(c.sqe.cdw[0], KVSSD_ADM_GET_LOG_PAGE);
+    CU_ASSERT_EQUAL(c.sqe.cdw[1], 3);
+    CU_ASSERT_EQUAL(c.sqe.cdw[10], 0x03ff00c2); /* NUMDL 3FFh, LID C2h */
+    CU_ASSERT_EQUAL(c.sqe.cdw[11], 0);
+    CU_ASSERT_PTR_EQUAL(c.data, id);
     CU_ASSERT_EQUAL(c.data_len, 4096);
     CU_ASSERT_TRUE(c.admin);
     kvssd_cmd_reset_stats(&c);

@@ -27,6 +27,7 @@ static struct kvssd_admin admin;
 static struct kvssd_xfer_counters xfer;
 static struct loopdev_counts counts;
 static uint64_t now_ns = 1000000;
+static uint8_t passthru_mdts; /* nonzero: answer as nvmet's passthru target (loopdev.h) */
 
 int loopdev_start(void)
 {
@@ -60,7 +61,28 @@ int loopdev_start(void)
     admin.max_ioqpairs = 1;
     kvssd_admin_init(&admin);
     memset(&counts, 0, sizeof(counts));
+    passthru_mdts = 0;
     return 0;
+}
+
+void loopdev_passthru_target(uint8_t mdts)
+{
+    pthread_mutex_lock(&lock);
+    passthru_mdts = mdts;
+    admin.mdts = mdts;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The initiator's refusal of a transfer past MDTS (blk-map.c): true with errno EINVAL. */
+static bool past_passthru_mdts(uint32_t data_len)
+{
+    pthread_mutex_lock(&lock);
+    bool past = passthru_mdts && data_len > 4096u << passthru_mdts;
+    pthread_mutex_unlock(&lock);
+    if (past) {
+        errno = EINVAL;
+    }
+    return past;
 }
 
 void loopdev_stop(void)
@@ -121,6 +143,15 @@ static uint16_t execute(bool is_admin, uint8_t opcode, uint32_t nsid, uint32_t c
     memcpy(&sqe.cdw[10], cdw10_15, 6 * sizeof(uint32_t));
     pthread_mutex_lock(&lock);
     now_ns += 1000;
+    uint8_t cns = cdw10_15[0] & 0xff, csi = cdw10_15[1] >> 24;
+    if (passthru_mdts && is_admin && opcode == KVSSD_ADM_IDENTIFY &&
+        (cns == KVSSD_CNS_CSI_NS || cns == KVSSD_CNS_CSI_CTRL) && csi != 2) {
+        pthread_mutex_unlock(&lock); /* refused by the target: the device never sees it */
+        if (result) {
+            *result = 0;
+        }
+        return KVSSD_SC_INVALID_OPCODE | KVSSD_SC_DNR;
+    }
     if (is_admin) {
         struct kvssd_admin_req req = {.sqe = &sqe, .now_ns = now_ns};
         if (data_len) {
@@ -160,6 +191,9 @@ int nvme_io_passthru64(int fd, __u8 opcode, __u8 flags, __u16 rsvd, __u32 nsid, 
     pthread_mutex_lock(&lock);
     counts.io_ioctls++;
     pthread_mutex_unlock(&lock);
+    if (past_passthru_mdts(data_len)) {
+        return -1;
+    }
     uint64_t r = 0;
     uint16_t st = execute(false, opcode, nsid, cdw2, cdw3, d, data, data_len, &r);
     if (result) {
@@ -178,6 +212,9 @@ int nvme_admin_passthru64(int fd, __u8 opcode, __u8 flags, __u16 rsvd, __u32 nsi
     pthread_mutex_lock(&lock);
     counts.admin_ioctls++;
     pthread_mutex_unlock(&lock);
+    if (past_passthru_mdts(data_len)) {
+        return -1;
+    }
     uint64_t r = 0;
     uint16_t st = execute(true, opcode, nsid, cdw2, cdw3, d, data, data_len, &r);
     if (result) {
@@ -303,8 +340,10 @@ int io_uring_submit(struct io_uring *ring)
             pthread_mutex_lock(&lock);
             counts.uring_cmds++;
             pthread_mutex_unlock(&lock);
-            cqe->res = execute(false, uc->opcode, uc->nsid, uc->cdw2, uc->cdw3, d,
-                               (void *)(uintptr_t)uc->addr, uc->data_len, &r);
+            cqe->res = past_passthru_mdts(uc->data_len)
+                           ? -EINVAL
+                           : execute(false, uc->opcode, uc->nsid, uc->cdw2, uc->cdw3, d,
+                                     (void *)(uintptr_t)uc->addr, uc->data_len, &r);
             cqe->big_cqe[0] = r;
         }
         __atomic_store_n(&f->cq_tail, f->cq_tail + 1, __ATOMIC_RELEASE);

@@ -44,6 +44,17 @@ int loopdev_start(void);
 void loopdev_stop(void);
 /* loopdev_counts() - a snapshot of the counters since loopdev_start(). */
 struct loopdev_counts loopdev_counts(void);
+/*
+ * loopdev_passthru_target() - from now on, answer as Linux 6.12's nvmet
+ * passthru target answers its NVMe/TCP initiator: Identify CNS 05h and 06h
+ * of any CSI but ZNS (02h) complete 4001h, Invalid Opcode with DNR
+ * (drivers/nvme/target/passthru.c:547-568); Identify Controller reports
+ * MDTS @mdts (the target exports 7 behind nvme-pci, passthru.c:114-126);
+ * a command with more data than 4 KiB << @mdts fails with EINVAL before
+ * it is sent, as the initiator's blk_rq_map_user does. @mdts 0: a local
+ * controller again (no MDTS). loopdev_start() starts as a local one.
+ */
+void loopdev_passthru_target(uint8_t mdts);
 
 #ifdef __cplusplus
 }

@@ -301,6 +301,12 @@ void kvssd_cmd_identify(struct kvssd_cmd *cmd, uint32_t nsid, uint8_t cns, uint8
 void kvssd_cmd_get_stats_log(struct kvssd_cmd *cmd, struct kvssd_stats_log *log);
 /** kvssd_cmd_get_config_log() - admin Get Log Page (02h), LID C1h, 512 bytes into @log. */
 void kvssd_cmd_get_config_log(struct kvssd_cmd *cmd, struct kvssd_config_log *log);
+/**
+ * kvssd_cmd_get_id_ns_kv_log() - admin Get Log Page (02h), LID C2h of @nsid:
+ * the 4096 bytes of Identify CNS 05h, CSI 01h into @id, for a target that
+ * refuses that Identify (Linux's nvmet passthru).
+ */
+void kvssd_cmd_get_id_ns_kv_log(struct kvssd_cmd *cmd, uint32_t nsid, struct kvssd_id_ns_kv *id);
 /** kvssd_cmd_reset_stats() - admin Set Features (09h), FID C0h. */
 void kvssd_cmd_reset_stats(struct kvssd_cmd *cmd);
 /** kvssd_cmd_format() - admin Format NVM (80h) of @nsid (LBAF 0, no secure erase). */
