@@ -585,6 +585,11 @@ static int cmd_put(int argc, char **argv)
             vlen > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX : vlen, vmax);
         return EXIT_USAGE;
     }
+    char why[256];
+    if (kvssd_store_check(dev, vlen, why, sizeof(why))) {
+        say("%s", why); /* past the controller's transfer limit (MDTS): nothing was sent */
+        return EXIT_USAGE;
+    }
     uint32_t options = opt.if_exists   ? KVSSD_STORE_OPT_ONLY_IF_EXISTS
                        : opt.if_absent ? KVSSD_STORE_OPT_ONLY_IF_ABSENT
                                        : 0;

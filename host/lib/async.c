@@ -35,7 +35,8 @@ struct aop {
     enum kvssd_xfer_mode method;
     struct kvssd_store_plan plan; /* AOP_STORE */
     void *buf;                    /* AOP_RETRIEVE */
-    uint32_t buf_len;
+    uint32_t buf_len;             /* what the Retrieve asks for (kvssd_dev_retrieve_len) */
+    uint32_t caller_len;          /* the caller's buffer */
     void *bounce;                 /* huge-page buffer for a large transfer (dma.c) */
     uint32_t issued, completed, total;
     uint32_t retries; /* tags found in use by another process, replaced */
@@ -392,6 +393,10 @@ static void aop_finish(struct kvssd_queue *q, struct aop *op)
         kvssd_dma_free(op->bounce, KVSSD_VALUE_MAX);
         op->bounce = NULL;
     }
+    if (op->kind == AOP_RETRIEVE && !op->err && op->res.dw0 > op->buf_len &&
+        op->caller_len > op->buf_len) {
+        op->err = -KVSSD_ERR_VALUE_SIZE; /* as kvssd_retrieve(): never a silent short read */
+    }
     if (op->kind == AOP_STORE) {
         if (!op->err && op->method != KVSSD_XFER_PRP && !(op->res.dw1 & KVSSD_INLINE_DW1_STORED)) {
             op->err = -KVSSD_ERR_NVME;
@@ -594,15 +599,16 @@ int kvssd_store_async(struct kvssd_queue *q, const void *key, uint32_t key_len, 
     if (!key_len_fits(q, key_len)) {
         return -KVSSD_ERR_KEY_SIZE;
     }
-    if (value_len > KVSSD_VALUE_MAX) {
-        return -KVSSD_ERR_VALUE_SIZE;
+    int rc = kvssd_store_check(q->dev, value_len, NULL, 0);
+    if (rc) {
+        return rc;
     }
     struct aop *op = aop_get(q, AOP_STORE, key, key_len);
     if (!op) {
         return -KVSSD_ERR_BUSY;
     }
     op->method = kvssd_xfer_choose(q->dev->mode, &q->dev->xfer, value_len);
-    int rc = kvssd_store_tags(q->dev, key_len, op->method, &op->key_tag, &op->stream_tag);
+    rc = kvssd_store_tags(q->dev, key_len, op->method, &op->key_tag, &op->stream_tag);
     if (!rc) {
         rc = kvssd_store_plan_init(&op->plan, q->dev->info.nsid, key, key_len, op->key_tag,
                                    op->stream_tag, value, value_len, options, op->method);
@@ -637,7 +643,8 @@ static int key_op_async(struct kvssd_queue *q, enum aop_kind kind, const void *k
         return -KVSSD_ERR_BUSY;
     }
     op->buf = buf;
-    op->buf_len = buf_len;
+    op->caller_len = buf_len;
+    op->buf_len = buf_len = kvssd_dev_retrieve_len(q->dev, buf_len);
     if (buf_len > KVSSD_BOUNCE_MIN_BYTES && buf_len <= KVSSD_VALUE_MAX) {
         op->bounce = kvssd_dma_alloc(KVSSD_VALUE_MAX);
     }

@@ -43,6 +43,12 @@ static void ctrl_path_of(const char *path, char *out, size_t len)
     }
 }
 
+/* 4 KiB << MDTS, or 0 for no limit (MDTS 0) and for limits past what a uint32_t length reaches. */
+static uint32_t max_transfer_bytes(uint8_t mdts)
+{
+    return mdts == 0 || mdts > 19 ? 0 : 4096u << mdts;
+}
+
 /*
  * Identify the namespace as KV (CNS 05h, CSI 01h) and fill the limits.
  * Linux's nvmet passthru target (NVMe over fabrics) answers that Identify
@@ -90,6 +96,8 @@ static int identify_kv(struct kvssd_dev *dev, uint32_t nsid, struct kvssd_dev_in
         id_string(info->model, ctrl->mn, sizeof(ctrl->mn));
         id_string(info->serial, ctrl->sn, sizeof(ctrl->sn));
         id_string(info->firmware, ctrl->fr, sizeof(ctrl->fr));
+        info->mdts = ctrl->mdts;
+        info->max_transfer_bytes = max_transfer_bytes(ctrl->mdts);
     }
     rc = 0;
 out:
@@ -390,6 +398,39 @@ int kvssd_discover(char (*paths)[64], int max)
         globfree(&g);
     }
     return n;
+}
+
+/*
+ * A Store's data pointer carries the whole value (prp) or its whole 4 KiB
+ * pages (hybrid); an initiator refuses a transfer past MDTS before sending
+ * anything (Linux: EINVAL from blk_rq_map_user). Inline Stores send none.
+ */
+int kvssd_store_check(const struct kvssd_dev *dev, uint32_t value_len, char *msg, size_t msg_len)
+{
+    uint32_t max = dev->info.max_transfer_bytes;
+    enum kvssd_xfer_mode method = kvssd_xfer_choose(dev->mode, &dev->xfer, value_len);
+    uint32_t dptr_bytes = method == KVSSD_XFER_PRP      ? value_len
+                          : method == KVSSD_XFER_HYBRID ? value_len & ~(KVSSD_HYBRID_PAGE_BYTES - 1)
+                                                        : 0;
+
+    if (value_len > KVSSD_VALUE_MAX) {
+        if (msg && msg_len) {
+            snprintf(msg, msg_len, "value of %u bytes exceeds the largest value, %u bytes",
+                     value_len, KVSSD_VALUE_MAX);
+        }
+        return -KVSSD_ERR_VALUE_SIZE;
+    }
+    if (max && dptr_bytes > max) {
+        if (msg && msg_len) {
+            snprintf(msg, msg_len,
+                     "value of %u bytes exceeds the controller's maximum transfer of %u bytes "
+                     "(MDTS %u); a %s Store carries at most %u bytes, an inline one any size",
+                     value_len, max, dev->info.mdts, kvssd_xfer_mode_name(method),
+                     method == KVSSD_XFER_HYBRID ? max + KVSSD_HYBRID_PAGE_BYTES - 1 : max);
+        }
+        return -KVSSD_ERR_VALUE_SIZE;
+    }
+    return 0;
 }
 
 void kvssd_set_xfer_mode(struct kvssd_dev *dev, enum kvssd_xfer_mode mode)

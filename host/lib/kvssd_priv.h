@@ -37,6 +37,17 @@ static inline uint32_t kvssd_dev_key_max(const struct kvssd_dev *dev)
 }
 
 /*
+ * The bytes a Retrieve asks for: the caller's @buf_len, shortened to the
+ * controller's maximum transfer (info.max_transfer_bytes), which a value
+ * of that size or less fills whole.
+ */
+static inline uint32_t kvssd_dev_retrieve_len(const struct kvssd_dev *dev, uint32_t buf_len)
+{
+    uint32_t max = dev->info.max_transfer_bytes;
+    return max && buf_len > max ? max : buf_len;
+}
+
+/*
  * Data transfers above this go through a huge-page bounce buffer (dma.c):
  * well under the ~500 KiB that 127 discontiguous 4 KiB pages can carry.
  */

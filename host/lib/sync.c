@@ -146,8 +146,9 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
     if (rc) {
         return finish(res, &r, rc);
     }
-    if (value_len > KVSSD_VALUE_MAX) {
-        return finish(res, &r, -KVSSD_ERR_VALUE_SIZE);
+    rc = kvssd_store_check(dev, value_len, NULL, 0);
+    if (rc) {
+        return finish(res, &r, rc);
     }
     enum kvssd_xfer_mode method = kvssd_xfer_choose(dev->mode, &dev->xfer, value_len);
     rc = kvssd_store_tags(dev, key_len, method, &key_tag, &stream_tag);
@@ -212,11 +213,16 @@ int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, voi
     if (rc) {
         return finish(res, &r, rc);
     }
-    kvssd_cmd_retrieve(&cmd, dev->info.nsid, key, key_len, tag, buf, buf_len);
+    uint32_t xfer_len = kvssd_dev_retrieve_len(dev, buf_len);
+    kvssd_cmd_retrieve(&cmd, dev->info.nsid, key, key_len, tag, buf, xfer_len);
     rc = kvssd_dev_submit(dev, &cmd, &r);
     unstage_key(dev, key_len, tag);
     if (!rc && value_len) {
         *value_len = r.dw0;
+    }
+    /* the buffer had room for the value, one transfer did not: never a silent short read */
+    if (!rc && r.dw0 > xfer_len && buf_len > xfer_len) {
+        rc = -KVSSD_ERR_VALUE_SIZE;
     }
     return finish(res, &r, rc);
 }

@@ -59,6 +59,11 @@ __attribute__((constructor)) static void cli_loop_boot(void)
         }
     }
     kvssd_close(dev);
+    /* KVSSD_LOOP_PASSTHRU_MDTS=7: the CLI sees the device as nvmet's passthru target exports it */
+    const char *mdts = getenv("KVSSD_LOOP_PASSTHRU_MDTS");
+    if (mdts && *mdts) {
+        loopdev_passthru_target((uint8_t)atoi(mdts));
+    }
 }
 
 __attribute__((destructor)) static void cli_loop_halt(void)

@@ -161,6 +161,22 @@ def put():
 
 
 @case
+def fabrics_passthru_target():
+    """nvmet passthru (CNS 05h refused, MDTS 7): info, get work; a 2 MiB put refused, unsent"""
+    env = {"KVSSD_LOOP_PASSTHRU_MDTS": "7"}
+    o = json_of("info", env=env)
+    expect("max_value_bytes", o["max_value_bytes"], 2097152)
+    expect("get", run("get", DEV, "alpha", env=env), (0, "one", ""))
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(b"v" * 2097152)
+        f.flush()
+        expect("put", run("put", DEV, "big", "--file", f.name, env=env),
+               (2, "", "kvssd: value of 2097152 bytes exceeds the controller's maximum transfer "
+                       "of 524288 bytes (MDTS 7); a prp Store carries at most 524288 bytes, an "
+                       "inline one any size\n"))
+
+
+@case
 def get_text():
     """get: a text value is a string"""
     expect("value", json_of("get", "alpha")["value"], "one")

@@ -507,6 +507,12 @@ struct kvssd_dev;
  *   standard hosts size keys by (16 on this device)
  * @max_value_bytes, @max_keys: KV format 0 limits
  * @optimal_value_granularity_bytes: NOVG
+ * @mdts: Identify Controller's MDTS (0: no limit, or Identify Controller failed)
+ * @max_transfer_bytes: the longest data transfer of one command, 4 KiB << @mdts
+ *   (pages of CAP.MPSMIN 0, as on this device and Linux's nvmet); 0 when
+ *   there is no limit below 4 GiB. Linux's nvmet passthru target exports 7
+ *   (512 KiB): larger Stores are refused before any command is sent
+ *   (kvssd_store_check()), larger Retrieve buffers shortened to it.
  */
 struct kvssd_dev_info {
     char path[64];
@@ -522,6 +528,8 @@ struct kvssd_dev_info {
     uint32_t max_value_bytes;
     uint32_t max_keys;
     uint32_t optimal_value_granularity_bytes;
+    uint32_t mdts;
+    uint32_t max_transfer_bytes;
 };
 
 /**
@@ -579,6 +587,21 @@ int kvssd_id_ns_kv_decode(const void *page, struct kvssd_dev_info *info);
  * Return: number of namespaces found (may exceed @max), or a negative error.
  */
 int kvssd_discover(char (*paths)[64], int max);
+/**
+ * kvssd_store_check() - whether kvssd_store() can send a value of @value_len bytes
+ * @dev: the handle; its transfer mode picks the method, as kvssd_store() does
+ * @msg: on refusal, a sentence naming the size, the limit and what fits, e.g.
+ *   "value of 2097152 bytes exceeds the controller's maximum transfer of
+ *   524288 bytes (MDTS 7); a prp Store carries at most 524288 bytes, an
+ *   inline one any size" (may be NULL)
+ *
+ * kvssd_store() and kvssd_store_async() make the same check before sending
+ * anything.
+ *
+ * Return: 0, or -KVSSD_ERR_VALUE_SIZE (past 2 MiB, or a data pointer past
+ * info.max_transfer_bytes).
+ */
+int kvssd_store_check(const struct kvssd_dev *dev, uint32_t value_len, char *msg, size_t msg_len);
 /** kvssd_set_xfer_mode() - method Stores use from now on. */
 void kvssd_set_xfer_mode(struct kvssd_dev *dev, enum kvssd_xfer_mode mode);
 /** kvssd_get_xfer_mode() - the mode Stores use (KVSSD_XFER_ADAPTIVE after kvssd_open()). */
@@ -613,7 +636,8 @@ int kvssd_submit(struct kvssd_dev *dev, struct kvssd_cmd *cmd, struct kvssd_resu
  * @options: 0, KVSSD_STORE_OPT_ONLY_IF_EXISTS or KVSSD_STORE_OPT_ONLY_IF_ABSENT
  *
  * The transfer method follows kvssd_set_xfer_mode(). Return: 0 or an error;
- * -KVSSD_ERR_KEY_NOT_FOUND / -KVSSD_ERR_KEY_EXISTS when an option refused.
+ * -KVSSD_ERR_KEY_NOT_FOUND / -KVSSD_ERR_KEY_EXISTS when an option refused;
+ * -KVSSD_ERR_VALUE_SIZE, nothing sent, as kvssd_store_check() says.
  */
 int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const void *value,
                 uint32_t value_len, uint32_t options, struct kvssd_result *res);
@@ -623,7 +647,9 @@ int kvssd_store(struct kvssd_dev *dev, const void *key, uint32_t key_len, const 
  * @value_len: the value's full size (may be NULL)
  *
  * Return: 0 or an error (-KVSSD_ERR_KEY_NOT_FOUND for a missing key).
- * min(@buf_len, *@value_len) bytes of @buf are valid.
+ * min(@buf_len, *@value_len) bytes of @buf are valid. The Retrieve asks for
+ * at most info.max_transfer_bytes: a longer value that @buf could hold is
+ * -KVSSD_ERR_VALUE_SIZE (*@value_len set), never a short read.
  */
 int kvssd_retrieve(struct kvssd_dev *dev, const void *key, uint32_t key_len, void *buf,
                    uint32_t buf_len, uint32_t *value_len, struct kvssd_result *res);
