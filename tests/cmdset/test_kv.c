@@ -223,6 +223,38 @@ static void test_reserved_fields_other_commands(void)
     CU_ASSERT_EQUAL(fx_exist("k", 1), KVSSD_SC_SUCCESS); /* the Delete did not run */
 }
 
+/*
+ * NVMe/TCP puts its null SGL descriptor (address 0, length 0, type 5Ah in
+ * byte 15) in CDW6-9 of a command without data, with PSDT 01b; nvmet's
+ * passthru hands those dwords to the device. Exist, Delete, Flush,
+ * Iterator Open and Close carrying them, with no data pointer behind
+ * them, run as without: Exist 0, Delete 0, Exist 0087h, Flush 0, Open 0
+ * with handle 0, Close 0.
+ */
+static void test_no_data_commands_ignore_tcp_null_sgl(void)
+{
+    struct kvssd_sqe s[6] = {sqe_exist("k", 1),          sqe_delete("k", 1),
+                             sqe_exist("k", 1),          sqe_new(KVSSD_OPC_FLUSH),
+                             sqe_iter_open(0, 0, false), sqe_iter_close(0)};
+    static const uint16_t want[6] = {
+        KVSSD_SC_SUCCESS, KVSSD_SC_SUCCESS, KVSSD_SC_KEY_DOES_NOT_EXIST,
+        KVSSD_SC_SUCCESS, KVSSD_SC_SUCCESS, KVSSD_SC_SUCCESS};
+
+    CU_ASSERT_EQUAL(fx_store("k", 1, "v", 1, 0), KVSSD_SC_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        s[i].cdw[0] |= 1u << 14; /* PSDT 01b: SGL */
+        s[i].cdw[6] = 0;
+        s[i].cdw[7] = 0;
+        s[i].cdw[8] = 0;
+        s[i].cdw[9] = 0x5au << 24;
+        struct kvssd_req r = fx_exec(&s[i], NULL);
+        CU_ASSERT_EQUAL(r.status, want[i]);
+        if (i == 4) {
+            CU_ASSERT_EQUAL(r.dw0, 0);
+        }
+    }
+}
+
 /* Retrieve of a 100-byte value into a 40-byte buffer: success, DW0 = 100, 40 bytes moved. */
 static void test_retrieve_short_buffer(void)
 {
@@ -1205,6 +1237,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(store_reserved_fields),
     TAP_TEST(store_fault_order),
     TAP_TEST(reserved_fields_other_commands),
+    TAP_TEST(no_data_commands_ignore_tcp_null_sgl),
     TAP_TEST(retrieve_short_buffer),
     TAP_TEST(retrieve_zero_buffer_reports_size),
     TAP_TEST(retrieve_missing),
