@@ -11,7 +11,6 @@
  * the simulated time of a run is the device's busy time at queue depth 1,
  * and the host's wall clock measures the firmware's code at native speed.
  */
-#include <bench/units.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,7 +42,7 @@ static const size_t prop_offset[] = {
 #include "properties.def"
 };
 
-/* One property of properties.def: its value from @text, or a sentence. */
+/* One property of properties.def: its value from @text, or a sentence, as -device kvssd's. */
 static int set_device_property(struct kvssd_sim_props *props, size_t row,
                                const struct kvssd_property *p, const char *text, char *err,
                                size_t err_len)
@@ -51,7 +50,6 @@ static int set_device_property(struct kvssd_sim_props *props, size_t row,
     void *field = (char *)props + prop_offset[row];
     char range[256];
     uint64_t v = 0;
-    bool ok;
 
     switch (p->kind) {
     case KVSSD_PROPERTY_STR:
@@ -60,28 +58,25 @@ static int set_device_property(struct kvssd_sim_props *props, size_t row,
     case KVSSD_PROPERTY_PRESET:
         return 0; /* read before the others: kvssd_sim_parse() */
     case KVSSD_PROPERTY_BOOL:
-        ok = !strcmp(text, "on") || !strcmp(text, "off");
-        if (ok) {
+        if (!strcmp(text, "on") || !strcmp(text, "off")) {
             *(bool *)field = text[1] == 'n';
+            return 0;
         }
-        break;
+        kvssd_property_range(p, range, sizeof(range));
+        snprintf(err, err_len, "%s is '%s'; it must be %s", p->prop, text, range);
+        return -1;
     default:
-        /* as every tool reads a number: bytes (64K, 64Ki) for a size, else a count (1e6) */
-        ok = units_u64(text, p->kind == KVSSD_PROPERTY_SIZE32 ? UNITS_BYTES : UNITS_COUNT, &v) &&
-             kvssd_property_allows(p, v);
-        if (ok && p->kind == KVSSD_PROPERTY_U8) {
+        /* a number as the device reads it (properties.h: <bench/units.h>) */
+        if (!kvssd_property_parse(p, text, &v, err, err_len)) {
+            return -1;
+        }
+        if (p->kind == KVSSD_PROPERTY_U8) {
             *(uint8_t *)field = (uint8_t)v;
-        } else if (ok) {
+        } else {
             *(uint32_t *)field = (uint32_t)v;
         }
-        break;
-    }
-    if (ok) {
         return 0;
     }
-    kvssd_property_range(p, range, sizeof(range));
-    snprintf(err, err_len, "%s is '%s'; it must be %s", p->prop, text, range);
-    return -1;
 }
 
 /* The defaults of properties.def, as realize leaves them. */
@@ -186,6 +181,17 @@ static int apply_property(struct kvssd_sim_config *cfg, const char *name, const 
     if ((t->kind == KVFTL_TUNABLE_BOOL || t->kind == KVFTL_TUNABLE_ENUM) &&
         !strcmp(value, "auto")) {
         return 0; /* the preset's, as the QEMU property's "auto" */
+    }
+    if (t->kind == KVFTL_TUNABLE_U32 || t->kind == KVFTL_TUNABLE_U64) {
+        /* as the device reads it: its unset value (0) leaves the preset's too */
+        uint64_t v;
+        if (!kvssd_tunable_property_parse(t, value, &v, err, err_len)) {
+            return -1;
+        }
+        if (v != kvssd_tunable_unset(t)) {
+            kvftl_tunable_put(&cfg->ftl, t, v);
+        }
+        return 0;
     }
     return kvftl_tunable_parse(&cfg->ftl, t, name, value, err, err_len);
 }

@@ -338,13 +338,78 @@ static void kvssd_enum_names_init(void)
 #include <kvftl/tunables.def>
 }
 
-/* The device's own properties (properties.def): where each one's field is in KvssdState. */
-static const size_t kvssd_property_offset[] = {
-#define KVSSD_PROPERTY(field, ...) offsetof(KvssdState, field),
-#include "properties.def"
-};
+/*
+ * Number properties: properties.def's U8, U32 and SIZE32 rows and every U32
+ * or U64 firmware tunable. QEMU's integer and size properties would read
+ * the text themselves (no 64Mi, no 1e6); these read it as sim: and every
+ * tool do, through kvssd_property_parse() and kvssd_tunable_property_parse()
+ * (properties.h, <bench/units.h>), and refuse a bad one with the same
+ * sentence. The value is text, in JSON too ("index-dram-bytes": "64Mi");
+ * it reads back (qom-get) as a number. The type names are QEMU's (uint32,
+ * size), which -device kvssd,help shows; the info gives the field's width.
+ */
+static void kvssd_number_get(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp);
+static void kvssd_number_set(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp);
+static void kvssd_number_set_default(ObjectProperty *op, const Property *prop);
 
-static const struct kvssd_property *kvssd_property_find(const char *prop)
+#define KVSSD_NUMBER_INFO(name, type_name)             \
+    static const PropertyInfo kvssd_##name##_info = {  \
+        .type = type_name,                             \
+        .get = kvssd_number_get,                       \
+        .set = kvssd_number_set,                       \
+        .set_default_value = kvssd_number_set_default, \
+    };
+KVSSD_NUMBER_INFO(u8, "uint8")
+KVSSD_NUMBER_INFO(u32, "uint32")
+KVSSD_NUMBER_INFO(u64, "uint64")
+KVSSD_NUMBER_INFO(size32, "size")
+KVSSD_NUMBER_INFO(size64, "size")
+
+/* The width of a number property's field, by its info. */
+static size_t kvssd_number_bytes(const Property *prop)
+{
+    if (prop->info == &kvssd_u8_info) {
+        return sizeof(uint8_t);
+    }
+    if (prop->info == &kvssd_u32_info || prop->info == &kvssd_size32_info) {
+        return sizeof(uint32_t);
+    }
+    return sizeof(uint64_t);
+}
+
+static uint64_t kvssd_number_load(Object *obj, const Property *prop)
+{
+    void *field = object_field_prop_ptr(obj, prop);
+
+    switch (kvssd_number_bytes(prop)) {
+    case sizeof(uint8_t):
+        return *(uint8_t *)field;
+    case sizeof(uint32_t):
+        return *(uint32_t *)field;
+    default:
+        return *(uint64_t *)field;
+    }
+}
+
+static void kvssd_number_store(Object *obj, const Property *prop, uint64_t value)
+{
+    void *field = object_field_prop_ptr(obj, prop);
+
+    switch (kvssd_number_bytes(prop)) {
+    case sizeof(uint8_t):
+        *(uint8_t *)field = (uint8_t)value;
+        break;
+    case sizeof(uint32_t):
+        *(uint32_t *)field = (uint32_t)value;
+        break;
+    default:
+        *(uint64_t *)field = value;
+        break;
+    }
+}
+
+/* The row of properties.def named @prop, or NULL (a firmware tunable). */
+static const struct kvssd_property *kvssd_property_lookup(const char *prop)
 {
     size_t count;
     const struct kvssd_property *p = kvssd_properties(&count);
@@ -354,52 +419,85 @@ static const struct kvssd_property *kvssd_property_find(const char *prop)
             return &p[i];
         }
     }
-    g_assert_not_reached();
+    return NULL;
+}
+
+static void kvssd_number_get(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp)
+{
+    const Property *prop = opaque;
+    uint64_t value = kvssd_number_load(obj, prop);
+
+    if (prop->info == &kvssd_size32_info || prop->info == &kvssd_size64_info) {
+        visit_type_size(v, name, &value, errp);
+    } else {
+        visit_type_uint64(v, name, &value, errp);
+    }
+}
+
+static void kvssd_number_set(Object *obj, Visitor *v, const char *name, void *opaque, Error **errp)
+{
+    const Property *prop = opaque;
+    const struct kvssd_property *row = kvssd_property_lookup(prop->name);
+    g_autofree char *text = NULL;
+    char err[512];
+    uint64_t value;
+    bool ok;
+
+    if (!visit_type_str(v, name, &text, errp)) {
+        return;
+    }
+    if (row) {
+        ok = kvssd_property_parse(row, text, &value, err, sizeof(err));
+    } else {
+        ok = kvssd_tunable_property_parse(kvftl_tunable_find(prop->name), text, &value, err,
+                                          sizeof(err));
+    }
+    if (!ok) {
+        error_setg(errp, "%s", err);
+        return;
+    }
+    kvssd_number_store(obj, prop, value);
+}
+
+/* The default as text, as the value comes (set reads text only). */
+static void kvssd_number_set_default(ObjectProperty *op, const Property *prop)
+{
+    g_autofree char *text = g_strdup_printf("%" PRIu64, prop->defval.u);
+
+    object_property_set_default_str(op, text);
+}
+
+/* The device's own properties (properties.def): where each one's field is in KvssdState. */
+static const size_t kvssd_property_offset[] = {
+#define KVSSD_PROPERTY(field, ...) offsetof(KvssdState, field),
+#include "properties.def"
+};
+
+static const struct kvssd_property *kvssd_property_find(const char *prop)
+{
+    const struct kvssd_property *p = kvssd_property_lookup(prop);
+
+    g_assert(p);
+    return p;
 }
 
 /*
- * Each number property within its range (else a sentence naming the value
- * and the range), in properties.def's order; an unset string gets its
- * default. QEMU adds "-device kvssd,...: " before the sentence, so it
- * starts with the property. The preset is an enum property: QEMU's set
- * refused any other name (kvssd_enum_set).
+ * Each unset string property gets its default. No other property needs a
+ * check here: each number was read and checked by its set
+ * (kvssd_number_set()), each enum by its own (kvssd_enum_set()).
  */
-static bool kvssd_check_properties(KvssdState *n, Error **errp)
+static void kvssd_string_defaults(KvssdState *n)
 {
     size_t count;
     const struct kvssd_property *p = kvssd_properties(&count);
-    char range[256];
 
     for (size_t i = 0; i < count; i++) {
-        void *field = (char *)n + kvssd_property_offset[i];
-        uint64_t v;
+        char **field = (char **)((char *)n + kvssd_property_offset[i]);
 
-        switch (p[i].kind) {
-        case KVSSD_PROPERTY_STR:
-            if (!*(char **)field) {
-                *(char **)field = g_strdup(p[i].dflt_text);
-            }
-            continue;
-        case KVSSD_PROPERTY_PRESET: /* an enum property: QEMU took only its values */
-        case KVSSD_PROPERTY_BOOL:
-            continue;
-        case KVSSD_PROPERTY_U8:
-            v = *(uint8_t *)field;
-            break;
-        case KVSSD_PROPERTY_U32:
-        case KVSSD_PROPERTY_SIZE32:
-            v = *(uint32_t *)field;
-            break;
-        default:
-            g_assert_not_reached();
-        }
-        if (!kvssd_property_allows(&p[i], v)) {
-            kvssd_property_range(&p[i], range, sizeof(range));
-            error_setg(errp, "%s is %" PRIu64 "; it must be %s", p[i].prop, v, range);
-            return false;
+        if (p[i].kind == KVSSD_PROPERTY_STR && !*field) {
+            *field = g_strdup(p[i].dflt_text);
         }
     }
-    return true;
 }
 
 /*
@@ -497,9 +595,7 @@ static void kvssd_realize(PCIDevice *pci, Error **errp)
     struct kvftl_config c;
     char err[256];
 
-    if (!kvssd_check_properties(n, errp)) {
-        return;
-    }
+    kvssd_string_defaults(n);
     if (!kvssd_build_config(n, &c, errp)) {
         return;
     }
@@ -606,19 +702,19 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 
 /*
  * The property of a firmware tunable, by tunables.def's kind column; unset =
- * the preset's. A byte count (KVFTL_TUNABLE_SIZE) is a size property: it
- * takes QEMU's suffixes (64M, 32K).
+ * the preset's. A number is a number property (kvssd_number_set()), a byte
+ * count (KVFTL_TUNABLE_SIZE) of type size.
  */
 #define KVSSD_PROP_LIB(kind, prop, field, flags, max)
 #define KVSSD_PROP_QEMU(kind, prop, field, flags, max) KVSSD_PROP_##kind(prop, field, flags, max),
 #define KVSSD_PROP_U32(prop, field, flags, max)                                        \
     DEFINE_PROP_UNSIGNED(                                                              \
         prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT32_MAX : 0), \
-        *((flags) & KVFTL_TUNABLE_SIZE ? &qdev_prop_size32 : &qdev_prop_uint32), uint32_t)
+        *((flags) & KVFTL_TUNABLE_SIZE ? &kvssd_size32_info : &kvssd_u32_info), uint32_t)
 #define KVSSD_PROP_U64(prop, field, flags, max)                                        \
     DEFINE_PROP_UNSIGNED(                                                              \
         prop, KvssdState, field, ((flags) & KVFTL_TUNABLE_UNSET_MAX ? UINT64_MAX : 0), \
-        *((flags) & KVFTL_TUNABLE_SIZE ? &qdev_prop_size : &qdev_prop_uint64), uint64_t)
+        *((flags) & KVFTL_TUNABLE_SIZE ? &kvssd_size64_info : &kvssd_u64_info), uint64_t)
 #define KVSSD_PROP_BOOL(prop, field, flags, max) \
     DEFINE_PROP_ON_OFF_AUTO(prop, KvssdState, field, ON_OFF_AUTO_AUTO)
 #define KVSSD_PROP_ENUM(prop, field, flags, max) \
@@ -630,10 +726,12 @@ static void kvssd_reset_hold(Object *obj, ResetType type)
 #define KVSSD_DEVICE_PROP_PRESET(prop, field, dflt) \
     DEFINE_PROP_SIGNED(prop, KvssdState, field, 0, kvssd_preset_info, int)
 #define KVSSD_DEVICE_PROP_BOOL(prop, field, dflt) DEFINE_PROP_BOOL(prop, KvssdState, field, dflt)
-#define KVSSD_DEVICE_PROP_U8(prop, field, dflt) DEFINE_PROP_UINT8(prop, KvssdState, field, dflt)
-#define KVSSD_DEVICE_PROP_U32(prop, field, dflt) DEFINE_PROP_UINT32(prop, KvssdState, field, dflt)
+#define KVSSD_DEVICE_PROP_U8(prop, field, dflt) \
+    DEFINE_PROP_UNSIGNED(prop, KvssdState, field, dflt, kvssd_u8_info, uint8_t)
+#define KVSSD_DEVICE_PROP_U32(prop, field, dflt) \
+    DEFINE_PROP_UNSIGNED(prop, KvssdState, field, dflt, kvssd_u32_info, uint32_t)
 #define KVSSD_DEVICE_PROP_SIZE32(prop, field, dflt) \
-    DEFINE_PROP_SIZE32(prop, KvssdState, field, dflt)
+    DEFINE_PROP_UNSIGNED(prop, KvssdState, field, dflt, kvssd_size32_info, uint32_t)
 
 static const Property kvssd_props[] = {
 #define KVSSD_PROPERTY(field, kind, prop, unit, dflt, ...) \

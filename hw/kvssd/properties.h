@@ -2,7 +2,9 @@
 /*
  * The device's own properties (properties.def) as data, QEMU-free: ctrl.c
  * checks, defaults and describes them from it, and docs/properties.md's table is
- * generated from it (tests/cmdset/readme_properties.c).
+ * generated from it (tests/cmdset/readme_properties.c). Also the text of
+ * every number property, the firmware tunables' too, read once for
+ * -device kvssd (ctrl.c) and sim: (host/lib/sim.c).
  */
 #ifndef HW_KVSSD_PROPERTIES_H
 #define HW_KVSSD_PROPERTIES_H
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/units.h"        /* the numbers every tool takes */
 #include "kvftl/kvftl.h"        /* kvftl_preset_names: the values of preset */
 #include "kvssd/ext.h"          /* KVSSD_MAX_TAGS: the most tag-table-entries */
 
@@ -124,6 +127,58 @@ static inline void kvssd_property_range(const struct kvssd_property *p, char *bu
                  (unsigned long long)p->min, (unsigned long long)p->max);
         break;
     }
+}
+
+/*
+ * kvssd_property_parse() - number property @p's value (U8, U32, SIZE32) from
+ * @text, as every tool reads a number (<bench/units.h>: a SIZE32 a byte
+ * count, 64K = 64Ki; the others a count, 1e6, 10k), within its range.
+ * False with "PROP is 'TEXT'; it must be RANGE" in @err.
+ */
+static inline bool kvssd_property_parse(const struct kvssd_property *p, const char *text,
+                                        uint64_t *v, char *err, size_t err_len)
+{
+    char range[256];
+
+    if (units_u64(text, p->kind == KVSSD_PROPERTY_SIZE32 ? UNITS_BYTES : UNITS_COUNT, v) &&
+        kvssd_property_allows(p, *v)) {
+        return true;
+    }
+    kvssd_property_range(p, range, sizeof(range));
+    snprintf(err, err_len, "%s is '%s'; it must be %s", p->prop, text, range);
+    return false;
+}
+
+/*
+ * The value of number tunable @t's property (U32, U64) that leaves the
+ * preset's: 0, or all ones with KVFTL_TUNABLE_UNSET_MAX (0 is a value).
+ */
+static inline uint64_t kvssd_tunable_unset(const struct kvftl_tunable *t)
+{
+    if (!(t->flags & KVFTL_TUNABLE_UNSET_MAX)) {
+        return 0;
+    }
+    return t->kind == KVFTL_TUNABLE_U32 ? UINT32_MAX : UINT64_MAX;
+}
+
+/*
+ * kvssd_tunable_property_parse() - number tunable @t's property value from
+ * @text: what kvftl_tunable_parse() takes (the tools' tunable flags), or the
+ * unset value (kvssd_tunable_unset(): the preset's). False with that
+ * function's sentence in @err.
+ */
+static inline bool kvssd_tunable_property_parse(const struct kvftl_tunable *t, const char *text,
+                                                uint64_t *v, char *err, size_t err_len)
+{
+    struct kvftl_config c;
+
+    memset(&c, 0, sizeof(c));
+    if (kvftl_tunable_parse(&c, t, t->prop, text, err, err_len) == 0) {
+        *v = kvftl_tunable_get(&c, t);
+        return true;
+    }
+    return units_u64(text, t->flags & KVFTL_TUNABLE_SIZE ? UNITS_BYTES : UNITS_COUNT, v) &&
+           *v == kvssd_tunable_unset(t);
 }
 
 /* The default in words: "KVSSD0001", "off", "4096". */

@@ -2,8 +2,9 @@
 /*
  * The numbers every tool and config file takes (kvbench's flags and INI
  * file, kvftl-bench's and kvssd-cmd-bench's flags, the kvssd CLI's counts,
- * sim:'s device properties, and the firmware's tunables through
- * kvftl_tunable_parse(): sim: properties, the tools' tunable flags),
+ * the number properties of -device kvssd and sim: through
+ * hw/kvssd/properties.h, and the firmware's tunables through
+ * kvftl_tunable_parse(): those properties, the tools' tunable flags),
  * parsed once (the cases: tests/common/units_cases.h):
  *
  *   bytes    4096, 4k, 4K, 4Ki, 64M, 64Mi, 1G, 1Gi, 1T: K/M/G/T and

@@ -123,7 +123,7 @@ enum kvftl_tunable_kind {
 #define KVFTL_TUNABLE_POW2 1u /* a power of two within min..max */
 #define KVFTL_TUNABLE_CROSS 2u /* the range depends on other fields: checked by code */
 #define KVFTL_TUNABLE_UNSET_MAX 4u /* 0 is a value: a property's "unset" is all ones */
-#define KVFTL_TUNABLE_SIZE 8u /* a byte count: the QEMU property is a size (64M, 32K) */
+#define KVFTL_TUNABLE_SIZE 8u /* a byte count: read as one (64M = 64Mi); the property a size */
 /* tunables.def's where column */
 #define KVFTL_TUNABLE_WHERE_QEMU true
 #define KVFTL_TUNABLE_WHERE_LIB false

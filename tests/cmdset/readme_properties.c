@@ -2,7 +2,7 @@
 /*
  * The device property table of docs/properties.md is hw/kvssd/properties.def's,
  * row for row: each property's name, default, unit, allowed values (the words
- * of realize's sentence) and meaning (the test keeps its README-era name).
+ * of its refusal's sentence) and meaning (the test keeps its README-era name).
  *
  *   readme-properties docs/properties.md          TAP: ok when the table matches
  *   readme-properties --write docs/properties.md  rewrite it

@@ -302,7 +302,9 @@ static void test_properties_applied(void)
 /*
  * Numbers in sim: properties as every tool reads them (<bench/units.h>):
  * a size property or tunable takes 4Ki and 64Mi, a count 1e6 and 10k
- * (decimal); "4kk" is refused with the property's range.
+ * (decimal); "4kk" is refused with the property's range. As -device kvssd
+ * (hw/kvssd/properties.h), a tunable's 0 leaves the preset's value:
+ * channels=0 with pm983 is pm983's 8 channels.
  */
 static void test_property_units(void)
 {
@@ -322,6 +324,10 @@ static void test_property_units(void)
     CU_ASSERT_EQUAL(cfg->props.tag_table_entries, 16);
     CU_ASSERT_EQUAL(kvssd_sim_parse("c.img,dma-unit=4kk", cfg, err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "dma-unit is '4kk'; it must be a power of two from 1 to 65536");
+    CU_ASSERT_EQUAL(kvssd_sim_parse("c.img,preset=pm983,channels=0", cfg, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(cfg->ftl.channels, 8);
+    CU_ASSERT_EQUAL(kvssd_sim_parse("c.img,channels=65", cfg, err, sizeof(err)), -1);
+    CU_ASSERT_STRING_EQUAL(err, "channels is '65'; it must be from 1 to 64");
     free(cfg);
 }
 

@@ -13,7 +13,7 @@
  * property name, its value in each preset, its unit, its range and its help.
  * Before comparing, it checks that every byte count (unit "bytes") is flagged
  * KVFTL_TUNABLE_SIZE and nothing else is: the device makes exactly those
- * size properties (64M accepted), as docs/properties.md says.
+ * size properties (64M = 64Mi accepted), as docs/properties.md says.
  */
 #include <stdbool.h>
 #include <stdio.h>

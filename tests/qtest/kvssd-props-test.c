@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The device's QEMU conventions (docs/device.md): enum properties whose
- * values -device kvssd,help lists, size properties that take suffixes,
+ * values -device kvssd,help lists, number properties that read their text
+ * as every tool and sim: do (64Mi, 1e6; tests/cmdset/test_properties.c),
  * realize's sentences without a doubled "kvssd:" prefix, and the
  * LOG_GUEST_ERROR lines of guest mistakes (one per malformed command, none
  * for a normal outcome, at most KVSSD_GUEST_ERROR_LINES a second of the
@@ -78,27 +79,52 @@ static void test_help_lists_enum_values(void)
     g_assert(strstr(out, "  channels=<uint32>      - "));
 }
 
+/* Property @prop of the device kv0, as qom-get returns it (a number). */
+static int64_t qom_get_int(KvDev *d, const char *prop)
+{
+    QDict *r = qtest_qmp(d->qts,
+                         "{'execute': 'qom-get', 'arguments': {'path': '/machine/peripheral/kv0', "
+                         "'property': %s}}",
+                         prop);
+    int64_t v = qdict_get_int(r, "return");
+
+    qobject_unref(r);
+    return v;
+}
+
 /*
- * Sizes take QEMU's suffixes: index-dram-bytes=64M is 67108864 in QOM, and
+ * Sizes take suffixes: index-dram-bytes=64M is 67108864 in QOM, and
  * dma-unit=64K reaches the device (the statistics log page reports it).
  */
 static void test_size_suffixes(void)
 {
     KvDev *d = kv_start("id=kv0,index-dram-bytes=64M,dma-unit=64K,page-size-bytes=32K");
-    QDict *r;
     uint8_t log[4096];
 
-    r = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': {'path': '/machine/peripheral/kv0', "
-                          "'property': 'index-dram-bytes'}}");
-    g_assert_cmpint(qdict_get_int(r, "return"), ==, 64ll << 20);
-    qobject_unref(r);
-    r = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': {'path': '/machine/peripheral/kv0', "
-                          "'property': 'page-size-bytes'}}");
-    g_assert_cmpint(qdict_get_int(r, "return"), ==, 32768);
-    qobject_unref(r);
+    g_assert_cmpint(qom_get_int(d, "index-dram-bytes"), ==, 64ll << 20);
+    g_assert_cmpint(qom_get_int(d, "page-size-bytes"), ==, 32768);
     kv_enable(d);
     g_assert_cmphex(kv_get_log(d, KVSSD_LID_STATS, 0, sizeof(log), 0, log), ==, 0);
     g_assert_cmpuint(le32p(log + offsetof(struct kvssd_stats_log, dma_unit_bytes)), ==, 65536);
+    kv_stop(d);
+}
+
+/*
+ * Numbers as sim: and every tool read them (QEMU's own integer and size
+ * properties refused these): 64Mi, 1e6, 10k and 0x10, in a tunable and in
+ * a device property; channels=0 is unset, the preset's.
+ */
+static void test_units(void)
+{
+    KvDev *d = kv_start("id=kv0,index-dram-bytes=64Mi,max-keys=1e6,dma-unit=4Ki,"
+                        "inline-timeout-ms=10k,tag-table-entries=0x10,channels=0");
+
+    g_assert_cmpint(qom_get_int(d, "index-dram-bytes"), ==, 64ll << 20);
+    g_assert_cmpint(qom_get_int(d, "max-keys"), ==, 1000000);
+    g_assert_cmpint(qom_get_int(d, "dma-unit"), ==, 4096);
+    g_assert_cmpint(qom_get_int(d, "inline-timeout-ms"), ==, 10000);
+    g_assert_cmpint(qom_get_int(d, "tag-table-entries"), ==, 16);
+    g_assert_cmpint(qom_get_int(d, "channels"), ==, 0);
     kv_stop(d);
 }
 
@@ -136,16 +162,26 @@ static void test_bad_enum_sentence(void)
                   "gc-policy is 'lru'; it must be greedy, cost-benefit or auto (the preset's)");
 }
 
-/* A number out of range, from realize and from the firmware's check: no doubled prefix either. */
+/*
+ * A number out of range or no number, refused by its property as sim:
+ * refuses it ("NAME is 'TEXT'; it must be RANGE"), and a range that
+ * depends on other properties by the firmware's check at realize: no
+ * doubled prefix either.
+ */
 static void test_bad_number_sentence(void)
 {
-    check_refused("mdts=2", "mdts is 2; it must be from 9 (2 MiB) to 12 (16 MiB) (a power of two "
+    check_refused("mdts=2", "mdts is '2'; it must be from 9 (2 MiB) to 12 (16 MiB) (a power of two "
                             "of 4 KiB pages)");
-    check_refused("dma-unit=3K", "dma-unit is 3072; it must be a power of two from 1 to 65536");
+    check_refused("dma-unit=3K", "dma-unit is '3K'; it must be a power of two from 1 to 65536");
     check_refused("completion-poll-ns=10000001",
-                  "completion-poll-ns is 10000001; it must be from 0 to 10000000");
+                  "completion-poll-ns is '10000001'; it must be from 0 to 10000000");
     check_refused("page-size-bytes=64M",
-                  "page_size_bytes is 67108864; it must be a power of two from 4096 to 65536");
+                  "page-size-bytes is '64M'; it must be a power of two from 4096 to 65536");
+    check_refused("index-dram-bytes=64x", "index-dram-bytes is '64x'; it must be at least two "
+                                          "index pages (and 64 with bloom)");
+    check_refused("max-keys=1Mi", "max-keys is '1Mi'; it must be any number");
+    check_refused("blocks-per-die=5", "blocks_per_die is 5; it must be from 12 "
+                                      "(gc_high_watermark_blocks + 4) to 1048576");
 }
 
 /* The kvssd lines of the guest-error log @path (after QEMU quit). */
@@ -386,6 +422,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/kvssd/props/help-lists-enum-values", test_help_lists_enum_values);
     qtest_add_func("/kvssd/props/size-suffixes", test_size_suffixes);
+    qtest_add_func("/kvssd/props/units", test_units);
     qtest_add_func("/kvssd/props/bad-enum-sentence", test_bad_enum_sentence);
     qtest_add_func("/kvssd/props/bad-number-sentence", test_bad_number_sentence);
     qtest_add_func("/kvssd/props/guest-error-one-line", test_guest_error_one_line);

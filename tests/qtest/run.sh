@@ -108,7 +108,9 @@ for t in tests/qtest/kvssd-*-test.c; do
     [ "$asan" = 1 ] && run_qtest "$build-asan" "$t" asan
 done
 
-# Realize: an invalid property value stops QEMU with a sentence naming it
+# Realize: an invalid property value stops QEMU with a sentence naming it,
+# from its property as sim: words it ("NAME is 'TEXT'; ...") or, for a range
+# that depends on others, from the firmware's check at realize
 # (kvssd-props-test checks a few whole lines: QEMU's prefix, then the sentence).
 check_realize() { # PROPS EXPECTED-SUBSTRING
     local out
@@ -121,14 +123,15 @@ check_realize() { # PROPS EXPECTED-SUBSTRING
         tap "not ok" "[$series] realize refuses $1"
     fi
 }
-check_realize max-ioqpairs=65 "max-ioqpairs is 65; it must be from 1 to 64"
-check_realize dma-unit=3 "dma-unit is 3; it must be a power of two"
+check_realize max-ioqpairs=65 "max-ioqpairs is '65'; it must be from 1 to 64"
+check_realize dma-unit=3 "dma-unit is '3'; it must be a power of two"
 check_realize packing=tight "packing is 'tight'; it must be block, all, selective, backfill or auto (the preset's)"
-check_realize placement-unit-bytes=3 "placement_unit_bytes is 3"
-check_realize mdts=2 "mdts is 2; it must be from 9"
+check_realize placement-unit-bytes=3 "placement-unit-bytes is '3'; it must be a power of two from 1 to 4096"
+check_realize mdts=2 "mdts is '2'; it must be from 9"
 check_realize preset=nosuch "preset is 'nosuch'"
 check_realize command-set=blk "command-set is 'blk'; it must be kv, nvm or auto (the preset's)"
-check_realize command-set=nvm,lba-bytes=1000 "lba_bytes is 1000; it must be a power of two from 512 to 4096"
+check_realize command-set=nvm,lba-bytes=1000 "lba-bytes is '1000'; it must be a power of two from 512 to 4096"
+check_realize index-dram-bytes=64x "index-dram-bytes is '64x'; it must be at least two index pages"
 check_realize placement-unit-bytes=1024,large-blob-unit-bytes=2048 \
     "large_blob_unit_bytes is 2048; it must be 0 or a power of two from 1 to placement_unit_bytes (1024)"
 check_realize preset=pm983,page-data-bytes=2048 \
