@@ -43,6 +43,7 @@
 
 #include <bench/key_order.h>
 #include <bench/units.h>
+#include <bench/usage.h>
 #include <kvftl/block.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/nvme_kv.h>
@@ -126,8 +127,8 @@ static void usage(FILE *f)
 
 static void bad(const char *flag, const char *val, const char *range)
 {
-    fprintf(stderr, "kvftl-bench: %s is '%s'; it must be %s\n", flag, val, range);
-    exit(2);
+    tool_usage_error("kvftl-bench", NULL, "%s is '%s'; it must be %s", flag, val, range);
+    exit(TOOL_EXIT_USAGE);
 }
 
 /*
@@ -157,8 +158,8 @@ static void tunable_arg(struct opts *o, const char *flag, const struct kvftl_tun
     char err[512];
     kvftl_config_preset(&tmp, NULL);
     if (kvftl_tunable_parse(&tmp, t, flag, text, err, sizeof(err)) != 0) {
-        fprintf(stderr, "kvftl-bench: %s\n", err);
-        exit(2);
+        tool_usage_error("kvftl-bench", NULL, "%s", err);
+        exit(TOOL_EXIT_USAGE);
     }
     o->tunable_text[t - kvftl_tunables] = text;
 }
@@ -297,41 +298,40 @@ static void parse(int argc, char **argv, struct opts *o)
                 tunable_arg(o, flag, t, optarg);
                 break;
             }
-            fprintf(stderr, "kvftl-bench: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            fprintf(stderr, "(run kvftl-bench --help for usage)\n");
-            exit(2);
+            tool_usage_error("kvftl-bench", NULL, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+            exit(TOOL_EXIT_USAGE);
         }
     }
     free(lo);
     if (optind < argc) {
-        fprintf(stderr,
-                "kvftl-bench: unexpected argument '%s'\n(run kvftl-bench --help for usage)\n",
-                argv[optind]);
-        exit(2);
+        tool_usage_error("kvftl-bench", NULL, "unexpected argument '%s'", argv[optind]);
+        exit(TOOL_EXIT_USAGE);
     }
     if (o->batch > o->queue_depth) {
         if (batch_set) {
-            fprintf(stderr,
-                    "kvftl-bench: --batch is %u but the queue depth is %u; a batch holds "
-                    "requests in flight at once, so it must be from 1 to %u\n",
-                    o->batch, o->queue_depth, o->queue_depth);
-            exit(2);
+            tool_usage_error("kvftl-bench", NULL,
+                             "--batch is %u but the queue depth is %u; a batch holds requests in "
+                             "flight at once, so it must be from 1 to %u",
+                             o->batch, o->queue_depth, o->queue_depth);
+            exit(TOOL_EXIT_USAGE);
         }
         o->batch = o->queue_depth;
     }
     if (o->memory_floor && o->slices) {
-        fprintf(stderr, "kvftl-bench: --memory-floor is the floor of the retrieve phase, which "
-                        "--slices replaces; give one of them\n");
-        exit(2);
+        tool_usage_error("kvftl-bench", NULL,
+                         "--memory-floor is the floor of the retrieve phase, which --slices "
+                         "replaces; give one of them");
+        exit(TOOL_EXIT_USAGE);
     }
     if (o->key_bytes < 8) {
         uint64_t space = 1ull << (8 * o->key_bytes);
         if (o->keys > space) {
-            fprintf(stderr,
-                    "kvftl-bench: --keys is %" PRIu64 " but %u-byte keys allow only %" PRIu64
-                    " distinct keys; use fewer keys or longer keys\n",
-                    o->keys, o->key_bytes, space);
-            exit(2);
+            tool_usage_error("kvftl-bench", NULL,
+                             "--keys is %" PRIu64 " but %u-byte keys allow only %" PRIu64
+                             " distinct keys; use fewer keys or longer keys",
+                             o->keys, o->key_bytes, space);
+            exit(TOOL_EXIT_USAGE);
         }
     }
 }
@@ -1300,9 +1300,9 @@ static int block_main(struct kvftl_config *cfg, const struct opts *o, bool auto_
     }
     char berr[512];
     if (kvftl_config_check(cfg, berr, sizeof(berr)) != 0) {
-        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n",
-                berr);
-        return 2;
+        tool_usage_error("kvftl-bench", NULL,
+                         "the device configuration for this run is invalid: %s", berr);
+        return TOOL_EXIT_USAGE;
     }
     struct kvftl *bftl = kvftl_open(cfg, berr, sizeof(berr));
     if (!bftl) {
@@ -1339,9 +1339,10 @@ static struct kvftl *kv_open(struct kvftl_config *cfg, const struct opts *o, boo
         cfg->max_keys = o->keys;
     }
     char err[512];
-    *rc = 2;
+    *rc = TOOL_EXIT_USAGE;
     if (kvftl_config_check(cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "kvftl-bench: the device configuration for this run is invalid: %s\n", err);
+        tool_usage_error("kvftl-bench", NULL,
+                         "the device configuration for this run is invalid: %s", err);
         return NULL;
     }
     *rc = 1;
@@ -1792,9 +1793,10 @@ int main(int argc, char **argv)
     struct kvftl_config cfg;
     bool auto_index = config_from_opts(&cfg, &o);
     if (cfg.command_set == KVFTL_CMDSET_NVM && o.memory_floor) {
-        fprintf(stderr, "kvftl-bench: --memory-floor is the floor of a KV Retrieve; the block "
-                        "mode (--command-set nvm) has none\n");
-        return 2;
+        tool_usage_error("kvftl-bench", NULL,
+                         "--memory-floor is the floor of a KV Retrieve; the block mode "
+                         "(--command-set nvm) has none");
+        return TOOL_EXIT_USAGE;
     }
     if (cfg.command_set == KVFTL_CMDSET_NVM) {
         return block_main(&cfg, &o, auto_index);

@@ -30,10 +30,11 @@
 
 #include "bench/provenance.h"
 #include "bench/units.h"
+#include "bench/usage.h"
 #include "cli.h"
 
 #define EXIT_REFUSED 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE TOOL_EXIT_USAGE
 #define LIST_BUF_BYTES (64u * 1024)
 
 static struct {
@@ -178,14 +179,27 @@ static void say(const char *fmt, ...)
     json_failure(msg);
 }
 
-static void die_usage(const char *fmt, const char *arg)
+/*
+ * A usage error (<bench/usage.h>): "kvssd: SENTENCE" and "(run HELP for
+ * usage)" on stderr, HELP "kvssd --help" when NULL; the failure object
+ * with -o json; exit 2.
+ */
+static void __attribute__((noreturn)) usage_fail(const char *help, const char *msg)
+{
+    tool_usage_error("kvssd", help, "%s", msg);
+    json_failure(msg);
+    exit(EXIT_USAGE);
+}
+
+static void __attribute__((format(printf, 1, 2), noreturn)) die_usage(const char *fmt, ...)
 {
     char msg[768];
+    va_list ap;
 
-    snprintf(msg, sizeof(msg), fmt, arg);
-    say("%s", msg);
-    fprintf(stderr, "(run kvssd --help for usage)\n");
-    exit(EXIT_USAGE);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    usage_fail(NULL, msg);
 }
 
 static int hexval(int c)
@@ -429,8 +443,7 @@ static void check_key(struct kvssd_dev *dev, uint32_t len)
         max = KVSSD_KEY_MAX;
     }
     if (len < 1 || len > max) {
-        say("key is %u bytes; this device accepts 1-%u", len, max);
-        exit(EXIT_USAGE);
+        die_usage("key is %u bytes; this device accepts 1-%u", len, max);
     }
 }
 
@@ -463,9 +476,10 @@ static uint8_t *read_all(FILE *f, uint32_t *len, const char *name)
 static void no_args(const char *cmd, int argc, char **argv)
 {
     if (argc > 0) {
-        say("%s takes no argument besides the device; \"%s\" is one too many", cmd, argv[0]);
-        fprintf(stderr, "(run kvssd help %s for usage)\n", cmd);
-        exit(EXIT_USAGE);
+        g_autofree char *msg = g_strdup_printf(
+            "%s takes no argument besides the device; \"%s\" is one too many", cmd, argv[0]);
+        g_autofree char *help = g_strdup_printf("kvssd help %s", cmd);
+        usage_fail(help, msg);
     }
 }
 
@@ -580,10 +594,9 @@ static int cmd_put(int argc, char **argv)
         vmax = KVSSD_VALUE_MAX;
     }
     if (vlen > vmax) {
-        say("value is %s%u bytes; this device accepts 0-%u",
-            vlen > KVSSD_VALUE_MAX ? "more than " : "",
-            vlen > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX : vlen, vmax);
-        return EXIT_USAGE;
+        die_usage("value is %s%u bytes; this device accepts 0-%u",
+                  vlen > KVSSD_VALUE_MAX ? "more than " : "",
+                  vlen > KVSSD_VALUE_MAX ? KVSSD_VALUE_MAX : vlen, vmax);
     }
     char why[256];
     if (kvssd_store_check(dev, vlen, why, sizeof(why))) {
@@ -916,8 +929,8 @@ static int cmd_simple(const char *what, int argc, char **argv)
     struct kvssd_dev *dev = open_device();
     if (!strcmp(what, "format")) {
         if (!opt.yes) {
-            say("format erases every key of %s; add --yes to do it", kvssd_dev_info(dev)->path);
-            return EXIT_USAGE;
+            die_usage("format erases every key of %s; add --yes to do it",
+                      kvssd_dev_info(dev)->path);
         }
         rc = kvssd_format(dev, &r);
     } else if (!strcmp(what, "flush")) {
@@ -1032,8 +1045,7 @@ static long parse_count(const char *s, const char *flag, long max)
     uint64_t v;
     if (!units_u64(s, strcmp(flag, "--max-bytes") ? UNITS_COUNT : UNITS_BYTES, &v) ||
         v > (uint64_t)max) {
-        say("%s is '%s'; it must be from 0 to %ld", flag, s, max);
-        exit(EXIT_USAGE);
+        die_usage("%s is '%s'; it must be from 0 to %ld", flag, s, max);
     }
     return (long)v;
 }
@@ -1042,11 +1054,8 @@ static void set_output_format(const char *fmt, const char *flag)
 {
     enum kvssd_cli_o_arg a = kvssd_cli_classify_o(fmt);
     if (a == KVSSD_CLI_O_UNKNOWN) {
-        fprintf(stderr,
-                "kvssd: %s is '%s'; it must be json or normal (a file goes with --output "
-                "FILE)\n",
-                flag, fmt);
-        exit(EXIT_USAGE);
+        die_usage("%s is '%s'; it must be json or normal (a file goes with --output FILE)", flag,
+                  fmt);
     }
     opt.json = a == KVSSD_CLI_O_JSON;
 }
@@ -1170,7 +1179,7 @@ int main(int argc, char **argv)
         return list_completions(longopts);
     }
 
-    argv[0] = (char *)"kvssd"; /* getopt_long's messages start "kvssd: " */
+    opterr = 0; /* the message below names the option */
     while ((c = getopt_long(argc, argv, "d:jxf:o:m:c:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -1240,10 +1249,8 @@ int main(int argc, char **argv)
         case O_VERSION:
             kvssd_print_version("kvssd");
             return 0;
-        default: /* getopt_long said which option */
-            json_failure("invalid option; run kvssd --help for usage");
-            fprintf(stderr, "(run kvssd --help for usage)\n");
-            return EXIT_USAGE;
+        default:
+            die_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc) {
@@ -1259,11 +1266,12 @@ int main(int argc, char **argv)
         cli_operation = cmd->name;
     }
     if (!cmd) {
-        GString *msg = g_string_new("unknown command \"%s\"; commands:");
+        GString *msg = g_string_new(NULL);
+        g_string_printf(msg, "unknown command \"%s\"; commands:", argv[optind]);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
             g_string_append_printf(msg, " %s", commands[i].name);
         }
-        die_usage(msg->str, argv[optind]);
+        usage_fail(NULL, msg->str);
     }
     if (opt.help) {
         command_help(stdout, cmd);

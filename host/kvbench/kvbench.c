@@ -23,6 +23,8 @@
 
 #include <glib.h>
 
+#include "bench/usage.h"
+
 #include "kvbench.h"
 
 /* ---- command line ---------------------------------------------------- */
@@ -425,18 +427,18 @@ static GOptionContext *make_context(struct cmdline *cl, GOptionEntry *e)
  * the usage line, the commands, the options of @e at column 28 (a longer option's
  * text on the next line), "Default: X." last, the man page.
  */
-static void print_help(const GOptionEntry *e)
+static void print_help(FILE *f, const GOptionEntry *e)
 {
-    printf("usage: kvbench [run|calibrate|baseline|sizes] [options]\n"
-           "KV workloads against a kvssd namespace, RocksDB or a raw hash store.\n"
-           "commands:\n"
-           "  run                       load and run the workload (the default)\n"
-           "  calibrate                 measure the adaptive mode's thresholds\n"
-           "  baseline                  run 4 KiB reads on an NVM namespace\n"
-           "  sizes                     count the value sizes the load phase would draw (one\n"
-           "                            per --keys, no device)\n"
-           "options:\n"
-           "  -h, --help                this text\n");
+    fprintf(f, "usage: kvbench [run|calibrate|baseline|sizes] [options]\n"
+               "KV workloads against a kvssd namespace, RocksDB or a raw hash store.\n"
+               "commands:\n"
+               "  run                       load and run the workload (the default)\n"
+               "  calibrate                 measure the adaptive mode's thresholds\n"
+               "  baseline                  run 4 KiB reads on an NVM namespace\n"
+               "  sizes                     count the value sizes the load phase would draw (one\n"
+               "                            per --keys, no device)\n"
+               "options:\n"
+               "  -h, --help                this text\n");
     for (; e->long_name; e++) {
         if (e->flags & G_OPTION_FLAG_HIDDEN) {
             continue;
@@ -451,13 +453,13 @@ static void print_help(const GOptionEntry *e)
                               ? "."
                               : "";
         if (strlen(spec) <= 25) {
-            printf("  %-25s %s%s\n", spec, e->description, dot);
+            fprintf(f, "  %-25s %s%s\n", spec, e->description, dot);
         } else {
-            printf("  %s\n%28s%s%s\n", spec, "", e->description, dot);
+            fprintf(f, "  %s\n%28s%s%s\n", spec, "", e->description, dot);
         }
     }
-    printf("Every flag is also an INI key of --config FILE.\n"
-           "See docs/kvbench.md and kvbench(1).\n");
+    fprintf(f, "Every flag is also an INI key of --config FILE.\n"
+               "See docs/kvbench.md and kvbench(1).\n");
 }
 
 /* From here on stdout is @report (--output FILE), when there is one. */
@@ -485,10 +487,10 @@ static int print_sizes(const struct kb_config *c)
         return 1;
     }
     if (kb_size_counts(&c->value_size, c->seed * 1000003u, c->key_count, counts, n)) {
-        fprintf(stderr, "kvbench: sizes draws at most %llu values; --keys is %llu\n",
-                (unsigned long long)KB_SIZE_DRAWS_MAX, (unsigned long long)c->key_count);
+        tool_usage_error("kvbench", NULL, "sizes draws at most %llu values; --keys is %llu",
+                         (unsigned long long)KB_SIZE_DRAWS_MAX, (unsigned long long)c->key_count);
         free(counts);
-        return 2;
+        return TOOL_EXIT_USAGE;
     }
     kb_size_format(&c->value_size, spec, sizeof(spec));
     uint64_t cum = 0;
@@ -658,18 +660,18 @@ int main(int argc, char **argv)
         return rc;
     }
     if (help) {
-        print_help(entries);
+        print_help(stdout, entries);
         g_option_context_free(ctx);
         cmdline_free(&cl);
         return 0;
     }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, "kvbench: %s\n(run kvbench --help for usage)\n", gerr->message);
+        tool_usage_error("kvbench", NULL, "%s", gerr->message);
         g_error_free(gerr);
         g_option_context_free(ctx);
         cmdline_free(&cl);
-        return 2;
+        return TOOL_EXIT_USAGE;
     }
     g_option_context_free(ctx);
     if (cl.list_presets) {
@@ -680,17 +682,16 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1) {
-        fprintf(stderr, "kvbench: unexpected argument \"%s\"\n(run kvbench --help for usage)\n",
-                argv[1]);
+        tool_usage_error("kvbench", NULL, "unexpected argument \"%s\"", argv[1]);
         cmdline_free(&cl);
-        return 2;
+        return TOOL_EXIT_USAGE;
     }
     /* the preset, then the config file; the flags override both, in their order */
     if ((cl.preset && kb_preset_apply(&c, cl.preset, err, sizeof(err))) ||
         (cl.config && kb_config_load_file(&c, cl.config, err, sizeof(err)))) {
-        fprintf(stderr, "kvbench: %s\n", err);
+        tool_usage_error("kvbench", NULL, "%s", err);
         cmdline_free(&cl);
-        return 2;
+        return TOOL_EXIT_USAGE;
     }
     FILE *report = NULL; /* --output outside calibrate: the report goes there */
     bool device_flag = false; /* the first --device replaces the file's; the next ones add */
@@ -698,9 +699,9 @@ int main(int argc, char **argv)
         const struct flag *f = g_ptr_array_index(cl.set, i);
         if (!strcmp(f->name, "device") && device_flag) {
             if (kb_config_add_device(&c, g_ptr_array_index(cl.set, i + 1), err, sizeof(err))) {
-                fprintf(stderr, "kvbench: %s\n", err);
+                tool_usage_error("kvbench", NULL, "%s", err);
                 cmdline_free(&cl);
-                return 2;
+                return TOOL_EXIT_USAGE;
             }
             continue;
         }
@@ -721,9 +722,9 @@ int main(int argc, char **argv)
         int rc = kb_config_set(&c, f->group, f->key, g_ptr_array_index(cl.set, i + 1), err,
                                sizeof(err));
         if (rc) {
-            fprintf(stderr, "kvbench: %s\n", err);
+            tool_usage_error("kvbench", NULL, "%s", err);
             cmdline_free(&cl);
-            return 2;
+            return TOOL_EXIT_USAGE;
         }
     }
     cmdline_free(&cl);
@@ -738,24 +739,25 @@ int main(int argc, char **argv)
         for (unsigned d = 1; d < c.ndevices; d++) {
             g_string_append_printf(all, ";%s", c.devices[d]);
         }
-        fprintf(stderr,
-                "kvbench: device is '%s'; it must be one device for %s (several devices are for "
-                "run)\n",
-                all->str, baseline ? "baseline" : "calibrate");
+        tool_usage_error("kvbench", NULL,
+                         "device is '%s'; it must be one device for %s (several devices are for "
+                         "run)",
+                         all->str, baseline ? "baseline" : "calibrate");
         g_string_free(all, TRUE);
-        return 2;
+        return TOOL_EXIT_USAGE;
     }
     if (baseline) {
         if (!c.device[0]) {
-            fprintf(stderr, "kvbench: baseline needs --device /dev/ngXnY (an NVM namespace)\n");
-            return 2;
+            tool_usage_error("kvbench", NULL,
+                             "baseline needs --device /dev/ngXnY (an NVM namespace)");
+            return TOOL_EXIT_USAGE;
         }
         report_to(report);
         return kb_baseline(&c);
     }
     if (kb_config_check(&c, err, sizeof(err))) {
-        fprintf(stderr, "kvbench: %s\n", err);
-        return 2;
+        tool_usage_error("kvbench", NULL, "%s", err);
+        return TOOL_EXIT_USAGE;
     }
     bool want_kv = calibrate;
     for (unsigned i = 0; i < c.nstores; i++) {

@@ -295,7 +295,8 @@ def count_units():
            3)
     code, out, err = run("list", DEV, "--max-keys", "1.5")
     expect("--max-keys 1.5", (code, err),
-           (2, "kvssd: --max-keys is '1.5'; it must be from 0 to 1099511627776\n"))
+           (2, "kvssd: --max-keys is '1.5'; it must be from 0 to 1099511627776\n"
+                "(run kvssd --help for usage)\n"))
 
 
 @case
@@ -323,12 +324,12 @@ def output_file():
         os.unlink(f)
         expect("-o FILE", run("get", DEV, "alpha", "-o", f),
                (2, "", "kvssd: -o is '%s'; it must be json or normal (a file goes with "
-                       '--output FILE)\n' % f))
+                       '--output FILE)\n(run kvssd --help for usage)\n' % f))
         expect("no file written", os.path.exists(f), False)
         for word in ("jsno", "xml"):
             expect("-o " + word, run("get", DEV, "alpha", "-o", word),
                    (2, "", "kvssd: -o is '%s'; it must be json or normal (a file goes with "
-                           '--output FILE)\n' % word))
+                           '--output FILE)\n(run kvssd --help for usage)\n' % word))
 
 
 @case
@@ -336,7 +337,7 @@ def output_format_unknown():
     """--output-format yaml is a usage error"""
     expect("yaml", run("get", DEV, "alpha", "--output-format", "yaml"),
            (2, "", "kvssd: --output-format is 'yaml'; it must be json or normal (a file goes "
-                   'with --output FILE)\n'))
+                   'with --output FILE)\n(run kvssd --help for usage)\n'))
 
 
 @case

@@ -11,6 +11,8 @@ For each TOOL, one TAP line per rule:
   "Default: X." of an option's text; the last line "See [... and ]REF.".
   `TOOL --no-such-option` and `TOOL no-such-argument`: exit 2, stdout empty, stderr "NAME: sentence"
   then "(run NAME --help for usage)" as its last line.
+  A value out of range (RANGE_ERRORS, one per tool): exit 2, stdout empty,
+  stderr exactly the refusal, "NAME is 'X'; it must be RANGE", then that line.
 """
 import os
 import re
@@ -19,6 +21,16 @@ import sys
 
 COLUMN = 28
 n = failed = 0
+
+# A value out of range per tool: its arguments and its exact refusal (bench/usage.h's first line).
+RANGE_ERRORS = {
+    'kvssd': (['list', '--max-keys', 'x'],
+              "kvssd: --max-keys is 'x'; it must be from 0 to 1099511627776"),
+    'kvbench': (['--threads', '65'], "kvbench: threads is '65'; it must be from 1 to 64"),
+    'kvftl-bench': (['--channels', '65'], "kvftl-bench: --channels is '65'; it must be from 1 to 64"),
+    'kvssd-cmd-bench': (['--keys', 'x'],
+                        "kvssd-cmd-bench: --keys is 'x'; it must be a number from 1 to 100000"),
+}
 
 
 def check(ok, what):
@@ -81,8 +93,14 @@ def help_rules(tool, name, ref):
           '%s --help: last line "See %s." (got %r)' % (name, ref, lines[-1]))
 
 
+def run(tool, args):
+    env = dict(os.environ)
+    env.pop('KVSSD_DEVICE', None)  # no device: a tool that ran would fail, not use one
+    return subprocess.run([tool] + args, capture_output=True, text=True, env=env, timeout=60)
+
+
 def usage_error_rules(tool, name, arg):
-    p = subprocess.run([tool, arg], capture_output=True, text=True)
+    p = run(tool, [arg])
     err = p.stderr.rstrip('\n').split('\n')
     check(p.returncode == 2 and p.stdout == '',
           '%s %s exits 2 (got %d), stdout empty' % (name, arg, p.returncode))
@@ -92,6 +110,18 @@ def usage_error_rules(tool, name, arg):
           % (name, arg, name, name, p.stderr[:160]))
 
 
+def range_error_rule(tool, name):
+    if name not in RANGE_ERRORS:
+        check(False, '%s: no value-out-of-range case in RANGE_ERRORS' % name)
+        return
+    args, refusal = RANGE_ERRORS[name]
+    p = run(tool, args)
+    want = '%s\n(run %s --help for usage)\n' % (refusal, name)
+    check((p.returncode, p.stdout, p.stderr) == (2, '', want),
+          '%s %s: exit 2 (got %d), stderr %r (got %r)'
+          % (name, ' '.join(args), p.returncode, want, p.stderr[:200]))
+
+
 def main():
     for arg in sys.argv[1:]:
         tool, ref = arg.rsplit('=', 1)
@@ -99,6 +129,7 @@ def main():
         help_rules(tool, name, ref)
         usage_error_rules(tool, name, '--no-such-option')
         usage_error_rules(tool, name, 'no-such-argument')
+        range_error_rule(tool, name)
     print('1..%d' % n)
     return 1 if failed or not n else 0
 

@@ -118,9 +118,11 @@ check('kv --memory-floor output holds the run parameters and no error', not bad,
 
 
 def refused(args, sentence):
+    """exit 2, stderr the sentence and the pointer to the usage (bench/usage.h)"""
     p = subprocess.run([bench] + args, capture_output=True, text=True, timeout=100)
     check(f'kvftl-bench {" ".join(args)} is refused: {sentence}',
-          p.returncode == 2 and p.stderr == sentence + '\n' and p.stdout == '',
+          p.returncode == 2 and p.stdout == '' and
+          p.stderr == sentence + '\n(run kvftl-bench --help for usage)\n',
           f'exit {p.returncode}, stderr {p.stderr!r}')
 
 

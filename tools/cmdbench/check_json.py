@@ -78,6 +78,7 @@ def main():
                            '--json'], capture_output=True, text=True)
     check(run2.returncode == 2 and run2.stderr ==
           "kvssd-cmd-bench: --batch is '1k'; it must be a number from 1 to %d\n"
+          "(run kvssd-cmd-bench --help for usage)\n"
           % 128, "--batch 1k: exit 2 and the sentence (%r)" % run2.stderr)
     run2 = subprocess.run([sys.argv[1], '--keys', '1e1', '--reps', '0x2', '--json'],
                           capture_output=True, text=True)

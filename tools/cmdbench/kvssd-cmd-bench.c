@@ -38,6 +38,7 @@
 
 #include <bench/provenance.h>
 #include <bench/units.h>
+#include <bench/usage.h>
 #include <json-c/json.h>
 #include <kvftl/kvftl.h>
 #include <kvssd/libkvssd.h>
@@ -620,9 +621,9 @@ static uint32_t num_arg(const char *flag, const char *val, uint32_t lo, uint32_t
     uint64_t v;
 
     if (!units_u64(val, UNITS_COUNT, &v) || v < lo || v > hi) {
-        fprintf(stderr, TOOL ": %s is '%s'; it must be a number from %u to %u\n", flag, val, lo,
-                hi);
-        exit(2);
+        tool_usage_error(TOOL, NULL, "%s is '%s'; it must be a number from %u to %u", flag, val, lo,
+                         hi);
+        exit(TOOL_EXIT_USAGE);
     }
     return (uint32_t)v;
 }
@@ -637,11 +638,10 @@ static void parse_only(struct opts *o, const char *list)
         for (i = 0; i < N_SCENARIOS && strcmp(scenarios[i].name, tok) != 0; i++) {
         }
         if (i == N_SCENARIOS) {
-            fprintf(stderr,
-                    TOOL ": --only names '%s'; it must be one of the scenarios --list "
-                         "prints\n",
-                    tok);
-            exit(2);
+            tool_usage_error(TOOL, NULL,
+                             "--only names '%s'; it must be one of the scenarios --list prints",
+                             tok);
+            exit(TOOL_EXIT_USAGE);
         }
         o->only[i] = true;
     }
@@ -703,8 +703,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
             break;
         case O_SET:
             if (o->n_set == MAX_SETS) {
-                fprintf(stderr, TOOL ": --set is given more than %d times\n", MAX_SETS);
-                exit(2);
+                tool_usage_error(TOOL, NULL, "--set is given more than %d times", MAX_SETS);
+                exit(TOOL_EXIT_USAGE);
             }
             o->set[o->n_set++] = optarg;
             break;
@@ -718,16 +718,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
             usage(stdout);
             exit(0);
         default:
-            fprintf(stderr,
-                    TOOL ": unknown or incomplete option '%s'\n(run " TOOL " --help for usage)\n",
-                    argv[optind - 1]);
-            exit(2);
+            tool_usage_error(TOOL, NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
+            exit(TOOL_EXIT_USAGE);
         }
     }
     if (optind < argc) {
-        fprintf(stderr, TOOL ": unexpected argument '%s'\n(run " TOOL " --help for usage)\n",
-                argv[optind]);
-        exit(2);
+        tool_usage_error(TOOL, NULL, "unexpected argument '%s'", argv[optind]);
+        exit(TOOL_EXIT_USAGE);
     }
 }
 
@@ -736,9 +733,9 @@ static void build_config(const struct opts *o, struct kvftl_config *cfg)
     char err[512];
 
     if (kvftl_config_preset(cfg, o->preset) != 0) {
-        fprintf(stderr, TOOL ": --preset is '%s'; it must be default, pm983 or cosmos\n",
-                o->preset);
-        exit(2);
+        tool_usage_error(TOOL, NULL, "--preset is '%s'; it must be default, pm983 or cosmos",
+                         o->preset);
+        exit(TOOL_EXIT_USAGE);
     }
     /* 256 MiB: the two instances' backing stores stay small on a shared machine */
     cfg->channels = 2;
@@ -751,27 +748,27 @@ static void build_config(const struct opts *o, struct kvftl_config *cfg)
         const struct kvftl_tunable *t;
 
         if (!eq || eq == o->set[i] || (size_t)(eq - o->set[i]) >= sizeof(name)) {
-            fprintf(stderr, TOOL ": --set is '%s'; it must be NAME=VALUE\n", o->set[i]);
-            exit(2);
+            tool_usage_error(TOOL, NULL, "--set is '%s'; it must be NAME=VALUE", o->set[i]);
+            exit(TOOL_EXIT_USAGE);
         }
         memcpy(name, o->set[i], (size_t)(eq - o->set[i]));
         name[eq - o->set[i]] = '\0';
         t = kvftl_tunable_find(name);
         if (!t) {
-            fprintf(stderr,
-                    TOOL ": --set names '%s'; it must be a field or property of "
-                         "include/kvftl/tunables.def\n",
-                    name);
-            exit(2);
+            tool_usage_error(TOOL, NULL,
+                             "--set names '%s'; it must be a field or property of "
+                             "include/kvftl/tunables.def",
+                             name);
+            exit(TOOL_EXIT_USAGE);
         }
         if (kvftl_tunable_parse(cfg, t, name, eq + 1, err, sizeof(err)) != 0) {
-            fprintf(stderr, TOOL ": %s\n", err);
-            exit(2);
+            tool_usage_error(TOOL, NULL, "%s", err);
+            exit(TOOL_EXIT_USAGE);
         }
     }
     if (kvftl_config_check(cfg, err, sizeof(err)) != 0) {
-        fprintf(stderr, TOOL ": %s\n", err);
-        exit(2);
+        tool_usage_error(TOOL, NULL, "%s", err);
+        exit(TOOL_EXIT_USAGE);
     }
 }
 

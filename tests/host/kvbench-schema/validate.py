@@ -346,8 +346,9 @@ def main():
               "a non-UTF-8 path: {\"hex\": ...} in rawhash.device and engines[].target (rc %d)" %
               p.returncode)
         p = run(tmp, "--keys", "10", "--threads", "65")
-        check(p.returncode == 2 and p.stderr.strip() ==
-              "kvbench: threads is '65'; it must be from 1 to 64",
+        check(p.returncode == 2 and p.stderr ==
+              "kvbench: threads is '65'; it must be from 1 to 64\n"
+              "(run kvbench --help for usage)\n",
               "a bad value: exit 2 and the sentence (%r)" % p.stderr.strip())
         p = run(tmp, "--no-such-flag")
         check(p.returncode == 2 and "Unknown option --no-such-flag" in p.stderr,
