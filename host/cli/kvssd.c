@@ -1258,7 +1258,8 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        usage(stderr);
+        usage(stderr); /* no command: the whole usage, as nvme-cli */
+        json_failure("no command given; kvssd --help lists them");
         return EXIT_USAGE;
     }
     const struct command *cmd = find_command(argv[optind]);

@@ -629,6 +629,8 @@ int main(int argc, char **argv)
     struct kb_config c;
     char err[512];
     bool calibrate = false, baseline = false, sizes = false, help = false;
+    /* no arguments: the usage (as kvssd and nvme-cli), not a run on a device nobody named */
+    bool bare = argc == 1;
     struct cmdline cl = {.set = g_ptr_array_new()};
     static GOptionEntry entries[NFLAGS + NALIASES + 5];
 
@@ -659,11 +661,11 @@ int main(int argc, char **argv)
         cmdline_free(&cl);
         return rc;
     }
-    if (help) {
-        print_help(stdout, entries);
+    if (help || bare) {
+        print_help(bare ? stderr : stdout, entries);
         g_option_context_free(ctx);
         cmdline_free(&cl);
-        return 0;
+        return bare ? TOOL_EXIT_USAGE : 0;
     }
     GError *gerr = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {

@@ -116,6 +116,15 @@ def json_on_failure():
     code, out, err = run("--json", "put", DEV, "k", "--max-bytes", "x")
     expect("bad number before the command is known", (code, validated("put", out)["error"]),
            (2, "--max-bytes is 'x'; it must be from 0 to 2097152"))
+    # no command: the usage on stderr (help_style checks it), the failure object on stdout
+    code, out, err = run("-o", "json")
+    o = json.loads(out)
+    expect("provenance.tool", o.pop("provenance")["tool"], "kvssd")
+    expect("no command", (code, o),
+           (2, {"schema_version": 1, "ok": False, "operation": "kvssd",
+                "error": "no command given; kvssd --help lists them", "status": 0,
+                "status_name": ""}))
+    expect("stderr: the usage", err.startswith("usage: kvssd <command>"), True)
 
 
 FIXTURE_KEYS = [{"hex": "00ff"}, "0x41", "alpha", {"hex": "626164c328"}, "clé"]
