@@ -59,6 +59,11 @@ ICOUNT_SHIFT = 0
 # "Same answer twice").
 HASH_SEED = 7
 
+# run.py --index: the index design of every KV-SSD boot whose experiment
+# names none (None: the preset's), so one experiment's numbers can be had
+# under another design (kvftl/kv/index/kv_index.h) beside its own page.
+INDEX = None
+
 
 class Step:
     """One measurement: commands run back to back in the booted guest.
@@ -85,6 +90,8 @@ class Boot:
         self.steps = steps
         self.props = dict(props or {})
         self.props.setdefault("hash-seed", HASH_SEED)
+        if INDEX is not None:
+            self.props.setdefault("index", INDEX)
         # None: the KV-SSD alone; a dict: also the block personality
         # (run-guest.sh --block, its --block-prop properties), as
         # $KVSSD_BLOCK_DEVICE in the guest

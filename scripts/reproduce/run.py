@@ -126,6 +126,10 @@ def main():
     ap.add_argument("--icount", default=str(C.ICOUNT_SHIFT),
                     help="run-guest.sh --icount SHIFT for every boot, or 'off' (the host's "
                     "real time; needed with --accel kvm). Default %d" % C.ICOUNT_SHIFT)
+    ap.add_argument("--index", choices=("hash", "pm983", "lsm"), default=None,
+                    help="every KV-SSD boot with this index design where the experiment names "
+                    "none (default: the preset's); the page then answers for that design, so "
+                    "give --out DIR, not --update-docs")
     a = ap.parse_args()
 
     mods = modules()
@@ -164,6 +168,10 @@ def main():
         if a.docs:
             ap.error("give --update-docs or --docs DIR, not both")
         a.docs = os.path.join(C.TOP, "docs")
+    if a.index is not None and a.docs:
+        ap.error("--index %s judges another design than the tracked page's: give --out DIR, "
+                 "not --docs or --update-docs" % a.index)
+    C.INDEX = a.index
     out = a.docs or a.out
     rawroot = a.raw or os.path.join(a.out, "raw")
 

@@ -243,6 +243,23 @@ class Commands(unittest.TestCase):
         self.assertEqual(argv[-2:], ["--script", "/tmp/s.sh"])
 
 
+    def test_index_override(self):
+        """run.py --index pm983: a boot naming no index design gets --prop index=pm983; one
+        that names its own keeps it; without --index no index property is added."""
+        try:
+            C.INDEX = "pm983"
+            plain = C.run_guest_argv(C.Boot("x", [], props={"preset": "pm983"}), "/tmp/s.sh")
+            own = C.run_guest_argv(C.Boot("y", [], props={"index": "hash"}), "/tmp/s.sh")
+        finally:
+            C.INDEX = None
+        self.assertEqual(plain[-8:-2], ["--prop", "hash-seed=7", "--prop", "index=pm983",
+                                        "--prop", "preset=pm983"])
+        self.assertIn("index=hash", own)
+        self.assertNotIn("index=pm983", own)
+        none = C.run_guest_argv(C.Boot("z", [], props={"preset": "pm983"}), "/tmp/s.sh")
+        self.assertEqual([x for x in none if x.startswith("index=")], [])
+
+
 class Fig8FromRecording(unittest.TestCase):
     def setUp(self):
         parts = C.parse_output(recorded())
