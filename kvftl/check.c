@@ -20,8 +20,6 @@
 #include <xxhash.h>
 
 #include "block_recovery.h"
-#include "index.h"
-#include "index_cache.h"
 #include "kv_index.h"
 #include "nand.h"
 #include "page_map.h"
@@ -36,7 +34,6 @@ struct kvftl_check_walk {
     uint32_t page;           /* next index page to examine */
     uint32_t slot;           /* next slot of that page */
     bool in_page;            /* that page's header has been examined */
-    uint32_t page_count;     /* entries counted so far on that page */
     struct live_gauges live;  /* the gauges the index references */
     uint64_t index_bytes;
     uint64_t pages_seen, blobs_seen, bytes_seen;
@@ -90,17 +87,10 @@ void kvftl_check_progress(const struct kvftl_check_walk *w, uint64_t *index_page
 }
 
 /* One index entry and its blob. 0, or -1 with a sentence in @err. */
-static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p,
-                       const struct index_entry *e, char *err, size_t err_len)
+static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w,
+                       const struct kv_index_entry *e, char *err, size_t err_len)
 {
     const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->index.hash.idx;
-    uint64_t first, last;
-
-    if (index_page_of(ix, e->hash, &first, &last) != p) {
-        BAD("index page %u holds hash %#llx that the directory sends elsewhere", p,
-            (unsigned long long)e->hash);
-    }
     uint64_t addr = loc_addr(e->loc);
     uint32_t len = loc_len(e->loc);
     uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
@@ -130,7 +120,7 @@ static int check_entry(struct kvftl *ftl, struct kvftl_check_walk *w, uint32_t p
         bh.checksum) {
         BAD("blob at %llu fails its checksum", (unsigned long long)addr);
     }
-    if (index_hash(ix, key, bh.key_bytes) != e->hash) {
+    if (kv_index_hash(&ftl->index, key, bh.key_bytes) != e->hash) {
         BAD("blob at %llu has a key whose hash is not its entry's", (unsigned long long)addr);
     }
     w->valid[s] += vlog_live_count(&ftl->vl, &w->live, e->loc);
@@ -157,14 +147,15 @@ static int check_totals(struct kvftl *ftl, struct kvftl_check_walk *w, char *err
     const struct live_gauges *g = &ftl->vl.live;
     if (w->live.keys != g->keys || w->live.user_bytes != g->user_bytes ||
         w->live.nand_bytes != g->nand_bytes || w->live.tombstone_bytes != g->tombstone_bytes ||
-        w->index_bytes != ftl->index.hash.idx.nand_bytes) {
+        w->index_bytes != kv_index_nand_bytes(&ftl->index)) {
         BAD("gauges disagree with the index: keys %llu/%llu, user bytes %llu/%llu, nand bytes "
             "%llu/%llu, tombstone bytes %llu/%llu, index bytes %llu/%llu",
             (unsigned long long)g->keys, (unsigned long long)w->live.keys,
             (unsigned long long)g->user_bytes, (unsigned long long)w->live.user_bytes,
             (unsigned long long)g->nand_bytes, (unsigned long long)w->live.nand_bytes,
             (unsigned long long)g->tombstone_bytes, (unsigned long long)w->live.tombstone_bytes,
-            (unsigned long long)ftl->index.hash.idx.nand_bytes, (unsigned long long)w->index_bytes);
+            (unsigned long long)kv_index_nand_bytes(&ftl->index),
+            (unsigned long long)w->index_bytes);
     }
     return 0;
 }
@@ -401,51 +392,37 @@ int kvftl_check_step(struct kvftl *ftl, struct kvftl_check_walk *w, uint64_t max
         return nvm_check_step(ftl, w, max_bytes, err, err_len);
     }
     const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->index.hash.idx;
     uint64_t spent = 0;
 
-    while (w->page < ix->npages) {
-        uint32_t p = w->page;
-        const uint8_t *mem = index_page_peek(&ftl->index.hash.idx, p);
-        if (!mem) {
-            BAD("index page %u is neither cached nor in NAND", p);
+    while (w->page < kv_index_check_pages(&ftl->index)) {
+        uint32_t p = w->page, n, ppn, bytes;
+        const struct kv_index_entry *e;
+        /* the page's header and structure, and its current entries (the design's) */
+        if (kv_index_check_page(&ftl->index, p, &e, &n, &ppn, &bytes, err, err_len) != 0) {
+            return -1;
         }
-        const struct index_page_header *h = (const struct index_page_header *)mem;
-        const struct index_entry *e = index_page_entries(mem);
         if (!w->in_page) {
-            /* the page itself: its header and a scan of its slots */
-            if (spent && spent + ix->page_bytes > max_bytes) {
+            if (spent && spent + bytes > max_bytes) {
                 return 1;
             }
-            if (h->magic != INDEX_PAGE_MAGIC || h->page_id != p) {
-                BAD("index page %u has a bad header (magic %#x, id %u)", p, h->magic, h->page_id);
-            }
-            spent += ix->page_bytes;
+            spent += bytes;
             w->pages_seen++;
-            w->bytes_seen += ix->page_bytes;
-            w->page_count = 0;
+            w->bytes_seen += bytes;
             w->slot = 0;
             w->in_page = true;
         }
-        for (; w->slot < ix->slots; w->slot++) {
-            if (!e[w->slot].loc) {
-                continue;
-            }
+        for (; w->slot < n; w->slot++) {
             uint32_t len = loc_len(e[w->slot].loc);
             if (spent && spent + len > max_bytes) {
                 return 1;
             }
-            if (check_entry(ftl, w, p, &e[w->slot], err, err_len) != 0) {
+            if (check_entry(ftl, w, &e[w->slot], err, err_len) != 0) {
                 return -1;
             }
             spent += len;
-            w->page_count++;
         }
-        if (w->page_count != h->count) {
-            BAD("index page %u counts %u entries but holds %u", p, h->count, w->page_count);
-        }
-        if (ix->page_ppn[p] != UINT32_MAX) {
-            w->valid[ix->page_ppn[p] / geo->pages_per_stripe] += geo->page_size;
+        if (ppn != UINT32_MAX) {
+            w->valid[ppn / geo->pages_per_stripe] += geo->page_size;
             w->index_bytes += geo->page_size;
         }
         w->page++;

@@ -12,8 +12,6 @@
 #include "block_recovery.h"
 #include "checkpoint.h"
 #include "ftl.h"
-#include "index.h"
-#include "index_cache.h"
 #include "nand.h"
 #include "refuse.h"
 #include "space.h"
@@ -75,7 +73,10 @@ int recovery_checkpoint(struct kvftl *ftl)
     if (vlog_flush(&ftl->vl, &now) != 0 || kv_index_write_back(&ftl->index, &now) != 0) {
         return -1;
     }
-    struct index *ix = &ftl->index.hash.idx;
+    /* the design's part is built first: it names the head's index fields */
+    GByteArray *part = g_byte_array_new();
+    struct kv_index_ckpt_head ih;
+    kv_index_ckpt_save(&ftl->index, &ih, part);
     struct checkpoint_head ch = {
         .magic = IMAGE_MAGIC,
         .next_seq = ftl->vl.next_seq,
@@ -84,43 +85,33 @@ int recovery_checkpoint(struct kvftl *ftl)
         .live_user_bytes = ftl->vl.live.user_bytes,
         .live_nand_bytes = ftl->vl.live.nand_bytes,
         .tombstone_bytes = ftl->vl.live.tombstone_bytes,
-        .index_nand_bytes = ftl->index.hash.idx.nand_bytes,
+        .index_nand_bytes = ih.nand_bytes,
         .vl_wp = ftl->space.data.wp,
-        .global_depth = ix->global_depth,
-        .npages = ix->npages,
+        .global_depth = ih.count_a,
+        .npages = ih.count_b,
         .stream_stripe = ftl->space.index.stripe,
         .stream_idx = ftl->space.index.idx,
         .vl_stripe = ftl->space.data.stripe,
         .alloc_cursor = ftl->space.alloc_cursor,
         .stripes = ftl->nand.geo.stripes,
         .layout = CHECKPOINT_LAYOUT,
-        .hash_seed = ix->hash_seed,
+        .hash_seed = ih.hash_seed,
     };
     GByteArray *b = g_byte_array_new();
     g_byte_array_append(b, (const guint8 *)&ch, sizeof(ch));
     g_byte_array_append(b, (const guint8 *)ftl->space.stripes,
                         ch.stripes * sizeof(struct stripe_info));
-    g_byte_array_append(b, (const guint8 *)ix->dir, (sizeof(uint32_t) << ix->global_depth));
-    g_byte_array_append(b, (const guint8 *)ix->page_ppn, ix->npages * sizeof(uint32_t));
-    g_byte_array_append(b, (const guint8 *)ix->page_depth, ix->npages);
-    /* every page was just written back: its NAND copy is what the next mount will load */
-    for (uint32_t p = 0; p < ix->npages; p++) {
-        uint64_t sum = ix->page_ppn[p] == UINT32_MAX
-                           ? 0
-                           : XXH3_64bits(nand_page_ptr(&ftl->nand, ix->page_ppn[p]),
-                                         ix->page_bytes);
-        g_byte_array_append(b, (const guint8 *)&sum, sizeof(sum));
-    }
-
+    g_byte_array_append(b, part->data, part->len);
+    g_byte_array_free(part, TRUE);
     return checkpoint_write(ftl, b);
 }
 
-/* The largest checkpoint this geometry can have (directory at its depth limit, an index page per
- * NAND page). */
-static uint64_t checkpoint_max_length(const struct nand_geometry *geo)
+/* The largest checkpoint this geometry can have (the design's longest index part). */
+static uint64_t checkpoint_max_length(const struct kvftl *ftl)
 {
-    uint32_t pages = geo->total_pages > UINT32_MAX ? UINT32_MAX : (uint32_t)geo->total_pages;
-    return checkpoint_length(geo->stripes, index_depth_limit(pages), pages);
+    const struct nand_geometry *geo = &ftl->nand.geo;
+    return sizeof(struct checkpoint_head) + (uint64_t)geo->stripes * sizeof(struct stripe_info) +
+           kv_index_ckpt_max_length(&ftl->index, geo->total_pages);
 }
 
 /*
@@ -133,171 +124,67 @@ struct kv_checkpoint {
     uint8_t *b;
     uint64_t len;
     struct checkpoint_head ch;
+    struct kv_index_ckpt_head ih; /* the head's index fields */
     struct checkpoint_streams cs;
     struct stripe_info *st; /* the stripe table */
-    /* the arrays after it: directory, index page ppn, local depth, checksum */
-    const uint8_t *dir, *ppn, *depth, *sum;
-    uint8_t *seen;        /* [npages]: the directory names the page */
-    uint32_t *prefix;     /* [npages]: its hash prefix (local depth bits) */
-    uint64_t *valid;      /* [stripes]: the valid bytes the index references */
-    struct live_gauges t; /* the gauges its entries add up to */
-    uint64_t index_bytes; /* NAND bytes of its index pages */
+    const uint8_t *part;    /* the index design's part after it */
+    uint64_t *valid;        /* [stripes]: the valid bytes the index references */
+    struct live_gauges t;   /* the gauges its entries add up to */
+    uint64_t index_bytes;   /* NAND bytes of its index pages */
+    const struct kvftl *ftl;
 };
 
-/* One blob of an index page is read back: its header must match entry @e and its key hash. */
-static int index_blob_sample(const struct kvftl *ftl, const struct kv_checkpoint *c, uint32_t p,
-                             uint32_t i, const struct index_entry *e, char *why, size_t why_len)
+/* May a live blob be at (@addr, @len): a data stripe, before the open one's write pointer? */
+static bool ckpt_blob_inside(const void *opaque, uint64_t addr, uint32_t len)
 {
-    /*
-     * Its key must hash to the entry under the checkpoint's seed (a wrong
-     * seed would lose every key without a word). A clean mount reads no
-     * other blob; the FTL check (C4h) reads them all.
-     */
-    uint64_t addr = loc_addr(e->loc);
-    uint32_t len = loc_len(e->loc);
-    bool tomb = loc_tombstone(e->loc);
-    uint8_t head[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES]; /* key_bytes is 8 bits */
-    const uint8_t *blob = nand_view(&ftl->nand, addr, len < sizeof(head) ? len : sizeof(head),
-                                    head);
-    struct blob_header bh;
-    memcpy(&bh, blob, sizeof(bh));
-    uint64_t h2 = 0;
-    if (bh.type == (tomb ? REC_TOMBSTONE : REC_PAIR) && bh.key_bytes &&
-        BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes == len) {
-        h2 = ftl->index.hash.idx.hash
-                 ? ftl->index.hash.idx.hash(blob + BLOB_HEADER_BYTES, bh.key_bytes)
-                 : XXH3_64bits_withSeed(blob + BLOB_HEADER_BYTES, bh.key_bytes, c->ch.hash_seed);
-        h2 = h2 ? h2 : 1;
-    }
-    if (h2 != e->hash) {
-        return refuse(why, why_len, "index page %u slot %u names the blob at %llu, which %s", p, i,
-                      (unsigned long long)addr,
-                      h2 ? "holds another key (or the hash seed is wrong)"
-                         : "does not match the entry");
-    }
-    return 0;
-}
-
-/*
- * Entry @e in slot @i of index page @p (local depth @ld, hash prefix
- * @prefix; @n slots walked from the empty slot @empty, the current probe
- * run starting at @run_start): a hash that belongs to the page, reachable
- * from its home slot by the linear probe, a location inside a data stripe
- * (before the write pointer of the open one) with a possible blob length.
- */
-static int index_entry_check(const struct kvftl *ftl, const struct kv_checkpoint *c, uint32_t p,
-                             uint32_t ld, uint32_t i, uint32_t n, uint32_t empty,
-                             uint32_t run_start, const struct index_entry *e, char *why,
-                             size_t why_len)
-{
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    const struct index *ix = &ftl->index.hash.idx;
-    if (!e->hash || (ld && (uint32_t)(e->hash >> (64 - ld)) != c->prefix[p])) {
-        return refuse(why, why_len,
-                      "index page %u slot %u holds hash %#llx, which belongs to another page", p, i,
-                      (unsigned long long)e->hash);
-    }
-    uint32_t home = index_home_slot(ix, e->hash);
-    uint32_t home_n = (home + ix->slots - empty) % ix->slots; /* its position in this walk */
-    if (home_n == 0 || home_n < run_start || home_n > n) {
-        return refuse(why, why_len, "index page %u slot %u cannot be reached from its home slot %u",
-                      p, i, home);
-    }
-    uint64_t addr = loc_addr(e->loc);
-    uint32_t len = loc_len(e->loc);
-    bool tomb = loc_tombstone(e->loc);
-    uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES + (tomb ? 0 : KVFTL_VALUE_MAX_BYTES);
-    if (len < BLOB_HEADER_BYTES + 1 || len > max) {
-        return refuse(why, why_len, "index page %u slot %u names a blob of %u bytes", p, i, len);
+    const struct kv_checkpoint *c = opaque;
+    const struct nand_geometry *geo = &c->ftl->nand.geo;
+    if (addr + len > geo->total_bytes) {
+        return false;
     }
     uint32_t s = (uint32_t)(addr / geo->stripe_bytes);
     const struct stripe_info *st = c->st;
-    bool inside = addr + len <= geo->total_bytes && (addr + len - 1) / geo->stripe_bytes == s &&
-                  (st[s].state == STRIPE_DATA ||
-                   (st[s].state == STRIPE_OPEN_DATA && s == c->ch.vl_stripe &&
-                    addr % geo->stripe_bytes + len <= c->ch.vl_wp));
-    if (!inside) {
+    return (addr + len - 1) / geo->stripe_bytes == s &&
+           (st[s].state == STRIPE_DATA ||
+            (st[s].state == STRIPE_OPEN_DATA && s == c->ch.vl_stripe &&
+             addr % geo->stripe_bytes + len <= c->ch.vl_wp));
+}
+
+/* Does NAND page @ppn hold index page @tag, as the checkpoint's stripes say? */
+static int ckpt_page_at(const void *opaque, uint32_t ppn, uint32_t tag, char *why, size_t why_len)
+{
+    const struct kv_checkpoint *c = opaque;
+    const struct kvftl *ftl = c->ftl;
+    enum index_page_at at = checkpoint_index_page_at(ftl, c->st, c->ch.stream_idx, ppn, tag);
+    if (at == INDEX_PAGE_PAST_END) {
+        return refuse(why, why_len, "index page %u is at NAND page %u, past the last page (%llu)",
+                      tag, ppn, (unsigned long long)ftl->nand.geo.total_pages - 1);
+    }
+    if (at == INDEX_PAGE_NOT_HELD) {
         return refuse(why, why_len,
-                      "index page %u slot %u points outside the value log (address %llu, %u bytes)",
-                      p, i, (unsigned long long)addr, len);
+                      "index page %u is at NAND page %u, which is not an index page (spare "
+                      "area kind %#x, page %u)",
+                      tag, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
     }
     return 0;
 }
 
-/*
- * The header of index page @p (bytes @mem, local depth @ld) and its first
- * empty slot, in *@empty: the probe runs start after one.
- */
-static int index_page_head_check(const struct kvftl *ftl, uint32_t p, const uint8_t *mem,
-                                 uint32_t ld, struct index_page_header *h, uint32_t *empty,
-                                 char *why, size_t why_len)
+/* The key of the blob at @loc if its header matches @loc (a sample read back). */
+static const uint8_t *ckpt_blob_key(const void *opaque, uint64_t loc, uint8_t *buf,
+                                    uint32_t *key_bytes)
 {
-    const struct index *ix = &ftl->index.hash.idx;
-    memcpy(h, mem, sizeof(*h));
-    if (h->magic != INDEX_PAGE_MAGIC || h->page_id != p || h->local_depth != ld ||
-        h->count > ix->slots - 1) {
-        return refuse(why, why_len,
-                      "index page %u has a bad header (magic %#x, id %u, local depth %u, %u "
-                      "entries)",
-                      p, h->magic, h->page_id, h->local_depth, h->count);
+    const struct kv_checkpoint *c = opaque;
+    uint32_t len = loc_len(loc);
+    uint32_t cap = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES; /* key_bytes is 8 bits */
+    const uint8_t *blob = nand_view(&c->ftl->nand, loc_addr(loc), len < cap ? len : cap, buf);
+    struct blob_header bh;
+    memcpy(&bh, blob, sizeof(bh));
+    if (bh.type != (loc_tombstone(loc) ? REC_TOMBSTONE : REC_PAIR) || !bh.key_bytes ||
+        BLOB_HEADER_BYTES + (uint64_t)bh.key_bytes + bh.value_bytes != len) {
+        return NULL;
     }
-    const uint8_t *ents = mem + sizeof(struct index_page_header);
-    *empty = UINT32_MAX;
-    for (uint32_t i = 0; i < ix->slots && *empty == UINT32_MAX; i++) {
-        uint64_t loc;
-        memcpy(&loc, ents + (size_t)i * sizeof(struct index_entry) + 8, 8);
-        *empty = loc ? UINT32_MAX : i;
-    }
-    if (*empty == UINT32_MAX) {
-        return refuse(why, why_len, "index page %u has no empty slot", p);
-    }
-    return 0;
-}
-
-/*
- * The entries of index page @p (bytes @mem) are checked one by one
- * (index_entry_check()), one blob read back (index_blob_sample()); their
- * live bytes are added to c->valid and the gauges c->t.
- */
-static int index_page_check(const struct kvftl *ftl, struct kv_checkpoint *c, uint32_t p,
-                            const uint8_t *mem, char *why, size_t why_len)
-{
-    const struct index *ix = &ftl->index.hash.idx;
-    uint32_t ld = c->depth[p];
-    struct index_page_header h;
-    uint32_t empty, count = 0;
-    if (index_page_head_check(ftl, p, mem, ld, &h, &empty, why, why_len) != 0) {
-        return -1;
-    }
-    const uint8_t *ents = mem + sizeof(struct index_page_header);
-    bool sampled = false;
-    uint32_t run_start = 0; /* slots walked since the last empty one */
-    for (uint32_t n = 1; n <= ix->slots; n++) {
-        uint32_t i = (empty + n) % ix->slots;
-        struct index_entry e;
-        memcpy(&e, ents + (size_t)i * sizeof(e), sizeof(e));
-        if (!e.loc) {
-            run_start = n + 1;
-            if (e.hash) {
-                return refuse(why, why_len, "index page %u slot %u is empty but holds a hash", p,
-                              i);
-            }
-            continue;
-        }
-        count++;
-        if (index_entry_check(ftl, c, p, ld, i, n, empty, run_start, &e, why, why_len) != 0 ||
-            (!sampled && index_blob_sample(ftl, c, p, i, &e, why, why_len) != 0)) {
-            return -1;
-        }
-        sampled = true;
-        uint32_t s = (uint32_t)(loc_addr(e.loc) / ftl->nand.geo.stripe_bytes);
-        c->valid[s] += vlog_live_count(&ftl->vl, &c->t, e.loc);
-    }
-    if (count != h.count) {
-        return refuse(why, why_len, "index page %u counts %u entries but holds %u", p, h.count,
-                      count);
-    }
-    return 0;
+    *key_bytes = bh.key_bytes;
+    return blob + BLOB_HEADER_BYTES;
 }
 
 /* Read the checkpoint's bytes and its head. */
@@ -308,12 +195,17 @@ static int kv_checkpoint_read(struct kvftl *ftl, struct kv_checkpoint *c, char *
         return refuse(why, why_len, "the checkpoint is %llu bytes, shorter than its %zu-byte head",
                       (unsigned long long)len, sizeof(struct checkpoint_head));
     }
-    c->b = checkpoint_read(ftl, checkpoint_max_length(&ftl->nand.geo), false, &c->len, why,
-                           why_len);
+    c->b = checkpoint_read(ftl, checkpoint_max_length(ftl), false, &c->len, why, why_len);
     if (!c->b) {
         return -1;
     }
     memcpy(&c->ch, c->b, sizeof(c->ch));
+    c->ih = (struct kv_index_ckpt_head){
+        .count_a = c->ch.global_depth,
+        .count_b = c->ch.npages,
+        .hash_seed = c->ch.hash_seed,
+        .nand_bytes = c->ch.index_nand_bytes,
+    };
     return 0;
 }
 
@@ -337,16 +229,12 @@ static int kv_head_check(const struct kvftl *ftl, const struct kv_checkpoint *c,
         return refuse(why, why_len, "it describes %u stripes; the image has %u", ch->stripes,
                       geo->stripes);
     }
-    if (ch->npages == 0 || ch->npages > geo->total_pages) {
-        return refuse(why, why_len, "it holds %u index pages; it must hold from 1 to %llu",
-                      ch->npages, (unsigned long long)geo->total_pages);
+    uint64_t part = kv_index_ckpt_length(&ftl->index, &c->ih, geo->total_pages, why, why_len);
+    if (part == UINT64_MAX) {
+        return -1;
     }
-    if (ch->global_depth > index_depth_limit(ch->npages)) {
-        return refuse(why, why_len,
-                      "its global depth is %u; it must be at most %u for %u index pages",
-                      ch->global_depth, index_depth_limit(ch->npages), ch->npages);
-    }
-    uint64_t want = checkpoint_length(ch->stripes, ch->global_depth, ch->npages);
+    uint64_t want = sizeof(struct checkpoint_head) +
+                    (uint64_t)ch->stripes * sizeof(struct stripe_info) + part;
     if (c->len != want) {
         return refuse(why, why_len, "the checkpoint is %llu bytes; its counts make %llu",
                       (unsigned long long)c->len, (unsigned long long)want);
@@ -415,92 +303,26 @@ static int kv_stripes_check(const struct kvftl *ftl, struct kv_checkpoint *c, ch
         return refuse(why, why_len, "the next sequence number %llu is not above the blobs' (%llu)",
                       (unsigned long long)c->ch.next_seq, (unsigned long long)max_blob_seq);
     }
-    c->dir = c->b + sizeof(c->ch) + (uint64_t)geo->stripes * sizeof(struct stripe_info);
-    c->ppn = c->dir + ((uint64_t)sizeof(uint32_t) << c->ch.global_depth);
-    c->depth = c->ppn + (uint64_t)c->ch.npages * sizeof(uint32_t);
-    c->sum = c->depth + c->ch.npages;
+    c->part = c->b + sizeof(c->ch) + (uint64_t)geo->stripes * sizeof(struct stripe_info);
     return 0;
 }
 
-/* The directory: every page names one aligned run of 2^(global - local depth) slots. */
-static int kv_directory_check(struct kv_checkpoint *c, char *why, size_t why_len)
+/* The index design's part: its structure and pages, and what they reference. */
+static int kv_index_part_check(struct kvftl *ftl, struct kv_checkpoint *c, char *why,
+                               size_t why_len)
 {
-    uint32_t gd = c->ch.global_depth, np = c->ch.npages;
-    c->seen = g_new0(uint8_t, np);
-    c->prefix = g_new(uint32_t, np);
-    uint64_t nslots = 1ull << gd;
-    for (uint64_t i = 0; i < nslots;) {
-        uint32_t pid;
-        memcpy(&pid, c->dir + 4 * i, 4);
-        if (pid >= np) {
-            return refuse(why, why_len, "directory slot %llu names index page %u; there are %u",
-                          (unsigned long long)i, pid, np);
-        }
-        uint32_t ld = c->depth[pid];
-        if (ld > gd) {
-            return refuse(why, why_len, "index page %u has local depth %u; the global depth is %u",
-                          pid, ld, gd);
-        }
-        uint64_t span = 1ull << (gd - ld);
-        bool run = !c->seen[pid] && i % span == 0;
-        for (uint64_t j = i; run && j < i + span; j++) {
-            uint32_t q;
-            memcpy(&q, c->dir + 4 * j, 4);
-            run = q == pid;
-        }
-        if (!run) {
-            return refuse(why, why_len,
-                          "index page %u is named by directory slots that do not form one run of "
-                          "%llu",
-                          pid, (unsigned long long)span);
-        }
-        c->seen[pid] = 1;
-        c->prefix[pid] = (uint32_t)(i >> (gd - ld));
-        i += span;
-    }
-    return 0;
-}
-
-/* The index pages: where they are, their checksums, their entries (index_page_check()). */
-static int kv_index_pages_check(const struct kvftl *ftl, struct kv_checkpoint *c, char *why,
-                                size_t why_len)
-{
-    const struct nand_geometry *geo = &ftl->nand.geo;
-    c->valid = g_new0(uint64_t, geo->stripes);
-    for (uint32_t pg = 0; pg < c->ch.npages; pg++) {
-        uint32_t ppn;
-        uint64_t sum;
-        memcpy(&ppn, c->ppn + 4ull * pg, 4);
-        memcpy(&sum, c->sum + 8ull * pg, 8);
-        if (!c->seen[pg]) {
-            return refuse(why, why_len, "index page %u is not in the directory", pg);
-        }
-        enum index_page_at at = checkpoint_index_page_at(ftl, c->st, c->ch.stream_idx, ppn, pg);
-        if (at == INDEX_PAGE_PAST_END) {
-            return refuse(why, why_len,
-                          "index page %u is at NAND page %u, past the last page (%llu)", pg, ppn,
-                          (unsigned long long)geo->total_pages - 1);
-        }
-        if (at == INDEX_PAGE_NOT_HELD) {
-            return refuse(why, why_len,
-                          "index page %u is at NAND page %u, which is not an index page (spare "
-                          "area kind %#x, page %u)",
-                          pg, ppn, ftl->nand.oob[ppn].kind, ftl->nand.oob[ppn].tag);
-        }
-        const uint8_t *mem = nand_page_ptr(&ftl->nand, ppn);
-        if (XXH3_64bits(mem, ftl->index.hash.idx.page_bytes) != sum) {
-            return refuse(why, why_len,
-                          "index page %u (NAND page %u) does not match its checksum in the "
-                          "checkpoint",
-                          pg, ppn);
-        }
-        if (index_page_check(ftl, c, pg, mem, why, why_len) != 0) {
-            return -1;
-        }
-        c->valid[nand_stripe_of(&ftl->nand, ppn)] += geo->page_size;
-        c->index_bytes += geo->page_size;
-    }
-    return 0;
+    c->valid = g_new0(uint64_t, ftl->nand.geo.stripes);
+    struct kv_index_ckpt_ctx ctx = {
+        .opaque = c,
+        .blob_inside = ckpt_blob_inside,
+        .page_at = ckpt_page_at,
+        .blob_key = ckpt_blob_key,
+        .valid = c->valid,
+        .t = &c->t,
+    };
+    int rc = kv_index_ckpt_check(&ftl->index, &c->ih, c->part, &ctx, why, why_len);
+    c->index_bytes = ctx.index_bytes;
+    return rc;
 }
 
 /* The accounting the entries imply: valid bytes per stripe, the live gauges. */
@@ -535,31 +357,7 @@ static int kv_accounting_check(const struct kvftl *ftl, const struct kv_checkpoi
 static void kv_checkpoint_install(struct kvftl *ftl, const struct kv_checkpoint *c)
 {
     const struct checkpoint_head *ch = &c->ch;
-    struct index *ix = &ftl->index.hash.idx;
-    uint32_t gd = ch->global_depth, np = ch->npages;
-    index_cache_drop(ix);
-    g_free(ix->dir);
-    ix->global_depth = gd;
-    ix->dir = g_memdup2(c->dir, sizeof(uint32_t) << gd);
-    g_free(ix->page_ppn);
-    g_free(ix->page_frame);
-    g_free(ix->page_depth);
-    uint32_t cap = 16;
-    while (cap < np) {
-        cap *= 2;
-    }
-    ix->page_ppn = g_new(uint32_t, cap);
-    ix->page_frame = g_new(uint32_t, cap);
-    ix->page_depth = g_new(uint8_t, cap);
-    ix->pages_cap = cap;
-    ix->npages = np;
-    memcpy(ix->page_ppn, c->ppn, np * sizeof(uint32_t));
-    memcpy(ix->page_depth, c->depth, np);
-    for (uint32_t i = 0; i < np; i++) {
-        ix->page_frame[i] = UINT32_MAX;
-    }
-    ix->hash_seed = ch->hash_seed;
-    ix->nand_bytes = ch->index_nand_bytes;
+    kv_index_ckpt_install(&ftl->index, &c->ih, c->part);
 
     ftl->vl.next_seq = ch->next_seq;
     ftl->vl.live = (struct live_gauges){
@@ -593,20 +391,18 @@ static int load_checkpoint(struct kvftl *ftl, char *why, size_t why_len)
         g_free(b);
         return rc;
     }
-    struct kv_checkpoint c = {0};
+    struct kv_checkpoint c = {.ftl = ftl};
     int rc = -1;
     if (kv_checkpoint_read(ftl, &c, why, why_len) == 0 &&
         kv_head_check(ftl, &c, why, why_len) == 0 && kv_streams_check(ftl, &c, why, why_len) == 0 &&
-        kv_stripes_check(ftl, &c, why, why_len) == 0 && kv_directory_check(&c, why, why_len) == 0 &&
-        kv_index_pages_check(ftl, &c, why, why_len) == 0 &&
+        kv_stripes_check(ftl, &c, why, why_len) == 0 &&
+        kv_index_part_check(ftl, &c, why, why_len) == 0 &&
         kv_accounting_check(ftl, &c, why, why_len) == 0) {
         kv_checkpoint_install(ftl, &c);
         rc = 0;
     }
     g_free(c.b);
     g_free(c.st);
-    g_free(c.seen);
-    g_free(c.prefix);
     g_free(c.valid);
     return rc;
 }

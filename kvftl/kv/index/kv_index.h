@@ -18,14 +18,17 @@
 #define KVFTL_KV_INDEX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <glib.h>
 #include <kvftl/kvftl.h>
 
 #include "hash_index.h"
 #include "pm983_index.h"
 
 struct kv_index;
+struct live_gauges;
 struct space;
 struct value_log;
 
@@ -43,6 +46,38 @@ struct kv_index_entry {
 /* The counters a design keeps of its DRAM cache (struct kvftl_stats). */
 struct kv_index_counters {
     uint64_t cache_hits, cache_misses, pages_evicted_dirty;
+};
+
+/*
+ * The design's fields of the checkpoint head (recovery.h's struct
+ * checkpoint_head): two counts whose meaning is the design's (hash: the
+ * directory's global depth and the index pages), the key-hash seed and the
+ * NAND bytes of its index pages.
+ */
+struct kv_index_ckpt_head {
+    uint32_t count_a, count_b;
+    uint64_t hash_seed;
+    uint64_t nand_bytes;
+};
+
+/*
+ * What a design's checkpoint check asks of the mount (recovery.c), which
+ * knows the checkpoint's stripe table; and what the check adds up.
+ */
+struct kv_index_ckpt_ctx {
+    const void *opaque;
+    /* May a live blob of @len bytes be at @addr (inside the value log as checkpointed)? */
+    bool (*blob_inside)(const void *opaque, uint64_t addr, uint32_t len);
+    /* Does NAND page @ppn hold index page @tag? 0, or -1 with a sentence in @why. */
+    int (*page_at)(const void *opaque, uint32_t ppn, uint32_t tag, char *why, size_t why_len);
+    /*
+     * The key of the blob at @loc when its header matches @loc (type,
+     * length): a pointer to its @key_bytes, or NULL. @buf holds the bytes.
+     */
+    const uint8_t *(*blob_key)(const void *opaque, uint64_t loc, uint8_t *buf, uint32_t *key_bytes);
+    uint64_t *valid;       /* [stripes]: the valid bytes the index references, added to */
+    struct live_gauges *t; /* the gauges its live entries add up to */
+    uint64_t index_bytes;  /* NAND bytes of its index pages, added to */
 };
 
 struct kv_index_ops {
@@ -104,6 +139,38 @@ struct kv_index_ops {
     uint64_t (*nand_bytes)(const struct kv_index *ix); /* NAND bytes of its live pages */
     uint64_t (*host_bytes)(const struct kv_index *ix); /* host memory it uses now */
     void (*counters)(const struct kv_index *ix, struct kv_index_counters *c);
+    /*
+     * The checkpoint's index part, after write_back(): its head fields in
+     * *@h, its bytes appended to @b.
+     */
+    void (*ckpt_save)(struct kv_index *ix, struct kv_index_ckpt_head *h, GByteArray *b);
+    /*
+     * The part's length for head @h, or UINT64_MAX with a sentence in @why
+     * when @h's counts are out of the bounds @total_pages NAND pages allow.
+     */
+    uint64_t (*ckpt_length)(const struct kv_index *ix, const struct kv_index_ckpt_head *h,
+                            uint64_t total_pages, char *why, size_t why_len);
+    /* The longest part a device of @total_pages NAND pages can have. */
+    uint64_t (*ckpt_max_length)(const struct kv_index *ix, uint64_t total_pages);
+    /*
+     * Check the part @p (ckpt_length() bytes, hostile) field by field and
+     * its pages against @ctx, adding up what it references there. Changes
+     * nothing of @ix. 0, or -1 with a sentence in @why.
+     */
+    int (*ckpt_check)(struct kv_index *ix, const struct kv_index_ckpt_head *h, const uint8_t *p,
+                      struct kv_index_ckpt_ctx *ctx, char *why, size_t why_len);
+    /* A checked part becomes the index (its DRAM state dropped first). */
+    void (*ckpt_install)(struct kv_index *ix, const struct kv_index_ckpt_head *h, const uint8_t *p);
+    /* kvftl_check()'s walk, after settle(): how many index pages it examines. */
+    uint32_t (*check_pages)(const struct kv_index *ix);
+    /*
+     * Index page @p: its header and structure checked (-1 with a sentence
+     * in @err), its current entries (tombstones included, shadowed older
+     * versions left out) in *@ents (*@n, the design's buffer), its NAND page
+     * in *@ppn (UINT32_MAX: not written yet) and bytes in *@bytes.
+     */
+    int (*check_page)(struct kv_index *ix, uint32_t p, const struct kv_index_entry **ents,
+                      uint32_t *n, uint32_t *ppn, uint32_t *bytes, char *err, size_t err_len);
 };
 
 /* One index: the design cfg.index picked, its operations and its state. */
@@ -226,6 +293,49 @@ static inline uint64_t kv_index_host_bytes(const struct kv_index *ix)
 static inline void kv_index_counters(const struct kv_index *ix, struct kv_index_counters *c)
 {
     ix->ops->counters(ix, c);
+}
+
+static inline void kv_index_ckpt_save(struct kv_index *ix, struct kv_index_ckpt_head *h,
+                                      GByteArray *b)
+{
+    ix->ops->ckpt_save(ix, h, b);
+}
+
+static inline uint64_t kv_index_ckpt_length(const struct kv_index *ix,
+                                            const struct kv_index_ckpt_head *h,
+                                            uint64_t total_pages, char *why, size_t why_len)
+{
+    return ix->ops->ckpt_length(ix, h, total_pages, why, why_len);
+}
+
+static inline uint64_t kv_index_ckpt_max_length(const struct kv_index *ix, uint64_t total_pages)
+{
+    return ix->ops->ckpt_max_length(ix, total_pages);
+}
+
+static inline int kv_index_ckpt_check(struct kv_index *ix, const struct kv_index_ckpt_head *h,
+                                      const uint8_t *p, struct kv_index_ckpt_ctx *ctx, char *why,
+                                      size_t why_len)
+{
+    return ix->ops->ckpt_check(ix, h, p, ctx, why, why_len);
+}
+
+static inline void kv_index_ckpt_install(struct kv_index *ix, const struct kv_index_ckpt_head *h,
+                                         const uint8_t *p)
+{
+    ix->ops->ckpt_install(ix, h, p);
+}
+
+static inline uint32_t kv_index_check_pages(const struct kv_index *ix)
+{
+    return ix->ops->check_pages(ix);
+}
+
+static inline int kv_index_check_page(struct kv_index *ix, uint32_t p,
+                                      const struct kv_index_entry **ents, uint32_t *n,
+                                      uint32_t *ppn, uint32_t *bytes, char *err, size_t err_len)
+{
+    return ix->ops->check_page(ix, p, ents, n, ppn, bytes, err, err_len);
 }
 
 #endif

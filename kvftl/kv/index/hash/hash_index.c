@@ -257,4 +257,11 @@ const struct kv_index_ops hash_index_ops = {
     .nand_bytes = hash_nand_bytes,
     .host_bytes = hash_host_bytes,
     .counters = hash_counters,
+    .ckpt_save = hash_ckpt_save,
+    .ckpt_length = hash_ckpt_length,
+    .ckpt_max_length = hash_ckpt_max_length,
+    .ckpt_check = hash_ckpt_check,
+    .ckpt_install = hash_ckpt_install,
+    .check_pages = hash_check_pages,
+    .check_page = hash_check_page,
 };
