@@ -38,9 +38,10 @@ const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1] = {
     [KVFTL_CMDSET_NVM] = "nvm",
 };
 
-const char *const kvftl_index_names[KVFTL_INDEX_PM983 + 1] = {
+const char *const kvftl_index_names[KVFTL_INDEX_LSM + 1] = {
     [KVFTL_INDEX_HASH] = "hash",
     [KVFTL_INDEX_PM983] = "pm983",
+    [KVFTL_INDEX_LSM] = "lsm",
 };
 
 /* ---- the table, as data ---- */

@@ -59,6 +59,7 @@ enum kvftl_command_set {
 enum kvftl_index {
     KVFTL_INDEX_HASH = 0, /* extendible hash over flash index pages, DRAM cache, Bloom filter */
     KVFTL_INDEX_PM983 = 1, /* DRAM local index merged in batches into the hash as global index */
+    KVFTL_INDEX_LSM = 2, /* memtable and leveled LSM-tree of index pages, upper levels pinned */
 };
 
 enum kvftl_gc_policy {
@@ -70,7 +71,7 @@ enum kvftl_gc_policy {
 extern const char *const kvftl_packing_names[KVFTL_PACK_BACKFILL + 1];
 extern const char *const kvftl_gc_policy_names[KVFTL_GC_COST_BENEFIT + 1];
 extern const char *const kvftl_command_set_names[KVFTL_CMDSET_NVM + 1];
-extern const char *const kvftl_index_names[KVFTL_INDEX_PM983 + 1];
+extern const char *const kvftl_index_names[KVFTL_INDEX_LSM + 1];
 
 /* The presets, in the order of tunables.def's columns: "default", "pm983", "cosmos". */
 #define KVFTL_PRESETS 3

@@ -497,8 +497,8 @@ static int personality_check(const struct kvftl_config *c, const struct image_he
              "image_path %s holds a key-value device made with index %s; the configuration "
              "asks for index %s, and an image keeps the index design it was made with",
              c->image_path,
-             h->index_design <= KVFTL_INDEX_PM983 ? kvftl_index_names[h->index_design]
-                                                  : "(unknown: the header is damaged)",
+             h->index_design <= KVFTL_INDEX_LSM ? kvftl_index_names[h->index_design]
+                                                : "(unknown: the header is damaged)",
              kvftl_index_names[c->index]);
     return -1;
 }

@@ -168,7 +168,7 @@ static inline void fuzz_kv_config(struct kvftl_config *cfg, uint8_t cb)
     cfg->hash_seed = 1;
     /* KVFTL_FUZZ_INDEX=<design>: the same inputs against another index design */
     const char *design = getenv("KVFTL_FUZZ_INDEX");
-    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
         if (strcmp(design, kvftl_index_names[d]) == 0) {
             cfg->index = (enum kvftl_index)d;
         }

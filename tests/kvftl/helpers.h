@@ -32,7 +32,7 @@
 static inline enum kvftl_index test_index_design(void)
 {
     const char *design = getenv("KVFTL_TEST_INDEX");
-    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
         if (strcmp(design, kvftl_index_names[d]) == 0) {
             return (enum kvftl_index)d;
         }

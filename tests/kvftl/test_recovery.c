@@ -168,6 +168,7 @@ static void test_plp_off_buffer_lost(void)
 static void cut_mid_blob(bool plp)
 {
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* "after" in stripe 1: no index page took a stripe */
     c.buffer_entries = 2;
     c.plp = plp;
     struct kvftl *f = open_or_die(&c);
@@ -734,6 +735,7 @@ static struct kvftl_config damaged_setup(void)
 {
     image_new();
     struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_HASH; /* the damage is to the hash design's pages (lsm: test_lsm.c) */
     c.image_path = image;
     c.hash_seed = 0x0123456789abcdefull;
     struct kvftl *f = open_or_die(&c);

@@ -140,7 +140,7 @@ static void make_config(struct run *r)
     /* KVFTL_MODEL_INDEX=<design>: the scenarios with another index design (meson: model-<design>)
      */
     const char *design = getenv("KVFTL_MODEL_INDEX");
-    for (uint32_t d = 0; design && d <= KVFTL_INDEX_PM983; d++) {
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
         if (strcmp(design, kvftl_index_names[d]) == 0) {
             r->cfg.index = (enum kvftl_index)d;
         }

@@ -4,9 +4,10 @@
 
 #include <string.h>
 
-static const struct kv_index_ops *const designs[KVFTL_INDEX_PM983 + 1] = {
+static const struct kv_index_ops *const designs[KVFTL_INDEX_LSM + 1] = {
     [KVFTL_INDEX_HASH] = &hash_index_ops,
     [KVFTL_INDEX_PM983] = &pm983_index_ops,
+    [KVFTL_INDEX_LSM] = &lsm_index_ops,
 };
 
 void kv_index_init(struct kv_index *ix, struct space *sp, struct value_log *vl,

@@ -25,6 +25,7 @@
 #include <kvftl/kvftl.h>
 
 #include "hash_index.h"
+#include "lsm_index.h"
 #include "pm983_index.h"
 
 struct kv_index;
@@ -179,6 +180,7 @@ struct kv_index {
     const struct kv_index_ops *ops;
     struct hash_index hash; /* KVFTL_INDEX_HASH; pm983's global index */
     struct pm983_local pm983; /* KVFTL_INDEX_PM983: the local index */
+    struct lsm_index lsm; /* KVFTL_INDEX_LSM (its key hash: hash.idx's seed) */
 };
 
 /* kv_index_init() - the design @cfg->index names (checked by kvftl_config_check()). */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The lsm design behind the index seam (kv_index.h), after BandSlim's
+ * firmware ("A pair of key and value address is stored in the LSM-tree,
+ * and a value is stored in the vLog") and PinK ("PinK: High-speed
+ * In-storage Key-value Store with Bounded Tails"), which pins the upper
+ * levels in DRAM. Key signatures map to value-log locations: a DRAM
+ * memtable, flushed by merging it into L0, and levels L0..Ln on flash,
+ * each one sorted run of index pages written to the index stream,
+ * LSM_RATIO times larger than the one above, compacted one page of the
+ * upper level at a time (at most LSM_OVERLAP_MAX pages of the lower one).
+ */
+#ifndef KVFTL_LSM_INDEX_H
+#define KVFTL_LSM_INDEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kv_index_ops;
+
+#define LSM_PAGE_MAGIC 0x504d534cu /* "LSMP" */
+#define LSM_MAX_LEVELS 8
+/* LevelDB's level size multiplier: each level holds 10 times the one above. */
+#define LSM_RATIO 10
+/* A compaction step merges one upper page into at most this many lower pages. */
+#define LSM_OVERLAP_MAX 16
+/* The location of a deletion marker (an entry GC removed): no blob can have it. */
+#define LSM_DEL UINT64_MAX
+
+/* The header of an lsm index page; its entries (struct kv_index_entry) follow, sorted. */
+struct lsm_page_header {
+    uint32_t magic;
+    uint32_t id;    /* the page's tag in the index stream */
+    uint32_t level;
+    uint32_t count; /* entries, 1 .. slots */
+};
+
+/* One page of a level: its key range; its bytes pinned in DRAM or on flash (id_ppn). */
+struct lsm_page {
+    uint32_t id;
+    uint32_t count;
+    uint64_t first, last; /* its first and last signature */
+    uint8_t *mem;         /* the pinned copy, or NULL */
+};
+
+struct lsm_level {
+    struct lsm_page *pg; /* sorted by key range, disjoint */
+    uint32_t n, cap;
+    uint32_t cursor;   /* the next page a compaction step takes */
+    uint64_t target;   /* pages before it is compacted into the next */
+    bool pinned;       /* its pages are held in DRAM */
+};
+
+struct lsm_index {
+    /* the memtable: open addressing over signatures */
+    uint64_t *mhash, *mloc;
+    uint8_t *mused;
+    uint32_t mcap, mcount, mmax;
+    struct lsm_level lv[LSM_MAX_LEVELS];
+    uint32_t nlevels; /* levels that have ever held a page */
+    /* index page ids: the NAND page of each, UINT32_MAX when free */
+    uint32_t *id_ppn;
+    uint32_t ids_cap, ids_used, id_hint;
+    uint32_t page_bytes, slots;
+    uint8_t *wbuf; /* one NAND page being written */
+    struct kv_index_entry *buf; /* merges and walks */
+    uint32_t buf_cap;
+    uint64_t nand_bytes, pinned_bytes;
+    uint64_t flushes, compactions, pages_read, pages_written, hits, misses;
+    uint64_t dels_dropped;
+};
+
+extern const struct kv_index_ops lsm_index_ops;
+
+struct kv_index;
+
+/*
+ * lsm_flush() - the memtable, sorted, merged with the whole of L0 into new
+ * L0 pages: L0's pages read (tR each unless pinned), the result
+ * programmed. 0, or -1 (no stripe, power lost) with nothing changed.
+ */
+int lsm_flush(struct kv_index *ix, uint64_t *now_ns);
+
+/*
+ * lsm_compact_step() - one compaction step of level @v (with pages) into
+ * @v + 1: the page at the level's cursor merged with the lower pages its
+ * range overlaps, at most LSM_OVERLAP_MAX of them (its entries past them
+ * stay, rewritten as a smaller page); deletion markers drop when @v + 1
+ * is the deepest level. Reads 1 + the overlapped pages, programs the
+ * merged pages (and the rest). 0, or -1 with nothing changed.
+ */
+int lsm_compact_step(struct kv_index *ix, uint32_t v, uint64_t *now_ns);
+
+#endif
