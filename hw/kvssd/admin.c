@@ -602,13 +602,6 @@ static void build_stats_log(const struct kvssd_admin *a, uint8_t *buf)
     }
 }
 
-/*
- * The index design the configuration log reports: the hash index is the only
- * one the firmware has (docs/kvftl.md); a second design would be a tunable
- * of struct kvftl_config, read here instead.
- */
-#define KVSSD_INDEX_DESIGN_HASH "hash"
-
 /* @names[@v] into a NUL-padded name field, "?" for a value past @count. */
 static void put_name(char *field, const char *const *names, size_t count, unsigned v)
 {
@@ -624,15 +617,13 @@ void kvssd_config_log_fill(struct kvssd_config_log *l, const struct kvftl_config
                            const char *firmware, unsigned preset, bool latency,
                            uint64_t capacity_bytes)
 {
-    static const char *const index_designs[] = {KVSSD_INDEX_DESIGN_HASH};
-
     memset(l, 0, sizeof(*l));
     l->version = KVSSD_CONFIG_LOG_VERSION;
     memcpy(l->firmware, firmware, strnlen(firmware, sizeof(l->firmware)));
     put_name(l->preset, NAMES(kvftl_preset_names), preset);
     put_name(l->command_set, NAMES(kvftl_command_set_names), c->command_set);
     put_name(l->packing, NAMES(kvftl_packing_names), c->packing);
-    put_name(l->index, NAMES(index_designs), 0);
+    put_name(l->index, NAMES(kvftl_index_names), c->index);
     put_name(l->gc_policy, NAMES(kvftl_gc_policy_names), c->gc_policy);
     l->channels = c->channels;
     l->dies_per_channel = c->dies_per_channel;

@@ -312,7 +312,7 @@ struct kvssd_config_log {
     char preset[KVSSD_CONFIG_NAME_BYTES];      /* 16: "default", "pm983", "cosmos" */
     char command_set[KVSSD_CONFIG_NAME_BYTES]; /* 32: "kv" or "nvm" */
     char packing[KVSSD_CONFIG_NAME_BYTES];     /* 48: "block" .. "backfill" */
-    char index[KVSSD_CONFIG_NAME_BYTES];       /* 64: index design: "hash" */
+    char index[KVSSD_CONFIG_NAME_BYTES];       /* 64: index design: hash, pm983, lsm */
     char gc_policy[KVSSD_CONFIG_NAME_BYTES];   /* 80: "greedy", "cost-benefit" */
     /* 96: geometry */
     uint32_t channels, dies_per_channel, blocks_per_die, pages_per_block;

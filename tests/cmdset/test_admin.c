@@ -219,6 +219,35 @@ static void test_config_log_preset(void)
 }
 
 /*
+ * The index design reported is the firmware's own: a device opened with
+ * index=lsm says "lsm" at byte 64 and one with index=pm983 "pm983", NUL
+ * padded to 16 bytes (the log said "hash" whatever the design).
+ */
+static void test_config_log_index(void)
+{
+    static const struct {
+        enum kvftl_index design;
+        const char *name;
+    } cases[] = {{KVFTL_INDEX_LSM, "lsm"}, {KVFTL_INDEX_PM983, "pm983"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct kvftl_config c;
+        struct fake_host h;
+        char err[256], want[16] = {0};
+
+        fx_ftl_config(&c);
+        c.index = cases[i].design;
+        struct kvftl *ftl = kvftl_open(&c, err, sizeof(err));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ftl);
+        adm.ftl = ftl;
+        CU_ASSERT_EQUAL(get_log(KVSSD_LID_CONFIG, 0, 512 / 4 - 1, &h), KVSSD_SC_SUCCESS);
+        memcpy(want, cases[i].name, strlen(cases[i].name));
+        CU_ASSERT_EQUAL(memcmp(page + 64, want, 16), 0);
+        adm.ftl = fx.ftl;
+        kvftl_close(ftl);
+    }
+}
+
+/*
  * Offsets into the configuration log are checked as for the statistics
  * log: offset 2 (not a dword) and offset 516 (past the 512 bytes) are
  * 0002h with DNR and move nothing; offset 508 moves the last dword only
@@ -399,11 +428,12 @@ static void test_io_check_and_done(void)
 }
 
 static const struct tap_test tests[] = {
-    TAP_TEST(config_log_bytes),      TAP_TEST(config_log_preset),
-    TAP_TEST(config_log_offsets),    TAP_TEST(io_check_and_done),
-    TAP_TEST(get_log_mdts),          TAP_TEST(get_log_mdts_before_lid),
-    TAP_TEST(get_log_mdts_16mib),    TAP_TEST(id_ns_kv_log_is_identify),
-    TAP_TEST(id_ns_kv_log_bad_nsid), TAP_TEST(id_ns_kv_log_nvm),
+    TAP_TEST(config_log_bytes),         TAP_TEST(config_log_preset),
+    TAP_TEST(config_log_offsets),       TAP_TEST(config_log_index),
+    TAP_TEST(io_check_and_done),        TAP_TEST(get_log_mdts),
+    TAP_TEST(get_log_mdts_before_lid),  TAP_TEST(get_log_mdts_16mib),
+    TAP_TEST(id_ns_kv_log_is_identify), TAP_TEST(id_ns_kv_log_bad_nsid),
+    TAP_TEST(id_ns_kv_log_nvm),
 };
 
 int main(void)
