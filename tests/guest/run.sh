@@ -22,6 +22,9 @@
 #                               (default all; disk boots the full VM of
 #                               scripts/mkguest.sh --disk, see docs/guest.md)
 #   KVSSD_GUEST_KEEP            keep the work directory (console logs) when set
+#   KVSSD_GUEST_PROPS           NAME=VALUE ... added to the KV-SSD of every boot
+#                               that has one (e.g. index=lsm: the groups under
+#                               another index design); default none
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib/common.sh"
 here=$KVSSD_TOP/tests/guest
@@ -31,6 +34,11 @@ bench_s=${KVSSD_GUEST_BENCH_SECONDS:-60}
 [[ $bench_s =~ ^[0-9]+$ ]] && [ "$bench_s" -ge 1 ] ||
     die "KVSSD_GUEST_BENCH_SECONDS '$bench_s' is not valid: give a whole number of seconds, 1 or more"
 kernels=${KVSSD_GUEST_KERNELS:-bookworm trixie}
+read -r -a guest_props <<<"${KVSSD_GUEST_PROPS:-}"
+for p in "${guest_props[@]}"; do
+    [[ $p =~ ^[a-z0-9-]+=[^,[:space:]]+$ ]] ||
+        die "KVSSD_GUEST_PROPS names '$p'; give NAME=VALUE words (a -device kvssd property, no comma)"
+done
 groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci icount block disk fabrics}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
@@ -136,7 +144,12 @@ group_start() {
     local opts=() envs=()
     while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
     [ $# -eq 0 ] || { shift; envs=("$@"); }
-    local names=$work/$tag.names out=$work/$tag.out
+    local names=$work/$tag.names out=$work/$tag.out p
+    # the KV-SSD's KVSSD_GUEST_PROPS, where the boot has one (not a fabrics host's)
+    case " ${opts[*]} " in
+    *" --fabrics-host "* | *" --device none "* | *" --device nvme "*) ;;
+    *) for p in "${guest_props[@]}"; do opts+=(--prop "$p"); done ;;
+    esac
     list_cases "$g" "${envs[@]}" >"$names"
     group_pid=0
     if [ -n "$prereq" ]; then
@@ -220,7 +233,9 @@ persist_group() {
 # reads a value boot 1 stored and stores a key; boot 4 (PHASE=sim) reads
 # that key and stores another, which the host's kvssd then reads.
 sim_round_trip() {
-    local img=$1 kvssd=${BUILD_DIR:-$KVSSD_TOP/build}/host/kvssd why=
+    local img=$1 kvssd=${BUILD_DIR:-$KVSSD_TOP/build}/host/kvssd why= p sim
+    sim=sim:$img
+    for p in "${guest_props[@]}"; do sim+=",$p"; done
     local key_a=A100-A100.A100.A want_a="$work/sim-want-a" got="$work/sim-got"
     tail -c +101 "$work/pool.bin" | head -c 33 >"$want_a"
     if [ ! -x "$kvssd" ]; then
@@ -230,23 +245,23 @@ sim_round_trip() {
     fi
     if [ -n "$why" ]; then
         tap_not_ok "persist[sim]: the host's sim: reads the guest's value" "$why"
-    elif ! "$kvssd" get "sim:$img" "$key_a" --output "$got" 2>"$got.err"; then
+    elif ! "$kvssd" get "$sim" "$key_a" --output "$got" 2>"$got.err"; then
         tap_not_ok "persist[sim]: the host's sim: reads the guest's value" "$(cat "$got.err")"
     elif ! cmp -s "$want_a" "$got"; then
         tap_not_ok "persist[sim]: the host's sim: reads the guest's value" \
-            "sim:$img returned $(wc -c <"$got") bytes under $key_a; expected the 33 bytes boot 1 stored"
+            "$sim returned $(wc -c <"$got") bytes under $key_a; expected the 33 bytes boot 1 stored"
     else
         tap_ok "persist[sim]: the host's sim: reads the guest's value"
     fi
     if [ -z "$why" ] && printf 'written by sim:' >"$work/sim-v" &&
-        "$kvssd" put "sim:$img" sim-written-key --file "$work/sim-v" 2>"$got.err"; then
+        "$kvssd" put "$sim" sim-written-key --file "$work/sim-v" 2>"$got.err"; then
         tap_ok "persist[sim]: the host's sim: stores a key in the guest's image"
     else
         tap_not_ok "persist[sim]: the host's sim: stores a key in the guest's image" \
             "${why:-$(cat "$got.err")}"
     fi
     run_group persist "persist[boot 4]" --image "$img" -- PHASE=sim
-    if [ -z "$why" ] && "$kvssd" get "sim:$img" guest-written-key --output "$got" 2>"$got.err" &&
+    if [ -z "$why" ] && "$kvssd" get "$sim" guest-written-key --output "$got" 2>"$got.err" &&
         [ "$(cat "$got")" = "written by the guest" ]; then
         tap_ok "persist[sim]: the host's sim: reads what boot 4 stored"
     else
