@@ -233,15 +233,19 @@ persist_group() {
 # reads a value boot 1 stored and stores a key; boot 4 (PHASE=sim) reads
 # that key and stores another, which the host's kvssd then reads.
 sim_round_trip() {
-    local img=$1 kvssd=${BUILD_DIR:-$KVSSD_TOP/build}/host/kvssd why= p sim
+    local img=$1 kvssd= why= p sim hash
+    # the host tools mkguest.sh built for the guest (this checkout's, with
+    # the firmware): the build the guest's own kvssd comes from
+    hash=$(sed -n 's/^tools: built from .* (\([0-9a-f]*\))$/\1/p' "$guest/manifest" 2>/dev/null)
+    [ -z "$hash" ] || kvssd=$(dirname "$guest")/tools-$hash/build/host/kvssd
     sim=sim:$img
     for p in "${guest_props[@]}"; do sim+=",$p"; done
     local key_a=A100-A100.A100.A want_a="$work/sim-want-a" got="$work/sim-got"
     tail -c +101 "$work/pool.bin" | head -c 33 >"$want_a"
-    if [ ! -x "$kvssd" ]; then
-        why="no host kvssd at $kvssd (build with meson first, or set BUILD_DIR)"
-    elif [ -n "$prereq" ]; then
+    if [ -n "$prereq" ]; then
         why="prerequisite missing: $prereq"
+    elif [ -z "$kvssd" ] || [ ! -x "$kvssd" ]; then
+        why="no host kvssd from the guest's tools build ('${kvssd:-$guest/manifest names none}')"
     fi
     if [ -n "$why" ]; then
         tap_not_ok "persist[sim]: the host's sim: reads the guest's value" "$why"
