@@ -38,6 +38,17 @@ struct kv_index_pos {
     uint32_t a, b;
 };
 
+/* A position that is the entry's signature (designs keyed by it: pm983, lsm). */
+static inline struct kv_index_pos kv_index_pos_of_hash(uint64_t hash)
+{
+    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash};
+}
+
+static inline uint64_t kv_index_pos_hash(const struct kv_index_pos *pos)
+{
+    return (uint64_t)pos->a << 32 | pos->b;
+}
+
 /* One entry, for the prefix walk: the key's signature and its location. */
 struct kv_index_entry {
     uint64_t hash;

@@ -599,16 +599,6 @@ static uint64_t lsm_peek(const struct kv_index *ix, uint64_t hash)
     return 0;
 }
 
-static struct kv_index_pos pos_of(uint64_t hash)
-{
-    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash};
-}
-
-static uint64_t hash_of(const struct kv_index_pos *pos)
-{
-    return (uint64_t)pos->a << 32 | pos->b;
-}
-
 /*
  * A Store's membership check by signature, no flash read charged: in an
  * LSM-tree a put is blind, and the old version is found (and paid for) by
@@ -620,7 +610,7 @@ static bool lsm_find(struct kv_index *ix, uint64_t hash, const void *key, uint32
     (void)key;
     (void)key_bytes;
     (void)now_ns;
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     return newest(ix, hash, loc, NULL) && *loc != LSM_DEL;
 }
 
@@ -630,7 +620,7 @@ static bool lsm_lookup(struct kv_index *ix, uint64_t hash, const void *key, uint
                        const uint8_t **record, bool *filtered)
 {
     (void)filtered;
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     if (!newest(ix, hash, loc, now_ns) || *loc == LSM_DEL) {
         return false;
     }
@@ -699,19 +689,19 @@ static void lsm_put(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *
 static void lsm_set(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t loc,
                     uint64_t *now_ns)
 {
-    lsm_put(ix, hash_of(pos), loc, now_ns);
+    lsm_put(ix, kv_index_pos_hash(pos), loc, now_ns);
 }
 
 static void lsm_remove(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    lsm_put(ix, hash_of(pos), LSM_DEL, now_ns);
+    lsm_put(ix, kv_index_pos_hash(pos), LSM_DEL, now_ns);
 }
 
 static bool lsm_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc, struct kv_index_pos *pos,
                          uint64_t *now_ns)
 {
     uint64_t cur;
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     return newest(ix, hash, &cur, now_ns) && cur == loc;
 }
 

@@ -229,16 +229,6 @@ static uint64_t pm983_peek(const struct kv_index *ix, uint64_t hash)
     return hash_index_ops.peek(ix, hash);
 }
 
-static struct kv_index_pos pos_of(uint64_t hash)
-{
-    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash};
-}
-
-static uint64_t hash_of(const struct kv_index_pos *pos)
-{
-    return (uint64_t)pos->a << 32 | pos->b;
-}
-
 /*
  * A Store's membership check by signature ("key hashing, membership
  * checking, and merging of the local and global index have to be executed
@@ -250,7 +240,7 @@ static bool pm983_find(struct kv_index *ix, uint64_t hash, const void *key, uint
                        uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns)
 {
     const struct pm983_local *l = local_of(ix);
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     uint32_t i = local_find(l, hash);
     if (i != UINT32_MAX) {
         *loc = l->loc[i];
@@ -273,10 +263,10 @@ static bool pm983_lookup(struct kv_index *ix, uint64_t hash, const void *key, ui
     if (i == UINT32_MAX) {
         bool found = hash_index_ops.lookup(ix, hash, key, key_bytes, loc, pos, now_ns, record,
                                            filtered);
-        *pos = pos_of(hash);
+        *pos = kv_index_pos_of_hash(hash);
         return found;
     }
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     if (l->op[i] != PM983_SET) {
         return false;
     }
@@ -313,7 +303,7 @@ static void pm983_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t
 static void pm983_set(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t loc,
                       uint64_t *now_ns)
 {
-    uint64_t hash = hash_of(pos);
+    uint64_t hash = kv_index_pos_hash(pos);
     struct pm983_local *l = local_of(ix);
     if (local_find(l, hash) == UINT32_MAX && l->count >= l->max) {
         merge(ix, now_ns);
@@ -323,7 +313,7 @@ static void pm983_set(struct kv_index *ix, const struct kv_index_pos *pos, uint6
 
 static void pm983_remove(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    uint64_t hash = hash_of(pos);
+    uint64_t hash = kv_index_pos_hash(pos);
     struct pm983_local *l = local_of(ix);
     if (local_find(l, hash) == UINT32_MAX && l->count >= l->max) {
         merge(ix, now_ns);
@@ -336,7 +326,7 @@ static bool pm983_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
                            struct kv_index_pos *pos, uint64_t *now_ns)
 {
     const struct pm983_local *l = local_of(ix);
-    *pos = pos_of(hash);
+    *pos = kv_index_pos_of_hash(hash);
     uint32_t i = local_find(l, hash);
     if (i != UINT32_MAX) {
         return l->op[i] == PM983_SET && l->loc[i] == loc;
