@@ -42,6 +42,25 @@ static void admin_setup(void)
 }
 
 /*
+ * Run admin command @s with its data pointer over the 8 KiB host page
+ * (0xa5 first); the status, *@h its transfers. The clock moves 1 us.
+ */
+static uint16_t admin_exec(const struct kvssd_sqe *s, struct fake_host *h)
+{
+    struct kvssd_req io = {0};
+
+    memset(page, 0xa5, sizeof(page));
+    *h = fake_host_over(page, sizeof(page));
+    fake_host_dptr(&io, h);
+
+    struct kvssd_admin_req req = {.sqe = s, .now_ns = fx.now, .dptr = io.dptr};
+    req.status = 0xdead;
+    kvssd_admin_execute(&adm, &req);
+    fx.now += 1000;
+    return req.status;
+}
+
+/*
  * Get Log Page @lid of NUMD @numd (0's based, split into NUMDL and NUMDU)
  * into the 8 KiB host page (0xa5 first); the status, *@h its transfers.
  */
@@ -49,7 +68,6 @@ static uint16_t get_log_ns(uint8_t lid, uint32_t nsid, uint8_t csi, uint32_t num
                            struct fake_host *h)
 {
     struct kvssd_sqe s = sqe_new(KVSSD_ADM_GET_LOG_PAGE);
-    struct kvssd_req io = {0};
 
     s.cdw[1] = nsid;
     s.cdw[10] = kvssd_get_log_cdw10(lid, numd);
@@ -57,15 +75,7 @@ static uint16_t get_log_ns(uint8_t lid, uint32_t nsid, uint8_t csi, uint32_t num
     s.cdw[12] = (uint32_t)offset;
     s.cdw[13] = (uint32_t)(offset >> 32);
     s.cdw[14] = (uint32_t)csi << 24;
-    memset(page, 0xa5, sizeof(page));
-    *h = fake_host_over(page, sizeof(page));
-    fake_host_dptr(&io, h);
-
-    struct kvssd_admin_req req = {.sqe = &s, .now_ns = fx.now, .dptr = io.dptr};
-    req.status = 0xdead;
-    kvssd_admin_execute(&adm, &req);
-    fx.now += 1000;
-    return req.status;
+    return admin_exec(&s, h);
 }
 
 static uint16_t get_log_at(uint8_t lid, uint8_t csi, uint32_t numd, uint64_t offset,
@@ -277,20 +287,11 @@ static void test_config_log_offsets(void)
 static uint16_t identify(uint32_t nsid, uint8_t cns, uint8_t csi, struct fake_host *h)
 {
     struct kvssd_sqe s = sqe_new(KVSSD_ADM_IDENTIFY);
-    struct kvssd_req io = {0};
 
     s.cdw[1] = nsid;
     s.cdw[10] = cns;
     s.cdw[11] = kvssd_identify_cdw11(csi);
-    memset(page, 0xa5, sizeof(page));
-    *h = fake_host_over(page, sizeof(page));
-    fake_host_dptr(&io, h);
-
-    struct kvssd_admin_req req = {.sqe = &s, .now_ns = fx.now, .dptr = io.dptr};
-    req.status = 0xdead;
-    kvssd_admin_execute(&adm, &req);
-    fx.now += 1000;
-    return req.status;
+    return admin_exec(&s, h);
 }
 
 /*
