@@ -62,10 +62,11 @@ options:
   --device T          the first device: kvssd (default), nvme (QEMU's stock
                       NVMe, for checking the guest without the KV-SSD) or none
   --fabrics-target SOCKET
-                      export the KV-SSD over NVMe/TCP with Linux's nvmet
+                      export the KV-SSDs over NVMe/TCP with Linux's nvmet
                       passthru target (needs --kernel trixie: Debian's 6.1
                       has no CONFIG_NVME_TARGET_PASSTHRU) at 10.77.0.1:4420,
-                      NQN nqn.2026-01.org.kvssd:kvssd0, on a virtio NIC whose
+                      one subsystem each, NQN nqn.2026-01.org.kvssd:SERIAL
+                      (kvssd0 ..., --devices N), on a virtio NIC whose
                       wire is the unix socket SOCKET (QEMU listens on it);
                       the command runs once the export is set up, e.g.
                       `kvssd-fabrics serve 600` to serve one host guest
@@ -73,8 +74,10 @@ options:
                       a guest without a local device (--device none unless
                       given) whose NIC connects to the target guest's
                       SOCKET; it runs `nvme connect -t tcp -a 10.77.0.1 -s
-                      4420` and the command finds the fabrics namespace in
-                      $KVSSD_DEVICE. --icount is refused with either option:
+                      4420` for each kvssd subsystem the target lists and
+                      the command finds the fabrics namespaces in
+                      $KVSSD_DEVICES (the first in $KVSSD_DEVICE).
+                      --icount is refused with either option:
                       sleep=off jumps an idle guest's clock past the
                       NVMe/TCP keep-alive and I/O timeouts
   --script FILE       run FILE (a sh script) instead of COMMAND
