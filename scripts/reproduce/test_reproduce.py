@@ -817,6 +817,8 @@ class KVBlockCommands(unittest.TestCase):
         boots = 0
         for m in run.modules():
             for b in m.boots(1.0):
+                # a fabrics host has no device: its target's boot carries them
+                b = b.target or b
                 argv = C.run_guest_argv(b, "/tmp/s.sh")
                 self.assertIn("hash-seed=7", argv, (m.NAME, b.name))
                 if b.block_props is not None:
@@ -1101,6 +1103,19 @@ class YesCouldBeNo(unittest.TestCase):
         self.assertIn("verdict flips between rounds (yes, partly)", cl[1]["note"])
         self.assertEqual(round(SU.CPU_RANDOM, 1), 29.6)
         self.assertEqual(round(SU.CPU_SEQUENTIAL, 1), 14.0)
+
+    def test_fabrics_boot_argv(self):
+        """A fabrics host boot: no --icount, no device properties, its kernel; the target
+        boot carries the devices and properties."""
+        t = C.Boot("t", [], props={"preset": "pm983"}, devices=8, kernel="trixie")
+        h = C.Boot("h", [], kernel="trixie", target=t)
+        self.assertEqual(C.run_guest_argv(h, "/s", icount=None)[-4:],
+                         ["--kernel", "trixie", "--script", "/s"])
+        self.assertNotIn("--prop", C.run_guest_argv(h, "/s", icount=None))
+        ta = C.run_guest_argv(t, "/s", icount=None)
+        self.assertIn("--devices", ta)
+        self.assertEqual(ta[ta.index("--devices") + 1], "8")
+        self.assertIn("kvssd-fabrics serve 60 ", C.guest_script(t, serve_s=60))
 
     def test_page_has_no_yes_that_could_not_be_no(self):
         """Every yes on docs/results.json could have come out otherwise: the record's claim
