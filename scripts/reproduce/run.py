@@ -54,6 +54,7 @@ EXPERIMENTS = [
     "exp_char_traffic",
     "exp_char_direct",
     "exp_sdc_scaleup",
+    "exp_systor_scaleout",
     "exp_bandslim_wm",
 ]
 

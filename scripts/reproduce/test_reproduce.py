@@ -1104,6 +1104,28 @@ class YesCouldBeNo(unittest.TestCase):
         self.assertEqual(round(SU.CPU_RANDOM, 1), 29.6)
         self.assertEqual(round(SU.CPU_SEQUENTIAL, 1), 14.0)
 
+    def test_systor_scaleout_efficiency(self):
+        """Local aggregates 1000, 1980, 3900, 7600 ops/s (device-bound): E(N) 0.99, 0.975,
+        0.95, the least 0.95 >= 0.9: yes. Over TCP 100, 150, 200, 240 with N = 8 not
+        device-bound: E(N) 0.75, 0.5, 0.3, the least 0.3 < 0.5: no, and the note names N = 8.
+        A series without N = 1 is not measured."""
+        import exp_systor_scaleout as SO
+
+        def pts(rates, unbound=()):
+            return {str(n): {"ops_per_s": r, "device_bound": str(n) not in unbound}
+                    for n, r in zip(SO.NS, rates)}
+        m = {"local": {"points": pts([1000, 1980, 3900, 7600])},
+             "tcp": {"points": pts([100, 150, 200, 240], unbound=("8",))}}
+        self.assertEqual({n: round(e, 3) for n, e in SO.efficiency(m["local"]["points"]).items()},
+                         {"2": 0.99, "4": 0.975, "8": 0.95})
+        cl = SO.judge(m)
+        self.assertEqual([c["ours"] for c in cl], ["0.95", "0.30"])
+        self.assertEqual([c["holds"] for c in cl], [True, False])
+        self.assertIn("not device-bound at N = 8", cl[1]["note"])
+        self.assertTrue(all(c["can_fail"] for c in cl))
+        del m["local"]["points"]["1"]
+        self.assertIsNone(SO.judge(m)[0]["holds"])
+
     def test_fabrics_boot_argv(self):
         """A fabrics host boot: no --icount, no device properties, its kernel; the target
         boot carries the devices and properties."""
