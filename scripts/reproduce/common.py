@@ -643,8 +643,11 @@ def caption(fig, text):
 def scale_text(rec):
     """The run's scale and clock, for a caption: "--scale 1.0, QEMU icount shift 0"."""
     shifts = sorted({str(b.get("icount_shift")) for b in rec.get("boots", [])})
-    clock = ("QEMU icount shift %s" % "/".join(shifts) if shifts and "None" not in shifts
-             else "QEMU without icount (host real time)" if shifts else "clock not recorded")
+    on = [x for x in shifts if x != "None"]
+    clock = ("QEMU icount shift %s" % "/".join(on) if on else
+             "QEMU without icount (host real time)" if shifts else "clock not recorded")
+    if on and "None" in shifts:
+        clock += ", NVMe/TCP boots without icount"
     return "--scale %s, %s" % (rec.get("scale", "?"), clock)
 
 

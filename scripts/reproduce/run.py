@@ -233,7 +233,9 @@ def main():
                    setup=getattr(m, "SETUP", "") + rec.get("setup_extra", "") + (
                        "" if host else qemu_note() + icount_note(raw)),
                    scale_note=getattr(m, "SCALE", ""),
-                   boots=[{"name": b.name, "props": b.props, "block_props": b.block_props,
+                   # a fabrics host's devices are its target's (common.Boot.target)
+                   boots=[{"name": b.name, "props": (b.target or b).props,
+                           "block_props": b.block_props,
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
                            "icount_shift": raw.get(b.name, {}).get("icount_shift"),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
@@ -337,8 +339,12 @@ def icount_note(raw):
     shifts = sorted({str(r.get("icount_shift")) for r in raw.values() if r})
     if shifts == ["None"] or not shifts:
         return "QEMU without icount: device time followed the host's real time. "
+    off = sorted(b for b, r in raw.items() if r and r.get("icount_shift") is None)
+    shifts = [x for x in shifts if x != "None"]
     return ("QEMU in icount mode (shift %s, sleep=off): device time is a function of the "
-            "guest's instructions, not the host's speed. " % "/".join(shifts))
+            "guest's instructions, not the host's speed%s. " % (
+                "/".join(shifts), "; without icount (the host's real time): " +
+                ", ".join(off) if off else ""))
 
 
 def repeat_of(rec):

@@ -1126,6 +1126,15 @@ class YesCouldBeNo(unittest.TestCase):
         del m["local"]["points"]["1"]
         self.assertIsNone(SO.judge(m)[0]["holds"])
 
+    def test_icount_note_names_boots_without_icount(self):
+        """Boots under icount and a fabrics boot without it: the note gives the shift and
+        names the boot that ran on the host's real time."""
+        import run
+        note = run.icount_note({"a": {"icount_shift": "0"}, "tcp": {"icount_shift": None}})
+        self.assertEqual(note, "QEMU in icount mode (shift 0, sleep=off): device time is a "
+                         "function of the guest's instructions, not the host's speed; without "
+                         "icount (the host's real time): tcp. ")
+
     def test_fabrics_boot_argv(self):
         """A fabrics host boot: no --icount, no device properties, its kernel; the target
         boot carries the devices and properties."""
