@@ -1154,11 +1154,10 @@ static bool shadowed(struct kv_index *ix, const uint8_t *p, const uint32_t *coun
     return false;
 }
 
-/* Record @m's page: place, checksum, header, sorted entries with possible locations. */
-static int manifest_page_check(struct kv_index *ix, const struct kv_index_ckpt_head *h,
-                               const struct lsm_manifest_page *m, uint32_t v, uint64_t prev_last,
-                               bool has_prev, uint8_t *ids, struct kv_index_ckpt_ctx *ctx,
-                               char *why, size_t why_len)
+/* Record @m's page: place, checksum, header, sorted entries of possible lengths. */
+static int manifest_page_check(struct kv_index *ix, const struct lsm_manifest_page *m, uint32_t v,
+                               uint64_t prev_last, bool has_prev, uint8_t *ids,
+                               struct kv_index_ckpt_ctx *ctx, char *why, size_t why_len)
 {
     struct lsm_index *l = L(ix);
     struct nand *n = nand_of(ix);
@@ -1207,35 +1206,60 @@ static int manifest_page_check(struct kv_index *ix, const struct kv_index_ckpt_h
         uint32_t len = loc_len(loc);
         uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES +
                        (loc_tombstone(loc) ? 0 : KVFTL_VALUE_MAX_BYTES);
-        if (len < BLOB_HEADER_BYTES + 1 || len > max ||
-            !ctx->blob_inside(ctx->opaque, loc_addr(loc), len)) {
+        if (len < BLOB_HEADER_BYTES + 1 || len > max) {
+            return refuse(why, why_len, "lsm page %u entry %u names a blob of %u bytes", m->id, k,
+                          len);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The live entries of record @m's page (level @v; each key's newest, the
+ * pages checked): each inside the value log, the first one's blob key
+ * hashing to it under the checkpoint's seed, and the valid bytes they
+ * reference added up. A shadowed entry's blob may be gone (GC moved it and
+ * freed its stripe): it is never read again.
+ */
+static int manifest_page_live(struct kv_index *ix, const struct kv_index_ckpt_head *h,
+                              const uint8_t *p, const uint32_t *counts, const uint64_t *start,
+                              uint32_t v, const struct lsm_manifest_page *m,
+                              struct kv_index_ckpt_ctx *ctx, char *why, size_t why_len)
+{
+    struct nand *n = nand_of(ix);
+    const struct kv_index_entry *e = page_entries(nand_page_ptr(n, m->ppn));
+    bool keyed = false;
+    for (uint32_t k = 0; k < m->count; k++) {
+        uint64_t loc = ent_loc(e[k].loc);
+        if (loc == LSM_DEL || shadowed(ix, p, counts, start, v, e[k].hash, ent_dup(e[k].loc))) {
+            continue;
+        }
+        if (!ctx->blob_inside(ctx->opaque, loc_addr(loc), loc_len(loc))) {
             return refuse(why, why_len,
                           "lsm page %u entry %u points outside the value log (address %llu, %u "
                           "bytes)",
-                          m->id, k, (unsigned long long)loc_addr(loc), len);
+                          m->id, k, (unsigned long long)loc_addr(loc), loc_len(loc));
         }
-    }
-    /* one blob read back: its key hashes to the entry under the checkpoint's seed */
-    for (uint32_t k = 0; k < m->count; k++) {
-        if (ent_del(e[k].loc)) {
-            continue;
+        if (!keyed) {
+            uint8_t buf[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES];
+            uint32_t kb;
+            const uint8_t *key = ctx->blob_key(ctx->opaque, loc, buf, &kb);
+            const struct index *x = &ix->hash.idx;
+            uint64_t h2 = 0;
+            if (key) {
+                h2 = x->hash ? x->hash(key, kb) : XXH3_64bits_withSeed(key, kb, h->hash_seed);
+                h2 = h2 ? h2 : 1;
+            }
+            if (h2 != e[k].hash) {
+                return refuse(why, why_len,
+                              "lsm page %u entry %u names the blob at %llu, which holds another "
+                              "key (or the hash seed is wrong)",
+                              m->id, k, (unsigned long long)loc_addr(loc));
+            }
+            keyed = true;
         }
-        uint8_t buf[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES];
-        uint32_t kb;
-        const uint8_t *key = ctx->blob_key(ctx->opaque, ent_loc(e[k].loc), buf, &kb);
-        const struct index *x = &ix->hash.idx;
-        uint64_t h2 = 0;
-        if (key) {
-            h2 = x->hash ? x->hash(key, kb) : XXH3_64bits_withSeed(key, kb, h->hash_seed);
-            h2 = h2 ? h2 : 1;
-        }
-        if (h2 != e[k].hash) {
-            return refuse(why, why_len,
-                          "lsm page %u entry %u names the blob at %llu, which holds another key "
-                          "(or the hash seed is wrong)",
-                          m->id, k, (unsigned long long)loc_addr(ent_loc(e[k].loc)));
-        }
-        break;
+        uint32_t s = (uint32_t)(loc_addr(loc) / n->geo.stripe_bytes);
+        ctx->valid[s] += vlog_live_count(ix->hash.idx.vl, ctx->t, loc);
     }
     return 0;
 }
@@ -1264,23 +1288,14 @@ static int lsm_ckpt_check(struct kv_index *ix, const struct kv_index_ckpt_head *
         for (uint32_t i = 0; i < counts[v] && rc == 0; i++) {
             struct lsm_manifest_page m = manifest_rec(p, start[v] + i);
             struct lsm_manifest_page prev = i ? manifest_rec(p, start[v] + i - 1) : m;
-            rc = manifest_page_check(ix, h, &m, v, prev.last, i > 0, ids, ctx, why, why_len);
+            rc = manifest_page_check(ix, &m, v, prev.last, i > 0, ids, ctx, why, why_len);
         }
     }
     g_free(ids);
-    /* what the live entries reference: each key's newest entry only */
     for (uint32_t v = 0; v < LSM_MAX_LEVELS && rc == 0; v++) {
-        for (uint32_t i = 0; i < counts[v]; i++) {
+        for (uint32_t i = 0; i < counts[v] && rc == 0; i++) {
             struct lsm_manifest_page m = manifest_rec(p, start[v] + i);
-            const struct kv_index_entry *e = page_entries(nand_page_ptr(n, m.ppn));
-            for (uint32_t k = 0; k < m.count; k++) {
-                uint64_t loc = ent_loc(e[k].loc);
-                if (loc != LSM_DEL &&
-                    !shadowed(ix, p, counts, start, v, e[k].hash, ent_dup(e[k].loc))) {
-                    uint32_t s = (uint32_t)(loc_addr(loc) / n->geo.stripe_bytes);
-                    ctx->valid[s] += vlog_live_count(ix->hash.idx.vl, ctx->t, loc);
-                }
-            }
+            rc = manifest_page_live(ix, h, p, counts, start, v, &m, ctx, why, why_len);
             ctx->valid[nand_stripe_of(n, m.ppn)] += n->geo.page_size;
             ctx->index_bytes += n->geo.page_size;
         }
