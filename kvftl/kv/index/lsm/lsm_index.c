@@ -624,6 +624,7 @@ static void levels_free(struct lsm_index *l)
     l->ids_used = 0;
     l->nand_bytes = l->pinned_bytes = 0;
     l->dup_keys = 0;
+    l->free_hash = 0;
 }
 
 static void lsm_init(struct kv_index *ix, struct space *sp, struct value_log *vl,
@@ -725,6 +726,7 @@ struct key_check {
     const uint8_t **record; /* the read's view of the blob, or NULL */
     uint32_t d; /* found: which key of the signature */
     uint64_t loc; /* found: its location */
+    uint32_t taken; /* the keys met holding a blob or tombstone, a bit each */
 };
 
 /* Does the blob at @loc hold @key? Its header and key copied, no time or statistics. */
@@ -745,6 +747,7 @@ static bool key_is(struct kv_index *ix, void *ctx, uint32_t d, uint64_t val, uin
     if (ent_del(val)) {
         return false;
     }
+    q->taken |= 1u << d;
     uint64_t loc = ent_loc(val);
     bool match;
     if (q->charged) {
@@ -773,10 +776,16 @@ static bool lsm_find(struct kv_index *ix, uint64_t hash, const void *key, uint32
                      uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns)
 {
     (void)now_ns;
-    struct key_check q = {key, key_bytes, false, NULL, 0, 0};
+    struct lsm_index *l = L(ix);
+    struct key_check q = {key, key_bytes, false, NULL, 0, 0, 0};
     bool found = keys_of(ix, hash, key_is, &q, NULL);
     *pos = pos_of(hash, q.d);
     *loc = q.loc;
+    if (!found) {
+        /* every key of the signature was met: the one a new key takes, for reserve() and add() */
+        l->free_hash = hash;
+        l->free_dup = !(q.taken & 1) ? 0 : !l->dup_keys ? 1 : (q.taken & 2) ? 2 : 1;
+    }
     return found;
 }
 
@@ -793,7 +802,7 @@ static bool lsm_lookup(struct kv_index *ix, uint64_t hash, const void *key, uint
     if (record) {
         *record = NULL;
     }
-    struct key_check q = {key, key_bytes, true, record, 0, 0};
+    struct key_check q = {key, key_bytes, true, record, 0, 0, 0};
     bool found = keys_of(ix, hash, key_is, &q, now_ns);
     *pos = pos_of(hash, q.d);
     *loc = q.loc;
@@ -803,10 +812,17 @@ static bool lsm_lookup(struct kv_index *ix, uint64_t hash, const void *key, uint
 /*
  * The key a new key of @hash becomes: the first of the two whose newest
  * entry is absent or a deletion marker; 2 when both hold a blob or a
- * tombstone. Nothing charged.
+ * tombstone. Nothing charged. A Store's find() that missed left it for
+ * its reserve() and add(): until an add() no key turns from free to taken
+ * (set() and remove() act on keys found taken, flushes and compactions
+ * on none).
  */
 static uint32_t free_dup(struct kv_index *ix, uint64_t hash)
 {
+    struct lsm_index *l = L(ix);
+    if (l->free_hash == hash) {
+        return l->free_dup;
+    }
     for (uint32_t d = 0; d < 2; d++) {
         uint64_t val;
         if (!newest(ix, hash, d, &val, NULL) || ent_del(val)) {
@@ -836,6 +852,7 @@ static void lsm_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *
     struct lsm_index *l = L(ix);
     uint32_t d = free_dup(ix, hash);
     g_assert(d <= 1); /* reserve() found it free, and only add() takes one */
+    l->free_hash = 0;
     l->dup_keys += d;
     mem_put(l, hash, ent_make(loc, d));
 }
@@ -904,7 +921,7 @@ static bool key_at(struct kv_index *ix, void *ctx, uint32_t d, uint64_t val, uin
 static bool lsm_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc, struct kv_index_pos *pos,
                          uint64_t *now_ns)
 {
-    struct key_check q = {NULL, 0, false, NULL, 0, loc};
+    struct key_check q = {NULL, 0, false, NULL, 0, loc, 0};
     bool found = keys_of(ix, hash, key_at, &q, now_ns);
     *pos = pos_of(hash, found ? q.d : 0);
     return found;

@@ -85,6 +85,8 @@ struct lsm_index {
     uint64_t flushes, compactions, pages_read, pages_written, hits, misses;
     uint64_t dels_dropped;
     uint64_t dup_keys; /* entries with LSM_DUP made (or mounted): 0, no look-up seeks them */
+    uint64_t free_hash; /* 0, or the signature whose free key free_dup is (a Store's miss) */
+    uint32_t free_dup;
 };
 
 extern const struct kv_index_ops lsm_index_ops;
