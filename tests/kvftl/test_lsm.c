@@ -318,9 +318,42 @@ static uint32_t twins_walked(struct kvftl *f)
     return k;
 }
 
+/* kvftl_iter_next()'s emit: bit 1 for "twin-a", 2 for "twin-b", 4 for another key or a repeat. */
+static int twin_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
+{
+    (void)value;
+    (void)value_bytes;
+    uint32_t *seen = opaque, bit = 4;
+    if (key_bytes == 6 && memcmp(key, "twin-", 5) == 0) {
+        bit = ((const char *)key)[5] == 'a' ? 1 : ((const char *)key)[5] == 'b' ? 2 : 4;
+    }
+    *seen |= *seen & bit ? 4 : bit;
+    return 0;
+}
+
+/* What an iterator over the prefix "twin" emits (twin_emit()'s bits). */
+static uint32_t twins_iterated(struct kvftl *f)
+{
+    uint32_t h, seen = 0;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, 0x7477696e /* "twin" */, 0xffffffff, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    for (int i = 0; i < 10000; i++) {
+        kvftl_iter_next(f, h, 16, twin_emit, &seen, 0, &cpl);
+        if (cpl.status == KVFTL_ITERATOR_END) {
+            break;
+        }
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    }
+    kvftl_iter_close(f, h, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    return seen;
+}
+
 /*
  * "twin-a" and "twin-b" share their signature: two keys, each with its
- * own value, from the memtable, from L0, L1 and L2 (compacted page by
+ * own value (and each iterated once), from the memtable, from L0, L1 and L2 (compacted page by
  * page), after an overwrite, a delete of one, a checkpoint and mount, GC
  * of their stripe and a crash scan. A third key of the signature is
  * absent, and its Store is refused (Capacity Exceeded).
@@ -360,6 +393,7 @@ static void test_equal_signatures_are_two_keys(void)
     }
     CU_ASSERT_EQUAL(l->lv[2].n, 3);
     CU_ASSERT_EQUAL(twins_walked(f), 2);
+    CU_ASSERT_EQUAL(twins_iterated(f), 3);
 
     /* the second key's new version in L0 above both in L2 */
     CU_ASSERT_EQUAL(put(f, "twin-b", 40, 3, false), 0);
@@ -374,6 +408,7 @@ static void test_equal_signatures_are_two_keys(void)
     CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 1), KVFTL_KEY_DOES_NOT_EXIST);
     CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
     CU_ASSERT_EQUAL(twins_walked(f), 1);
+    CU_ASSERT_EQUAL(twins_iterated(f), 2);
     CU_ASSERT_EQUAL(stats(f).live_keys, 601);
     assert_consistent(f);
 
@@ -404,6 +439,7 @@ static void test_equal_signatures_are_two_keys(void)
     CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 4), 0);
     CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
     CU_ASSERT_EQUAL(twins_walked(f), 2);
+    CU_ASSERT_EQUAL(twins_iterated(f), 3);
     CU_ASSERT_EQUAL(stats(f).live_keys, 2402);
     CU_ASSERT_EQUAL(count_bad(f, 0, 2400, 7), 0);
     assert_consistent(f);
