@@ -2,14 +2,19 @@
 /*
  * The lsm index design (kvftl/kv/index/lsm/): what a memtable flush, a
  * compaction step and a lookup cost in index pages, deletion markers
- * dropping at the last level, and a clean mount that refuses a damaged
- * lsm page or manifest and rebuilds by scanning the log. The unit tests
+ * dropping at the last level, two keys sharing a signature kept apart
+ * through every path, and a clean mount that refuses a damaged lsm page
+ * or manifest and rebuilds by scanning the log. The unit tests
  * drive the index with chosen signatures (4 KiB index pages: 255 entries
  * a page) so that every page range, and so every count, follows from them.
  */
+#include <sys/stat.h>
+
 #include "gc.h"
 #include "helpers.h"
 #include "kvftl_image.h"
+
+static char image[64];
 
 static struct kvftl *open_lsm(void)
 {
@@ -229,7 +234,219 @@ static void test_gc_relocates_lsm_pages(void)
     kvftl_close(f);
 }
 
-static char image[64];
+/*
+ * Signature 255 twice (two keys: the second add while the first has an
+ * entry) among 1..265: 266 entries, but the first page ends at 254 (254
+ * entries) rather than split 255's two keys; the second holds 255..265
+ * (12). GC's look-up finds each key's location, and removing the second
+ * key leaves the first.
+ */
+static void test_page_keeps_a_signatures_keys(void)
+{
+    struct kvftl *f = open_lsm();
+    struct lsm_index *l = &f->index.lsm;
+    l->mmax = 1000;
+    add_run(f, 1, 1, 255);
+    uint64_t now = 0, second = loc_make(300 * 128, 100, false);
+    CU_ASSERT_EQUAL_FATAL(kv_index_reserve(&f->index, 255, &now), 0);
+    kv_index_add(&f->index, 255, second, &now);
+    CU_ASSERT_EQUAL(l->dup_keys, 1);
+    add_run(f, 256, 1, 10);
+    CU_ASSERT_EQUAL(l->mcount, 266);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    CU_ASSERT_EQUAL_FATAL(l->lv[0].n, 2);
+    CU_ASSERT_EQUAL(l->lv[0].pg[0].count, 254);
+    CU_ASSERT_EQUAL(l->lv[0].pg[0].last, 254);
+    CU_ASSERT_EQUAL(l->lv[0].pg[1].count, 12);
+    CU_ASSERT_EQUAL(l->lv[0].pg[1].first, 255);
+    struct kv_index_pos pos;
+    CU_ASSERT_TRUE(kv_index_find_loc(&f->index, 255, loc_of(255), &pos, &now));
+    CU_ASSERT_EQUAL(pos.c, 0);
+    CU_ASSERT_TRUE(kv_index_find_loc(&f->index, 255, second, &pos, &now));
+    CU_ASSERT_EQUAL(pos.c, 1);
+    kv_index_remove(&f->index, &pos, &now);
+    CU_ASSERT_FALSE(kv_index_find_loc(&f->index, 255, second, &pos, &now));
+    CU_ASSERT_TRUE(kv_index_find_loc(&f->index, 255, loc_of(255), &pos, &now));
+    /* reserve() of 255 again: its second key is free (a marker), nothing refused */
+    CU_ASSERT_EQUAL(kv_index_reserve(&f->index, 255, &now), 0);
+    kvftl_close(f);
+}
+
+/* Every "twin-" key of 6 bytes has this signature (twin_hash()). */
+#define TWIN_SIG 0x4242424242424242ull
+
+static uint64_t twin_hash(const void *key, size_t len)
+{
+    return len == 6 && memcmp(key, "twin-", 5) == 0 ? TWIN_SIG : XXH3_64bits(key, len);
+}
+
+/*
+ * A clean close's checkpoint, then the mount kvftl_open() makes of it, on
+ * this instance: the test's hash stays installed, so the twins still
+ * share their signature after the mount.
+ */
+static void remount_in_place(struct kvftl *f)
+{
+    char err[256] = "";
+    CU_ASSERT_EQUAL_FATAL(recovery_checkpoint(f), 0);
+    ftl_reset_state(f);
+    struct stat st; /* what nand_init() finds at the next open */
+    CU_ASSERT_EQUAL_FATAL(fstat(f->nand.fd, &st), 0);
+    f->nand.file_bytes = (uint64_t)st.st_size;
+    f->nand.file_existed = true;
+    int rc = recovery_mount(f, err, sizeof(err));
+    if (rc) {
+        printf("# recovery_mount: %s\n", err);
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+}
+
+/* Entries of signature TWIN_SIG the prefix walk returns (live keys only). */
+static uint32_t twins_walked(struct kvftl *f)
+{
+    const struct kv_index_entry *e;
+    uint32_t n, k = 0;
+    uint64_t last, now = 0;
+    kv_index_walk(&f->index, TWIN_SIG, &e, &n, &last, &now);
+    for (uint32_t i = 0; i < n && e[i].hash == TWIN_SIG; i++) {
+        k++;
+    }
+    return k;
+}
+
+/* kvftl_iter_next()'s emit: bit 1 for "twin-a", 2 for "twin-b", 4 for another key or a repeat. */
+static int twin_emit(void *opaque, const void *key, uint32_t key_bytes, const void *value,
+                     uint32_t value_bytes)
+{
+    (void)value;
+    (void)value_bytes;
+    uint32_t *seen = opaque, bit = 4;
+    if (key_bytes == 6 && memcmp(key, "twin-", 5) == 0) {
+        bit = ((const char *)key)[5] == 'a' ? 1 : ((const char *)key)[5] == 'b' ? 2 : 4;
+    }
+    *seen |= *seen & bit ? 4 : bit;
+    return 0;
+}
+
+/* What an iterator over the prefix "twin" emits (twin_emit()'s bits). */
+static uint32_t twins_iterated(struct kvftl *f)
+{
+    uint32_t h, seen = 0;
+    struct kvftl_cpl cpl;
+    kvftl_iter_open(f, 0x7477696e /* "twin" */, 0xffffffff, KVFTL_ITER_KEYS, 0, &h, &cpl);
+    CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    for (int i = 0; i < 10000; i++) {
+        kvftl_iter_next(f, h, 16, twin_emit, &seen, 0, &cpl);
+        if (cpl.status == KVFTL_ITERATOR_END) {
+            break;
+        }
+        CU_ASSERT_EQUAL_FATAL(cpl.status, 0);
+    }
+    kvftl_iter_close(f, h, 0, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, 0);
+    return seen;
+}
+
+/*
+ * "twin-a" and "twin-b" share their signature: two keys, each with its
+ * own value (and each iterated once), from the memtable, from L0, L1 and L2 (compacted page by
+ * page), after an overwrite, a delete of one, a checkpoint and mount, GC
+ * of their stripe and a crash scan. A third key of the signature is
+ * absent, and its Store is refused (Capacity Exceeded).
+ */
+static void test_equal_signatures_are_two_keys(void)
+{
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    struct lsm_index *l = &f->index.lsm;
+    for (int v = 0; v < LSM_MAX_LEVELS; v++) {
+        l->lv[v].pinned = false;
+        l->lv[v].target = UINT64_MAX;
+    }
+    kvftl_set_hash_for_test(f, twin_hash);
+    CU_ASSERT_EQUAL(put(f, "twin-a", 40, 1, false), 0);
+    CU_ASSERT_EQUAL(put(f, "twin-b", 40, 2, false), 0);
+    fill(f, 0, 600, 7);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 602);
+    CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 1), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 2), 0);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    CU_ASSERT_EQUAL(l->lv[0].n, 3);
+    for (uint32_t v = 0; v < 2; v++) {
+        while (l->lv[v].n) {
+            CU_ASSERT_EQUAL_FATAL(compact_now(f, v), 0);
+        }
+        CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 1), 0);
+        CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 2), 0);
+    }
+    CU_ASSERT_EQUAL(l->lv[2].n, 3);
+    CU_ASSERT_EQUAL(twins_walked(f), 2);
+    CU_ASSERT_EQUAL(twins_iterated(f), 3);
+
+    /* the second key's new version in L0 above both in L2 */
+    CU_ASSERT_EQUAL(put(f, "twin-b", 40, 3, false), 0);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 1), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
+    CU_ASSERT_EQUAL(exist(f, "twin-c"), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(put(f, "twin-c", 40, 9, false), KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 602);
+
+    CU_ASSERT_EQUAL(del(f, "twin-a"), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 1), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
+    CU_ASSERT_EQUAL(twins_walked(f), 1);
+    CU_ASSERT_EQUAL(twins_iterated(f), 2);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 601);
+    assert_consistent(f);
+
+    remount_in_place(f);
+    CU_ASSERT_EQUAL(exist(f, "twin-a"), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 601);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 600, 7), 0);
+    assert_consistent(f);
+
+    /* 1800 more keys close stripe 0; GC moves the second key out, its entry with it */
+    fill(f, 600, 2400, 7);
+    CU_ASSERT_EQUAL(addr_of(f, "twin-b") / f->nand.geo.stripe_bytes, 0);
+    CU_ASSERT_NOT_EQUAL(f->space.data.stripe, 0);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_NOT_EQUAL(addr_of(f, "twin-b") / f->nand.geo.stripe_bytes, 0);
+    CU_ASSERT_EQUAL(exist(f, "twin-a"), KVFTL_KEY_DOES_NOT_EXIST);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 2401);
+    assert_consistent(f);
+
+    /* the first key back over its tombstone, then a crash: the scan finds both */
+    CU_ASSERT_EQUAL(put(f, "twin-a", 40, 4, false), 0);
+    flush(f);
+    char err[256] = "";
+    CU_ASSERT_EQUAL_FATAL(kvftl_power_cycle(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-a", 40, 4), 0);
+    CU_ASSERT_EQUAL(get_check(f, "twin-b", 40, 3), 0);
+    CU_ASSERT_EQUAL(twins_walked(f), 2);
+    CU_ASSERT_EQUAL(twins_iterated(f), 3);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 2402);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 2400, 7), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 #define LSM_KEYS 3000
 
 /*
@@ -282,6 +499,46 @@ static void test_clean_mount_from_manifest(void)
     CU_ASSERT(f->index.lsm.lv[0].n > 0);
     CU_ASSERT_EQUAL(stats(f).live_keys, LSM_KEYS);
     CU_ASSERT_EQUAL(count_bad(f, 0, LSM_KEYS, 7), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * 2400 keys fill stripe 0 and open stripe 1; their entries go to L1. GC
+ * collects stripe 0: the new locations go to the memtable, and L1 keeps
+ * the old ones, shadowed, naming a free stripe. The clean mount takes the
+ * manifest (a shadowed entry's blob need not exist) and every key is back.
+ */
+static void test_clean_mount_after_data_gc(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 2400, 7);
+    CU_ASSERT_NOT_EQUAL(f->space.data.stripe, 0);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    while (f->index.lsm.lv[0].n) {
+        CU_ASSERT_EQUAL_FATAL(compact_now(f, 0), 0);
+    }
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(gc_collect(f, 0, &now), 0);
+    CU_ASSERT_EQUAL(f->space.stripes[0].state, STRIPE_FREE);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 2400);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 2400, 7), 0);
     assert_consistent(f);
     kvftl_close(f);
     unlink(image);
@@ -364,7 +621,10 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_lookup_l2_costs_one_read),
     TAP_TEST_FN(test_deletion_marker_drops_at_last_level),
     TAP_TEST_FN(test_gc_relocates_lsm_pages),
+    TAP_TEST_FN(test_page_keeps_a_signatures_keys),
+    TAP_TEST_FN(test_equal_signatures_are_two_keys),
     TAP_TEST_FN(test_clean_mount_from_manifest),
+    TAP_TEST_FN(test_clean_mount_after_data_gc),
     TAP_TEST_FN(test_damaged_lsm_page),
     TAP_TEST_FN(test_damaged_manifest_levels),
     TAP_TEST_FN(test_damaged_manifest_count),

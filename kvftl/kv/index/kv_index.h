@@ -33,15 +33,15 @@ struct live_gauges;
 struct space;
 struct value_log;
 
-/* A design's position of an entry (the hash design: index page and slot). */
+/* A design's position of an entry (hash: index page and slot; lsm: signature, key of it in c). */
 struct kv_index_pos {
-    uint32_t a, b;
+    uint32_t a, b, c;
 };
 
 /* A position that is the entry's signature (designs keyed by it: pm983, lsm). */
 static inline struct kv_index_pos kv_index_pos_of_hash(uint64_t hash)
 {
-    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash};
+    return (struct kv_index_pos){(uint32_t)(hash >> 32), (uint32_t)hash, 0};
 }
 
 static inline uint64_t kv_index_pos_hash(const struct kv_index_pos *pos)

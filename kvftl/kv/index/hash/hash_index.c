@@ -79,7 +79,7 @@ static bool hash_find(struct kv_index *ix, uint64_t hash, const void *key, uint3
 {
     struct index_pos p;
     bool found = index_find(idx_of(ix), hash, key, key_bytes, loc, &p, now_ns);
-    *pos = (struct kv_index_pos){p.page_id, p.slot};
+    *pos = (struct kv_index_pos){p.page_id, p.slot, 0};
     return found;
 }
 
@@ -98,7 +98,7 @@ static bool hash_lookup(struct kv_index *ix, uint64_t hash, const void *key, uin
     }
     struct index_pos p;
     bool found = index_find_record(&h->idx, hash, key, key_bytes, loc, &p, now_ns, record);
-    *pos = (struct kv_index_pos){p.page_id, p.slot};
+    *pos = (struct kv_index_pos){p.page_id, p.slot, 0};
     return found;
 }
 
@@ -141,7 +141,7 @@ static bool hash_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
 {
     struct index_pos p;
     bool found = index_find_loc(idx_of(ix), hash, loc, &p, now_ns);
-    *pos = (struct kv_index_pos){p.page_id, p.slot};
+    *pos = (struct kv_index_pos){p.page_id, p.slot, 0};
     return found;
 }
 

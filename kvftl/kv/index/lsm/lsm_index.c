@@ -29,6 +29,50 @@ static const struct kv_index_entry *page_entries(const uint8_t *mem)
     return (const struct kv_index_entry *)(mem + sizeof(struct lsm_page_header));
 }
 
+/* ---- entries: a key is its signature and the LSM_DUP bit of its location ---- */
+
+static bool ent_del(uint64_t v)
+{
+    return (v | LSM_DUP) == UINT64_MAX;
+}
+
+/* Which key of its signature entry value @v is, 0 or 1 (a marker holds LSM_DUP inverted). */
+static uint32_t ent_dup(uint64_t v)
+{
+    return ent_del(v) ? v != LSM_DEL : (v & LSM_DUP) != 0;
+}
+
+/* The blob location of entry value @v (LSM_DEL for a marker), without the key's bit. */
+static uint64_t ent_loc(uint64_t v)
+{
+    return ent_del(v) ? LSM_DEL : v & ~LSM_DUP;
+}
+
+/* The entry value of key @d of a signature at location @loc (or LSM_DEL). */
+static uint64_t ent_make(uint64_t loc, uint32_t d)
+{
+    if (loc == LSM_DEL) {
+        return d ? LSM_DEL & ~LSM_DUP : LSM_DEL;
+    }
+    return d ? loc | LSM_DUP : loc;
+}
+
+/* Entries sort by (signature, key of it). */
+static int ent_order(const struct kv_index_entry *x, const struct kv_index_entry *y)
+{
+    if (x->hash != y->hash) {
+        return x->hash < y->hash ? -1 : 1;
+    }
+    return (int)ent_dup(x->loc) - (int)ent_dup(y->loc);
+}
+
+static struct kv_index_pos pos_of(uint64_t hash, uint32_t d)
+{
+    struct kv_index_pos p = kv_index_pos_of_hash(hash);
+    p.c = d;
+    return p;
+}
+
 /* ---- memtable ---- */
 
 static uint32_t mem_home(const struct lsm_index *l, uint64_t hash)
@@ -36,11 +80,12 @@ static uint32_t mem_home(const struct lsm_index *l, uint64_t hash)
     return (uint32_t)(hash ^ (hash >> 29)) & (l->mcap - 1);
 }
 
-static uint32_t mem_find(const struct lsm_index *l, uint64_t hash)
+/* The slot of key @d of @hash, or UINT32_MAX. */
+static uint32_t mem_find(const struct lsm_index *l, uint64_t hash, uint32_t d)
 {
     uint32_t i = mem_home(l, hash);
     for (uint32_t n = 0; n < l->mcap && l->mused[i]; n++) {
-        if (l->mhash[i] == hash) {
+        if (l->mhash[i] == hash && ent_dup(l->mloc[i]) == d) {
             return i;
         }
         i = (i + 1) & (l->mcap - 1);
@@ -48,10 +93,11 @@ static uint32_t mem_find(const struct lsm_index *l, uint64_t hash)
     return UINT32_MAX;
 }
 
-static void mem_put(struct lsm_index *l, uint64_t hash, uint64_t loc)
+/* Entry value @v (its key's bit included) of @hash into the memtable. */
+static void mem_put(struct lsm_index *l, uint64_t hash, uint64_t v)
 {
-    uint32_t i = mem_home(l, hash);
-    while (l->mused[i] && l->mhash[i] != hash) {
+    uint32_t i = mem_home(l, hash), d = ent_dup(v);
+    while (l->mused[i] && (l->mhash[i] != hash || ent_dup(l->mloc[i]) != d)) {
         i = (i + 1) & (l->mcap - 1);
     }
     if (!l->mused[i]) {
@@ -59,7 +105,7 @@ static void mem_put(struct lsm_index *l, uint64_t hash, uint64_t loc)
     }
     l->mused[i] = 1;
     l->mhash[i] = hash;
-    l->mloc[i] = loc;
+    l->mloc[i] = v;
 }
 
 static void buf_reserve(struct lsm_index *l, uint64_t n)
@@ -76,8 +122,7 @@ static void buf_reserve(struct lsm_index *l, uint64_t n)
 
 static int entry_cmp(const void *a, const void *b)
 {
-    const struct kv_index_entry *x = a, *y = b;
-    return x->hash < y->hash ? -1 : x->hash > y->hash;
+    return ent_order(a, b);
 }
 
 /* ---- pages ---- */
@@ -118,8 +163,8 @@ static const uint8_t *page_bytes(struct kv_index *ix, const struct lsm_page *p, 
     return nand_page_ptr(n, ppn);
 }
 
-/* The entry of @hash in page bytes @mem (@count entries): its index, or UINT32_MAX. */
-static uint32_t page_search(const uint8_t *mem, uint32_t count, uint64_t hash)
+/* The first entry of signature @hash or above in page bytes @mem (@count entries). */
+static uint32_t page_lower(const uint8_t *mem, uint32_t count, uint64_t hash)
 {
     const struct kv_index_entry *e = page_entries(mem);
     uint32_t lo = 0, hi = count;
@@ -131,20 +176,35 @@ static uint32_t page_search(const uint8_t *mem, uint32_t count, uint64_t hash)
             hi = mid;
         }
     }
-    return lo < count && e[lo].hash == hash ? lo : UINT32_MAX;
+    return lo;
+}
+
+/* The entry of key @d of @hash in page bytes @mem (@count entries): its index, or UINT32_MAX. */
+static uint32_t page_search(const uint8_t *mem, uint32_t count, uint64_t hash, uint32_t d)
+{
+    const struct kv_index_entry *e = page_entries(mem);
+    for (uint32_t k = page_lower(mem, count, hash); k < count && e[k].hash == hash; k++) {
+        if (ent_dup(e[k].loc) == d) {
+            return k;
+        }
+    }
+    return UINT32_MAX;
 }
 
 /*
- * The newest entry of @hash: the memtable, then L0, L1, ... (a page not
- * pinned costs a tR when @now_ns is given). true with its location
- * (LSM_DEL for a deletion marker).
+ * The newest entry of key @d of @hash: the memtable, then L0, L1, ... (a
+ * page not pinned costs a tR when @now_ns is given). true with its entry
+ * value (ent_del(): a deletion marker).
  */
-static bool newest(struct kv_index *ix, uint64_t hash, uint64_t *loc, uint64_t *now_ns)
+static bool newest(struct kv_index *ix, uint64_t hash, uint32_t d, uint64_t *val, uint64_t *now_ns)
 {
     struct lsm_index *l = L(ix);
-    uint32_t i = mem_find(l, hash);
+    if (d && !l->dup_keys) {
+        return false;
+    }
+    uint32_t i = mem_find(l, hash, d);
     if (i != UINT32_MAX) {
-        *loc = l->mloc[i];
+        *val = l->mloc[i];
         return true;
     }
     for (uint32_t v = 0; v < l->nlevels; v++) {
@@ -154,10 +214,57 @@ static bool newest(struct kv_index *ix, uint64_t hash, uint64_t *loc, uint64_t *
             continue;
         }
         const uint8_t *mem = page_bytes(ix, &lv->pg[p], now_ns);
-        uint32_t k = page_search(mem, lv->pg[p].count, hash);
+        uint32_t k = page_search(mem, lv->pg[p].count, hash, d);
         if (k != UINT32_MAX) {
-            *loc = page_entries(mem)[k].loc;
+            *val = page_entries(mem)[k].loc;
             return true;
+        }
+    }
+    return false;
+}
+
+/* Called with each key's newest entry value; true stops the walk. */
+typedef bool (*lsm_key_fn)(struct kv_index *ix, void *ctx, uint32_t d, uint64_t val,
+                           uint64_t *now_ns);
+
+/*
+ * The keys of signature @hash, newest level first, in one walk: @fn gets
+ * each key's newest entry (markers too) until it returns true (then true).
+ * The walk ends when every key the signature can have was met (one while
+ * no LSM_DUP entry was ever made), so without a second key it reads the
+ * pages newest() reads. A page not pinned costs a tR when @now_ns is given.
+ */
+static bool keys_of(struct kv_index *ix, uint64_t hash, lsm_key_fn fn, void *ctx, uint64_t *now_ns)
+{
+    struct lsm_index *l = L(ix);
+    uint32_t keys = l->dup_keys ? 2 : 1, all = (1u << keys) - 1, met = 0;
+    for (uint32_t d = 0; d < keys; d++) {
+        uint32_t i = mem_find(l, hash, d);
+        if (i != UINT32_MAX) {
+            met |= 1u << d;
+            if (fn(ix, ctx, d, l->mloc[i], now_ns)) {
+                return true;
+            }
+        }
+    }
+    for (uint32_t v = 0; v < l->nlevels && met != all; v++) {
+        const struct lsm_level *lv = &l->lv[v];
+        uint32_t p = level_page_of(lv, hash);
+        if (p == UINT32_MAX) {
+            continue;
+        }
+        const uint8_t *mem = page_bytes(ix, &lv->pg[p], now_ns);
+        const struct kv_index_entry *e = page_entries(mem);
+        uint32_t count = lv->pg[p].count;
+        for (uint32_t k = page_lower(mem, count, hash); k < count && e[k].hash == hash; k++) {
+            uint32_t d = ent_dup(e[k].loc);
+            if (d >= keys || (met & 1u << d)) {
+                continue;
+            }
+            met |= 1u << d;
+            if (fn(ix, ctx, d, e[k].loc, now_ns)) {
+                return true;
+            }
         }
     }
     return false;
@@ -242,18 +349,27 @@ static int page_write(struct kv_index *ix, uint32_t lvl, const struct kv_index_e
     return 0;
 }
 
-/* Pages of level @lvl from sorted entries @e (@count): *@out (g_free it), *@nout. */
+/*
+ * Pages of level @lvl from sorted entries @e (@count): *@out (g_free it),
+ * *@nout. A page ends one entry early rather than split a signature's two
+ * keys, so that pages' signature ranges stay disjoint.
+ */
 static int pages_write(struct kv_index *ix, uint32_t lvl, const struct kv_index_entry *e,
                        uint64_t count, struct lsm_page **out, uint32_t *nout, uint64_t *now_ns)
 {
     struct lsm_index *l = L(ix);
-    uint32_t np = (uint32_t)((count + l->slots - 1) / l->slots);
-    *out = g_new0(struct lsm_page, np ? np : 1);
+    /* every page but the last holds at least slots - 1 entries (slots >= 255: 4 KiB pages) */
+    uint64_t np = count / (l->slots - 1) + 1;
+    *out = g_new0(struct lsm_page, np);
     *nout = 0;
-    for (uint32_t i = 0; i < np; i++) {
-        uint64_t at = (uint64_t)i * l->slots;
+    for (uint64_t at = 0, i = 0; at < count; i++) {
         uint32_t c = (uint32_t)(count - at < l->slots ? count - at : l->slots);
-        if (page_write(ix, lvl, e + at, c, &(*out)[i], now_ns) != 0) {
+        if (at + c < count && e[at + c].hash == e[at + c - 1].hash) {
+            c--;
+        }
+        int rc = page_write(ix, lvl, e + at, c, &(*out)[i], now_ns);
+        at += c;
+        if (rc != 0) {
             for (uint32_t k = 0; k < i; k++) {
                 page_drop(ix, &(*out)[k]);
             }
@@ -305,7 +421,8 @@ static bool deepest(const struct lsm_index *l, uint32_t lvl)
 
 /*
  * Merge sorted @a (@na, newer) and @b (@nb, older) into l->buf: the newer
- * entry of a signature wins; deletion markers drop when @drop. The count.
+ * entry of a key (signature and LSM_DUP) wins; deletion markers drop when
+ * @drop. The count.
  */
 static uint64_t merge_runs(struct lsm_index *l, const struct kv_index_entry *a, uint64_t na,
                            const struct kv_index_entry *b, uint64_t nb, bool drop)
@@ -314,16 +431,16 @@ static uint64_t merge_runs(struct lsm_index *l, const struct kv_index_entry *a, 
     uint64_t i = 0, j = 0, n = 0;
     while (i < na || j < nb) {
         struct kv_index_entry e;
-        if (j >= nb || (i < na && a[i].hash <= b[j].hash)) {
+        if (j >= nb || (i < na && ent_order(&a[i], &b[j]) <= 0)) {
             e = a[i];
-            if (j < nb && b[j].hash == a[i].hash) {
+            if (j < nb && ent_order(&a[i], &b[j]) == 0) {
                 j++; /* shadowed */
             }
             i++;
         } else {
             e = b[j++];
         }
-        if (drop && e.loc == LSM_DEL) {
+        if (drop && ent_del(e.loc)) {
             l->dels_dropped++;
             continue;
         }
@@ -506,6 +623,8 @@ static void levels_free(struct lsm_index *l)
     }
     l->ids_used = 0;
     l->nand_bytes = l->pinned_bytes = 0;
+    l->dup_keys = 0;
+    l->free_hash = 0;
 }
 
 static void lsm_init(struct kv_index *ix, struct space *sp, struct value_log *vl,
@@ -582,60 +701,146 @@ static void lsm_prefetch(const struct kv_index *ix, uint64_t hash, bool for_upda
 static uint64_t lsm_peek(const struct kv_index *ix, uint64_t hash)
 {
     const struct lsm_index *l = &ix->lsm;
-    uint32_t i = mem_find(l, hash);
+    uint32_t i = mem_find(l, hash, 0);
     if (i != UINT32_MAX) {
-        return l->mloc[i] == LSM_DEL ? 0 : l->mloc[i];
+        return ent_del(l->mloc[i]) ? 0 : l->mloc[i];
     }
     for (uint32_t v = 0; v < l->nlevels && l->lv[v].pinned; v++) {
         uint32_t p = level_page_of(&l->lv[v], hash);
         if (p != UINT32_MAX) {
-            uint32_t k = page_search(l->lv[v].pg[p].mem, l->lv[v].pg[p].count, hash);
+            uint32_t k = page_search(l->lv[v].pg[p].mem, l->lv[v].pg[p].count, hash, 0);
             if (k != UINT32_MAX) {
                 uint64_t loc = page_entries(l->lv[v].pg[p].mem)[k].loc;
-                return loc == LSM_DEL ? 0 : loc;
+                return ent_del(loc) ? 0 : loc;
             }
         }
     }
     return 0;
 }
 
+/* What a key check looks for, and what it found. */
+struct key_check {
+    const void *key;
+    uint32_t key_bytes;
+    bool charged; /* a read's: the blob's key read on the clock */
+    const uint8_t **record; /* the read's view of the blob, or NULL */
+    uint32_t d; /* found: which key of the signature */
+    uint64_t loc; /* found: its location */
+    uint32_t taken; /* the keys met holding a blob or tombstone, a bit each */
+};
+
+/* Does the blob at @loc hold @key? Its header and key copied, no time or statistics. */
+static bool blob_holds_key(struct kv_index *ix, uint64_t loc, const void *key, uint32_t key_bytes)
+{
+    uint8_t buf[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES];
+    if (loc_len(loc) < BLOB_HEADER_BYTES + key_bytes) {
+        return false;
+    }
+    nand_copy_out(nand_of(ix), loc_addr(loc), buf, BLOB_HEADER_BYTES + key_bytes);
+    return buf[1] == key_bytes && memcmp(buf + BLOB_HEADER_BYTES, key, key_bytes) == 0;
+}
+
+/* lsm_key_fn: is the key's newest entry @val a blob (or tombstone) of the key wanted? */
+static bool key_is(struct kv_index *ix, void *ctx, uint32_t d, uint64_t val, uint64_t *now_ns)
+{
+    struct key_check *q = ctx;
+    if (ent_del(val)) {
+        return false;
+    }
+    q->taken |= 1u << d;
+    uint64_t loc = ent_loc(val);
+    bool match;
+    if (q->charged) {
+        const uint8_t *view = NULL;
+        match = vlog_key_matches(ix->hash.idx.vl, loc, q->key, q->key_bytes, now_ns, &view);
+        if (match && q->record) {
+            *q->record = view;
+        }
+    } else {
+        match = blob_holds_key(ix, loc, q->key, q->key_bytes);
+    }
+    if (match) {
+        q->d = d;
+        q->loc = loc;
+    }
+    return match;
+}
+
 /*
- * A Store's membership check by signature, no flash read charged: in an
- * LSM-tree a put is blind, and the old version is found (and paid for) by
- * the compaction that meets it.
+ * A Store's (and the crash scan's) look-up: the signature's keys and each
+ * one's blob key compared, no flash read charged: in an LSM-tree a put is
+ * blind, and the old version is found (and paid for) by the compaction
+ * that meets it.
  */
 static bool lsm_find(struct kv_index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                      uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    (void)key;
-    (void)key_bytes;
     (void)now_ns;
-    *pos = kv_index_pos_of_hash(hash);
-    return newest(ix, hash, loc, NULL) && *loc != LSM_DEL;
+    struct lsm_index *l = L(ix);
+    struct key_check q = {key, key_bytes, false, NULL, 0, 0, 0};
+    bool found = keys_of(ix, hash, key_is, &q, NULL);
+    *pos = pos_of(hash, q.d);
+    *loc = q.loc;
+    if (!found) {
+        /* every key of the signature was met: the one a new key takes, for reserve() and add() */
+        l->free_hash = hash;
+        l->free_dup = !(q.taken & 1) ? 0 : !l->dup_keys ? 1 : (q.taken & 2) ? 2 : 1;
+    }
+    return found;
 }
 
-/* A read's: the memtable, then each level (a tR for a page not pinned), the key confirmed. */
+/*
+ * A read's: the memtable, then each level (a tR for a page not pinned);
+ * each key of the signature met is confirmed by its blob's key (a read,
+ * as the hash design's), newest first, until one matches.
+ */
 static bool lsm_lookup(struct kv_index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                        uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns,
                        const uint8_t **record, bool *filtered)
 {
     (void)filtered;
-    *pos = kv_index_pos_of_hash(hash);
-    if (!newest(ix, hash, loc, now_ns) || *loc == LSM_DEL) {
-        return false;
-    }
-    const uint8_t *view = NULL;
-    bool match = vlog_key_matches(ix->hash.idx.vl, *loc, key, key_bytes, now_ns, &view);
     if (record) {
-        *record = match ? view : NULL;
+        *record = NULL;
     }
-    return match;
+    struct key_check q = {key, key_bytes, true, record, 0, 0, 0};
+    bool found = keys_of(ix, hash, key_is, &q, now_ns);
+    *pos = pos_of(hash, q.d);
+    *loc = q.loc;
+    return found;
 }
 
+/*
+ * The key a new key of @hash becomes: the first of the two whose newest
+ * entry is absent or a deletion marker; 2 when both hold a blob or a
+ * tombstone. Nothing charged. A Store's find() that missed left it for
+ * its reserve() and add(): until an add() no key turns from free to taken
+ * (set() and remove() act on keys found taken, flushes and compactions
+ * on none).
+ */
+static uint32_t free_dup(struct kv_index *ix, uint64_t hash)
+{
+    struct lsm_index *l = L(ix);
+    if (l->free_hash == hash) {
+        return l->free_dup;
+    }
+    for (uint32_t d = 0; d < 2; d++) {
+        uint64_t val;
+        if (!newest(ix, hash, d, &val, NULL) || ent_del(val)) {
+            return d;
+        }
+    }
+    return 2;
+}
+
+/* Room for a new key: refused when two keys of @hash have entries (a third signature match). */
 static int lsm_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
 {
     struct lsm_index *l = L(ix);
-    if (mem_find(l, hash) != UINT32_MAX) {
+    uint32_t d = free_dup(ix, hash);
+    if (d > 1) {
+        return -1;
+    }
+    if (mem_find(l, hash, d) != UINT32_MAX) {
         return 0;
     }
     return make_room(ix, now_ns) == 0 && l->mcount < l->mmax ? 0 : -1;
@@ -644,7 +849,12 @@ static int lsm_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
 static void lsm_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
 {
     (void)now_ns;
-    mem_put(L(ix), hash, loc);
+    struct lsm_index *l = L(ix);
+    uint32_t d = free_dup(ix, hash);
+    g_assert(d <= 1); /* reserve() found it free, and only add() takes one */
+    l->free_hash = 0;
+    l->dup_keys += d;
+    mem_put(l, hash, ent_make(loc, d));
 }
 
 /* The memtable's table twice as large (a flush that found no stripe: over its budget). */
@@ -660,7 +870,7 @@ static void mem_grow(struct lsm_index *l)
     l->mcount = 0;
     for (uint32_t i = 0; i < cap; i++) {
         if (u[i]) {
-            mem_put(l, h[i], lo[i]);
+            mem_put(l, h[i], lo[i]); /* the entry value: its key's bit too */
         }
     }
     g_free(h);
@@ -674,35 +884,47 @@ static void mem_grow(struct lsm_index *l)
  * memtable grows past its budget, as the hash design keeps a page it
  * cannot evict, until a flush succeeds.
  */
-static void lsm_put(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+static void lsm_put(struct kv_index *ix, uint64_t hash, uint64_t val, uint64_t *now_ns)
 {
     struct lsm_index *l = L(ix);
-    if (mem_find(l, hash) == UINT32_MAX) {
+    if (mem_find(l, hash, ent_dup(val)) == UINT32_MAX) {
         (void)make_room(ix, now_ns);
         if (l->mcount + 1 > l->mcap / 2) {
             mem_grow(l);
         }
     }
-    mem_put(l, hash, loc);
+    mem_put(l, hash, val);
 }
 
 static void lsm_set(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t loc,
                     uint64_t *now_ns)
 {
-    lsm_put(ix, kv_index_pos_hash(pos), loc, now_ns);
+    lsm_put(ix, kv_index_pos_hash(pos), ent_make(loc, pos->c), now_ns);
 }
 
 static void lsm_remove(struct kv_index *ix, const struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    lsm_put(ix, kv_index_pos_hash(pos), LSM_DEL, now_ns);
+    lsm_put(ix, kv_index_pos_hash(pos), ent_make(LSM_DEL, pos->c), now_ns);
 }
 
+/* lsm_key_fn: is the key's newest entry @val at the location wanted (struct key_check)? */
+static bool key_at(struct kv_index *ix, void *ctx, uint32_t d, uint64_t val, uint64_t *now_ns)
+{
+    (void)ix;
+    (void)now_ns;
+    struct key_check *q = ctx;
+    q->d = d;
+    return !ent_del(val) && ent_loc(val) == q->loc;
+}
+
+/* GC's: a blob is live when it is the newest entry of one of its signature's keys. */
 static bool lsm_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc, struct kv_index_pos *pos,
                          uint64_t *now_ns)
 {
-    uint64_t cur;
-    *pos = kv_index_pos_of_hash(hash);
-    return newest(ix, hash, &cur, now_ns) && cur == loc;
+    struct key_check q = {NULL, 0, false, NULL, 0, loc, 0};
+    bool found = keys_of(ix, hash, key_at, &q, now_ns);
+    *pos = pos_of(hash, found ? q.d : 0);
+    return found;
 }
 
 /* GC moves page @tag: its bytes read and programmed again; the level keeps its range. */
@@ -750,7 +972,7 @@ static void lsm_walk(struct kv_index *ix, uint64_t from, const struct kv_index_e
         }
         break;
     }
-    /* newest first: memtable, L0, L1, ...; a later copy of a signature is shadowed */
+    /* newest first: memtable, L0, L1, ...; a later copy of a key is shadowed */
     GArray *g = g_array_new(FALSE, FALSE, sizeof(struct kv_index_entry));
     for (uint32_t i = 0; i < l->mcap; i++) {
         if (l->mused[i] && l->mhash[i] >= from && l->mhash[i] <= *last) {
@@ -786,8 +1008,15 @@ static void lsm_walk(struct kv_index *ix, uint64_t from, const struct kv_index_e
     uint32_t k = 0;
     const struct kv_index_entry *e = (const struct kv_index_entry *)g->data;
     for (uint32_t i = 0; i < g->len; i++) {
-        if (e[i].loc != LSM_DEL && !loc_tombstone(e[i].loc)) {
-            l->buf[k++] = e[i];
+        if (!ent_del(e[i].loc) && !loc_tombstone(e[i].loc)) {
+            l->buf[k] = (struct kv_index_entry){e[i].hash, ent_loc(e[i].loc)};
+            /* the seam's order is (hash, loc): a signature's two keys by location */
+            if (k && l->buf[k - 1].hash == e[i].hash && l->buf[k - 1].loc > l->buf[k].loc) {
+                struct kv_index_entry t = l->buf[k - 1];
+                l->buf[k - 1] = l->buf[k];
+                l->buf[k] = t;
+            }
+            k++;
         }
     }
     g_array_free(g, TRUE);
@@ -916,9 +1145,9 @@ static struct lsm_manifest_page manifest_rec(const uint8_t *p, uint64_t i)
     return m;
 }
 
-/* In the manifest's levels above @v, is @hash's newest entry there? (pages checked already) */
+/* In the manifest's levels above @v, is key @d of @hash's newest entry there? (pages checked) */
 static bool shadowed(struct kv_index *ix, const uint8_t *p, const uint32_t *counts,
-                     const uint64_t *start, uint32_t v, uint64_t hash)
+                     const uint64_t *start, uint32_t v, uint64_t hash, uint32_t d)
 {
     struct nand *n = nand_of(ix);
     for (uint32_t u = 0; u < v; u++) {
@@ -934,7 +1163,7 @@ static bool shadowed(struct kv_index *ix, const uint8_t *p, const uint32_t *coun
         if (lo < counts[u]) {
             struct lsm_manifest_page m = manifest_rec(p, start[u] + lo);
             if (m.first <= hash &&
-                page_search(nand_page_ptr(n, m.ppn), m.count, hash) != UINT32_MAX) {
+                page_search(nand_page_ptr(n, m.ppn), m.count, hash, d) != UINT32_MAX) {
                 return true;
             }
         }
@@ -942,11 +1171,10 @@ static bool shadowed(struct kv_index *ix, const uint8_t *p, const uint32_t *coun
     return false;
 }
 
-/* Record @m's page: place, checksum, header, sorted entries with possible locations. */
-static int manifest_page_check(struct kv_index *ix, const struct kv_index_ckpt_head *h,
-                               const struct lsm_manifest_page *m, uint32_t v, uint64_t prev_last,
-                               bool has_prev, uint8_t *ids, struct kv_index_ckpt_ctx *ctx,
-                               char *why, size_t why_len)
+/* Record @m's page: place, checksum, header, sorted entries of possible lengths. */
+static int manifest_page_check(struct kv_index *ix, const struct lsm_manifest_page *m, uint32_t v,
+                               uint64_t prev_last, bool has_prev, uint8_t *ids,
+                               struct kv_index_ckpt_ctx *ctx, char *why, size_t why_len)
 {
     struct lsm_index *l = L(ix);
     struct nand *n = nand_of(ix);
@@ -984,45 +1212,71 @@ static int manifest_page_check(struct kv_index *ix, const struct kv_index_ckpt_h
     }
     const struct kv_index_entry *e = page_entries(mem);
     for (uint32_t k = 0; k < m->count; k++) {
-        if (!e[k].hash || (k && e[k].hash <= e[k - 1].hash) || (k == 0 && e[k].hash != m->first) ||
-            (k == m->count - 1 && e[k].hash != m->last)) {
+        if (!e[k].hash || (k && ent_order(&e[k], &e[k - 1]) <= 0) ||
+            (k == 0 && e[k].hash != m->first) || (k == m->count - 1 && e[k].hash != m->last)) {
             return refuse(why, why_len, "lsm page %u entry %u is out of order or range", m->id, k);
         }
-        if (e[k].loc == LSM_DEL) {
+        uint64_t loc = ent_loc(e[k].loc);
+        if (loc == LSM_DEL) {
             continue;
         }
-        uint32_t len = loc_len(e[k].loc);
+        uint32_t len = loc_len(loc);
         uint64_t max = BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES +
-                       (loc_tombstone(e[k].loc) ? 0 : KVFTL_VALUE_MAX_BYTES);
-        if (len < BLOB_HEADER_BYTES + 1 || len > max ||
-            !ctx->blob_inside(ctx->opaque, loc_addr(e[k].loc), len)) {
+                       (loc_tombstone(loc) ? 0 : KVFTL_VALUE_MAX_BYTES);
+        if (len < BLOB_HEADER_BYTES + 1 || len > max) {
+            return refuse(why, why_len, "lsm page %u entry %u names a blob of %u bytes", m->id, k,
+                          len);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The live entries of record @m's page (level @v; each key's newest, the
+ * pages checked): each inside the value log, the first one's blob key
+ * hashing to it under the checkpoint's seed, and the valid bytes they
+ * reference added up. A shadowed entry's blob may be gone (GC moved it and
+ * freed its stripe): it is never read again.
+ */
+static int manifest_page_live(struct kv_index *ix, const struct kv_index_ckpt_head *h,
+                              const uint8_t *p, const uint32_t *counts, const uint64_t *start,
+                              uint32_t v, const struct lsm_manifest_page *m,
+                              struct kv_index_ckpt_ctx *ctx, char *why, size_t why_len)
+{
+    struct nand *n = nand_of(ix);
+    const struct kv_index_entry *e = page_entries(nand_page_ptr(n, m->ppn));
+    bool keyed = false;
+    for (uint32_t k = 0; k < m->count; k++) {
+        uint64_t loc = ent_loc(e[k].loc);
+        if (loc == LSM_DEL || shadowed(ix, p, counts, start, v, e[k].hash, ent_dup(e[k].loc))) {
+            continue;
+        }
+        if (!ctx->blob_inside(ctx->opaque, loc_addr(loc), loc_len(loc))) {
             return refuse(why, why_len,
                           "lsm page %u entry %u points outside the value log (address %llu, %u "
                           "bytes)",
-                          m->id, k, (unsigned long long)loc_addr(e[k].loc), len);
+                          m->id, k, (unsigned long long)loc_addr(loc), loc_len(loc));
         }
-    }
-    /* one blob read back: its key hashes to the entry under the checkpoint's seed */
-    for (uint32_t k = 0; k < m->count; k++) {
-        if (e[k].loc == LSM_DEL) {
-            continue;
+        if (!keyed) {
+            uint8_t buf[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES];
+            uint32_t kb;
+            const uint8_t *key = ctx->blob_key(ctx->opaque, loc, buf, &kb);
+            const struct index *x = &ix->hash.idx;
+            uint64_t h2 = 0;
+            if (key) {
+                h2 = x->hash ? x->hash(key, kb) : XXH3_64bits_withSeed(key, kb, h->hash_seed);
+                h2 = h2 ? h2 : 1;
+            }
+            if (h2 != e[k].hash) {
+                return refuse(why, why_len,
+                              "lsm page %u entry %u names the blob at %llu, which holds another "
+                              "key (or the hash seed is wrong)",
+                              m->id, k, (unsigned long long)loc_addr(loc));
+            }
+            keyed = true;
         }
-        uint8_t buf[BLOB_HEADER_BYTES + KVFTL_KEY_MAX_BYTES];
-        uint32_t kb;
-        const uint8_t *key = ctx->blob_key(ctx->opaque, e[k].loc, buf, &kb);
-        const struct index *x = &ix->hash.idx;
-        uint64_t h2 = 0;
-        if (key) {
-            h2 = x->hash ? x->hash(key, kb) : XXH3_64bits_withSeed(key, kb, h->hash_seed);
-            h2 = h2 ? h2 : 1;
-        }
-        if (h2 != e[k].hash) {
-            return refuse(why, why_len,
-                          "lsm page %u entry %u names the blob at %llu, which holds another key "
-                          "(or the hash seed is wrong)",
-                          m->id, k, (unsigned long long)loc_addr(e[k].loc));
-        }
-        break;
+        uint32_t s = (uint32_t)(loc_addr(loc) / n->geo.stripe_bytes);
+        ctx->valid[s] += vlog_live_count(ix->hash.idx.vl, ctx->t, loc);
     }
     return 0;
 }
@@ -1051,21 +1305,14 @@ static int lsm_ckpt_check(struct kv_index *ix, const struct kv_index_ckpt_head *
         for (uint32_t i = 0; i < counts[v] && rc == 0; i++) {
             struct lsm_manifest_page m = manifest_rec(p, start[v] + i);
             struct lsm_manifest_page prev = i ? manifest_rec(p, start[v] + i - 1) : m;
-            rc = manifest_page_check(ix, h, &m, v, prev.last, i > 0, ids, ctx, why, why_len);
+            rc = manifest_page_check(ix, &m, v, prev.last, i > 0, ids, ctx, why, why_len);
         }
     }
     g_free(ids);
-    /* what the live entries reference: each signature's newest entry only */
     for (uint32_t v = 0; v < LSM_MAX_LEVELS && rc == 0; v++) {
-        for (uint32_t i = 0; i < counts[v]; i++) {
+        for (uint32_t i = 0; i < counts[v] && rc == 0; i++) {
             struct lsm_manifest_page m = manifest_rec(p, start[v] + i);
-            const struct kv_index_entry *e = page_entries(nand_page_ptr(n, m.ppn));
-            for (uint32_t k = 0; k < m.count; k++) {
-                if (e[k].loc != LSM_DEL && !shadowed(ix, p, counts, start, v, e[k].hash)) {
-                    uint32_t s = (uint32_t)(loc_addr(e[k].loc) / n->geo.stripe_bytes);
-                    ctx->valid[s] += vlog_live_count(ix->hash.idx.vl, ctx->t, e[k].loc);
-                }
-            }
+            rc = manifest_page_live(ix, h, p, counts, start, v, &m, ctx, why, why_len);
             ctx->valid[nand_stripe_of(n, m.ppn)] += n->geo.page_size;
             ctx->index_bytes += n->geo.page_size;
         }
@@ -1095,6 +1342,10 @@ static void lsm_ckpt_install(struct kv_index *ix, const struct kv_index_ckpt_hea
             l->id_ppn[m.id] = m.ppn;
             l->ids_used++;
             lv->pg[i] = (struct lsm_page){m.id, m.count, m.first, m.last, NULL};
+            const struct kv_index_entry *e = page_entries(nand_page_ptr(n, m.ppn));
+            for (uint32_t k = 0; k < m.count; k++) {
+                l->dup_keys += ent_dup(e[k].loc);
+            }
             if (lv->pinned) {
                 lv->pg[i].mem = g_memdup2(nand_page_ptr(n, m.ppn), l->page_bytes);
                 l->pinned_bytes += l->page_bytes;
@@ -1142,13 +1393,15 @@ static int lsm_check_page(struct kv_index *ix, uint32_t p, const struct kv_index
     buf_reserve(l, pg->count);
     *n = 0;
     for (uint32_t k = 0; k < pg->count; k++) {
-        if ((k && e[k].hash <= e[k - 1].hash) || e[k].hash < pg->first || e[k].hash > pg->last) {
+        if ((k && ent_order(&e[k], &e[k - 1]) <= 0) || e[k].hash < pg->first ||
+            e[k].hash > pg->last) {
             return refuse(err, err_len, "lsm page %u entry %u is out of order or range", pg->id, k);
         }
-        uint64_t loc;
-        /* the newest entry of the signature is this one (the memtable is empty: settled) */
-        if (e[k].loc != LSM_DEL && newest(ix, e[k].hash, &loc, NULL) && loc == e[k].loc) {
-            l->buf[(*n)++] = e[k];
+        uint64_t val;
+        /* the newest entry of the key is this one (the memtable is empty: settled) */
+        if (!ent_del(e[k].loc) && newest(ix, e[k].hash, ent_dup(e[k].loc), &val, NULL) &&
+            val == e[k].loc) {
+            l->buf[(*n)++] = (struct kv_index_entry){e[k].hash, ent_loc(e[k].loc)};
         }
     }
     *ents = l->buf;

@@ -4,11 +4,20 @@
  * firmware ("A pair of key and value address is stored in the LSM-tree,
  * and a value is stored in the vLog") and PinK ("PinK: High-speed
  * In-storage Key-value Store with Bounded Tails"), which pins the upper
- * levels in DRAM. Key signatures map to value-log locations: a DRAM
- * memtable, flushed by merging it into L0, and levels L0..Ln on flash,
- * each one sorted run of index pages written to the index stream,
- * LSM_RATIO times larger than the one above, compacted one page of the
- * upper level at a time (at most LSM_OVERLAP_MAX pages of the lower one).
+ * levels in DRAM. Keys map to value-log locations: a DRAM memtable,
+ * flushed by merging it into L0, and levels L0..Ln on flash, each one
+ * sorted run of index pages written to the index stream, LSM_RATIO times
+ * larger than the one above, compacted one page of the upper level at a
+ * time (at most LSM_OVERLAP_MAX pages of the lower one).
+ *
+ * A key is exact: its 64-bit signature and which of the signature's keys
+ * it is (LSM_DUP), each confirmed by the key in its blob, as the hash
+ * design confirms. PinK keeps keys in its index pages instead; at up to
+ * 255 bytes a 4 KiB page would hold 15 of them against 255 entries of 16
+ * bytes, and two keys sharing a signature (odds ~n^2/2^65 under the
+ * secret seed) do not pay for that. The bit of which key must be in the
+ * entry, not read from a blob: an entry shadowed by a newer one may name
+ * a blob GC has freed.
  */
 #ifndef KVFTL_LSM_INDEX_H
 #define KVFTL_LSM_INDEX_H
@@ -24,7 +33,14 @@ struct kv_index_ops;
 #define LSM_RATIO 10
 /* A compaction step merges one upper page into at most this many lower pages. */
 #define LSM_OVERLAP_MAX 16
-/* The location of a deletion marker (an entry GC removed): no blob can have it. */
+/*
+ * An entry is one key: its signature and, in the location's top length bit
+ * (no blob is 4 MiB long), which of at most two keys sharing the signature
+ * it is (the second key stored while the first has an entry). Entries sort
+ * by (signature, that bit); a page never splits a signature's two.
+ */
+#define LSM_DUP (1ull << 62)
+/* A deletion marker's location (an entry GC removed): no blob can have it (LSM_DUP inverted). */
 #define LSM_DEL UINT64_MAX
 
 /* The header of an lsm index page; its entries (struct kv_index_entry) follow, sorted. */
@@ -52,7 +68,7 @@ struct lsm_level {
 };
 
 struct lsm_index {
-    /* the memtable: open addressing over signatures */
+    /* the memtable: open addressing over (signature, LSM_DUP) */
     uint64_t *mhash, *mloc;
     uint8_t *mused;
     uint32_t mcap, mcount, mmax;
@@ -68,6 +84,9 @@ struct lsm_index {
     uint64_t nand_bytes, pinned_bytes;
     uint64_t flushes, compactions, pages_read, pages_written, hits, misses;
     uint64_t dels_dropped;
+    uint64_t dup_keys; /* entries with LSM_DUP made (or mounted): 0, no look-up seeks them */
+    uint64_t free_hash; /* 0, or the signature whose free key free_dup is (a Store's miss) */
+    uint32_t free_dup;
 };
 
 extern const struct kv_index_ops lsm_index_ops;
