@@ -200,14 +200,15 @@ run_group() {
 }
 
 # NVMe/TCP (cases/fabrics.sh): a target guest (Linux 6.12: Debian's 6.1
-# has no nvmet passthru) exports its KV-SSD with nvmet passthru over a
+# has no nvmet passthru) exports its two KV-SSDs with nvmet passthru over a
 # -netdev stream wire (a unix socket here) while host guests connect to it:
 # boot 1 (Linux 6.12) runs the CLI over TCP and is killed with SIGKILL
 # mid-run; boot 2 (Linux 6.1) reconnects, finds the data, disconnects and
 # connects again. The target then checks the hosts' keys on its own device.
 fabrics_group() {
     local sock=$work/fabrics.sock t="fabrics[target, linux-6.12]"
-    GROUP_TIMEOUT=1800 group_start fabrics "$t" --kernel trixie --fabrics-target "$sock" -- ROLE=target
+    GROUP_TIMEOUT=1800 group_start fabrics "$t" --kernel trixie --devices 2 --fabrics-target "$sock" \
+        -- ROLE=target
     local tpid=$group_pid
     KILL_MARKER=GUEST-READY-FOR-KILL run_group fabrics "fabrics[host boot 1, linux-6.12]" \
         --kernel trixie --fabrics-host "$sock" -- ROLE=host PHASE=first

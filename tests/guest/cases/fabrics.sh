@@ -14,7 +14,8 @@
 DEV=${KVSSD_DEVICE:-$DEV}
 . "$(dirname "${KVSSD_GUEST_LIB:-/root/lib.sh}")/kvcli.sh"
 
-NQN=nqn.2026-01.org.kvssd:kvssd0
+# the target's two KV-SSDs (run.sh boots it with --devices 2)
+NQNS="nqn.2026-01.org.kvssd:kvssd0 nqn.2026-01.org.kvssd:kvssd1"
 # "MODE KEYLEN VALUELEN POOL-OFFSET"; values stay under the 512 KiB a
 # command may move over this target (nvme-pci's 128 segments: MDTS)
 SET_F="prp 1 0 0
@@ -57,11 +58,28 @@ iterators() {
         "fabB-long-key-over-16-bytes-1 fabB-long-key-over-16-bytes-2 fabB-long-key-over-16-bytes-3 "
 }
 reconnect() {
-    nvme disconnect -n "$NQN" >"$T/disc" 2>&1 || fail "nvme disconnect failed: $(cat "$T/disc")"
+    for n in $NQNS; do
+        nvme disconnect -n "$n" >"$T/disc" 2>&1 || fail "nvme disconnect -n $n failed: $(cat "$T/disc")"
+    done
     [ ! -e "$DEV" ] || sleep 1
-    DEV=$(kvssd-fabrics host) || fail "connecting again failed"
+    devs=$(kvssd-fabrics host) || fail "connecting again failed"
+    DEV=${devs%% *}
     check_set
     echo "$DEV" >"$T/dev"
+    echo "$devs" >"$T/devs"
+}
+# The target's second KV-SSD (kvssd1) is its own subsystem on the same
+# port: a key stored through its namespace is there and not on the first.
+second_device() {
+    # shellcheck disable=SC2046 # one word per node
+    set -- $(cat "$T/devs" 2>/dev/null || echo "$KVSSD_DEVICES")
+    [ $# = 2 ] || fail "expected 2 fabrics namespaces, got: $*"
+    printf 'on the second device' >"$T/v2"
+    (DEV=$2; kv_put prp fab-second "$T/v2" && kv_flush) || fail "put on $2 failed"
+    ! kv_exist fab-second >/dev/null 2>&1 || fail "fab-second is on the first namespace ($DEV) too"
+    rm -f "$T/got"
+    (DEV=$2; kv_get fab-second "$T/got") || fail "get from $2 failed"
+    expect_eq "fab-second over TCP" "$(cat "$T/got")" "on the second device"
 }
 for_target() {
     printf 'stored over TCP' >"$T/v"
@@ -86,12 +104,18 @@ target_finds() {
     kv_get fab-for-target "$T/got" || fail "get of the key the host stored failed"
     expect_eq "fab-for-target" "$(cat "$T/got")" "stored over TCP"
     check_set
+    ! kv_exist fab-second >/dev/null 2>&1 || fail "fab-second is on the first KV-SSD"
+    # shellcheck disable=SC2086 # one word per node
+    set -- $KVSSD_DEVICES
+    rm -f "$T/got"
+    (DEV=$2; kv_get fab-second "$T/got") || fail "fab-second is not on the second KV-SSD ($2)"
+    expect_eq "fab-second on the second KV-SSD" "$(cat "$T/got")" "on the second device"
 }
 
 case ${ROLE:-}/${PHASE:-} in
 target/*)
     check "fabrics target: serve the host boots until the last one's key arrives" serve_hosts
-    check "fabrics target: the hosts' keys are on its own KV-SSD" target_finds ;;
+    check "fabrics target: the hosts' keys are on its own KV-SSDs" target_finds ;;
 host/first)
     check "fabrics: put/exist/list/get/del over TCP, every transfer mode" round_trips
     check "fabrics: iterator and list over TCP (Key Stage for long keys)" iterators
@@ -100,6 +124,7 @@ host/again)
     check "fabrics: after the host guest's kill -9, the flushed values are intact" check_set
     check "fabrics: disconnect and connect again: the values are intact" reconnect
     [ -z "$KVSSD_LIST" ] && [ -s "$T/dev" ] && DEV=$(cat "$T/dev")
+    check "fabrics: the target's second KV-SSD, its own subsystem on the same port" second_device
     check "fabrics: kvbench --preset ycsb-a over TCP" bench
     check "fabrics: store a key for the target to find" for_target ;;
 *) echo "fabrics.sh: ROLE/PHASE must be target, host/first or host/again" >&2; exit 2 ;;
