@@ -228,6 +228,25 @@ static void test_damaged_directory_entry_refused(void)
     expect_rescan(&c, why);
 }
 
+/* A byte past level-1 page 0's 4 entries (16 + 4 x 8 = byte 48) is not zero: refused. */
+static void test_directory_padding_refused(void)
+{
+    uint32_t ppn, leaf, leaf_ppn;
+    struct kvftl_config c = levels_image(1, 0, &ppn, &leaf, &leaf_ppn);
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    static uint8_t page[4096];
+    CU_ASSERT(kvftl_image_read(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    CU_ASSERT_EQUAL(page[48], 0);
+    page[48] = 1;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    kvftl_image_close(&im);
+    char why[160];
+    snprintf(why, sizeof(why),
+             "directory page 0 of level 1 (NAND page %u) has a byte at 48 past its 4 entries", ppn);
+    expect_rescan(&c, why);
+}
+
 /* The top level's page 0 overwritten: it no longer matches the checksum the checkpoint keeps. */
 static void test_damaged_top_page_refused(void)
 {
@@ -336,6 +355,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_relocate_directory_page),
     TAP_TEST_FN(test_damaged_directory_entry_refused),
     TAP_TEST_FN(test_damaged_top_page_refused),
+    TAP_TEST_FN(test_directory_padding_refused),
     TAP_TEST_FN(test_levels_grow_with_keys),
     TAP_TEST_FN(test_cold_lookup_reads_each_level),
     TAP_TEST_FN(test_overwrite_reads_no_flash),

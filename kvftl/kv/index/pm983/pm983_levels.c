@@ -525,6 +525,16 @@ static int dir_page_check(const struct kv_index *ix, const uint32_t *count, cons
                           i, k, j, d.id, d.ppn, id, at);
         }
     }
+    /* the rest of the page is zero as programmed: no field hides there */
+    for (size_t b = sizeof(h) + (size_t)want * sizeof(struct pm983_dir_entry);
+         b < ix->hash.idx.page_bytes; b++) {
+        if (mem[b]) {
+            return refuse(why, why_len,
+                          "directory page %u of level %u (NAND page %u) has a byte at %zu past its "
+                          "%u entries",
+                          i, k, ppn, b, want);
+        }
+    }
     return 0;
 }
 
