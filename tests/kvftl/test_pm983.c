@@ -349,7 +349,38 @@ static void test_merge_bounded(void)
     pm983_test_fanout_log = 0;
 }
 
+/*
+ * kvftl_check() compares each clean directory page's NAND copy with the
+ * index: level-1 page 0's first entry pointing one NAND page off is
+ * refused with the page's level, index and NAND page.
+ */
+static void test_check_refuses_stale_directory_page(void)
+{
+    struct kvftl_config c = levels_config(false);
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 7);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL_FATAL(kv_index_write_back(&f->index, &now), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    const struct pm983_levels *lv = &f->index.pm983.lv;
+    uint32_t ppn = lv->ppn[lv->first[1]];
+    struct pm983_dir_entry *e = (struct pm983_dir_entry *)(nand_page_ptr(&f->nand, ppn) +
+                                                           sizeof(struct pm983_dir_header));
+    e[0].ppn++;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "directory page 0 of level 1 (NAND page %u) does not say what the index says", ppn);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    e[0].ppn--;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+    pm983_test_fanout_log = 0;
+}
+
 static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_check_refuses_stale_directory_page),
     TAP_TEST_FN(test_merge_bounded),
     TAP_TEST_FN(test_gc_over_directory_pages),
     TAP_TEST_FN(test_relocate_directory_page),
