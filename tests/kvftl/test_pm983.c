@@ -134,8 +134,9 @@ static void test_levels_grow_with_keys(void)
 
 /*
  * A cold look-up (after a clean close and mount, nothing cached) of a key
- * of a 3-level index: one NAND read per level, then the blob's page (4);
- * the same look-up again reads only the blob (1).
+ * of a 3-level index: one NAND read and one index cache miss per level,
+ * then the blob's page (4 reads, 3 misses); the same look-up again reads
+ * only the blob (1 read, 3 hits).
  */
 static void test_cold_lookup_reads_each_level(void)
 {
@@ -147,12 +148,15 @@ static void test_cold_lookup_reads_each_level(void)
     f = open_or_die(&c);
     CU_ASSERT_FALSE(f->mount.scanned);
     CU_ASSERT_EQUAL(pm983_levels_count(&f->index), 3);
-    uint64_t before = stats(f).nand_pages_read;
+    struct kvftl_stats s0 = stats(f);
     CU_ASSERT_EQUAL(get_check(f, "key-000000000042", 50, 7), 0);
-    CU_ASSERT_EQUAL(stats(f).nand_pages_read - before, 3 + 1);
-    before = stats(f).nand_pages_read;
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - s0.nand_pages_read, 3 + 1);
+    CU_ASSERT_EQUAL(stats(f).index_cache_misses - s0.index_cache_misses, 3);
+    s0 = stats(f);
     CU_ASSERT_EQUAL(get_check(f, "key-000000000042", 50, 7), 0);
-    CU_ASSERT_EQUAL(stats(f).nand_pages_read - before, 1); /* every level cached: the blob */
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - s0.nand_pages_read, 1); /* the blob */
+    CU_ASSERT_EQUAL(stats(f).index_cache_misses - s0.index_cache_misses, 0);
+    CU_ASSERT_EQUAL(stats(f).index_cache_hits - s0.index_cache_hits, 3);
     char err[256];
     CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
     kvftl_close(f);

@@ -427,7 +427,11 @@ static uint64_t pm983_host_bytes(const struct kv_index *ix)
 
 static void pm983_counters(const struct kv_index *ix, struct kv_index_counters *c)
 {
+    const struct pm983_levels *lv = &ix->pm983.lv;
     hash_index_ops.counters(ix, c);
+    c->cache_hits += lv->hits;
+    c->cache_misses += lv->misses;
+    c->pages_evicted_dirty += lv->evicted_dirty;
 }
 
 const struct kv_index_ops pm983_index_ops = {

@@ -190,13 +190,17 @@ static void make_room(struct kv_index *ix, uint64_t *now_ns)
         lv->cached--;
         uint8_t was = lv->state[n];
         lv->state[n] = 0;
-        if ((was & PM983_DIR_DIRTY) && page_program(ix, n, now_ns) != 0) {
+        if (!(was & PM983_DIR_DIRTY)) {
+            continue;
+        }
+        if (page_program(ix, n, now_ns) != 0) {
             /* no stripe for index pages (or no power): keep it, over budget */
             lv->state[n] = was;
             lru_front(lv, n);
             lv->cached++;
             return;
         }
+        lv->evicted_dirty++;
     }
 }
 
@@ -205,11 +209,13 @@ static void touch(struct kv_index *ix, uint32_t n, uint64_t *now_ns)
 {
     struct pm983_levels *lv = lv_of(ix);
     if (lv->state[n] & PM983_DIR_CACHED) {
+        lv->hits++;
         if (lv->lru_head != n) {
             lru_unlink(lv, n);
             lru_front(lv, n);
         }
     } else {
+        lv->misses++;
         make_room(ix, now_ns);
         if (lv->ppn[n] != UINT32_MAX) {
             struct nand *nd = leaves_of(ix)->sp->nand;

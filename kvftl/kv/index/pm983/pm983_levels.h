@@ -67,6 +67,8 @@ struct pm983_levels {
     uint32_t leaf_n, leaf_cap;
     uint64_t nand_bytes; /* NAND bytes of live directory pages */
     uint64_t reads, programs, relocated; /* NAND reads and programs; pages moved by GC */
+    uint64_t hits, misses,
+        evicted_dirty; /* the cache's, added to the leaves' (kv_index_counters) */
     uint8_t *buf; /* one NAND page: a directory page being programmed or checked */
 };
 
