@@ -19,6 +19,8 @@
 #include "kvftl_small.h"
 #include "rng.h"
 
+extern uint32_t pm983_test_fanout_log; /* kvftl/kv/index/pm983/pm983_levels.h */
+
 /*
  * Value bytes: the 8-byte word w of the value with seed s is
  * s ^ (w + 1) * K (little-endian), so every position and every value
@@ -172,6 +174,11 @@ static inline void fuzz_kv_config(struct kvftl_config *cfg, uint8_t cb)
         if (strcmp(design, kvftl_index_names[d]) == 0) {
             cfg->index = (enum kvftl_index)d;
         }
+    }
+    /* KVFTL_TEST_PM983_FANOUT_LOG=n: pm983's directory pages of 2^n entries (*_pm983_levels) */
+    const char *fanout = getenv("KVFTL_TEST_PM983_FANOUT_LOG");
+    if (fanout) {
+        pm983_test_fanout_log = (uint32_t)atoi(fanout);
     }
 }
 

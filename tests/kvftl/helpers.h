@@ -54,6 +54,11 @@ static inline struct kvftl_config small_config(void)
     c.gc_high_watermark_blocks = 3;
     c.gc_low_watermark_blocks = 2;
     c.index = test_index_design();
+    /* pm983's directory pages of 2^n entries, so that a few keys make levels (pm983_levels.h) */
+    const char *fanout = getenv("KVFTL_TEST_PM983_FANOUT_LOG");
+    if (fanout) {
+        pm983_test_fanout_log = (uint32_t)atoi(fanout);
+    }
     return c;
 }
 

@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pm983 index design (kvftl/kv/index/pm983/): a Store checks membership
- * by signature without a flash read, and a full local index is merged on
- * the Store that finds it full.
+ * by signature without a flash read, a full local index is merged on the
+ * Store that finds it full, and the global index has levels of directory
+ * pages (pm983_levels.c) that grow with the keys, are read one per level
+ * on a cold look-up, checked on a mount and moved by GC.
  */
 #include "helpers.h"
+#include "kvftl_image.h"
+
+static char image[64];
+
+static void image_new(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-pm983-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image); /* a fresh device: kvftl_open creates it */
+}
 
 static struct kvftl *open_design(enum kvftl_index design)
 {
@@ -68,7 +82,317 @@ static void test_full_local_index_merges(void)
     kvftl_close(f);
 }
 
+/*
+ * A pm983 device of small_config() with directory pages of 4 entries
+ * (pm983_test_fanout_log = 2) so that a few thousand keys need three
+ * levels, on image @image when @img.
+ */
+static struct kvftl_config levels_config(bool img)
+{
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_PM983;
+    c.hash_seed = 1;
+    if (img) {
+        image_new();
+        c.image_path = image;
+    }
+    pm983_test_fanout_log = 2;
+    return c;
+}
+
+/*
+ * The levels grow with the keys: 2^gd directory slots in DRAM while they
+ * fit one directory page (4 here), then pages of 4 in flash, a level more
+ * each time the level above would exceed 4. With seed 1: 300 keys, 2
+ * leaves, depth 1: 1 level; 1,000 keys, 8 leaves, depth 3: 2 directory
+ * pages, 2 levels; 5,000 keys, 32 leaves, depth 5: 8 + 2 directory pages,
+ * 3 levels. Every key reads back and kvftl_check() passes.
+ */
+static void test_levels_grow_with_keys(void)
+{
+    const int keys[3] = {300, 1000, 5000};
+    const struct {
+        uint32_t leaves, gd, levels, dir_pages;
+    } want[3] = {{2, 1, 1, 0}, {8, 3, 2, 2}, {32, 5, 3, 10}};
+    for (int t = 0; t < 3; t++) {
+        struct kvftl_config c = levels_config(false);
+        struct kvftl *f = open_or_die(&c);
+        fill(f, 0, keys[t], 7);
+        uint64_t now = 0;
+        kv_index_settle(&f->index, &now);
+        CU_ASSERT_EQUAL(f->index.hash.idx.npages, want[t].leaves);
+        CU_ASSERT_EQUAL(f->index.hash.idx.global_depth, want[t].gd);
+        CU_ASSERT_EQUAL(pm983_levels_count(&f->index), want[t].levels);
+        CU_ASSERT_EQUAL(f->index.pm983.lv.npages, want[t].dir_pages);
+        CU_ASSERT_EQUAL(count_bad(f, 0, keys[t], 7), 0);
+        char err[256];
+        CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+        kvftl_close(f);
+    }
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * A cold look-up (after a clean close and mount, nothing cached) of a key
+ * of a 3-level index: one NAND read and one index cache miss per level,
+ * then the blob's page (4 reads, 3 misses); the same look-up again reads
+ * only the blob (1 read, 3 hits).
+ */
+static void test_cold_lookup_reads_each_level(void)
+{
+    struct kvftl_config c = levels_config(true);
+    c.index_dram_bytes = 64 << 10; /* 16 frames: leaves 12 (after the filter), directory 2 */
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 7);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(pm983_levels_count(&f->index), 3);
+    struct kvftl_stats s0 = stats(f);
+    CU_ASSERT_EQUAL(get_check(f, "key-000000000042", 50, 7), 0);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - s0.nand_pages_read, 3 + 1);
+    CU_ASSERT_EQUAL(stats(f).index_cache_misses - s0.index_cache_misses, 3);
+    s0 = stats(f);
+    CU_ASSERT_EQUAL(get_check(f, "key-000000000042", 50, 7), 0);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - s0.nand_pages_read, 1); /* the blob */
+    CU_ASSERT_EQUAL(stats(f).index_cache_misses - s0.index_cache_misses, 0);
+    CU_ASSERT_EQUAL(stats(f).index_cache_hits - s0.index_cache_hits, 3);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+    unlink(image);
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * The 5,000-key, 3-level image of test_cold_lookup_reads_each_level(),
+ * closed cleanly; *@ppn is the NAND page of directory page @i of level @k,
+ * *@leaf and *@leaf_ppn what its entry 0 names (level 1).
+ */
+static struct kvftl_config levels_image(uint32_t k, uint32_t i, uint32_t *ppn, uint32_t *leaf,
+                                        uint32_t *leaf_ppn)
+{
+    struct kvftl_config c = levels_config(true);
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 7);
+    kvftl_close(f);
+    f = open_or_die(&c); /* mounted from the checkpoint: the levels' NAND pages are known */
+    const struct pm983_levels *lv = &f->index.pm983.lv;
+    CU_ASSERT_EQUAL_FATAL(lv->dir_levels, 2);
+    *ppn = lv->ppn[lv->first[k] + i];
+    *leaf = f->index.hash.idx.dir[0];
+    *leaf_ppn = f->index.hash.idx.page_ppn[*leaf];
+    kvftl_close(f); /* nothing dirty: the same pages */
+    return c;
+}
+
+/* The image mounts by scanning the log with a reason holding @why; every key is back. */
+static void expect_rescan(const struct kvftl_config *c, const char *why)
+{
+    struct kvftl *f = open_or_die(c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    bool found = strstr(f->mount.why, why) != NULL;
+    if (!found) {
+        printf("# expected a reason with \"%s\", got \"%s\"\n", why, f->mount.why);
+    }
+    CU_ASSERT_TRUE(found);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 5000);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 5000, 7), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+    unlink(image);
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * Level-1 directory page 0 (below the top, so no checksum in the
+ * checkpoint) says its first leaf is one NAND page further: the walk
+ * compares every entry with the checkpoint's directory and refuses it.
+ */
+static void test_damaged_directory_entry_refused(void)
+{
+    uint32_t ppn, leaf, leaf_ppn;
+    struct kvftl_config c = levels_image(1, 0, &ppn, &leaf, &leaf_ppn);
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    static uint8_t page[4096];
+    CU_ASSERT(kvftl_image_read(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    struct pm983_dir_entry *e = (struct pm983_dir_entry *)(page + sizeof(struct pm983_dir_header));
+    CU_ASSERT_EQUAL(e[0].id, leaf);
+    CU_ASSERT_EQUAL(e[0].ppn, leaf_ppn);
+    e[0].ppn = leaf_ppn + 1;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    kvftl_image_close(&im);
+    char why[160];
+    snprintf(why, sizeof(why),
+             "directory page 0 of level 1 entry 0 names page %u at NAND page %u; the checkpoint "
+             "says page %u at %u",
+             leaf, leaf_ppn + 1, leaf, leaf_ppn);
+    expect_rescan(&c, why);
+}
+
+/* A byte past level-1 page 0's 4 entries (16 + 4 x 8 = byte 48) is not zero: refused. */
+static void test_directory_padding_refused(void)
+{
+    uint32_t ppn, leaf, leaf_ppn;
+    struct kvftl_config c = levels_image(1, 0, &ppn, &leaf, &leaf_ppn);
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    static uint8_t page[4096];
+    CU_ASSERT(kvftl_image_read(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    CU_ASSERT_EQUAL(page[48], 0);
+    page[48] = 1;
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), page, sizeof(page)));
+    kvftl_image_close(&im);
+    char why[160];
+    snprintf(why, sizeof(why),
+             "directory page 0 of level 1 (NAND page %u) has a byte at 48 past its 4 entries", ppn);
+    expect_rescan(&c, why);
+}
+
+/* The top level's page 0 overwritten: it no longer matches the checksum the checkpoint keeps. */
+static void test_damaged_top_page_refused(void)
+{
+    uint32_t ppn, leaf, leaf_ppn;
+    struct kvftl_config c = levels_image(2, 0, &ppn, &leaf, &leaf_ppn);
+    struct kvftl_image im;
+    CU_ASSERT_FATAL(kvftl_image_open(&im, image));
+    static uint8_t junk[4096];
+    memset(junk, 0xa5, sizeof(junk));
+    CU_ASSERT(kvftl_image_write(&im, kvftl_image_page_off(&im, ppn), junk, sizeof(junk)));
+    kvftl_image_close(&im);
+    char why[160];
+    snprintf(why, sizeof(why),
+             "directory page 0 of level 2 (NAND page %u) does not match its checksum", ppn);
+    expect_rescan(&c, why);
+}
+
+/*
+ * GC of a device whose index has 3 levels and 2 frames for directory
+ * pages, so they are programmed often: 5,000 keys written five times
+ * (about 25 MiB through a 23 MiB device) run GC over index stripes holding
+ * directory page copies; every key reads back with its last bytes and
+ * kvftl_check() finds the valid bytes and the directory pages right.
+ */
+static void test_gc_over_directory_pages(void)
+{
+    struct kvftl_config c = levels_config(false);
+    c.index_dram_bytes = 64 << 10; /* 16 frames: leaves 12 (after the filter), directory 2 */
+    struct kvftl *f = open_or_die(&c);
+    for (uint8_t round = 1; round <= 5; round++) {
+        fill(f, 0, 5000, round);
+    }
+    CU_ASSERT_EQUAL(pm983_levels_count(&f->index), 3);
+    CU_ASSERT_EQUAL(f->index.pm983.lv.frames_max, 2);
+    CU_ASSERT(stats(f).gc_runs > 0);
+    CU_ASSERT(f->index.pm983.lv.programs > f->index.pm983.lv.npages);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 5000, 5), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * GC moves a live directory page (level 1, page 0, written back by a
+ * checkpoint's write-back): it is read (1 NAND read: its cached parent
+ * needs none) and programmed anew (1 program), its parent is dirtied, the old copy stops being
+ * valid (kvftl_check() agrees), and the old copy offered again is not moved (0).
+ */
+static void test_relocate_directory_page(void)
+{
+    struct kvftl_config c = levels_config(false);
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 7);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL_FATAL(kv_index_write_back(&f->index, &now), 0);
+    struct pm983_levels *lv = &f->index.pm983.lv;
+    uint32_t n = lv->first[1], parent = lv->first[2];
+    uint32_t old = lv->ppn[n];
+    CU_ASSERT_FATAL(old != UINT32_MAX);
+    CU_ASSERT_EQUAL(lv->state[parent] & 2, 0); /* clean after the write-back */
+    uint64_t reads = stats(f).nand_pages_read, programs = lv->programs;
+    CU_ASSERT_EQUAL(kv_index_page_relocate(&f->index, old, PM983_DIR_TAG | n, &now), 1);
+    CU_ASSERT_NOT_EQUAL(lv->ppn[n], old);
+    CU_ASSERT_EQUAL(lv->relocated, 1);
+    CU_ASSERT_EQUAL(lv->programs - programs, 1);
+    CU_ASSERT_EQUAL(stats(f).nand_pages_read - reads, 1); /* the page; its parent is cached */
+    CU_ASSERT_EQUAL(lv->state[parent], 3);                /* cached and dirty */
+    CU_ASSERT_EQUAL(kv_index_page_relocate(&f->index, old, PM983_DIR_TAG | n, &now), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 5000, 7), 0);
+    kvftl_close(f);
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * The merge is bounded per command: with 32 local entries (small_config)
+ * and 3 levels cached in 16 frames, no merge of 5,000 keys written twice
+ * read more than 32 x 3 = 96 index pages or programmed more than 96 plus
+ * the leaves it created (312 merges; the most: 76 reads, 59 programs).
+ */
+static void test_merge_bounded(void)
+{
+    struct kvftl_config c = levels_config(false);
+    c.index_dram_bytes = 64 << 10;
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 1);
+    fill(f, 0, 5000, 2);
+    const struct pm983_local *l = &f->index.pm983;
+    CU_ASSERT_EQUAL(pm983_levels_count(&f->index), 3);
+    CU_ASSERT_EQUAL(l->max, 32);
+    CU_ASSERT_EQUAL(l->merges, 312);
+    CU_ASSERT(l->merge_reads_max <= 32 * 3);
+    CU_ASSERT(l->merge_programs_max <= 32 * 3);
+    CU_ASSERT_EQUAL(l->merge_reads_max, 76); /* measured: the bound is not reached */
+    CU_ASSERT_EQUAL(l->merge_programs_max, 59);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 5000, 2), 0);
+    kvftl_close(f);
+    pm983_test_fanout_log = 0;
+}
+
+/*
+ * kvftl_check() compares each clean directory page's NAND copy with the
+ * index: level-1 page 0's first entry pointing one NAND page off is
+ * refused with the page's level, index and NAND page.
+ */
+static void test_check_refuses_stale_directory_page(void)
+{
+    struct kvftl_config c = levels_config(false);
+    struct kvftl *f = open_or_die(&c);
+    fill(f, 0, 5000, 7);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL_FATAL(kv_index_write_back(&f->index, &now), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    const struct pm983_levels *lv = &f->index.pm983.lv;
+    uint32_t ppn = lv->ppn[lv->first[1]];
+    struct pm983_dir_entry *e = (struct pm983_dir_entry *)(nand_page_ptr(&f->nand, ppn) +
+                                                           sizeof(struct pm983_dir_header));
+    e[0].ppn++;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), -1);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "directory page 0 of level 1 (NAND page %u) does not say what the index says", ppn);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    e[0].ppn--;
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+    pm983_test_fanout_log = 0;
+}
+
 static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_check_refuses_stale_directory_page),
+    TAP_TEST_FN(test_merge_bounded),
+    TAP_TEST_FN(test_gc_over_directory_pages),
+    TAP_TEST_FN(test_relocate_directory_page),
+    TAP_TEST_FN(test_damaged_directory_entry_refused),
+    TAP_TEST_FN(test_damaged_top_page_refused),
+    TAP_TEST_FN(test_directory_padding_refused),
+    TAP_TEST_FN(test_levels_grow_with_keys),
+    TAP_TEST_FN(test_cold_lookup_reads_each_level),
     TAP_TEST_FN(test_overwrite_reads_no_flash),
     TAP_TEST_FN(test_full_local_index_merges),
 };

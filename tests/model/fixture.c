@@ -9,6 +9,8 @@
 
 #include "model.h"
 
+extern uint32_t pm983_test_fanout_log; /* kvftl/kv/index/pm983/pm983_levels.h */
+
 /* ---------------- values and keys ---------------- */
 
 /*
@@ -144,6 +146,11 @@ static void make_config(struct run *r)
         if (strcmp(design, kvftl_index_names[d]) == 0) {
             r->cfg.index = (enum kvftl_index)d;
         }
+    }
+    /* KVFTL_TEST_PM983_FANOUT_LOG=n: pm983's directory pages of 2^n entries (model_pm983_levels) */
+    const char *fanout = getenv("KVFTL_TEST_PM983_FANOUT_LOG");
+    if (fanout) {
+        pm983_test_fanout_log = (uint32_t)atoi(fanout);
     }
     if (sc->file_backed) {
         snprintf(r->image, sizeof(r->image), "/tmp/kvftl-model-%d-%s.img", (int)getpid(), sc->name);

@@ -91,6 +91,9 @@ struct index {
 
     /* index stream: the open stripe index pages are written to */
 
+    /* pm983: told after page @page_id's new copy is programmed (NULL for the hash design) */
+    void (*page_moved)(struct index *ix, uint32_t page_id, uint64_t *now_ns);
+
     uint64_t clock; /* cache accesses */
     uint64_t hits, misses, evicted_dirty, pages_written;
 };

@@ -97,6 +97,9 @@ int index_page_write(struct index *ix, uint32_t page_id, const uint8_t *mem, uin
     space_valid_add(ix->sp, ppn * geo->page_size, geo->page_size, 0);
     ix->nand_bytes += geo->page_size;
     ix->pages_written++;
+    if (ix->page_moved) {
+        ix->page_moved(ix, page_id, now_ns);
+    }
     return 0;
 }
 

@@ -10,6 +10,8 @@
 
 #include "index_cache.h"
 #include "kv_index.h"
+#include "nand.h"
+#include "space.h"
 #include "value_log.h"
 
 /*
@@ -77,11 +79,16 @@ static bool page_probe(const struct index *x, const struct index_entry *e, uint6
     return false;
 }
 
-/* The global entry whose signature is @hash (no key read): true with its position. */
-static bool global_find(struct index *x, uint64_t hash, struct index_pos *pos, uint64_t *loc,
+/*
+ * The global entry whose signature is @hash (no key read): true with its
+ * position. The walk reads each level whose page is not cached.
+ */
+static bool global_find(struct kv_index *ix, uint64_t hash, struct index_pos *pos, uint64_t *loc,
                         uint64_t *now_ns)
 {
+    struct index *x = &ix->hash.idx;
     uint64_t first, last;
+    pm983_levels_walk(ix, hash, now_ns);
     uint32_t pid = index_page_of(x, hash, &first, &last);
     const struct index_entry *e = index_page_entries(index_cache_get(x, pid, now_ns));
     uint32_t i;
@@ -111,12 +118,13 @@ static bool global_peek(const struct index *x, uint64_t hash, uint64_t *loc)
 }
 
 /* One local entry into the global index: false if its page could not take it. */
-static bool merge_one(struct index *x, uint64_t hash, uint64_t loc, enum pm983_op op,
+static bool merge_one(struct kv_index *ix, uint64_t hash, uint64_t loc, enum pm983_op op,
                       uint64_t *now_ns)
 {
+    struct index *x = &ix->hash.idx;
     struct index_pos pos;
-    uint64_t old;
-    bool found = global_find(x, hash, &pos, &old, now_ns);
+    uint64_t old, first, last;
+    bool found = global_find(ix, hash, &pos, &old, now_ns);
     if (op == PM983_REMOVE) {
         if (found) {
             index_remove(x, &pos, now_ns);
@@ -127,7 +135,13 @@ static bool merge_one(struct index *x, uint64_t hash, uint64_t loc, enum pm983_o
         index_set(x, &pos, loc, now_ns);
         return true;
     }
-    if (index_reserve(x, hash, now_ns) != 0) {
+    uint32_t gd0 = x->global_depth, np0 = x->npages;
+    uint32_t ld0 = x->page_depth[index_page_of(x, hash, &first, &last)];
+    int rc = index_reserve(x, hash, now_ns);
+    if (x->npages != np0) {
+        pm983_levels_changed(ix, hash, gd0, ld0, now_ns); /* splits, even if refused later */
+    }
+    if (rc != 0) {
         return false;
     }
     index_add(x, hash, loc, now_ns);
@@ -135,8 +149,18 @@ static bool merge_one(struct index *x, uint64_t hash, uint64_t loc, enum pm983_o
 }
 
 /*
- * Merge every local entry into the global index: its index pages are read
- * (a miss costs tR) and dirtied, evictions program them, all on *@now_ns.
+ * Merge every local entry into the global index, on *@now_ns: each walks
+ * the levels (pm983_levels.c) and its leaf, reading what is not cached,
+ * and dirties the leaf. The Store that finds the local index full waits
+ * for all of it, as the sources say (pm983_index.h), so the bound is per
+ * entry: a walk of L levels loads at most L pages (L reads), each load
+ * evicts at most one page (one program; the page above it is only marked
+ * dirty), and each leaf split takes one more frame (one program). One
+ * merge of max entries: at most max x L reads and max x L programs plus
+ * one per leaf created; a directory doubling marks its pages dirty and
+ * costs none. The pm983 preset (max 4,096; 32 KiB index pages, E =
+ * 2,048: L = 1 to about 2 million keys, 2 to a few billion): at most
+ * 8,192 reads and 8,192 programs, plus splits.
  * An entry a page refused (a split past the directory bound) stays local.
  */
 static void merge(struct kv_index *ix, uint64_t *now_ns)
@@ -145,15 +169,17 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
     if (!l->count) {
         return;
     }
-    struct index *x = &ix->hash.idx;
     uint32_t kept = 0;
+    struct index *x = &ix->hash.idx;
+    const struct nand *nd = x->sp->nand;
+    uint64_t reads0 = nd->pages_read, progs0 = nd->pages_programmed, leaves0 = x->npages;
     uint64_t *kh = g_new(uint64_t, l->count), *kl = g_new(uint64_t, l->count);
     uint8_t *ko = g_new(uint8_t, l->count);
     for (uint32_t i = 0; i < l->cap; i++) {
         if (l->op[i] == PM983_EMPTY) {
             continue;
         }
-        if (!merge_one(x, l->hash[i], l->loc[i], l->op[i], now_ns)) {
+        if (!merge_one(ix, l->hash[i], l->loc[i], l->op[i], now_ns)) {
             kh[kept] = l->hash[i];
             kl[kept] = l->loc[i];
             ko[kept++] = l->op[i];
@@ -170,12 +196,18 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
     g_free(kl);
     g_free(ko);
     l->merges++;
+    uint64_t reads = nd->pages_read - reads0;
+    uint64_t progs = nd->pages_programmed - progs0, made = x->npages - leaves0;
+    progs = progs > made ? progs - made : 0;
+    l->merge_reads_max = reads > l->merge_reads_max ? reads : l->merge_reads_max;
+    l->merge_programs_max = progs > l->merge_programs_max ? progs : l->merge_programs_max;
 }
 
 static void pm983_init(struct kv_index *ix, struct space *sp, struct value_log *vl,
                        const struct kvftl_config *cfg)
 {
     hash_index_ops.init(ix, sp, vl, cfg);
+    pm983_levels_init(ix, cfg);
     struct pm983_local *l = local_of(ix);
     uint32_t per_page = cfg->page_size_bytes / PM983_MIN_PAIR_BYTES;
     l->max = cfg->buffer_entries * (per_page ? per_page : 1);
@@ -194,6 +226,7 @@ static void pm983_fini(struct kv_index *ix)
     g_free(l->hash);
     g_free(l->loc);
     g_free(l->op);
+    pm983_levels_fini(ix);
     hash_index_ops.fini(ix);
 }
 
@@ -203,6 +236,7 @@ static void pm983_reset(struct kv_index *ix)
     memset(l->op, 0, l->cap);
     l->count = 0;
     hash_index_ops.reset(ix);
+    pm983_levels_reset(ix);
 }
 
 static uint64_t pm983_hash(const struct kv_index *ix, const void *key, uint32_t key_bytes)
@@ -261,10 +295,16 @@ static bool pm983_lookup(struct kv_index *ix, uint64_t hash, const void *key, ui
     struct pm983_local *l = local_of(ix);
     uint32_t i = local_find(l, hash);
     if (i == UINT32_MAX) {
-        bool found = hash_index_ops.lookup(ix, hash, key, key_bytes, loc, pos, now_ns, record,
-                                           filtered);
+        /* the hash design's look-up, each level above the leaf walked first */
+        struct hash_index *h = &ix->hash;
         *pos = kv_index_pos_of_hash(hash);
-        return found;
+        if (h->bloom_on && !index_page_cached(&h->idx, hash) && !bloom_maybe(&h->bloom, hash)) {
+            *filtered = true;
+            return false;
+        }
+        pm983_levels_walk(ix, hash, now_ns);
+        struct index_pos p;
+        return index_find_record(&h->idx, hash, key, key_bytes, loc, &p, now_ns, record);
     }
     *pos = kv_index_pos_of_hash(hash);
     if (l->op[i] != PM983_SET) {
@@ -332,11 +372,15 @@ static bool pm983_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
         return l->op[i] == PM983_SET && l->loc[i] == loc;
     }
     struct index_pos p;
+    pm983_levels_walk(ix, hash, now_ns);
     return index_find_loc(&ix->hash.idx, hash, loc, &p, now_ns);
 }
 
 static int pm983_page_relocate(struct kv_index *ix, uint64_t ppn, uint32_t tag, uint64_t *now_ns)
 {
+    if (tag & PM983_DIR_TAG) {
+        return pm983_levels_relocate(ix, ppn, tag, now_ns);
+    }
     return hash_index_ops.page_relocate(ix, ppn, tag, now_ns);
 }
 
@@ -345,13 +389,17 @@ static void pm983_walk(struct kv_index *ix, uint64_t from, const struct kv_index
                        uint32_t *n, uint64_t *last, uint64_t *now_ns)
 {
     merge(ix, now_ns);
+    pm983_levels_walk(ix, from, now_ns);
     hash_index_ops.walk(ix, from, ents, n, last, now_ns);
 }
 
 static int pm983_write_back(struct kv_index *ix, uint64_t *now_ns)
 {
     merge(ix, now_ns);
-    return local_of(ix)->count ? -1 : hash_index_ops.write_back(ix, now_ns);
+    if (local_of(ix)->count || hash_index_ops.write_back(ix, now_ns) != 0) {
+        return -1;
+    }
+    return pm983_levels_write_back(ix, now_ns);
 }
 
 static void pm983_settle(struct kv_index *ix, uint64_t *now_ns)
@@ -368,17 +416,22 @@ static void pm983_rebuilt(struct kv_index *ix)
 
 static uint64_t pm983_nand_bytes(const struct kv_index *ix)
 {
-    return hash_index_ops.nand_bytes(ix);
+    return hash_index_ops.nand_bytes(ix) + ix->pm983.lv.nand_bytes;
 }
 
 static uint64_t pm983_host_bytes(const struct kv_index *ix)
 {
-    return hash_index_ops.host_bytes(ix) + (uint64_t)ix->pm983.cap * (2 * sizeof(uint64_t) + 1);
+    return hash_index_ops.host_bytes(ix) + (uint64_t)ix->pm983.cap * (2 * sizeof(uint64_t) + 1) +
+           pm983_levels_host_bytes(ix);
 }
 
 static void pm983_counters(const struct kv_index *ix, struct kv_index_counters *c)
 {
+    const struct pm983_levels *lv = &ix->pm983.lv;
     hash_index_ops.counters(ix, c);
+    c->cache_hits += lv->hits;
+    c->cache_misses += lv->misses;
+    c->pages_evicted_dirty += lv->evicted_dirty;
 }
 
 const struct kv_index_ops pm983_index_ops = {
@@ -403,11 +456,11 @@ const struct kv_index_ops pm983_index_ops = {
     .nand_bytes = pm983_nand_bytes,
     .host_bytes = pm983_host_bytes,
     .counters = pm983_counters,
-    .ckpt_save = hash_ckpt_save,
-    .ckpt_length = hash_ckpt_length,
-    .ckpt_max_length = hash_ckpt_max_length,
-    .ckpt_check = hash_ckpt_check,
-    .ckpt_install = hash_ckpt_install,
-    .check_pages = hash_check_pages,
-    .check_page = hash_check_page,
+    .ckpt_save = pm983_ckpt_save,
+    .ckpt_length = pm983_ckpt_length,
+    .ckpt_max_length = pm983_ckpt_max_length,
+    .ckpt_check = pm983_ckpt_check,
+    .ckpt_install = pm983_ckpt_install,
+    .check_pages = pm983_check_pages,
+    .check_page = pm983_check_page,
 };

@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "pm983_levels.h"
+
 struct kv_index_ops;
 
 /* One pending change of the local index. */
@@ -32,6 +34,12 @@ struct pm983_local {
     uint32_t max;     /* entries before a merge */
     uint64_t merges;  /* merges run */
     uint64_t merged;  /* entries merged */
+    /*
+     * The most NAND page reads one merge made, and programs less the
+     * leaves its splits created: at most max x levels each (pm983_index.c).
+     */
+    uint64_t merge_reads_max, merge_programs_max;
+    struct pm983_levels lv; /* the global index's directory levels */
 };
 
 extern const struct kv_index_ops pm983_index_ops;
