@@ -131,11 +131,55 @@ def cell(text):
 
 def experiment_verdict(r):
     """An experiment's verdict on the page: its met, and when the record has
-    no claims table (an experiment not yet converted), a flag saying so."""
+    no claims table (an experiment not yet converted), a flag saying so; the
+    verdicts of other index designs run beside it follow."""
     v = VERDICT.get(r.get("met"), str(r.get("met")))
     if not r.get("claims"):
         v += " (no claims table)"
+    beside = r.get("designs") or {}
+    if beside:
+        v += " (%s; %s)" % (record_design(r) or "?", "; ".join(
+            "%s: %s" % (d, VERDICT.get(x.get("met"), x.get("met")))
+            for d, x in sorted(beside.items())))
     return v
+
+
+def record_design(r):
+    """The index design the record's KV-SSDs ran with: what their configuration
+    log reported during the run (run.py's "design"), else their boots' "index"
+    property, else hash (every design but hash is newer than the records that
+    lack both); None for a record without device boots."""
+    if r.get("design"):
+        return r["design"]
+    boots = [b for b in r.get("boots") or [] if b.get("props")]
+    if not boots:
+        return None
+    return "/".join(sorted({b["props"].get("index") or "hash" for b in boots}))
+
+
+def designs_summary(ex, order):
+    """One line per design: the claims of the records that ran with it, and of
+    the runs beside them (run.py --index D --beside)."""
+    by = {}
+    for n in order:
+        r = ex.get(n)
+        if not r:
+            continue
+        own = record_design(r)
+        if own:
+            by.setdefault(own, []).append(r)
+        for d, rec in sorted((r.get("designs") or {}).items()):
+            by.setdefault(d, []).append(rec)
+    if len(by) < 2:
+        return []
+    out = ["", "Per index design (each record's own design, and runs of the same experiment "
+           "beside it with another; an experiment counts once per design):"]
+    for d in sorted(by):
+        rs = by[d]
+        cl = [c["holds"] for r in rs for c in r.get("claims", [])]
+        out.append("* %s, %d experiment%s: %s" % (
+            d, len(rs), "" if len(rs) == 1 else "s", V.counts_text(V.counts(cl), "claims")))
+    return out
 
 
 def summary_counts(ex, order):
@@ -158,6 +202,7 @@ def summary_counts(ex, order):
                     could, len(yes), "" if could == len(yes) else " (the others rest on a "
                     "counting rule or layout that fixes their number)", spanned,
                     "s" if spanned == 1 else "")]
+    out += designs_summary(ex, order)
     bare = [n for n in order if n in ex and not ex[n].get("claims")]
     if bare:
         out += ["", "Without a claims table (their verdict is the experiment's own rule, not "
@@ -297,6 +342,15 @@ def render(results, order, docs_dir):
         L.append("*Ours:* %s  " % r.get("ours", "n/a"))
         L.append("*Verdict:* %s — %s" % (experiment_verdict(r), r.get("why", "")))
         L.append("")
+        for d, rep in sorted((r.get("designs") or {}).items()):
+            # the same experiment with another index design (run.py --index D --beside)
+            L.append("*Under index=%s (%s%s):* %s — %s; claims: %s" % (
+                d, rep.get("run_at", "?"), ", commit " + rep["commit"] if rep.get("commit") else "",
+                VERDICT.get(rep.get("met"), rep.get("met")),
+                rep.get("ours", ""), "; ".join("%s %s (%s)" % (
+                    c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
+                    for c in rep.get("claims", []))))
+            L.append("")
         for rep in r.get("repeats", []):
             # another run of the same experiment: its verdicts beside this one's
             L.append("*Repeat (%s%s):* %s — %s; claims: %s" % (

@@ -127,6 +127,10 @@ def main():
     ap.add_argument("--icount", default=str(C.ICOUNT_SHIFT),
                     help="run-guest.sh --icount SHIFT for every boot, or 'off' (the host's "
                     "real time; needed with --accel kvm). Default %d" % C.ICOUNT_SHIFT)
+    ap.add_argument("--beside", action="store_true",
+                    help="with --index D: keep the experiment's record and add this run under "
+                    "it as design D's (the page shows each design's verdicts beside the "
+                    "record's own)")
     ap.add_argument("--index", choices=("hash", "pm983", "lsm"), default=None,
                     help="every KV-SSD boot with this index design where the experiment names "
                     "none (default: the preset's); the page then answers for that design, so "
@@ -169,9 +173,12 @@ def main():
         if a.docs:
             ap.error("give --update-docs or --docs DIR, not both")
         a.docs = os.path.join(C.TOP, "docs")
-    if a.index is not None and a.docs:
+    if a.beside and (a.index is None or a.repeat or a.report_only):
+        ap.error("--beside needs --index D, and not --repeat or --report-only")
+    if a.index is not None and a.docs and not a.beside:
         ap.error("--index %s judges another design than the tracked page's: give --out DIR, "
-                 "not --docs or --update-docs" % a.index)
+                 "not --docs or --update-docs, or --beside to add it beside the page's "
+                 "records" % a.index)
     C.INDEX = a.index
     out = a.docs or a.out
     rawroot = a.raw or os.path.join(a.out, "raw")
@@ -239,6 +246,9 @@ def main():
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
                            "icount_shift": raw.get(b.name, {}).get("icount_shift"),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
+        design = observed_design(raw)
+        if design:
+            rec["design"] = design
         rec.setdefault("met", None)
         if rec.get("claims") is not None and rec["met"] != V.overall(rec["claims"]):
             # every experiment's verdict is its claims' (verdicts.overall)
@@ -249,7 +259,16 @@ def main():
         # writing the same results.json (other experiments) keeps its records
         with results_lock(jpath):
             results = report.load(jpath)
-            if a.repeat and n in results["experiments"]:
+            if a.beside:
+                # beside the record of the page, under its design (report.designs_line)
+                first = results["experiments"].get(n)
+                if first is None:
+                    print("   %s: no record to put index=%s beside; run it first without "
+                          "--beside" % (n, a.index), file=sys.stderr)
+                    continue
+                first.setdefault("designs", {})[a.index] = repeat_of(rec)
+                rec = first
+            elif a.repeat and n in results["experiments"]:
                 first = results["experiments"][n]
                 first.setdefault("repeats", []).append(repeat_of(rec))
                 rec = first
@@ -347,10 +366,26 @@ def icount_note(raw):
                 ", ".join(off) if off else ""))
 
 
+def observed_design(raw):
+    """The index design(s) the KV-SSDs reported in kvbench's provenance (the
+    configuration log page) during the boots: "hash", "hash/pm983" when they
+    differ, None when no kvbench ran."""
+    seen = set()
+    for r in raw.values():
+        for p in (r or {}).get("parts", {}).values():
+            j = p.get("json") or {}
+            devs = [((j.get("provenance") or {}).get("device") or {})]
+            devs += [d.get("config") or {} for d in j.get("devices") or []
+                     if isinstance(d, dict)]
+            seen.update(d["index"] for d in devs
+                        if d.get("command_set") == "kv" and d.get("index"))
+    return "/".join(sorted(seen)) or None
+
+
 def repeat_of(rec):
     """What the page prints of a second run: its time, verdicts and numbers."""
     return {k: rec.get(k) for k in ("run_at", "commit", "met", "ours", "claims", "numbers",
-                                    "scale", "boots")}
+                                    "scale", "boots", "design")}
 
 
 if __name__ == "__main__":

@@ -380,6 +380,41 @@ class KVBlockFig4(unittest.TestCase):
         self.assertIn("*Repeat (2026-11-25 06:00):* no — 0 of 6; claims: KV write latency up "
                       "to 5.4x block's for values spanning flash pages 3.00x (no)", page)
 
+    def test_design_beside(self):
+        """A record run with index=hash and the same experiment under pm983 beside it
+        (run.py --index pm983 --beside): the summary's verdict names both, the section
+        prints pm983's claims, and the per-design counts keep them apart."""
+        rec = dict(self.rec, name=X4.NAME, figure=X4.FIGURE, paper=X4.PAPER, target=X4.TARGET,
+                   figures=[], boots=[{"name": "b", "wall_s": 1, "props": {"preset": "pm983",
+                                                              "index": "hash"}}],
+                   designs={"pm983": {"run_at": "2026-12-02 19:00", "met": True,
+                                      "ours": "1 of 1", "claims": [dict(
+                                          self.rec["claims"][0], holds=True)]}})
+        self.assertEqual(report.record_design(rec), "hash")
+        page = report.render({"experiments": {X4.NAME: rec}}, [X4.NAME], "/tmp")
+        self.assertIn("| partly (hash; pm983: yes) |", page)
+        self.assertIn("*Under index=pm983 (2026-12-02 19:00):* yes — 1 of 1; claims: KV write "
+                      "latency up to 5.4x block's for values spanning flash pages 3.00x (yes)",
+                      page)
+        self.assertIn("* hash, 1 experiment: 2 yes, 3 partly, 1 no", page)
+        self.assertIn("* pm983, 1 experiment: 1 yes, 0 partly, 0 no", page)
+
+    def test_record_design(self):
+        """The design the devices reported, else a boot's index property, else hash."""
+        import run
+        raw = {"b": {"parts": {"s/bench": {"json": {"provenance": {"device": {
+            "command_set": "kv", "index": "lsm"}}}}, "s/blk": {"json": {"provenance": {
+                "device": {"command_set": "nvm", "index": "hash"}}}}, "m/bench": {"json": {
+                    "devices": [{"config": {"command_set": "kv", "index": "pm983"}}]}}}}}
+        self.assertEqual(run.observed_design(raw), "lsm/pm983")
+        self.assertIsNone(run.observed_design({"b": {"parts": {}}}))
+        self.assertEqual(report.record_design({"design": "lsm", "boots": []}), "lsm")
+        self.assertEqual(report.record_design({"boots": [{"props": {"preset": "cosmos"}}]}),
+                         "hash")
+        self.assertEqual(report.record_design({"boots": [
+            {"props": {"preset": "pm983"}}, {"props": {"index": "pm983"}}]}), "hash/pm983")
+        self.assertIsNone(report.record_design({"boots": []}))
+
     def test_nothing_measured(self):
         rec = X4.analyze({}, 1.0)
         self.assertIsNone(rec["met"])
