@@ -1282,6 +1282,9 @@ static bool config_from_opts(struct kvftl_config *cfg, struct opts *o)
                                 NULL, 0); /* checked by tunable_arg() */
         }
     }
+    if (!o->tunable_text[kvftl_tunable_find("index") - kvftl_tunables]) {
+        kvftl_config_image_index(cfg); /* an existing --image keeps its design */
+    }
     bool auto_index = !o->tunable_text[kvftl_tunable_find("index_dram_bytes") - kvftl_tunables];
     /* the options' texts are in cfg now: no return below has them to free */
     free(o->tunable_text);

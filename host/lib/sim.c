@@ -246,6 +246,13 @@ int kvssd_sim_parse(const char *spec, struct kvssd_sim_config *cfg, char *err, s
         }
     }
     cfg->ftl.image_path = image;
+    bool index_asked = false;
+    for (size_t i = 0; i < n; i++) {
+        index_asked |= !strcmp(names[i], "index") && strcmp(values[i], "auto");
+    }
+    if (!index_asked) {
+        kvftl_config_image_index(&cfg->ftl); /* an existing image keeps its design */
+    }
     if (cfg->ftl.command_set != KVFTL_CMDSET_KV) {
         snprintf(err, err_len, "command-set is '%s'; libkvssd opens a KV namespace: it must be kv",
                  kvftl_command_set_names[cfg->ftl.command_set]);

@@ -541,6 +541,9 @@ static bool kvssd_build_config(KvssdState *n, struct kvftl_config *c, Error **er
 #define KVFTL_TUNABLE(field, kind, where, prop, unit, d, pm, cos, min, max, flags, ...) \
     KVSSD_OVERRIDE_##where(kind, prop, field, flags)
 #include <kvftl/tunables.def>
+    if (n->index == kvssd_enum_auto(kvftl_tunable_find("index"))) {
+        kvftl_config_image_index(c); /* an existing image keeps its design, not the preset's */
+    }
     if (kvftl_config_check(c, err, sizeof(err)) != 0) {
         error_setg(errp, "%s", err);
         return false;

@@ -211,6 +211,15 @@ struct kvftl;
 struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_len);
 
 /*
+ * kvftl_config_image_index() - an image keeps the index design it was made
+ * with: when @cfg is kv and @cfg->image_path names a kv image whose header
+ * names a design this firmware has, set @cfg->index to it. A front-end calls
+ * it when no index was asked for (the preset's); an asked-for design that
+ * differs is refused by kvftl_open(). Returns whether @cfg->index was read.
+ */
+bool kvftl_config_image_index(struct kvftl_config *cfg);
+
+/*
  * kvftl_mount_note() - when kvftl_open() mounted an existing image by
  * scanning its log rather than from a valid checkpoint, a sentence naming
  * the image, why, and what the scan found (keys, skipped or unreadable

@@ -2,9 +2,11 @@
 /* Durability: checkpoint on orderly close, crash mount by scanning the value log. */
 #include "recovery.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <xxhash.h>
@@ -27,6 +29,27 @@ uint64_t checkpoint_length(uint32_t stripes, uint32_t global_depth, uint32_t npa
 const char *kvftl_mount_note(const struct kvftl *ftl)
 {
     return ftl->mount.note[0] ? ftl->mount.note : NULL;
+}
+
+/* Only the header is read, through a bounded pread: nothing of the image is trusted but it. */
+bool kvftl_config_image_index(struct kvftl_config *cfg)
+{
+    struct image_header h;
+    if (cfg->command_set != KVFTL_CMDSET_KV || !cfg->image_path) {
+        return false;
+    }
+    int fd = open(cfg->image_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    ssize_t got = pread(fd, &h, sizeof(h), 0);
+    close(fd);
+    if (got != (ssize_t)sizeof(h) || h.magic != IMAGE_MAGIC || h.version != IMAGE_VERSION ||
+        h.command_set != KVFTL_CMDSET_KV || h.index_design > KVFTL_INDEX_LSM) {
+        return false; /* no kv image with a known design: kvftl_open() says what it is */
+    }
+    cfg->index = (enum kvftl_index)h.index_design;
+    return true;
 }
 
 void recovery_format_image(struct kvftl *ftl)

@@ -374,9 +374,45 @@ static void test_config_log_names_the_properties(void)
     CU_ASSERT_EQUAL_FATAL(kvssd_open(cosmos, &dev), 0);
     CU_ASSERT_EQUAL(kvssd_get_config(dev, &log, NULL), 0);
     CU_ASSERT_STRING_EQUAL(log.preset, "cosmos");
-    CU_ASSERT_STRING_EQUAL(log.index, "hash");
+    CU_ASSERT_STRING_EQUAL(log.index, "lsm"); /* cosmos's design (tunables.def) */
     CU_ASSERT_EQUAL(log.latency, 1);
     kvssd_close(dev);
+}
+
+/*
+ * An image keeps its index design: made with preset=pm983,index=hash and
+ * opened again with preset=pm983 and no index (the preset's is pm983), it
+ * mounts with hash and returns its value; index=lsm is refused, and
+ * index=auto is the image's too. (page-data-bytes=0: pm983's 25088 is
+ * more than GEOMETRY's 16 KiB page.)
+ */
+static void test_image_keeps_its_index_design(void)
+{
+    char made[sizeof(spec) + 64], again[sizeof(spec) + 64], buf[16] = {0};
+    struct kvssd_dev *dev = NULL;
+    struct kvssd_config_log log;
+    uint32_t got = 0;
+
+    unlink(image);
+    snprintf(made, sizeof(made), "%s,preset=pm983,page-data-bytes=0,index=hash", spec);
+    CU_ASSERT_EQUAL_FATAL(kvssd_open(made, &dev), 0);
+    CU_ASSERT_EQUAL(kvssd_store(dev, "kept", 4, "hash", 4, 0, NULL), 0);
+    kvssd_close(dev);
+    const char *const reopen[] = {"preset=pm983,page-data-bytes=0",
+                                  "preset=pm983,page-data-bytes=0,index=auto"};
+    for (size_t i = 0; i < sizeof(reopen) / sizeof(reopen[0]); i++) {
+        snprintf(again, sizeof(again), "%s,%s", spec, reopen[i]);
+        CU_ASSERT_EQUAL_FATAL(kvssd_open(again, &dev), 0);
+        CU_ASSERT_EQUAL(kvssd_get_config(dev, &log, NULL), 0);
+        CU_ASSERT_STRING_EQUAL(log.preset, "pm983");
+        CU_ASSERT_STRING_EQUAL(log.index, "hash");
+        CU_ASSERT_EQUAL(kvssd_retrieve(dev, "kept", 4, buf, sizeof(buf), &got, NULL), 0);
+        CU_ASSERT_EQUAL(got, 4);
+        CU_ASSERT_EQUAL(memcmp(buf, "hash", 4), 0);
+        kvssd_close(dev);
+    }
+    snprintf(again, sizeof(again), "%s,preset=pm983,page-data-bytes=0,index=lsm", spec);
+    CU_ASSERT_EQUAL(kvssd_open(again, &dev), -KVSSD_ERR_NO_DEVICE);
 }
 
 static const struct tap_test host_sim_tests[] = {
@@ -391,6 +427,7 @@ static const struct tap_test host_sim_tests[] = {
     TAP_TEST(property_units),
     TAP_TEST(image_mounts_in_firmware),
     TAP_TEST(config_log_names_the_properties),
+    TAP_TEST(image_keeps_its_index_design),
 };
 
 int main(void)

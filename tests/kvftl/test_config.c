@@ -70,6 +70,7 @@ static void test_presets_keep_their_values(void)
     want_pm983.page_data_bytes = 25088;
     want_pm983.buffer_entries = 128;
     want_pm983.index_dram_bytes = 256ull << 20;
+    want_pm983.index = KVFTL_INDEX_PM983; /* local index merged into the global one */
     /* nvm write buffer: Cosmos+ OpenSSD's 16 page-sized entries per die */
     want_pm983.write_buffer_pages_per_die = 16;
     /* firmware time (docs/kvftl.md, "Firmware time"): bounded by the datasheet's 540K IOPS */
@@ -90,6 +91,7 @@ static void test_presets_keep_their_values(void)
     want_cosmos.packing = KVFTL_PACK_BACKFILL;
     want_cosmos.buffer_entries = 512;
     want_cosmos.index_dram_bytes = 128ull << 20;
+    want_cosmos.index = KVFTL_INDEX_LSM; /* BandSlim's Cosmos+ firmware: an LSM-tree */
     want_cosmos.write_buffer_pages_per_die = 16;
     /* firmware time: cycle estimates of one 1 GHz Cortex-A9 (docs/kvftl.md) */
     want_cosmos.fw_fetch_decode_ns = 2000;

@@ -310,6 +310,42 @@ static void test_image_index_design_kept(void)
 }
 
 /*
+ * An image made with hash, opened with a config naming pm983 (a preset's
+ * design, no index asked for), keeps hash: kvftl_config_image_index() reads
+ * it from the header, and the image mounts with its key; without the call
+ * the mount is refused with the sentence naming both designs. With no
+ * image, the config is left as it is.
+ */
+static void test_image_index_design_read(void)
+{
+    image_new();
+    struct kvftl_config c = small_config();
+    c.image_path = image;
+    c.index = KVFTL_INDEX_PM983;
+    CU_ASSERT_FALSE(kvftl_config_image_index(&c)); /* no file yet */
+    CU_ASSERT_EQUAL(c.index, KVFTL_INDEX_PM983);
+    c.index = KVFTL_INDEX_HASH;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "kept", 100, 7, false), KVFTL_OK);
+    kvftl_close(f);
+    c.index = KVFTL_INDEX_PM983;
+    char err[512], want[512];
+    CU_ASSERT_PTR_NULL(kvftl_open(&c, err, sizeof(err)));
+    snprintf(want, sizeof(want),
+             "image_path %s holds a key-value device made with index hash; the configuration "
+             "asks for index pm983, and an image keeps the index design it was made with",
+             image);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT_TRUE(kvftl_config_image_index(&c));
+    CU_ASSERT_EQUAL(c.index, KVFTL_INDEX_HASH);
+    f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->index.design, KVFTL_INDEX_HASH);
+    CU_ASSERT_EQUAL(get_check(f, "kept", 100, 7), KVFTL_OK);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
  * A crash mount scans a log written with large_blob_unit_bytes 1 and
  * page_fit_blobs (the pm983 preset's placement): small blobs padded to
  * 1 KiB, larger ones byte-granular and not 1 KiB-aligned, pads before
@@ -1526,6 +1562,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_recovery_after_gc),
     TAP_TEST_FN(test_image_geometry_mismatch),
     TAP_TEST_FN(test_image_index_design_kept),
+    TAP_TEST_FN(test_image_index_design_read),
     TAP_TEST_FN(test_crash_scan_fine_units_and_page_fit),
     TAP_TEST_FN(test_crash_scan_data_area),
     TAP_TEST_FN(test_format),
