@@ -615,6 +615,72 @@ static void test_damaged_manifest_count(void)
     expect_lsm_rescan(&c, "it holds 4294967295 index pages; the device has 5760");
 }
 
+/* How many of keys [0, @n) do not read back as 8 bytes of fill 6 (those in @over) or 5. */
+static int count_bad_small(struct kvftl *f, int n, const uint8_t *over)
+{
+    char key[17];
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        key_of(key, i);
+        bad += get_check(f, key, 8, over && over[i] ? 6 : 5) != 0;
+    }
+    return bad;
+}
+
+/* Index pages one command read or programmed (flush, compaction step, GC relocation). */
+static uint64_t index_pages_moved(const struct lsm_index *l)
+{
+    return l->pages_read + l->pages_written;
+}
+
+/*
+ * 200,000 Stores of new keys (memtable 8 x 255 entries, L0 pinned, L1 not,
+ * 40 stripes): no Store reads plus programs more index pages than
+ * lsm_command_pages_max(), 70 (a merge step: 16 + 18; a compaction step:
+ * 17 + 19), while the levels grow to L0 80 and L1 730 pages. A flush that
+ * merged all of L0 at once moved 122 pages in one Store.
+ */
+static void test_command_index_work_is_bounded(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 40,
+                                                         .pages_per_block = 576,
+                                                         .page_size_bytes = 4096});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.index_dram_bytes = 1 << 20;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 32;
+    c.hash_seed = 7;
+    struct kvftl *f = open_or_die(&c);
+    struct lsm_index *l = &f->index.lsm;
+    uint64_t most = 0, bound = lsm_command_pages_max(&f->index);
+    uint32_t at = 0;
+    char key[17];
+    for (int i = 0; i < 200000; i++) {
+        uint64_t before = index_pages_moved(l);
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, 5, false), 0);
+        if (index_pages_moved(l) - before > most) {
+            most = index_pages_moved(l) - before;
+            at = (uint32_t)i;
+        }
+    }
+    printf("# most index pages one Store moved: %llu (Store %u), bound %llu, L0..L3 %u %u %u %u "
+           "pages, %llu GC runs\n",
+           (unsigned long long)most, at, (unsigned long long)bound, l->lv[0].n, l->lv[1].n,
+           l->lv[2].n, l->lv[3].n, (unsigned long long)stats(f).gc_runs);
+    CU_ASSERT_EQUAL(bound, 70);
+    CU_ASSERT(most <= bound);
+    CU_ASSERT_EQUAL(count_bad_small(f, 200000, NULL), 0);
+    kvftl_close(f);
+}
+
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_flush_writes_pages),
     TAP_TEST_FN(test_compaction_reads_and_programs),
@@ -628,6 +694,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_lsm_page),
     TAP_TEST_FN(test_damaged_manifest_levels),
     TAP_TEST_FN(test_damaged_manifest_count),
+    TAP_TEST_FN(test_command_index_work_is_bounded),
 };
 
 int main(void)
