@@ -681,6 +681,207 @@ static void test_command_index_work_is_bounded(void)
     kvftl_close(f);
 }
 
+/*
+ * A 10-stripe device under lsm (32-byte units: index pages are a large
+ * share) filled with new keys until a Store is refused: the refusal is
+ * Capacity Exceeded and so are the next 100 new keys; overwrites of the
+ * first 2000 keys either succeed or are Capacity Exceeded; every
+ * acknowledged key reads back, the check passes, and after close the
+ * image mounts from its checkpoint with every key.
+ */
+static void test_full_device_refuses_stores(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 32;
+    c.max_keys = 10000000;
+    c.hash_seed = 3;
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    char key[17];
+    int acked = 0;
+    uint16_t st = 0;
+    for (; acked < 2000000; acked++) {
+        key_of(key, acked);
+        st = put(f, key, 8, 5, false);
+        if (st != 0) {
+            break;
+        }
+    }
+    printf("# %d Stores acknowledged, then status %u\n", acked, st);
+    CU_ASSERT_EQUAL(st, KVFTL_CAPACITY_EXCEEDED);
+    int refused = 0;
+    for (int i = acked; i < acked + 100; i++) {
+        key_of(key, i);
+        refused += put(f, key, 8, 5, false) == KVFTL_CAPACITY_EXCEEDED;
+    }
+    CU_ASSERT_EQUAL(refused, 100);
+    uint8_t *over = g_new0(uint8_t, acked);
+    int overwritten = 0, other = 0;
+    for (int i = 0; i < 2000 && i < acked; i++) {
+        key_of(key, i);
+        st = put(f, key, 8, 6, false);
+        over[i] = st == 0;
+        overwritten += st == 0;
+        other += st != 0 && st != KVFTL_CAPACITY_EXCEEDED;
+    }
+    printf("# %d of 2000 overwrites acknowledged\n", overwritten);
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)acked);
+    CU_ASSERT_EQUAL(count_bad_small(f, acked, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)acked);
+    CU_ASSERT_EQUAL(count_bad_small(f, acked, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    g_free(over);
+    unlink(image);
+}
+
+/* An image file name in image[] for a test's device. */
+static void new_image(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+}
+
+/*
+ * The index finds no free stripe: every free stripe of a 10-stripe device
+ * (*@c, an image) is taken as an open index stripe, which GC never
+ * collects, after 1000 keys. The memtable (2040 entries) freezes at key
+ * 2040 and its merge steps fail; the next 2040 new keys fill the memtable
+ * again, so Store 4080 is Capacity Exceeded, as is every new key after
+ * it. The stripes taken: @taken (*@nt).
+ */
+static struct kvftl *no_stripe_for_the_index(struct kvftl_config *c, uint32_t *taken, uint32_t *nt)
+{
+    new_image();
+    *c = small_config();
+    c->index = KVFTL_INDEX_LSM;
+    c->index_page_bytes = 4096;
+    c->placement_unit_bytes = 32;
+    c->hash_seed = 3;
+    c->image_path = image;
+    struct kvftl *f = open_or_die(c);
+    struct lsm_index *l = &f->index.lsm;
+    CU_ASSERT_EQUAL_FATAL(l->mmax, 2040);
+    char key[17];
+    for (int i = 0; i < 1000; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, 5, false), 0);
+    }
+    uint64_t now = 0;
+    *nt = 0;
+    while (f->space.free_stripes && *nt < 16) {
+        taken[(*nt)++] = space_alloc(&f->space, STRIPE_OPEN_INDEX, &now);
+    }
+    CU_ASSERT_EQUAL(f->space.free_stripes, 0);
+    int acked = 1000;
+    uint16_t st = 0;
+    for (; acked < 100000; acked++) {
+        key_of(key, acked);
+        st = put(f, key, 8, 5, false);
+        if (st != 0) {
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(acked, 4080);
+    CU_ASSERT_EQUAL(st, KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 2040);
+    CU_ASSERT_EQUAL(l->mcount, 2040);
+    int refused = 0;
+    for (int i = acked; i < acked + 100; i++) {
+        key_of(key, i);
+        refused += put(f, key, 8, 5, false) == KVFTL_CAPACITY_EXCEEDED;
+    }
+    CU_ASSERT_EQUAL(refused, 100);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, NULL), 0);
+    return f;
+}
+
+/*
+ * On the device no_stripe_for_the_index() leaves, overwrites of keys
+ * 0..999 succeed (the memtable grows past its budget to 3040); with the
+ * stripes back the next Store merges on, every key reads back, the check
+ * passes and the image mounts from its checkpoint.
+ */
+static void test_no_stripe_for_the_index(void)
+{
+    struct kvftl_config c;
+    uint32_t taken[16], nt;
+    struct kvftl *f = no_stripe_for_the_index(&c, taken, &nt);
+    struct lsm_index *l = &f->index.lsm;
+    uint8_t over[4081] = {0};
+    char key[17];
+    int ok = 0;
+    for (int i = 0; i < 1000; i++) {
+        key_of(key, i);
+        over[i] = 1;
+        ok += put(f, key, 8, 6, false) == 0;
+    }
+    CU_ASSERT_EQUAL(ok, 1000);
+    CU_ASSERT_EQUAL(l->mcount, 3040);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4080);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, over), 0);
+    for (uint32_t i = 0; i < nt; i++) {
+        f->space.stripes[taken[i]].state = STRIPE_FREE;
+        f->space.free_stripes++;
+    }
+    key_of(key, 4080);
+    CU_ASSERT_EQUAL(put(f, key, 8, 5, false), 0);
+    CU_ASSERT(l->imm_n - l->imm_at < 2040);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4081, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4081);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4081, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * Closed while no_stripe_for_the_index() holds: the checkpoint cannot
+ * write the index back, so the mount rescans the log, and the 4080 keys
+ * acknowledged are back and consistent.
+ */
+static void test_close_with_no_stripe_for_the_index(void)
+{
+    struct kvftl_config c;
+    uint32_t taken[16], nt;
+    struct kvftl *f = no_stripe_for_the_index(&c, taken, &nt);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    CU_ASSERT_STRING_EQUAL(f->mount.why, ""); /* not closed */
+    CU_ASSERT_EQUAL(f->mount.keys, 4080);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4080);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, NULL), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_flush_writes_pages),
     TAP_TEST_FN(test_compaction_reads_and_programs),
@@ -695,6 +896,9 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_manifest_levels),
     TAP_TEST_FN(test_damaged_manifest_count),
     TAP_TEST_FN(test_command_index_work_is_bounded),
+    TAP_TEST_FN(test_full_device_refuses_stores),
+    TAP_TEST_FN(test_no_stripe_for_the_index),
+    TAP_TEST_FN(test_close_with_no_stripe_for_the_index),
 };
 
 int main(void)
