@@ -615,6 +615,42 @@ static void test_damaged_manifest_count(void)
     expect_lsm_rescan(&c, "it holds 4294967295 index pages; the device has 5760");
 }
 
+/*
+ * L0 holds the even signatures 2..20400 in 40 full pages, page k from
+ * 2 + 510k to 510 + 510k. 40 odd signatures, one inside each page, are
+ * frozen (the memtable's budget set to 40: the 41st key's reserve freezes
+ * them). One merge step meets only L0's first 16 pages: it reads 16,
+ * takes the 16 odd signatures inside them, and programs the 16 x 255 + 16
+ * entries as 17 pages ending where page 15 did; the other 24 stay frozen,
+ * still found.
+ */
+static void test_merge_step_meets_at_most_16_pages(void)
+{
+    struct kvftl *f = open_lsm();
+    struct lsm_index *l = &f->index.lsm;
+    l->mmax = 40 * 255;
+    add_run(f, 2, 2, 40 * 255);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    CU_ASSERT_EQUAL_FATAL(l->lv[0].n, 40);
+    l->mmax = 40;
+    add_run(f, 3, 510, 41);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 40);
+    CU_ASSERT_EQUAL(l->mcount, 1);
+    uint64_t read = l->pages_read, written = l->pages_written, now = 0;
+    CU_ASSERT_EQUAL(lsm_merge_step(&f->index, &now), 0);
+    CU_ASSERT_EQUAL(l->pages_read - read, 16);
+    CU_ASSERT_EQUAL(l->pages_written - written, 17);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 24);
+    CU_ASSERT_EQUAL(l->lv[0].n, 40 - 16 + 17);
+    CU_ASSERT_EQUAL(l->lv[0].pg[16].last, 510 * 16); /* the last of old page 15 */
+    CU_ASSERT_EQUAL(l->lv[0].pg[17].first, 2 + 510 * 16);
+    struct kv_index_pos pos;
+    for (uint64_t h = 3; h < 3 + 510 * 41; h += 510) {
+        CU_ASSERT_TRUE(kv_index_find_loc(&f->index, h, loc_of(h), &pos, &now));
+    }
+    kvftl_close(f);
+}
+
 /* How many of keys [0, @n) do not read back as 8 bytes of fill 6 (those in @over) or 5. */
 static int count_bad_small(struct kvftl *f, int n, const uint8_t *over)
 {
@@ -895,6 +931,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_lsm_page),
     TAP_TEST_FN(test_damaged_manifest_levels),
     TAP_TEST_FN(test_damaged_manifest_count),
+    TAP_TEST_FN(test_merge_step_meets_at_most_16_pages),
     TAP_TEST_FN(test_command_index_work_is_bounded),
     TAP_TEST_FN(test_full_device_refuses_stores),
     TAP_TEST_FN(test_no_stripe_for_the_index),
