@@ -615,6 +615,309 @@ static void test_damaged_manifest_count(void)
     expect_lsm_rescan(&c, "it holds 4294967295 index pages; the device has 5760");
 }
 
+/*
+ * L0 holds the even signatures 2..20400 in 40 full pages, page k from
+ * 2 + 510k to 510 + 510k. 40 odd signatures, one inside each page, are
+ * frozen (the memtable's budget set to 40: the 41st key's reserve freezes
+ * them). One merge step meets only L0's first 16 pages: it reads 16,
+ * takes the 16 odd signatures inside them, and programs the 16 x 255 + 16
+ * entries as 17 pages ending where page 15 did; the other 24 stay frozen,
+ * still found.
+ */
+static void test_merge_step_meets_at_most_16_pages(void)
+{
+    struct kvftl *f = open_lsm();
+    struct lsm_index *l = &f->index.lsm;
+    l->mmax = 40 * 255;
+    add_run(f, 2, 2, 40 * 255);
+    CU_ASSERT_EQUAL(flush_now(f), 0);
+    CU_ASSERT_EQUAL_FATAL(l->lv[0].n, 40);
+    l->mmax = 40;
+    add_run(f, 3, 510, 41);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 40);
+    CU_ASSERT_EQUAL(l->mcount, 1);
+    uint64_t read = l->pages_read, written = l->pages_written, now = 0;
+    CU_ASSERT_EQUAL(lsm_merge_step(&f->index, &now), 0);
+    CU_ASSERT_EQUAL(l->pages_read - read, 16);
+    CU_ASSERT_EQUAL(l->pages_written - written, 17);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 24);
+    CU_ASSERT_EQUAL(l->lv[0].n, 40 - 16 + 17);
+    CU_ASSERT_EQUAL(l->lv[0].pg[16].last, 510 * 16); /* the last of old page 15 */
+    CU_ASSERT_EQUAL(l->lv[0].pg[17].first, 2 + 510 * 16);
+    struct kv_index_pos pos;
+    for (uint64_t h = 3; h < 3 + 510 * 41; h += 510) {
+        CU_ASSERT_TRUE(kv_index_find_loc(&f->index, h, loc_of(h), &pos, &now));
+    }
+    kvftl_close(f);
+}
+
+/* How many of keys [0, @n) do not read back as 8 bytes of fill 6 (those in @over) or 5. */
+static int count_bad_small(struct kvftl *f, int n, const uint8_t *over)
+{
+    char key[17];
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        key_of(key, i);
+        bad += get_check(f, key, 8, over && over[i] ? 6 : 5) != 0;
+    }
+    return bad;
+}
+
+/* Index pages one command read or programmed (flush, compaction step, GC relocation). */
+static uint64_t index_pages_moved(const struct lsm_index *l)
+{
+    return l->pages_read + l->pages_written;
+}
+
+/*
+ * 200,000 Stores of new keys (memtable 8 x 255 entries, L0 pinned, L1 not,
+ * 40 stripes): no Store reads plus programs more index pages than
+ * lsm_command_pages_max(), 70 (a merge step: 16 + 18; a compaction step:
+ * 17 + 19), while the levels grow to L0 80 and L1 730 pages. A flush that
+ * merged all of L0 at once moved 122 pages in one Store.
+ */
+static void test_command_index_work_is_bounded(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 40,
+                                                         .pages_per_block = 576,
+                                                         .page_size_bytes = 4096});
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.index_dram_bytes = 1 << 20;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 32;
+    c.hash_seed = 7;
+    struct kvftl *f = open_or_die(&c);
+    struct lsm_index *l = &f->index.lsm;
+    uint64_t most = 0, bound = lsm_command_pages_max(&f->index);
+    uint32_t at = 0;
+    char key[17];
+    for (int i = 0; i < 200000; i++) {
+        uint64_t before = index_pages_moved(l);
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, 5, false), 0);
+        if (index_pages_moved(l) - before > most) {
+            most = index_pages_moved(l) - before;
+            at = (uint32_t)i;
+        }
+    }
+    printf("# most index pages one Store moved: %llu (Store %u), bound %llu, L0..L3 %u %u %u %u "
+           "pages, %llu GC runs\n",
+           (unsigned long long)most, at, (unsigned long long)bound, l->lv[0].n, l->lv[1].n,
+           l->lv[2].n, l->lv[3].n, (unsigned long long)stats(f).gc_runs);
+    CU_ASSERT_EQUAL(bound, 70);
+    CU_ASSERT(most <= bound);
+    CU_ASSERT_EQUAL(count_bad_small(f, 200000, NULL), 0);
+    kvftl_close(f);
+}
+
+/*
+ * A 10-stripe device under lsm (32-byte units: index pages are a large
+ * share) filled with new keys until a Store is refused: the refusal is
+ * Capacity Exceeded and so are the next 100 new keys; overwrites of the
+ * first 2000 keys either succeed or are Capacity Exceeded; every
+ * acknowledged key reads back, the check passes, and after close the
+ * image mounts from its checkpoint with every key.
+ */
+static void test_full_device_refuses_stores(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_LSM;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 32;
+    c.max_keys = 10000000;
+    c.hash_seed = 3;
+    c.image_path = image;
+    struct kvftl *f = open_or_die(&c);
+    char key[17];
+    int acked = 0;
+    uint16_t st = 0;
+    for (; acked < 2000000; acked++) {
+        key_of(key, acked);
+        st = put(f, key, 8, 5, false);
+        if (st != 0) {
+            break;
+        }
+    }
+    printf("# %d Stores acknowledged, then status %u\n", acked, st);
+    CU_ASSERT_EQUAL(st, KVFTL_CAPACITY_EXCEEDED);
+    int refused = 0;
+    for (int i = acked; i < acked + 100; i++) {
+        key_of(key, i);
+        refused += put(f, key, 8, 5, false) == KVFTL_CAPACITY_EXCEEDED;
+    }
+    CU_ASSERT_EQUAL(refused, 100);
+    uint8_t *over = g_new0(uint8_t, acked);
+    int overwritten = 0, other = 0;
+    for (int i = 0; i < 2000 && i < acked; i++) {
+        key_of(key, i);
+        st = put(f, key, 8, 6, false);
+        over[i] = st == 0;
+        overwritten += st == 0;
+        other += st != 0 && st != KVFTL_CAPACITY_EXCEEDED;
+    }
+    printf("# %d of 2000 overwrites acknowledged\n", overwritten);
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)acked);
+    CU_ASSERT_EQUAL(count_bad_small(f, acked, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)acked);
+    CU_ASSERT_EQUAL(count_bad_small(f, acked, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    g_free(over);
+    unlink(image);
+}
+
+/* An image file name in image[] for a test's device. */
+static void new_image(void)
+{
+    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(image);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(image);
+}
+
+/*
+ * The index finds no free stripe: every free stripe of a 10-stripe device
+ * (*@c, an image) is taken as an open index stripe, which GC never
+ * collects, after 1000 keys. The memtable (2040 entries) freezes at key
+ * 2040 and its merge steps fail; the next 2040 new keys fill the memtable
+ * again, so Store 4080 is Capacity Exceeded, as is every new key after
+ * it. The stripes taken: @taken (*@nt).
+ */
+static struct kvftl *no_stripe_for_the_index(struct kvftl_config *c, uint32_t *taken, uint32_t *nt)
+{
+    new_image();
+    *c = small_config();
+    c->index = KVFTL_INDEX_LSM;
+    c->index_page_bytes = 4096;
+    c->placement_unit_bytes = 32;
+    c->hash_seed = 3;
+    c->image_path = image;
+    struct kvftl *f = open_or_die(c);
+    struct lsm_index *l = &f->index.lsm;
+    CU_ASSERT_EQUAL_FATAL(l->mmax, 2040);
+    char key[17];
+    for (int i = 0; i < 1000; i++) {
+        key_of(key, i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 8, 5, false), 0);
+    }
+    uint64_t now = 0;
+    *nt = 0;
+    while (f->space.free_stripes && *nt < 16) {
+        taken[(*nt)++] = space_alloc(&f->space, STRIPE_OPEN_INDEX, &now);
+    }
+    CU_ASSERT_EQUAL(f->space.free_stripes, 0);
+    int acked = 1000;
+    uint16_t st = 0;
+    for (; acked < 100000; acked++) {
+        key_of(key, acked);
+        st = put(f, key, 8, 5, false);
+        if (st != 0) {
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(acked, 4080);
+    CU_ASSERT_EQUAL(st, KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(l->imm_n - l->imm_at, 2040);
+    CU_ASSERT_EQUAL(l->mcount, 2040);
+    int refused = 0;
+    for (int i = acked; i < acked + 100; i++) {
+        key_of(key, i);
+        refused += put(f, key, 8, 5, false) == KVFTL_CAPACITY_EXCEEDED;
+    }
+    CU_ASSERT_EQUAL(refused, 100);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, NULL), 0);
+    return f;
+}
+
+/*
+ * On the device no_stripe_for_the_index() leaves, overwrites of keys
+ * 0..999 succeed (the memtable grows past its budget to 3040); with the
+ * stripes back the next Store merges on, every key reads back, the check
+ * passes and the image mounts from its checkpoint.
+ */
+static void test_no_stripe_for_the_index(void)
+{
+    struct kvftl_config c;
+    uint32_t taken[16], nt;
+    struct kvftl *f = no_stripe_for_the_index(&c, taken, &nt);
+    struct lsm_index *l = &f->index.lsm;
+    uint8_t over[4081] = {0};
+    char key[17];
+    int ok = 0;
+    for (int i = 0; i < 1000; i++) {
+        key_of(key, i);
+        over[i] = 1;
+        ok += put(f, key, 8, 6, false) == 0;
+    }
+    CU_ASSERT_EQUAL(ok, 1000);
+    CU_ASSERT_EQUAL(l->mcount, 3040);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4080);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, over), 0);
+    for (uint32_t i = 0; i < nt; i++) {
+        f->space.stripes[taken[i]].state = STRIPE_FREE;
+        f->space.free_stripes++;
+    }
+    key_of(key, 4080);
+    CU_ASSERT_EQUAL(put(f, key, 8, 5, false), 0);
+    CU_ASSERT(l->imm_n - l->imm_at < 2040);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4081, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    if (f->mount.scanned) {
+        printf("# rescanned: %s\n", f->mount.why);
+    }
+    CU_ASSERT_FALSE(f->mount.scanned);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4081);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4081, over), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
+/*
+ * Closed while no_stripe_for_the_index() holds: the checkpoint cannot
+ * write the index back, so the mount rescans the log, and the 4080 keys
+ * acknowledged are back and consistent.
+ */
+static void test_close_with_no_stripe_for_the_index(void)
+{
+    struct kvftl_config c;
+    uint32_t taken[16], nt;
+    struct kvftl *f = no_stripe_for_the_index(&c, taken, &nt);
+    kvftl_close(f);
+    f = open_or_die(&c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    CU_ASSERT_STRING_EQUAL(f->mount.why, ""); /* not closed */
+    CU_ASSERT_EQUAL(f->mount.keys, 4080);
+    CU_ASSERT_EQUAL(stats(f).live_keys, 4080);
+    CU_ASSERT_EQUAL(count_bad_small(f, 4080, NULL), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(image);
+}
+
 static const struct tap_test tests[] = {
     TAP_TEST_FN(test_flush_writes_pages),
     TAP_TEST_FN(test_compaction_reads_and_programs),
@@ -628,6 +931,11 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_damaged_lsm_page),
     TAP_TEST_FN(test_damaged_manifest_levels),
     TAP_TEST_FN(test_damaged_manifest_count),
+    TAP_TEST_FN(test_merge_step_meets_at_most_16_pages),
+    TAP_TEST_FN(test_command_index_work_is_bounded),
+    TAP_TEST_FN(test_full_device_refuses_stores),
+    TAP_TEST_FN(test_no_stripe_for_the_index),
+    TAP_TEST_FN(test_close_with_no_stripe_for_the_index),
 };
 
 int main(void)

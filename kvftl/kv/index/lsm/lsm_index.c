@@ -108,6 +108,32 @@ static void mem_put(struct lsm_index *l, uint64_t hash, uint64_t v)
     l->mloc[i] = v;
 }
 
+/* The first entry of the frozen run with signature @hash or above. */
+static uint32_t imm_lower(const struct lsm_index *l, uint64_t hash)
+{
+    uint32_t lo = l->imm_at, hi = l->imm_n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->imm[mid].hash < hash) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The frozen run's entry of key @d of @hash, or UINT32_MAX. */
+static uint32_t imm_find(const struct lsm_index *l, uint64_t hash, uint32_t d)
+{
+    for (uint32_t k = imm_lower(l, hash); k < l->imm_n && l->imm[k].hash == hash; k++) {
+        if (ent_dup(l->imm[k].loc) == d) {
+            return k;
+        }
+    }
+    return UINT32_MAX;
+}
+
 static void buf_reserve(struct lsm_index *l, uint64_t n)
 {
     if (n > l->buf_cap) {
@@ -192,9 +218,9 @@ static uint32_t page_search(const uint8_t *mem, uint32_t count, uint64_t hash, u
 }
 
 /*
- * The newest entry of key @d of @hash: the memtable, then L0, L1, ... (a
- * page not pinned costs a tR when @now_ns is given). true with its entry
- * value (ent_del(): a deletion marker).
+ * The newest entry of key @d of @hash: the memtable, the frozen run, then
+ * L0, L1, ... (a page not pinned costs a tR when @now_ns is given). true
+ * with its entry value (ent_del(): a deletion marker).
  */
 static bool newest(struct kv_index *ix, uint64_t hash, uint32_t d, uint64_t *val, uint64_t *now_ns)
 {
@@ -205,6 +231,11 @@ static bool newest(struct kv_index *ix, uint64_t hash, uint32_t d, uint64_t *val
     uint32_t i = mem_find(l, hash, d);
     if (i != UINT32_MAX) {
         *val = l->mloc[i];
+        return true;
+    }
+    i = imm_find(l, hash, d);
+    if (i != UINT32_MAX) {
+        *val = l->imm[i].loc;
         return true;
     }
     for (uint32_t v = 0; v < l->nlevels; v++) {
@@ -245,6 +276,16 @@ static bool keys_of(struct kv_index *ix, uint64_t hash, lsm_key_fn fn, void *ctx
             if (fn(ix, ctx, d, l->mloc[i], now_ns)) {
                 return true;
             }
+        }
+    }
+    for (uint32_t k = imm_lower(l, hash); k < l->imm_n && l->imm[k].hash == hash; k++) {
+        uint32_t d = ent_dup(l->imm[k].loc);
+        if (d >= keys || (met & 1u << d)) {
+            continue;
+        }
+        met |= 1u << d;
+        if (fn(ix, ctx, d, l->imm[k].loc, now_ns)) {
+            return true;
         }
     }
     for (uint32_t v = 0; v < l->nlevels && met != all; v++) {
@@ -460,41 +501,104 @@ static void level_gather(struct kv_index *ix, uint32_t lvl, uint32_t from, uint3
     }
 }
 
-/*
- * Flush: the memtable, sorted, merged with the whole of L0 into new L0
- * pages (L0's pages read, the result programmed). 0, or -1 with nothing
- * changed.
- */
-int lsm_flush(struct kv_index *ix, uint64_t *now_ns)
+/* The memtable, sorted, becomes the frozen run (which is empty): DRAM only. */
+static void mem_freeze(struct lsm_index *l)
 {
-    struct lsm_index *l = L(ix);
-    if (!l->mcount) {
-        return 0;
+    g_assert(l->imm_at == l->imm_n);
+    if (l->mcount > l->imm_cap) {
+        l->imm_cap = l->mcount;
+        l->imm = g_renew(struct kv_index_entry, l->imm, l->imm_cap);
     }
-    struct kv_index_entry *m = g_new(struct kv_index_entry, l->mcount);
     uint32_t k = 0;
     for (uint32_t i = 0; i < l->mcap; i++) {
         if (l->mused[i]) {
-            m[k++] = (struct kv_index_entry){l->mhash[i], l->mloc[i]};
+            l->imm[k++] = (struct kv_index_entry){l->mhash[i], l->mloc[i]};
         }
     }
-    qsort(m, k, sizeof(*m), entry_cmp);
+    qsort(l->imm, k, sizeof(*l->imm), entry_cmp);
+    l->imm_at = 0;
+    l->imm_n = k;
+    memset(l->mused, 0, l->mcap);
+    l->mcount = 0;
+    l->flushes++;
+}
+
+/*
+ * One step of the frozen run into L0: its first entries (at most a page,
+ * a signature's two keys together), cut before the L0 page past the
+ * LSM_OVERLAP_MAX their range meets, merged with the pages they meet.
+ * At least one entry goes: the first L0 page met holds or follows it.
+ */
+int lsm_merge_step(struct kv_index *ix, uint64_t *now_ns)
+{
+    struct lsm_index *l = L(ix);
+    if (l->imm_at >= l->imm_n) {
+        return 0;
+    }
+    struct lsm_level *lv = &l->lv[0];
+    const struct kv_index_entry *a = l->imm + l->imm_at;
+    uint32_t na = l->imm_n - l->imm_at;
+    uint32_t cut = na < l->slots ? na : l->slots;
+    if (cut < na && a[cut].hash == a[cut - 1].hash) {
+        cut--; /* a signature's two keys go together */
+    }
+    uint64_t hi = a[cut - 1].hash;
+    uint32_t j0 = 0, j1 = lv->n;
+    while (j0 < j1) {
+        uint32_t mid = j0 + (j1 - j0) / 2;
+        if (lv->pg[mid].last < a[0].hash) {
+            j0 = mid + 1;
+        } else {
+            j1 = mid;
+        }
+    }
+    j1 = j0;
+    while (j1 < lv->n && lv->pg[j1].first <= hi && j1 - j0 < LSM_OVERLAP_MAX) {
+        j1++;
+    }
+    if (j1 < lv->n && lv->pg[j1].first <= hi) {
+        hi = lv->pg[j1 - 1].last; /* >= a[0].hash: page j0 holds or follows it */
+    }
+    uint32_t take = 0;
+    while (take < na && a[take].hash <= hi) {
+        take++;
+    }
     GArray *old = g_array_new(FALSE, FALSE, sizeof(struct kv_index_entry));
-    level_gather(ix, 0, 0, l->lv[0].n, old, now_ns);
-    uint64_t n = merge_runs(l, m, k, (const struct kv_index_entry *)old->data, old->len,
+    level_gather(ix, 0, j0, j1, old, now_ns);
+    uint64_t n = merge_runs(l, a, take, (const struct kv_index_entry *)old->data, old->len,
                             deepest(l, 0));
-    g_free(m);
     g_array_free(old, TRUE);
     struct lsm_page *pg;
     uint32_t np;
     if (pages_write(ix, 0, l->buf, n, &pg, &np, now_ns) != 0) {
         return -1;
     }
-    level_replace(ix, 0, 0, l->lv[0].n, pg, np);
+    level_replace(ix, 0, j0, j1, pg, np);
     g_free(pg);
-    memset(l->mused, 0, l->mcap);
-    l->mcount = 0;
-    l->flushes++;
+    l->imm_at += take;
+    if (l->imm_at == l->imm_n) {
+        l->imm_at = l->imm_n = 0;
+    }
+    l->merges++;
+    return 0;
+}
+
+/* Merge steps until the frozen run is in L0, then the memtable frozen and merged likewise. */
+int lsm_flush(struct kv_index *ix, uint64_t *now_ns)
+{
+    struct lsm_index *l = L(ix);
+    for (uint32_t round = 0; round < 2; round++) {
+        /* bounded: each step takes at least one of the run's entries */
+        while (l->imm_at < l->imm_n) {
+            if (lsm_merge_step(ix, now_ns) != 0) {
+                return -1;
+            }
+        }
+        if (!l->mcount) {
+            return 0;
+        }
+        mem_freeze(l);
+    }
     return 0;
 }
 
@@ -561,6 +665,15 @@ int lsm_compact_step(struct kv_index *ix, uint32_t v, uint64_t *now_ns)
     return rc;
 }
 
+uint64_t lsm_command_pages_max(const struct kv_index *ix)
+{
+    const struct lsm_index *l = &ix->lsm;
+    /* a step merges <= 1 + LSM_OVERLAP_MAX pages of entries: pages_write() programs <= this */
+    uint64_t merged = (LSM_OVERLAP_MAX + 1) * (uint64_t)l->slots / (l->slots - 1) + 1;
+    /* merge step: L0 pages read, merged programmed; compaction step: its page too, and the rest */
+    return (LSM_OVERLAP_MAX + merged) + (1 + LSM_OVERLAP_MAX + merged + 1);
+}
+
 /* The first level over its target, or UINT32_MAX. */
 static uint32_t over_target(const struct lsm_index *l)
 {
@@ -573,23 +686,32 @@ static uint32_t over_target(const struct lsm_index *l)
 }
 
 /*
- * Before a new memtable entry: a full memtable is flushed, and one
- * compaction step runs if a level is over its target. The work of one
- * command (docs/kvftl.md, "Index design lsm"). 0, or -1 when the memtable
- * stays full.
+ * Before a new memtable entry, the work of one (docs/kvftl.md, "Index
+ * design lsm"): one merge step of the frozen run, a full memtable frozen
+ * (the run is empty by then: mmax steps each took an entry), and one
+ * compaction step if a level is over its target: at most
+ * lsm_command_pages_max() index pages. Only after steps that found no
+ * stripe is the run left when the memtable is full: then -1 while they
+ * fail, and past its budget (lsm_add() grows it) while they succeed.
  */
 static int make_room(struct kv_index *ix, uint64_t *now_ns)
 {
     struct lsm_index *l = L(ix);
-    if (l->mcount >= l->mmax && lsm_flush(ix, now_ns) != 0) {
-        return -1;
+    int merged = lsm_merge_step(ix, now_ns); /* a failed step changes nothing; the next retries */
+    if (l->mcount >= l->mmax) {
+        if (l->imm_at < l->imm_n && merged != 0) {
+            return -1;
+        }
+        if (l->imm_at == l->imm_n) {
+            mem_freeze(l);
+        }
     }
     uint32_t cap = 16;
     while (cap < 2 * l->mmax) {
         cap *= 2;
     }
     if (l->mcap > cap && !l->mcount) {
-        /* flushed after growing past its budget: back to its size */
+        /* frozen after growing past its budget: back to its size */
         g_free(l->mhash);
         g_free(l->mloc);
         g_free(l->mused);
@@ -618,6 +740,7 @@ static void levels_free(struct lsm_index *l)
         l->lv[v].n = l->lv[v].cap = l->lv[v].cursor = 0;
     }
     l->nlevels = 0;
+    l->imm_at = l->imm_n = 0;
     for (uint32_t i = 0; i < l->ids_cap; i++) {
         l->id_ppn[i] = UINT32_MAX;
     }
@@ -636,11 +759,12 @@ static void lsm_init(struct kv_index *ix, struct space *sp, struct value_log *vl
     l->slots = (l->page_bytes - sizeof(struct lsm_page_header)) / sizeof(struct kv_index_entry);
     /*
      * The memtable: one index page of entries per page-buffer entry, at
-     * most a quarter of index-dram-bytes (16 bytes an entry, twice the
-     * slots); the rest pins levels from L0 down, whole levels by target.
+     * most a quarter of index-dram-bytes (17 bytes a slot, twice the
+     * entries; its frozen run 16 an entry); the rest pins levels from L0
+     * down, whole levels by target.
      */
     uint64_t mmax = (uint64_t)cfg->buffer_entries * l->slots;
-    uint64_t cap_dram = cfg->index_dram_bytes / 4 / (2 * 17);
+    uint64_t cap_dram = cfg->index_dram_bytes / 4 / (2 * 17 + 16);
     mmax = mmax < cap_dram ? mmax : cap_dram;
     l->mmax = (uint32_t)(mmax < l->slots ? l->slots : mmax);
     l->mcap = 16;
@@ -651,7 +775,7 @@ static void lsm_init(struct kv_index *ix, struct space *sp, struct value_log *vl
     l->mloc = g_new0(uint64_t, l->mcap);
     l->mused = g_new0(uint8_t, l->mcap);
     uint64_t mem_pages = (l->mmax + l->slots - 1) / l->slots;
-    uint64_t mbytes = (uint64_t)l->mcap * 17, pinned = 0;
+    uint64_t mbytes = (uint64_t)l->mcap * 17 + (uint64_t)l->mmax * 16, pinned = 0;
     uint64_t budget = cfg->index_dram_bytes > mbytes ? cfg->index_dram_bytes - mbytes : 0;
     uint64_t target = mem_pages * LSM_RATIO;
     for (uint32_t v = 0; v < LSM_MAX_LEVELS; v++) {
@@ -670,6 +794,7 @@ static void lsm_fini(struct kv_index *ix)
     g_free(l->mhash);
     g_free(l->mloc);
     g_free(l->mused);
+    g_free(l->imm);
     g_free(l->id_ppn);
     g_free(l->wbuf);
     g_free(l->buf);
@@ -697,13 +822,17 @@ static void lsm_prefetch(const struct kv_index *ix, uint64_t hash, bool for_upda
     __builtin_prefetch(&ix->lsm.mused[mem_home(&ix->lsm, hash)]);
 }
 
-/* The memtable and the pinned levels, down to the first level that is not pinned. */
+/* The memtable, the frozen run and the pinned levels, down to the first level not pinned. */
 static uint64_t lsm_peek(const struct kv_index *ix, uint64_t hash)
 {
     const struct lsm_index *l = &ix->lsm;
     uint32_t i = mem_find(l, hash, 0);
     if (i != UINT32_MAX) {
         return ent_del(l->mloc[i]) ? 0 : l->mloc[i];
+    }
+    i = imm_find(l, hash, 0);
+    if (i != UINT32_MAX) {
+        return ent_del(l->imm[i].loc) ? 0 : l->imm[i].loc;
     }
     for (uint32_t v = 0; v < l->nlevels && l->lv[v].pinned; v++) {
         uint32_t p = level_page_of(&l->lv[v], hash);
@@ -843,21 +972,10 @@ static int lsm_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
     if (mem_find(l, hash, d) != UINT32_MAX) {
         return 0;
     }
-    return make_room(ix, now_ns) == 0 && l->mcount < l->mmax ? 0 : -1;
+    return make_room(ix, now_ns);
 }
 
-static void lsm_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
-{
-    (void)now_ns;
-    struct lsm_index *l = L(ix);
-    uint32_t d = free_dup(ix, hash);
-    g_assert(d <= 1); /* reserve() found it free, and only add() takes one */
-    l->free_hash = 0;
-    l->dup_keys += d;
-    mem_put(l, hash, ent_make(loc, d));
-}
-
-/* The memtable's table twice as large (a flush that found no stripe: over its budget). */
+/* The memtable's table twice as large (merge steps that found no stripe: over its budget). */
 static void mem_grow(struct lsm_index *l)
 {
     uint64_t *h = l->mhash, *lo = l->mloc;
@@ -878,11 +996,25 @@ static void mem_grow(struct lsm_index *l)
     g_free(u);
 }
 
+static void lsm_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
+{
+    (void)now_ns;
+    struct lsm_index *l = L(ix);
+    uint32_t d = free_dup(ix, hash);
+    g_assert(d <= 1); /* reserve() found it free, and only add() takes one */
+    l->free_hash = 0;
+    l->dup_keys += d;
+    if (l->mcount + 1 > l->mcap / 2) {
+        mem_grow(l); /* past its budget while the frozen run merges after a stripe was lacking */
+    }
+    mem_put(l, hash, ent_make(loc, d));
+}
+
 /*
  * A change of a key the memtable lacks takes a memtable entry
- * (make_room()). It cannot be refused: when the flush finds no stripe the
- * memtable grows past its budget, as the hash design keeps a page it
- * cannot evict, until a flush succeeds.
+ * (make_room()). It cannot be refused: while merge steps find no stripe
+ * the memtable grows past its budget, as the hash design keeps a page it
+ * cannot evict (each key at most once: bounded by the keys).
  */
 static void lsm_put(struct kv_index *ix, uint64_t hash, uint64_t val, uint64_t *now_ns)
 {
@@ -936,6 +1068,7 @@ static int lsm_page_relocate(struct kv_index *ix, uint64_t ppn, uint32_t tag, ui
     }
     struct nand *n = nand_of(ix);
     *now_ns = nand_read(n, ppn, l->page_bytes, *now_ns);
+    l->pages_read++;
     memcpy(l->wbuf, nand_page_ptr(n, ppn), n->geo.page_size);
     uint64_t to = stream_program_index(ix->hash.idx.sp, tag, l->wbuf, now_ns);
     if (to == UINT64_MAX) {
@@ -972,7 +1105,7 @@ static void lsm_walk(struct kv_index *ix, uint64_t from, const struct kv_index_e
         }
         break;
     }
-    /* newest first: memtable, L0, L1, ...; a later copy of a key is shadowed */
+    /* newest first: memtable, frozen run, L0, L1, ...; a later copy of a key is shadowed */
     GArray *g = g_array_new(FALSE, FALSE, sizeof(struct kv_index_entry));
     for (uint32_t i = 0; i < l->mcap; i++) {
         if (l->mused[i] && l->mhash[i] >= from && l->mhash[i] <= *last) {
@@ -983,6 +1116,14 @@ static void lsm_walk(struct kv_index *ix, uint64_t from, const struct kv_index_e
     if (g->len) {
         qsort(g->data, g->len, sizeof(struct kv_index_entry), entry_cmp);
     }
+    uint32_t f0 = imm_lower(l, from), f1 = f0;
+    while (f1 < l->imm_n && l->imm[f1].hash <= *last) {
+        f1++;
+    }
+    uint64_t fm = merge_runs(l, (const struct kv_index_entry *)g->data, g->len, l->imm + f0,
+                             f1 - f0, false);
+    g_array_set_size(g, 0);
+    g_array_append_vals(g, l->buf, (guint)fm);
     for (uint32_t v = 0; v < l->nlevels; v++) {
         const struct lsm_level *lv = &l->lv[v];
         GArray *lvl = g_array_new(FALSE, FALSE, sizeof(struct kv_index_entry));
@@ -1047,8 +1188,9 @@ static uint64_t lsm_nand_bytes(const struct kv_index *ix)
 static uint64_t lsm_host_bytes(const struct kv_index *ix)
 {
     const struct lsm_index *l = &ix->lsm;
-    uint64_t b = (uint64_t)l->mcap * 17 + (uint64_t)l->ids_cap * sizeof(uint32_t) +
-                 l->pinned_bytes + (uint64_t)l->buf_cap * sizeof(struct kv_index_entry);
+    uint64_t b = (uint64_t)l->mcap * 17 + (uint64_t)l->imm_cap * sizeof(struct kv_index_entry) +
+                 (uint64_t)l->ids_cap * sizeof(uint32_t) + l->pinned_bytes +
+                 (uint64_t)l->buf_cap * sizeof(struct kv_index_entry);
     for (uint32_t v = 0; v < LSM_MAX_LEVELS; v++) {
         b += (uint64_t)l->lv[v].cap * sizeof(struct lsm_page);
     }

@@ -5,7 +5,8 @@
  * and a value is stored in the vLog") and PinK ("PinK: High-speed
  * In-storage Key-value Store with Bounded Tails"), which pins the upper
  * levels in DRAM. Keys map to value-log locations: a DRAM memtable,
- * flushed by merging it into L0, and levels L0..Ln on flash, each one
+ * frozen when full into a sorted run that merges into L0 a bounded step
+ * per new memtable entry, and levels L0..Ln on flash, each one
  * sorted run of index pages written to the index stream, LSM_RATIO times
  * larger than the one above, compacted one page of the upper level at a
  * time (at most LSM_OVERLAP_MAX pages of the lower one).
@@ -72,6 +73,14 @@ struct lsm_index {
     uint64_t *mhash, *mloc;
     uint8_t *mused;
     uint32_t mcap, mcount, mmax;
+    /*
+     * The frozen memtable: sorted, its entries [imm_at, imm_n) not yet in
+     * L0, newer than L0 and older than the memtable. A merge step runs
+     * before each new memtable entry and takes at least one, so it is
+     * empty again before the memtable fills (mmax entries).
+     */
+    struct kv_index_entry *imm;
+    uint32_t imm_at, imm_n, imm_cap;
     struct lsm_level lv[LSM_MAX_LEVELS];
     uint32_t nlevels; /* levels that have ever held a page */
     /* index page ids: the NAND page of each, UINT32_MAX when free */
@@ -82,7 +91,7 @@ struct lsm_index {
     struct kv_index_entry *buf; /* merges and walks */
     uint32_t buf_cap;
     uint64_t nand_bytes, pinned_bytes;
-    uint64_t flushes, compactions, pages_read, pages_written, hits, misses;
+    uint64_t flushes, merges, compactions, pages_read, pages_written, hits, misses;
     uint64_t dels_dropped;
     uint64_t dup_keys; /* entries with LSM_DUP made (or mounted): 0, no look-up seeks them */
     uint64_t free_hash; /* 0, or the signature whose free key free_dup is (a Store's miss) */
@@ -94,9 +103,18 @@ extern const struct kv_index_ops lsm_index_ops;
 struct kv_index;
 
 /*
- * lsm_flush() - the memtable, sorted, merged with the whole of L0 into new
- * L0 pages: L0's pages read (tR each unless pinned), the result
- * programmed. 0, or -1 (no stripe, power lost) with nothing changed.
+ * lsm_merge_step() - one step of the frozen memtable into L0: its first
+ * entries, at most one page of them and none past the LSM_OVERLAP_MAX
+ * L0 pages their range meets, merged with those pages (read, tR each
+ * unless pinned) into new ones. 0 (also when nothing is frozen), or -1
+ * (no stripe, power lost) with nothing changed.
+ */
+int lsm_merge_step(struct kv_index *ix, uint64_t *now_ns);
+
+/*
+ * lsm_flush() - the whole memtable into L0: the frozen run merged, the
+ * memtable frozen and merged, step by step (a checkpoint's, a test's).
+ * 0, or -1 (no stripe, power lost): the steps done stay, the rest frozen.
  */
 int lsm_flush(struct kv_index *ix, uint64_t *now_ns);
 
@@ -109,5 +127,12 @@ int lsm_flush(struct kv_index *ix, uint64_t *now_ns);
  * merged pages (and the rest). 0, or -1 with nothing changed.
  */
 int lsm_compact_step(struct kv_index *ix, uint32_t v, uint64_t *now_ns);
+
+/*
+ * lsm_command_pages_max() - the most index pages (reads + programs) that
+ * a new memtable entry's work costs: one merge step and one compaction
+ * step (docs/kvftl.md, "Index design lsm"); 70 for 4 KiB pages.
+ */
+uint64_t lsm_command_pages_max(const struct kv_index *ix);
 
 #endif
