@@ -280,9 +280,11 @@ def main():
                     rec["plot_error"] = "%s: %s" % (type(e).__name__, e)
             results["experiments"][n] = rec
             report.save(jpath, results)
-        print("   [%d/%d] %s: done in %.0f s; verdict %s; %s" % (
+        shown = rec["designs"][a.index] if a.beside else rec
+        print("   [%d/%d] %s: done in %.0f s; verdict %s%s; %s" % (
             i + 1, len(names), n, time.time() - t0,
-            report.VERDICT.get(rec["met"], rec["met"]), rec.get("ours", "")),
+            report.VERDICT.get(shown["met"], shown["met"]),
+            " (index=%s, beside)" % a.index if a.beside else "", shown.get("ours", "")),
             file=sys.stderr, flush=True)
     if not a.dry_run:
         order = [m.NAME for m in mods]
