@@ -378,7 +378,9 @@ void pm983_levels_changed(struct kv_index *ix, uint64_t hash, uint32_t gd0, uint
         for (uint32_t p = 0; p < lv->leaf_n; p++) {
             lv->leaf_slot[p] <<= d;
         }
-        memset(lv->state, PM983_DIR_DIRTY, lv->npages);
+        if (lv->npages) { /* none while the directory fits in DRAM: no state array */
+            memset(lv->state, PM983_DIR_DIRTY, lv->npages);
+        }
     }
     /* the splits were all inside the old leaf's slots: name each leaf there again */
     uint32_t span0 = 1u << (gd0 - ld0);
