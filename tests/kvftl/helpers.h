@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 #include <kvftl/kvftl.h>
@@ -22,6 +23,20 @@
 #include "ftl.h"
 #include "kvftl_small.h"
 #include "tap_cunit.h"
+
+/*
+ * image_path_new() - a fresh image file name /tmp/kvftl-TAG-PID-XXXXXX in
+ * @path (@len bytes): the name mkstemp() made unique, the file removed
+ * again, so that kvftl_open() creates the device there.
+ */
+static inline void image_path_new(char *path, size_t len, const char *tag)
+{
+    snprintf(path, len, "/tmp/kvftl-%s-%d-XXXXXX", tag, (int)getpid());
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    unlink(path);
+}
 
 /*
  * test_index_design() - the index design KVFTL_TEST_INDEX names (hash if
@@ -244,6 +259,27 @@ static inline void assert_consistent(struct kvftl *f)
         printf("# kvftl_check: %s\n", err);
     }
     CU_ASSERT_EQUAL(rc, 0);
+}
+
+/*
+ * expect_mount_rescan() - @c's image mounts by scanning the log, with a
+ * reason holding @why; keys 0..@keys-1 of fill(.., 7) are all back and the
+ * check passes. The image is removed after.
+ */
+static inline void expect_mount_rescan(const struct kvftl_config *c, const char *why, int keys)
+{
+    struct kvftl *f = open_or_die(c);
+    CU_ASSERT_TRUE(f->mount.scanned);
+    bool found = strstr(f->mount.why, why) != NULL;
+    if (!found) {
+        printf("# expected a reason with \"%s\", got \"%s\"\n", why, f->mount.why);
+    }
+    CU_ASSERT_TRUE(found);
+    CU_ASSERT_EQUAL(stats(f).live_keys, (uint64_t)keys);
+    CU_ASSERT_EQUAL(count_bad(f, 0, keys, 7), 0);
+    assert_consistent(f);
+    kvftl_close(f);
+    unlink(c->image_path);
 }
 
 /*

@@ -932,11 +932,7 @@ static void test_seed_pinned_counters_repeat_under_jitter(void)
 static void test_seed_persists_in_image(void)
 {
     char image[64];
-    snprintf(image, sizeof(image), "/tmp/kvftl-seed-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
+    image_path_new(image, sizeof(image), "seed");
     struct kvftl_config c = index_config();
     c.image_path = image;
     struct kvftl *f = open_or_die(&c);

@@ -363,11 +363,7 @@ static void test_equal_signatures_are_two_keys(void)
     struct kvftl_config c = small_config();
     c.index = KVFTL_INDEX_LSM;
     c.index_page_bytes = 4096;
-    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
+    image_path_new(image, sizeof(image), "lsm");
     c.image_path = image;
     struct kvftl *f = open_or_die(&c);
     struct lsm_index *l = &f->index.lsm;
@@ -455,11 +451,7 @@ static void test_equal_signatures_are_two_keys(void)
  */
 static struct kvftl_config lsm_image(void)
 {
-    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
+    image_path_new(image, sizeof(image), "lsm");
     struct kvftl_config c = small_config();
     c.index = KVFTL_INDEX_LSM;
     c.index_page_bytes = 4096;
@@ -475,18 +467,7 @@ static struct kvftl_config lsm_image(void)
 /* The mount rescans, says @why, and every key is back. */
 static void expect_lsm_rescan(const struct kvftl_config *c, const char *why)
 {
-    struct kvftl *f = open_or_die(c);
-    CU_ASSERT_TRUE(f->mount.scanned);
-    bool found = strstr(f->mount.why, why) != NULL;
-    if (!found) {
-        printf("# expected a reason with \"%s\", got \"%s\"\n", why, f->mount.why);
-    }
-    CU_ASSERT_TRUE(found);
-    CU_ASSERT_EQUAL(stats(f).live_keys, LSM_KEYS);
-    CU_ASSERT_EQUAL(count_bad(f, 0, LSM_KEYS, 7), 0);
-    assert_consistent(f);
-    kvftl_close(f);
-    unlink(image);
+    expect_mount_rescan(c, why, LSM_KEYS);
 }
 
 /* A clean close and open: the manifest is the index, no rescan, every key back. */
@@ -512,11 +493,7 @@ static void test_clean_mount_from_manifest(void)
  */
 static void test_clean_mount_after_data_gc(void)
 {
-    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
+    image_path_new(image, sizeof(image), "lsm");
     struct kvftl_config c = small_config();
     c.index = KVFTL_INDEX_LSM;
     c.index_page_bytes = 4096;
@@ -727,11 +704,7 @@ static void test_command_index_work_is_bounded(void)
  */
 static void test_full_device_refuses_stores(void)
 {
-    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
+    image_path_new(image, sizeof(image), "lsm");
     struct kvftl_config c = small_config();
     c.index = KVFTL_INDEX_LSM;
     c.index_page_bytes = 4096;
@@ -786,16 +759,6 @@ static void test_full_device_refuses_stores(void)
     unlink(image);
 }
 
-/* An image file name in image[] for a test's device. */
-static void new_image(void)
-{
-    snprintf(image, sizeof(image), "/tmp/kvftl-lsm-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image);
-}
-
 /*
  * The index finds no free stripe: every free stripe of a 10-stripe device
  * (*@c, an image) is taken as an open index stripe, which GC never
@@ -806,7 +769,7 @@ static void new_image(void)
  */
 static struct kvftl *no_stripe_for_the_index(struct kvftl_config *c, uint32_t *taken, uint32_t *nt)
 {
-    new_image();
+    image_path_new(image, sizeof(image), "lsm");
     *c = small_config();
     c->index = KVFTL_INDEX_LSM;
     c->index_page_bytes = 4096;

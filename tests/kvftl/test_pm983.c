@@ -13,11 +13,7 @@ static char image[64];
 
 static void image_new(void)
 {
-    snprintf(image, sizeof(image), "/tmp/kvftl-pm983-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image); /* a fresh device: kvftl_open creates it */
+    image_path_new(image, sizeof(image), "pm983");
 }
 
 static struct kvftl *open_design(enum kvftl_index design)
@@ -189,20 +185,7 @@ static struct kvftl_config levels_image(uint32_t k, uint32_t i, uint32_t *ppn, u
 /* The image mounts by scanning the log with a reason holding @why; every key is back. */
 static void expect_rescan(const struct kvftl_config *c, const char *why)
 {
-    struct kvftl *f = open_or_die(c);
-    CU_ASSERT_TRUE(f->mount.scanned);
-    bool found = strstr(f->mount.why, why) != NULL;
-    if (!found) {
-        printf("# expected a reason with \"%s\", got \"%s\"\n", why, f->mount.why);
-    }
-    CU_ASSERT_TRUE(found);
-    CU_ASSERT_EQUAL(stats(f).live_keys, 5000);
-    CU_ASSERT_EQUAL(count_bad(f, 0, 5000, 7), 0);
-    char err[256];
-    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
-    kvftl_close(f);
-    unlink(image);
-    pm983_test_fanout_log = 0;
+    expect_mount_rescan(c, why, 5000);
 }
 
 /*

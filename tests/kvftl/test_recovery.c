@@ -15,11 +15,7 @@ static char image[64];
 
 static void image_new(void)
 {
-    snprintf(image, sizeof(image), "/tmp/kvftl-rec-%d-XXXXXX", (int)getpid());
-    int fd = mkstemp(image);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    unlink(image); /* a fresh device: kvftl_open creates it */
+    image_path_new(image, sizeof(image), "rec");
 }
 
 static int count_absent(struct kvftl *f, int from, int to)
