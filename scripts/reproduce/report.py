@@ -215,6 +215,16 @@ def summary_counts(ex, order):
     return out
 
 
+def other_run_line(label, rep):
+    """The page's line for another run kept under a record (a repeat, or a
+    design run beside it): when, which commit, verdict, numbers, each claim's."""
+    return "*%s (%s%s):* %s — %s; claims: %s" % (
+        label, rep.get("run_at", "?"), ", commit " + rep["commit"] if rep.get("commit") else "",
+        VERDICT.get(rep.get("met"), rep.get("met")), rep.get("ours", ""),
+        "; ".join("%s %s (%s)" % (c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
+                  for c in rep.get("claims", [])))
+
+
 def repeat_numbers(r):
     """A table of the record's numbers beside each repeat's, with the largest
     relative difference: the page's evidence that a run gives the same answer
@@ -354,22 +364,10 @@ def render(results, order, docs_dir):
             L.append("")
         for d, rep in sorted((r.get("designs") or {}).items()):
             # the same experiment with another index design (run.py --index D --beside)
-            L.append("*Under index=%s (%s%s):* %s — %s; claims: %s" % (
-                d, rep.get("run_at", "?"), ", commit " + rep["commit"] if rep.get("commit") else "",
-                VERDICT.get(rep.get("met"), rep.get("met")),
-                rep.get("ours", ""), "; ".join("%s %s (%s)" % (
-                    c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
-                    for c in rep.get("claims", []))))
-            L.append("")
+            L += [other_run_line("Under index=" + d, rep), ""]
         for rep in r.get("repeats", []):
             # another run of the same experiment: its verdicts beside this one's
-            L.append("*Repeat (%s%s):* %s — %s; claims: %s" % (
-                rep.get("run_at", "?"), ", commit " + rep["commit"] if rep.get("commit") else "",
-                VERDICT.get(rep.get("met"), rep.get("met")),
-                rep.get("ours", ""), "; ".join("%s %s (%s)" % (
-                    c["claim"], c["ours"], VERDICT.get(c["holds"], c["holds"]))
-                    for c in rep.get("claims", []))))
-            L.append("")
+            L += [other_run_line("Repeat", rep), ""]
         L += repeat_numbers(r)
         if r.get("rejudged"):
             L.append("*Re-judged:* " + r["rejudged"] + ".")
