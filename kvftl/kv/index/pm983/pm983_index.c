@@ -148,19 +148,30 @@ static bool merge_one(struct kv_index *ix, uint64_t hash, uint64_t loc, enum pm9
     return true;
 }
 
+/* Local slots by ascending signature (@ctx: the local index's signatures). */
+static int by_signature(const void *a, const void *b, void *ctx)
+{
+    const uint64_t *h = ctx;
+    uint64_t x = h[*(const uint32_t *)a], y = h[*(const uint32_t *)b];
+    return x < y ? -1 : x > y;
+}
+
 /*
- * Merge every local entry into the global index, on *@now_ns: each walks
- * the levels (pm983_levels.c) and its leaf, reading what is not cached,
- * and dirties the leaf. The Store that finds the local index full waits
- * for all of it, as the sources say (pm983_index.h), so the bound is per
- * entry: a walk of L levels loads at most L pages (L reads), each load
- * evicts at most one page (one program; the page above it is only marked
- * dirty), and each leaf split takes one more frame (one program). One
- * merge of max entries: at most max x L reads and max x L programs plus
- * one per leaf created; a directory doubling marks its pages dirty and
- * costs none. The pm983 preset (max 4,096; 32 KiB index pages, E =
- * 2,048: L = 1 to about 2 million keys, 2 to a few billion): at most
- * 8,192 reads and 8,192 programs, plus splits.
+ * Merge every local entry into the global index, on *@now_ns, in ascending
+ * signature order: a leaf holds one signature range (index_page_of()), so
+ * the batch meets each leaf once, one read and one dirtying, as a merge of
+ * two sorted indexes does, and a DRAM budget of a few frames does not
+ * re-read a leaf for each of its entries. Each entry walks the levels
+ * (pm983_levels.c) and its leaf, reading what is not cached. The Store
+ * that finds the local index full waits for all of it, as the sources say
+ * (pm983_index.h). Bound: at most L reads per entry (its walk), each load
+ * evicting at most one page (one program), and one program per leaf a
+ * split creates; in signature order, at most one leaf read per leaf
+ * touched. One merge of max entries: at most max x L reads and max x L
+ * programs plus one per leaf created; a directory doubling marks its
+ * pages dirty and costs none. The pm983 preset (max 4,096; 32 KiB index
+ * pages, E = 2,048: L = 1 to about 2 million keys, 2 to a few billion):
+ * at most 8,192 reads and 8,192 programs, plus splits.
  * An entry a page refused (a split past the directory bound) stays local.
  */
 static void merge(struct kv_index *ix, uint64_t *now_ns)
@@ -175,10 +186,15 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
     uint64_t reads0 = nd->pages_read, progs0 = nd->pages_programmed, leaves0 = x->npages;
     uint64_t *kh = g_new(uint64_t, l->count), *kl = g_new(uint64_t, l->count);
     uint8_t *ko = g_new(uint8_t, l->count);
-    for (uint32_t i = 0; i < l->cap; i++) {
-        if (l->op[i] == PM983_EMPTY) {
-            continue;
+    uint32_t *order = g_new(uint32_t, l->count), n = 0;
+    for (uint32_t i = 0; i < l->cap && n < l->count; i++) {
+        if (l->op[i] != PM983_EMPTY) {
+            order[n++] = i;
         }
+    }
+    g_qsort_with_data(order, (gint)n, sizeof(*order), by_signature, l->hash);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = order[k];
         if (!merge_one(ix, l->hash[i], l->loc[i], l->op[i], now_ns)) {
             kh[kept] = l->hash[i];
             kl[kept] = l->loc[i];
@@ -187,6 +203,7 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
             l->merged++;
         }
     }
+    g_free(order);
     memset(l->op, 0, l->cap);
     l->count = 0;
     for (uint32_t k = 0; k < kept; k++) {
