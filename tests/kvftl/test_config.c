@@ -325,6 +325,45 @@ static void test_fw_store_inline_fragments(void)
 }
 
 /*
+ * The same two Stores under the pm983 and lsm designs: each searches the
+ * design's DRAM structure once (the local index, the memtable) and reads no
+ * index page, so each charges one probe: 2000 + 3 * 3000 + 1000 + 1000 =
+ * 13,000 ns for the new key, 2000 + 1000 + 2 * 600 + 1000 = 5200 ns for
+ * the overwrite.
+ */
+static void test_fw_store_one_probe_per_design(void)
+{
+    const enum kvftl_index designs[2] = {KVFTL_INDEX_PM983, KVFTL_INDEX_LSM};
+    for (int d = 0; d < 2; d++) {
+        struct kvftl_config c = fw_config();
+        c.index = designs[d];
+        struct kvftl *f = open_or_die(&c);
+        static uint8_t val[5000];
+        struct kvftl_cpl cpl;
+        uint64_t p0 = probes_of(f);
+        struct kvftl_store_req r = {.key = "k1",
+                                    .key_bytes = 2,
+                                    .value = val,
+                                    .value_bytes = 100,
+                                    .inline_bytes = 100,
+                                    .inline_xfer_commands = 3,
+                                    .arrival_ns = 10000000};
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        CU_ASSERT_EQUAL(probes_of(f) - p0, 1);
+        CU_ASSERT_EQUAL(cpl.done_ns, 10000000 + 13000);
+        p0 = probes_of(f);
+        r = (struct kvftl_store_req){
+            .key = "k1", .key_bytes = 2, .value = val, .value_bytes = 5000, .arrival_ns = 20000000};
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        CU_ASSERT_EQUAL(probes_of(f) - p0, 1);
+        CU_ASSERT_EQUAL(cpl.done_ns, 20000000 + 5200);
+        kvftl_close(f);
+    }
+}
+
+/*
  * Commands queue on the one CPU: two Retrieves of a 100-byte value in the
  * page buffer arriving at the same ns complete exactly one command's CPU
  * time apart: 2000 + 1 probe * 1000 + 1 DMA * 600 + 1000 = 4600 ns, the
@@ -463,6 +502,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(parse),
     TAP_TEST(parse_units),
     TAP_TEST(fw_store_inline_fragments),
+    TAP_TEST(fw_store_one_probe_per_design),
     TAP_TEST(fw_commands_queue_on_cpu),
     TAP_TEST(fw_nvm_read),
     TAP_TEST(fw_cpu_free_during_nand),

@@ -92,6 +92,11 @@ struct lsm_index {
     uint32_t buf_cap;
     uint64_t nand_bytes, pinned_bytes;
     uint64_t flushes, merges, compactions, pages_read, pages_written, hits, misses;
+    /*
+     * Memtable searches by a Store or a read: one index probe of
+     * controller-CPU time each (fw-index-probe-ns), counted with the hits.
+     */
+    uint64_t mem_probes;
     uint64_t dels_dropped;
     uint64_t dup_keys; /* entries with LSM_DUP made (or mounted): 0, no look-up seeks them */
     uint64_t free_hash; /* 0, or the signature whose free key free_dup is (a Store's miss) */

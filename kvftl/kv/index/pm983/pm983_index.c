@@ -290,7 +290,8 @@ static uint64_t pm983_peek(const struct kv_index *ix, uint64_t hash)
 static bool pm983_find(struct kv_index *ix, uint64_t hash, const void *key, uint32_t key_bytes,
                        uint64_t *loc, struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    const struct pm983_local *l = local_of(ix);
+    struct pm983_local *l = local_of(ix);
+    l->probes += now_ns != NULL;
     *pos = kv_index_pos_of_hash(hash);
     uint32_t i = local_find(l, hash);
     if (i != UINT32_MAX) {
@@ -310,6 +311,7 @@ static bool pm983_lookup(struct kv_index *ix, uint64_t hash, const void *key, ui
                          const uint8_t **record, bool *filtered)
 {
     struct pm983_local *l = local_of(ix);
+    l->probes += now_ns != NULL;
     uint32_t i = local_find(l, hash);
     if (i == UINT32_MAX) {
         /* the hash design's look-up, each level above the leaf walked first */
@@ -382,7 +384,8 @@ static void pm983_remove(struct kv_index *ix, const struct kv_index_pos *pos, ui
 static bool pm983_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
                            struct kv_index_pos *pos, uint64_t *now_ns)
 {
-    const struct pm983_local *l = local_of(ix);
+    struct pm983_local *l = local_of(ix);
+    l->probes += now_ns != NULL;
     *pos = kv_index_pos_of_hash(hash);
     uint32_t i = local_find(l, hash);
     if (i != UINT32_MAX) {
@@ -446,7 +449,7 @@ static void pm983_counters(const struct kv_index *ix, struct kv_index_counters *
 {
     const struct pm983_levels *lv = &ix->pm983.lv;
     hash_index_ops.counters(ix, c);
-    c->cache_hits += lv->hits;
+    c->cache_hits += lv->hits + ix->pm983.probes;
     c->cache_misses += lv->misses;
     c->pages_evicted_dirty += lv->evicted_dirty;
 }

@@ -34,6 +34,7 @@ struct pm983_local {
     uint32_t max;     /* entries before a merge */
     uint64_t merges;  /* merges run */
     uint64_t merged;  /* entries merged */
+    uint64_t probes;  /* local index searches by a Store or a read: one index probe each */
     /*
      * The most NAND page reads one merge made, and programs less the
      * leaves its splits created: at most max x levels each (pm983_index.c).
