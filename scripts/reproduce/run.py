@@ -273,6 +273,7 @@ def main():
                 first.setdefault("repeats", []).append(repeat_of(rec))
                 rec = first
             else:
+                carry_designs(results["experiments"].get(n), rec)
                 try:
                     rec["figures"] = [os.path.relpath(p, out) for p in m.plot(rec, figdir)]
                 except (KeyError, ValueError, TypeError) as e:
@@ -382,6 +383,22 @@ def observed_design(raw):
             seen.update(d["index"] for d in devs
                         if d.get("command_set") == "kv" and d.get("index"))
     return "/".join(sorted(seen)) or None
+
+
+def carry_designs(prev, rec):
+    """A new record keeps the runs beside the one it replaces, of designs other
+    than its own, and when its design differs from the previous record's (a
+    preset that now takes its device's design), that record beside it too, so
+    the page still shows what the other design measured."""
+    if not prev:
+        return
+    own = report.record_design(rec)
+    kept = {d: r for d, r in (prev.get("designs") or {}).items() if d != own}
+    before = report.record_design(prev)
+    if before and before != own:
+        kept[before] = repeat_of(dict(prev, design=before))
+    if kept:
+        rec["designs"] = kept
 
 
 def repeat_of(rec):

@@ -415,6 +415,31 @@ class KVBlockFig4(unittest.TestCase):
             {"props": {"preset": "pm983"}}, {"props": {"index": "pm983"}}]}), "hash/pm983")
         self.assertIsNone(report.record_design({"boots": []}))
 
+    def test_new_design_keeps_the_old_record_beside(self):
+        """A record under pm983 replacing a hash record that had lsm beside it keeps
+        the hash record and the lsm run beside it, and drops a pm983 run beside
+        (the new record is pm983's); a record of the same design replaces it alone."""
+        import run
+        prev = {"run_at": "2026-12-01 10:00", "commit": "abc", "met": False, "ours": "0 of 1",
+                "claims": [], "numbers": {}, "scale": 1, "figures": ["x.png"],
+                "boots": [{"name": "b", "props": {"preset": "pm983"}}],
+                "designs": {"lsm": {"run_at": "2026-12-01 11:00", "design": "lsm"},
+                            "pm983": {"run_at": "2026-12-01 12:00", "design": "pm983"}}}
+        rec = {"design": "pm983", "boots": []}
+        run.carry_designs(prev, rec)
+        self.assertEqual(sorted(rec["designs"]), ["hash", "lsm"])
+        self.assertEqual(rec["designs"]["hash"], {
+            "run_at": "2026-12-01 10:00", "commit": "abc", "met": False, "ours": "0 of 1",
+            "claims": [], "numbers": {}, "scale": 1,
+            "boots": [{"name": "b", "props": {"preset": "pm983"}}], "design": "hash"})
+        self.assertEqual(rec["designs"]["lsm"]["run_at"], "2026-12-01 11:00")
+        same = {"design": "hash", "boots": []}
+        run.carry_designs(dict(prev, designs={}), same)
+        self.assertNotIn("designs", same)
+        first = {"design": "lsm", "boots": []}
+        run.carry_designs(None, first)
+        self.assertNotIn("designs", first)
+
     def test_nothing_measured(self):
         rec = X4.analyze({}, 1.0)
         self.assertIsNone(rec["met"])
