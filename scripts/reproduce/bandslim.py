@@ -85,6 +85,14 @@ def dilated_cosmos(factor=DILATION, **extra):
 # spans at least RT_PROGS tPROG of device time, so that error stays within 2 / RT_PROGS.
 RT_PROGS = 40
 
+# The same clock after a Format: its erases (tBERS, not dilated, die by die) are scheduled
+# behind the previous step's backlog, and a step's Stores that complete before that horizon
+# do not move sim_now_ns. Every device-bound step therefore settles after its Format
+# (common.settle: 30 s, past the erases of every block, 256 a die x 3.5 ms = 0.9 s, then a
+# Flush): free under icount, whose sleeps cost no host time. Without it the lsm design's
+# Piggy+Pack at 32 B came out at about 0.1 us per Store (bandslim-fig11, 2026-12-02).
+SETTLE = ("settle", C.settle(30, 5))
+
 
 def device_bound_ops(floor_us, progs=RT_PROGS):
     """Stores for a device-bound phase to span at least progs tPROG of device time, each

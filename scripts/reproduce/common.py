@@ -145,6 +145,15 @@ def kvbench(**kw):
     return " ".join(shlex.quote(a) for a in args)
 
 
+def settle(idle_s, program_s):
+    """A step's part that makes each device's clock the present before a measured
+    phase: sleep until the devices' backlog has passed, Flush each (its page
+    buffer is programmed), sleep through that program, Flush again. Under icount
+    (sleep=off) the sleeps cost no host time."""
+    fl = "for d in $KVSSD_DEVICES; do kvssd flush -d $d >/dev/null || exit 1; done"
+    return ("sleep %d; %s; sleep %d; %s; echo '{\"settled\":1}'" % (idle_s, fl, program_s, fl))
+
+
 STATS = "kvssd stats --json"
 INFO = "kvssd info -d /dev/ng0n1 --json"
 FORMAT = "kvssd format --yes"

@@ -80,7 +80,7 @@ def rt_step(label, mode, v, scale):
     # the phase's own time (bandslim.RT_PROGS), whatever the scale
     run = max(run, B.device_bound_ops(B.store_floor_us(v, cmds if mode == "inline" else 0)))
     warm = C.scaled(400, scale, 50) if mode == "prp" else max(20, run // 4)
-    return C.Step("rt-%s-%d" % (label, v), [("bench", C.kvbench(
+    return C.Step("rt-%s-%d" % (label, v), [B.SETTLE, ("bench", C.kvbench(
         keys=warm, ops=run, mix="insert=1", key_size=KEY, value_size=v, load_order="sequential",
         mode=mode, device=PCI if mode == "inline" else None))],
         meta={"config": label, "value": v, "warm": warm, "ops": run})

@@ -55,7 +55,7 @@ def boots(scale):
     run = C.scaled(12000, scale, lo=1000)
     out = []
     for pol in POLICIES:
-        steps = [C.Step(w, [("bench", B.workload_bench(w, warm, run, mode="adaptive")),
+        steps = [C.Step(w, [B.SETTLE, ("bench", B.workload_bench(w, warm, run, mode="adaptive")),
                             ("stats", C.STATS)], meta={"workload": w, "warm": warm, "ops": run})
                  for w in WORKLOADS]
         out.append(C.Boot("%s-%s" % (NAME, pol), steps,

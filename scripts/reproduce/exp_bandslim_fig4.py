@@ -49,7 +49,7 @@ def boots(scale):
     # not hide the phase's own time (bandslim.RT_PROGS): per-Store times in steps of tPROG /
     # Stores otherwise (4 and 8 KiB both 20.0 us at 100 Stores)
     runs = {v: max(run, B.device_bound_ops(B.store_floor_us(v, 0))) for v in SIZES}
-    write = [C.Step("w-%d" % v, [("bench", C.kvbench(
+    write = [C.Step("w-%d" % v, [B.SETTLE, ("bench", C.kvbench(
         keys=warm, ops=runs[v], mix="insert=1", key_size=KEY, value_size=v,
         load_order="sequential", mode="prp"))], meta={"value": v, "warm": warm, "ops": runs[v]})
         for v in SIZES]

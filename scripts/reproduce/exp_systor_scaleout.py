@@ -88,14 +88,6 @@ def _first(n):
     return "$(echo $KVSSD_DEVICES | tr ' ' '\\n' | head -n %d | sed 's/^/--device /')" % n
 
 
-def _settle(idle_s, program_s):
-    """Sleep until the devices' backlog has passed, Flush each (its page buffer
-    is programmed), sleep through that program, Flush again: each device's
-    clock is then the present."""
-    fl = "for d in $KVSSD_DEVICES; do kvssd flush -d $d >/dev/null || exit 1; done"
-    return ("sleep %d; %s; sleep %d; %s; echo '{\"settled\":1}'" % (idle_s, fl, program_s, fl))
-
-
 def _steps(series, keys, ops, idle_s, program_s, cpu_ops, fmt):
     """One step per N: the first N devices formatted (fmt: not over TCP, where
     nvmet passthru refuses Format NVM) and loaded, a settle, the measured run;
@@ -109,7 +101,7 @@ def _steps(series, keys, ops, idle_s, program_s, cpu_ops, fmt):
         cpu = cpu_ops and len(steps) == len(NS)
         cmds = [("format", fl % (n, n))] if fmt else []
         cmds += [("load", C.kvbench(preset="ycsb-b", keys=keys, no_run=True) + " " + _first(n)),
-                 ("settle", _settle(idle_s, program_s))]
+                 ("settle", C.settle(idle_s, program_s))]
         run = C.kvbench(preset="ycsb-b", keys=keys, ops=cpu_ops if cpu else ops,
                         no_load=True) + " " + _first(n)
         if cpu:

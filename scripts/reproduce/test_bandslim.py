@@ -26,6 +26,7 @@ import common as C  # noqa: E402
 import exp_bandslim_fig4 as F4  # noqa: E402
 import exp_bandslim_fig8 as F8  # noqa: E402
 import exp_bandslim_fig10 as F10  # noqa: E402
+import exp_bandslim_fig11 as F11  # noqa: E402
 import exp_bandslim_fig12 as F12  # noqa: E402
 import exp_char_fig6 as X6  # noqa: E402
 import exp_char_maxkeys as XM  # noqa: E402
@@ -250,6 +251,24 @@ class Fig12(unittest.TestCase):
 
 
 class Dilation(unittest.TestCase):
+    def test_device_bound_steps_settle_after_format(self):
+        """Every step of a dilated (device-bound) boot of Figs. 4, 11 and 12 formats,
+        then sleeps 30 s past the Format's erases and Flushes each device before its
+        kvbench; the undilated page-count boots do not."""
+        self.assertEqual(C.settle(30, 5), (
+            "sleep 30; for d in $KVSSD_DEVICES; do kvssd flush -d $d >/dev/null || exit 1; "
+            "done; sleep 5; for d in $KVSSD_DEVICES; do kvssd flush -d $d >/dev/null || "
+            "exit 1; done; echo '{\"settled\":1}'"))
+        for m in (F4, F11, F12):
+            for b in m.boots(0.1):
+                dilated = "program-latency-ns" in b.props
+                for st in b.steps:
+                    self.assertTrue(st.fresh)
+                    self.assertEqual([p for p, _ in st.cmds][:1] == ["settle"], dilated,
+                                     (b.name, st.name))
+                    if dilated:
+                        self.assertEqual(st.cmds[0], B.SETTLE)
+
     def test_dilated_cosmos_stretches_every_device_time(self):
         """x200 (figs. 4, 11, 12): tR 60 us -> 12 ms, tPROG 1 ms -> 200 ms, the channel 200 ->
         1 B/us and the copy rate 1000 -> 5 B/us, the five firmware times x200 (fetch 2 us ->
