@@ -145,6 +145,22 @@ def kvbench(**kw):
     return " ".join(shlex.quote(a) for a in args)
 
 
+def observed_design(raw):
+    """The index design(s) the KV-SSDs reported in kvbench's provenance (the
+    configuration log page) during the boots: "hash", "hash/pm983" when they
+    differ, None when no kvbench ran."""
+    seen = set()
+    for r in raw.values():
+        for p in (r or {}).get("parts", {}).values():
+            j = p.get("json") or {}
+            devs = [((j.get("provenance") or {}).get("device") or {})]
+            devs += [d.get("config") or {} for d in j.get("devices") or []
+                     if isinstance(d, dict)]
+            seen.update(d["index"] for d in devs
+                        if d.get("command_set") == "kv" and d.get("index"))
+    return "/".join(sorted(seen)) or None
+
+
 def settle(idle_s, program_s):
     """A step's part that makes each device's clock the present before a measured
     phase: sleep until the devices' backlog has passed, Flush each (its page

@@ -246,7 +246,7 @@ def main():
                            "wall_s": raw.get(b.name, {}).get("wall_s", 0),
                            "icount_shift": raw.get(b.name, {}).get("icount_shift"),
                            "rc": raw.get(b.name, {}).get("rc")} for b in boots if raw.get(b.name)])
-        design = observed_design(raw)
+        design = C.observed_design(raw)
         if design:
             rec["design"] = design
         rec.setdefault("met", None)
@@ -367,22 +367,6 @@ def icount_note(raw):
             "guest's instructions, not the host's speed%s. " % (
                 "/".join(shifts), "; without icount (the host's real time): " +
                 ", ".join(off) if off else ""))
-
-
-def observed_design(raw):
-    """The index design(s) the KV-SSDs reported in kvbench's provenance (the
-    configuration log page) during the boots: "hash", "hash/pm983" when they
-    differ, None when no kvbench ran."""
-    seen = set()
-    for r in raw.values():
-        for p in (r or {}).get("parts", {}).values():
-            j = p.get("json") or {}
-            devs = [((j.get("provenance") or {}).get("device") or {})]
-            devs += [d.get("config") or {} for d in j.get("devices") or []
-                     if isinstance(d, dict)]
-            seen.update(d["index"] for d in devs
-                        if d.get("command_set") == "kv" and d.get("index"))
-    return "/".join(sorted(seen)) or None
 
 
 def carry_designs(prev, rec):

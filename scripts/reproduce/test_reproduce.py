@@ -406,8 +406,8 @@ class KVBlockFig4(unittest.TestCase):
             "command_set": "kv", "index": "lsm"}}}}, "s/blk": {"json": {"provenance": {
                 "device": {"command_set": "nvm", "index": "hash"}}}}, "m/bench": {"json": {
                     "devices": [{"config": {"command_set": "kv", "index": "pm983"}}]}}}}}
-        self.assertEqual(run.observed_design(raw), "lsm/pm983")
-        self.assertIsNone(run.observed_design({"b": {"parts": {}}}))
+        self.assertEqual(C.observed_design(raw), "lsm/pm983")
+        self.assertIsNone(C.observed_design({"b": {"parts": {}}}))
         self.assertEqual(report.record_design({"design": "lsm", "boots": []}), "lsm")
         self.assertEqual(report.record_design({"boots": [{"props": {"preset": "cosmos"}}]}),
                          "hash")
