@@ -32,6 +32,8 @@ import common as C
 import versus as V
 
 NAME = "char-fig7-block"
+# every claim measures the block personality: no KV index design is judged
+INDEX_FREE = True
 FIGURE = "Characterization Fig. 7 (block half)"
 PAPER = ("space amplification at 50 B: KV-SSD 17x, Aerospike 1.8x; Aerospike < 2 at every "
          "size; RocksDB 1.111 worst case (without file-system metadata)")

@@ -153,7 +153,10 @@ def record_design(r):
     """The index design the record's KV-SSDs ran with: what their configuration
     log reported during the run (run.py's "design"), else their boots' "index"
     property, else hash (every design but hash is newer than the records that
-    lack both); None for a record without device boots."""
+    lack both); None for a record without device boots, or whose experiment
+    measures only the block personality (run.py's "index_free")."""
+    if r.get("index_free"):
+        return None
     if r.get("design"):
         return r["design"]
     boots = [b for b in r.get("boots") or [] if b.get("props")]

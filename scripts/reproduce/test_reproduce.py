@@ -414,6 +414,8 @@ class KVBlockFig4(unittest.TestCase):
         self.assertEqual(report.record_design({"boots": [
             {"props": {"preset": "pm983"}}, {"props": {"index": "pm983"}}]}), "hash/pm983")
         self.assertIsNone(report.record_design({"boots": []}))
+        self.assertIsNone(report.record_design({"index_free": True, "boots": [
+            {"props": {"preset": "pm983"}}]}))
 
     def test_new_design_keeps_the_old_record_beside(self):
         """A record under pm983 replacing a hash record that had lsm beside it keeps
