@@ -25,6 +25,11 @@
 #   KVSSD_GUEST_PROPS           NAME=VALUE ... added to the KV-SSD of every boot
 #                               that has one (e.g. index=lsm: the groups under
 #                               another index design); default none
+#   KVSSD_GUEST_DESIGNS         index designs whose pass follows: the groups of
+#                               KVSSD_GUEST_GROUPS among nvme (the last kernel),
+#                               kv and persist again with index=D, each case
+#                               named "[index=D] ..." (default "pm983 lsm";
+#                               none when KVSSD_GUEST_PROPS is given)
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib/common.sh"
 here=$KVSSD_TOP/tests/guest
@@ -50,10 +55,11 @@ fi
 
 n=0
 failed=0
-tap_ok() { n=$((n + 1)); echo "ok $n - $1"; }
+name_prefix=""  # "[index=D] " during a design's pass
+tap_ok() { n=$((n + 1)); echo "ok $n - $name_prefix$1"; }
 tap_not_ok() { # tap_not_ok NAME [DIAGNOSTIC LINES...]
     n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
+    echo "not ok $n - $name_prefix$1"
     shift
     local d
     for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
@@ -352,31 +358,59 @@ PY
     fi
 }
 
-for g in $groups; do
-    case $g in
-    nvme)
-        for k in $kernels; do
-            case $k in
-            bookworm) run_group nvme "nvme[linux-6.1]" --kernel bookworm ;;
-            trixie) run_group nvme "nvme[linux-6.12]" --kernel trixie ;;
-            *) tap_not_ok "nvme[$k]" "KVSSD_GUEST_KERNELS names '$k'; use bookworm and/or trixie" ;;
-            esac
-        done ;;
-    kv) run_group kv kv --cpus 2 ;;
-    pci) run_group pci pci --cpus 2 ;;
-    bench)
-        GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 --poll-queues 1 ;;
-    persist) persist_group ;;
-    fabrics) fabrics_group ;;
-    icount) icount_group ;;
-    block) block_group ;;
-    disk)
-        GROUP_TIMEOUT=1200 run_group disk disk --disk \
-            --file "$KVSSD_TOP/tests/snia/e2e_snia.c:/root/e2e_snia.c" \
-            --file "$KVSSD_TOP/tests/snia/test_snia_cpp.cpp:/root/test_snia_cpp.cpp" ;;
-    *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, icount, block, disk, fabrics" ;;
+run_groups() {
+    local g
+    for g in "$@"; do
+        case $g in
+        nvme)
+            for k in $kernels; do
+                case $k in
+                bookworm) run_group nvme "nvme[linux-6.1]" --kernel bookworm ;;
+                trixie) run_group nvme "nvme[linux-6.12]" --kernel trixie ;;
+                *) tap_not_ok "nvme[$k]" "KVSSD_GUEST_KERNELS names '$k'; use bookworm and/or trixie" ;;
+                esac
+            done ;;
+        kv) run_group kv kv --cpus 2 ;;
+        pci) run_group pci pci --cpus 2 ;;
+        bench)
+            GROUP_TIMEOUT=$((bench_s * 3 + 600)) run_group bench bench --cpus 2 --poll-queues 1 ;;
+        persist) persist_group ;;
+        fabrics) fabrics_group ;;
+        icount) icount_group ;;
+        block) block_group ;;
+        disk)
+            GROUP_TIMEOUT=1200 run_group disk disk --disk \
+                --file "$KVSSD_TOP/tests/snia/e2e_snia.c:/root/e2e_snia.c" \
+                --file "$KVSSD_TOP/tests/snia/test_snia_cpp.cpp:/root/test_snia_cpp.cpp" ;;
+        *) tap_not_ok "group $g" "KVSSD_GUEST_GROUPS names '$g'; use nvme, kv, persist, bench, pci, icount, block, disk, fabrics" ;;
+        esac
+    done
+}
+
+# shellcheck disable=SC2086 # word lists
+run_groups $groups
+
+# Each other index design (kvftl/kv/index/kv_index.h) through the KV
+# command set as the device's users meet it: nvme-cli's KV commands (one
+# kernel), the kv cases, persistence across reboots and kill -9.
+designs=${KVSSD_GUEST_DESIGNS-pm983 lsm}
+[ ${#guest_props[@]} -eq 0 ] || designs=${KVSSD_GUEST_DESIGNS:-}
+for d in $designs; do
+    case $d in
+    hash | pm983 | lsm) ;;
+    *) tap_not_ok "design $d" "KVSSD_GUEST_DESIGNS names '$d'; use hash, pm983 or lsm"; continue ;;
     esac
+    pass=()
+    for g in $groups; do
+        case $g in nvme | kv | persist) pass+=("$g") ;; esac
+    done
+    [ ${#pass[@]} -gt 0 ] || continue
+    guest_props=("index=$d")
+    name_prefix="[index=$d] "
+    kernels=${kernels##* }
+    run_groups "${pass[@]}"
 done
+name_prefix=""
 
 echo "# guest suite: $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$n" -gt 0 ]
