@@ -375,8 +375,9 @@ def carry_designs(prev, rec):
     """A new record keeps the runs beside the one it replaces, of designs other
     than its own, and when its design differs from the previous record's (a
     preset that now takes its device's design), that record beside it too, so
-    the page still shows what the other design measured."""
-    if not prev:
+    the page still shows what the other design measured. A record of an
+    experiment that judges no index design (index_free) keeps none."""
+    if not prev or rec.get("index_free"):
         return
     own = report.record_design(rec)
     kept = {d: r for d, r in (prev.get("designs") or {}).items() if d != own}

@@ -441,6 +441,9 @@ class KVBlockFig4(unittest.TestCase):
         first = {"design": "lsm", "boots": []}
         run.carry_designs(None, first)
         self.assertNotIn("designs", first)
+        free = {"index_free": True, "boots": []}
+        run.carry_designs(prev, free)
+        self.assertNotIn("designs", free)
 
     def test_nothing_measured(self):
         rec = X4.analyze({}, 1.0)
