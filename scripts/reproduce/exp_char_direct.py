@@ -141,7 +141,7 @@ def explain(rec):
     return ("mean simulated latency per command at QD 1 on the same NAND model and timing under "
             "both personalities (KV Store %s / Retrieve %s us; block random write %s / read %s "
             "us; sequential write %s / read %s us). A block write of a whole 4 KiB unit costs "
-            "firmware time and lands in the page buffer, a KV Store adds its hash-index probe "
+            "firmware time and lands in the page buffer, a KV Store adds its index probe "
             "and packing copy; a read of either senses one NAND page (tR) unless the page is "
             "still in the buffer. The block FTL maps 4 KiB units, so LBA order changes which "
             "units share a page, not the work per command" % (
