@@ -277,6 +277,35 @@ static uint64_t probes_of(struct kvftl *f)
 }
 
 /*
+ * The two Stores of the firmware-time tests on @f: key "k1" new by an
+ * inline head and 3 transfer commands of 100 bytes at 10 ms, then
+ * overwritten by 5000 bytes of DMA at 20 ms; each one's index probes and
+ * completion time in @probes and @done.
+ */
+static void two_stores(struct kvftl *f, uint64_t probes[2], uint64_t done[2])
+{
+    static uint8_t val[5000];
+    memset(val, 0x5a, sizeof(val));
+    const struct kvftl_store_req reqs[2] = {
+        {.key = "k1",
+         .key_bytes = 2,
+         .value = val,
+         .value_bytes = 100,
+         .inline_bytes = 100,
+         .inline_xfer_commands = 3,
+         .arrival_ns = 10000000},
+        {.key = "k1", .key_bytes = 2, .value = val, .value_bytes = 5000, .arrival_ns = 20000000}};
+    for (int i = 0; i < 2; i++) {
+        struct kvftl_cpl cpl;
+        uint64_t p0 = probes_of(f);
+        kvftl_store(f, &reqs[i], &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        probes[i] = probes_of(f) - p0;
+        done[i] = cpl.done_ns;
+    }
+}
+
+/*
  * On an idle device (10 ms apart, every NAND operation over), a Store's
  * firmware time is fetch + decode + N inline fragments + its index probes
  * + one DMA setup per 4 KiB of its DMA part + completion: 2000 + 3 * 3000
@@ -292,29 +321,12 @@ static void test_fw_store_inline_fragments(void)
 {
     struct kvftl_config c = fw_config();
     struct kvftl *f = open_or_die(&c);
-    static uint8_t val[5000];
-    memset(val, 0x5a, sizeof(val));
-    struct kvftl_cpl cpl;
-    uint64_t p0 = probes_of(f);
-    struct kvftl_store_req r = {.key = "k1",
-                                .key_bytes = 2,
-                                .value = val,
-                                .value_bytes = 100,
-                                .inline_bytes = 100,
-                                .inline_xfer_commands = 3,
-                                .arrival_ns = 10000000};
-    kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-    CU_ASSERT_EQUAL(probes_of(f) - p0, 3);
-    CU_ASSERT_EQUAL(cpl.done_ns, 10000000 + 2000 + 3 * 3000 + 3 * 1000 + 1000);
-
-    p0 = probes_of(f);
-    r = (struct kvftl_store_req){
-        .key = "k1", .key_bytes = 2, .value = val, .value_bytes = 5000, .arrival_ns = 20000000};
-    kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-    CU_ASSERT_EQUAL(probes_of(f) - p0, 2);
-    CU_ASSERT_EQUAL(cpl.done_ns, 20000000 + 2000 + 2 * 1000 + 2 * 600 + 1000);
+    uint64_t probes[2], done[2];
+    two_stores(f, probes, done);
+    CU_ASSERT_EQUAL(probes[0], 3);
+    CU_ASSERT_EQUAL(done[0], 10000000 + 2000 + 3 * 3000 + 3 * 1000 + 1000);
+    CU_ASSERT_EQUAL(probes[1], 2);
+    CU_ASSERT_EQUAL(done[1], 20000000 + 2000 + 2 * 1000 + 2 * 600 + 1000);
 
     struct kvftl_stats st;
     kvftl_stats_get(f, &st);
@@ -338,27 +350,12 @@ static void test_fw_store_one_probe_per_design(void)
         struct kvftl_config c = fw_config();
         c.index = designs[d];
         struct kvftl *f = open_or_die(&c);
-        static uint8_t val[5000];
-        struct kvftl_cpl cpl;
-        uint64_t p0 = probes_of(f);
-        struct kvftl_store_req r = {.key = "k1",
-                                    .key_bytes = 2,
-                                    .value = val,
-                                    .value_bytes = 100,
-                                    .inline_bytes = 100,
-                                    .inline_xfer_commands = 3,
-                                    .arrival_ns = 10000000};
-        kvftl_store(f, &r, &cpl);
-        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-        CU_ASSERT_EQUAL(probes_of(f) - p0, 1);
-        CU_ASSERT_EQUAL(cpl.done_ns, 10000000 + 13000);
-        p0 = probes_of(f);
-        r = (struct kvftl_store_req){
-            .key = "k1", .key_bytes = 2, .value = val, .value_bytes = 5000, .arrival_ns = 20000000};
-        kvftl_store(f, &r, &cpl);
-        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-        CU_ASSERT_EQUAL(probes_of(f) - p0, 1);
-        CU_ASSERT_EQUAL(cpl.done_ns, 20000000 + 5200);
+        uint64_t probes[2], done[2];
+        two_stores(f, probes, done);
+        CU_ASSERT_EQUAL(probes[0], 1);
+        CU_ASSERT_EQUAL(done[0], 10000000 + 13000);
+        CU_ASSERT_EQUAL(probes[1], 1);
+        CU_ASSERT_EQUAL(done[1], 20000000 + 5200);
         kvftl_close(f);
     }
 }
