@@ -48,7 +48,8 @@ SETUP = ("Device preset pm983, command-set=nvm, lba-bytes=512, index-page-bytes=
          "index-dram-bytes=%d (char-fig3's budget: about %d cached 4 KiB pages of map); fill "
          "with 4 KiB sequential writes, then uniform 512-byte reads and writes 1:1, fio QD 1, "
          "direct I/O; latency=on (each completion held until its simulated time, as in the "
-         "KV half); write-buffer-pages-per-die=0 (module, boots()). " % (F3.INDEX_PAGE, F3.INDEX_DRAM, F3.INDEX_FRAMES))
+         "KV half); write-buffer-pages-per-die=0 (boots()). " % (
+             F3.INDEX_PAGE, F3.INDEX_DRAM, F3.INDEX_FRAMES))
 SCALE = ("paper: 1.53 M vs 3 billion 512-byte blocks on 3.84 TB; here 1 000 vs 60 000 blocks "
          "(char-fig3's pair counts) with the map budget shrunk, 4 000 operations per "
          "occupancy at --scale 1")

@@ -380,7 +380,10 @@ static void pm983_remove(struct kv_index *ix, const struct kv_index_pos *pos, ui
     local_put(l, hash, 0, PM983_REMOVE);
 }
 
-/* GC validity: the local index decides a key it holds; the global index the others. */
+/*
+ * GC validity: the local index decides a key it holds (its search is one
+ * probe, as every GC index search is), the global index the others.
+ */
 static bool pm983_find_loc(struct kv_index *ix, uint64_t hash, uint64_t loc,
                            struct kv_index_pos *pos, uint64_t *now_ns)
 {

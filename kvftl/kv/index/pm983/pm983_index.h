@@ -34,7 +34,8 @@ struct pm983_local {
     uint32_t max;     /* entries before a merge */
     uint64_t merges;  /* merges run */
     uint64_t merged;  /* entries merged */
-    uint64_t probes;  /* local index searches by a Store or a read: one index probe each */
+    /* local index searches by a Store, a read or GC's validity check: a probe each */
+    uint64_t probes;
     /*
      * The most NAND page reads one merge made, and programs less the
      * leaves its splits created: at most max x levels each (pm983_index.c).
