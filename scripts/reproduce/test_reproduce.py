@@ -698,6 +698,17 @@ class Verdicts(unittest.TestCase):
 class CharVerdicts(unittest.TestCase):
     """char-fig3, -fig5, -fig7, -fig8: each claim's verdict for given numbers."""
 
+    def test_fig3_run_spans_four_local_index_merges(self):
+        """char-fig3's run phase has 32,768 operations (16,384 updates: four of pm983's
+        4,096-key local index) at the page's scale and at 0.1; at 10 the scaled count
+        (40,000) is above it."""
+        def ops(scale):
+            return [int(c.split("--ops ")[1].split()[0]) for b in X3.boots(scale)
+                    for st in b.steps for p, c in st.cmds if p == "bench"]
+        self.assertEqual(ops(0.3), [32768, 32768])
+        self.assertEqual(ops(0.1), [32768, 32768])
+        self.assertEqual(ops(10), [40000, 40000])
+
     def test_fig3_magnitude_and_asymmetry(self):
         """The two runs issue 13 quotes (7.05x / 7.38x and 3.91x / 4.19x): reads and writes
         partly (slower, outside the band), write >> read no; 2.5x / 15x: all yes."""
