@@ -89,10 +89,8 @@ DIFFERENCES = [
     "rounding a rate below 1 byte/us up to 1 (a clamp: the channel would then run faster "
     "relative to the NAND than the preset's). No run here is clamped: bandslim-fig4, -fig11 "
     "and -fig12 (Cosmos+ timing, x200) run the channel at 200 / 200 = 1 byte/us and copy at "
-    "1000 / 200 = 5; char-fig5, -fig5a and -fig6 (pm983, x20) at 40 and 100 bytes/us. "
-    "Until 2026-11-25 the pm983 runs left the preset's firmware times undilated (1.55 us "
-    "per 4 KiB command, 1/20 of its share of a Store's time); their records say which "
-    "commit ran them.",
+    "1000 / 200 = 5; char-fig5, -fig5a and -fig6 (pm983, x20) at 40 and 100 bytes/us; "
+    "char-fig4's QD 64 boot (pm983, x50) at 16 and 40.",
     "**Same answer twice.** Device time is QEMU's virtual clock. Every reproduction boot runs "
     "QEMU in icount mode (`run-guest.sh --icount`, `-icount shift=N,sleep=off`): the virtual "
     "clock advances by 2^N ns per emulated guest instruction and jumps over idle time, so the "

@@ -316,7 +316,10 @@ class KVBlockFig4(unittest.TestCase):
            32 KiB 2.00 | 1.10, 64 KiB (its stats part failed)"""
 
     def setUp(self):
-        self.raw = {X4.NAME: {"parts": C.parse_output(canned("char-fig4-guest.out"))}}
+        # the canned parts of both queue depths, on each boot: QD 1's are read from the
+        # undilated boot, QD 64's from the dilated one and divided back
+        parts = C.parse_output(canned("char-fig4-guest.out"))
+        self.raw = {X4.NAME: {"parts": parts}, X4.QD64_BOOT: {"parts": parts}}
         self.rec = X4.analyze(self.raw, 1.0)
 
     def test_parse_both_personalities(self):
@@ -345,6 +348,24 @@ class KVBlockFig4(unittest.TestCase):
         self.assertEqual(V.finite({"a": [float("inf"), 1.5]}), {"a": ["inf", 1.5]})
         self.assertEqual(V.fnum(float("inf"), "%.2fx"), "infx")
         self.assertEqual(V.fnum("inf", "%.1f"), "inf")
+
+    def test_qd64_dilated_and_divided_back(self):
+        """QD 64's boot runs both personalities x50 (tPROG 35 ms, channel 16 bytes/us), QD
+        1's the preset's times; the canned 512-byte Store means (10 us at QD 1, 120 at QD 64)
+        come out 10 and 2.4 us, the block writes' (8 and 100) 8 and 2."""
+        b1, b64 = X4.boots(1.0)
+        self.assertEqual((b1.name, b64.name), (X4.NAME, X4.QD64_BOOT))
+        self.assertEqual((b64.props["program-latency-ns"], b64.props["channel-bytes-per-us"],
+                          b64.props["fw-fetch-decode-ns"],
+                          b64.block_props["program-latency-ns"]),
+                         (35000000, 16, 30000, 35000000))
+        self.assertNotIn("program-latency-ns", b1.props)
+        self.assertNotIn("program-latency-ns", b1.block_props)
+        s = self.rec["series"]["512"]
+        self.assertAlmostEqual(s["1"]["kv_write_us"], 10.0)
+        self.assertAlmostEqual(s["1"]["blk_write_us"], 8.0)
+        self.assertAlmostEqual(s["64"]["kv_write_us"], 2.4)
+        self.assertAlmostEqual(s["64"]["blk_write_us"], 2.0)
 
     def test_each_claim_verdict(self):
         """large write 3.0x: yes; QD-64 write 1.2x: no; QD-64 read 0.5x: partly; QD 1: 9 of
@@ -874,17 +895,18 @@ class KVBlockCommands(unittest.TestCase):
                          {"preset": "pm983", "lba-bytes": 512})
 
     def test_every_comparison_boots(self):
-        """Each experiment is one boot with both personalities (run-guest.sh --block), whose
-        properties are the same but for the block device's lba-bytes."""
+        """Each experiment is one boot (char-fig4: one per queue depth) with both
+        personalities (run-guest.sh --block), whose properties are the same but for the block
+        device's lba-bytes."""
         for m in (X2, X3B, X4, X5A, X6A, X7B, CPU, TR):
             bs = m.boots(1.0)
-            self.assertEqual(len(bs), 1, m.NAME)
-            b = bs[0]
-            strip = {k: v for k, v in b.block_props.items() if k != "lba-bytes"}
-            self.assertEqual(strip, b.props, m.NAME)
-            argv = C.run_guest_argv(b, "/tmp/s.sh")
-            self.assertIn("--block", argv)
-            self.assertEqual(argv.count("--block-prop"), len(b.block_props))
+            self.assertEqual(len(bs), 2 if m is X4 else 1, m.NAME)
+            for b in bs:
+                strip = {k: v for k, v in b.block_props.items() if k != "lba-bytes"}
+                self.assertEqual(strip, b.props, m.NAME)
+                argv = C.run_guest_argv(b, "/tmp/s.sh")
+                self.assertIn("--block", argv)
+                self.assertEqual(argv.count("--block-prop"), len(b.block_props))
 
     def test_every_boot_pins_the_hash_seed(self):
         """Every boot of every experiment runs with hash-seed=7 on each device (with a
