@@ -28,6 +28,7 @@ void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config
     vl->pu = cfg->placement_unit_bytes;
     vl->pu_large = cfg->large_blob_unit_bytes ? cfg->large_blob_unit_bytes : vl->pu;
     vl->copy_bytes_per_us = cfg->dram_copy_bytes_per_us;
+    vl->sync_programs = cfg->sync_programs;
     vl->next_seq = 1;
     vlog_forget(vl);
 }
@@ -130,6 +131,7 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
         return -1;
     }
     uint64_t backfills = vl->pk.dlt_backfills, padding = vl->pk.padding_bytes;
+    uint64_t programmed = ds->pages_programmed;
     while (pack_place(&vl->pk, occ, dma, &off, &ahead, now_ns) == PACK_STRIPE_FULL) {
         if (vlog_finish_stripe(vl, now_ns) != 0) {
             return -2;
@@ -192,6 +194,11 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
     if (stream_program_upto(vl->sp, (uint32_t)(ds->wp >> vl->sp->nand->geo.page_shift), *now_ns) !=
         0) {
         return -2;
+    }
+    if (vl->sync_programs && ds->pages_programmed != programmed) {
+        /* BandSlim's firmware: the write waits for every NAND request (tunables.def) */
+        uint64_t idle = nand_idle_ns(vl->sp->nand);
+        *now_ns = idle > *now_ns ? idle : *now_ns;
     }
     return 0;
 }

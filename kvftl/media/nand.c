@@ -562,6 +562,18 @@ int nand_pwrite(struct nand *n, const void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+uint64_t nand_idle_ns(const struct nand *n)
+{
+    uint64_t t = 0;
+    for (uint32_t d = 0; d < n->geo.dies; d++) {
+        t = t > n->die_busy_ns[d] ? t : n->die_busy_ns[d];
+    }
+    for (uint32_t c = 0; c < n->geo.channels; c++) {
+        t = t > n->chan_busy_ns[c] ? t : n->chan_busy_ns[c];
+    }
+    return t;
+}
+
 void nand_reset_clock(struct nand *n)
 {
     memset(n->die_busy_ns, 0, n->geo.dies * sizeof(uint64_t));

@@ -477,6 +477,9 @@ static inline bool nand_page_programmed(const struct nand *n, uint64_t ppn)
     return n->oob[ppn].kind != NAND_PAGE_ERASED && n->oob[ppn].kind != NAND_PAGE_BUFFERED;
 }
 
+/* nand_idle_ns() - when every die and channel has finished what was issued (at most that far). */
+uint64_t nand_idle_ns(const struct nand *n);
+
 /* nand_reset_clock() - forget busy-until times (after a power cycle). */
 void nand_reset_clock(struct nand *n);
 

@@ -92,6 +92,7 @@ static void test_presets_keep_their_values(void)
     want_cosmos.buffer_entries = 512;
     want_cosmos.index_dram_bytes = 128ull << 20;
     want_cosmos.index = KVFTL_INDEX_LSM; /* BandSlim's Cosmos+ firmware: an LSM-tree */
+    want_cosmos.sync_programs = true;    /* its PUT waits for the NAND (tunables.def) */
     want_cosmos.write_buffer_pages_per_die = 16;
     /* firmware time: cycle estimates of one 1 GHz Cortex-A9 (docs/kvftl.md) */
     want_cosmos.fw_fetch_decode_ns = 2000;
@@ -361,6 +362,56 @@ static void test_fw_store_one_probe_per_design(void)
 }
 
 /*
+ * Three Stores of 2000-byte values 10 ms apart (2048-byte blobs, two to a
+ * 4 KiB page) on an idle device: the second fills page 0, which its append
+ * programs. Each Store's completion time in @done.
+ */
+static void three_page_stores(bool sync, uint64_t done[3])
+{
+    struct kvftl_config c = fw_config();
+    c.sync_programs = sync;
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t val[2000];
+    memset(val, 0x3c, sizeof(val));
+    for (int i = 0; i < 3; i++) {
+        char key[2] = {'a', (char)('0' + i)};
+        const struct kvftl_store_req r = {.key = key,
+                                          .key_bytes = 2,
+                                          .value = val,
+                                          .value_bytes = sizeof(val),
+                                          .arrival_ns = 10000000ull * (uint64_t)(i + 1)};
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        done[i] = cpl.done_ns;
+    }
+    struct kvftl_stats st;
+    kvftl_stats_get(f, &st);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 1);
+    kvftl_close(f);
+}
+
+/*
+ * sync-programs (BandSlim's firmware, tunables.def): the Store whose
+ * append programs page 0 completes only when the program has, so exactly
+ * one page transfer + tPROG later than with programs in the background;
+ * the Stores that program nothing complete at the same time either way.
+ */
+static void test_sync_programs_store_waits_for_program(void)
+{
+    struct kvftl_config c = fw_config();
+    uint64_t off[3], on[3];
+    three_page_stores(false, off);
+    three_page_stores(true, on);
+    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
+                    c.channel_bytes_per_us;
+    CU_ASSERT_EQUAL(on[0], off[0]);
+    CU_ASSERT_EQUAL(on[1], off[1] + xfer + c.program_latency_ns);
+    CU_ASSERT_EQUAL(on[2], off[2]);
+    CU_ASSERT(c.program_latency_ns > 0);
+}
+
+/*
  * Commands queue on the one CPU: two Retrieves of a 100-byte value in the
  * page buffer arriving at the same ns complete exactly one command's CPU
  * time apart: 2000 + 1 probe * 1000 + 1 DMA * 600 + 1000 = 4600 ns, the
@@ -500,6 +551,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(parse_units),
     TAP_TEST(fw_store_inline_fragments),
     TAP_TEST(fw_store_one_probe_per_design),
+    TAP_TEST(sync_programs_store_waits_for_program),
     TAP_TEST(fw_commands_queue_on_cpu),
     TAP_TEST(fw_nvm_read),
     TAP_TEST(fw_cpu_free_during_nand),
