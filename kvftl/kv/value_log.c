@@ -196,9 +196,15 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
         return -2;
     }
     if (vl->sync_programs && ds->pages_programmed != programmed) {
-        /* BandSlim's firmware: the write waits for every NAND request (tunables.def) */
+        /*
+         * BandSlim's firmware busy-waits on its one CPU until no NAND
+         * request is outstanding (tunables.def): no other command's
+         * firmware work runs meanwhile.
+         */
         uint64_t idle = nand_idle_ns(vl->sp->nand);
-        *now_ns = idle > *now_ns ? idle : *now_ns;
+        if (idle > *now_ns) {
+            *now_ns = vlog_cpu_run(vl, *now_ns, idle - *now_ns);
+        }
     }
     return 0;
 }

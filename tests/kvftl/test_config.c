@@ -366,7 +366,7 @@ static void test_fw_store_one_probe_per_design(void)
  * 4 KiB page) on an idle device: the second fills page 0, which its append
  * programs. Each Store's completion time in @done.
  */
-static void three_page_stores(bool sync, uint64_t done[3])
+static void three_page_stores(bool sync, uint64_t done[3], uint64_t *cpu_ns)
 {
     struct kvftl_config c = fw_config();
     c.sync_programs = sync;
@@ -388,26 +388,29 @@ static void three_page_stores(bool sync, uint64_t done[3])
     struct kvftl_stats st;
     kvftl_stats_get(f, &st);
     CU_ASSERT_EQUAL(st.nand_pages_programmed, 1);
+    *cpu_ns = st.fw_cpu_ns;
     kvftl_close(f);
 }
 
 /*
  * sync-programs (BandSlim's firmware, tunables.def): the Store whose
  * append programs page 0 completes only when the program has, so exactly
- * one page transfer + tPROG later than with programs in the background;
- * the Stores that program nothing complete at the same time either way.
+ * one page transfer + tPROG later than with programs in the background,
+ * and the controller CPU is busy (waiting) for all of it; the Stores that
+ * program nothing complete at the same time either way.
  */
 static void test_sync_programs_store_waits_for_program(void)
 {
     struct kvftl_config c = fw_config();
-    uint64_t off[3], on[3];
-    three_page_stores(false, off);
-    three_page_stores(true, on);
+    uint64_t off[3], on[3], cpu_off, cpu_on;
+    three_page_stores(false, off, &cpu_off);
+    three_page_stores(true, on, &cpu_on);
     uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
                     c.channel_bytes_per_us;
     CU_ASSERT_EQUAL(on[0], off[0]);
     CU_ASSERT_EQUAL(on[1], off[1] + xfer + c.program_latency_ns);
     CU_ASSERT_EQUAL(on[2], off[2]);
+    CU_ASSERT_EQUAL(cpu_on, cpu_off + xfer + c.program_latency_ns);
     CU_ASSERT(c.program_latency_ns > 0);
 }
 
