@@ -15,19 +15,21 @@ cosmos preset's Cosmos+ ARM estimates). Two readings:
   guest (QD1, sync) issues the next Store only then, a closed loop whatever
   the guest's pace (with latency=off a guest faster than the device, as the
   pci transport under icount is, queues Stores and the mean grows with the
-  run). The 512-entry page buffer absorbs every program of such a run, so no
-  Store waits for NAND: the latency is the firmware's CPU time for the
-  command (fetch and decode, inline transfer commands, index probes, DMA
-  setups, memcpy, completion).
+  run). These boots run with sync-programs off (TRANSFER_PROPS): programs
+  go on in the background and the 512-entry page buffer absorbs every one
+  of such a run, so no Store waits for NAND, as with NAND I/O disabled: the
+  latency is the firmware's CPU time for the command (fetch and decode,
+  inline transfer commands, index probes, DMA setups, memcpy, completion).
 * write response time (Figs. 4a, 11b, 12a, NAND I/O enabled): device time
   per Store with the device the bottleneck, a QD1 host that takes no time
   of its own. Every device time (NAND, channel, memcpy rate and the five
   firmware times) is stretched by DILATION, so the TCG guest issues Stores
   faster than the device completes them; a warm-up phase fills the page
   buffer, and the measured phase's simulated time per Store, divided by
-  DILATION, is the steady-state time per Store at queue depth 1 (the
-  device finishes one Store's firmware work while earlier pages program,
-  as a QD1 host's next Store would find it).
+  DILATION, is the steady-state time per Store at queue depth 1. The
+  preset's sync-programs is on (BandSlim's firmware, tunables.def): a Store
+  whose append programs a page busy-waits until the NAND is idle, so pages
+  program one at a time, each on a Store's time.
 
 BandSlim's own response times are host-measured and include its driver's
 synchronous round trip per command, which is not device time: where the
@@ -39,6 +41,10 @@ import common as C
 # the cosmos preset's firmware times (docs/properties.md, tunables.def;
 # sources in docs/kvftl.md "Firmware time"), part of common.COSMOS_TIMING
 COSMOS_FW = {k: C.COSMOS_TIMING[k] for k in C.FW_TIMES}
+
+# The transfer response time's boots (Figs. 3a, 8, 9b, 10a: "We disabled NAND I/O", §4.2):
+# the cosmos preset with its programs in the background, none on a Store's time.
+TRANSFER_PROPS = {"preset": "cosmos", "sync-programs": "off"}
 
 # 200: the channel rate (200 B/us) divides exactly, and a Store's ~5 us of
 # firmware time becomes ~1 ms, several times what the guest takes per Store

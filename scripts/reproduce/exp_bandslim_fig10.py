@@ -80,7 +80,7 @@ def boots(scale):
     steps += [C.Step("%s-%s-r%d" % (w, m, r), [("bench", bench(w, m, n))],
                      meta={"workload": w, "mode": m, "round": r})
               for r in range(ROUNDS) for w in WORKLOADS for m in MODES]
-    return [C.Boot(NAME, steps, props={"preset": "cosmos"}, latency=True, timeout_s=3000)]
+    return [C.Boot(NAME, steps, props=dict(B.TRANSFER_PROPS), latency=True, timeout_s=3000)]
 
 
 def _round_phases(raw, w, m):

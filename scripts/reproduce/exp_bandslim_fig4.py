@@ -53,7 +53,7 @@ def boots(scale):
         keys=warm, ops=runs[v], mix="insert=1", key_size=KEY, value_size=v,
         load_order="sequential", mode="prp"))], meta={"value": v, "warm": warm, "ops": runs[v]})
         for v in SIZES]
-    return [C.Boot(NAME, count, props={"preset": "cosmos", "packing": "block"}, latency=True,
+    return [C.Boot(NAME, count, props=dict(B.TRANSFER_PROPS, packing="block"), latency=True,
                    timeout_s=2400),
             C.Boot(NAME + "-write", write, props=B.dilated_cosmos(
                 packing="block", **{"buffer-entries": 64}), timeout_s=2400)]

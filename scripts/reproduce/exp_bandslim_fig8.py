@@ -70,7 +70,7 @@ def boots(scale):
             steps.append(C.Step("%s-%d" % (mode, v), [("bench", C.kvbench(
                 keys=n, key_size=KEY, value_size=v, load_order="sequential",
                 no_run=True, mode=m, device=dev))], meta={"mode": mode, "value": v, "ops": n}))
-    return [C.Boot(NAME, steps, props={"preset": "cosmos"}, latency=True, timeout_s=2400)]
+    return [C.Boot(NAME, steps, props=dict(B.TRANSFER_PROPS), latency=True, timeout_s=2400)]
 
 
 def analyze(raw, scale):

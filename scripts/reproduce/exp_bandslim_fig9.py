@@ -102,7 +102,7 @@ def boots(scale):
                 keys=n, key_size=KEY, value_size=v, load_order="sequential", no_run=True,
                 mode=PCI_MODES.get(mode, mode), device=PCI if pci else None))],
                 meta={"mode": mode, "tail": t, "ops": n}))
-    return [C.Boot(NAME, steps, props={"preset": "cosmos"}, latency=True, timeout_s=2400)]
+    return [C.Boot(NAME, steps, props=dict(B.TRANSFER_PROPS), latency=True, timeout_s=2400)]
 
 
 def analyze(raw, scale):

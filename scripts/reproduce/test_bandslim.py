@@ -269,6 +269,19 @@ class Dilation(unittest.TestCase):
                     if dilated:
                         self.assertEqual(st.cmds[0], B.SETTLE)
 
+    def test_transfer_boots_program_in_the_background(self):
+        """The transfer response time's boots (Figs. 3a/4's counts, 8, 9, 10: NAND I/O
+        disabled in the paper) run sync-programs off; the write response time's dilated boots
+        (Figs. 4, 11, 12) keep the cosmos preset's sync-programs (on)."""
+        import exp_bandslim_fig9 as F9
+        for m in (F4, F8, F9, F10, F11, F12):
+            for b in m.boots(0.1):
+                if "program-latency-ns" in b.props:
+                    self.assertNotIn("sync-programs", b.props, b.name)
+                elif m in (F4, F8, F9, F10):
+                    self.assertEqual(b.props.get("sync-programs"), "off", b.name)
+        self.assertEqual(B.TRANSFER_PROPS, {"preset": "cosmos", "sync-programs": "off"})
+
     def test_dilated_cosmos_stretches_every_device_time(self):
         """x200 (figs. 4, 11, 12): tR 60 us -> 12 ms, tPROG 1 ms -> 200 ms, the channel 200 ->
         1 B/us and the copy rate 1000 -> 5 B/us, the five firmware times x200 (fetch 2 us ->
