@@ -29,6 +29,7 @@ void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config
     vl->pu_large = cfg->large_blob_unit_bytes ? cfg->large_blob_unit_bytes : vl->pu;
     vl->copy_bytes_per_us = cfg->dram_copy_bytes_per_us;
     vl->sync_programs = cfg->sync_programs;
+    sp->sync_programs = cfg->sync_programs;
     vl->next_seq = 1;
     vlog_forget(vl);
 }

@@ -135,9 +135,13 @@ int stream_program_upto(struct space *sp, uint32_t idx, uint64_t now_ns)
                 .tag = 0,
                 .seq = sp->stripes[ds->stripe].open_seq,
             };
-            uint64_t done;
-            if (nand_program(sp->nand, ppn, nand_page_ptr(sp->nand, ppn), &oob, now_ns,
-                             ds->plp_dump, &done) != 0) {
+            uint64_t done, at = now_ns;
+            if (sp->sync_programs) {
+                uint64_t idle = nand_idle_ns(sp->nand);
+                at = idle > at ? idle : at;
+            }
+            if (nand_program(sp->nand, ppn, nand_page_ptr(sp->nand, ppn), &oob, at, ds->plp_dump,
+                             &done) != 0) {
                 return -1;
             }
             buffer_programmed(&ds->buf, ppn, done);

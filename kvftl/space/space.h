@@ -108,6 +108,8 @@ struct page_stream {
 struct space {
     struct nand *nand;
     bool plp; /* power-loss protection: buffered pages are marked in their spare area */
+    /* data pages program one at a time, each when the NAND is idle (kv sync-programs) */
+    bool sync_programs;
     struct stripe_info *stripes; /* one per stripe of the geometry */
     uint32_t free_stripes;
     uint32_t alloc_cursor; /* where the next allocation starts looking */

@@ -415,6 +415,46 @@ static void test_sync_programs_store_waits_for_program(void)
 }
 
 /*
+ * One Store of a 9000-byte value on two dies (each on its own channel):
+ * its blob fills pages 0 and 1, which its append programs. In the
+ * background they program side by side and the Store does not wait;
+ * under sync-programs one at a time (BandSlim's firmware takes them one
+ * buffer entry at a time), so it completes exactly two page transfers +
+ * two tPROG later.
+ */
+static uint64_t two_page_store(bool sync)
+{
+    struct kvftl_config c = fw_config();
+    c.channels = 2;
+    c.sync_programs = sync;
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t val[9000];
+    memset(val, 0x6b, sizeof(val));
+    const struct kvftl_store_req r = {.key = "big",
+                                      .key_bytes = 3,
+                                      .value = val,
+                                      .value_bytes = sizeof(val),
+                                      .arrival_ns = 10000000};
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    struct kvftl_stats st;
+    kvftl_stats_get(f, &st);
+    CU_ASSERT_EQUAL(st.nand_pages_programmed, 2);
+    kvftl_close(f);
+    return cpl.done_ns;
+}
+
+static void test_sync_programs_one_page_at_a_time(void)
+{
+    struct kvftl_config c = fw_config();
+    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
+                    c.channel_bytes_per_us;
+    CU_ASSERT_EQUAL(two_page_store(true),
+                    two_page_store(false) + 2 * (xfer + c.program_latency_ns));
+}
+
+/*
  * Commands queue on the one CPU: two Retrieves of a 100-byte value in the
  * page buffer arriving at the same ns complete exactly one command's CPU
  * time apart: 2000 + 1 probe * 1000 + 1 DMA * 600 + 1000 = 4600 ns, the
@@ -555,6 +595,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(fw_store_inline_fragments),
     TAP_TEST(fw_store_one_probe_per_design),
     TAP_TEST(sync_programs_store_waits_for_program),
+    TAP_TEST(sync_programs_one_page_at_a_time),
     TAP_TEST(fw_commands_queue_on_cpu),
     TAP_TEST(fw_nvm_read),
     TAP_TEST(fw_cpu_free_during_nand),
