@@ -235,4 +235,11 @@ void vlog_plp_dump(struct value_log *vl, uint64_t now_ns);
  */
 uint64_t vlog_cpu_run(struct value_log *vl, uint64_t now_ns, uint64_t work_ns);
 
+/*
+ * vlog_cpu_busy_until() - the controller CPU waits from @now_ns until
+ * @until_ns (a busy-wait: no other command's work runs in it, whatever was
+ * placed there already stays); returns the later of the two.
+ */
+uint64_t vlog_cpu_busy_until(struct value_log *vl, uint64_t now_ns, uint64_t until_ns);
+
 #endif

@@ -455,6 +455,43 @@ static void test_sync_programs_one_page_at_a_time(void)
 }
 
 /*
+ * A busy-wait ends when the NAND is idle, also for a command that arrived
+ * before an earlier command's wait (a host faster than the device, as the
+ * dilated BandSlim boots run): 2000-byte Stores (two to a 4 KiB page) at
+ * 10 and 20 ms fill page 0, the second waiting for its program; then
+ * Stores arriving at 12 and 13 ms fill page 1. The last one's program
+ * starts when page 0's ends, so it completes exactly one page transfer +
+ * tPROG after the 20 ms Store. (Marked as a run of CPU work instead, its
+ * wait went after the 20 ms Store's spans and ended ~8 ms late.)
+ */
+static void test_sync_programs_wait_ends_at_idle(void)
+{
+    struct kvftl_config c = fw_config();
+    c.sync_programs = true;
+    struct kvftl *f = open_or_die(&c);
+    static uint8_t val[2000];
+    memset(val, 0x2d, sizeof(val));
+    const uint64_t arrive[4] = {10000000, 20000000, 12000000, 13000000};
+    uint64_t done[4];
+    for (int i = 0; i < 4; i++) {
+        char key[2] = {'w', (char)('0' + i)};
+        const struct kvftl_store_req r = {.key = key,
+                                          .key_bytes = 2,
+                                          .value = val,
+                                          .value_bytes = sizeof(val),
+                                          .arrival_ns = arrive[i]};
+        struct kvftl_cpl cpl;
+        kvftl_store(f, &r, &cpl);
+        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+        done[i] = cpl.done_ns;
+    }
+    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
+                    c.channel_bytes_per_us;
+    CU_ASSERT_EQUAL(done[3], done[1] + xfer + c.program_latency_ns);
+    kvftl_close(f);
+}
+
+/*
  * Commands queue on the one CPU: two Retrieves of a 100-byte value in the
  * page buffer arriving at the same ns complete exactly one command's CPU
  * time apart: 2000 + 1 probe * 1000 + 1 DMA * 600 + 1000 = 4600 ns, the
@@ -596,6 +633,7 @@ static const struct tap_test tests[] = {
     TAP_TEST(fw_store_one_probe_per_design),
     TAP_TEST(sync_programs_store_waits_for_program),
     TAP_TEST(sync_programs_one_page_at_a_time),
+    TAP_TEST(sync_programs_wait_ends_at_idle),
     TAP_TEST(fw_commands_queue_on_cpu),
     TAP_TEST(fw_nvm_read),
     TAP_TEST(fw_cpu_free_during_nand),
