@@ -193,11 +193,13 @@ def judge(rec, pts):
     rec["ours"] = "%s; device time per Store W(B): %s us, W(M): %s us (block / all / selective " \
         "/ backfill)" % (V.summarize(claims), " / ".join("%.2f" % t("B", p) for p in POLICIES),
                          " / ".join("%.2f" % t("M", p) for p in POLICIES))
-    why = ["on Cosmos+'s 32 dies a Store's firmware time (~4-5 us: fetch, probe, DMA setup, "
-           "completion) and the packing copies share one CPU, while NAND programs run in "
-           "parallel behind it; block and selective leave 4 KiB-aligned gaps, so their pages "
-           "(tPROG 1 ms / 32 dies per page) become the bottleneck where DMA'd values are "
-           "many, and all pays its copies on the CPU (1000 B/us). Adaptive runs over stock "
+    why = ["a Store's firmware time (~4-5 us: fetch, probe, DMA setup, completion) and the "
+           "packing copies share Cosmos+'s one CPU, and under sync-programs (BandSlim's "
+           "firmware busy-waits for the NAND when it takes a buffer entry) each page program "
+           "holds it, one page at a time: device time per Store follows NAND pages per Store "
+           "((tPROG 1 ms + transfer) / Stores per page) wherever DMA'd values leave 4 KiB-"
+           "aligned gaps (block, selective, and backfill where its DMA Log Table cannot fill "
+           "them), while all packs densely and pays its copies on the CPU (1000 B/us). Adaptive runs over stock "
            "Linux passthrough here (20 value bytes in the head, 28 per transfer command, 3 us "
            "of firmware time each), not BandSlim's full layout (35 / 56): the inline values of "
            "W(B), W(D) and W(M) cost more firmware time than on BandSlim's driver, which is "

@@ -147,11 +147,16 @@ def judge_series(rec, pts):
                      C.fmt(g(32, "write_us"), 2), C.fmt(g(32, "transfer_us"), 2))
     rec["why"] = ("block packing gives every value its own 4 KiB units (4 per 16 KiB page), so "
                   "pages and WAF follow the 4 KiB units as PCIe traffic does (TAF and WAF both "
-                  "divide by the value bytes). Write response time with NAND in the path is "
-                  "device time per Store with the device the bottleneck (bandslim.py): 32 dies "
-                  "program 4 Stores a page in parallel, 1 ms / 4 / 32 = 7.8 us per Store, against "
-                  "~5 us of firmware time; the paper's Cosmos+ firmware waits for NAND far more "
-                  "(over 10x its transfer time), which this model's parallel dies do not")
+                  "divide by the value bytes); a 4 KB value takes two units because its blob "
+                  "carries a 24-byte header and the key, where BandSlim's vLog holds the value "
+                  "alone (not modelled: docs/kvftl.md, lsm). Write response time with NAND in "
+                  "the path is device time per Store with the device the bottleneck "
+                  "(bandslim.py): under the cosmos preset's sync-programs (BandSlim's firmware "
+                  "busy-waits for the NAND when it takes a buffer entry) pages program one at a "
+                  "time, so a 32-byte Store costs (tPROG 1 ms + a page's transfer 82 us) / 4 "
+                  "Stores per page = 271 us; the transfer response time, with programs in the "
+                  "background as with NAND I/O disabled, is the firmware time alone. tPROG is "
+                  "an assumption (tunables.def): any above ~0.17 ms keeps the ratio over 10x")
     if len(wt) < len(SIZES):
         rec["why"] += "; some write-response points did not run"
     return rec
