@@ -28,7 +28,6 @@ void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config
     vl->pu = cfg->placement_unit_bytes;
     vl->pu_large = cfg->large_blob_unit_bytes ? cfg->large_blob_unit_bytes : vl->pu;
     vl->copy_bytes_per_us = cfg->dram_copy_bytes_per_us;
-    vl->sync_programs = cfg->sync_programs;
     sp->sync_programs = cfg->sync_programs;
     vl->next_seq = 1;
     vlog_forget(vl);
@@ -217,7 +216,7 @@ int vlog_append(struct value_log *vl, const struct blob_header *h, const void *k
         0) {
         return -2;
     }
-    if (vl->sync_programs && ds->pages_programmed != programmed) {
+    if (vl->sp->sync_programs && ds->pages_programmed != programmed) {
         /*
          * BandSlim's firmware busy-waits on its one CPU until no NAND
          * request is outstanding (tunables.def): no other command's

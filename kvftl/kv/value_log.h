@@ -94,7 +94,6 @@ struct value_log {
 
     uint32_t
         copy_bytes_per_us; /* the firmware CPU's copy rate (cfg dram_copy_bytes_per_us), 0 = free */
-    bool sync_programs; /* cfg sync_programs: a write that programs waits for the NAND */
     /*
      * The one controller CPU (docs/kvftl.md, "Firmware time"): the
      * intervals it is busy with commands' firmware work (fw_time.c) and

@@ -361,6 +361,26 @@ static void test_fw_store_one_probe_per_design(void)
     }
 }
 
+/* One page's channel transfer under @c, ns (nand_transfer_ns()'s rounding). */
+static uint64_t page_xfer_ns(const struct kvftl_config *c)
+{
+    return (c->page_size_bytes * 1000ull + c->channel_bytes_per_us - 1) / c->channel_bytes_per_us;
+}
+
+/* Store @bytes (<= 9000) of value under the 2-byte key @tag@i arriving at @arrival_ns: done_ns. */
+static uint64_t store_at(struct kvftl *f, char tag, int i, uint32_t bytes, uint64_t arrival_ns)
+{
+    static uint8_t val[9000];
+    memset(val, tag, sizeof(val));
+    char key[2] = {tag, (char)('0' + i)};
+    const struct kvftl_store_req r = {
+        .key = key, .key_bytes = 2, .value = val, .value_bytes = bytes, .arrival_ns = arrival_ns};
+    struct kvftl_cpl cpl;
+    kvftl_store(f, &r, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    return cpl.done_ns;
+}
+
 /*
  * Three Stores of 2000-byte values 10 ms apart (2048-byte blobs, two to a
  * 4 KiB page) on an idle device: the second fills page 0, which its append
@@ -371,19 +391,8 @@ static void three_page_stores(bool sync, uint64_t done[3], uint64_t *cpu_ns)
     struct kvftl_config c = fw_config();
     c.sync_programs = sync;
     struct kvftl *f = open_or_die(&c);
-    static uint8_t val[2000];
-    memset(val, 0x3c, sizeof(val));
     for (int i = 0; i < 3; i++) {
-        char key[2] = {'a', (char)('0' + i)};
-        const struct kvftl_store_req r = {.key = key,
-                                          .key_bytes = 2,
-                                          .value = val,
-                                          .value_bytes = sizeof(val),
-                                          .arrival_ns = 10000000ull * (uint64_t)(i + 1)};
-        struct kvftl_cpl cpl;
-        kvftl_store(f, &r, &cpl);
-        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-        done[i] = cpl.done_ns;
+        done[i] = store_at(f, 'a', i, 2000, 10000000ull * (uint64_t)(i + 1));
     }
     struct kvftl_stats st;
     kvftl_stats_get(f, &st);
@@ -405,8 +414,7 @@ static void test_sync_programs_store_waits_for_program(void)
     uint64_t off[3], on[3], cpu_off, cpu_on;
     three_page_stores(false, off, &cpu_off);
     three_page_stores(true, on, &cpu_on);
-    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
-                    c.channel_bytes_per_us;
+    uint64_t xfer = page_xfer_ns(&c);
     CU_ASSERT_EQUAL(on[0], off[0]);
     CU_ASSERT_EQUAL(on[1], off[1] + xfer + c.program_latency_ns);
     CU_ASSERT_EQUAL(on[2], off[2]);
@@ -428,28 +436,18 @@ static uint64_t two_page_store(bool sync)
     c.channels = 2;
     c.sync_programs = sync;
     struct kvftl *f = open_or_die(&c);
-    static uint8_t val[9000];
-    memset(val, 0x6b, sizeof(val));
-    const struct kvftl_store_req r = {.key = "big",
-                                      .key_bytes = 3,
-                                      .value = val,
-                                      .value_bytes = sizeof(val),
-                                      .arrival_ns = 10000000};
-    struct kvftl_cpl cpl;
-    kvftl_store(f, &r, &cpl);
-    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    uint64_t done = store_at(f, 'b', 0, 9000, 10000000);
     struct kvftl_stats st;
     kvftl_stats_get(f, &st);
     CU_ASSERT_EQUAL(st.nand_pages_programmed, 2);
     kvftl_close(f);
-    return cpl.done_ns;
+    return done;
 }
 
 static void test_sync_programs_one_page_at_a_time(void)
 {
     struct kvftl_config c = fw_config();
-    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
-                    c.channel_bytes_per_us;
+    uint64_t xfer = page_xfer_ns(&c);
     CU_ASSERT_EQUAL(two_page_store(true),
                     two_page_store(false) + 2 * (xfer + c.program_latency_ns));
 }
@@ -469,25 +467,12 @@ static void test_sync_programs_wait_ends_at_idle(void)
     struct kvftl_config c = fw_config();
     c.sync_programs = true;
     struct kvftl *f = open_or_die(&c);
-    static uint8_t val[2000];
-    memset(val, 0x2d, sizeof(val));
     const uint64_t arrive[4] = {10000000, 20000000, 12000000, 13000000};
     uint64_t done[4];
     for (int i = 0; i < 4; i++) {
-        char key[2] = {'w', (char)('0' + i)};
-        const struct kvftl_store_req r = {.key = key,
-                                          .key_bytes = 2,
-                                          .value = val,
-                                          .value_bytes = sizeof(val),
-                                          .arrival_ns = arrive[i]};
-        struct kvftl_cpl cpl;
-        kvftl_store(f, &r, &cpl);
-        CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
-        done[i] = cpl.done_ns;
+        done[i] = store_at(f, 'w', i, 2000, arrive[i]);
     }
-    uint64_t xfer = (c.page_size_bytes * 1000ull + c.channel_bytes_per_us - 1) /
-                    c.channel_bytes_per_us;
-    CU_ASSERT_EQUAL(done[3], done[1] + xfer + c.program_latency_ns);
+    CU_ASSERT_EQUAL(done[3], done[1] + page_xfer_ns(&c) + c.program_latency_ns);
     kvftl_close(f);
 }
 
