@@ -414,7 +414,50 @@ static void test_check_refuses_stale_directory_page(void)
     pm983_test_fanout_log = 0;
 }
 
+/*
+ * Keys whose hashes share their top 12 bits (a guest that could predict the
+ * hash), as test_index.c's test_directory_bound_chosen_hashes: 217 fit a
+ * 4 KiB leaf, the 218th would need a split past the directory bound. The
+ * hash design refuses that Store; pm983 must too, before its blob is
+ * appended, or a later merge could not place an entry already acknowledged
+ * (the write-back and kvftl_check() would fail with the key only local).
+ * Its admission counts the leaf's entries once, when the 218th comes.
+ */
+static void test_directory_bound_refused_before_merge(void)
+{
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_PM983;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 64;
+    struct kvftl *f = open_or_die(&c);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    const uint64_t prefix = 0xabcull << 52;
+    for (uint64_t i = 0; i < 217; i++) {
+        CU_ASSERT_EQUAL_FATAL(put_h(f, prefix | (i + 1) * 2654435761u, 8), 0);
+    }
+    uint64_t wp = f->space.data.wp;
+    CU_ASSERT_EQUAL(put_h(f, prefix | 218 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(f->space.data.wp, wp);
+    CU_ASSERT_EQUAL(f->index.pm983.admit_reads, 1);
+    CU_ASSERT_EQUAL(put_h(f, prefix | 219 * 2654435761u, 8), KVFTL_CAPACITY_EXCEEDED);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(kv_index_write_back(&f->index, &now), 0);
+    CU_ASSERT_EQUAL(f->index.pm983.count, 0);
+    int bad = 0;
+    for (uint64_t i = 0; i < 217; i++) {
+        bad += get_h(f, prefix | (i + 1) * 2654435761u, 8) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(put_h(f, prefix | 1 * 2654435761u, 8), 0); /* an overwrite needs no entry */
+    CU_ASSERT_EQUAL(put_h(f, 0x123ull << 52 | 7, 8), 0);      /* a key elsewhere */
+    CU_ASSERT_EQUAL(stats(f).live_keys, 218);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+}
+
 static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_directory_bound_refused_before_merge),
     TAP_TEST_FN(test_check_refuses_stale_directory_page),
     TAP_TEST_FN(test_merge_bounded),
     TAP_TEST_FN(test_gc_over_directory_pages),

@@ -60,6 +60,30 @@ static void local_put(struct pm983_local *l, uint64_t hash, uint64_t loc, enum p
     l->op[i] = (uint8_t)op;
 }
 
+/* The signature prefix the directory bound groups by: its top pend_depth bits, + 1. */
+static uint64_t pend_key(const struct pm983_local *l, uint64_t hash)
+{
+    return (hash >> (64 - l->pend_depth)) + 1;
+}
+
+/* The slot of @key in the admission map (its own, or the empty one it would take). */
+static uint32_t pend_slot(const struct pm983_local *l, uint64_t key)
+{
+    uint32_t i = (uint32_t)(key ^ (key >> 29)) * 2654435761u & (l->cap - 1);
+    while (l->pend_prefix[i] && l->pend_prefix[i] != key) {
+        i = (i + 1) & (l->cap - 1);
+    }
+    return i;
+}
+
+/* Forget the admissions (after a merge) under the bound @x allows now. */
+static void pend_clear(struct pm983_local *l, const struct index *x)
+{
+    memset(l->pend_prefix, 0, (size_t)l->cap * sizeof(*l->pend_prefix));
+    memset(l->pend_n, 0, (size_t)l->cap * sizeof(*l->pend_n));
+    l->pend_depth = index_depth_limit(x->npages + 1);
+}
+
 /*
  * The slot of the first entry of the index page entries @e whose signature
  * is @hash, by the hash design's linear probe from the home slot: true with
@@ -206,6 +230,7 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
     g_free(order);
     memset(l->op, 0, l->cap);
     l->count = 0;
+    pend_clear(l, x);
     for (uint32_t k = 0; k < kept; k++) {
         local_put(l, kh[k], kl[k], ko[k]);
     }
@@ -235,6 +260,9 @@ static void pm983_init(struct kv_index *ix, struct space *sp, struct value_log *
     l->hash = g_new0(uint64_t, l->cap);
     l->loc = g_new0(uint64_t, l->cap);
     l->op = g_new0(uint8_t, l->cap);
+    l->pend_prefix = g_new0(uint64_t, l->cap);
+    l->pend_n = g_new0(uint32_t, l->cap);
+    pend_clear(l, &ix->hash.idx);
 }
 
 static void pm983_fini(struct kv_index *ix)
@@ -243,6 +271,8 @@ static void pm983_fini(struct kv_index *ix)
     g_free(l->hash);
     g_free(l->loc);
     g_free(l->op);
+    g_free(l->pend_prefix);
+    g_free(l->pend_n);
     pm983_levels_fini(ix);
     hash_index_ops.fini(ix);
 }
@@ -254,6 +284,7 @@ static void pm983_reset(struct kv_index *ix)
     l->count = 0;
     hash_index_ops.reset(ix);
     pm983_levels_reset(ix);
+    pend_clear(l, &ix->hash.idx);
 }
 
 static uint64_t pm983_hash(const struct kv_index *ix, const void *key, uint32_t key_bytes)
@@ -338,7 +369,44 @@ static bool pm983_lookup(struct kv_index *ix, uint64_t hash, const void *key, ui
     return match;
 }
 
-/* Room in the local index: a full one is merged first, on this Store's time. */
+/*
+ * Will the merge take one more new key of @hash? The hash design refuses a
+ * split past its directory bound (index_depth_limit()), so a leaf at the
+ * bound's depth holds at most split_at entries: the keys sharing @hash's
+ * top pend_depth bits, in the global index and admitted since the last
+ * merge, must stay within that, or the merge could not place the entry of
+ * a Store already acknowledged. The leaf's entry count decides without a
+ * look at its entries unless it is nearly full; then they are counted.
+ * DRAM and host work only, no device time: natural keys under the secret
+ * seed (odds of a prefix holding split_at keys: nil) never get a refusal,
+ * chosen keys get Capacity Exceeded as under the hash design.
+ */
+static bool admit(struct pm983_local *l, const struct index *x, uint64_t hash)
+{
+    uint64_t key = pend_key(l, hash), first, last;
+    uint32_t slot = pend_slot(l, key), pending = l->pend_prefix[slot] ? l->pend_n[slot] : 0;
+    const uint8_t *mem = index_page_peek(x, index_page_of(x, hash, &first, &last));
+    uint32_t have = mem ? ((const struct index_page_header *)mem)->count : 0;
+    if (mem && have + pending + 1 > x->split_at) {
+        const struct index_entry *e = index_page_entries(mem);
+        l->admit_reads++;
+        have = 0;
+        for (uint32_t i = 0; i < x->slots; i++) {
+            have += e[i].loc && pend_key(l, e[i].hash) == key;
+        }
+        if (have + pending + 1 > x->split_at) {
+            return false;
+        }
+    }
+    l->pend_prefix[slot] = key;
+    l->pend_n[slot] = pending + 1;
+    return true;
+}
+
+/*
+ * Room for a new key: a full local index is merged first, on this Store's
+ * time; then the merge to come must be able to place it (admit()).
+ */
 static int pm983_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
 {
     struct pm983_local *l = local_of(ix);
@@ -348,7 +416,10 @@ static int pm983_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
     if (l->count >= l->max) {
         merge(ix, now_ns);
     }
-    return l->count < l->max ? 0 : -1;
+    if (l->count >= l->max || !admit(l, &ix->hash.idx, hash)) {
+        return -1;
+    }
+    return 0;
 }
 
 static void pm983_add(struct kv_index *ix, uint64_t hash, uint64_t loc, uint64_t *now_ns)
@@ -434,6 +505,7 @@ static void pm983_rebuilt(struct kv_index *ix)
 {
     uint64_t now = 0; /* a mount's work: no command waits on it */
     merge(ix, &now);
+    pend_clear(local_of(ix), &ix->hash.idx); /* the bound of the pages installed or scanned */
     hash_index_ops.rebuilt(ix);
 }
 
@@ -444,7 +516,7 @@ static uint64_t pm983_nand_bytes(const struct kv_index *ix)
 
 static uint64_t pm983_host_bytes(const struct kv_index *ix)
 {
-    return hash_index_ops.host_bytes(ix) + (uint64_t)ix->pm983.cap * (2 * sizeof(uint64_t) + 1) +
+    return hash_index_ops.host_bytes(ix) + (uint64_t)ix->pm983.cap * (3 * sizeof(uint64_t) + 5) +
            pm983_levels_host_bytes(ix);
 }
 

@@ -32,6 +32,15 @@ struct pm983_local {
     uint32_t cap;     /* slots, a power of two at least twice max */
     uint32_t count;   /* slots in use */
     uint32_t max;     /* entries before a merge */
+    /*
+     * New keys admitted since the last merge, counted per signature prefix
+     * of the directory bound's depth (pm983_reserve()): an open-addressing
+     * map of cap slots, prefix + 1 (0: empty) and its count.
+     */
+    uint64_t *pend_prefix;
+    uint32_t *pend_n;
+    uint32_t pend_depth; /* the prefix's bits: the bound at the last merge */
+    uint64_t admit_reads; /* leaf pages an admission had to count entries of */
     uint64_t merges;  /* merges run */
     uint64_t merged;  /* entries merged */
     /* local index searches by a Store, a read or GC's validity check: a probe each */
