@@ -104,10 +104,21 @@ static inline KvDev *kv_start_with(const char *props, const char *qemu_args)
     /* KVSSD_QTEST_MACHINE=q35 runs the suite on a PCIe root bus */
     const char *machine = g_getenv("KVSSD_QTEST_MACHINE") ? g_getenv("KVSSD_QTEST_MACHINE") : "pc";
 
+    /*
+     * KVSSD_QTEST_INDEX=pm983|lsm runs the suite on that index design (run.sh
+     * runs kvssd-test and kvssd-fuzz-test under each); a test whose @props
+     * name an index or a preset keeps its own.
+     */
+    const char *index = g_getenv("KVSSD_QTEST_INDEX");
+    g_autofree char *design = NULL;
+    if (index && *index && !(props && (strstr(props, "index=") || strstr(props, "preset=")))) {
+        design = g_strdup_printf(",index=%s", index);
+    }
+
     d->qts = qtest_initf("-L %s -L /usr/share/qemu -machine %s -m 256M -nodefaults "
-                         "-device kvssd,addr=04.0,serial=QT01%s%s %s",
-                         bios, machine, props && *props ? "," : "", props ? props : "",
-                         qemu_args ? qemu_args : "");
+                         "-device kvssd,addr=04.0,serial=QT01%s%s%s %s",
+                         bios, machine, design ? design : "", props && *props ? "," : "",
+                         props ? props : "", qemu_args ? qemu_args : "");
     d->bus = qpci_new_pc(d->qts, NULL);
     d->dev = qpci_device_find(d->bus, KV_DEVFN);
     g_assert(d->dev);

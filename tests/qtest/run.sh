@@ -15,6 +15,7 @@
 #                       latency=on (a fifth of the commands);
 #   - kvssd-*-test      every other qtest (robustness: hostile commands,
 #                       damaged images, the nvm personality), on both builds;
+#   - the KV qtests again under index=pm983 and index=lsm (one series);
 #   - realize checks    invalid properties fail with a sentence.
 # Prints one TAP line per case ("ok N - [SERIES] name" / "not ok N - ...") and exits
 # non-zero if any failed. Environment: KVSSD_FUZZ_COMMANDS (default 100000),
@@ -107,6 +108,25 @@ for t in tests/qtest/kvssd-*-test.c; do
     run_qtest "$build" "$t" ""
     [ "$asan" = 1 ] && run_qtest "$build-asan" "$t" asan
 done
+
+# The other index designs (docs/kvftl.md, "Index design"): every qtest that
+# reaches the KV index again under index=pm983 and index=lsm
+# (KVSSD_QTEST_INDEX, tests/qtest/kvssd-common.h), on one series
+# (KVSSD_QTEST_DESIGNS_QEMU, default 10.0: the device code is the same on
+# every series), its ASan build when there is one: hostile commands, power
+# cuts and damaged images against each design's own code.
+if [ "$series" = "${KVSSD_QTEST_DESIGNS_QEMU:-10.0}" ]; then
+    local dir=$build on=""
+    [ "$asan" = 1 ] && dir=$build-asan on="asan "
+    for ix in pm983 lsm; do
+        export KVSSD_QTEST_INDEX=$ix
+        for t in kvssd-test kvssd-fuzz-test kvssd-crash-test kvssd-image-test kvssd-index-test \
+                 kvssd-slices-test kvssd-transport-test; do
+            run_qtest "$dir" "$t" "${on}index=$ix"
+        done
+        unset KVSSD_QTEST_INDEX
+    done
+fi
 
 # Realize: an invalid property value stops QEMU with a sentence naming it,
 # from its property as sim: words it ("NAME is 'TEXT'; ...") or, for a range
