@@ -456,7 +456,42 @@ static void test_directory_bound_refused_before_merge(void)
     kvftl_close(f);
 }
 
+/*
+ * Admissions whose Stores then fail (no free stripe, a power cut) add no
+ * local entry, so they could outnumber the local index: the admission map
+ * (cap = 64 slots for max = 32) is merged once it holds max prefixes. 3,000
+ * keys make 16 leaves, so the bound's depth is 9 bits (512 prefixes); 500
+ * reservations of new signatures with no Store after them must neither fill
+ * the map (its probe would never end) nor leave the index inconsistent.
+ */
+static void test_admissions_without_stores_bounded(void)
+{
+    struct kvftl *f = open_design(KVFTL_INDEX_PM983);
+    char key[16];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "k%05d", i);
+        CU_ASSERT_EQUAL_FATAL(put(f, key, 100, (uint8_t)i, false), 0);
+    }
+    uint64_t now = 0;
+    kv_index_settle(&f->index, &now);
+    const struct pm983_local *l = &f->index.pm983;
+    CU_ASSERT_EQUAL(l->cap, 64);
+    CU_ASSERT_EQUAL(l->pend_depth, 9);
+    uint32_t most = 0;
+    for (uint64_t i = 1; i <= 500; i++) {
+        CU_ASSERT_EQUAL(kv_index_reserve(&f->index, i * 0x9e3779b97f4a7c15ull, &now), 0);
+        most = l->pend_used > most ? l->pend_used : most;
+    }
+    CU_ASSERT_EQUAL(most, 32);
+    CU_ASSERT_EQUAL(l->count, 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(get_check(f, "k00042", 100, 42), 0);
+    kvftl_close(f);
+}
+
 static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_admissions_without_stores_bounded),
     TAP_TEST_FN(test_directory_bound_refused_before_merge),
     TAP_TEST_FN(test_check_refuses_stale_directory_page),
     TAP_TEST_FN(test_merge_bounded),

@@ -81,6 +81,7 @@ static void pend_clear(struct pm983_local *l, const struct index *x)
 {
     memset(l->pend_prefix, 0, (size_t)l->cap * sizeof(*l->pend_prefix));
     memset(l->pend_n, 0, (size_t)l->cap * sizeof(*l->pend_n));
+    l->pend_used = 0;
     l->pend_depth = index_depth_limit(x->npages + 1);
 }
 
@@ -202,6 +203,9 @@ static void merge(struct kv_index *ix, uint64_t *now_ns)
 {
     struct pm983_local *l = local_of(ix);
     if (!l->count) {
+        if (l->pend_used) {
+            pend_clear(l, &ix->hash.idx); /* admissions whose Stores failed after them */
+        }
         return;
     }
     uint32_t kept = 0;
@@ -398,6 +402,7 @@ static bool admit(struct pm983_local *l, const struct index *x, uint64_t hash)
             return false;
         }
     }
+    l->pend_used += !l->pend_prefix[slot];
     l->pend_prefix[slot] = key;
     l->pend_n[slot] = pending + 1;
     return true;
@@ -413,7 +418,12 @@ static int pm983_reserve(struct kv_index *ix, uint64_t hash, uint64_t *now_ns)
     if (local_find(l, hash) != UINT32_MAX) {
         return 0;
     }
-    if (l->count >= l->max) {
+    /*
+     * A full local index is merged; so is a full admission map, which only
+     * Stores refused after their admission (a full device) leave fuller
+     * than the local index: it holds at most max prefixes of cap slots.
+     */
+    if (l->count >= l->max || l->pend_used >= l->max) {
         merge(ix, now_ns);
     }
     if (l->count >= l->max || !admit(l, &ix->hash.idx, hash)) {

@@ -40,6 +40,7 @@ struct pm983_local {
     uint64_t *pend_prefix;
     uint32_t *pend_n;
     uint32_t pend_depth; /* the prefix's bits: the bound at the last merge */
+    uint32_t pend_used;  /* prefixes in the map: at most max (a full map is merged first) */
     uint64_t admit_reads; /* leaf pages an admission had to count entries of */
     uint64_t merges;  /* merges run */
     uint64_t merged;  /* entries merged */
