@@ -1121,8 +1121,9 @@ static void lsm_walk(struct kv_index *ix, uint64_t from, const struct kv_index_e
     while (f1 < l->imm_n && l->imm[f1].hash <= *last) {
         f1++;
     }
-    uint64_t fm = merge_runs(l, (const struct kv_index_entry *)g->data, g->len, l->imm + f0,
-                             f1 - f0, false);
+    /* no frozen run: imm is NULL, and NULL + 0 is undefined behaviour (UBSan) */
+    uint64_t fm = merge_runs(l, (const struct kv_index_entry *)g->data, g->len,
+                             l->imm ? l->imm + f0 : NULL, f1 - f0, false);
     g_array_set_size(g, 0);
     g_array_append_vals(g, l->buf, (guint)fm);
     for (uint32_t v = 0; v < l->nlevels; v++) {
