@@ -8,6 +8,8 @@
 #define KVSSD_TESTS_KVFTL_SMALL_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <kvftl/kvftl.h>
 
@@ -28,6 +30,22 @@ static inline void kvftl_config_small(struct kvftl_config *cfg, struct kvftl_sma
     cfg->blocks_per_die = g.blocks_per_die;
     cfg->pages_per_block = g.pages_per_block;
     cfg->page_size_bytes = g.page_size_bytes;
+}
+
+/*
+ * kvftl_config_fuzz_index() - the index design KVFTL_FUZZ_INDEX names
+ * (hash, pm983, lsm: the fuzz targets' inputs again against another
+ * design; tests/fuzz/meson.build, tests/fuzz/run.sh), else @cfg's own.
+ */
+static inline enum kvftl_index kvftl_config_fuzz_index(struct kvftl_config *cfg)
+{
+    const char *design = getenv("KVFTL_FUZZ_INDEX");
+    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
+        if (strcmp(design, kvftl_index_names[d]) == 0) {
+            cfg->index = (enum kvftl_index)d;
+        }
+    }
+    return cfg->index;
 }
 
 #endif

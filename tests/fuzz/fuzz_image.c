@@ -156,6 +156,7 @@ static void setup(struct kvftl_config *c, uint8_t cb)
     c->bloom = (cb >> 6) & 1;
     c->image_path = image;
     c->hash_seed = 0x6b7673736466757aull; /* a pinned key-hash seed: an input replays the same */
+    kvftl_config_fuzz_index(c);
 }
 
 static uint16_t store(struct kvftl *f, uint32_t k, uint32_t v, uint32_t len, uint8_t *vbuf)
@@ -296,8 +297,16 @@ static void apply_damage(struct input *in, struct damage *d)
         memcpy(&ch, ckpt, sizeof(ch));
         g_free(ckpt);
     }
-    /* the index pages as the undamaged checkpoint names them (a damaged one may name data pages) */
-    uint32_t npages = ch.npages < 64 ? ch.npages : 64, ppns[64];
+    /*
+     * The index pages as the undamaged checkpoint names them (a damaged one
+     * may name data pages). kvftl_image.h reads the hash design's part of
+     * a checkpoint; under another design the index pages are those whose
+     * spare area says so (older copies too), and a re-seal sets only the
+     * header's checksum over the damaged checkpoint.
+     */
+    struct kvftl_config design = {.index = KVFTL_INDEX_HASH};
+    bool hash = kvftl_config_fuzz_index(&design) == KVFTL_INDEX_HASH;
+    uint32_t npages = hash ? (ch.npages < 64 ? ch.npages : 64) : 0, ppns[64];
     for (uint32_t p = 0; p < npages; p++) {
         ppns[p] = kvftl_image_index_ppn(&im, p);
     }
@@ -322,8 +331,10 @@ static void apply_damage(struct input *in, struct damage *d)
         case 2: {
             uint8_t pg = in_u8(in);
             uint16_t off = in_u16(in);
-            uint32_t ppn = npages ? ppns[pg % npages] : UINT32_MAX;
-            if (ppn != UINT32_MAX && ppn < im.geo.total_pages) {
+            uint64_t ppn = !hash    ? nth_page(&im, NAND_PAGE_INDEX, pg)
+                           : npages ? ppns[pg % npages]
+                                    : UINT64_MAX;
+            if (ppn < im.geo.total_pages) {
                 damage_bytes(&im, kvftl_image_page_off(&im, ppn) + off % im.h.index_page_bytes, in,
                              "index page");
                 reseal |= rs;
@@ -373,6 +384,7 @@ static void apply_damage(struct input *in, struct damage *d)
             static uint8_t page[4096];
             memset(page, fill, sizeof(page));
             uint64_t ppn = which & 1 ? nth_page(&im, NAND_PAGE_DATA, which >> 1)
+                           : !hash   ? nth_page(&im, NAND_PAGE_INDEX, which >> 1)
                            : npages  ? ppns[(which >> 1) % npages]
                                      : UINT32_MAX;
             if (ppn < im.geo.total_pages) {
@@ -390,7 +402,13 @@ static void apply_damage(struct input *in, struct damage *d)
         uint8_t *b = kvftl_image_checkpoint(&im, &len);
         if (b) {
             say("damage: checksums re-sealed\n");
-            kvftl_image_reseal(&im, b, len);
+            if (hash) {
+                kvftl_image_reseal(&im, b, len);
+            } else {
+                im.h.checkpoint_bytes = len;
+                im.h.checkpoint_checksum = XXH3_64bits(b, len);
+                kvftl_image_write(&im, 0, &im.h, sizeof(im.h));
+            }
             d->forged = true;
             g_free(b);
         }

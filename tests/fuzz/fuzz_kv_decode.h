@@ -168,13 +168,7 @@ static inline void fuzz_kv_config(struct kvftl_config *cfg, uint8_t cb)
     cfg->image_path = NULL;
     /* one index layout per input: a finding replays (the default is a random secret) */
     cfg->hash_seed = 1;
-    /* KVFTL_FUZZ_INDEX=<design>: the same inputs against another index design */
-    const char *design = getenv("KVFTL_FUZZ_INDEX");
-    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
-        if (strcmp(design, kvftl_index_names[d]) == 0) {
-            cfg->index = (enum kvftl_index)d;
-        }
-    }
+    kvftl_config_fuzz_index(cfg);
     /* KVFTL_TEST_PM983_FANOUT_LOG=n: pm983's directory pages of 2^n entries (*_pm983_levels) */
     const char *fanout = getenv("KVFTL_TEST_PM983_FANOUT_LOG");
     if (fanout) {
