@@ -335,6 +335,26 @@ static inline uint16_t get_h(struct kvftl *f, uint64_t h, uint32_t vlen)
     return cpl.xfer_bytes == vlen && v[0] == (uint8_t)h && v[vlen - 1] == (uint8_t)h ? 0 : 0xffff;
 }
 
+/*
+ * The directory-bound attack with injected hashes (test_index.c,
+ * test_pm983.c): chosen key @i (from 1) has a hash whose top 12 bits are
+ * 0xabc, its low bits spread over the slots.
+ */
+static inline uint64_t chosen_hash(uint64_t i)
+{
+    return 0xabcull << 52 | i * 2654435761u;
+}
+
+/* How many of chosen keys 1..@n, stored by put_h() with 8-byte values, do not read back. */
+static inline int count_bad_chosen(struct kvftl *f, uint64_t n)
+{
+    int bad = 0;
+    for (uint64_t i = 1; i <= n; i++) {
+        bad += get_h(f, chosen_hash(i), 8) != 0;
+    }
+    return bad;
+}
+
 /* top two hash bits select the quarter, the low bits spread the slots */
 static inline uint64_t hq(unsigned quarter, uint64_t i)
 {
