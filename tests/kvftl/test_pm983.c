@@ -452,6 +452,35 @@ static void test_directory_bound_refused_before_merge(void)
 }
 
 /*
+ * The same bound before any merge: with 64 buffer entries the local index
+ * holds 256 keys, more than a leaf's 217, and on a new device the only
+ * leaf has never been written (no bytes to look at: it is empty). The
+ * 218th chosen key must be refused all the same, on the admissions alone.
+ */
+static void test_directory_bound_before_first_merge(void)
+{
+    struct kvftl_config c = small_config();
+    c.index = KVFTL_INDEX_PM983;
+    c.index_page_bytes = 4096;
+    c.placement_unit_bytes = 64;
+    c.buffer_entries = 64;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(f->index.pm983.max, 256);
+    kvftl_set_hash_for_test(f, key_is_hash);
+    for (uint64_t i = 1; i <= 217; i++) {
+        CU_ASSERT_EQUAL_FATAL(put_h(f, chosen_hash(i), 8), 0);
+    }
+    CU_ASSERT_EQUAL(f->index.pm983.merges, 0);
+    CU_ASSERT_EQUAL(put_h(f, chosen_hash(218), 8), KVFTL_CAPACITY_EXCEEDED);
+    uint64_t now = 0;
+    CU_ASSERT_EQUAL(kv_index_write_back(&f->index, &now), 0);
+    CU_ASSERT_EQUAL(count_bad_chosen(f, 217), 0);
+    char err[256];
+    CU_ASSERT_EQUAL(kvftl_check(f, err, sizeof(err)), 0);
+    kvftl_close(f);
+}
+
+/*
  * Admissions whose Stores then fail (no free stripe, a power cut) add no
  * local entry, so they could outnumber the local index: the admission map
  * (cap = 64 slots for max = 32) is merged once it holds max prefixes. 3,000
@@ -486,6 +515,7 @@ static void test_admissions_without_stores_bounded(void)
 }
 
 static const struct tap_test tests[] = {
+    TAP_TEST_FN(test_directory_bound_before_first_merge),
     TAP_TEST_FN(test_admissions_without_stores_bounded),
     TAP_TEST_FN(test_directory_bound_refused_before_merge),
     TAP_TEST_FN(test_check_refuses_stale_directory_page),

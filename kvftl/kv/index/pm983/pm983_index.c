@@ -391,12 +391,14 @@ static bool admit(struct pm983_local *l, const struct index *x, uint64_t hash)
     uint32_t slot = pend_slot(l, key), pending = l->pend_prefix[slot] ? l->pend_n[slot] : 0;
     const uint8_t *mem = index_page_peek(x, index_page_of(x, hash, &first, &last));
     uint32_t have = mem ? ((const struct index_page_header *)mem)->count : 0;
-    if (mem && have + pending + 1 > x->split_at) {
-        const struct index_entry *e = index_page_entries(mem);
-        l->admit_reads++;
-        have = 0;
-        for (uint32_t i = 0; i < x->slots; i++) {
-            have += e[i].loc && pend_key(l, e[i].hash) == key;
+    if (have + pending + 1 > x->split_at) {
+        if (mem) { /* a leaf never written holds nothing: the admissions alone decide */
+            const struct index_entry *e = index_page_entries(mem);
+            l->admit_reads++;
+            have = 0;
+            for (uint32_t i = 0; i < x->slots; i++) {
+                have += e[i].loc && pend_key(l, e[i].hash) == key;
+            }
         }
         if (have + pending + 1 > x->split_at) {
             return false;
