@@ -8,8 +8,8 @@
 #define KVSSD_TESTS_KVFTL_SMALL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <kvftl/kvftl.h>
 
@@ -36,14 +36,16 @@ static inline void kvftl_config_small(struct kvftl_config *cfg, struct kvftl_sma
  * kvftl_config_fuzz_index() - the index design KVFTL_FUZZ_INDEX names
  * (hash, pm983, lsm: the fuzz targets' inputs again against another
  * design; tests/fuzz/meson.build, tests/fuzz/run.sh), else @cfg's own.
+ * Read as the index tunable is everywhere: another name stops the run.
  */
 static inline enum kvftl_index kvftl_config_fuzz_index(struct kvftl_config *cfg)
 {
     const char *design = getenv("KVFTL_FUZZ_INDEX");
-    for (uint32_t d = 0; design && d <= KVFTL_INDEX_LSM; d++) {
-        if (strcmp(design, kvftl_index_names[d]) == 0) {
-            cfg->index = (enum kvftl_index)d;
-        }
+    char err[256];
+    if (design && kvftl_tunable_parse(cfg, kvftl_tunable_find("index"), "KVFTL_FUZZ_INDEX", design,
+                                      err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        abort();
     }
     return cfg->index;
 }
