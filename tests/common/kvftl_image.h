@@ -131,10 +131,22 @@ kvftl_image_ckpt_layout(const struct checkpoint_head *ch)
 }
 
 /*
+ * kvftl_image_seal_header() - write the checkpoint @b (@len) back and set
+ * the header's length and checksum over it, so the mount gets past the
+ * checksum whatever the bytes say.
+ */
+static inline bool kvftl_image_seal_header(struct kvftl_image *im, const uint8_t *b, size_t len)
+{
+    im->h.checkpoint_bytes = len;
+    im->h.checkpoint_checksum = XXH3_64bits(b, len);
+    return kvftl_image_write(im, im->ckpt_off, b, len) &&
+           kvftl_image_write(im, 0, &im->h, sizeof(im->h));
+}
+
+/*
  * kvftl_image_reseal() - after a test changed checkpoint bytes @b (@len):
  * recompute each index page's checksum from the NAND page the checkpoint
- * names (where the arrays fit), write the checkpoint back and set the
- * header's length and checksum, so the mount gets past the checksum.
+ * names (where the arrays fit), then kvftl_image_seal_header().
  */
 static inline bool kvftl_image_reseal(struct kvftl_image *im, uint8_t *b, size_t len)
 {
@@ -158,10 +170,7 @@ static inline bool kvftl_image_reseal(struct kvftl_image *im, uint8_t *b, size_t
             g_free(page);
         }
     }
-    im->h.checkpoint_bytes = len;
-    im->h.checkpoint_checksum = XXH3_64bits(b, len);
-    return kvftl_image_write(im, im->ckpt_off, b, len) &&
-           kvftl_image_write(im, 0, &im->h, sizeof(im->h));
+    return kvftl_image_seal_header(im, b, len);
 }
 
 /* kvftl_image_index_ppn() - NAND page of index page @page_id per the checkpoint (UINT32_MAX if

@@ -405,9 +405,7 @@ static void apply_damage(struct input *in, struct damage *d)
             if (hash) {
                 kvftl_image_reseal(&im, b, len);
             } else {
-                im.h.checkpoint_bytes = len;
-                im.h.checkpoint_checksum = XXH3_64bits(b, len);
-                kvftl_image_write(&im, 0, &im.h, sizeof(im.h));
+                kvftl_image_seal_header(&im, b, len);
             }
             d->forged = true;
             g_free(b);
