@@ -92,6 +92,12 @@ static inline void kv_mem_wr32(KvDev *d, uint64_t addr, uint32_t v)
     qtest_memwrite(d->qts, addr, &v, 4);
 }
 
+/* Does the suite run on index design @design (KVSSD_QTEST_INDEX; unset: the preset's, hash)? */
+static inline bool kv_qtest_index_is(const char *design)
+{
+    return g_strcmp0(g_getenv("KVSSD_QTEST_INDEX"), design) == 0;
+}
+
 /* Start QEMU with the device (@props after serial=QT01) and @qemu_args (e.g. "-d guest_errors"). */
 static inline KvDev *kv_start_with(const char *props, const char *qemu_args)
 {

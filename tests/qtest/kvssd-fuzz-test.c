@@ -1007,12 +1007,6 @@ static uint64_t device_key_hash(Fuzz *f, const void *key, size_t len)
 
 static void fuzz_reboot(Fuzz *f);
 
-/* The suite runs on index=lsm (run.sh's KVSSD_QTEST_INDEX, kvssd-common.h). */
-static bool lsm_design(void)
-{
-    return g_strcmp0(g_getenv("KVSSD_QTEST_INDEX"), "lsm") == 0;
-}
-
 static KvCqe key_cmd(Fuzz *f, uint8_t opc, const char *key, uint32_t len, uint32_t first_page)
 {
     struct kvssd_sqe s = kv_sqe(opc, 1);
@@ -1110,7 +1104,7 @@ static void colliding_keys(Fuzz *f)
             f->coll_stored++;
         } else if (is_capacity_exceeded(st)) {
             f->coll_refused++;
-            if (lsm_design()) {
+            if (kv_qtest_index_is("lsm")) {
                 /* no directory bound: only a full device refuses, any key alike */
                 g_assert_true(is_capacity_exceeded(
                     key_cmd(f, KVSSD_OPC_STORE, "coll-other-prefix", 1 + i % 200, STABLE_PAGE(i))
@@ -1306,7 +1300,7 @@ static void run_fuzz(bool latency)
      * image is the device's. The lsm design has no directory: its sorted
      * pages take keys sharing a prefix as any others (colliding_keys()
      * checks that each refusal there is a full device's). */
-    if (f.coll_keys && !lsm_design()) {
+    if (f.coll_keys && !kv_qtest_index_is("lsm")) {
         g_assert_cmpuint(f.coll_refused, >, 0);
     }
 

@@ -362,8 +362,8 @@ static void test_damaged_index_pages(void)
     img_check_all(d);
     kv_stop(d);
     g_autofree char *log = img_read_log(t);
-    /* the lsm design names its sorted pages so (KVSSD_QTEST_INDEX, kvssd-common.h) */
-    const char *page = g_strcmp0(g_getenv("KVSSD_QTEST_INDEX"), "lsm") == 0 ? "lsm" : "index";
+    /* the lsm design names its sorted pages so */
+    const char *page = kv_qtest_index_is("lsm") ? "lsm" : "index";
     g_autofree char *want1 = g_strdup_printf("warning: image_path %s: %s page 0 (NAND page ",
                                              t->img, page);
     g_autofree char *want2 = g_strdup_printf(
