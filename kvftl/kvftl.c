@@ -135,7 +135,15 @@ struct kvftl *kvftl_open(const struct kvftl_config *cfg, char *err, size_t err_l
     };
     nand_geometry_derive(&geo);
     uint64_t reserve = cfg->gc_low_watermark_blocks + 2;
-    ftl->capacity_bytes = (geo.stripes - reserve) * geo.stripe_bytes / 100 *
+    /*
+     * Blobs fill only a page's data area (page_data_bytes; the rest is no
+     * one's to fill), so the KV personality counts that part of a stripe.
+     */
+    uint64_t stripe_data = geo.stripe_bytes;
+    if (!ftl->nvm && cfg->page_data_bytes) {
+        stripe_data = geo.stripe_bytes / cfg->page_size_bytes * cfg->page_data_bytes;
+    }
+    ftl->capacity_bytes = (geo.stripes - reserve) * stripe_data / 100 *
                           (100 - cfg->overprovision_percent);
     config_derive(&ftl->cfg, ftl->capacity_bytes);
     if (ftl->cfg.image_path) {

@@ -180,6 +180,46 @@ static void test_device_full(void)
 }
 
 /*
+ * Capacity with a page data area (page_data_bytes 12 KiB of each 16 KiB
+ * page, as the pm983 preset keeps 24.5 of 32 KiB): (10 stripes - 2 - 2) x
+ * 192 pages x 12288 B x 93% = 13,164,801 bytes: 12,856 blobs of 1 KiB, 12
+ * to a page. The 12,857th Store is CAPACITY_EXCEEDED; at that fill every
+ * key can still be overwritten twice, GC making the room. Counted over
+ * whole pages, the capacity would be 17,553,099 bytes, and a fill to 80 %
+ * of it would already reach into GC's reserve.
+ */
+static void test_device_full_page_data_area(void)
+{
+    struct kvftl_config c;
+    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
+                                                         .dies_per_channel = 1,
+                                                         .blocks_per_die = 10,
+                                                         .pages_per_block = 192,
+                                                         .page_size_bytes = 16384});
+    c.page_data_bytes = 12288;
+    c.buffer_entries = 8;
+    c.dlt_entries = 0;
+    c.index_dram_bytes = 1 << 20;
+    c.gc_high_watermark_blocks = 3;
+    c.gc_low_watermark_blocks = 2;
+    c.index = KVFTL_INDEX_HASH; /* the whole index in DRAM: every stripe for the log */
+    c.max_keys = 1000000;
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(stats(f).capacity_bytes, 13164801);
+    fill(f, 0, 12856, 7);
+    char key[17];
+    key_of(key, 12856);
+    CU_ASSERT_EQUAL(put(f, key, 50, 7, false), KVFTL_CAPACITY_EXCEEDED);
+    CU_ASSERT_EQUAL(stats(f).live_nand_bytes, 12856 * 1024);
+    fill(f, 0, 12856, 8);
+    fill(f, 0, 12856, 9);
+    CU_ASSERT_EQUAL(count_bad(f, 0, 12856, 9), 0);
+    CU_ASSERT(stats(f).gc_runs > 0);
+    assert_consistent(f);
+    kvftl_close(f);
+}
+
+/*
  * Requests arriving back to back (all at t=0) leave no idle time, so GC
  * only runs when a write finds fewer than 2 free stripes: the write stalls
  * (foreground GC) and its latency includes at least one erase (3 ms).
@@ -385,6 +425,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_collect_relocates_live_blobs),
     TAP_TEST_FN(test_overwrites_drive_gc),
     TAP_TEST_FN(test_device_full),
+    TAP_TEST_FN(test_device_full_page_data_area),
     TAP_TEST_FN(test_foreground_gc_stalls_writes),
     TAP_TEST_FN(test_background_gc_in_idle_time),
     TAP_TEST_FN(test_gc_drops_unneeded_tombstone),
