@@ -34,7 +34,7 @@ DILATION = 20
 SAMPLE_S = 0.1
 PROBE = 1024    # pairs stored to measure one pair's footprint
 WINDOW = 1024   # keys per sliding window (kvbench's default); the paper gives none
-SCALE = ("paper: 80 %% of a 3.84 TB drive; here 80 %% of a 192 MiB device (~30 000 pairs), "
+SCALE = ("paper: 80 %% of a 3.84 TB drive; here 80 %% of a 192 MiB device (~25 000 pairs), "
          "one update per pair, uniform and sliding-window (%d keys)" % WINDOW)
 GEOMETRY = {"channels": 1, "dies-per-channel": 2, "blocks-per-die": 48, "pages-per-block": 64}
 SETUP = ("Device preset pm983 with channels=1, dies-per-channel=2, blocks-per-die=48, "
