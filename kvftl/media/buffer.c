@@ -41,6 +41,15 @@ void buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
     b->page[e] = ppn;
 }
 
+void buffer_write_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
+{
+    uint32_t e = (uint32_t)(ppn % b->entries);
+    if (b->page[e] == ppn && b->free_at_ns[e] > *now_ns) {
+        b->stall_ns += b->free_at_ns[e] - *now_ns;
+        *now_ns = b->free_at_ns[e];
+    }
+}
+
 void buffer_programmed(struct page_buffer *b, uint64_t ppn, uint64_t done_ns)
 {
     uint32_t e = (uint32_t)(ppn % b->entries);

@@ -33,6 +33,14 @@ void buffer_fini(struct page_buffer *b);
  */
 void buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns);
 
+/*
+ * buffer_write_page() - bytes go into open page @ppn's entry: not before
+ * the entry was free to hold them, whatever the request's own time (a
+ * request that arrived earlier than the page's opening in simulated time
+ * still waits for it). *@now_ns advances to that time.
+ */
+void buffer_write_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns);
+
 /* buffer_programmed() - the page in its entry is being programmed until @done_ns. */
 void buffer_programmed(struct page_buffer *b, uint64_t ppn, uint64_t done_ns);
 

@@ -199,8 +199,13 @@ int stream_write(struct space *sp, uint64_t off, const void *src, uint32_t n, ui
     while (n) {
         uint32_t idx = (uint32_t)(off >> shift), in = (uint32_t)(off & (ps - 1));
         uint32_t chunk = n < ps - in ? n : ps - in;
-        uint8_t *mem = idx < ds->open_idx ? nand_page_ptr(sp->nand, ds->base_ppn + idx)
-                                          : stream_open_page(sp, idx, now_ns);
+        uint8_t *mem;
+        if (idx < ds->open_idx) {
+            buffer_write_page(&ds->buf, ds->base_ppn + idx, now_ns);
+            mem = nand_page_ptr(sp->nand, ds->base_ppn + idx);
+        } else {
+            mem = stream_open_page(sp, idx, now_ns);
+        }
         if (!mem) {
             return -1;
         }

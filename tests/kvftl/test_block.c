@@ -483,6 +483,35 @@ static void test_fua_programs_before_completion(void)
 }
 
 /*
+ * A page buffer entry holds bytes only from when it is free. Two entries
+ * of 16 KiB pages, twelve one-unit writes all arriving at t=0: units 0-3
+ * fill page 0 (entry 0), programmed from t=0 until 20,480 ns of transfer
+ * + tPROG 500 us = 520,480 ns; units 4-7 fill page 1 (entry 1); unit 8
+ * opens page 2 in entry 0 and waits for it until 520,480 ns, and so do
+ * units 9-11 written into that page, though they arrived at t=0 too.
+ */
+static void test_buffer_entry_holds_writes_until_free(void)
+{
+    struct kvftl_config c = nvm_16k_config();
+    c.buffer_entries = 2;
+    struct kvftl *f = open_or_die(&c);
+    uint8_t buf[4096];
+    memset(buf, 0x5e, sizeof(buf));
+    struct kvftl_cpl cpl[12];
+    for (uint32_t u = 0; u < 12; u++) {
+        kvftl_block_write(f, u, 1, buf, false, 0, &cpl[u]);
+        CU_ASSERT_EQUAL(cpl[u].status, KVFTL_OK);
+    }
+    for (uint32_t u = 0; u < 8; u++) {
+        CU_ASSERT_EQUAL(cpl[u].done_ns, 0);
+    }
+    for (uint32_t u = 8; u < 12; u++) {
+        CU_ASSERT_EQUAL(cpl[u].done_ns, 20480 + 500000);
+    }
+    kvftl_close(f);
+}
+
+/*
  * One channel, 4 dies, 4 KiB pages: units 0-3 sit on dies 0-3. Read
  * together at t=1 s they are sensed in parallel (tR 50 us) and moved over
  * the one channel one after another (5,120 ns each): done at +70,480 ns;
@@ -1132,6 +1161,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_unit_spares_written),
     TAP_TEST_FN(test_damaged_spare_unrecovered),
     TAP_TEST_FN(test_fua_programs_before_completion),
+    TAP_TEST_FN(test_buffer_entry_holds_writes_until_free),
     TAP_TEST_FN(test_read_units_on_dies_in_parallel),
     TAP_TEST_FN(test_read_units_of_one_page_sense_it_once),
     TAP_TEST_FN(test_gc_relocates_live_slots_plp),
