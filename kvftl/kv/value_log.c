@@ -303,15 +303,26 @@ const uint8_t *vlog_read_record(struct value_log *vl, uint64_t loc, uint8_t type
         return NULL;
     }
     const uint8_t *p;
+    uint32_t shift = vl->sp->nand->geo.page_shift;
+    uint64_t more = *now_ns;
     if (record) {
         /* the reads, as below; none when the record is on @skip_ppn alone, as it is for a lookup */
-        if ((addr >> vl->sp->nand->geo.page_shift) != skip_ppn ||
-            ((addr + len - 1) >> vl->sp->nand->geo.page_shift) != skip_ppn) {
+        if ((addr >> shift) != skip_ppn || ((addr + len - 1) >> shift) != skip_ppn) {
             stream_read(vl->sp, addr, len, skip_ppn, &last, now_ns);
         }
         p = record;
     } else {
         p = vlog_bytes(vl, addr, len, skip_ppn, &last, now_ns);
+    }
+    if ((addr >> shift) == skip_ppn) {
+        /* the lookup sensed this page and moved the header and key: the rest still moves */
+        uint64_t page_end = (skip_ppn + 1) << shift;
+        uint64_t on_page = addr + len < page_end ? len : page_end - addr;
+        uint32_t head = BLOB_HEADER_BYTES + key_bytes;
+        if (on_page > head) {
+            stream_read_more(vl->sp, addr + head, (uint32_t)(on_page - head), &more);
+        }
+        *now_ns = more > *now_ns ? more : *now_ns;
     }
     struct blob_header h;
     memcpy(&h, p, sizeof(h));

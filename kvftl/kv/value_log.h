@@ -185,7 +185,8 @@ void vlog_copy(struct value_log *vl, uint64_t addr, uint32_t len, void *dst, uin
  * reads a sector whole to check its ECC, and verify it: its header must be a
  * record of @type holding @key_bytes key bytes and exactly loc_len(@loc)
  * bytes, and its checksum must match. Accounts the NAND page reads of the
- * whole record (@skip_ppn, the page the lookup already read, costs none).
+ * whole record: @skip_ppn, the page the lookup already sensed and moved
+ * the header and key from, costs no tR, only the channel for the rest.
  * Returns a pointer to the verified blob (header first), or NULL when it is
  * damaged: the caller returns Unrecovered Error and moves no byte of it.
  * @record: the blob's bytes from vlog_key_matches() of this @loc in the same

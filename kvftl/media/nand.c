@@ -604,6 +604,17 @@ uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
     return done;
 }
 
+uint64_t nand_read_more(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
+{
+    uint32_t die = nand_die_of(n, ppn);
+    uint32_t ch = nand_channel_of_die(n, die);
+    uint64_t xfer_start = max_u64(max_u64(at_ns, n->die_busy_ns[die]), n->chan_busy_ns[ch]);
+    uint64_t done = xfer_start + nand_transfer_ns(n, bytes);
+    n->chan_busy_ns[ch] = done;
+    n->die_busy_ns[die] = done;
+    return done;
+}
+
 /* ---- the sparse store (nand.h) ---- */
 
 static uint32_t chunks_per_page(const struct nand *n)

@@ -458,6 +458,13 @@ uint64_t nand_transfer_ns(const struct nand *n, uint64_t bytes);
 uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns);
 
 /*
+ * nand_read_more() - @bytes more of page @ppn, which a read of this command
+ * has sensed already: no tR, only the channel moves them out of the die's
+ * page register, from @at_ns on. Returns the completion time.
+ */
+uint64_t nand_read_more(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns);
+
+/*
  * nand_program() - program page @ppn with @data (page size bytes) and @oob.
  * Returns 0 and the completion time in *@done_ns, or -1 if power is lost
  * (the program is torn or dropped; see kvftl_power_cut_after()) or the

@@ -313,6 +313,14 @@ void stream_read(struct space *sp, uint64_t addr, uint32_t len, uint64_t skip_pp
     *now_ns = done;
 }
 
+void stream_read_more(struct space *sp, uint64_t addr, uint32_t len, uint64_t *now_ns)
+{
+    if (!len || stream_in_buffer(sp, addr)) {
+        return;
+    }
+    *now_ns = nand_read_more(sp->nand, addr >> sp->nand->geo.page_shift, len, *now_ns);
+}
+
 void stream_discard_unprogrammed(struct space *sp)
 {
     struct data_stream *ds = &sp->data;

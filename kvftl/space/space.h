@@ -190,6 +190,14 @@ void stream_read(struct space *sp, uint64_t addr, uint32_t len, uint64_t skip_pp
                  uint64_t *last_ppn, uint64_t *now_ns);
 
 /*
+ * stream_read_more() - account moving device bytes [@addr, @addr+@len),
+ * within one page this command has read already, out of the die's page
+ * register (the channel's time, no tR); none when the page is in the
+ * buffer.
+ */
+void stream_read_more(struct space *sp, uint64_t addr, uint32_t len, uint64_t *now_ns);
+
+/*
  * stream_discard_unprogrammed() - power lost without PLP: the buffered pages
  * of the open stripe never reach NAND (a torn page keeps its first half;
  * the nvm unit spare areas of all of them are cleared: a torn program

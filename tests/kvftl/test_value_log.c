@@ -212,6 +212,30 @@ static void test_record_view_on_key_check(void)
     kvftl_close(b);
 }
 
+/*
+ * A Retrieve senses the blob's page once and moves all of its bytes over
+ * the channel: from idle at t = 1 s, tR 50 us, then the header and key
+ * (25 B at 800 B/us: 32 ns) for the key check and the 1000-byte value
+ * (1,250 ns): done at 1 s + 51,282 ns.
+ */
+static void test_retrieve_moves_value_over_channel(void)
+{
+    struct kvftl_config c = small_config();
+    struct kvftl *f = open_or_die(&c);
+    CU_ASSERT_EQUAL(put(f, "k", 1000, 0x6b, false), 0);
+    flush(f);
+    uint64_t read_before = f->nand.pages_read;
+    static uint8_t buf[1000];
+    struct kvftl_cpl cpl;
+    kvftl_retrieve(f, "k", 1, buf, 0, sizeof(buf), 1000000000, &cpl);
+    CU_ASSERT_EQUAL(cpl.status, KVFTL_OK);
+    CU_ASSERT_EQUAL(cpl.xfer_bytes, 1000);
+    CU_ASSERT_EQUAL(buf[999], 0x6b);
+    CU_ASSERT_EQUAL(f->nand.pages_read - read_before, 1);
+    CU_ASSERT_EQUAL(cpl.done_ns, 1000000000 + 50000 + 32 + 1250);
+    kvftl_close(f);
+}
+
 /* Retrieve at an offset copies from there; offset == size is an empty success; beyond is
  * INVALID_FIELD. */
 static void test_partial_retrieve(void)
@@ -538,6 +562,7 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_placement_unit_4k),
     TAP_TEST_FN(test_page_spanning_blob),
     TAP_TEST_FN(test_record_view_on_key_check),
+    TAP_TEST_FN(test_retrieve_moves_value_over_channel),
     TAP_TEST_FN(test_partial_retrieve),
     TAP_TEST_FN(test_invalid_sizes),
     TAP_TEST_FN(test_store_options),
