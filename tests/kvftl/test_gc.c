@@ -190,18 +190,10 @@ static void test_device_full(void)
  */
 static void test_device_full_page_data_area(void)
 {
-    struct kvftl_config c;
-    kvftl_config_small(&c, (struct kvftl_small_geometry){.channels = 1,
-                                                         .dies_per_channel = 1,
-                                                         .blocks_per_die = 10,
-                                                         .pages_per_block = 192,
-                                                         .page_size_bytes = 16384});
+    struct kvftl_config c = small_config();
+    c.pages_per_block = 192;
+    c.page_size_bytes = 16384;
     c.page_data_bytes = 12288;
-    c.buffer_entries = 8;
-    c.dlt_entries = 0;
-    c.index_dram_bytes = 1 << 20;
-    c.gc_high_watermark_blocks = 3;
-    c.gc_low_watermark_blocks = 2;
     c.index = KVFTL_INDEX_HASH; /* the whole index in DRAM: every stripe for the log */
     c.max_keys = 1000000;
     struct kvftl *f = open_or_die(&c);
