@@ -591,19 +591,6 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
-{
-    uint32_t die = nand_die_of(n, ppn);
-    uint32_t ch = nand_channel_of_die(n, die);
-    uint64_t sense_done = max_u64(at_ns, n->die_busy_ns[die]) + n->tm.read_ns;
-    uint64_t xfer_start = max_u64(sense_done, n->chan_busy_ns[ch]);
-    uint64_t done = xfer_start + nand_transfer_ns(n, bytes);
-    n->chan_busy_ns[ch] = done;
-    n->die_busy_ns[die] = done; /* the page register is busy until moved out */
-    n->pages_read++;
-    return done;
-}
-
 uint64_t nand_read_more(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
 {
     uint32_t die = nand_die_of(n, ppn);
@@ -611,8 +598,15 @@ uint64_t nand_read_more(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t a
     uint64_t xfer_start = max_u64(max_u64(at_ns, n->die_busy_ns[die]), n->chan_busy_ns[ch]);
     uint64_t done = xfer_start + nand_transfer_ns(n, bytes);
     n->chan_busy_ns[ch] = done;
-    n->die_busy_ns[die] = done;
+    n->die_busy_ns[die] = done; /* the page register is busy until moved out */
     return done;
+}
+
+uint64_t nand_read(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t at_ns)
+{
+    uint64_t sense_done = max_u64(at_ns, n->die_busy_ns[nand_die_of(n, ppn)]) + n->tm.read_ns;
+    n->pages_read++;
+    return nand_read_more(n, ppn, bytes, sense_done);
 }
 
 /* ---- the sparse store (nand.h) ---- */
