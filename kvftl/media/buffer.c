@@ -31,22 +31,27 @@ void buffer_reset(struct page_buffer *b)
     }
 }
 
-void buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
+/* Wait from *@now_ns until entry @e is free. */
+static void wait_free(struct page_buffer *b, uint32_t e, uint64_t *now_ns)
 {
-    uint32_t e = (uint32_t)(ppn % b->entries);
     if (b->free_at_ns[e] > *now_ns) {
         b->stall_ns += b->free_at_ns[e] - *now_ns;
         *now_ns = b->free_at_ns[e];
     }
+}
+
+void buffer_open_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
+{
+    uint32_t e = (uint32_t)(ppn % b->entries);
+    wait_free(b, e, now_ns);
     b->page[e] = ppn;
 }
 
 void buffer_write_page(struct page_buffer *b, uint64_t ppn, uint64_t *now_ns)
 {
     uint32_t e = (uint32_t)(ppn % b->entries);
-    if (b->page[e] == ppn && b->free_at_ns[e] > *now_ns) {
-        b->stall_ns += b->free_at_ns[e] - *now_ns;
-        *now_ns = b->free_at_ns[e];
+    if (b->page[e] == ppn) {
+        wait_free(b, e, now_ns);
     }
 }
 
