@@ -181,3 +181,24 @@ setup_failure() {
     hit=${hit#error: }
     echo "${hit:-its log is empty}"
 }
+
+# guest_boot_panic CONSOLE - the kernel's panic line when the guest's
+# console log CONSOLE (run-guest.sh --log) shows its kernel panicking
+# before the guest's command started (no KVSSD-GUEST-START line ahead of
+# it): a boot that never reached the device's users. Status 1, no output,
+# otherwise: a panic after the start may be the device's doing.
+guest_boot_panic() {
+    [ -f "$1" ] || return 1
+    awk '/^KVSSD-GUEST-START\r?$/ { exit }
+         /Kernel panic - not syncing/ { sub(/\r$/, ""); sub(/^.*Kernel panic/, "Kernel panic"); print; hit = 1; exit }
+         END { exit !hit }' "$1"
+}
+
+# guest_boot_stateless [run-guest.sh options...] - whether a boot with these
+# options keeps nothing for a later boot or a peer (no image, no fabrics
+# wire), so that booting it again is the same test.
+guest_boot_stateless() {
+    case " $* " in
+    *" --image "* | *" --block-image "* | *" --fabrics-host "* | *" --fabrics-target "*) return 1 ;;
+    esac
+}

@@ -30,6 +30,12 @@
 #                               kv and persist again with index=D, each case
 #                               named "[index=D] ..." (default "pm983 lsm";
 #                               none when KVSSD_GUEST_PROPS is given)
+#   KVSSD_GUEST_BOOT_RETRIES    boots again, at most this many times (default 1),
+#                               a group whose guest kernel panicked before the
+#                               group started (TCG, rarely: a boot that never
+#                               reached the device), when the boot keeps no
+#                               state (no image, no fabrics peer); each retry
+#                               is logged and printed as a TAP comment
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib/common.sh"
 here=$KVSSD_TOP/tests/guest
@@ -44,6 +50,9 @@ for p in "${guest_props[@]}"; do
     [[ $p =~ ^[a-z0-9-]+=[^,[:space:]]+$ ]] ||
         die "KVSSD_GUEST_PROPS names '$p'; give NAME=VALUE words (a -device kvssd property, no comma)"
 done
+boot_retries=${KVSSD_GUEST_BOOT_RETRIES:-1}
+[[ $boot_retries =~ ^[0-9]+$ ]] && [ "$boot_retries" -le 10 ] ||
+    die "KVSSD_GUEST_BOOT_RETRIES '$boot_retries' is not valid: give a whole number from 0 to 10"
 groups=${KVSSD_GUEST_GROUPS:-nvme kv persist bench pci icount block disk fabrics}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kvssd-guest-test.XXXXXX")
@@ -174,35 +183,55 @@ group_start() {
         --file "$here/lib.sh:/root/lib.sh" --file "$here/kvcli.sh:/root/kvcli.sh" \
         --file "$here/writer.sh:/root/writer.sh" \
         --file "$work/pool.bin:/root/pool.bin" --pidfile "$work/$tag.pid" \
+        --log "$work/$tag.console" \
         "${opts[@]}" --script "$work/$tag.sh" >"$out" 2>"$out.err" &
     group_pid=$!
 }
 
-group_finish() {
-    local tag=$1 rc
-    [ "$group_pid" != 0 ] || return 0
+# group_wait TAG - wait for the boot group_start started; its run-guest
+# exit status in group_rc.
+group_wait() {
     wait "$group_pid"
-    rc=$?
-    log "   group $tag: $((SECONDS - $(cat "$work/$tag.t0"))) s, run-guest exit $rc"
-    report_group "$tag" "$work/$tag.out" "$rc" "$work/$tag.names"
+    group_rc=$?
+    log "   group $1: $((SECONDS - $(cat "$work/$1.t0"))) s, run-guest exit $group_rc"
+}
+
+group_finish() {
+    local tag=$1
+    [ "$group_pid" != 0 ] || return 0
+    group_wait "$tag"
+    report_group "$tag" "$work/$tag.out" "$group_rc" "$work/$tag.names"
 }
 
 # run_group GROUP TAG [run-guest options...] [-- ENV=VALUE...] - boot once,
 # run tests/guest/cases/GROUP.sh, report its cases. With KILL_MARKER set,
-# QEMU is killed with SIGKILL as soon as the guest prints that line.
+# QEMU is killed with SIGKILL as soon as the guest prints that line. A
+# stateless boot whose kernel panicked before the group started boots
+# again, up to KVSSD_GUEST_BOOT_RETRIES times.
 run_group() {
-    local tag=$2
-    group_start "$@"
-    [ "$group_pid" != 0 ] || return 0
-    if [ -n "${KILL_MARKER:-}" ]; then
-        local out=$work/$tag.out
-        while kill -0 "$group_pid" 2>/dev/null && ! grep -qx "$KILL_MARKER" "$out"; do sleep 0.5; done
-        if grep -qx "$KILL_MARKER" "$out"; then
-            log "   group $tag: the guest printed $KILL_MARKER; kill -9 QEMU ($(cat "$work/$tag.pid"))"
-            kill -9 "$(cat "$work/$tag.pid")"
+    local tag=$2 try=0 panic
+    while :; do
+        group_start "$@"
+        [ "$group_pid" != 0 ] || return 0
+        if [ -n "${KILL_MARKER:-}" ]; then
+            local out=$work/$tag.out
+            while kill -0 "$group_pid" 2>/dev/null && ! grep -qx "$KILL_MARKER" "$out"; do sleep 0.5; done
+            if grep -qx "$KILL_MARKER" "$out"; then
+                log "   group $tag: the guest printed $KILL_MARKER; kill -9 QEMU ($(cat "$work/$tag.pid"))"
+                kill -9 "$(cat "$work/$tag.pid")"
+            fi
         fi
-    fi
-    group_finish "$tag"
+        group_wait "$tag"
+        if [ "$group_rc" = 125 ] && [ "$try" -lt "$boot_retries" ] && guest_boot_stateless "${@:3}" &&
+            panic=$(guest_boot_panic "$work/$tag.console"); then
+            try=$((try + 1))
+            log "   group $tag: the guest kernel panicked before the group started ($panic); booting again ($try of $boot_retries)"
+            echo "# $name_prefix$tag: boot $try: the guest kernel panicked before the group started ($panic); booted again"
+            continue
+        fi
+        report_group "$tag" "$work/$tag.out" "$group_rc" "$work/$tag.names"
+        return 0
+    done
 }
 
 # NVMe/TCP (cases/fabrics.sh): a target guest (Linux 6.12: Debian's 6.1
