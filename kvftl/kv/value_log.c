@@ -33,65 +33,15 @@ void vlog_init(struct value_log *vl, struct space *sp, const struct kvftl_config
     vlog_forget(vl);
 }
 
-/*
- * Mark [s, e) busy on the controller CPU, merging the spans it touches;
- * returns the busy time it adds (the part no span covered).
- */
-static uint64_t cpu_mark(struct value_log *vl, uint64_t s, uint64_t e)
-{
-    /* spans [lo, hi) touch [s, e); spans are sorted and apart */
-    uint32_t lo = 0;
-    while (lo < vl->cpu_spans && vl->cpu_span[lo].end_ns < s) {
-        lo++;
-    }
-    uint32_t hi = lo;
-    uint64_t covered = 0;
-    while (hi < vl->cpu_spans && vl->cpu_span[hi].start_ns <= e) {
-        uint64_t a = vl->cpu_span[hi].start_ns > s ? vl->cpu_span[hi].start_ns : s;
-        uint64_t b = vl->cpu_span[hi].end_ns < e ? vl->cpu_span[hi].end_ns : e;
-        covered += b > a ? b - a : 0;
-        hi++;
-    }
-    if (lo == hi && vl->cpu_spans == VLOG_CPU_SPANS) {
-        /* full: the earliest span is forgotten (its time counts as free from now on) */
-        if (lo == 0) {
-            return e - s; /* the new span is the earliest */
-        }
-        memmove(&vl->cpu_span[0], &vl->cpu_span[1], (vl->cpu_spans - 1) * sizeof(struct cpu_span));
-        vl->cpu_spans--;
-        lo--;
-        hi--;
-    }
-    struct cpu_span m = {s, e};
-    if (lo < hi) {
-        m.start_ns = vl->cpu_span[lo].start_ns < s ? vl->cpu_span[lo].start_ns : s;
-        m.end_ns = vl->cpu_span[hi - 1].end_ns > e ? vl->cpu_span[hi - 1].end_ns : e;
-    }
-    memmove(&vl->cpu_span[lo + 1], &vl->cpu_span[hi], (vl->cpu_spans - hi) * sizeof(m));
-    vl->cpu_span[lo] = m;
-    vl->cpu_spans = vl->cpu_spans - (hi - lo) + 1;
-    return e - s - covered;
-}
-
 uint64_t vlog_cpu_run(struct value_log *vl, uint64_t now_ns, uint64_t work_ns)
 {
     if (!work_ns) {
         return now_ns;
     }
-    /* the first gap from now_ns on that holds the work */
-    uint64_t s = now_ns;
-    for (uint32_t i = 0; i < vl->cpu_spans; i++) {
-        const struct cpu_span *sp = &vl->cpu_span[i];
-        if (sp->end_ns <= s) {
-            continue;
-        }
-        if (sp->start_ns >= s + work_ns) {
-            break;
-        }
-        s = sp->end_ns;
-    }
-    vl->cpu_work_ns += cpu_mark(vl, s, s + work_ns);
-    return s + work_ns;
+    uint64_t added;
+    uint64_t end = cal_book(&vl->cpu, now_ns, work_ns, &added);
+    vl->cpu_work_ns += added;
+    return end;
 }
 
 uint64_t vlog_cpu_busy_until(struct value_log *vl, uint64_t now_ns, uint64_t until_ns)
@@ -99,7 +49,7 @@ uint64_t vlog_cpu_busy_until(struct value_log *vl, uint64_t now_ns, uint64_t unt
     if (until_ns <= now_ns) {
         return now_ns;
     }
-    vl->cpu_work_ns += cpu_mark(vl, now_ns, until_ns);
+    vl->cpu_work_ns += cal_mark(&vl->cpu, now_ns, until_ns);
     return until_ns;
 }
 

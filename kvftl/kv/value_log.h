@@ -24,6 +24,7 @@
 
 #include <kvftl/kvftl.h>
 
+#include "calendar.h"
 #include "packing.h"
 #include "space.h"
 
@@ -81,9 +82,6 @@ struct live_gauges {
     uint64_t tombstone_bytes;  /* NAND bytes held by tombstones still needed */
 };
 
-/* Busy intervals of the controller CPU a value log keeps (struct value_log). */
-#define VLOG_CPU_SPANS 64u
-
 struct value_log {
     struct space *sp;             /* the data stream the blobs go to, and the valid bytes */
     struct packer pk;             /* placement in the open stripe (packing.h) */
@@ -97,13 +95,10 @@ struct value_log {
     /*
      * The one controller CPU (docs/kvftl.md, "Firmware time"): the
      * intervals it is busy with commands' firmware work (fw_time.c) and
-     * packing memcpys, sorted, apart, at most VLOG_CPU_SPANS (the earliest
-     * forgotten first); cpu_work_ns counts its busy time (a counter).
+     * packing memcpys (calendar.h); cpu_work_ns counts its busy time (a
+     * counter).
      */
-    struct cpu_span {
-        uint64_t start_ns, end_ns;
-    } cpu_span[VLOG_CPU_SPANS];
-    uint32_t cpu_spans;
+    struct calendar cpu;
     uint64_t cpu_work_ns;
 
     uint64_t next_seq;

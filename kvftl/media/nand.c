@@ -366,7 +366,7 @@ int nand_init(struct nand *n, const struct nand_geometry *geo, const struct nand
                                                              unit_spare_bytes(&n->geo))
                                  : NULL;
     n->die_busy_ns = g_new0(uint64_t, n->geo.dies);
-    n->chan_busy_ns = g_new0(uint64_t, n->geo.channels);
+    n->chan = g_new0(struct calendar, n->geo.channels);
     if (n->fd >= 0) {
         n->backed_bytes = g_new0(uint64_t, n->geo.stripes);
     }
@@ -386,7 +386,7 @@ void nand_fini(struct nand *n)
     g_free(n->path);
     g_free(n->backed_bytes);
     g_free(n->die_busy_ns);
-    g_free(n->chan_busy_ns);
+    g_free(n->chan);
     nand_scratch_free(&n->view_scratch);
     prefault_fini(&n->prefault); /* its helper populates nothing from here on */
     if (n->sparse) {
@@ -569,7 +569,8 @@ uint64_t nand_idle_ns(const struct nand *n)
         t = t > n->die_busy_ns[d] ? t : n->die_busy_ns[d];
     }
     for (uint32_t c = 0; c < n->geo.channels; c++) {
-        t = t > n->chan_busy_ns[c] ? t : n->chan_busy_ns[c];
+        uint64_t e = cal_end(&n->chan[c]);
+        t = t > e ? t : e;
     }
     return t;
 }
@@ -577,7 +578,7 @@ uint64_t nand_idle_ns(const struct nand *n)
 void nand_reset_clock(struct nand *n)
 {
     memset(n->die_busy_ns, 0, n->geo.dies * sizeof(uint64_t));
-    memset(n->chan_busy_ns, 0, n->geo.channels * sizeof(uint64_t));
+    memset(n->chan, 0, n->geo.channels * sizeof(struct calendar));
 }
 
 uint64_t nand_transfer_ns(const struct nand *n, uint64_t bytes)
@@ -595,9 +596,9 @@ uint64_t nand_read_more(struct nand *n, uint64_t ppn, uint32_t bytes, uint64_t a
 {
     uint32_t die = nand_die_of(n, ppn);
     uint32_t ch = nand_channel_of_die(n, die);
-    uint64_t xfer_start = max_u64(max_u64(at_ns, n->die_busy_ns[die]), n->chan_busy_ns[ch]);
-    uint64_t done = xfer_start + nand_transfer_ns(n, bytes);
-    n->chan_busy_ns[ch] = done;
+    /* the first gap on the channel once the die's register holds the data */
+    uint64_t done = cal_book(&n->chan[ch], max_u64(at_ns, n->die_busy_ns[die]),
+                             nand_transfer_ns(n, bytes), NULL);
     n->die_busy_ns[die] = done; /* the page register is busy until moved out */
     return done;
 }
@@ -1010,9 +1011,7 @@ int nand_program(struct nand *n, uint64_t ppn, const void *data, const struct na
     }
     g_assert(!nand_page_programmed(n, ppn) || ppn == n->torn_ppn);
 
-    uint64_t xfer_start = max_u64(at_ns, n->chan_busy_ns[ch]);
-    uint64_t xfer_done = xfer_start + nand_transfer_ns(n, ps);
-    n->chan_busy_ns[ch] = xfer_done;
+    uint64_t xfer_done = cal_book(&n->chan[ch], at_ns, nand_transfer_ns(n, ps), NULL);
     uint64_t prog_start = max_u64(xfer_done, n->die_busy_ns[die]);
     uint64_t done = prog_start + n->tm.program_ns;
     n->die_busy_ns[die] = done;

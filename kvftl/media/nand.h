@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "calendar.h"
 #include "prefault.h"
 
 #define NAND_IMAGE_HEADER_BYTES 4096u
@@ -211,7 +212,7 @@ struct nand {
     char backing_err[512]; /* then the sentence saying so, printed once to stderr */
 
     uint64_t *die_busy_ns;
-    uint64_t *chan_busy_ns;
+    struct calendar *chan; /* per channel: its transfers (calendar.h) */
 
     uint64_t pages_read;
     uint64_t pages_programmed;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* NAND model: geometry, timing with per-die/per-channel busy-until, backing store, torn programs.
+/* NAND model: geometry, timing (per-die busy-until, per-channel calendar), backing store, torn programs.
  */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -106,6 +106,63 @@ static void test_channels_transfer_in_parallel(void)
     CU_ASSERT_EQUAL(d0, 505120);
     CU_ASSERT_EQUAL(d1, 505120);
     nand_fini(&n);
+}
+
+/*
+ * One channel, two dies, three reads of 4 KiB booked at t=0 in this
+ * order: page 0 (die 0: tR 0-50000, transfer 50000-55120), page 2 (die 0
+ * again: tR 55120-105120, transfer 105120-110240), page 1 (die 1: tR
+ * 0-50000). The channel is free from 55120 to 105120, so page 1's data
+ * moves then: done at 60240. A channel kept as one busy-until time would
+ * have held it behind page 2's transfer, to 115360, idling die 1 for the
+ * whole of die 0's second tR.
+ */
+static void test_channel_moves_ready_data_in_a_gap(void)
+{
+    struct nand n;
+    nand_up(&n, 1, 2, NULL);
+    CU_ASSERT_EQUAL(nand_read(&n, 0, 4096, 0), 55120);
+    CU_ASSERT_EQUAL(nand_read(&n, 2, 4096, 0), 110240);
+    CU_ASSERT_EQUAL(nand_read(&n, 1, 4096, 0), 60240);
+    /*
+     * A program of page 3 (die 1) booked at 0: its data takes the channel's
+     * first gap, [0, 5120), and it programs once die 1's register is read
+     * out (60240): done at 560240.
+     */
+    uint64_t done;
+    nand_program(&n, 3, page, &data_oob, 0, false, &done);
+    CU_ASSERT_EQUAL(done, 60240 + 500000);
+    CU_ASSERT_EQUAL(nand_idle_ns(&n), 560240);
+    nand_fini(&n);
+}
+
+/*
+ * The calendar keeps CAL_SPANS spans: 64 apart ones, then a 65th after
+ * them forgets the earliest ([0, 10)), which counts as free from then on;
+ * one before every span kept is not recorded (it is the earliest).
+ */
+static void test_calendar_forgets_the_earliest(void)
+{
+    struct calendar c = {0};
+    for (uint64_t i = 0; i < CAL_SPANS; i++) {
+        CU_ASSERT_EQUAL(cal_mark(&c, i * 100, i * 100 + 10), 10);
+    }
+    CU_ASSERT_EQUAL(c.n, CAL_SPANS);
+    CU_ASSERT_EQUAL(cal_fit(&c, 0, 5), 10);   /* [0, 10) still busy */
+    CU_ASSERT_EQUAL(cal_fit(&c, 0, 90), 10);  /* [10, 100) holds 90 at most */
+    CU_ASSERT_EQUAL(cal_fit(&c, 0, 91), 6310); /* no gap of 90 holds it: after the last */
+    CU_ASSERT_EQUAL(cal_book(&c, 6400, 10, NULL), 6410); /* the 65th */
+    CU_ASSERT_EQUAL(c.n, CAL_SPANS);
+    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
+    CU_ASSERT_EQUAL(cal_fit(&c, 0, 5), 0);    /* forgotten: free */
+    CU_ASSERT_EQUAL(cal_mark(&c, 20, 30), 10); /* earliest of all: counted, not kept */
+    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
+    /* touching spans merge: [110, 200) joins [100, 110) and [200, 210) */
+    CU_ASSERT_EQUAL(cal_mark(&c, 110, 200), 90);
+    CU_ASSERT_EQUAL(c.n, CAL_SPANS - 1);
+    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
+    CU_ASSERT_EQUAL(c.span[0].end_ns, 210);
+    CU_ASSERT_EQUAL(cal_end(&c), 6410);
 }
 
 /* Erasing stripe 1 zeroes its pages and spare areas, costs tBERS and counts one block per die. */
@@ -585,6 +642,8 @@ static const struct tap_test tests[] = {
     TAP_TEST_FN(test_program_then_read_waits_for_die),
     TAP_TEST_FN(test_dies_program_in_parallel),
     TAP_TEST_FN(test_channels_transfer_in_parallel),
+    TAP_TEST_FN(test_channel_moves_ready_data_in_a_gap),
+    TAP_TEST_FN(test_calendar_forgets_the_earliest),
     TAP_TEST_FN(test_erase_stripe),
     TAP_TEST_FN(test_power_cut_tears_program),
     TAP_TEST_FN(test_backing_is_sparse),
