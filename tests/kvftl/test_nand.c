@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* NAND model: geometry, timing (per-die busy-until, per-channel calendar), backing store, torn programs.
- */
+/* NAND model: geometry, timing (die busy-until, channel calendars), backing, torn programs. */
 #include <sys/mman.h>
 #include <unistd.h>
 
