@@ -7,24 +7,30 @@
  * command the firmware handled first. A resource kept as one busy-until
  * time instead idles every gap a later-booked transfer leaves behind it.
  *
- * The intervals are sorted, apart, at most CAL_SPANS: when a new one
- * meets none and the calendar is full, the earliest is forgotten (its
- * time counts as free from then on; work is booked near the latest end,
- * so a forgotten span is long past).
+ * The intervals are sorted, apart, at most CAL_SPANS, kept in a ring (the
+ * earliest at head): when a new one meets none and the calendar is full,
+ * the earliest is forgotten (its time counts as free from then on; work
+ * is booked near the latest end, so a forgotten span is long past).
  */
 #ifndef KVFTL_CALENDAR_H
 #define KVFTL_CALENDAR_H
 
 #include <stdint.h>
 
-#define CAL_SPANS 64u
+#define CAL_SPANS 64u /* a power of two */
 
 struct calendar {
     struct cal_span {
         uint64_t start_ns, end_ns;
     } span[CAL_SPANS];
-    uint32_t n;
+    uint32_t head, n; /* the earliest span's slot; spans kept */
 };
+
+/* cal_at() - the @i-th earliest span kept (@i < n). */
+static inline struct cal_span *cal_at(const struct calendar *c, uint32_t i)
+{
+    return (struct cal_span *)&c->span[(c->head + i) & (CAL_SPANS - 1)];
+}
 
 /* cal_fit() - the start of the first gap from @ready_ns on that holds @work_ns. */
 uint64_t cal_fit(const struct calendar *c, uint64_t ready_ns, uint64_t work_ns);
@@ -38,7 +44,7 @@ uint64_t cal_book(struct calendar *c, uint64_t ready_ns, uint64_t work_ns, uint6
 /* cal_end() - the end of the latest span (0: none). */
 static inline uint64_t cal_end(const struct calendar *c)
 {
-    return c->n ? c->span[c->n - 1].end_ns : 0;
+    return c->n ? cal_at(c, c->n - 1)->end_ns : 0;
 }
 
 #endif

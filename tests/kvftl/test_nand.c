@@ -152,15 +152,15 @@ static void test_calendar_forgets_the_earliest(void)
     CU_ASSERT_EQUAL(cal_fit(&c, 0, 91), 6310); /* no gap of 90 holds it: after the last */
     CU_ASSERT_EQUAL(cal_book(&c, 6400, 10, NULL), 6410); /* the 65th */
     CU_ASSERT_EQUAL(c.n, CAL_SPANS);
-    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
+    CU_ASSERT_EQUAL(cal_at(&c, 0)->start_ns, 100);
     CU_ASSERT_EQUAL(cal_fit(&c, 0, 5), 0);    /* forgotten: free */
     CU_ASSERT_EQUAL(cal_mark(&c, 20, 30), 10); /* earliest of all: counted, not kept */
-    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
+    CU_ASSERT_EQUAL(cal_at(&c, 0)->start_ns, 100);
     /* touching spans merge: [110, 200) joins [100, 110) and [200, 210) */
     CU_ASSERT_EQUAL(cal_mark(&c, 110, 200), 90);
     CU_ASSERT_EQUAL(c.n, CAL_SPANS - 1);
-    CU_ASSERT_EQUAL(c.span[0].start_ns, 100);
-    CU_ASSERT_EQUAL(c.span[0].end_ns, 210);
+    CU_ASSERT_EQUAL(cal_at(&c, 0)->start_ns, 100);
+    CU_ASSERT_EQUAL(cal_at(&c, 0)->end_ns, 210);
     CU_ASSERT_EQUAL(cal_end(&c), 6410);
 }
 
